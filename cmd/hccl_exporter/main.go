@@ -1,0 +1,106 @@
+// Command hccl_exporter serves Prometheus metrics on Ascend NPU memory, the
+// effective HCCL settings of training processes and HCCL fault codes, and
+// (subcommand diagnose) analyses CANN log bundles of failed jobs offline.
+//
+// main only wires flags, logging and HTTP; every source lives in its own
+// package under collectors/.
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/hccl-exporter/hccl_exporter/exporter"
+)
+
+const exporterName = "hccl_exporter"
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	app := kingpin.New(exporterName, "Prometheus exporter for Huawei Ascend NPU clusters: NPU memory from npu-smi, "+
+		"effective HCCL settings and HCCL fault codes from CANN logs and training screen logs, and the NPU memory "+
+		"headroom left before HCCL link setup (to warn before EI0011). Run without a command to serve metrics.")
+	app.Version(version.Print(exporterName))
+	app.HelpFlag.Short('h')
+
+	app.Command("serve", "Serve metrics (the default when no command is given).").Default()
+	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+	maxRequests := app.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").Int()
+	disableExporterMetrics := app.Flag("web.disable-exporter-metrics", "Exclude the exporter's own go_* and process_* metrics.").Bool()
+	toolkitFlags := kingpinflag.AddFlags(app, ":9842")
+
+	wiring := addCollectorFlags(app)
+
+	promslogConfig := &promslog.Config{}
+	flag.AddFlags(app, promslogConfig)
+
+	diag := addDiagnoseCommand(app)
+
+	cmd, err := app.Parse(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v (try --help)\n", exporterName, err)
+		return 2
+	}
+	logger := promslog.New(promslogConfig)
+
+	if diag != nil && diag.matches(cmd) {
+		return diag.run(logger)
+	}
+
+	logger.Info("starting "+exporterName, "version", version.Info())
+	logger.Info("build context", "build_context", version.BuildContext())
+
+	collectors, cleanup, err := wiring.build(logger)
+	if err != nil {
+		logger.Error("cannot start collectors", "err", err)
+		return 1
+	}
+	defer cleanup()
+	reg := exporter.NewRegistry(logger, collectors)
+	logger.Info("enabled collectors", "collectors", reg.Names())
+
+	handler, err := exporter.NewMetricsHandler(reg, logger, exporter.HandlerOpts{
+		MaxRequests:        *maxRequests,
+		WithRuntimeMetrics: !*disableExporterMetrics,
+	})
+	if err != nil {
+		logger.Error("cannot build metrics handler", "err", err)
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.Handle(*metricsPath, handler)
+	if *metricsPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "HCCL Exporter",
+			Description: "Ascend NPU memory, HCCL settings and HCCL fault codes for Prometheus",
+			Version:     version.Info(),
+			Links: []web.LandingLinks{
+				{Address: *metricsPath, Text: "Metrics"},
+			},
+		})
+		if err != nil {
+			logger.Error("cannot build landing page", "err", err)
+			return 1
+		}
+		mux.Handle("/", landing)
+	}
+
+	server := &http.Server{Handler: mux}
+	if err := web.ListenAndServe(server, toolkitFlags, logger); err != nil {
+		logger.Error("cannot serve", "err", err)
+		return 1
+	}
+	return 0
+}
+
