@@ -1,0 +1,111 @@
+package headroom
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/exporter"
+)
+
+// NPUSource gives the chips' HBM and the process table of one npu-smi run.
+// It is meant to share the run the npusmi collector makes in the same scrape.
+type NPUSource interface {
+	Chips(ctx context.Context) ([]ChipMemory, []ChipProcess, error)
+}
+
+// SettingsSource says what the CANN logs know about a pid.
+type SettingsSource interface {
+	Settings(pid int) (ProcessSettings, bool)
+}
+
+// Label values of the processes gauge.
+const (
+	settingsKnown     = "known"
+	settingsDefaulted = "defaulted"
+)
+
+var (
+	qpMemoryDesc = prometheus.NewDesc("hccl_link_setup_qp_memory_bytes",
+		"NPU memory the QPs of HCCL link setup may need on the chip: bound=low is a ring across servers × --headroom.qp-bytes-low, "+
+			"bound=high a full mesh × --headroom.qp-bytes-high, summed over the communicators of the chip's processes.",
+		[]string{"npu", "chip", "bound"}, nil)
+	qpsDesc = prometheus.NewDesc("hccl_link_setup_qps",
+		"Number of RoCE QPs HCCL link setup may create on the chip (bound=low: ring across servers, high: full mesh), "+
+			"× HCCL_RDMA_QPS_PER_CONNECTION, summed over the communicators of the chip's processes.",
+		[]string{"npu", "chip", "bound"}, nil)
+	cclBufferDesc = prometheus.NewDesc("hccl_ccl_buffer_bytes",
+		"HCCL communicator buffers of the chip's processes: sum of 2 × HCCL_BUFFSIZE × live communicators.",
+		[]string{"npu", "chip"}, nil)
+	headroomDesc = prometheus.NewDesc("hccl_link_setup_headroom_bytes",
+		"HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound=\"high\"}; below zero the next HCCL link setup "+
+			"may fail with EI0011.",
+		[]string{"npu", "chip"}, nil)
+	processesDesc = prometheus.NewDesc("hccl_link_setup_processes",
+		"Processes on the chip by where the model's HCCL settings came from: settings=known (CANN logs), "+
+			"settings=defaulted (HCCL defaults assumed; a pid absent from the logs adds no QPs).",
+		[]string{"npu", "chip", "settings"}, nil)
+)
+
+// Collector exports the headroom model's result each scrape.
+type Collector struct {
+	cfg      Config
+	npu      NPUSource
+	settings SettingsSource
+	logger   *slog.Logger
+}
+
+// New returns a collector reading chips from npu and per-pid settings from
+// settings (nil when no CANN log view is available: every process then counts
+// as defaulted).
+func New(cfg Config, npu NPUSource, settings SettingsSource, logger *slog.Logger) *Collector {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Collector{cfg: cfg, npu: npu, settings: settings, logger: logger}
+}
+
+// Update sends the per-chip headroom metrics. When npu-smi fails it sends
+// nothing and returns the error: headroom computed from an old sample would
+// look current.
+func (c *Collector) Update(ch chan<- prometheus.Metric) error {
+	chips, procs, err := c.npu.Chips(context.Background())
+	if err != nil {
+		return fmt.Errorf("headroom: read npu-smi chips: %w", err)
+	}
+	if len(chips) == 0 && len(procs) == 0 {
+		return fmt.Errorf("headroom: npu-smi listed no chips: %w", exporter.ErrNoData)
+	}
+	var lookup func(int) (ProcessSettings, bool)
+	if c.settings != nil {
+		lookup = c.settings.Settings
+	}
+	result := Model(c.cfg, chips, procs, lookup)
+	defaulted := 0
+	for _, h := range result {
+		emit(ch, h)
+		defaulted += h.ProcessesDefaulted
+	}
+	if defaulted > 0 {
+		c.logger.Debug("headroom assumed HCCL defaults for processes missing from the CANN logs", "processes", defaulted)
+	}
+	return nil
+}
+
+func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(qpMemoryDesc, h.QPMemoryLowBytes, h.NPU, h.Chip, "low")
+	gauge(qpMemoryDesc, h.QPMemoryHighBytes, h.NPU, h.Chip, "high")
+	gauge(qpsDesc, h.QPsLow, h.NPU, h.Chip, "low")
+	gauge(qpsDesc, h.QPsHigh, h.NPU, h.Chip, "high")
+	gauge(cclBufferDesc, h.CCLBufferBytes, h.NPU, h.Chip)
+	gauge(processesDesc, float64(h.ProcessesKnown), h.NPU, h.Chip, settingsKnown)
+	gauge(processesDesc, float64(h.ProcessesDefaulted), h.NPU, h.Chip, settingsDefaulted)
+	if h.HBMKnown {
+		gauge(headroomDesc, h.HeadroomBytes, h.NPU, h.Chip)
+	}
+}

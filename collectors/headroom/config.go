@@ -1,0 +1,122 @@
+package headroom
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/alecthomas/units"
+)
+
+// Config holds the model's constants. The QP sizes come from flags; the HCCL
+// defaults are HCCL's own (they change only if HCCL changes them).
+type Config struct {
+	// QPBytesLow and QPBytesHigh bound the device memory of one QP. EI0011
+	// reports "[size: [0.25MB, 3MB], Affected by QP depth configuration.]"
+	// and HCCL's adapter uses "262144~3145728".
+	QPBytesLow, QPBytesHigh float64
+	// DefaultQPsPerConnection is assumed where the logs do not print
+	// HCCL_RDMA_QPS_PER_CONNECTION.
+	DefaultQPsPerConnection float64
+	// DefaultBuffSizeBytes is assumed where the logs do not print
+	// HCCL_BUFFSIZE.
+	DefaultBuffSizeBytes float64
+}
+
+// DefaultConfig is the configuration with every flag at its default.
+func DefaultConfig() Config {
+	return Config{
+		QPBytesLow:              256 << 10,
+		QPBytesHigh:             3 << 20,
+		DefaultQPsPerConnection: HCCLDefaultQPsPerConnection,
+		DefaultBuffSizeBytes:    HCCLDefaultBuffSizeBytes,
+	}
+}
+
+// AddFlags registers the headroom flags on app. The returned Config is filled
+// in when app parses its arguments; call Validate after parsing.
+func AddFlags(app *kingpin.Application) *Config {
+	cfg := DefaultConfig()
+	app.Flag("headroom.qp-bytes-low",
+		"Lower bound of the NPU memory one HCCL QP takes (depends on QP depth), with a unit: 256KiB, 0.25MiB. KiB = 1024 bytes.").
+		Default("256KiB").SetValue(&bytesValue{dst: &cfg.QPBytesLow})
+	app.Flag("headroom.qp-bytes-high",
+		"Upper bound of the NPU memory one HCCL QP takes (depends on QP depth), with a unit: 3MiB. The headroom subtracts this bound.").
+		Default("3MiB").SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
+	return &cfg
+}
+
+// Validate reports a configuration the model cannot use as given.
+func (c Config) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"--headroom.qp-bytes-low", c.QPBytesLow},
+		{"--headroom.qp-bytes-high", c.QPBytesHigh},
+		{"default HCCL_BUFFSIZE", c.DefaultBuffSizeBytes},
+	} {
+		if !(f.v > 0 && f.v <= maxPlausibleBytes) {
+			errs = append(errs, fmt.Errorf("%s must be between 1 byte and 4EiB, got %v", f.name, f.v))
+		}
+	}
+	if c.QPBytesLow > c.QPBytesHigh {
+		errs = append(errs, fmt.Errorf("--headroom.qp-bytes-low (%v bytes) must not exceed --headroom.qp-bytes-high (%v bytes)",
+			c.QPBytesLow, c.QPBytesHigh))
+	}
+	if !(c.DefaultQPsPerConnection >= 1 && c.DefaultQPsPerConnection <= HCCLMaxQPsPerConnection) {
+		errs = append(errs, fmt.Errorf("default HCCL_RDMA_QPS_PER_CONNECTION must be in [1,%d], got %v",
+			HCCLMaxQPsPerConnection, c.DefaultQPsPerConnection))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("headroom config: %w", err)
+	}
+	return nil
+}
+
+// sanitized returns a configuration Model can always compute with: invalid
+// values fall back to the defaults and the high QP bound is at least the low
+// one. Validate reports the same problems to the user at startup.
+func (c Config) sanitized() Config {
+	d := DefaultConfig()
+	usable := func(v float64) bool { return v > 0 && v <= maxPlausibleBytes }
+	if !usable(c.QPBytesLow) {
+		c.QPBytesLow = d.QPBytesLow
+	}
+	if !usable(c.QPBytesHigh) {
+		c.QPBytesHigh = d.QPBytesHigh
+	}
+	c.QPBytesHigh = math.Max(c.QPBytesHigh, c.QPBytesLow)
+	if !usable(c.DefaultBuffSizeBytes) {
+		c.DefaultBuffSizeBytes = d.DefaultBuffSizeBytes
+	}
+	if !(c.DefaultQPsPerConnection >= 1 && c.DefaultQPsPerConnection <= HCCLMaxQPsPerConnection) {
+		c.DefaultQPsPerConnection = d.DefaultQPsPerConnection
+	}
+	return c
+}
+
+// bytesValue is a kingpin flag value holding a byte size written with a
+// base-2 unit (256KiB, 3MiB, 0.25MiB; KB is also read as 1024 bytes).
+type bytesValue struct{ dst *float64 }
+
+func (b *bytesValue) Set(s string) error {
+	n, err := units.ParseBase2Bytes(s)
+	if err != nil {
+		return fmt.Errorf("parse byte size %q (use a unit such as 256KiB or 3MiB): %w", s, err)
+	}
+	if n <= 0 {
+		return fmt.Errorf("byte size %q must be positive", s)
+	}
+	*b.dst = float64(n)
+	return nil
+}
+
+func (b *bytesValue) String() string {
+	if b.dst == nil {
+		return ""
+	}
+	return units.Base2Bytes(*b.dst).String()
+}
