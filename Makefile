@@ -1,0 +1,68 @@
+# hccl_exporter — build, test and demo entry points.
+# `make test` is what CI runs (.ci/run); it installs the Debian packages the
+# end-to-end tests need when they are missing.
+
+GO          ?= go
+BINARY      ?= hccl_exporter
+PKG         := github.com/hccl-exporter/hccl_exporter
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.0-dev)
+REVISION    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BRANCH      ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+BUILD_DATE  ?= $(shell date -u +%Y%m%d-%H:%M:%S)
+VERSION_PKG := github.com/prometheus/common/version
+LDFLAGS     := -s -w \
+	-X $(VERSION_PKG).Version=$(VERSION) \
+	-X $(VERSION_PKG).Revision=$(REVISION) \
+	-X $(VERSION_PKG).Branch=$(BRANCH) \
+	-X $(VERSION_PKG).BuildUser=$(shell id -un 2>/dev/null || echo unknown)@$(shell hostname 2>/dev/null || echo unknown) \
+	-X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+TEST_FLAGS  ?= -race -timeout 15m
+
+.PHONY: all build demo run-demo test test-deps unit lint fmt vet staticcheck fuzz bench clean
+
+all: lint build test
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) ./cmd/hccl_exporter
+
+# Runs the exporter on the bundled demo data (fake npu-smi, CANN log root,
+# screen log) and prints the interesting part of its metrics page.
+demo:
+	./scripts/demo.sh
+
+# Same as demo, but keeps serving on :9842 until interrupted.
+run-demo: build
+	./scripts/demo.sh --serve
+
+# The whole test suite, as CI runs it.
+test: test-deps lint unit
+
+test-deps:
+	./scripts/ensure-test-deps.sh
+
+unit:
+	$(GO) test $(TEST_FLAGS) ./...
+
+lint: fmt vet staticcheck
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
+
+# Short coverage-guided run of every fuzz target (FUZZTIME each).
+FUZZTIME ?= 20s
+fuzz:
+	./scripts/fuzz-all.sh $(FUZZTIME)
+
+clean:
+	rm -rf $(BINARY) dist bench/out
+
+-include deploy/deploy.mk
+-include bench/bench.mk

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs hccl_exporter on the bundled demo data — a fake npu-smi printing an
+# 8-NPU Atlas 800T A2 table, a CANN log root and a training screen log — and
+# shows its metrics. No NPU needed.
+#   scripts/demo.sh           start, print the interesting metrics, stop
+#   scripts/demo.sh --serve   keep serving on :9842 (Ctrl-C to stop)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+demo=examples/demo
+work=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+pid=
+go build -o "$work/hccl_exporter" ./cmd/hccl_exporter
+
+port=9842
+if [ "${1:-}" != "--serve" ]; then
+	# A free loopback port, so the demo never collides with a running exporter.
+	for p in $(seq 19842 19942); do
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+	done
+fi
+args=(
+	--web.listen-address="127.0.0.1:$port"
+	--npu-smi.path="$demo/npu-smi"
+	--cannlog.root="$demo/log"
+	--screenlog.path="$demo/screen/*.log"
+	--cannlog.state-file="$work/state.json"
+)
+if [ "${1:-}" = "--serve" ]; then
+	echo "serving demo metrics on http://127.0.0.1:$port/metrics (Ctrl-C to stop)" >&2
+	"$work/hccl_exporter" "${args[@]}" --log.level=info &
+	pid=$!
+	wait "$pid"
+	exit
+fi
+"$work/hccl_exporter" "${args[@]}" --log.level=warn &
+pid=$!
+for _ in $(seq 1 50); do
+	curl -fsS "http://127.0.0.1:$port/metrics" -o "$work/metrics.txt" 2>/dev/null && break
+	sleep 0.2
+done
+sleep 1.5 # let the log follower read the demo logs once
+curl -fsS "http://127.0.0.1:$port/metrics" -o "$work/metrics.txt"
+echo "# hccl_exporter demo: http://127.0.0.1:$port/metrics ($(wc -l <"$work/metrics.txt") lines); excerpt:"
+grep -E '^(ascend_npu_hbm_(used|total)_bytes|ascend_npu_smi_up|hccl_link_setup_headroom_bytes|hccl_link_setup_qp_memory_bytes|hccl_ccl_buffer_bytes|hccl_env_rdma_qps_per_connection|hccl_env_buffsize_bytes|hccl_communicator_ranks|hccl_fault_events_total\{code="EI0011"|hccl_exporter_collector_success)' "$work/metrics.txt" | grep -v ' 0$\|source="plog"' | head -60

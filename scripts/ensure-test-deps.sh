@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh Debian machine: promtool
+# (package prometheus), Alertmanager and amtool (prometheus-alertmanager) for
+# the rule tests and the end-to-end test. Needs root (or sudo) only when
+# something is missing.
+set -euo pipefail
+missing=()
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+{ command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1; } || missing+=(prometheus-alertmanager)
+command -v amtool >/dev/null 2>&1 || [[ " ${missing[*]} " == *" prometheus-alertmanager "* ]] || missing+=(prometheus-alertmanager)
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing test dependencies: ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The Debian packages start their services; the tests run their own instances.
+for svc in prometheus prometheus-alertmanager; do
+	$sudo systemctl stop "$svc" >/dev/null 2>&1 || $sudo service "$svc" stop >/dev/null 2>&1 || true
+done
