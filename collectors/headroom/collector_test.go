@@ -1,0 +1,198 @@
+package headroom
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hccl-exporter/hccl_exporter/exporter"
+)
+
+type fakeNPU struct {
+	chips []ChipMemory
+	procs []ChipProcess
+	err   error
+}
+
+func (f fakeNPU) Chips(context.Context) ([]ChipMemory, []ChipProcess, error) {
+	return f.chips, f.procs, f.err
+}
+
+type fakeSettings map[int]ProcessSettings
+
+func (f fakeSettings) Settings(pid int) (ProcessSettings, bool) {
+	s, ok := f[pid]
+	return s, ok
+}
+
+// promCollector adapts a Collector to prometheus.Collector (unchecked), the
+// way the exporter registry calls it, and keeps the error of the last run.
+type promCollector struct {
+	c   *Collector
+	mu  sync.Mutex
+	err error
+}
+
+func (p *promCollector) Describe(chan<- *prometheus.Desc) {}
+func (p *promCollector) Collect(ch chan<- prometheus.Metric) {
+	err := p.c.Update(ch)
+	p.mu.Lock()
+	p.err = err
+	p.mu.Unlock()
+}
+
+// goldenNPU: chip 0/0 at 63900/65536 MiB running a QPS 16 rank of a 64-rank,
+// 8-server job; chip 0/1 idle; chip 1/0 with one known QPS 1 rank and one pid
+// no CANN log mentions.
+var goldenNPU = fakeNPU{
+	chips: []ChipMemory{
+		{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib},
+		{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib},
+		{NPU: "1", Chip: "0", HBMUsedBytes: 30000 * mib, HBMTotalBytes: 65536 * mib},
+	},
+	procs: []ChipProcess{{"0", "0", 100}, {"1", "0", 300}, {"1", "0", 301}},
+}
+
+var goldenSettings = fakeSettings{
+	100: known(16, 200, world64),
+	301: known(1, 200, world64),
+}
+
+func TestCollectorGolden(t *testing.T) {
+	want, err := os.Open("testdata/golden.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	pc := &promCollector{c: New(DefaultConfig(), goldenNPU, goldenSettings, nil)}
+	if err := testutil.CollectAndCompare(pc, want); err != nil {
+		t.Error(err)
+	}
+	if pc.err != nil {
+		t.Errorf("Update() = %v", pc.err)
+	}
+	problems, err := testutil.CollectAndLint(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestCollectorNPUFailureExportsNothing(t *testing.T) {
+	npu := fakeNPU{chips: goldenNPU.chips, procs: goldenNPU.procs, err: errors.New("npu-smi: signal: killed")}
+	pc := &promCollector{c: New(DefaultConfig(), npu, goldenSettings, nil)}
+	if n := testutil.CollectAndCount(pc); n != 0 {
+		t.Errorf("exported %d metrics after npu-smi failed, want 0", n)
+	}
+	if pc.err == nil || !strings.Contains(pc.err.Error(), "killed") {
+		t.Errorf("Update() = %v, want the npu-smi error", pc.err)
+	}
+}
+
+func TestCollectorNoChips(t *testing.T) {
+	pc := &promCollector{c: New(DefaultConfig(), fakeNPU{}, goldenSettings, nil)}
+	if n := testutil.CollectAndCount(pc); n != 0 {
+		t.Errorf("exported %d metrics without chips, want 0", n)
+	}
+	if !errors.Is(pc.err, exporter.ErrNoData) {
+		t.Errorf("Update() = %v, want ErrNoData", pc.err)
+	}
+}
+
+func TestCollectorWithoutSettingsSource(t *testing.T) {
+	pc := &promCollector{c: New(DefaultConfig(), goldenNPU, nil, nil)}
+	// Every process is defaulted and adds no QPs: headroom is the free HBM.
+	// Chip 0/0: 65536−63900 = 1636 MiB = 1715470336 bytes.
+	want := `
+# HELP hccl_link_setup_headroom_bytes HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound="high"}; below zero the next HCCL link setup may fail with EI0011.
+# TYPE hccl_link_setup_headroom_bytes gauge
+hccl_link_setup_headroom_bytes{chip="0",npu="0"} 1715470336
+hccl_link_setup_headroom_bytes{chip="1",npu="0"} 67670900736
+hccl_link_setup_headroom_bytes{chip="0",npu="1"} 37262196736
+# HELP hccl_link_setup_processes Processes on the chip by where the model's HCCL settings came from: settings=known (CANN logs), settings=defaulted (HCCL defaults assumed; a pid absent from the logs adds no QPs).
+# TYPE hccl_link_setup_processes gauge
+hccl_link_setup_processes{chip="0",npu="0",settings="defaulted"} 1
+hccl_link_setup_processes{chip="0",npu="0",settings="known"} 0
+hccl_link_setup_processes{chip="1",npu="0",settings="defaulted"} 0
+hccl_link_setup_processes{chip="1",npu="0",settings="known"} 0
+hccl_link_setup_processes{chip="0",npu="1",settings="defaulted"} 2
+hccl_link_setup_processes{chip="0",npu="1",settings="known"} 0
+`
+	if err := testutil.CollectAndCompare(pc, strings.NewReader(want),
+		"hccl_link_setup_headroom_bytes", "hccl_link_setup_processes"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCollectorConcurrentScrapes(t *testing.T) {
+	c := New(DefaultConfig(), goldenNPU, goldenSettings, nil)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			ch := make(chan prometheus.Metric, 64)
+			if err := c.Update(ch); err != nil {
+				t.Error(err)
+			}
+			close(ch)
+			n := 0
+			for range ch {
+				n++
+			}
+			// 3 chips × (2 qp memory + 2 qps + 1 buffer + 2 processes + 1 headroom).
+			if n != 24 {
+				t.Errorf("Update sent %d metrics, want 24", n)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestAddFlags(t *testing.T) {
+	tests := []struct {
+		args          []string
+		low, high     float64
+		wantParseFail bool
+	}{
+		{args: nil, low: 256 * kib, high: 3 * mib},
+		{args: []string{"--headroom.qp-bytes-low=0.25MiB", "--headroom.qp-bytes-high=2MiB"}, low: 256 * kib, high: 2 * mib},
+		// KB is read as 1024 bytes, like KiB.
+		{args: []string{"--headroom.qp-bytes-low=512KB"}, low: 512 * kib, high: 3 * mib},
+		{args: []string{"--headroom.qp-bytes-low=-1MiB"}, wantParseFail: true},
+		{args: []string{"--headroom.qp-bytes-low=0"}, wantParseFail: true},
+		{args: []string{"--headroom.qp-bytes-high=lots"}, wantParseFail: true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			app := kingpin.New("test", "")
+			cfg := AddFlags(app)
+			_, err := app.Parse(tt.args)
+			if tt.wantParseFail {
+				if err == nil {
+					t.Errorf("Parse(%q) succeeded, want an error", tt.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse(%q) = %v", tt.args, err)
+			}
+			if cfg.QPBytesLow != tt.low || cfg.QPBytesHigh != tt.high {
+				t.Errorf("Parse(%q): low %v high %v, want %v %v", tt.args, cfg.QPBytesLow, cfg.QPBytesHigh, tt.low, tt.high)
+			}
+			if cfg.DefaultQPsPerConnection != 1 || cfg.DefaultBuffSizeBytes != 200*mib {
+				t.Errorf("HCCL defaults = %v QPs, %v bytes, want 1, 200 MiB", cfg.DefaultQPsPerConnection, cfg.DefaultBuffSizeBytes)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("Validate() = %v", err)
+			}
+		})
+	}
+}
