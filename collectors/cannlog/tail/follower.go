@@ -1,0 +1,589 @@
+package tail
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultPollInterval   = time.Second
+	DefaultRescanInterval = 10 * time.Second
+	// DefaultMaxLineBytes caps a delivered line. CANN lines are far shorter
+	// (the fault code and keywords sit in the first bytes); a longer line is
+	// delivered truncated and counted. Keeping the cap well below the read
+	// buffer means the buffer never grows.
+	DefaultMaxLineBytes = 64 << 10
+)
+
+const (
+	// readBufSize is the size of the one read buffer shared by all files:
+	// large reads keep syscalls per byte low during the initial ingest.
+	readBufSize = 256 << 10
+	// fpSize is how many leading bytes of a file form its fingerprint, so a
+	// restart does not apply an old offset to a new file that reuses an
+	// inode number.
+	fpSize = 256
+	// idleClose is how long a fully read file must stay unchanged before
+	// its descriptor is closed (it is reopened when it changes; a hot file
+	// keeps its descriptor so that deletion never loses unread data).
+	idleClose = 5 * time.Minute
+	// orphanRetire is how long a file renamed out of every followed name
+	// (and not deleted) keeps being read before it is given up.
+	orphanRetire = 5 * time.Minute
+)
+
+// cannSortDirs are the CANN log sort directories below each root
+// (RT log_file_info.h: RUN_DIR_NAME, DEBUG_DIR_NAME, SECURITY_DIR_NAME).
+var cannSortDirs = []string{"run", "debug", "security"}
+
+// Config says what to follow. Zero durations and sizes take the defaults.
+type Config struct {
+	// Roots are CANN log roots holding run/, debug/ and security/.
+	Roots []string
+	// ScreenGlobs are filepath.Match patterns of screen logs. Matches
+	// ending in .gz (compressed kubelet rotations) are skipped.
+	ScreenGlobs []string
+	// StateFile keeps offsets and the caller's blob across restarts; empty
+	// disables Checkpoint and Restore.
+	StateFile string
+	// PollInterval is how often the caller is expected to call Poll.
+	PollInterval time.Duration
+	// RescanInterval is how often the directories are listed again to find
+	// new, renamed and deleted files and changes missed by notifications.
+	RescanInterval time.Duration
+	// MaxLineBytes caps a delivered line; longer lines are truncated.
+	MaxLineBytes int
+	// DisableNotify turns off inotify and falls back to pure polling.
+	DisableNotify bool
+}
+
+// ErrClosed is returned by methods of a closed Follower.
+var ErrClosed = errors.New("tail: follower closed")
+
+type fileID struct{ dev, ino uint64 }
+
+// tracked is the follower's state for one file, identified by (device,
+// inode) so that a rename is not a new file.
+type tracked struct {
+	File
+	id fileID
+	fd int // -1 when closed
+
+	// offset is the first byte not yet delivered: a line start, or the
+	// position reached inside an over-long line (skipping). Only offset is
+	// saved; bytes between offset and scanned are a partial line that is
+	// read again once its newline arrives.
+	offset   int64
+	scanned  int64
+	skipping bool
+
+	group  string // CANN rotation group; empty for screen logs
+	sealed bool   // CANN: a newer file of the group exists, no more writes
+	done   bool   // drained and closed for good (sealed or retired)
+	orphan bool   // no longer reachable under a followed name
+
+	lastChange time.Time
+	seen       uint64 // rescan generation
+
+	prefix []byte // leading bytes until fpSize are known
+	fpLen  int
+	fpHash uint64
+
+	errMsg string // last logged error, so each failure is logged once
+}
+
+// Follower finds and follows the configured logs. Poll, Checkpoint,
+// Restore and Close must not be called concurrently with each other (they
+// serialise on a mutex anyway); Stats may be called at any time and never
+// waits for file I/O.
+type Follower struct {
+	cfg Config
+	log *slog.Logger
+
+	mu       sync.Mutex
+	closed   bool
+	polled   bool
+	byID     map[fileID]*tracked
+	byPath   map[string]*tracked
+	order    []*tracked // followed files in path order (per-pid time order)
+	orphans  []*tracked
+	buf      []byte
+	gen      uint64
+	nextScan time.Time
+	problems map[string]problem
+	pending  *savedState
+	dirty    bool // offsets changed since the last checkpoint
+	lastBlob []byte
+	hasBlob  bool
+	enc      []byte
+	openFDs  int
+	w        *watcher
+
+	statsMu sync.Mutex
+	stats   Stats
+
+	// Hooks replaced by tests.
+	readDir func(string) ([]fs.DirEntry, error)
+	now     func() time.Time
+}
+
+// New validates cfg and returns a Follower. It does no I/O on the logs:
+// the first Poll discovers and reads them.
+func New(cfg Config, logger *slog.Logger) (*Follower, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.RescanInterval <= 0 {
+		cfg.RescanInterval = DefaultRescanInterval
+	}
+	if cfg.MaxLineBytes <= 0 {
+		cfg.MaxLineBytes = DefaultMaxLineBytes
+	}
+	for _, g := range cfg.ScreenGlobs {
+		if _, err := filepath.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("screen log glob %q: %w", g, err)
+		}
+	}
+	bufSize := readBufSize
+	if 2*cfg.MaxLineBytes > bufSize {
+		bufSize = 2 * cfg.MaxLineBytes
+	}
+	f := &Follower{
+		cfg:      cfg,
+		log:      logger,
+		byID:     make(map[fileID]*tracked),
+		byPath:   make(map[string]*tracked),
+		buf:      make([]byte, bufSize),
+		problems: make(map[string]problem),
+		readDir:  os.ReadDir,
+		now:      time.Now,
+	}
+	f.stats.ReadErrors = make(map[string]uint64)
+	if !cfg.DisableNotify {
+		w, err := newWatcher()
+		if err != nil {
+			logger.Warn("inotify unavailable, polling log files instead", "err", err)
+		} else {
+			f.w = w
+		}
+	}
+	return f, nil
+}
+
+// Close releases every descriptor and the notification watcher. Nothing is
+// checkpointed: call Checkpoint first for a clean shutdown.
+func (f *Follower) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	for _, t := range f.byID {
+		f.closeFD(t)
+	}
+	for _, t := range f.orphans {
+		f.closeFD(t)
+	}
+	if f.w != nil {
+		return f.w.close()
+	}
+	return nil
+}
+
+// Poll reads every complete new line of every followed file since the last
+// call and calls handle for each, in file order: files of one process in
+// name (creation time) order, a rotated-away file before the file that
+// replaced it. line excludes the newline and is valid only during the call.
+// Problems with single files or directories are logged and counted, never
+// returned: Poll fails only on a closed Follower.
+func (f *Follower) Poll(handle func(file *File, line []byte)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return ErrClosed
+	}
+	now := f.now()
+	var c pollCounters
+	rescan := !f.polled || !now.Before(f.nextScan)
+	var hint *notifyHint
+	if f.w != nil {
+		hint = f.w.take()
+		if hint.overflow {
+			rescan = true
+		}
+	}
+	if rescan {
+		f.rescan(now, &c)
+		f.nextScan = now.Add(f.cfg.RescanInterval)
+		f.polled = true
+		if f.pending != nil && len(f.problems) == 0 {
+			// Entries not matched by a clean full scan belong to files
+			// deleted while we were down.
+			f.pending = nil
+		}
+	} else if hint != nil {
+		f.applyHint(hint, now, &c)
+	}
+
+	// Orphans first: their data is older than what replaced them.
+	if len(f.orphans) > 0 {
+		kept := f.orphans[:0]
+		for _, t := range f.orphans {
+			if f.followOrphan(t, handle, now, &c) {
+				kept = append(kept, t)
+			}
+		}
+		clear(f.orphans[len(kept):])
+		f.orphans = kept
+	}
+	var gone bool
+	for _, t := range f.order {
+		if t.done || t.fd < 0 {
+			continue
+		}
+		if hint != nil && !rescan && !hint.all {
+			if _, ok := hint.files[t]; !ok && !t.sealed {
+				// Nothing reported a change: skip the fstat.
+				continue
+			}
+		}
+		if !f.check(t, handle, now, &c) {
+			gone = true
+		}
+	}
+	if gone {
+		f.order = slices.DeleteFunc(f.order, func(t *tracked) bool { return f.byID[t.id] != t })
+	}
+	f.flush(&c)
+	return nil
+}
+
+// pollCounters accumulate one Poll's counts so that the stats mutex is
+// taken once per Poll, not once per line.
+type pollCounters struct {
+	lines, bytes, truncLines, truncations, replaced uint64
+	errs                                            map[string]uint64
+}
+
+func (c *pollCounters) err(reason string) {
+	if c.errs == nil {
+		c.errs = make(map[string]uint64)
+	}
+	c.errs[reason]++
+}
+
+func (f *Follower) flush(c *pollCounters) {
+	f.statsMu.Lock()
+	defer f.statsMu.Unlock()
+	s := &f.stats
+	s.LinesRead += c.lines
+	s.BytesRead += c.bytes
+	s.TruncatedLines += c.truncLines
+	s.Truncations += c.truncations
+	s.Replacements += c.replaced
+	for k, v := range c.errs {
+		s.ReadErrors[k] += v
+	}
+	s.FilesTracked = len(f.byID)
+	s.FilesOpen = f.openFDs
+	s.DirsUnreadable, s.RootsMissing = 0, 0
+	for _, p := range f.problems {
+		switch p.reason {
+		case reasonRootMissing:
+			s.RootsMissing++
+		case reasonDirUnreadable:
+			s.DirsUnreadable++
+		}
+	}
+	s.Notify = f.w != nil
+	if f.w != nil {
+		s.Watches = f.w.count()
+	}
+}
+
+// check follows one live file: detects deletion, truncation and growth and
+// reads what is new. It returns false when the file was dropped.
+func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, c *pollCounters) bool {
+	var st syscall.Stat_t
+	if err := fstat(t.fd, &st); err != nil {
+		f.fileErr(t, "stat", err, c)
+		return true
+	}
+	if st.Nlink == 0 {
+		// Deleted (CANN removed the oldest file of a pid): read to the end
+		// through the descriptor we still hold, then let go.
+		f.readFile(t, handle, true, c)
+		f.untrack(t)
+		t.orphan = true
+		return false
+	}
+	f.readIfChanged(t, st.Size, handle, now, c)
+	switch {
+	case t.sealed && t.scanned >= st.Size:
+		// A newer file of this pid exists, so CANN will not write here
+		// again: a partial last line is final.
+		f.finish(t, handle, c)
+		f.closeFD(t)
+		t.done = true
+	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose:
+		f.closeFD(t)
+	}
+	return true
+}
+
+// readIfChanged handles truncation and growth given the current size.
+func (f *Follower) readIfChanged(t *tracked, size int64, handle func(*File, []byte), now time.Time, c *pollCounters) {
+	if size < t.scanned || size < t.offset {
+		f.log.Info("log file truncated, reading it again from the start", "path", t.Path, "size", size, "offset", t.offset)
+		c.truncations++
+		t.offset, t.scanned, t.skipping = 0, 0, false
+		t.prefix, t.fpLen, t.fpHash = nil, 0, 0
+		t.lastChange = now
+		f.dirty = true
+	}
+	if size > t.scanned {
+		t.lastChange = now
+		f.readFile(t, handle, false, c)
+	}
+}
+
+// followOrphan reads a file that no followed name reaches any more (renamed
+// by the kubelet, replaced, or deleted). It returns false once the file is
+// drained and dropped.
+func (f *Follower) followOrphan(t *tracked, handle func(*File, []byte), now time.Time, c *pollCounters) bool {
+	if t.fd < 0 {
+		return false
+	}
+	var st syscall.Stat_t
+	if err := fstat(t.fd, &st); err != nil {
+		f.fileErr(t, "stat", err, c)
+		f.closeFD(t)
+		return false
+	}
+	f.readIfChanged(t, st.Size, handle, now, c)
+	if st.Nlink == 0 || now.Sub(t.lastChange) >= orphanRetire {
+		f.finish(t, handle, c)
+		f.closeFD(t)
+		return false
+	}
+	return true
+}
+
+// finish delivers a partial last line of a file that will not grow again.
+func (f *Follower) finish(t *tracked, handle func(*File, []byte), c *pollCounters) {
+	if t.scanned > t.offset {
+		f.readFile(t, handle, true, c)
+	}
+}
+
+// untrack forgets a live file (it stays followed as an orphan if it still
+// has a descriptor and was not drained).
+func (f *Follower) untrack(t *tracked) {
+	if f.byID[t.id] == t {
+		delete(f.byID, t.id)
+	}
+	if f.byPath[t.Path] == t {
+		delete(f.byPath, t.Path)
+	}
+	f.closeFD(t)
+	f.dirty = true
+}
+
+func (f *Follower) closeFD(t *tracked) {
+	if t.fd >= 0 {
+		_ = syscall.Close(t.fd)
+		t.fd = -1
+		f.openFDs--
+	}
+}
+
+// readFile reads t from its offset to the end and delivers complete lines.
+// With final set, a partial last line is delivered too.
+func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, c *pollCounters) {
+	if t.fd < 0 {
+		return
+	}
+	buf := f.buf
+	maxLine := f.cfg.MaxLineBytes
+	pos := t.offset // file offset of buf[0]
+	n := 0          // valid bytes in buf
+	startOffset := t.offset
+	for {
+		want := len(buf) - n
+		m, err := pread(t.fd, buf[n:], pos+int64(n))
+		if err != nil {
+			f.fileErr(t, "read", err, c)
+			break
+		}
+		if t.prefix != nil || t.fpLen == 0 {
+			t.addPrefix(buf[n:n+m], pos+int64(n))
+		}
+		n += m
+		c.bytes += uint64(m)
+		start := 0
+		for start < n {
+			i := bytes.IndexByte(buf[start:n], '\n')
+			if i < 0 {
+				break
+			}
+			line := buf[start : start+i]
+			start += i + 1
+			if t.skipping {
+				t.skipping = false
+				continue
+			}
+			if len(line) > maxLine {
+				line = line[:maxLine]
+				c.truncLines++
+			}
+			c.lines++
+			handle(&t.File, line)
+		}
+		rest := n - start
+		switch {
+		case t.skipping:
+			// Inside an over-long line whose head went out: drop the rest.
+			start = n
+			rest = 0
+		case rest >= maxLine:
+			handle(&t.File, buf[start:start+maxLine])
+			c.lines++
+			c.truncLines++
+			t.skipping = true
+			start = n
+			rest = 0
+		}
+		if start > 0 {
+			copy(buf, buf[start:n])
+			pos += int64(start)
+			n = rest
+		}
+		if m < want {
+			// A short read of a regular file means its end.
+			break
+		}
+	}
+	t.offset = pos
+	t.scanned = pos + int64(n)
+	if final && n > 0 && !t.skipping {
+		c.lines++
+		line := buf[:n]
+		if len(line) > maxLine {
+			line = line[:maxLine]
+			c.truncLines++
+		}
+		handle(&t.File, line)
+		t.offset = t.scanned
+	} else if final && t.skipping {
+		t.offset = t.scanned
+		t.skipping = false
+	}
+	if t.offset != startOffset {
+		f.dirty = true
+	}
+}
+
+// addPrefix records the leading bytes of a file for its fingerprint.
+func (t *tracked) addPrefix(chunk []byte, at int64) {
+	l := int64(len(t.prefix))
+	if l >= fpSize || at > l || at+int64(len(chunk)) <= l {
+		return
+	}
+	need := min(int64(fpSize)-l, at+int64(len(chunk))-l)
+	t.prefix = append(t.prefix, chunk[l-at:l-at+need]...)
+	t.fpLen = len(t.prefix)
+	t.fpHash = fingerprint(t.prefix)
+	if t.fpLen == fpSize {
+		t.prefix = nil // hash kept, bytes no longer needed
+	}
+}
+
+func fingerprint(b []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
+}
+
+// fileErr counts an error on one file and logs it when it differs from the
+// last one logged for that file.
+func (f *Follower) fileErr(t *tracked, reason string, err error, c *pollCounters) {
+	c.err(reason)
+	msg := reason + ": " + err.Error()
+	if msg != t.errMsg {
+		t.errMsg = msg
+		f.log.Warn("cannot read log file", "path", t.Path, "op", reason, "err", err)
+	}
+}
+
+func pread(fd int, p []byte, off int64) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := syscall.Pread(fd, p, off)
+		if err == syscall.EINTR {
+			continue
+		}
+		if n < 0 {
+			n = 0
+		}
+		return n, err
+	}
+}
+
+func fstat(fd int, st *syscall.Stat_t) error {
+	for {
+		err := syscall.Fstat(fd, st)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// openVerified opens path and checks it is still the file identified by id.
+func openVerified(path string, id fileID) (int, syscall.Stat_t, error) {
+	var st syscall.Stat_t
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return -1, st, err
+	}
+	if err := fstat(fd, &st); err != nil {
+		_ = syscall.Close(fd)
+		return -1, st, err
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		_ = syscall.Close(fd)
+		return -1, st, errNotRegular
+	}
+	if id != (fileID{}) && (fileID{uint64(st.Dev), uint64(st.Ino)}) != id {
+		_ = syscall.Close(fd)
+		return -1, st, errReplaced
+	}
+	return fd, st, nil
+}
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errReplaced   = errors.New("replaced by another file")
+)
+
+// hasDirPrefix reports whether path lies below dir.
+func hasDirPrefix(path, dir string) bool {
+	return strings.HasPrefix(path, dir) && len(path) > len(dir) && (path[len(dir)] == filepath.Separator || strings.HasSuffix(dir, string(filepath.Separator)))
+}

@@ -1,0 +1,295 @@
+package tail
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Problem reasons, also the keys of Stats.ReadErrors for directory trouble.
+const (
+	reasonRootMissing   = "root_missing"
+	reasonDirUnreadable = "dir_unreadable"
+	reasonGlobEmpty     = "glob_empty" // logged, not an error
+)
+
+// ReadErrorReasons lists every key Stats.ReadErrors can hold, so that a
+// collector can export all of them from the start (at 0).
+var ReadErrorReasons = []string{reasonRootMissing, reasonDirUnreadable, "open", "stat", "read", "state_file"}
+
+type problem struct {
+	reason string
+	err    string
+}
+
+// scanCtx carries one rescan's bookkeeping.
+type scanCtx struct {
+	gen      uint64
+	now      time.Time
+	c        *pollCounters
+	problems map[string]problem
+	changed  bool // the set or names of followed files changed
+}
+
+// rescan lists every root and glob, follows new files, notices renamed,
+// replaced and vanished ones, and reports directory problems when their
+// state changes.
+func (f *Follower) rescan(now time.Time, c *pollCounters) {
+	f.gen++
+	sc := &scanCtx{gen: f.gen, now: now, c: c, problems: make(map[string]problem)}
+	for _, root := range f.cfg.Roots {
+		var st syscall.Stat_t
+		if err := syscall.Stat(root, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				sc.problems[root] = problem{reasonRootMissing, "does not exist"}
+			case err == nil:
+				sc.problems[root] = problem{reasonDirUnreadable, "not a directory"}
+				f.keepBelow(root, sc.gen)
+			default:
+				sc.problems[root] = problem{reasonDirUnreadable, err.Error()}
+				f.keepBelow(root, sc.gen)
+			}
+			continue
+		}
+		f.watchDir(root)
+		for _, sd := range cannSortDirs {
+			f.walk(filepath.Join(root, sd), true, sc)
+		}
+	}
+	for _, g := range f.cfg.ScreenGlobs {
+		matches, _ := filepath.Glob(g) // the pattern was validated by New
+		n := 0
+		for _, m := range matches {
+			if strings.HasSuffix(m, ".gz") {
+				continue
+			}
+			n++
+			f.consider(m, KindScreen, 0, sc)
+			f.watchDir(filepath.Dir(m))
+		}
+		if n == 0 {
+			sc.problems[g] = problem{reasonGlobEmpty, "matches no file"}
+		}
+	}
+	// Files no name reached this time.
+	for _, t := range f.byID {
+		if t.seen != sc.gen && !f.stillThere(t) {
+			f.lose(t, sc)
+		}
+	}
+	if sc.changed {
+		f.reorder()
+	}
+	f.reportProblems(sc)
+}
+
+// walk lists a directory below a CANN root, recursively.
+func (f *Follower) walk(dir string, top bool, sc *scanCtx) {
+	entries, err := f.readDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// A sort directory CANN has not created (yet), or one deleted
+			// while we listed: nothing to report.
+			return
+		}
+		sc.problems[dir] = problem{reasonDirUnreadable, err.Error()}
+		f.keepBelow(dir, sc.gen)
+		// Entries listed before the error are still followed.
+	}
+	f.watchDir(dir)
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(dir, name)
+		if e.IsDir() {
+			f.walk(p, false, sc)
+			continue
+		}
+		if kind, pid, ok := parseCANNName(name); ok {
+			f.consider(p, kind, pid, sc)
+		}
+	}
+}
+
+// keepBelow marks the files under an unreadable directory as seen, so that
+// they are neither dropped nor, once the directory is readable again, read
+// a second time from the start.
+func (f *Follower) keepBelow(dir string, gen uint64) {
+	for _, t := range f.byID {
+		if hasDirPrefix(t.Path, dir) {
+			t.seen = gen
+		}
+	}
+}
+
+// stillThere reports whether an unseen file is still at its path (a glob
+// can miss it when a directory is momentarily unreadable).
+func (f *Follower) stillThere(t *tracked) bool {
+	var st syscall.Stat_t
+	if err := syscall.Stat(t.Path, &st); err != nil {
+		return false
+	}
+	return (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id
+}
+
+// consider follows path if it is a new file, or updates what is known of
+// a followed one.
+func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			sc.c.err("stat")
+			f.log.Debug("cannot stat log file", "path", path, "err", err)
+		}
+		return
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return
+	}
+	id := fileID{uint64(st.Dev), uint64(st.Ino)}
+	if t := f.byID[id]; t != nil {
+		if t.seen == sc.gen {
+			return // a second name (symlink, hard link) of a file seen already
+		}
+		t.seen = sc.gen
+		if t.Path != path {
+			// Renamed, and the new name is followed too (kubelet rotation
+			// under a glob that matches the rotated name).
+			if f.byPath[t.Path] == t {
+				delete(f.byPath, t.Path)
+			}
+			t.Path = path
+			sc.changed = true
+		}
+		f.byPath[path] = t
+		if t.fd < 0 && (st.Size != t.scanned || st.Size < t.offset) {
+			f.reopen(t, sc.c)
+		}
+		return
+	}
+	if i := slices.IndexFunc(f.orphans, func(o *tracked) bool { return o.id == id }); i >= 0 {
+		// An orphan renamed back under a followed name.
+		t := f.orphans[i]
+		f.orphans = slices.Delete(f.orphans, i, i+1)
+		t.orphan, t.done, t.seen, t.Path = false, false, sc.gen, path
+		f.byID[id] = t
+		f.byPath[path] = t
+		sc.changed = true
+		return
+	}
+	t := &tracked{
+		File:       File{Path: path, Kind: kind, PID: pid},
+		id:         id,
+		fd:         -1,
+		lastChange: sc.now,
+		seen:       sc.gen,
+	}
+	if kind == KindScreen {
+		t.Namespace, t.Pod, t.Container = podLabels(path)
+	} else {
+		t.group = cannGroup(path)
+	}
+	if old := f.byPath[path]; old != nil && old != t {
+		sc.c.replaced++
+		f.log.Info("log file replaced by a new file", "path", path)
+	}
+	f.byID[id] = t
+	f.byPath[path] = t
+	sc.changed = true
+	f.dirty = true
+	f.reopen(t, sc.c)
+	if f.pending != nil && t.fd >= 0 {
+		f.applyPending(t, st.Size)
+	}
+}
+
+// reopen opens a file whose descriptor was closed (or never opened).
+func (f *Follower) reopen(t *tracked, c *pollCounters) {
+	fd, _, err := openVerified(t.Path, t.id)
+	if err != nil {
+		if errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist) {
+			return // the next scan sees the new file
+		}
+		f.fileErr(t, "open", err, c)
+		return
+	}
+	t.fd = fd
+	t.done = false
+	t.errMsg = ""
+	f.openFDs++
+}
+
+// lose handles a file no followed name reaches any more: deleted, renamed
+// away, or replaced by a new file under its name. A file with an open
+// descriptor is drained as an orphan; one without is forgotten.
+func (f *Follower) lose(t *tracked, sc *scanCtx) {
+	delete(f.byID, t.id)
+	if f.byPath[t.Path] == t {
+		delete(f.byPath, t.Path)
+	}
+	sc.changed = true
+	f.dirty = true
+	if t.fd >= 0 && !t.done {
+		t.orphan = true
+		t.lastChange = sc.now
+		f.orphans = append(f.orphans, t)
+		return
+	}
+	f.closeFD(t)
+}
+
+// reorder rebuilds the read order and the CANN sealing: in each rotation
+// group every file but the newest (by name, i.e. creation time) is sealed.
+func (f *Follower) reorder() {
+	f.order = f.order[:0]
+	newest := make(map[string]string)
+	for _, t := range f.byID {
+		f.order = append(f.order, t)
+		if t.group != "" && t.Path > newest[t.group] {
+			newest[t.group] = t.Path
+		}
+	}
+	slices.SortFunc(f.order, func(a, b *tracked) int { return strings.Compare(a.Path, b.Path) })
+	for _, t := range f.order {
+		if t.group == "" || t.sealed {
+			continue
+		}
+		if t.Path != newest[t.group] {
+			t.sealed = true
+			if t.fd < 0 && t.scanned == t.offset {
+				t.done = true
+			}
+		}
+	}
+}
+
+// reportProblems logs directory problems when they appear, change or go
+// away, and counts each appearance.
+func (f *Follower) reportProblems(sc *scanCtx) {
+	for path, p := range sc.problems {
+		old, had := f.problems[path]
+		if had && old == p {
+			continue
+		}
+		switch p.reason {
+		case reasonGlobEmpty:
+			f.log.Info("screen log glob matches no file (yet)", "glob", path)
+		case reasonRootMissing:
+			sc.c.err(p.reason)
+			f.log.Warn("CANN log root does not exist (yet); it is picked up once created", "root", path)
+		default:
+			sc.c.err(p.reason)
+			f.log.Warn("cannot read log directory", "path", path, "err", p.err)
+		}
+	}
+	for path, old := range f.problems {
+		if _, still := sc.problems[path]; !still {
+			f.log.Info("log path readable again", "path", path, "was", old.reason)
+		}
+	}
+	f.problems = sc.problems
+}

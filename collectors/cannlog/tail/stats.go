@@ -1,0 +1,41 @@
+package tail
+
+import "maps"
+
+// Stats is a snapshot of the follower's counters, cheap to take at scrape
+// time (it never waits for file I/O).
+type Stats struct {
+	// FilesTracked is the number of followed files (those being drained
+	// after deletion or rename not included).
+	FilesTracked int
+	// FilesOpen is the number of descriptors held; a file unchanged for a
+	// while is closed and reopened when it changes.
+	FilesOpen int
+	// LinesRead and BytesRead count what was delivered and read.
+	LinesRead, BytesRead uint64
+	// TruncatedLines counts lines longer than MaxLineBytes, delivered cut.
+	TruncatedLines uint64
+	// Truncations counts files that shrank and were read again from 0.
+	Truncations uint64
+	// Replacements counts followed names that came to hold another file.
+	Replacements uint64
+	// ReadErrors counts errors by reason (see ReadErrorReasons);
+	// root_missing and dir_unreadable count each time a path enters that
+	// state, the others each failed operation.
+	ReadErrors map[string]uint64
+	// DirsUnreadable and RootsMissing are the current number of such paths.
+	DirsUnreadable, RootsMissing int
+	// Notify says whether inotify drives the follower (else pure polling);
+	// Watches is the number of watched directories.
+	Notify  bool
+	Watches int
+}
+
+// Stats returns a snapshot of the counters.
+func (f *Follower) Stats() Stats {
+	f.statsMu.Lock()
+	defer f.statsMu.Unlock()
+	s := f.stats
+	s.ReadErrors = maps.Clone(f.stats.ReadErrors)
+	return s
+}
