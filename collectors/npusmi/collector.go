@@ -1,0 +1,328 @@
+package npusmi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config holds the collector's flags.
+type Config struct {
+	// Path is the npu-smi binary; without a slash it is looked up in PATH at
+	// every run, so installing the driver later needs no restart.
+	Path string
+	// Timeout kills npu-smi (its whole process group) after this long.
+	Timeout time.Duration
+	// MinInterval: a completed run younger than this is reused, so npu-smi
+	// runs at most once per interval whatever the scrape load.
+	MinInterval time.Duration
+}
+
+// AddFlags registers the --npu-smi.* flags.
+func AddFlags(app *kingpin.Application) *Config {
+	cfg := &Config{}
+	app.Flag("npu-smi.path", "The npu-smi binary, run as '<path> info' without a shell; looked up in PATH when it has no slash.").
+		Default("npu-smi").StringVar(&cfg.Path)
+	app.Flag("npu-smi.timeout", "Kill npu-smi (its whole process group) when a run takes longer than this.").
+		Default("10s").DurationVar(&cfg.Timeout)
+	app.Flag("npu-smi.min-interval", "npu-smi runs at most once per this interval whatever the scrape load; scrapes in between reuse the last result.").
+		Default("5s").DurationVar(&cfg.MinInterval)
+	return cfg
+}
+
+// Run results, the values of ascend_npu_smi_runs_total{result}.
+const (
+	resultSuccess    = "success"
+	resultTimeout    = "timeout"
+	resultExecError  = "exec_error"
+	resultParseError = "parse_error"
+)
+
+var runResults = []string{resultSuccess, resultTimeout, resultExecError, resultParseError}
+
+// result is one completed npu-smi run.
+type result struct {
+	snap     *Snapshot
+	err      error
+	at       time.Time // when the run finished
+	duration time.Duration
+}
+
+// call is a run in flight that concurrent callers wait on.
+type call struct {
+	done chan struct{}
+	res  *result
+}
+
+// Collector runs npu-smi (one run shared by all concurrent callers) and
+// exports the ascend_npu_* series.
+type Collector struct {
+	cfg    Config
+	logger *slog.Logger
+	// exec and now are replaced in tests.
+	exec func(ctx context.Context) ([]byte, error)
+	now  func() time.Time
+
+	mu            sync.Mutex
+	inflight      *call
+	last          *result // last completed run, success or failure
+	good          *result // last successful run
+	runs          map[string]float64
+	parseWarnings float64
+	failing       bool
+	warnedCount   int // warnings of the last run, to log a change once
+}
+
+// New returns a collector for cfg. Zero Timeout means the 10s default.
+func New(cfg Config, logger *slog.Logger) *Collector {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Path == "" {
+		cfg.Path = "npu-smi"
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Collector{cfg: cfg, logger: logger, now: time.Now, runs: map[string]float64{}}
+	c.exec = func(ctx context.Context) ([]byte, error) {
+		return runNPUSMI(ctx, c.cfg.Path, c.cfg.Timeout)
+	}
+	return c
+}
+
+// Snapshot returns the result of the shared npu-smi run: a run finished less
+// than MinInterval ago (successful or not) is reused, a run in flight is
+// joined, otherwise one is started. ctx only bounds the wait of this caller;
+// the run itself is bounded by Timeout and finishes for the others.
+// The returned Snapshot is shared: do not modify it.
+func (c *Collector) Snapshot(ctx context.Context) (*Snapshot, error) {
+	res, err := c.result(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return res.snap, res.err
+}
+
+// Latest returns the last successful snapshot and when it was taken, without
+// running npu-smi; ok is false when no run has succeeded yet. It may be old:
+// callers decide how old is too old.
+func (c *Collector) Latest() (snap *Snapshot, at time.Time, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.good == nil {
+		return nil, time.Time{}, false
+	}
+	return c.good.snap, c.good.at, true
+}
+
+func (c *Collector) result(ctx context.Context) (*result, error) {
+	c.mu.Lock()
+	if c.last != nil && c.now().Sub(c.last.at) < c.cfg.MinInterval {
+		res := c.last
+		c.mu.Unlock()
+		return res, nil
+	}
+	cl := c.inflight
+	if cl == nil {
+		cl = &call{done: make(chan struct{})}
+		c.inflight = cl
+		go c.run(cl)
+	}
+	c.mu.Unlock()
+	select {
+	case <-cl.done:
+		return cl.res, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for npu-smi: %w", ctx.Err())
+	}
+}
+
+// run executes npu-smi once and publishes the result to every waiter.
+func (c *Collector) run(cl *call) {
+	begin := c.now()
+	out, err := c.exec(context.Background())
+	var snap *Snapshot
+	kind := resultSuccess
+	switch {
+	case errors.Is(err, ErrTimeout):
+		kind = resultTimeout
+	case err != nil:
+		kind = resultExecError
+	default:
+		if snap, err = Parse(out); err != nil {
+			kind = resultParseError
+			err = fmt.Errorf("parse npu-smi info output: %w", err)
+		}
+	}
+	end := c.now()
+	res := &result{snap: snap, err: err, at: end, duration: end.Sub(begin)}
+
+	c.mu.Lock()
+	c.runs[kind]++
+	if snap != nil {
+		c.parseWarnings += float64(len(snap.Warnings))
+		c.good = res
+	}
+	c.last = res
+	c.inflight = nil
+	wasFailing := c.failing
+	c.failing = err != nil
+	logWarnings := false
+	if snap != nil {
+		logWarnings = len(snap.Warnings) > 0 && len(snap.Warnings) != c.warnedCount
+		c.warnedCount = len(snap.Warnings)
+	}
+	c.mu.Unlock()
+
+	// The registry logs the error of every failed scrape; here only the
+	// changes of state and the details worth a look are logged.
+	switch {
+	case err == nil && wasFailing:
+		c.logger.Info("npu-smi works again", "chips", len(snap.Chips))
+	case err != nil && !wasFailing:
+		c.logger.Debug("npu-smi run failed", "result", kind, "err", err)
+	}
+	if snap != nil {
+		for _, w := range snap.Warnings {
+			c.logger.Debug("npu-smi output row dropped", "warning", w)
+		}
+		if logWarnings {
+			c.logger.Warn("npu-smi output had rows or values that could not be read", "count", len(snap.Warnings), "first", snap.Warnings[0])
+		}
+	}
+	cl.res = res
+	close(cl.done)
+}
+
+var (
+	upDesc = prometheus.NewDesc("ascend_npu_smi_up",
+		"1 when the last npu-smi info run succeeded and parsed, 0 otherwise.", nil, nil)
+	lastSuccessDesc = prometheus.NewDesc("ascend_npu_smi_last_success_timestamp_seconds",
+		"Unix time the last successful npu-smi info run finished.", nil, nil)
+	runsDesc = prometheus.NewDesc("ascend_npu_smi_runs_total",
+		"npu-smi info runs by result (success, timeout, exec_error, parse_error); scrapes within --npu-smi.min-interval reuse a run.",
+		[]string{"result"}, nil)
+	durationDesc = prometheus.NewDesc("ascend_npu_smi_last_run_duration_seconds",
+		"How long the last npu-smi info run took.", nil, nil)
+	warningsDesc = prometheus.NewDesc("ascend_npu_smi_parse_warnings_total",
+		"Rows or values of npu-smi info output dropped because they did not parse or failed validation.", nil, nil)
+
+	chipLabels = []string{"npu", "chip"}
+	infoDesc   = prometheus.NewDesc("ascend_npu_info",
+		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it.",
+		[]string{"npu", "chip", "phy_id", "name", "bus_id", "npu_smi_version"}, nil)
+	healthDesc = prometheus.NewDesc("ascend_npu_health_status",
+		"NPU chip health as npu-smi prints it: 1 for the current status, 0 for the others.",
+		[]string{"npu", "chip", "status"}, nil)
+	processMemoryDesc = prometheus.NewDesc("ascend_npu_process_memory_bytes",
+		"Device memory used by a process on an NPU chip (npu-smi process table).",
+		[]string{"npu", "chip", "pid", "process"}, nil)
+)
+
+// chipGauge is one per-chip gauge and the Chip field it reads.
+type chipGauge struct {
+	desc *prometheus.Desc
+	get  func(*Chip) Value
+}
+
+// chipGauges lists the per-chip value series: data, not code.
+var chipGauges = []chipGauge{
+	{newChipDesc("ascend_npu_hbm_used_bytes", "HBM in use on the NPU chip (npu-smi HBM-Usage)."),
+		func(c *Chip) Value { return c.HBMUsedBytes }},
+	{newChipDesc("ascend_npu_hbm_total_bytes", "HBM capacity of the NPU chip (npu-smi HBM-Usage)."),
+		func(c *Chip) Value { return c.HBMTotalBytes }},
+	{newChipDesc("ascend_npu_memory_used_bytes", "DDR memory in use on the NPU chip (npu-smi Memory-Usage; not shown where npu-smi prints 0 / 0)."),
+		func(c *Chip) Value { return c.MemoryUsedBytes }},
+	{newChipDesc("ascend_npu_memory_total_bytes", "DDR memory capacity of the NPU chip (npu-smi Memory-Usage)."),
+		func(c *Chip) Value { return c.MemoryTotalBytes }},
+	{newChipDesc("ascend_npu_hugepages_used_pages", "Hugepages in use on the NPU chip."),
+		func(c *Chip) Value { return c.HugepagesUsed }},
+	{newChipDesc("ascend_npu_hugepages_total_pages", "Hugepages configured on the NPU chip."),
+		func(c *Chip) Value { return c.HugepagesTotal }},
+	{newChipDesc("ascend_npu_aicore_utilization_ratio", "AI Core utilisation of the NPU chip, 0..1 (NPU Util on Ascend 950)."),
+		func(c *Chip) Value { return c.AICoreRatio }},
+	{newChipDesc("ascend_npu_power_watts", "Power draw of the NPU chip as npu-smi reports it."),
+		func(c *Chip) Value { return c.PowerWatts }},
+	{newChipDesc("ascend_npu_temperature_celsius", "Temperature of the NPU chip."),
+		func(c *Chip) Value { return c.TemperatureCelsius }},
+}
+
+func newChipDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, chipLabels, nil)
+}
+
+// Update runs (or reuses) npu-smi and sends the metrics of this scrape. On a
+// failed run it sends only the ascend_npu_smi_* series and returns the error,
+// so no stale per-chip value is served as fresh.
+func (c *Collector) Update(ch chan<- prometheus.Metric) error {
+	res, err := c.result(context.Background())
+
+	c.mu.Lock()
+	runs := make(map[string]float64, len(c.runs))
+	for k, v := range c.runs {
+		runs[k] = v
+	}
+	warnings := c.parseWarnings
+	good := c.good
+	c.mu.Unlock()
+
+	for _, r := range runResults {
+		ch <- prometheus.MustNewConstMetric(runsDesc, prometheus.CounterValue, runs[r], r)
+	}
+	ch <- prometheus.MustNewConstMetric(warningsDesc, prometheus.CounterValue, warnings)
+	if good != nil {
+		ch <- prometheus.MustNewConstMetric(lastSuccessDesc, prometheus.GaugeValue, float64(good.at.UnixNano())/1e9)
+	}
+	if err == nil {
+		ch <- prometheus.MustNewConstMetric(durationDesc, prometheus.GaugeValue, res.duration.Seconds())
+		err = res.err
+	}
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
+		return err
+	}
+	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
+	exportSnapshot(ch, res.snap)
+	return nil
+}
+
+func exportSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
+	for i := range s.Chips {
+		chip := &s.Chips[i]
+		ch <- prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
+			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version)
+		current := "UNKNOWN"
+		for _, h := range HealthStates {
+			if strings.EqualFold(chip.Health, h) {
+				current = h
+			}
+		}
+		for _, h := range HealthStates {
+			v := 0.0
+			if h == current {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(healthDesc, prometheus.GaugeValue, v, chip.NPU, chip.Chip, h)
+		}
+		for _, g := range chipGauges {
+			if v := g.get(chip); v.OK {
+				ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, v.V, chip.NPU, chip.Chip)
+			}
+		}
+	}
+	for _, p := range s.Processes {
+		if p.MemoryBytes.OK {
+			ch <- prometheus.MustNewConstMetric(processMemoryDesc, prometheus.GaugeValue, p.MemoryBytes.V,
+				p.NPU, p.Chip, strconv.Itoa(p.PID), p.Name)
+		}
+	}
+}

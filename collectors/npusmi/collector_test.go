@@ -1,0 +1,346 @@
+package npusmi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/*.prom from the current output")
+
+// adapter exposes the collector to client_golang's test helpers, as the
+// exporter's registry does (an unchecked collector).
+type adapter struct{ c *Collector }
+
+func (adapter) Describe(chan<- *prometheus.Desc) {}
+func (a adapter) Collect(ch chan<- prometheus.Metric) {
+	_ = a.c.Update(ch)
+}
+
+// fakeClock is a settable clock for the min-interval logic.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (f *fakeClock) now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+func (f *fakeClock) advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.t = f.t.Add(d)
+}
+
+var testEpoch = time.Unix(1700000000, 0)
+
+// scripted is a fake exec hook returning the queued outputs/errors in turn
+// (the last one repeats) and counting calls.
+type scripted struct {
+	mu    sync.Mutex
+	steps []step
+	calls int
+}
+
+type step struct {
+	out []byte
+	err error
+}
+
+func (s *scripted) exec(context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.steps[min(s.calls, len(s.steps)-1)]
+	s.calls++
+	return st.out, st.err
+}
+
+func (s *scripted) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+func newScripted(minInterval time.Duration, steps ...step) (*Collector, *scripted, *fakeClock) {
+	c := New(Config{Path: "npu-smi", Timeout: time.Second, MinInterval: minInterval}, nil)
+	s := &scripted{steps: steps}
+	clk := &fakeClock{t: testEpoch}
+	c.exec, c.now = s.exec, clk.now
+	return c, s, clk
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func gather(t *testing.T, c *Collector) map[string]*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(adapter{c})
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		out[f.GetName()] = f
+	}
+	return out
+}
+
+// value returns the value of the sample of name whose labels include want;
+// it fails the test when there is none.
+func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	t.Helper()
+	f, ok := fams[name]
+	if !ok {
+		t.Fatalf("no %s", name)
+	}
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue()
+		case m.Counter != nil:
+			return m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no %s%v", name, want)
+	return 0
+}
+
+// failingInputs are the testdata files Parse must reject.
+var failingInputs = map[string]error{
+	"error-dcmi-init-failed.txt": ErrDCMIInit,
+	"error-no-card.txt":          ErrNoCard,
+	"info-l-910b4.txt":           ErrNoTable,
+	"info-m-910a.txt":            ErrNoTable,
+	"info-m-910b4-mcu.txt":       ErrNoTable,
+	"info-t-proc-mem-a3.txt":     ErrNoTable,
+	"info-t-usages-910b1.txt":    ErrNoTable,
+}
+
+// TestGolden runs every captured and written npu-smi output through the
+// collector and compares the exposition with testdata/golden/<file>.prom.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) < 20 {
+		t.Fatalf("testdata: %d files, %v", len(files), err)
+	}
+	for _, file := range files {
+		base := filepath.Base(file)
+		t.Run(base, func(t *testing.T) {
+			out := readFile(t, file)
+			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(base, ".txt")+".prom")
+
+			c, _, _ := newScripted(time.Minute, step{out: out})
+			err := c.Update(make(chan prometheus.Metric, 10000))
+			if want, bad := failingInputs[base]; bad {
+				if !errors.Is(err, want) {
+					t.Fatalf("Update err = %v, want %v", err, want)
+				}
+			} else if err != nil {
+				t.Fatalf("Update: %v", err)
+			}
+
+			if *update {
+				reg := prometheus.NewPedanticRegistry()
+				reg.MustRegister(adapter{c})
+				fams, err := reg.Gather()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+				for _, f := range fams {
+					if err := enc.Encode(f); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.Open(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			defer want.Close()
+			if err := testutil.CollectAndCompare(adapter{c}, want); err != nil {
+				t.Error(err)
+			}
+			problems, err := testutil.CollectAndLint(adapter{c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range problems {
+				t.Errorf("lint %s: %s", p.Metric, p.Text)
+			}
+		})
+	}
+}
+
+// TestFailureAfterSuccess: a failed run exports up 0, keeps the timestamp of
+// the last success and exports no per-chip value at all.
+func TestFailureAfterSuccess(t *testing.T) {
+	good := readFile(t, sampleTable)
+	c, s, clk := newScripted(5*time.Second,
+		step{out: good},
+		step{err: ErrTimeout},
+		step{out: []byte("dcmi module initialize failed. ret is -8005\n")},
+	)
+	fams := gather(t, c)
+	if value(t, fams, "ascend_npu_smi_up", nil) != 1 {
+		t.Fatal("first run should be up")
+	}
+	if got := value(t, fams, "ascend_npu_hbm_used_bytes", map[string]string{"npu": "0", "chip": "0"}); got != 22283*mib {
+		t.Fatalf("hbm used = %v", got)
+	}
+
+	for i, wantResult := range []string{resultTimeout, resultParseError} {
+		clk.advance(6 * time.Second)
+		if err := c.Update(make(chan prometheus.Metric, 1000)); err == nil {
+			t.Fatalf("failure %d: Update returned no error", i)
+		}
+		fams = gather(t, c) // within the interval: the same failed run
+		if value(t, fams, "ascend_npu_smi_up", nil) != 0 {
+			t.Fatal("up should be 0 after a failed run")
+		}
+		if got := value(t, fams, "ascend_npu_smi_last_success_timestamp_seconds", nil); got != 1700000000 {
+			t.Errorf("last success = %v, want the first run's time", got)
+		}
+		if got := value(t, fams, "ascend_npu_smi_runs_total", map[string]string{"result": wantResult}); got != 1 {
+			t.Errorf("runs_total{%s} = %v", wantResult, got)
+		}
+		for name := range fams {
+			if !strings.HasPrefix(name, "ascend_npu_smi_") {
+				t.Errorf("failed run still exports %s", name)
+			}
+		}
+	}
+	if s.count() != 3 {
+		t.Errorf("%d runs, want 3", s.count())
+	}
+	snap, at, ok := c.Latest()
+	if !ok || !at.Equal(testEpoch) || len(snap.Chips) != 8 {
+		t.Errorf("Latest = %v chips at %v ok=%v, want the first run", snap, at, ok)
+	}
+	if _, err := c.Snapshot(context.Background()); err == nil {
+		t.Error("Snapshot after a failed run returned no error")
+	}
+}
+
+// TestMinInterval: results (good or bad) are reused within the interval,
+// and a failure is never turned into a success.
+func TestMinInterval(t *testing.T) {
+	good := readFile(t, sampleTable)
+	c, s, clk := newScripted(5*time.Second, step{err: errors.New("boom")}, step{out: good})
+	if _, _, ok := c.Latest(); ok {
+		t.Fatal("Latest before any run")
+	}
+	for range 3 {
+		if _, err := c.Snapshot(context.Background()); err == nil {
+			t.Fatal("failed run served as success")
+		}
+		clk.advance(time.Second)
+	}
+	if s.count() != 1 {
+		t.Fatalf("%d runs within the interval, want 1", s.count())
+	}
+	clk.advance(3 * time.Second)
+	snap, err := c.Snapshot(context.Background())
+	if err != nil || len(snap.Chips) != 8 {
+		t.Fatalf("after the interval: %v, %v", snap, err)
+	}
+	if s.count() != 2 {
+		t.Fatalf("%d runs, want 2", s.count())
+	}
+	if _, at, ok := c.Latest(); !ok || !at.Equal(testEpoch.Add(6*time.Second)) {
+		t.Errorf("Latest at %v ok=%v", at, ok)
+	}
+}
+
+// TestSnapshotContext: a caller that gives up does not cancel the shared
+// run for the others.
+func TestSnapshotContext(t *testing.T) {
+	good := readFile(t, sampleTable)
+	release := make(chan struct{})
+	var calls int
+	var mu sync.Mutex
+	c := New(Config{MinInterval: time.Minute}, nil)
+	c.exec = func(ctx context.Context) ([]byte, error) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		<-release
+		return good, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Snapshot(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want deadline exceeded", err)
+	}
+	done := make(chan error)
+	go func() {
+		_, err := c.Snapshot(context.Background())
+		done <- err
+	}()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("%d runs, want 1 shared run", calls)
+	}
+}
+
+func TestAddFlags(t *testing.T) {
+	app := kingpin.New("test", "")
+	cfg := AddFlags(app)
+	if _, err := app.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Path != "npu-smi" || cfg.Timeout != 10*time.Second || cfg.MinInterval != 5*time.Second {
+		t.Errorf("defaults = %+v", *cfg)
+	}
+	if _, err := app.Parse([]string{"--npu-smi.path=/usr/local/bin/npu-smi", "--npu-smi.timeout=3s", "--npu-smi.min-interval=0s"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Path != "/usr/local/bin/npu-smi" || cfg.Timeout != 3*time.Second || cfg.MinInterval != 0 {
+		t.Errorf("parsed = %+v", *cfg)
+	}
+	help := app.GetFlag("npu-smi.min-interval").Model().Help
+	if !strings.Contains(help, "npu-smi runs at most once per this interval whatever the scrape load") {
+		t.Errorf("help does not document --npu-smi.min-interval: %q", help)
+	}
+}

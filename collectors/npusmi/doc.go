@@ -1,0 +1,26 @@
+// Package npusmi owns everything hccl_exporter learns from Huawei's `npu-smi info`
+// table: per-chip HBM and DDR memory, hugepages, AI Core utilisation, power,
+// temperature and health, and the process table (pid → NPU/chip, device memory).
+//
+// It has three parts, and data flows one way through them:
+//
+//   - the runner (runner.go) executes `<--npu-smi.path> info` without a shell, in its
+//     own process group, and kills the whole group at --npu-smi.timeout, because
+//     npu-smi can hang inside the driver and can leave helpers holding its stdout;
+//   - the parser (parse.go) is pure: Parse turns the captured bytes into a Snapshot.
+//     It understands every known layout (HBM layout of 910/910A/910B*, Atlas A3
+//     910_93 with two dies per NPU, non-HBM 310/310P3 including the two-chip 300I Duo,
+//     the separate-column Ascend 950 layout, wider columns of newer drivers, and the
+//     process table variants). Blocks are keyed by NPU id + chip index, never by the
+//     separator lines, because separators differ between hosts. Placeholders (`NA`,
+//     `-`, `0 / 0`) become Values with OK=false, so no sample is exported for them;
+//   - the collector (collector.go) shares one npu-smi run among all concurrent
+//     callers, reuses a result for --npu-smi.min-interval so npu-smi runs at most
+//     once per interval whatever the scrape load, and turns the Snapshot into the
+//     ascend_npu_* series. A failed run sets ascend_npu_smi_up to 0 and exports no
+//     per-chip values: old values are never served as if they were fresh.
+//
+// Other collectors read the same run through (*Collector).Snapshot (headroom, in
+// the same scrape) and (*Collector).Latest (process liveness, without running
+// npu-smi). Snapshots handed out are shared and must be treated as read-only.
+package npusmi
