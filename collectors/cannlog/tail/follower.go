@@ -89,10 +89,11 @@ type tracked struct {
 	scanned  int64
 	skipping bool
 
-	group  string // CANN rotation group; empty for screen logs
-	sealed bool   // CANN: a newer file of the group exists, no more writes
-	done   bool   // drained and closed for good (sealed or retired)
-	orphan bool   // no longer reachable under a followed name
+	group   string // CANN rotation group; empty for screen logs
+	sortKey string // read order
+	sealed  bool   // CANN: a newer file of the group exists, no more writes
+	done    bool   // drained and closed for good (sealed or retired)
+	orphan  bool   // no longer reachable under a followed name
 
 	lastChange time.Time
 	seen       uint64 // rescan generation

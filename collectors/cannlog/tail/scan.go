@@ -62,11 +62,23 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 		}
 	}
 	for _, g := range f.cfg.ScreenGlobs {
-		matches, _ := filepath.Glob(g) // the pattern was validated by New
+		// g+"*" also lists kubelet rotations (0.log -> 0.log.<time>) of
+		// matching files, so a file renamed while the exporter was down is
+		// still found and resumed, not lost. Compressed ones are skipped.
+		matches, _ := filepath.Glob(g + "*") // the pattern was validated by New
 		n := 0
 		for _, m := range matches {
 			if strings.HasSuffix(m, ".gz") {
 				continue
+			}
+			if ok, _ := filepath.Match(g, m); !ok {
+				base, rotated := kubeletRotated(m)
+				if !rotated {
+					continue
+				}
+				if ok, _ := filepath.Match(g, base); !ok {
+					continue
+				}
 			}
 			n++
 			f.consider(m, KindScreen, 0, sc)
@@ -157,12 +169,11 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		}
 		t.seen = sc.gen
 		if t.Path != path {
-			// Renamed, and the new name is followed too (kubelet rotation
-			// under a glob that matches the rotated name).
+			// Renamed, and the new name is followed too (kubelet rotation).
 			if f.byPath[t.Path] == t {
 				delete(f.byPath, t.Path)
 			}
-			t.Path = path
+			t.setPath(path)
 			sc.changed = true
 		}
 		f.byPath[path] = t
@@ -175,19 +186,21 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		// An orphan renamed back under a followed name.
 		t := f.orphans[i]
 		f.orphans = slices.Delete(f.orphans, i, i+1)
-		t.orphan, t.done, t.seen, t.Path = false, false, sc.gen, path
+		t.orphan, t.done, t.seen = false, false, sc.gen
+		t.setPath(path)
 		f.byID[id] = t
 		f.byPath[path] = t
 		sc.changed = true
 		return
 	}
 	t := &tracked{
-		File:       File{Path: path, Kind: kind, PID: pid},
+		File:       File{Kind: kind, PID: pid},
 		id:         id,
 		fd:         -1,
 		lastChange: sc.now,
 		seen:       sc.gen,
 	}
+	t.setPath(path)
 	if kind == KindScreen {
 		t.Namespace, t.Pod, t.Container = podLabels(path)
 	} else {
@@ -253,7 +266,7 @@ func (f *Follower) reorder() {
 			newest[t.group] = t.Path
 		}
 	}
-	slices.SortFunc(f.order, func(a, b *tracked) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(f.order, func(a, b *tracked) int { return strings.Compare(a.sortKey, b.sortKey) })
 	for _, t := range f.order {
 		if t.group == "" || t.sealed {
 			continue
@@ -292,4 +305,34 @@ func (f *Follower) reportProblems(sc *scanCtx) {
 		}
 	}
 	f.problems = sc.problems
+}
+
+// setPath sets the path and the read-order key: a kubelet-rotated file
+// sorts just before the file that replaced it, older rotations first.
+func (t *tracked) setPath(path string) {
+	t.Path = path
+	if t.Kind == KindScreen {
+		if base, ok := kubeletRotated(path); ok {
+			t.sortKey = base + "\x00" + path[len(base):]
+			return
+		}
+		t.sortKey = path + "\x01"
+		return
+	}
+	t.sortKey = path
+}
+
+// kubeletRotated recognises the kubelet's rotated log names,
+// <name>.<YYYYMMDD-hhmmss> (container_log_manager.go timestampFormat), and
+// returns <name>.
+func kubeletRotated(path string) (base string, ok bool) {
+	const tsLen = len(".20060102-150405")
+	if len(path) <= tsLen {
+		return "", false
+	}
+	suf := path[len(path)-tsLen:]
+	if suf[0] != '.' || suf[9] != '-' || !allDigits(suf[1:9]) || !allDigits(suf[10:]) {
+		return "", false
+	}
+	return path[:len(path)-tsLen], true
 }
