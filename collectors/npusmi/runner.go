@@ -55,7 +55,7 @@ func runNPUSMI(ctx context.Context, path string, timeout time.Duration) ([]byte,
 		// Reap anything npu-smi left behind in its group; ESRCH when none.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	if ctx.Err() == context.DeadlineExceeded {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return nil, fmt.Errorf("%w after %s (its process group was killed)", ErrTimeout, timeout)
 	}
 	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
