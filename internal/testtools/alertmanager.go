@@ -69,6 +69,9 @@ type WebhookAlert struct {
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
 	StartsAt    time.Time         `json:"startsAt"`
+	// Receiver is the Alertmanager receiver of the notification that
+	// carried the alert.
+	Receiver string `json:"-"`
 }
 
 // WebhookMessage is an Alertmanager webhook notification (version 4).
@@ -107,6 +110,9 @@ func (w *Webhook) serve(rw http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(body, &msg)
 	}
 	w.mu.Lock()
+	for i := range msg.Alerts {
+		msg.Alerts[i].Receiver = msg.Receiver
+	}
 	if err != nil {
 		w.errs = append(w.errs, fmt.Errorf("decode webhook body %q: %w", tail(body, 256), err))
 	} else {

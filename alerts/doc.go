@@ -1,0 +1,21 @@
+// Package alerts ships hccl_exporter's Prometheus alerting and recording rules
+// (hccl_exporter.rules.yml), their promtool unit tests (tests/) and an example
+// Alertmanager configuration. The files are the product; this package embeds
+// them so other tests (the end-to-end test) can load exactly what users get.
+package alerts
+
+import _ "embed"
+
+// Rules is hccl_exporter.rules.yml.
+//
+//go:embed hccl_exporter.rules.yml
+var Rules []byte
+
+// AlertmanagerExample is alertmanager.example.yml.
+//
+//go:embed alertmanager.example.yml
+var AlertmanagerExample []byte
+
+// RunbookBase is where every alert's runbook_url points, followed by
+// "#<alertname in lower case>".
+const RunbookBase = "https://github.com/hccl-exporter/hccl_exporter/blob/main/docs/runbooks.md"
