@@ -1,0 +1,94 @@
+package cannlog
+
+import (
+	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+)
+
+func TestCatalogConsistent(t *testing.T) {
+	stages := map[string]bool{parse.StageInit: true, parse.StageLinkSetup: true, parse.StageExecution: true, parse.StageUnknown: true}
+	first := map[string]Fault{}
+	for _, f := range Catalog() {
+		if len(f.Code) != 6 || f.Code[0] != 'E' {
+			t.Errorf("bad code %q", f.Code)
+		}
+		if !stages[f.Stage] {
+			t.Errorf("%s: bad stage %q", f.Code, f.Stage)
+		}
+		if prev, ok := first[f.Code]; ok {
+			if prev.Stage != f.Stage || prev.Title != f.Title {
+				t.Errorf("%s: rows disagree on stage/title", f.Code)
+			}
+		} else {
+			first[f.Code] = f
+		}
+		for _, p := range f.Fingerprint {
+			if p == "" {
+				t.Errorf("%s: empty fingerprint part", f.Code)
+			}
+		}
+	}
+	// The codes the alert rules key on must be in the catalog so that
+	// their series exist at 0 before the first event.
+	for _, code := range []string{"EI0011", "EI0006", "EI0019", "EI0020", "EI0005", "EL0004", "EI0002", "EI0013"} {
+		if _, ok := first[code]; !ok {
+			t.Errorf("catalog lacks %s", code)
+		}
+	}
+}
+
+// TestCatalogFingerprints maps one real or realistic plog message per
+// fingerprint row to its code, and checks that every row is exercised.
+func TestCatalogFingerprints(t *testing.T) {
+	tests := []struct{ msg, code string }{
+		{"[3729526][InitGroupStage][EnvConfig]errNo[0x0000000005000001] In init env variable param, parse HCCL_RDMA_SL failed. errno[1]", "EI0001"},
+		{"[5160][TaskExceptionHandler][Callback]Task run failed, base information is streamID:[90], taskID[686], taskType[Notify Wait], tag[x]", "EI0002"},
+		{"[858274][TaskExecStage][Timeout][HOST]Task run failed, base information is streamID:[1740], taskID[23], tag[AllReduce_127.0.0.1%enp_60000_0_1765367469951573], AlgType(level 0-1-2):[fullmesh-ring-NHR].", "EI0002"},
+		{"[1104629][InitGroupStage][RanktableConfig]errNo[0x0000000005010001] path /ranktable.json is not a valid real path", "EI0004"},
+		{"[5160]CMD information count check fail. local[16512], remote[8320]", "EI0005"},
+		{"[3743951][InitChannelStage][ParameterConflict]CMD information tag check fail. local[AllGather_x], remote[AllReduce_x]", "EI0005"},
+		{"[3743951][InitChannelStage][ParameterConflict]op type differs", "EI0005"},
+		{"[18744][Wait][LinkEstablish]wait socket establish timeout, role[1] rank[1] timeout[120 s]", "EI0006"},
+		{"[5160][InitChannelStage][VersionConflict]The ops (cann-hccl) versions are inconsistent.", "EI0008"},
+		{"[HrtRaQpCreateWithAttr] ra qp create fail, reason: out of memory. qpInfo:[x], return: ret[12]", "EI0011"},
+		{"[2040666][TaskExecStage][HeartbeatAbnormal][ROCE CQE ERROR]cqe error status[12], time:[2025-09-15 08:38:12.776654]", "EI0013"},
+		{"[5151][InitGroupStage][RanktableCheck]devices have same superDeviceId[0x3000000] in superPod[super_pod_id_0]", "EI0014"},
+		{"[1041362][InitGroupStage][RanktableDetect]topo exchange server get socket timeout! timeout[120 s]", "EI0015"},
+		{"[7988][InitGroupStage][RanktableDetect]topo exchange agent get socket timeout! timeout[120] ", "EI0015"},
+		{"[1][InitGroupStage][RanktableDetect] socket type[2], listen on ip[192.168.1.100] and specific port[50001] fail. Please check the port status and whether the port is being used by other process.", "EI0019"},
+		{"[1][InitGroupStage][RanktableDetect] socket type[0], listen on ip[192.168.2.199] and specific port[16666] fail. Please check the port status and whether the port is being used by other process.", "EI0020"},
+		{"[1][InitGroupStage][RanktableDetect] socket type[1], listen on ip[192.168.2.199] and specific port[16666] fail. Please check the port status and whether the port is being used by other process.", "EI0020"},
+		{"[5151][CCLBufferManager][CreateCCLbuffer]Create ccl buffer size[2147483648] fail,please check environmental variable HCCL_BUFFSIZE.", "EL0004"},
+		// Lines that must not map.
+		{"[Create][RaQp]errNo[0x0000000005000013] ra qp create fail. params: flag[0], qpMode[2]. return: ret[-1]", ""},
+		{"[18744][InitChannelStage][Timeout]Transport init error! createLink para:rank[1]", ""},
+		{"[18744][Wait][LinksEstablishCompleted] is failed. ret[9].", ""},
+		{"[1041085][InitGroupStage][RanktableDetect] TopoDetect ERROR occur !!! fault_type[1]", ""},
+		{"ra_hdc_lite_period_poll_cqe : [create][ra_hdc_period_poll]failed CQE status[12], wr[0]", ""},
+		{"[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x1], size[209715200]", ""},
+	}
+	rowHit := make([]bool, len(defaultCatalog.prints))
+	for _, tc := range tests {
+		code, ok := defaultCatalog.match([]byte(tc.msg))
+		if code != tc.code || ok != (tc.code != "") {
+			t.Errorf("match(%q) = %q, want %q", tc.msg, code, tc.code)
+		}
+		for i, fp := range defaultCatalog.prints {
+			if fp.code == code && containsAll(tc.msg, fp.parts) {
+				rowHit[i] = true
+				break
+			}
+		}
+	}
+	for i, hit := range rowHit {
+		if !hit {
+			t.Errorf("fingerprint row %d (%s %q) has no test line", i, defaultCatalog.prints[i].code, defaultCatalog.prints[i].parts)
+		}
+	}
+}
+
+func containsAll(msg string, parts [][]byte) bool {
+	code, _ := (&catalogIndex{prints: []fingerprint{{code: "x", parts: parts}}}).match([]byte(msg))
+	return code == "x"
+}

@@ -1,0 +1,147 @@
+package cannlog
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+)
+
+var faultLabels = []string{"code", "stage", "source", "namespace", "pod", "container"}
+
+var (
+	faultEventsDesc = prometheus.NewDesc("hccl_fault_events_total",
+		"HCCL-related fault events: fault codes printed in screen logs (source=screen) and plog ERROR lines the fault catalog maps to a code (source=plog).",
+		faultLabels, nil)
+	faultLastDesc = prometheus.NewDesc("hccl_fault_last_event_timestamp_seconds",
+		"Time printed in the log line of the latest fault event, in seconds since the epoch.",
+		[]string{"code", "source", "namespace", "pod", "container"}, nil)
+	plogErrorsDesc = prometheus.NewDesc("hccl_plog_errors_total",
+		"ERROR lines of HCCL and HCCP in CANN plogs by the HCCL multi-level keyword: stage from the level-1 word, reason the level-2 word (unknown where the line has none).",
+		[]string{"stage", "reason"}, nil)
+	envInfoDesc = prometheus.NewDesc("hccl_env_info",
+		"Effective HCCL setting of a process, from its [HCCL_ENV] plog lines.",
+		[]string{"pid", "process", "variable", "value", "set_by"}, nil)
+	envBuffsizeDesc = prometheus.NewDesc("hccl_env_buffsize_bytes",
+		"Effective HCCL_BUFFSIZE of a process in bytes (each communicator allocates 2 x this).",
+		[]string{"pid"}, nil)
+	envQPsDesc = prometheus.NewDesc("hccl_env_rdma_qps_per_connection",
+		"Effective HCCL_RDMA_QPS_PER_CONNECTION of a process: RoCE queue pairs per rank pair.",
+		[]string{"pid"}, nil)
+	envConnectTimeoutDesc = prometheus.NewDesc("hccl_env_connect_timeout_seconds",
+		"Effective HCCL_CONNECT_TIMEOUT of a process (link setup waits this plus 20 s).",
+		[]string{"pid"}, nil)
+	envExecTimeoutDesc = prometheus.NewDesc("hccl_env_exec_timeout_seconds",
+		"Effective HCCL_EXEC_TIMEOUT of a process.",
+		[]string{"pid"}, nil)
+	commRanksDesc = prometheus.NewDesc("hccl_communicator_ranks",
+		"Ranks of a communicator of a process ([Communicator Key Info] rankSize).",
+		[]string{"pid", "communicator"}, nil)
+	commServersDesc = prometheus.NewDesc("hccl_communicator_servers",
+		"Servers of a communicator of a process ([Communicator Key Info] serverNum).",
+		[]string{"pid", "communicator"}, nil)
+	logLinesDesc = prometheus.NewDesc("ascend_log_lines_total",
+		"CANN plog lines read, by module and level.",
+		[]string{"module", "level"}, nil)
+	unparsableDesc = prometheus.NewDesc("ascend_log_unparsable_lines_total",
+		"Lines that did not follow their format (plog grammar, Kubernetes CRI, Docker json-file).",
+		[]string{"format"}, nil)
+	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
+		"Label values from logs dropped because the distinct values of the label reached the cap.",
+		[]string{"label"}, nil)
+)
+
+// envGauges are the per-process numeric settings exported as their own series.
+var envGauges = []struct {
+	variable string
+	desc     *prometheus.Desc
+}{
+	{"HCCL_BUFFSIZE", envBuffsizeDesc},
+	{"HCCL_RDMA_QPS_PER_CONNECTION", envQPsDesc},
+	{"HCCL_CONNECT_TIMEOUT", envConnectTimeoutDesc},
+	{"HCCL_EXEC_TIMEOUT", envExecTimeoutDesc},
+}
+
+var faultSources = []string{FaultSourcePlog, FaultSourceScreen}
+
+// metrics builds the const metrics of the current state. It holds the lock
+// only while building, never while sending to a scrape.
+func (s *State) metrics() []prometheus.Metric {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []prometheus.Metric
+	add := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+		// Label values are sanitised when stored; a metric that still
+		// fails is left out rather than failing the scrape.
+		if m, err := prometheus.NewConstMetric(desc, t, v, labels...); err == nil {
+			out = append(out, m)
+		}
+	}
+
+	// Catalog codes start at 0 for both sources so increase() sees the first event.
+	for _, code := range s.cat.order {
+		for _, src := range faultSources {
+			if _, ok := s.faults[faultKey{code: code, source: src}]; !ok {
+				add(faultEventsDesc, prometheus.CounterValue, 0, code, s.cat.stage(code), src, "", "", "")
+			}
+		}
+	}
+	for k, fc := range s.faults {
+		add(faultEventsDesc, prometheus.CounterValue, float64(fc.count), k.code, s.cat.stage(k.code), k.source, k.namespace, k.pod, k.container)
+		add(faultLastDesc, prometheus.GaugeValue, float64(fc.last.UnixNano())/1e9, k.code, k.source, k.namespace, k.pod, k.container)
+	}
+	for k, n := range s.plogErrors {
+		add(plogErrorsDesc, prometheus.CounterValue, float64(n), k.stage, k.reason)
+	}
+	for pid, pr := range s.procs {
+		p := strconv.Itoa(pid)
+		for name, st := range pr.env {
+			add(envInfoDesc, prometheus.GaugeValue, 1, p, pr.name, name, st.Value, st.SetBy)
+		}
+		for _, g := range envGauges {
+			if st, ok := pr.env[g.variable]; ok && st.HasNumber {
+				add(g.desc, prometheus.GaugeValue, st.Number, p)
+			}
+		}
+		for _, c := range pr.comms {
+			add(commRanksDesc, prometheus.GaugeValue, float64(c.RankSize), p, c.Name)
+			add(commServersDesc, prometheus.GaugeValue, float64(c.ServerNum), p, c.Name)
+		}
+	}
+	for module, counts := range s.lines {
+		for lvl, n := range counts {
+			if n > 0 {
+				add(logLinesDesc, prometheus.CounterValue, float64(n), module, parse.Level(lvl).String())
+			}
+		}
+	}
+	for _, f := range unparsableFormats {
+		add(unparsableDesc, prometheus.CounterValue, float64(s.unparsable[f]), f)
+	}
+	for _, l := range droppedLabels {
+		add(droppedDesc, prometheus.CounterValue, float64(s.dropped[l]), l)
+	}
+	return out
+}
+
+// Describe and Collect make a State a prometheus.Collector on its own, for
+// tests and for tools that want its metrics without the follower.
+func (s *State) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range stateDescs {
+		ch <- d
+	}
+}
+
+var stateDescs = []*prometheus.Desc{
+	faultEventsDesc, faultLastDesc, plogErrorsDesc, envInfoDesc, envBuffsizeDesc, envQPsDesc,
+	envConnectTimeoutDesc, envExecTimeoutDesc, commRanksDesc, commServersDesc, logLinesDesc,
+	unparsableDesc, droppedDesc,
+}
+
+// Collect sends the state's metrics.
+func (s *State) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range s.metrics() {
+		ch <- m
+	}
+}

@@ -1,0 +1,116 @@
+package parse
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// sampleLines returns the lines of the captured logs in testdata, the seed
+// corpus of every fuzz test.
+func sampleLines(tb testing.TB) [][]byte {
+	tb.Helper()
+	files, _ := filepath.Glob("../testdata/cann-log/*/plog/*.log")
+	screens, _ := filepath.Glob("../testdata/screen-log/*.log")
+	var out [][]byte
+	for _, f := range append(files, screens...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, bytes.Split(b, []byte("\n"))...)
+	}
+	return out
+}
+
+func FuzzPlogLine(f *testing.F) {
+	for _, l := range sampleLines(f) {
+		f.Add(l)
+	}
+	f.Add([]byte("[WARNING] HCCL(1,):2025-10-21 07:56:47.198.454 [a.cc:1] [2]ErrToWarn: x"))
+	f.Add([]byte("[ERROR] HCCP(1,p):2025-10-21-07:56:47.198.454 [a.c:1]tid:5,x"))
+	f.Add([]byte("[1] 2(3,4):5"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var p PlogLine
+		if !ParsePlog(line, &p) {
+			return
+		}
+		if p.PID < 0 || len(p.Module) == 0 || len(p.Time) == 0 {
+			t.Fatalf("accepted line with bad fields: %+v", p)
+		}
+		if len(p.Msg) > 0 && !bytes.HasSuffix(line, p.Msg) {
+			t.Fatalf("message is not the end of the line")
+		}
+		ParsePlogTime(p.Time, time.UTC)
+		StageKeywords(p.Msg)
+		ParseCommunicatorKeyInfo(p.Msg)
+		ParseLocalRankKeyInfo(p.Msg)
+		CommDestroy(p.Msg)
+	})
+}
+
+func FuzzHCCLEnv(f *testing.F) {
+	for _, l := range sampleLines(f) {
+		var p PlogLine
+		if ParsePlog(l, &p) {
+			f.Add(p.Msg)
+		}
+	}
+	f.Add([]byte("[HCCL_ENV] A set by default to [1], B set by default to [0]"))
+	f.Add([]byte(`Env config "HCCL_BUFFSIZE" is parsed.`))
+	f.Add([]byte("[HCCL_ENV] X is not set, default value[1]"))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		for _, st := range ParseHCCLEnv(msg) {
+			if envName(st.Name) != st.Name {
+				t.Fatalf("setting with a name that is not a variable: %q", st.Name)
+			}
+			switch st.SetBy {
+			case SetByDefault, SetByEnvironment, SetByGEOption, SetByUnset:
+			default:
+				t.Fatalf("bad set_by %q", st.SetBy)
+			}
+		}
+	})
+}
+
+func FuzzScreenLine(f *testing.F) {
+	for _, l := range sampleLines(f) {
+		f.Add(l)
+	}
+	f.Add([]byte("RuntimeError: EI0007: [rank1]: EI0009:"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		code, at := FindFaultCode(line)
+		if code != nil && (len(code) != 6 || code[0] != 'E' || !bytes.Equal(line[at:at+6], code)) {
+			t.Fatalf("bad code %q at %d", code, at)
+		}
+		ScreenPID(line)
+		if raw := FindPlogTime(line); raw != nil {
+			if _, ok := ParsePlogTime(raw, time.UTC); !ok && looksPlogTime(raw) {
+				t.Logf("time-shaped but invalid: %q", raw)
+			}
+		}
+	})
+}
+
+func FuzzCRI(f *testing.F) {
+	for _, l := range sampleLines(f) {
+		f.Add(append([]byte("2025-11-03T12:18:46.447213000Z stderr F "), l...))
+	}
+	f.Add([]byte("2025-11-03T12:18:46Z stdout P "))
+	f.Add([]byte(`{"log":"EI0011: x\n","stream":"stderr","time":"2025-11-03T12:18:46Z"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var c CRILine
+		if ParseCRI(line, &c) {
+			if !bytes.HasSuffix(line, c.Msg) || (string(c.Stream) != "stdout" && string(c.Stream) != "stderr") {
+				t.Fatalf("bad CRI parse %+v", c)
+			}
+			ParseRFC3339(c.Time)
+		}
+		if IsDocker(line) {
+			DockerComplete(line)
+			_, _ = ParseDocker(line)
+		}
+	})
+}

@@ -1,0 +1,80 @@
+package parse
+
+import "testing"
+
+func TestParseCommunicatorKeyInfo(t *testing.T) {
+	msg := "[858941][Communicator Key Info]identifier[127.0.0.1%enp_60000_0_1765367607599032] rankSize[8] serverNum[1] moduleNum[1] superPodNum[0]"
+	got, ok := ParseCommunicatorKeyInfo([]byte(msg))
+	want := CommunicatorInfo{Identifier: "127.0.0.1%enp_60000_0_1765367607599032", RankSize: 8, ServerNum: 1}
+	if !ok || got != want {
+		t.Fatalf("got %+v %v, want %+v", got, ok, want)
+	}
+	for _, bad := range []string{
+		"[Communicator Key Info]identifier[] rankSize[8] serverNum[1]",
+		"[Communicator Key Info]identifier[x] rankSize[a] serverNum[1]",
+		"[Communicator Key Info]identifier[x] rankSize[8]",
+		"[Communicator Key Info]identifier[x rankSize[8] serverNum[1]",
+		"identifier[x] rankSize[8] serverNum[1]",
+		"[Communicator Key Info]identifier[x] rankSize[99999999999] serverNum[1]",
+	} {
+		if got, ok := ParseCommunicatorKeyInfo([]byte(bad)); ok {
+			t.Errorf("ParseCommunicatorKeyInfo(%q) = %+v, want failure", bad, got)
+		}
+	}
+}
+
+func TestParseLocalRankKeyInfo(t *testing.T) {
+	msg := "[858941][LocalRank Key Info]userRank[6] hostIp[127.0.0.1] devicePhyId[6] server[127.0.0.1] deviceIp[0.0.0.0]"
+	got, ok := ParseLocalRankKeyInfo([]byte(msg))
+	if !ok || got != (LocalRankInfo{UserRank: 6, DevicePhyID: 6}) {
+		t.Fatalf("got %+v %v", got, ok)
+	}
+	if got, ok := ParseLocalRankKeyInfo([]byte("[LocalRank Key Info]userRank[3]")); !ok || got.DevicePhyID != -1 {
+		t.Errorf("without devicePhyId: %+v %v", got, ok)
+	}
+}
+
+func TestCommDestroy(t *testing.T) {
+	if id, ok := CommDestroy([]byte("[1]Entry-HcclCommDestroy: op_base comm destroy begin")); !ok || id != "" {
+		t.Errorf("got %q %v", id, ok)
+	}
+	if id, ok := CommDestroy([]byte("[1]Entry-HcclCommDestroy: identifier[g1] begin")); !ok || id != "g1" {
+		t.Errorf("got %q %v", id, ok)
+	}
+	if _, ok := CommDestroy([]byte("[1]Entry-HcclCommInitRootInfoInner:ranks[4]")); ok {
+		t.Error("init line taken for destroy")
+	}
+}
+
+func TestBracketField(t *testing.T) {
+	msg := []byte("userRank[6] rank[2] xrank[9]")
+	if v, ok := BracketField(msg, "rank"); !ok || string(v) != "2" {
+		t.Errorf("rank = %q %v", v, ok)
+	}
+	if _, ok := BracketField(msg, "nothing"); ok {
+		t.Error("found missing field")
+	}
+}
+
+func TestStageKeywords(t *testing.T) {
+	tests := []struct{ msg, stage, reason string }{
+		{"[1041362][InitGroupStage][RanktableDetect]topo exchange server get socket timeout!", StageInit, "RanktableDetect"},
+		{"[3729526][InitGroupStage][EnvConfig]errNo[0x0000000005000001] In init env", StageInit, "EnvConfig"},
+		{"[18744][InitChannelStage][Timeout]Transport init error!", StageLinkSetup, "Timeout"},
+		{"[3743951][InitChannelStage][ParameterConflict]CMD information tag check fail.", StageLinkSetup, "ParameterConflict"},
+		{"[858274][TaskExecStage][Timeout][HOST]Task run failed", StageExecution, "Timeout"},
+		{"[2040666][TaskExecStage][HeartbeatAbnormal][ROCE CQE ERROR]cqe error status[12]", StageExecution, "HeartbeatAbnormal"},
+		{"[1][TaskExecStage][Not Supported]x", StageExecution, "NotSupported"},
+		{"[1][TaskExecStage][Whatever]x", StageExecution, StageUnknown},
+		{"[18744][Wait][LinkEstablish]wait socket establish timeout", StageUnknown, StageUnknown},
+		{"[1][OtherStage][Timeout]", StageUnknown, StageUnknown},
+		{"Stage][", StageUnknown, StageUnknown},
+		{"[InitGroupStage][", StageUnknown, StageUnknown},
+	}
+	for _, tc := range tests {
+		stage, reason := StageKeywords([]byte(tc.msg))
+		if stage != tc.stage || reason != tc.reason {
+			t.Errorf("StageKeywords(%q) = %s/%s, want %s/%s", tc.msg, stage, reason, tc.stage, tc.reason)
+		}
+	}
+}

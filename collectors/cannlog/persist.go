@@ -1,0 +1,195 @@
+package cannlog
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+)
+
+// snapshotVersion is bumped when the blob's meaning changes; an unknown
+// version is refused rather than misread.
+const snapshotVersion = 1
+
+// snapshot is the JSON form of State, saved with the read offsets by the
+// follower so that a restart neither recounts nor forgets settings.
+type snapshot struct {
+	Version    int               `json:"version"`
+	Lines      []snapLines       `json:"lines,omitempty"`
+	Processes  []snapProcess     `json:"processes,omitempty"`
+	Faults     []snapFault       `json:"faults,omitempty"`
+	ExtraCodes []string          `json:"extra_codes,omitempty"`
+	Pods       []podKeyJSON      `json:"pods,omitempty"`
+	Summaries  []FaultSummary    `json:"summaries,omitempty"`
+	PlogErrors []snapPlogError   `json:"plog_errors,omitempty"`
+	Dropped    map[string]uint64 `json:"dropped,omitempty"`
+	Unparsable map[string]uint64 `json:"unparsable,omitempty"`
+	Partial    []snapPartial     `json:"partial,omitempty"`
+	Recent     []string          `json:"recent,omitempty"`
+}
+
+type snapLines struct {
+	Module string   `json:"module"`
+	Counts []uint64 `json:"counts"` // indexed by parse.Level
+}
+
+type snapProcess struct {
+	PID           int                   `json:"pid"`
+	Name          string                `json:"name"`
+	LastWrite     time.Time             `json:"last_write"`
+	Env           map[string]EnvSetting `json:"env,omitempty"`
+	Communicators []CommunicatorView    `json:"communicators,omitempty"`
+}
+
+type snapFault struct {
+	Code      string    `json:"code"`
+	Source    string    `json:"source"`
+	Namespace string    `json:"namespace,omitempty"`
+	Pod       string    `json:"pod,omitempty"`
+	Container string    `json:"container,omitempty"`
+	Count     uint64    `json:"count"`
+	Last      time.Time `json:"last"`
+}
+
+type podKeyJSON struct {
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+}
+
+type snapPlogError struct {
+	Stage  string `json:"stage"`
+	Reason string `json:"reason"`
+	Count  uint64 `json:"count"`
+}
+
+type snapPartial struct {
+	Path   string `json:"path"`
+	Stream uint8  `json:"stream"`
+	Data   []byte `json:"data"`
+}
+
+// MarshalBinary serialises the state for the follower's checkpoint.
+func (s *State) MarshalBinary() ([]byte, error) {
+	s.mu.Lock()
+	snap := snapshot{Version: snapshotVersion, Dropped: copyCounts(s.dropped), Unparsable: copyCounts(s.unparsable)}
+	for m, c := range s.lines {
+		snap.Lines = append(snap.Lines, snapLines{Module: m, Counts: append([]uint64(nil), c[:]...)})
+	}
+	for pid, pr := range s.procs {
+		sp := snapProcess{PID: pid, Name: pr.name, LastWrite: pr.resolve(s.opts.Location), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...)}
+		for k, v := range pr.env {
+			sp.Env[k] = v
+		}
+		snap.Processes = append(snap.Processes, sp)
+	}
+	for k, v := range s.faults {
+		snap.Faults = append(snap.Faults, snapFault{Code: k.code, Source: k.source, Namespace: k.namespace, Pod: k.pod, Container: k.container, Count: v.count, Last: v.last})
+	}
+	for c := range s.extraCodes {
+		snap.ExtraCodes = append(snap.ExtraCodes, c)
+	}
+	for p := range s.pods {
+		snap.Pods = append(snap.Pods, podKeyJSON{p.namespace, p.pod, p.container})
+	}
+	for _, sm := range s.summaries {
+		snap.Summaries = append(snap.Summaries, *sm)
+	}
+	for k, v := range s.plogErrors {
+		snap.PlogErrors = append(snap.PlogErrors, snapPlogError{k.stage, k.reason, v})
+	}
+	for k, v := range s.partial {
+		snap.Partial = append(snap.Partial, snapPartial{Path: k.path, Stream: k.stream, Data: v})
+	}
+	for _, r := range s.recent {
+		if r != "" {
+			snap.Recent = append(snap.Recent, r)
+		}
+	}
+	// Marshal under the lock: the snapshot shares slices with the state.
+	b, err := json.Marshal(snap)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("encode cannlog state: %w", err)
+	}
+	return b, nil
+}
+
+// UnmarshalBinary replaces the state with a blob from MarshalBinary. An
+// empty blob leaves the state empty. On error the state is unchanged.
+func (s *State) UnmarshalBinary(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	var snap snapshot
+	if err := json.Unmarshal(b, &snap); err != nil {
+		return fmt.Errorf("decode cannlog state: %w", err)
+	}
+	if snap.Version != snapshotVersion {
+		return fmt.Errorf("decode cannlog state: version %d, want %d", snap.Version, snapshotVersion)
+	}
+	fresh := NewState(s.opts)
+	for _, l := range snap.Lines {
+		c := new([parse.NumLevels]uint64)
+		copy(c[:], l.Counts)
+		fresh.lines[l.Module] = c
+	}
+	for _, p := range snap.Processes {
+		pr := &process{name: p.Name, lastWrite: p.LastWrite, env: p.Env, comms: p.Communicators}
+		if pr.env == nil {
+			pr.env = map[string]EnvSetting{}
+		}
+		fresh.procs[p.PID] = pr
+		fresh.nComms += len(p.Communicators)
+	}
+	for _, f := range snap.Faults {
+		fresh.faults[faultKey{f.Code, f.Source, f.Namespace, f.Pod, f.Container}] = &faultCount{count: f.Count, last: f.Last}
+	}
+	for _, c := range snap.ExtraCodes {
+		fresh.extraCodes[c] = struct{}{}
+	}
+	for _, p := range snap.Pods {
+		fresh.pods[podKey{p.Namespace, p.Pod, p.Container}] = struct{}{}
+	}
+	for i := range snap.Summaries {
+		sm := snap.Summaries[i]
+		if sm.BySource == nil {
+			sm.BySource = map[string]uint64{}
+		}
+		fresh.summaries[sm.Code] = &sm
+	}
+	for _, e := range snap.PlogErrors {
+		fresh.plogErrors[plogErrKey{e.Stage, e.Reason}] = e.Count
+	}
+	for k, v := range snap.Dropped {
+		fresh.dropped[k] = v
+	}
+	for k, v := range snap.Unparsable {
+		fresh.unparsable[k] = v
+	}
+	for _, p := range snap.Partial {
+		fresh.partial[partialKey{p.Path, p.Stream}] = p.Data
+	}
+	for i, r := range snap.Recent {
+		if i < dedupWindow {
+			fresh.recent[i] = r
+			fresh.recentNext = (i + 1) % dedupWindow
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lines, s.procs, s.nComms, s.faults = fresh.lines, fresh.procs, fresh.nComms, fresh.faults
+	s.extraCodes, s.pods, s.summaries, s.plogErrors = fresh.extraCodes, fresh.pods, fresh.summaries, fresh.plogErrors
+	s.dropped, s.unparsable, s.partial = fresh.dropped, fresh.unparsable, fresh.partial
+	s.recent, s.recentNext = fresh.recent, fresh.recentNext
+	return nil
+}
+
+func copyCounts(m map[string]uint64) map[string]uint64 {
+	out := make(map[string]uint64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,723 @@
+package cannlog
+
+import (
+	"bytes"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+)
+
+// SourceKind says how the lines of a source are read.
+type SourceKind int
+
+const (
+	// SourcePlog is a host CANN process log (run/, debug/, security/ plog).
+	SourcePlog SourceKind = iota
+	// SourceDevicePlog is a device application log sent back to the host;
+	// same grammar as plog.
+	SourceDevicePlog
+	// SourceScreen is a training screen log: plain text, Kubernetes CRI or
+	// Docker json-file lines.
+	SourceScreen
+)
+
+// Source describes where a line comes from. The collector builds one per
+// followed file; diagnose builds one per file of a bundle. Namespace, Pod
+// and Container label the fault series of screen logs of Kubernetes pods.
+type Source struct {
+	Path                      string
+	Kind                      SourceKind
+	Namespace, Pod, Container string
+}
+
+// Fault-event sources, the `source` label.
+const (
+	FaultSourceScreen = "screen"
+	FaultSourcePlog   = "plog"
+)
+
+// Label names counted in hccl_exporter_label_values_dropped_total.
+const (
+	labelPID          = "pid"
+	labelCommunicator = "communicator"
+	labelCode         = "code"
+	labelPod          = "pod"
+	labelModule       = "module"
+	labelVariable     = "variable"
+)
+
+var droppedLabels = []string{labelCode, labelCommunicator, labelModule, labelPID, labelPod, labelVariable}
+
+// Formats counted in ascend_log_unparsable_lines_total.
+const (
+	formatPlog   = "plog"
+	formatCRI    = "cri"
+	formatDocker = "docker"
+)
+
+var unparsableFormats = []string{formatCRI, formatDocker, formatPlog}
+
+// Options tune a State. Zero fields take the defaults of DefaultOptions.
+type Options struct {
+	// Location is the zone of the times CANN prints (it prints local time
+	// without a zone); nil means the exporter's local zone (TZ).
+	Location *time.Location
+	// ProcessTTL is how long a process that is no longer alive keeps its
+	// series after its last log write.
+	ProcessTTL time.Duration
+	// Caps on distinct label values; values beyond a cap are dropped and
+	// counted in hccl_exporter_label_values_dropped_total{label}.
+	MaxPIDs          int // processes with settings or communicators
+	MaxCommunicators int // communicators over all processes
+	MaxCodes         int // fault codes outside the catalog
+	MaxPods          int // distinct namespace/pod/container of fault series
+	MaxModules       int // plog modules
+	MaxEnvPerPID     int // variables per process
+	// MaxPartialBytes caps a screen-log line joined from partial entries.
+	MaxPartialBytes int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// DefaultOptions returns the defaults of the cannlog flags.
+func DefaultOptions() Options {
+	return Options{
+		ProcessTTL:       time.Hour,
+		MaxPIDs:          1024,
+		MaxCommunicators: 4096,
+		MaxCodes:         128,
+		MaxPods:          256,
+		MaxModules:       128,
+		MaxEnvPerPID:     256,
+		MaxPartialBytes:  1 << 20,
+	}
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	if o.ProcessTTL == 0 {
+		o.ProcessTTL = d.ProcessTTL
+	}
+	for _, p := range []struct{ v, def *int }{
+		{&o.MaxPIDs, &d.MaxPIDs}, {&o.MaxCommunicators, &d.MaxCommunicators},
+		{&o.MaxCodes, &d.MaxCodes}, {&o.MaxPods, &d.MaxPods}, {&o.MaxModules, &d.MaxModules},
+		{&o.MaxEnvPerPID, &d.MaxEnvPerPID}, {&o.MaxPartialBytes, &d.MaxPartialBytes},
+	} {
+		if *p.v <= 0 {
+			*p.v = *p.def
+		}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// ProcessView is what the logs say about one training process.
+type ProcessView struct {
+	PID       int
+	Name      string
+	LastWrite time.Time // time printed in its last plog line
+	// Env holds the effective settings by variable name, e.g. "HCCL_BUFFSIZE".
+	Env           map[string]EnvSetting
+	Communicators []CommunicatorView
+}
+
+// EnvSetting is one effective HCCL setting of a process.
+type EnvSetting struct {
+	Value     string // as printed, e.g. "200"
+	SetBy     string // environment, default, ge_option or unset
+	Number    float64
+	HasNumber bool // Number is in base units: bytes, seconds, count
+}
+
+// CommunicatorView is one communicator of a process.
+type CommunicatorView struct {
+	Name      string // the identifier, e.g. "127.0.0.1%enp_60000_0_1765367607599032"
+	RankSize  int
+	ServerNum int
+	// UserRank and DevicePhyID come from the `[LocalRank Key Info]` line
+	// that follows; -1 when it was not seen.
+	UserRank    int
+	DevicePhyID int
+}
+
+// FaultSummary is what the logs say about one fault code, for reports.
+type FaultSummary struct {
+	Code     string
+	Stage    string
+	Title    string // empty for codes outside the catalog
+	Remedy   string
+	Count    uint64
+	BySource map[string]uint64 // "screen", "plog"
+	First    time.Time
+	Last     time.Time
+	PIDs     []int // up to maxSummaryPIDs, sorted
+}
+
+const (
+	maxSummaryPIDs = 64
+	maxValueLen    = 128 // longest value label kept (paths are truncated)
+	dedupWindow    = 64  // screen reports remembered to drop repeats
+)
+
+type process struct {
+	name      string
+	lastWrite time.Time
+	// lastRaw is the latest standard-layout time printed by the process,
+	// kept as bytes so that the hot path compares and copies instead of
+	// parsing; resolve folds it into lastWrite when someone reads it.
+	lastRaw  []byte
+	rawDirty bool
+	env      map[string]EnvSetting
+	comms    []CommunicatorView
+}
+
+func (pr *process) touchRaw(raw []byte) {
+	if bytes.Compare(raw, pr.lastRaw) > 0 {
+		pr.lastRaw = append(pr.lastRaw[:0], raw...)
+		pr.rawDirty = true
+	}
+}
+
+func (pr *process) resolve(loc *time.Location) time.Time {
+	if pr.rawDirty {
+		if t, ok := parse.ParsePlogTime(pr.lastRaw, loc); ok && t.After(pr.lastWrite) {
+			pr.lastWrite = t
+		}
+		pr.rawDirty = false
+	}
+	return pr.lastWrite
+}
+
+type faultKey struct {
+	code, source, namespace, pod, container string
+}
+
+type faultCount struct {
+	count uint64
+	last  time.Time
+}
+
+type podKey struct{ namespace, pod, container string }
+
+type plogErrKey struct{ stage, reason string }
+
+type partialKey struct {
+	path   string
+	stream uint8
+}
+
+// State holds what the logs said: counters, per-process settings and
+// communicators, fault events. It is safe for concurrent use; Ingest is the
+// only writer. It does no I/O, so the offline diagnose command can feed it
+// the files of a bundle.
+type State struct {
+	mu   sync.Mutex
+	opts Options
+	cat  *catalogIndex
+
+	lines      map[string]*[parse.NumLevels]uint64
+	procs      map[int]*process
+	nComms     int
+	faults     map[faultKey]*faultCount
+	extraCodes map[string]struct{}
+	pods       map[podKey]struct{}
+	summaries  map[string]*FaultSummary
+	plogErrors map[plogErrKey]uint64
+	dropped    map[string]uint64
+	unparsable map[string]uint64
+	partial    map[partialKey][]byte
+	recent     [dedupWindow]string
+	recentNext int
+}
+
+// NewState returns an empty state.
+func NewState(opts Options) *State {
+	return &State{
+		opts:       opts.withDefaults(),
+		cat:        defaultCatalog,
+		lines:      map[string]*[parse.NumLevels]uint64{},
+		procs:      map[int]*process{},
+		faults:     map[faultKey]*faultCount{},
+		extraCodes: map[string]struct{}{},
+		pods:       map[podKey]struct{}{},
+		summaries:  map[string]*FaultSummary{},
+		plogErrors: map[plogErrKey]uint64{},
+		dropped:    map[string]uint64{},
+		unparsable: map[string]uint64{},
+		partial:    map[partialKey][]byte{},
+	}
+}
+
+// Ingest reads one line (without its newline) of src. The line is only
+// read during the call.
+func (s *State) Ingest(src *Source, line []byte) {
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	if len(line) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if src.Kind == SourceScreen {
+		s.ingestScreen(src, line)
+		return
+	}
+	s.ingestPlog(src, line)
+}
+
+var (
+	moduleHCCL = []byte("HCCL")
+	moduleHCCP = []byte("HCCP")
+)
+
+func (s *State) ingestPlog(src *Source, line []byte) {
+	var p parse.PlogLine
+	if !parse.ParsePlog(line, &p) {
+		s.unparsable[formatPlog]++
+		return
+	}
+	s.countLine(p.Module, p.Level)
+	if pr := s.procs[p.PID]; pr != nil {
+		if p.StdTime {
+			pr.touchRaw(p.Time)
+		} else if t, ok := parse.ParsePlogTime(p.Time, s.opts.Location); ok && t.After(pr.lastWrite) {
+			pr.lastWrite = t
+		}
+	}
+	if p.ErrToWarn {
+		// HCCL demotes an error to a warning while it retries; the line is
+		// counted above but is neither a fault nor a setting.
+		return
+	}
+	isHCCL := bytes.Equal(p.Module, moduleHCCL)
+	isHCCP := bytes.Equal(p.Module, moduleHCCP)
+	switch p.Level {
+	case parse.LevelInfo, parse.LevelWarning:
+		if !isHCCL {
+			return
+		}
+		if parse.IsEnvLine(p.Msg) {
+			s.applyEnv(&p)
+		} else if parse.IsKeyInfoLine(p.Msg) {
+			s.applyKeyInfo(&p)
+		}
+	case parse.LevelError:
+		if !isHCCL && !isHCCP {
+			// Fingerprints are HCCL/HCCP messages; other modules' errors
+			// are only counted in ascend_log_lines_total.
+			return
+		}
+		stage, reason := parse.StageKeywords(p.Msg)
+		s.plogErrors[plogErrKey{stage, reason}]++
+		if code, ok := s.cat.match(p.Msg); ok {
+			s.recordFault(code, FaultSourcePlog, src, p.PID, s.lineTime(p.Time))
+		}
+	}
+}
+
+func (s *State) countLine(module []byte, level parse.Level) {
+	if c := s.lines[string(module)]; c != nil {
+		c[level]++
+		return
+	}
+	if len(s.lines) >= s.opts.MaxModules {
+		s.dropped[labelModule]++
+		return
+	}
+	c := new([parse.NumLevels]uint64)
+	c[level]++
+	s.lines[string(module)] = c
+}
+
+func (s *State) lineTime(raw []byte) time.Time {
+	if t, ok := parse.ParsePlogTime(raw, s.opts.Location); ok {
+		return t
+	}
+	return s.opts.Now()
+}
+
+// process returns the entry of pid, creating it within the pid cap.
+func (s *State) process(pid int, name []byte, t time.Time) *process {
+	pr := s.procs[pid]
+	if pr == nil {
+		if len(s.procs) >= s.opts.MaxPIDs {
+			s.dropped[labelPID]++
+			return nil
+		}
+		pr = &process{env: map[string]EnvSetting{}, lastWrite: t}
+		s.procs[pid] = pr
+	}
+	if pr.name != string(name) {
+		pr.name = labelValue(string(name), maxValueLen)
+	}
+	if t.After(pr.lastWrite) {
+		pr.lastWrite = t
+	}
+	return pr
+}
+
+func (s *State) applyEnv(p *parse.PlogLine) {
+	settings := parse.ParseHCCLEnv(p.Msg)
+	if len(settings) == 0 {
+		return
+	}
+	pr := s.process(p.PID, p.PName, s.lineTime(p.Time))
+	if pr == nil {
+		return
+	}
+	for _, st := range settings {
+		if _, ok := pr.env[st.Name]; !ok && len(pr.env) >= s.opts.MaxEnvPerPID {
+			s.dropped[labelVariable]++
+			continue
+		}
+		pr.env[st.Name] = toEnvSetting(st)
+	}
+}
+
+// envUnits converts the unit printed after a value to base units.
+var envUnits = map[string]float64{
+	"M": 1 << 20, "MB": 1 << 20, "K": 1 << 10, "KB": 1 << 10, "G": 1 << 30, "GB": 1 << 30,
+	"s": 1, "ms": 1e-3,
+}
+
+// envDefaultUnits are the units of numeric variables when a line (older
+// CANN, untagged) prints none. HCCL_BUFFSIZE is in MB (HCCL_BUFFSIZE.md).
+var envDefaultUnits = map[string]string{
+	"HCCL_BUFFSIZE":           "M",
+	"HCCL_CONNECT_TIMEOUT":    "s",
+	"HCCL_EXEC_TIMEOUT":       "s",
+	"HCCL_MULTI_QP_THRESHOLD": "KB",
+}
+
+func toEnvSetting(st parse.EnvSetting) EnvSetting {
+	out := EnvSetting{Value: labelValue(st.Value, maxValueLen), SetBy: st.SetBy}
+	if f, err := strconv.ParseFloat(st.Value, 64); err == nil && st.Value != "" {
+		unit := st.Unit
+		if unit == "" {
+			unit = envDefaultUnits[st.Name]
+		}
+		mult := 1.0
+		if m, ok := envUnits[unit]; ok {
+			mult = m
+		}
+		out.Number, out.HasNumber = f*mult, true
+	}
+	return out
+}
+
+func (s *State) applyKeyInfo(p *parse.PlogLine) {
+	if ci, ok := parse.ParseCommunicatorKeyInfo(p.Msg); ok {
+		pr := s.process(p.PID, p.PName, s.lineTime(p.Time))
+		if pr == nil {
+			return
+		}
+		name := labelValue(ci.Identifier, 2*maxValueLen)
+		for i := range pr.comms {
+			if pr.comms[i].Name == name {
+				pr.comms[i].RankSize, pr.comms[i].ServerNum = ci.RankSize, ci.ServerNum
+				return
+			}
+		}
+		if s.nComms >= s.opts.MaxCommunicators {
+			s.dropped[labelCommunicator]++
+			return
+		}
+		s.nComms++
+		pr.comms = append(pr.comms, CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, UserRank: -1, DevicePhyID: -1})
+		return
+	}
+	pr := s.procs[p.PID]
+	if pr == nil || len(pr.comms) == 0 {
+		return
+	}
+	if lr, ok := parse.ParseLocalRankKeyInfo(p.Msg); ok {
+		// HCCL prints it right after the communicator's own key-info line.
+		last := &pr.comms[len(pr.comms)-1]
+		last.UserRank, last.DevicePhyID = lr.UserRank, lr.DevicePhyID
+		return
+	}
+	if id, ok := parse.CommDestroy(p.Msg); ok {
+		// CANN does not name the communicator it destroys; drop the named
+		// one when it does, else the newest (sub-groups are created after
+		// and destroyed before the world group).
+		idx := len(pr.comms) - 1
+		if id != "" {
+			idx = -1
+			for i := range pr.comms {
+				if pr.comms[i].Name == id {
+					idx = i
+				}
+			}
+			if idx < 0 {
+				return
+			}
+		}
+		pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
+		s.nComms--
+	}
+}
+
+var (
+	dockerStreamStdout = "stdout"
+	dockerStreamStderr = "stderr"
+)
+
+func (s *State) ingestScreen(src *Source, line []byte) {
+	msg := line
+	var fallback []byte // RFC 3339 time of the CRI or Docker entry
+	var cri parse.CRILine
+	switch {
+	case parse.IsDocker(line):
+		complete := parse.DockerComplete(line)
+		if complete && !s.hasPartial(src.Path) {
+			if code, _ := parse.FindFaultCode(line); code == nil {
+				return
+			}
+		}
+		d, err := parse.ParseDocker(line)
+		if err != nil {
+			s.unparsable[formatDocker]++
+			return
+		}
+		key := partialKey{path: src.Path, stream: streamID(d.Stream)}
+		text := []byte(d.Log)
+		if len(text) == 0 || text[len(text)-1] != '\n' {
+			s.appendPartial(key, text)
+			return
+		}
+		if buf, ok := s.partial[key]; ok {
+			text = append(buf, text...)
+			delete(s.partial, key)
+		}
+		msg = bytes.TrimRight(text, "\r\n")
+		fallback = []byte(d.Time)
+	case parse.ParseCRI(line, &cri):
+		key := partialKey{path: src.Path, stream: streamID(string(cri.Stream))}
+		if cri.Partial {
+			s.appendPartial(key, cri.Msg)
+			return
+		}
+		msg = cri.Msg
+		if buf, ok := s.partial[key]; ok {
+			msg = append(buf, cri.Msg...)
+			delete(s.partial, key)
+		}
+		fallback = cri.Time
+	default:
+		if len(line) > 0 && (line[0] >= '0' && line[0] <= '9') && bytes.Contains(line[:min(len(line), 40)], []byte(" stdout ")) {
+			// Looks like CRI but did not parse.
+			s.unparsable[formatCRI]++
+		}
+	}
+	code, _ := parse.FindFaultCode(msg)
+	if code == nil {
+		return
+	}
+	raw := parse.FindPlogTime(msg)
+	var ts time.Time
+	ok := false
+	if raw != nil {
+		ts, ok = parse.ParsePlogTime(raw, s.opts.Location)
+	}
+	if !ok && fallback != nil {
+		ts, ok = parse.ParseRFC3339(fallback)
+	}
+	if !ok {
+		ts = s.opts.Now()
+	}
+	pid := parse.ScreenPID(msg)
+	if raw != nil {
+		// The error manager's report is often repeated by the framework's
+		// exception text (RuntimeError: …): the same code, pid and printed
+		// time count once.
+		key := string(code) + "|" + string(raw) + "|" + strconv.Itoa(pid) + "|" + src.Path
+		for _, k := range s.recent {
+			if k == key {
+				return
+			}
+		}
+		s.recent[s.recentNext] = key
+		s.recentNext = (s.recentNext + 1) % dedupWindow
+	}
+	s.recordFault(string(code), FaultSourceScreen, src, pid, ts)
+}
+
+// labelValue makes a log-derived string a valid label value: valid UTF-8
+// (invalid bytes become U+FFFD) and at most max bytes.
+func labelValue(s string, max int) string {
+	if len(s) > max {
+		s = s[:max]
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
+}
+
+func streamID(stream string) uint8 {
+	switch stream {
+	case dockerStreamStdout:
+		return 1
+	case dockerStreamStderr:
+		return 2
+	}
+	return 0
+}
+
+func (s *State) hasPartial(path string) bool {
+	for stream := uint8(0); stream <= 2; stream++ {
+		if _, ok := s.partial[partialKey{path, stream}]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *State) appendPartial(key partialKey, b []byte) {
+	buf := s.partial[key]
+	if room := s.opts.MaxPartialBytes - len(buf); room < len(b) {
+		if room < 0 {
+			room = 0
+		}
+		b = b[:room] // the start of a line carries the code; drop the excess
+	}
+	s.partial[key] = append(buf, b...)
+}
+
+func (s *State) recordFault(code, source string, src *Source, pid int, ts time.Time) {
+	if _, known := s.cat.codes[code]; !known {
+		if _, seen := s.extraCodes[code]; !seen {
+			if len(s.extraCodes) >= s.opts.MaxCodes {
+				s.dropped[labelCode]++
+				return
+			}
+			s.extraCodes[code] = struct{}{}
+		}
+	}
+	ns, pod, ctr := labelValue(src.Namespace, maxValueLen), labelValue(src.Pod, maxValueLen), labelValue(src.Container, maxValueLen)
+	if ns != "" || pod != "" || ctr != "" {
+		pk := podKey{ns, pod, ctr}
+		if _, seen := s.pods[pk]; !seen {
+			if len(s.pods) >= s.opts.MaxPods {
+				// Keep the event, lose its pod labels.
+				s.dropped[labelPod]++
+				ns, pod, ctr = "", "", ""
+			} else {
+				s.pods[pk] = struct{}{}
+			}
+		}
+	}
+	k := faultKey{code: code, source: source, namespace: ns, pod: pod, container: ctr}
+	fc := s.faults[k]
+	if fc == nil {
+		fc = &faultCount{}
+		s.faults[k] = fc
+	}
+	fc.count++
+	if ts.After(fc.last) {
+		fc.last = ts
+	}
+	sm := s.summaries[code]
+	if sm == nil {
+		stage, title, remedy, _ := CodeInfo(code)
+		sm = &FaultSummary{Code: code, Stage: stage, Title: title, Remedy: remedy, BySource: map[string]uint64{}, First: ts, Last: ts}
+		s.summaries[code] = sm
+	}
+	sm.Count++
+	sm.BySource[source]++
+	if ts.Before(sm.First) {
+		sm.First = ts
+	}
+	if ts.After(sm.Last) {
+		sm.Last = ts
+	}
+	if pid > 0 && len(sm.PIDs) < maxSummaryPIDs {
+		i := sort.SearchInts(sm.PIDs, pid)
+		if i == len(sm.PIDs) || sm.PIDs[i] != pid {
+			sm.PIDs = append(sm.PIDs, 0)
+			copy(sm.PIDs[i+1:], sm.PIDs[i:])
+			sm.PIDs[i] = pid
+		}
+	}
+}
+
+// Processes returns copies of the processes whose series are exported:
+// those the logs described and that have not expired.
+func (s *State) Processes() []ProcessView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ProcessView, 0, len(s.procs))
+	for pid, pr := range s.procs {
+		pv := ProcessView{PID: pid, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
+			Env: make(map[string]EnvSetting, len(pr.env)), Communicators: append([]CommunicatorView(nil), pr.comms...)}
+		for k, v := range pr.env {
+			pv.Env[k] = v
+		}
+		out = append(out, pv)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
+	return out
+}
+
+// Faults returns a copy of the per-code summaries, sorted by code.
+func (s *State) Faults() []FaultSummary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]FaultSummary, 0, len(s.summaries))
+	for _, sm := range s.summaries {
+		c := *sm
+		c.BySource = make(map[string]uint64, len(sm.BySource))
+		for k, v := range sm.BySource {
+			c.BySource[k] = v
+		}
+		c.PIDs = append([]int(nil), sm.PIDs...)
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
+}
+
+// Expire drops the processes that are not alive and whose last log write is
+// older than the TTL, and returns how many it dropped. live may do I/O (it
+// reads /proc), so it is called without the lock held.
+func (s *State) Expire(live Liveness) int {
+	now := s.opts.Now()
+	s.mu.Lock()
+	var stale []int
+	for pid, pr := range s.procs {
+		if now.Sub(pr.resolve(s.opts.Location)) > s.opts.ProcessTTL {
+			stale = append(stale, pid)
+		}
+	}
+	s.mu.Unlock()
+	var dead []int
+	for _, pid := range stale {
+		if live == nil || !live.Alive(pid) {
+			dead = append(dead, pid)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, pid := range dead {
+		pr := s.procs[pid]
+		if pr == nil || now.Sub(pr.resolve(s.opts.Location)) <= s.opts.ProcessTTL {
+			continue // written to meanwhile
+		}
+		s.nComms -= len(pr.comms)
+		delete(s.procs, pid)
+		n++
+	}
+	return n
+}

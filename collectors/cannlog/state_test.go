@@ -1,0 +1,116 @@
+package cannlog
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+)
+
+// exposition renders a collector's metrics in the text format, sorted, the
+// form of the golden files.
+func exposition(t *testing.T, c prometheus.Collector) []byte {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func TestSamplesGolden(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 3, 18, 12, 0, 0, 0, time.UTC)}
+	st := NewState(testOptions(clock))
+	ingestTree(t, st, "testdata/cann-log")
+	ingestTree(t, st, "testdata/screen-log")
+	got := exposition(t, st)
+	golden(t, "samples.prom", got)
+
+	if err := testutil.CollectAndCompare(st, bytes.NewReader(got)); err != nil {
+		t.Error(err)
+	}
+	problems, err := testutil.CollectAndLint(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestFixturesGolden(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)}
+	st := NewState(testOptions(clock))
+	ingestTree(t, st, "testdata/fixtures/run")
+	ingestTree(t, st, "testdata/fixtures/debug")
+	pod := &Source{Path: "/var/log/pods/train_llama-0_uid/trainer/0.log", Kind: SourceScreen, Namespace: "train", Pod: "llama-0", Container: "trainer"}
+	ingestFile(t, st, pod, "testdata/fixtures/screen/cri.log")
+	ingestFile(t, st, sourceFor("docker-json.log"), "testdata/fixtures/screen/docker-json.log")
+	ingestFile(t, st, sourceFor("plain-mixed.log"), "testdata/fixtures/screen/plain-mixed.log")
+	got := exposition(t, st)
+	golden(t, "fixtures.prom", got)
+	if problems, err := testutil.CollectAndLint(st); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
+
+	// The view diagnose and headroom read.
+	procs := st.Processes()
+	if len(procs) != 4 {
+		t.Fatalf("processes = %+v", procs)
+	}
+	p := procs[0]
+	if p.PID != 4242 || p.Name != "python3" {
+		t.Fatalf("first process %+v", p)
+	}
+	if bs := p.Env["HCCL_BUFFSIZE"]; !bs.HasNumber || bs.Number != 512<<20 || bs.SetBy != "environment" || bs.Value != "512" {
+		t.Errorf("HCCL_BUFFSIZE = %+v", bs)
+	}
+	if et := p.Env["HCCL_EXEC_TIMEOUT"]; et.Number != 3600 {
+		t.Errorf("HCCL_EXEC_TIMEOUT = %+v", et)
+	}
+	if th := p.Env["HCCL_MULTI_QP_THRESHOLD"]; th.Number != 1024*1024 {
+		t.Errorf("HCCL_MULTI_QP_THRESHOLD = %+v", th)
+	}
+	// Two communicators were created and the newest destroyed.
+	want := []CommunicatorView{{Name: "hccl_world_group", RankSize: 16, ServerNum: 2, UserRank: 3, DevicePhyID: 3}}
+	if !reflect.DeepEqual(p.Communicators, want) {
+		t.Errorf("communicators = %+v, want %+v", p.Communicators, want)
+	}
+	if !p.LastWrite.Equal(time.Date(2026, 1, 7, 9, 0, 5, 2000, time.UTC)) {
+		t.Errorf("last write %v", p.LastWrite)
+	}
+	if bs := procs[2].Env["HCCL_BUFFSIZE"]; procs[2].PID != 4444 || bs.Number != 300<<20 {
+		t.Errorf("untagged HCCL_BUFFSIZE without unit: %+v", procs[2])
+	}
+
+	faults := st.Faults()
+	byCode := map[string]FaultSummary{}
+	for _, f := range faults {
+		byCode[f.Code] = f
+	}
+	ei11 := byCode["EI0011"]
+	if ei11.Count != 2 || ei11.BySource["screen"] != 1 || ei11.BySource["plog"] != 1 || ei11.Title == "" || ei11.Remedy == "" {
+		t.Errorf("EI0011 summary %+v", ei11)
+	}
+	if !reflect.DeepEqual(ei11.PIDs, []int{5151, 7001}) {
+		t.Errorf("EI0011 pids %v", ei11.PIDs)
+	}
+	if s := byCode["EZ9999"]; s.Stage != "unknown" || s.Title != "" || s.Count != 1 {
+		t.Errorf("EZ9999 summary %+v", s)
+	}
+}
