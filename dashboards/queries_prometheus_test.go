@@ -1,0 +1,72 @@
+package dashboards
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/alerts"
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
+)
+
+// TestQueriesReturnDataOnContractMetrics runs every panel query in a real
+// Prometheus that scrapes metrics shaped as the design names them
+// (testdata/contract-metrics.prom) and loads the shipped rules: each query
+// must parse, evaluate and return data. The end-to-end test does the same
+// against the real exporter.
+func TestQueriesReturnDataOnContractMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Prometheus")
+	}
+	exposition, err := os.ReadFile(filepath.Join("testdata", "contract-metrics.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write(exposition)
+	}))
+	defer target.Close()
+	rules := filepath.Join(t.TempDir(), "hccl_exporter.rules.yml")
+	if err := os.WriteFile(rules, alerts.Rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	instance := strings.TrimPrefix(target.URL, "http://")
+	prom := testtools.StartPrometheus(t, testtools.PrometheusConfig{
+		ScrapeTargets: []string{instance},
+		JobName:       "hccl_exporter",
+		Labels:        map[string]string{"cluster": "test"},
+		RuleFiles:     []string{rules},
+	})
+	prom.WaitTargetsUp(t, "hccl_exporter", 60*time.Second)
+	// rate() and increase() need two samples in their window.
+	prom.WaitQuery(t, `count_over_time(hccl_exporter_build_info[1m])`, 30*time.Second,
+		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value >= 3 })
+
+	qs, err := Queries("hccl_exporter", instance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now()
+	for _, q := range qs {
+		if q.Instant {
+			s, err := prom.Query(q.Expr)
+			if err != nil || len(s) == 0 {
+				t.Errorf("%s %q %s: instant query returned %v, %v\n%s", q.Dashboard, q.Panel, q.RefID, s, err, q.Expr)
+			}
+			continue
+		}
+		s, err := prom.QueryRange(q.Expr, end.Add(-30*time.Second), end, time.Second)
+		if err != nil || len(s) == 0 {
+			t.Errorf("%s %q %s: range query returned %v, %v\n%s", q.Dashboard, q.Panel, q.RefID, s, err, q.Expr)
+		}
+	}
+
+	// The rules load and evaluate in a real Prometheus too.
+	prom.WaitQuery(t, `cluster_variable_value:hccl_env_info:nodes{cluster="test",variable="HCCL_BUFFSIZE"}`, 30*time.Second,
+		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 1 })
+}
