@@ -1,31 +1,123 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
+	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 )
-
-// collectorWiring holds the parsed flags of every collector and builds the
-// enabled ones, connecting the views they share (npu-smi snapshot → headroom
-// and process liveness; CANN log state → headroom).
-type collectorWiring struct {
-	enabled map[string]*bool
-}
 
 var collectorSpecs = []exporter.Spec{
 	{Name: "npusmi", Help: "NPU memory, health, power and processes from npu-smi info.", DefaultEnabled: true},
 	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs.", DefaultEnabled: true},
-	{Name: "headroom", Help: "NPU memory headroom before HCCL link setup (needs npusmi and cannlog).", DefaultEnabled: true},
+	{Name: "headroom", Help: "NPU memory headroom before HCCL link setup (joins npu-smi's process table with the CANN logs).", DefaultEnabled: true},
+}
+
+// collectorWiring holds the parsed flags of every collector and builds the
+// enabled ones, connecting the views they share: the npu-smi snapshot feeds
+// the headroom model and process liveness; the CANN log state feeds the
+// headroom model with each process's HCCL settings and communicators.
+type collectorWiring struct {
+	enabled  map[string]*bool
+	npusmi   *npusmi.Config
+	cannlog  *cannlogFlags
+	headroom *headroom.Config
 }
 
 func addCollectorFlags(app *kingpin.Application) *collectorWiring {
-	return &collectorWiring{enabled: exporter.AddCollectorFlags(app, collectorSpecs)}
+	return &collectorWiring{
+		enabled:  exporter.AddCollectorFlags(app, collectorSpecs),
+		npusmi:   npusmi.AddFlags(app),
+		cannlog:  addCannlogFlags(app),
+		headroom: headroom.AddFlags(app),
+	}
 }
 
+// build constructs the enabled collectors. The npu-smi runner also exists
+// when only headroom or cannlog needs it (its metrics are then not exported),
+// so that every consumer shares one npu-smi run.
 func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collector, func(), error) {
 	out := map[string]exporter.Collector{}
-	return out, func() {}, nil
+	cleanup := func() {}
+	on := func(name string) bool { return *w.enabled[name] }
+
+	var npu *npusmi.Collector
+	if on("npusmi") || on("headroom") || on("cannlog") {
+		npu = npusmi.New(*w.npusmi, logger.With("collector", "npusmi"))
+	}
+	if on("npusmi") {
+		out["npusmi"] = npu
+	}
+
+	var settings headroom.SettingsSource
+	if on("cannlog") {
+		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"), npuLiveness{npu})
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannlog collector: %w", err)
+		}
+		cleanup = stop
+		out["cannlog"] = c
+		settings = c
+	}
+	if on("headroom") {
+		if err := w.headroom.Validate(); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("headroom collector: %w", err)
+		}
+		if settings == nil {
+			logger.Warn("headroom collector runs without the cannlog collector: every process is modelled with HCCL's default settings and no communicators")
+		}
+		out["headroom"] = headroom.New(*w.headroom, npuChips{npu}, settings, logger.With("collector", "headroom"))
+	}
+	return out, cleanup, nil
+}
+
+// npuChips adapts the npu-smi snapshot to the headroom model's input. It
+// joins the scrape's shared npu-smi run rather than starting another.
+type npuChips struct{ npu *npusmi.Collector }
+
+func (n npuChips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.ChipProcess, error) {
+	snap, err := n.npu.Snapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	chips := make([]headroom.ChipMemory, 0, len(snap.Chips))
+	for _, c := range snap.Chips {
+		m := headroom.ChipMemory{NPU: c.NPU, Chip: c.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1}
+		if c.HBMUsedBytes.OK && c.HBMTotalBytes.OK {
+			m.HBMUsedBytes, m.HBMTotalBytes = c.HBMUsedBytes.V, c.HBMTotalBytes.V
+		}
+		chips = append(chips, m)
+	}
+	procs := make([]headroom.ChipProcess, 0, len(snap.Processes))
+	for _, p := range snap.Processes {
+		procs = append(procs, headroom.ChipProcess{NPU: p.NPU, Chip: p.Chip, PID: p.PID})
+	}
+	return chips, procs, nil
+}
+
+// npuLiveness reports a pid alive while the last successful npu-smi run
+// listed it, without running npu-smi itself. A containerised exporter without
+// the host's pid namespace still sees the host pids there.
+type npuLiveness struct{ npu *npusmi.Collector }
+
+func (n npuLiveness) Alive(pid int) bool {
+	if n.npu == nil {
+		return false
+	}
+	snap, _, ok := n.npu.Latest()
+	if !ok {
+		return false
+	}
+	for _, p := range snap.Processes {
+		if p.PID == pid {
+			return true
+		}
+	}
+	return false
 }
