@@ -103,4 +103,3 @@ func run(args []string) int {
 	}
 	return 0
 }
-
