@@ -659,15 +659,30 @@ func (s *State) Processes() []ProcessView {
 	defer s.mu.Unlock()
 	out := make([]ProcessView, 0, len(s.procs))
 	for pid, pr := range s.procs {
-		pv := ProcessView{PID: pid, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
-			Env: make(map[string]EnvSetting, len(pr.env)), Communicators: append([]CommunicatorView(nil), pr.comms...)}
-		for k, v := range pr.env {
-			pv.Env[k] = v
-		}
-		out = append(out, pv)
+		out = append(out, s.view(pid, pr))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out
+}
+
+// Process returns a copy of one process of Processes.
+func (s *State) Process(pid int) (ProcessView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.procs[pid]
+	if pr == nil {
+		return ProcessView{}, false
+	}
+	return s.view(pid, pr), true
+}
+
+func (s *State) view(pid int, pr *process) ProcessView {
+	pv := ProcessView{PID: pid, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
+		Env: make(map[string]EnvSetting, len(pr.env)), Communicators: append([]CommunicatorView(nil), pr.comms...)}
+	for k, v := range pr.env {
+		pv.Env[k] = v
+	}
+	return pv
 }
 
 // Faults returns a copy of the per-code summaries, sorted by code.

@@ -1,0 +1,331 @@
+package cannlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+)
+
+// Config is the cannlog collector's configuration, filled by AddFlags.
+type Config struct {
+	Roots              []string      // CANN log roots holding run/, debug/, security/
+	ScreenGlobs        []string      // screen log globs
+	StateFile          string        // offsets and state across restarts; empty: none
+	ProcessTTL         time.Duration // series of a dead process stay this long after its last write
+	PollInterval       time.Duration
+	RescanInterval     time.Duration
+	CheckpointInterval time.Duration
+	MaxLineBytes       int
+	MaxPIDs            int
+	MaxCommunicators   int
+	MaxCodes           int
+	MaxPods            int
+	MaxModules         int
+}
+
+// DefaultRoot is the CANN log root a process writes to, by CANN's own
+// precedence: $ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH/log, else
+// $HOME/ascend/log.
+func DefaultRoot(getenv func(string) string) string {
+	if p := getenv("ASCEND_PROCESS_LOG_PATH"); p != "" {
+		return p
+	}
+	if p := getenv("ASCEND_WORK_PATH"); p != "" {
+		return filepath.Join(p, "log")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, "ascend", "log")
+}
+
+// AddFlags registers the cannlog flags. The default root is computed from
+// the environment when the flags are defined, so --help shows it.
+func AddFlags(app *kingpin.Application) *Config {
+	cfg := &Config{}
+	d := DefaultOptions()
+	app.Flag("cannlog.root", "CANN log root holding run/, debug/ and security/ (repeatable). "+
+		"Default: $ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH/log, else $HOME/ascend/log.").
+		Default(DefaultRoot(os.Getenv)).StringsVar(&cfg.Roots)
+	app.Flag("screenlog.path", "Glob of training screen logs: plain text, Kubernetes CRI (/var/log/pods/*/*/*.log) "+
+		"or Docker json-file (repeatable).").StringsVar(&cfg.ScreenGlobs)
+	app.Flag("cannlog.state-file", "File keeping read offsets and counters across restarts, so that a restart "+
+		"neither recounts nor skips lines. Empty: start from the beginning of every file.").StringVar(&cfg.StateFile)
+	app.Flag("cannlog.process-ttl", "How long a process that no longer shows as alive (npu-smi, /proc) keeps its "+
+		"series after its last log write.").Default("1h").DurationVar(&cfg.ProcessTTL)
+	app.Flag("cannlog.poll-interval", "How often the logs are read.").Default("1s").DurationVar(&cfg.PollInterval)
+	app.Flag("cannlog.rescan-interval", "How often the log directories are listed again for new and rotated files.").
+		Default("10s").DurationVar(&cfg.RescanInterval)
+	app.Flag("cannlog.checkpoint-interval", "How often the state file is written while lines arrive.").
+		Default("10s").DurationVar(&cfg.CheckpointInterval)
+	app.Flag("cannlog.max-line-bytes", "Longest line read; longer lines are cut and counted.").
+		Default(fmt.Sprint(tail.DefaultMaxLineBytes)).IntVar(&cfg.MaxLineBytes)
+	app.Flag("cannlog.max-pids", "Cap on distinct processes (pid label) with settings or communicators.").
+		Default(fmt.Sprint(d.MaxPIDs)).IntVar(&cfg.MaxPIDs)
+	app.Flag("cannlog.max-communicators", "Cap on communicators over all processes.").
+		Default(fmt.Sprint(d.MaxCommunicators)).IntVar(&cfg.MaxCommunicators)
+	app.Flag("cannlog.max-codes", "Cap on distinct fault codes outside the fault catalog.").
+		Default(fmt.Sprint(d.MaxCodes)).IntVar(&cfg.MaxCodes)
+	app.Flag("cannlog.max-pods", "Cap on distinct namespace/pod/container label sets of fault series.").
+		Default(fmt.Sprint(d.MaxPods)).IntVar(&cfg.MaxPods)
+	app.Flag("cannlog.max-modules", "Cap on distinct plog modules.").
+		Default(fmt.Sprint(d.MaxModules)).IntVar(&cfg.MaxModules)
+	return cfg
+}
+
+func (cfg Config) stateOptions() Options {
+	o := DefaultOptions()
+	o.ProcessTTL = cfg.ProcessTTL
+	for _, p := range []struct{ dst, src *int }{
+		{&o.MaxPIDs, &cfg.MaxPIDs}, {&o.MaxCommunicators, &cfg.MaxCommunicators}, {&o.MaxCodes, &cfg.MaxCodes},
+		{&o.MaxPods, &cfg.MaxPods}, {&o.MaxModules, &cfg.MaxModules},
+	} {
+		if *p.src > 0 {
+			*p.dst = *p.src
+		}
+	}
+	return o
+}
+
+// follower is what the collector needs of tail.Follower.
+type follower interface {
+	Poll(handle func(file *tail.File, line []byte)) error
+	Checkpoint(blob []byte) error
+	Restore() ([]byte, error)
+	Stats() tail.Stats
+	Close() error
+}
+
+var (
+	filesTrackedDesc = prometheus.NewDesc("ascend_log_files_tracked",
+		"Log files followed (CANN plogs and screen logs).", nil, nil)
+	readErrorsDesc = prometheus.NewDesc("ascend_log_read_errors_total",
+		"Errors reading log files and directories (missing roots, unreadable directories, failed reads).", nil, nil)
+	truncatedLinesDesc = prometheus.NewDesc("ascend_log_truncated_lines_total",
+		"Lines longer than --cannlog.max-line-bytes, read cut.", nil, nil)
+)
+
+// expireEvery bounds how often the process TTL is checked (it may stat /proc).
+const expireEvery = 5 * time.Second
+
+// Collector serves the cannlog metrics and views. A background goroutine
+// started by Start reads the logs; Update only reads the state.
+type Collector struct {
+	cfg    Config
+	live   Liveness
+	logger *slog.Logger
+	state  *State
+	f      follower
+
+	src Source // reused for every line by the poll goroutine: no allocation
+
+	// Owned by the poll goroutine.
+	dirty          bool
+	lastCheckpoint time.Time
+	lastExpire     time.Time
+
+	mu      sync.Mutex
+	pollErr error
+
+	startOnce sync.Once
+	closeOnce sync.Once
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+// New builds the collector and its follower and restores the state saved
+// in --cannlog.state-file. live says which processes still run; nil means
+// only the TTL decides.
+func New(cfg Config, live Liveness, logger *slog.Logger) (*Collector, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	f, err := tail.New(tail.Config{
+		Roots:          cfg.Roots,
+		ScreenGlobs:    cfg.ScreenGlobs,
+		StateFile:      cfg.StateFile,
+		PollInterval:   cfg.PollInterval,
+		RescanInterval: cfg.RescanInterval,
+		MaxLineBytes:   cfg.MaxLineBytes,
+	}, logger)
+	if err != nil {
+		return nil, fmt.Errorf("cannlog: start log follower: %w", err)
+	}
+	return newCollector(cfg, live, logger, f, NewState(cfg.stateOptions())), nil
+}
+
+func newCollector(cfg Config, live Liveness, logger *slog.Logger, f follower, st *State) *Collector {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = tail.DefaultPollInterval
+	}
+	if cfg.CheckpointInterval <= 0 {
+		cfg.CheckpointInterval = 10 * time.Second
+	}
+	c := &Collector{cfg: cfg, live: live, logger: logger, state: st, f: f, done: make(chan struct{})}
+	blob, err := f.Restore()
+	if err != nil {
+		logger.Warn("cannot restore the log state file; reading from the start", "file", cfg.StateFile, "err", err)
+	}
+	if err := st.UnmarshalBinary(blob); err != nil {
+		// The offsets were restored, the counters were not: counters start
+		// again from zero rather than count lines twice.
+		logger.Warn("cannot restore the cannlog counters; they restart from zero", "file", cfg.StateFile, "err", err)
+	}
+	return c
+}
+
+// Start launches the goroutine that reads the logs every poll interval
+// until ctx ends or Close is called. Calling it again does nothing.
+func (c *Collector) Start(ctx context.Context) {
+	c.startOnce.Do(func() {
+		ctx, c.cancel = context.WithCancel(ctx)
+		go c.loop(ctx)
+	})
+}
+
+func (c *Collector) loop(ctx context.Context) {
+	defer close(c.done)
+	t := time.NewTicker(c.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		c.pollOnce(time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pollOnce reads what is new, expires processes and checkpoints.
+func (c *Collector) pollOnce(now time.Time) {
+	err := c.f.Poll(c.handle)
+	c.mu.Lock()
+	c.pollErr = err
+	c.mu.Unlock()
+	if err != nil {
+		c.logger.Error("reading logs failed", "err", err)
+		return
+	}
+	if now.Sub(c.lastExpire) >= expireEvery {
+		c.lastExpire = now
+		if n := c.state.Expire(c.live); n > 0 {
+			c.logger.Debug("expired processes", "count", n)
+			c.dirty = true
+		}
+	}
+	if c.dirty && now.Sub(c.lastCheckpoint) >= c.cfg.CheckpointInterval {
+		c.checkpoint(now)
+	}
+}
+
+func (c *Collector) handle(f *tail.File, line []byte) {
+	c.src = Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container}
+	c.state.Ingest(&c.src, line)
+	c.dirty = true
+}
+
+func kindOf(k tail.Kind) SourceKind {
+	switch k {
+	case tail.KindDevicePlog:
+		return SourceDevicePlog
+	case tail.KindScreen:
+		return SourceScreen
+	}
+	return SourcePlog
+}
+
+func (c *Collector) checkpoint(now time.Time) {
+	blob, err := c.state.MarshalBinary()
+	if err == nil {
+		err = c.f.Checkpoint(blob)
+	}
+	if err != nil {
+		c.logger.Error("cannot write the log state file", "file", c.cfg.StateFile, "err", err)
+		return
+	}
+	c.dirty = false
+	c.lastCheckpoint = now
+}
+
+// Close stops reading, writes a last checkpoint and releases the files.
+func (c *Collector) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		if c.cancel != nil {
+			c.cancel()
+			<-c.done
+		}
+		if c.dirty {
+			c.checkpoint(time.Now())
+		}
+		err = c.f.Close()
+	})
+	return err
+}
+
+// Update sends the cannlog metrics. It reads the state under its lock and
+// the follower's counters; it does no file I/O.
+func (c *Collector) Update(ch chan<- prometheus.Metric) error {
+	for _, m := range c.state.metrics() {
+		ch <- m
+	}
+	st := c.f.Stats()
+	var readErrs uint64
+	for _, n := range st.ReadErrors {
+		readErrs += n
+	}
+	ch <- prometheus.MustNewConstMetric(filesTrackedDesc, prometheus.GaugeValue, float64(st.FilesTracked))
+	ch <- prometheus.MustNewConstMetric(readErrorsDesc, prometheus.CounterValue, float64(readErrs))
+	ch <- prometheus.MustNewConstMetric(truncatedLinesDesc, prometheus.CounterValue, float64(st.TruncatedLines))
+	c.mu.Lock()
+	err := c.pollErr
+	c.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("cannlog: read logs: %w", err)
+	}
+	return nil
+}
+
+// Describe and Collect make the collector usable with a plain Prometheus
+// registry (tests, linting).
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	c.state.Describe(ch)
+	ch <- filesTrackedDesc
+	ch <- readErrorsDesc
+	ch <- truncatedLinesDesc
+}
+
+// Collect sends the metrics of Update.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	if err := c.Update(ch); err != nil && !errors.Is(err, tail.ErrClosed) {
+		c.logger.Debug("cannlog collect", "err", err)
+	}
+}
+
+// Processes returns copies of the processes whose series are exported:
+// alive, or within the TTL after their last log write.
+func (c *Collector) Processes() []ProcessView { return c.state.Processes() }
+
+// Process returns one process of Processes.
+func (c *Collector) Process(pid int) (ProcessView, bool) { return c.state.Process(pid) }
+
+// Faults returns the per-code fault summaries.
+func (c *Collector) Faults() []FaultSummary { return c.state.Faults() }
+
+// State returns the collector's state, for tools that read it directly.
+func (c *Collector) State() *State { return c.state }

@@ -1,0 +1,238 @@
+package cannlog
+
+import (
+	"context"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+)
+
+// copyTree copies testdata into a temporary log root.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type testRig struct {
+	dir   string
+	cfg   Config
+	clock *fakeClock
+}
+
+func newRig(t *testing.T) *testRig {
+	dir := t.TempDir()
+	copyTree(t, "testdata/cann-log", filepath.Join(dir, "log"))
+	copyTree(t, "testdata/screen-log", filepath.Join(dir, "screen"))
+	return &testRig{
+		dir: dir,
+		cfg: Config{
+			Roots:       []string{filepath.Join(dir, "log")},
+			ScreenGlobs: []string{filepath.Join(dir, "screen", "*.log")},
+			StateFile:   filepath.Join(dir, "state"),
+			ProcessTTL:  time.Hour,
+		},
+		clock: &fakeClock{t: time.Date(2026, 3, 18, 12, 0, 0, 0, time.UTC)},
+	}
+}
+
+func (r *testRig) collector(t *testing.T, live Liveness) *Collector {
+	t.Helper()
+	f, err := tail.New(tail.Config{Roots: r.cfg.Roots, ScreenGlobs: r.cfg.ScreenGlobs, StateFile: r.cfg.StateFile, DisableNotify: true}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newCollector(r.cfg, live, nil, f, NewState(testOptions(r.clock)))
+}
+
+var allAlive = LivenessFunc(func(int) bool { return true })
+
+// stateOnly renders the state metrics (without the follower's counters).
+func stateOnly(t *testing.T, c *Collector) string { return string(exposition(t, c.state)) }
+
+func TestCollectorSamples(t *testing.T) {
+	r := newRig(t)
+	c := r.collector(t, allAlive)
+	defer c.Close()
+	c.pollOnce(r.clock.Now())
+	want, err := os.ReadFile("testdata/golden/samples.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stateOnly(t, c); got != string(want) {
+		t.Errorf("followed samples differ from the ingested ones:\n%s", got)
+	}
+	extra := `
+# HELP ascend_log_files_tracked Log files followed (CANN plogs and screen logs).
+# TYPE ascend_log_files_tracked gauge
+ascend_log_files_tracked 22
+# HELP ascend_log_read_errors_total Errors reading log files and directories (missing roots, unreadable directories, failed reads).
+# TYPE ascend_log_read_errors_total counter
+ascend_log_read_errors_total 0
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(extra), "ascend_log_files_tracked", "ascend_log_read_errors_total"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
+	if p, ok := c.Process(1595259); !ok || p.Env["HCCL_BUFFSIZE"].Number != 1<<20 {
+		t.Errorf("Process(1595259) = %+v %v", p, ok)
+	}
+	if _, ok := c.Process(1); ok {
+		t.Error("unknown pid found")
+	}
+}
+
+// TestCollectorRestart checks that a restart with the state file neither
+// recounts old lines nor loses settings, and counts what came meanwhile.
+func TestCollectorRestart(t *testing.T) {
+	r := newRig(t)
+	c := r.collector(t, allAlive)
+	c.pollOnce(r.clock.Now())
+	before := stateOnly(t, c)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	c2 := r.collector(t, allAlive)
+	if got := stateOnly(t, c2); got != before {
+		t.Fatalf("restored state differs:\n%s", got)
+	}
+	c2.pollOnce(r.clock.Now())
+	if got := stateOnly(t, c2); got != before {
+		t.Fatalf("restart recounted lines:\n%s", got)
+	}
+	// New lines after the restart are counted once.
+	appendTo(t, filepath.Join(r.dir, "screen", "train-ei0011.log"),
+		"[PID: 2103452] 2025-11-03-20:30:00.000.000 Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate\n")
+	appendTo(t, filepath.Join(r.dir, "log", "run", "plog", "plog-1595259_20260106153829881.log"),
+		"[INFO] HCCL(1595259,alltoall_test):2026-01-06-15:40:00.000.000 [externalinput.cc:1420] [1595259][HCCL_ENV] environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [8]\n")
+	c2.pollOnce(r.clock.Now())
+	if n := countOf(t, c2.state, "EI0011", "screen"); n != 2 {
+		t.Errorf("EI0011 after restart and one new report = %d, want 2", n)
+	}
+	if p, _ := c2.Process(1595259); p.Env["HCCL_RDMA_QPS_PER_CONNECTION"].Number != 8 {
+		t.Errorf("new setting not applied: %+v", p.Env["HCCL_RDMA_QPS_PER_CONNECTION"])
+	}
+	if err := c2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func appendTo(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCollectorExpiresDeadProcesses runs the background loop: the sample
+// processes are long gone, so their series go at the first expiry.
+func TestCollectorExpiresDeadProcesses(t *testing.T) {
+	r := newRig(t)
+	r.cfg.PollInterval = 10 * time.Millisecond
+	c := r.collector(t, AnyAlive{ProcLiveness{Root: t.TempDir()}})
+	c.Start(context.Background())
+	deadline := time.Now().Add(10 * time.Second)
+	for countOf(t, c.state, "EI0011", "screen") == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if countOf(t, c.state, "EI0011", "screen") != 1 {
+		t.Fatal("the loop did not read the logs")
+	}
+	if ps := c.Processes(); len(ps) != 0 {
+		t.Errorf("dead processes kept: %+v", ps)
+	}
+	if err := c.Update(make(chan prometheus.Metric, 1000)); err != nil {
+		t.Errorf("Update after Close: %v", err)
+	}
+}
+
+func TestCollectorMissingRoot(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Roots: []string{filepath.Join(dir, "missing")}, ScreenGlobs: []string{filepath.Join(dir, "nothing", "*.log")}}
+	c, err := New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.pollOnce(time.Now())
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
+	if n := testutil.CollectAndCount(c, "hccl_fault_events_total"); n != 2*len(defaultCatalog.order) {
+		t.Errorf("%d pre-initialised fault series, want %d", n, 2*len(defaultCatalog.order))
+	}
+}
+
+func TestFlags(t *testing.T) {
+	t.Setenv("ASCEND_PROCESS_LOG_PATH", "")
+	t.Setenv("ASCEND_WORK_PATH", "/work/x")
+	app := kingpin.New("test", "")
+	cfg := AddFlags(app)
+	if _, err := app.Parse([]string{"--screenlog.path=/a/*.log", "--screenlog.path=/b/*.log", "--cannlog.process-ttl=30m"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Roots) != 1 || cfg.Roots[0] != "/work/x/log" || len(cfg.ScreenGlobs) != 2 || cfg.ProcessTTL != 30*time.Minute ||
+		cfg.PollInterval != time.Second || cfg.MaxPIDs != 1024 {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	app = kingpin.New("test", "")
+	cfg = AddFlags(app)
+	if _, err := app.Parse([]string{"--cannlog.root=/r1", "--cannlog.root=/r2"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cfg.Roots, ",") != "/r1,/r2" {
+		t.Errorf("roots = %v", cfg.Roots)
+	}
+	for env, want := range map[[3]string]string{
+		{"/p", "/w", "/h"}: "/p",
+		{"", "/w", "/h"}:   "/w/log",
+		{"", "", "/h"}:     "/h/ascend/log",
+	} {
+		get := func(k string) string {
+			return map[string]string{"ASCEND_PROCESS_LOG_PATH": env[0], "ASCEND_WORK_PATH": env[1], "HOME": env[2]}[k]
+		}
+		if got := DefaultRoot(get); got != want {
+			t.Errorf("DefaultRoot(%v) = %q, want %q", env, got, want)
+		}
+	}
+}
