@@ -1,0 +1,454 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
+)
+
+// Variable names the report reads.
+const (
+	varQPs          = "HCCL_RDMA_QPS_PER_CONNECTION"
+	varQPPortConfig = "HCCL_RDMA_QP_PORT_CONFIG_PATH"
+	varBuffSize     = "HCCL_BUFFSIZE"
+	varIntraRoCE    = "HCCL_INTRA_ROCE_ENABLE"
+)
+
+// setByNotPrinted marks a value the logs did not print and HCCL's default
+// was assumed.
+const setByNotPrinted = "not_printed"
+
+// HCCL_RDMA_QPS_PER_CONNECTION's recommended range (HCCL docs: "建议配置范围
+// [1,8]"; above 8 there is no guaranteed gain and memory may run out).
+const (
+	recommendedQPsMin = 1
+	recommendedQPsMax = 8
+)
+
+// qpSettingPriority is the order in which QP settings take effect, highest
+// first (HCCL_RDMA_QPS_PER_CONNECTION.md).
+var qpSettingPriority = []string{
+	"hccn_tool -s multi_qp (management plane)",
+	"NSLB QP configuration (hccn_tool -t nslb-dp)",
+	"HCCL_RDMA_QP_PORT_CONFIG_PATH",
+	"HCCL_RDMA_QPS_PER_CONNECTION",
+}
+
+// QPModel is the link-setup arithmetic the report used.
+type QPModel struct {
+	QPBytesLow                  float64  `json:"qp_bytes_low"`
+	QPBytesHigh                 float64  `json:"qp_bytes_high"`
+	RecommendedQPsPerConnection [2]int   `json:"recommended_qps_per_connection"`
+	MaxQPsPerConnection         int      `json:"max_qps_per_connection"`
+	QPSettingPriority           []string `json:"qp_setting_priority"`
+}
+
+// EI0011Report is the troubleshooting guide's answer to EI0011, with the
+// bundle's numbers.
+type EI0011Report struct {
+	Events uint64   `json:"events"`
+	Nodes  []string `json:"nodes"`
+	// BufferOOMPresent is true when the bundle also holds a cclBuffer
+	// out-of-memory (see BufferOOMReport), which needs HCCL_BUFFSIZE, not
+	// fewer QPs.
+	BufferOOMPresent bool     `json:"buffer_oom_present"`
+	Remedies         []Remedy `json:"remedies"`
+}
+
+// Remedy is one of the guide's remedies and what the bundle says about it.
+type Remedy struct {
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Findings []string `json:"findings"`
+}
+
+// BufferOOMReport describes EL0004, the driver's out-of-memory report.
+type BufferOOMReport struct {
+	Events uint64 `json:"events"`
+	// PlogEvents counts HCCL's own "Create ccl buffer size[…] fail" lines.
+	PlogEvents uint64 `json:"plog_events"`
+	// HCCL is true when the out-of-memory happened while HCCL allocated
+	// its buffer (a plog event, or a screen traceback naming HCCL).
+	HCCL     bool          `json:"hccl"`
+	Evidence []OOMEvidence `json:"evidence"`
+	Findings []string      `json:"findings"`
+}
+
+// build assigns groups to nodes, merges them and fills in the report.
+func build(ins []*input, opts Options) *Report {
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		TimeZone:      opts.Location.String(),
+		Inputs:        []Input{},
+		Nodes:         []Node{},
+		Faults:        []Fault{},
+		Settings:      []Setting{},
+		Errors:        []string{},
+		QPModel: QPModel{
+			QPBytesLow: opts.QP.QPBytesLow, QPBytesHigh: opts.QP.QPBytesHigh,
+			RecommendedQPsPerConnection: [2]int{recommendedQPsMin, recommendedQPsMax},
+			MaxQPsPerConnection:         headroom.HCCLMaxQPsPerConnection,
+			QPSettingPriority:           qpSettingPriority,
+		},
+		InconsistentVariables: []string{},
+	}
+	nodes := map[string]*nodeData{}
+	for _, in := range ins {
+		keys := make([]string, 0, len(in.groups))
+		for k := range in.groups {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		a := newNodeAssigner(in.name, append([]string(nil), keys...), opts.Layout)
+		names := map[string]bool{}
+		r.Errors = append(r.Errors, in.errs...)
+		for _, k := range keys {
+			g := in.groups[k]
+			name := a.node(k)
+			names[name] = true
+			n := nodes[name]
+			if n == nil {
+				n = &nodeData{name: name}
+				nodes[name] = n
+			}
+			n.groups = append(n.groups, g)
+			r.Errors = append(r.Errors, g.errs...)
+		}
+		if len(keys) == 0 {
+			r.Errors = append(r.Errors, fmt.Sprintf("%s: no log files found (plog-<pid>_<time>.log, device-<pid>_<time>.log, *.log, *.txt)", in.path))
+		}
+		ri := Input{Path: in.path, Type: in.typ, Nodes: sortedKeys(names), SkippedFiles: in.skipped}
+		r.Inputs = append(r.Inputs, ri)
+	}
+	names := make([]string, 0, len(nodes))
+	for name := range nodes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	all := make([]*nodeData, 0, len(names))
+	for _, name := range names {
+		n := nodes[name]
+		n.merge()
+		all = append(all, n)
+		r.Nodes = append(r.Nodes, buildNode(n, opts))
+	}
+	r.Faults = buildFaults(all, opts)
+	r.Settings = buildSettings(r.Nodes)
+	for _, s := range r.Settings {
+		if !s.Consistent && !s.PerNode {
+			r.InconsistentVariables = append(r.InconsistentVariables, s.Variable)
+		}
+	}
+	r.BufferOOM = buildBufferOOM(r, all)
+	r.EI0011 = buildEI0011(r)
+
+	switch {
+	case len(r.Errors) > 0:
+		r.Status, r.ExitCode = StatusIncomplete, 2
+	case len(r.Faults) > 0 || len(r.InconsistentVariables) > 0:
+		r.Status, r.ExitCode = StatusFindings, 1
+	default:
+		r.Status, r.ExitCode = StatusClean, 0
+	}
+	return r
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func buildNode(n *nodeData, opts Options) Node {
+	out := Node{Name: n.name, Bytes: n.bytes, Lines: n.lines, Processes: []Process{},
+		Files: FileCounts{Plog: n.files.plog, Device: n.files.device, Screen: n.files.screen}}
+	pids := make([]int, 0, len(n.procs))
+	for pid := range n.procs {
+		pids = append(pids, pid)
+	}
+	sort.Ints(pids)
+	for _, pid := range pids {
+		out.Processes = append(out.Processes, buildProcess(n.procs[pid], opts))
+	}
+	return out
+}
+
+func buildProcess(p *procData, opts Options) Process {
+	out := Process{PID: p.pid, Name: p.name, LastWrite: stamp(p.lastWrite, opts),
+		Settings: []SettingValue{}, Communicators: []Communicator{}}
+	vars := make([]string, 0, len(p.env))
+	for v := range p.env {
+		vars = append(vars, v)
+	}
+	sort.Strings(vars)
+	for _, v := range vars {
+		e := p.env[v]
+		sv := SettingValue{Variable: v, Value: e.Value, SetBy: e.SetBy}
+		if e.HasNumber {
+			num := e.Number
+			sv.Number = &num
+		}
+		out.Settings = append(out.Settings, sv)
+	}
+
+	q := &out.QPs
+	q.QPsPerConnection, q.QPsPerConnectionSetBy = headroom.HCCLDefaultQPsPerConnection, setByNotPrinted
+	if e, ok := p.env[varQPs]; ok && e.HasNumber {
+		q.QPsPerConnection, q.QPsPerConnectionSetBy = e.Number, e.SetBy
+	}
+	q.AboveRecommended = q.QPsPerConnection > recommendedQPsMax
+	// HCCL rejects a value outside [1, 32] at init; the links then use
+	// the default.
+	qps := q.QPsPerConnection
+	if qps < 1 || qps > headroom.HCCLMaxQPsPerConnection {
+		qps = headroom.HCCLDefaultQPsPerConnection
+	}
+	if e, ok := p.env[varQPPortConfig]; ok {
+		q.QPPortConfigPath = e.Value
+	}
+	if e, ok := p.env[varIntraRoCE]; ok {
+		q.IntraRoCE = e.Value == "1"
+	}
+	q.BuffSizeBytes, q.BuffSizeSetBy = headroom.HCCLDefaultBuffSizeBytes, setByNotPrinted
+	if e, ok := p.env[varBuffSize]; ok && e.HasNumber && e.Number > 0 {
+		q.BuffSizeBytes, q.BuffSizeSetBy = e.Number, e.SetBy
+	}
+	q.Communicators = len(p.comms)
+	q.CCLBufferBytes = 2 * q.BuffSizeBytes * float64(len(p.comms))
+	for _, c := range p.comms {
+		l := links(opts.QP, c, qps, q.IntraRoCE)
+		out.Communicators = append(out.Communicators, Communicator{Name: c.Name, RankSize: c.RankSize,
+			ServerNum: c.ServerNum, UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, Links: l})
+		q.QPsLow += l.QPsLow
+		q.QPsHigh += l.QPsHigh
+		q.QPMemoryLowBytes += l.QPMemoryLowBytes
+		q.QPMemoryHighBytes += l.QPMemoryHighBytes
+	}
+	return out
+}
+
+// links runs the headroom model on one communicator of one process on a
+// single pretend chip: with one QP per connection its QP bounds are the
+// peer bounds.
+func links(cfg headroom.Config, c cannlog.CommunicatorView, qps float64, intraRoCE bool) Links {
+	settings := func(int) (headroom.ProcessSettings, bool) {
+		return headroom.ProcessSettings{PID: 1, QPsPerConnection: 1, QPsKnown: true,
+			BuffSizeBytes: headroom.HCCLDefaultBuffSizeBytes, BuffSizeKnown: true, IntraRoCE: intraRoCE,
+			Communicators: []headroom.Communicator{{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum}}}, true
+	}
+	h := headroom.Model(cfg, nil, []headroom.ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, settings)
+	var l Links
+	if len(h) == 1 {
+		l.PeersLow, l.PeersHigh = h[0].QPsLow, h[0].QPsHigh
+	}
+	l.QPsLow, l.QPsHigh = l.PeersLow*qps, l.PeersHigh*qps
+	l.QPMemoryLowBytes, l.QPMemoryHighBytes = l.QPsLow*cfg.QPBytesLow, l.QPsHigh*cfg.QPBytesHigh
+	return l
+}
+
+func buildFaults(nodes []*nodeData, opts Options) []Fault {
+	byCode := map[string]*Fault{}
+	total := map[string]*cannlog.FaultSummary{}
+	for _, n := range nodes {
+		codes := make([]string, 0, len(n.faults))
+		for c := range n.faults {
+			codes = append(codes, c)
+		}
+		sort.Strings(codes)
+		for _, c := range codes {
+			fs := n.faults[c]
+			mergeFault(total, *fs)
+			f := byCode[c]
+			if f == nil {
+				f = &Fault{Code: c, Stage: fs.Stage, Title: fs.Title, Remedy: fs.Remedy}
+				byCode[c] = f
+			}
+			pids := fs.PIDs
+			if pids == nil {
+				pids = []int{}
+			}
+			f.Nodes = append(f.Nodes, FaultNode{Node: n.name, Count: fs.Count, BySource: sources(fs.BySource),
+				First: stamp(fs.First, opts), Last: stamp(fs.Last, opts), PIDs: pids})
+		}
+	}
+	out := make([]Fault, 0, len(byCode))
+	for _, c := range sortedFaultCodes(byCode) {
+		f := byCode[c]
+		t := total[c]
+		f.Count, f.BySource = t.Count, sources(t.BySource)
+		f.First, f.Last = stamp(t.First, opts), stamp(t.Last, opts)
+		out = append(out, *f)
+	}
+	return out
+}
+
+func sortedFaultCodes(m map[string]*Fault) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sources(m map[string]uint64) Sources {
+	return Sources{Screen: m[cannlog.FaultSourceScreen], Plog: m[cannlog.FaultSourcePlog]}
+}
+
+func stamp(t time.Time, opts Options) Timestamp {
+	if t.IsZero() {
+		return Timestamp{}
+	}
+	return Timestamp{t.In(opts.Location)}
+}
+
+// buildSettings groups every process's settings by variable and value.
+func buildSettings(nodes []Node) []Setting {
+	type valueAgg struct {
+		setBy map[string]bool
+		procs int
+		pids  map[string][]int
+	}
+	vals := map[string]map[string]*valueAgg{} // variable → value → agg
+	nodeVals := map[string]map[string]map[string]bool{}
+	for _, n := range nodes {
+		for _, p := range n.Processes {
+			for _, s := range p.Settings {
+				if vals[s.Variable] == nil {
+					vals[s.Variable] = map[string]*valueAgg{}
+					nodeVals[s.Variable] = map[string]map[string]bool{}
+				}
+				a := vals[s.Variable][s.Value]
+				if a == nil {
+					a = &valueAgg{setBy: map[string]bool{}, pids: map[string][]int{}}
+					vals[s.Variable][s.Value] = a
+				}
+				a.setBy[s.SetBy] = true
+				a.procs++
+				a.pids[n.Name] = append(a.pids[n.Name], p.PID)
+				if nodeVals[s.Variable][n.Name] == nil {
+					nodeVals[s.Variable][n.Name] = map[string]bool{}
+				}
+				nodeVals[s.Variable][n.Name][s.Value] = true
+			}
+		}
+	}
+	vars := make([]string, 0, len(vals))
+	for v := range vals {
+		vars = append(vars, v)
+	}
+	sort.Strings(vars)
+	out := make([]Setting, 0, len(vars))
+	for _, v := range vars {
+		s := Setting{Variable: v, Consistent: len(vals[v]) == 1, PerNode: perNodeVariables[v]}
+		var first string
+		for _, set := range nodeVals[v] {
+			key := strings.Join(sortedKeys(set), "\x00")
+			if first == "" {
+				first = key
+			} else if key != first {
+				s.AcrossNodes = true
+			}
+		}
+		for value, a := range vals[v] {
+			g := SettingGroup{Value: value, SetBy: sortedKeys(a.setBy), Processes: a.procs}
+			for _, node := range sortedKeysOf(a.pids) {
+				pids := a.pids[node]
+				sort.Ints(pids)
+				g.Nodes = append(g.Nodes, NodePIDs{Node: node, PIDs: pids})
+			}
+			s.Values = append(s.Values, g)
+		}
+		sort.Slice(s.Values, func(i, j int) bool {
+			if s.Values[i].Processes != s.Values[j].Processes {
+				return s.Values[i].Processes > s.Values[j].Processes
+			}
+			return s.Values[i].Value < s.Values[j].Value
+		})
+		out = append(out, s)
+	}
+	return out
+}
+
+func sortedKeysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// setting returns the bundle-wide groups of a variable, or nil.
+func (r *Report) setting(variable string) *Setting {
+	for i := range r.Settings {
+		if r.Settings[i].Variable == variable {
+			return &r.Settings[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) fault(code string) *Fault {
+	for i := range r.Faults {
+		if r.Faults[i].Code == code {
+			return &r.Faults[i]
+		}
+	}
+	return nil
+}
+
+// where renders who runs a setting value: "node-a (pids 1, 2), node-b (pid 3)".
+func where(nodes []NodePIDs) string {
+	parts := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		parts = append(parts, n.Node+" ("+pidList(n.PIDs)+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func pidList(pids []int) string {
+	if len(pids) == 0 {
+		return "no pid"
+	}
+	s := make([]string, 0, len(pids))
+	for _, p := range pids {
+		s = append(s, fmt.Sprint(p))
+	}
+	label := "pid "
+	if len(pids) > 1 {
+		label = "pids "
+	}
+	return label + strings.Join(s, ", ")
+}
+
+// fmtBytes renders a byte count in binary units, as HCCL and npu-smi mean
+// MB: 3145728 → "3 MiB".
+func fmtBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for math.Abs(b) >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if b == math.Trunc(b) {
+		return fmt.Sprintf("%.0f %s", b, units[i])
+	}
+	return fmt.Sprintf("%.2f %s", b, units[i])
+}
+
+// fmtNum renders a count without a needless fraction.
+func fmtNum(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return fmt.Sprintf("%.0f", f)
+	}
+	return fmt.Sprintf("%g", f)
+}

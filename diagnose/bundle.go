@@ -1,0 +1,354 @@
+package diagnose
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+)
+
+// Layout says how the files of an input are assigned to nodes.
+type Layout string
+
+// Layouts.
+const (
+	// LayoutAuto descends through directories that are the only entry of
+	// their parent (a wrapper such as the top directory of an archive);
+	// where the tree branches into two or more directories, none of them
+	// part of a CANN log tree (run, debug, security, plog, log, ascend,
+	// device-*), and no CANN log lies beside them, each directory is a node
+	// named after it. Otherwise the whole input is one node, named after
+	// the input.
+	LayoutAuto Layout = "auto"
+	// LayoutNodes makes each first-level directory of an input a node.
+	LayoutNodes Layout = "nodes"
+	// LayoutNode makes each input one node.
+	LayoutNode Layout = "node"
+)
+
+// InputError is a problem with an input as a whole (a missing path, a
+// directory that cannot be listed, a file that is neither a directory, an
+// archive nor a log): nothing is reported and the command exits 2.
+type InputError struct {
+	Path string
+	Err  error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("input %s: %v", e.Path, e.Err) }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// input is one PATH of the command line.
+type input struct {
+	path string
+	name string // node name when the input is one node
+	typ  string // directory, archive or file
+	// groups by key (a slash-separated path relative to the input).
+	groups  map[string]*group
+	skipped int
+	errs    []string
+}
+
+// group is one rotation group (see fileClass) and the state its lines went
+// into.
+type group struct {
+	key   string
+	kind  cannlog.SourceKind
+	files []groupFile
+	size  int64
+	state *cannlog.State
+	lines int64
+	bytes int64
+	// oom collects cclBuffer out-of-memory evidence in screen logs.
+	oom  []OOMEvidence
+	errs []string
+}
+
+type groupFile struct {
+	abs, rel string
+	gzipped  bool
+}
+
+func (in *input) group(rel string, fc fileClass, opts *Options) *group {
+	g := in.groups[fc.group]
+	if g == nil {
+		g = &group{key: fc.group, kind: fc.kind, state: cannlog.NewState(opts.stateOptions())}
+		in.groups[fc.group] = g
+	}
+	return g
+}
+
+// archiveSuffixes are the archive names diagnose streams, longest first.
+var archiveSuffixes = []string{".tar.gz", ".tgz", ".tar"}
+
+func archiveSuffix(name string) string {
+	for _, s := range archiveSuffixes {
+		if strings.HasSuffix(name, s) && len(name) > len(s) {
+			return s
+		}
+	}
+	return ""
+}
+
+// openInputs checks every path before anything is read, so a typo costs no
+// time; it lists directories.
+func openInputs(paths []string) ([]*input, error) {
+	if len(paths) == 0 {
+		return nil, &InputError{Path: "", Err: errors.New("no path given")}
+	}
+	ins := make([]*input, 0, len(paths))
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, &InputError{Path: p, Err: err}
+		}
+		clean := filepath.Clean(p)
+		base := filepath.Base(clean)
+		if abs, err := filepath.Abs(clean); err == nil {
+			base = filepath.Base(abs)
+		}
+		in := &input{path: p, name: base, groups: map[string]*group{}}
+		switch {
+		case st.IsDir():
+			in.typ = "directory"
+		case st.Mode().IsRegular() && archiveSuffix(base) != "":
+			in.typ = "archive"
+			in.name = strings.TrimSuffix(base, archiveSuffix(base))
+		case st.Mode().IsRegular():
+			in.typ = "file"
+		default:
+			return nil, &InputError{Path: p, Err: errors.New("not a directory, an archive or a regular file")}
+		}
+		if in.typ != "archive" {
+			f, err := os.Open(p)
+			if err != nil {
+				return nil, &InputError{Path: p, Err: err}
+			}
+			f.Close()
+		}
+		ins = append(ins, in)
+	}
+	return ins, nil
+}
+
+// list walks a directory input and sorts its files into groups. Files that
+// are not logs, symlinks (kubelet's /var/log/containers links would count
+// every line twice) and other non-regular files are skipped.
+func (in *input) list(opts *Options) error {
+	switch in.typ {
+	case "file":
+		fc, ok := classify(filepath.Base(in.path))
+		if !ok {
+			fc = fileClass{kind: cannlog.SourceScreen, group: filepath.Base(in.path)}
+		}
+		g := in.group(fc.group, fc, opts)
+		g.files = append(g.files, groupFile{abs: in.path, rel: filepath.Base(in.path), gzipped: fc.gzipped})
+		return nil
+	case "directory":
+	default:
+		return nil
+	}
+	root := in.path
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return &InputError{Path: in.path, Err: err}
+			}
+			in.errs = append(in.errs, fmt.Sprintf("%s: %v", p, err))
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			in.skipped++
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			in.skipped++
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		fc, ok := classify(rel)
+		if !ok {
+			in.skipped++
+			return nil
+		}
+		g := in.group(rel, fc, opts)
+		g.files = append(g.files, groupFile{abs: p, rel: rel, gzipped: fc.gzipped})
+		if info, err := d.Info(); err == nil {
+			g.size += info.Size()
+		}
+		return nil
+	})
+}
+
+// runJobs runs jobs on at most workers goroutines, in order of the slice;
+// each goroutine owns one read buffer.
+func runJobs(jobs []func(buf []byte), workers int) {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(jobs))
+	work := make(chan func([]byte))
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, readBufferSize)
+			for job := range work {
+				job(buf)
+			}
+		}()
+	}
+	for _, job := range jobs {
+		work <- job
+	}
+	close(work)
+	wg.Wait()
+}
+
+// readJob reads the files of a group in name order. Groups are independent,
+// so they run concurrently; the files of one group are read by one
+// goroutine, in the order CANN wrote them.
+func (g *group) readJob(buf []byte) {
+	sort.Slice(g.files, func(i, j int) bool { return g.files[i].rel < g.files[j].rel })
+	for _, f := range g.files {
+		g.readFile(f, buf)
+	}
+}
+
+func (g *group) readFile(f groupFile, buf []byte) {
+	fh, err := os.Open(f.abs)
+	if err != nil {
+		g.errs = append(g.errs, fmt.Sprintf("%s: %v", f.abs, err))
+		return
+	}
+	defer fh.Close()
+	if err := g.read(f.rel, fh, f.gzipped, buf); err != nil {
+		g.errs = append(g.errs, fmt.Sprintf("%s: %v", f.abs, err))
+	}
+}
+
+// read feeds one file's lines to the group's state.
+func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
+	if gzipped {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return fmt.Errorf("gunzip: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	src := &cannlog.Source{Path: rel, Kind: g.kind}
+	var st lineStats
+	var err error
+	if g.kind == cannlog.SourceScreen {
+		w := oomWatch{file: rel}
+		st, err = scanLines(r, buf, func(line []byte) {
+			g.state.Ingest(src, line)
+			w.observe(line)
+		})
+		w.flush()
+		g.oom = append(g.oom, w.found...)
+	} else {
+		st, err = scanLines(r, buf, func(line []byte) { g.state.Ingest(src, line) })
+	}
+	g.lines += st.lines
+	g.bytes += st.bytes
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	return nil
+}
+
+// readArchive streams a tar (optionally gzipped) archive: entries are read
+// in archive order straight into their groups' states, nothing is written
+// to disk. A corrupt or truncated archive stops the read; what was read
+// stays in the report and the error is reported.
+func (in *input) readArchive(opts *Options, buf []byte) {
+	f, err := os.Open(in.path)
+	if err != nil {
+		in.errs = append(in.errs, fmt.Sprintf("%s: %v", in.path, err))
+		return
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if archiveSuffix(in.path) != ".tar" {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			in.errs = append(in.errs, fmt.Sprintf("%s: not a gzip archive: %v", in.path, err))
+			return
+		}
+		defer zr.Close()
+		r = zr
+	}
+	if err := in.readTar(r, opts, buf); err != nil {
+		in.errs = append(in.errs, fmt.Sprintf("%s: %v", in.path, err))
+	}
+}
+
+// readTar reads the entries of a tar stream.
+func (in *input) readTar(r io.Reader, opts *Options, buf []byte) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("corrupt archive: %w", err)
+		}
+		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA {
+			if h.Typeflag != tar.TypeDir {
+				in.skipped++
+			}
+			continue
+		}
+		rel := cleanArchivePath(h.Name)
+		if rel == "" {
+			in.skipped++
+			continue
+		}
+		fc, ok := classify(rel)
+		if !ok {
+			in.skipped++
+			continue
+		}
+		g := in.group(rel, fc, opts)
+		g.files = append(g.files, groupFile{rel: rel, gzipped: fc.gzipped})
+		g.size += h.Size
+		if err := g.read(rel, tr, fc.gzipped, buf); err != nil {
+			if fc.gzipped && !errors.Is(err, io.ErrUnexpectedEOF) {
+				// A broken inner .gz is that file's problem; the archive
+				// itself goes on.
+				g.errs = append(g.errs, fmt.Sprintf("%s: %s: %v", in.path, rel, err))
+				continue
+			}
+			return fmt.Errorf("corrupt archive at %s: %w", rel, err)
+		}
+	}
+}
+
+// cleanArchivePath makes an archive entry name a clean relative path: no
+// leading "/", "./" or "../" (nothing is extracted, but node names come
+// from these paths).
+func cleanArchivePath(name string) string {
+	p := path.Clean("/" + strings.ReplaceAll(name, "\\", "/"))
+	return strings.TrimPrefix(p, "/")
+}

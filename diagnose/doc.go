@@ -1,0 +1,14 @@
+// Package diagnose owns the offline analysis behind `hccl_exporter
+// diagnose`: it reads a bundle of CANN logs and training screen logs
+// collected from the nodes of a failed job (directories and .tar.gz
+// archives, streamed, never extracted), feeds every line through the same
+// parsers and state as the cannlog collector (one cannlog.State per rotation
+// group, merged per node, since pids are only unique within a node), and
+// builds a Report: the fault codes with their stage, counts, times, nodes and
+// pids; the effective HCCL settings of every process and the variables whose
+// values disagree between nodes; and, for EI0011, the troubleshooting
+// guide's four remedies filled in with the bundle's own numbers, kept apart
+// from a driver-reported cclBuffer out-of-memory (EL0004), whose remedy is
+// HCCL_BUFFSIZE. docs/diagnose.md describes the command and every field of
+// its JSON output.
+package diagnose

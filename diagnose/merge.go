@@ -1,0 +1,124 @@
+package diagnose
+
+import (
+	"sort"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+)
+
+// nodeData is everything read for one node: the groups of every input
+// that mapped to it, merged.
+type nodeData struct {
+	name   string
+	groups []*group // in input order, then key order
+	files  struct{ plog, device, screen int }
+	bytes  int64
+	lines  int64
+	procs  map[int]*procData
+	faults map[string]*cannlog.FaultSummary
+	oom    []OOMEvidence
+}
+
+type procData struct {
+	pid       int
+	name      string
+	lastWrite time.Time
+	env       map[string]cannlog.EnvSetting
+	comms     []cannlog.CommunicatorView
+}
+
+// merge combines the views of the node's group states. A pid's settings are
+// the union over its groups; where two groups print a variable, the later
+// group (key order: run/ after debug/, later rotation after earlier) wins.
+func (n *nodeData) merge() {
+	n.procs = map[int]*procData{}
+	n.faults = map[string]*cannlog.FaultSummary{}
+	for _, g := range n.groups {
+		switch g.kind {
+		case cannlog.SourcePlog:
+			n.files.plog += len(g.files)
+		case cannlog.SourceDevicePlog:
+			n.files.device += len(g.files)
+		default:
+			n.files.screen += len(g.files)
+		}
+		n.bytes += g.bytes
+		n.lines += g.lines
+		for _, ev := range g.oom {
+			ev.Node = n.name
+			n.oom = append(n.oom, ev)
+		}
+		for _, pv := range g.state.Processes() {
+			p := n.procs[pv.PID]
+			if p == nil {
+				p = &procData{pid: pv.PID, env: map[string]cannlog.EnvSetting{}}
+				n.procs[pv.PID] = p
+			}
+			if pv.Name != "" {
+				p.name = pv.Name
+			}
+			if pv.LastWrite.After(p.lastWrite) {
+				p.lastWrite = pv.LastWrite
+			}
+			for k, v := range pv.Env {
+				p.env[k] = v
+			}
+		comms:
+			for _, c := range pv.Communicators {
+				for i := range p.comms {
+					if p.comms[i].Name == c.Name {
+						p.comms[i] = c
+						continue comms
+					}
+				}
+				p.comms = append(p.comms, c)
+			}
+		}
+		for _, fs := range g.state.Faults() {
+			mergeFault(n.faults, fs)
+		}
+	}
+}
+
+// mergeFault adds one summary to a per-code map. An event whose line printed
+// no time has a zero time; it does not move First or Last.
+func mergeFault(m map[string]*cannlog.FaultSummary, fs cannlog.FaultSummary) {
+	cur := m[fs.Code]
+	if cur == nil {
+		c := fs
+		c.BySource = map[string]uint64{}
+		for k, v := range fs.BySource {
+			c.BySource[k] = v
+		}
+		c.PIDs = append([]int(nil), fs.PIDs...)
+		m[fs.Code] = &c
+		return
+	}
+	cur.Count += fs.Count
+	for k, v := range fs.BySource {
+		cur.BySource[k] += v
+	}
+	if !fs.First.IsZero() && (cur.First.IsZero() || fs.First.Before(cur.First)) {
+		cur.First = fs.First
+	}
+	if fs.Last.After(cur.Last) {
+		cur.Last = fs.Last
+	}
+	cur.PIDs = unionInts(cur.PIDs, fs.PIDs)
+}
+
+func unionInts(a, b []int) []int {
+	seen := make(map[int]bool, len(a)+len(b))
+	out := make([]int, 0, len(a)+len(b))
+	for _, s := range [][]int{a, b} {
+		for _, v := range s {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}

@@ -1,0 +1,316 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Remedy ids, in the guide's order.
+const (
+	RemedyReduceMemoryUse = "reduce_memory_use"
+	RemedyFewerRoCELinks  = "fewer_roce_links"
+	RemedyFreeNPUMemory   = "free_npu_memory"
+	RemedyHCCLBuffSize    = "hccl_buffsize"
+)
+
+const (
+	codeEI0011 = "EI0011"
+	codeEL0004 = "EL0004"
+)
+
+// maxListed caps the communicators and processes named in a finding; the
+// JSON nodes list has them all.
+const maxListed = 8
+
+// procRef is a process with its node, for findings.
+type procRef struct {
+	node string
+	p    *Process
+}
+
+func (r *Report) processes() []procRef {
+	var out []procRef
+	for i := range r.Nodes {
+		for j := range r.Nodes[i].Processes {
+			out = append(out, procRef{r.Nodes[i].Name, &r.Nodes[i].Processes[j]})
+		}
+	}
+	return out
+}
+
+func buildEI0011(r *Report) *EI0011Report {
+	f := r.fault(codeEI0011)
+	if f == nil {
+		return nil
+	}
+	out := &EI0011Report{Events: f.Count, Nodes: []string{},
+		BufferOOMPresent: r.BufferOOM != nil && r.BufferOOM.HCCL}
+	for _, n := range f.Nodes {
+		out.Nodes = append(out.Nodes, n.Node)
+	}
+	procs := r.processes()
+	model := r.QPModel
+
+	// 1. The job's own memory use.
+	reduce := Remedy{ID: RemedyReduceMemoryUse,
+		Title: "Lower the job's own NPU memory use (smaller batch size, close unneeded processes, merge or serialise communicators)"}
+	if p, ok := maxBy(procs, func(q *Process) float64 { return q.QPs.QPMemoryHighBytes }); ok && p.p.QPs.QPMemoryHighBytes > 0 {
+		reduce.Findings = append(reduce.Findings, fmt.Sprintf(
+			"Link setup needs up to %s of NPU memory for QPs in one process: %s pid %d, %s QPs × %s (low bound %s QPs × %s = %s).",
+			fmtBytes(p.p.QPs.QPMemoryHighBytes), p.node, p.p.PID, fmtNum(p.p.QPs.QPsHigh), fmtBytes(model.QPBytesHigh),
+			fmtNum(p.p.QPs.QPsLow), fmtBytes(model.QPBytesLow), fmtBytes(p.p.QPs.QPMemoryLowBytes)))
+	} else {
+		reduce.Findings = append(reduce.Findings,
+			"No communicator in the logs implies RoCE links (none printed [Communicator Key Info], or all are single-server): the QP memory cannot be estimated from this bundle.")
+	}
+	comms := 0
+	for _, p := range procs {
+		comms += p.p.QPs.Communicators
+	}
+	if p, ok := maxBy(procs, func(q *Process) float64 { return q.QPs.CCLBufferBytes }); ok && p.p.QPs.CCLBufferBytes > 0 {
+		reduce.Findings = append(reduce.Findings, fmt.Sprintf(
+			"HCCL also holds 2 × HCCL_BUFFSIZE per communicator: up to %s in one process (%s pid %d: %d communicator(s) × 2 × %s); %d communicator(s) in %d process(es) in all.",
+			fmtBytes(p.p.QPs.CCLBufferBytes), p.node, p.p.PID, p.p.QPs.Communicators, fmtBytes(p.p.QPs.BuffSizeBytes), comms, len(procs)))
+	}
+	out.Remedies = append(out.Remedies, reduce)
+
+	// 2. Fewer RoCE links and QPs.
+	fewer := Remedy{ID: RemedyFewerRoCELinks,
+		Title: "Use fewer RoCE links: fewer QPs per connection (HCCL_RDMA_QPS_PER_CONNECTION, recommended 1 to 8), or an algorithm with fewer links"}
+	fewer.Findings = append(fewer.Findings, qpsFindings(r, procs)...)
+	fewer.Findings = append(fewer.Findings, fmt.Sprintf(
+		"QP settings take effect in this order, highest first: %s. If changing HCCL_RDMA_QPS_PER_CONNECTION has no effect, check the higher ones on the nodes.",
+		strings.Join(model.QPSettingPriority, " > ")))
+	if s := r.setting(varQPPortConfig); s != nil {
+		for _, g := range s.Values {
+			v := g.Value
+			if v == "" {
+				v = "empty"
+			}
+			fewer.Findings = append(fewer.Findings, fmt.Sprintf("HCCL_RDMA_QP_PORT_CONFIG_PATH is %s on %s.", v, where(g.Nodes)))
+		}
+	} else {
+		fewer.Findings = append(fewer.Findings, "HCCL_RDMA_QP_PORT_CONFIG_PATH: not printed in the logs.")
+	}
+	fewer.Findings = append(fewer.Findings, communicatorFindings(procs, model)...)
+	out.Remedies = append(out.Remedies, fewer)
+
+	// 3. Free memory.
+	free := Remedy{ID: RemedyFreeNPUMemory,
+		Title: "Free NPU memory: stop unrelated inference, training or other processes on the nodes, look for leaks and stale communication resources, restart the job's processes"}
+	var pids []string
+	for _, n := range f.Nodes {
+		pids = append(pids, n.Node+" ("+pidList(n.PIDs)+")")
+	}
+	free.Findings = append(free.Findings,
+		fmt.Sprintf("EI0011 was reported %d time(s), on %s; each failed allocation is one QP: %s to %s depending on the QP depth.",
+			f.Count, strings.Join(pids, ", "), fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)),
+		"Run `npu-smi info` on those nodes to see which processes hold NPU memory; hccl_exporter's hccl_link_setup_headroom_bytes shows free HBM minus the QP memory bound per chip while a job runs.")
+	out.Remedies = append(out.Remedies, free)
+
+	// 4. HCCL_BUFFSIZE, for the other kind of HCCL out-of-memory.
+	buff := Remedy{ID: RemedyHCCLBuffSize,
+		Title: "Only for a cclBuffer out-of-memory reported by the driver (EL0004), not for EI0011: set HCCL_BUFFSIZE"}
+	buff.Findings = append(buff.Findings, buffSizeFindings(r)...)
+	if out.BufferOOMPresent {
+		buff.Findings = append(buff.Findings,
+			"This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its buffer (EL0004): that failure needs a smaller HCCL_BUFFSIZE or fewer communicators, not fewer QPs (see the buffer out-of-memory section).")
+	} else {
+		buff.Findings = append(buff.Findings,
+			"No driver-reported cclBuffer out-of-memory (EL0004 with HCCL in its traceback) is in this bundle: HCCL_BUFFSIZE is not the cause of this EI0011.")
+	}
+	buff.Findings = append(buff.Findings,
+		"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
+	out.Remedies = append(out.Remedies, buff)
+	return out
+}
+
+// qpsFindings lists the HCCL_RDMA_QPS_PER_CONNECTION values in force.
+func qpsFindings(r *Report, procs []procRef) []string {
+	if len(procs) == 0 {
+		return []string{"No process printed its HCCL settings ([HCCL_ENV] lines in run/plog): HCCL_RDMA_QPS_PER_CONNECTION is unknown; HCCL's default is 1."}
+	}
+	type key struct {
+		v     float64
+		setBy string
+	}
+	groups := map[key]map[string][]int{}
+	for _, p := range procs {
+		k := key{p.p.QPs.QPsPerConnection, p.p.QPs.QPsPerConnectionSetBy}
+		if groups[k] == nil {
+			groups[k] = map[string][]int{}
+		}
+		groups[k][p.node] = append(groups[k][p.node], p.p.PID)
+	}
+	keys := make([]key, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].v != keys[j].v {
+			return keys[i].v > keys[j].v
+		}
+		return keys[i].setBy < keys[j].setBy
+	})
+	var out []string
+	for _, k := range keys {
+		var nodes []NodePIDs
+		for _, n := range sortedKeysOf(groups[k]) {
+			nodes = append(nodes, NodePIDs{Node: n, PIDs: groups[k][n]})
+		}
+		verdict := "within the recommended range [1, 8]"
+		switch {
+		case k.v > 8:
+			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: every connection creates %s QPs; set it back to 1 (the default) or at most 8", fmtNum(k.v))
+		case k.v < 1:
+			verdict = "outside HCCL's range [1, 32]"
+		}
+		setBy := k.setBy
+		if setBy == setByNotPrinted {
+			setBy = "not printed, HCCL's default assumed"
+		}
+		out = append(out, fmt.Sprintf("HCCL_RDMA_QPS_PER_CONNECTION = %s (%s) on %s: %s.", fmtNum(k.v), setBy, where(nodes), verdict))
+	}
+	return out
+}
+
+// communicatorFindings describes the links of the bundle's communicators,
+// one line per distinct shape (rank size, server count, QPs per connection).
+func communicatorFindings(procs []procRef, model QPModel) []string {
+	type shape struct {
+		rankSize, serverNum int
+		qps                 float64
+		intraRoCE           bool
+	}
+	type agg struct {
+		links Links
+		names map[string]bool
+		procs int
+	}
+	shapes := map[shape]*agg{}
+	for _, p := range procs {
+		for _, c := range p.p.Communicators {
+			qps := 0.0
+			if c.Links.PeersHigh > 0 {
+				qps = c.Links.QPsHigh / c.Links.PeersHigh
+			}
+			s := shape{c.RankSize, c.ServerNum, qps, p.p.QPs.IntraRoCE}
+			a := shapes[s]
+			if a == nil {
+				a = &agg{links: c.Links, names: map[string]bool{}}
+				shapes[s] = a
+			}
+			a.names[c.Name] = true
+			a.procs++
+		}
+	}
+	if len(shapes) == 0 {
+		return []string{"No communicator printed [Communicator Key Info] (rankSize, serverNum) in run/plog: the number of RoCE links cannot be computed from this bundle."}
+	}
+	keys := make([]shape, 0, len(shapes))
+	for s := range shapes {
+		keys = append(keys, s)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := shapes[keys[i]].links.QPMemoryHighBytes, shapes[keys[j]].links.QPMemoryHighBytes
+		if a != b {
+			return a > b
+		}
+		if keys[i].rankSize != keys[j].rankSize {
+			return keys[i].rankSize > keys[j].rankSize
+		}
+		return keys[i].serverNum > keys[j].serverNum
+	})
+	var out []string
+	for i, s := range keys {
+		if i == maxListed {
+			out = append(out, fmt.Sprintf("… and %d more communicator shapes (see the JSON report).", len(keys)-maxListed))
+			break
+		}
+		a := shapes[s]
+		names := sortedKeys(a.names)
+		name := names[0]
+		if len(names) > 1 {
+			name = fmt.Sprintf("%s and %d more", names[0], len(names)-1)
+		}
+		l := a.links
+		if l.PeersHigh == 0 {
+			out = append(out, fmt.Sprintf("Communicator %s: rankSize %d, serverNum %d: no RoCE links (one server, HCCL_INTRA_ROCE_ENABLE not 1).",
+				name, s.rankSize, s.serverNum))
+			continue
+		}
+		out = append(out, fmt.Sprintf(
+			"Communicator %s (%d rank(s) in the bundle): rankSize %d, serverNum %d → each rank links to %s (ring) to %s (full mesh) peers over RoCE × %s QPs per connection = %s to %s QPs → %s to %s of NPU memory (%s to %s per QP).",
+			name, a.procs, s.rankSize, s.serverNum, fmtNum(l.PeersLow), fmtNum(l.PeersHigh), fmtNum(s.qps),
+			fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes),
+			fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)))
+	}
+	return out
+}
+
+// buffSizeFindings lists the HCCL_BUFFSIZE values in force.
+func buffSizeFindings(r *Report) []string {
+	s := r.setting(varBuffSize)
+	if s == nil {
+		return []string{"HCCL_BUFFSIZE: not printed in the logs; HCCL's default is 200 MB (2 × 200 MB per communicator)."}
+	}
+	var out []string
+	for _, g := range s.Values {
+		out = append(out, fmt.Sprintf("HCCL_BUFFSIZE = %s MB (%s) on %s: each communicator holds 2 × %s MB.",
+			g.Value, strings.Join(g.SetBy, ", "), where(g.Nodes), g.Value))
+	}
+	if !s.Consistent {
+		out = append(out, "HCCL_BUFFSIZE differs between processes: the guide requires the same value on every node.")
+	}
+	return out
+}
+
+func maxBy(procs []procRef, f func(*Process) float64) (procRef, bool) {
+	best, ok := procRef{}, false
+	bestV := math.Inf(-1)
+	for _, p := range procs {
+		if v := f(p.p); v > bestV {
+			best, bestV, ok = p, v, true
+		}
+	}
+	return best, ok
+}
+
+func buildBufferOOM(r *Report, nodes []*nodeData) *BufferOOMReport {
+	f := r.fault(codeEL0004)
+	if f == nil {
+		return nil
+	}
+	out := &BufferOOMReport{Events: f.Count, PlogEvents: f.BySource.Plog, Evidence: []OOMEvidence{}}
+	for _, n := range nodes {
+		out.Evidence = append(out.Evidence, n.oom...)
+	}
+	out.HCCL = out.PlogEvents > 0
+	for _, ev := range out.Evidence {
+		if ev.HCCL {
+			out.HCCL = true
+		}
+	}
+	if !out.HCCL {
+		out.Findings = append(out.Findings,
+			"EL0004 (driver out-of-memory) was reported, but neither a traceback naming HCCL nor HCCL's own \"Create ccl buffer\" failure is in the bundle: another component ran out of NPU memory; HCCL_BUFFSIZE is not the lever, free memory instead.")
+		return out
+	}
+	out.Findings = append(out.Findings,
+		"The driver ran out of NPU memory while HCCL allocated its buffer (cclBuffer): this is not EI0011. Each communicator holds 2 × HCCL_BUFFSIZE MB; lower HCCL_BUFFSIZE, use fewer communicators, or free NPU memory.")
+	for _, ev := range out.Evidence {
+		if ev.HCCL && ev.SizeBytes > 0 {
+			out.Findings = append(out.Findings, fmt.Sprintf(
+				"%s %s:%d: the failed allocation was %d bytes (%s = 2 × %s, what HCCL_BUFFSIZE=%s asks for one communicator).",
+				ev.Node, ev.File, ev.Line, ev.SizeBytes, fmtBytes(float64(ev.SizeBytes)),
+				fmtBytes(float64(ev.SizeBytes)/2), fmtNum(math.Ceil(float64(ev.SizeBytes)/2/(1<<20)))))
+			break
+		}
+	}
+	out.Findings = append(out.Findings, buffSizeFindings(r)...)
+	out.Findings = append(out.Findings,
+		"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
+	return out
+}

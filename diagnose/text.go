@@ -1,0 +1,188 @@
+package diagnose
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// textTime is how the text report prints times: as CANN prints them, to the
+// microsecond, in the report's zone (stated in its header).
+const textTime = "2006-01-02 15:04:05.000000"
+
+// WriteJSON writes the report as indented JSON (docs/diagnose.md).
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// WriteText writes the report for a person.
+func WriteText(w io.Writer, r *Report) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format+"\n", a...) }
+
+	var files int
+	var bytes, lines int64
+	for _, n := range r.Nodes {
+		files += n.Files.Plog + n.Files.Device + n.Files.Screen
+		bytes += n.Bytes
+		lines += n.Lines
+	}
+	p("hccl_exporter diagnose: %d node(s), %d file(s), %s, %d lines; status %s (exit %d)",
+		len(r.Nodes), files, fmtBytes(float64(bytes)), lines, r.Status, r.ExitCode)
+	p("Times are in %s, as printed in the logs.", r.TimeZone)
+
+	p("")
+	p("INPUTS")
+	for _, in := range r.Inputs {
+		nodes := "no node"
+		if len(in.Nodes) > 0 {
+			nodes = "node(s) " + strings.Join(in.Nodes, ", ")
+		}
+		p("  %s (%s): %s; %d file(s) skipped (not logs)", in.Path, in.Type, nodes, in.SkippedFiles)
+	}
+
+	p("")
+	p("NODES")
+	for _, n := range r.Nodes {
+		p("  %s: %d plog, %d device, %d screen file(s), %s, %d lines, %d HCCL process(es)",
+			n.Name, n.Files.Plog, n.Files.Device, n.Files.Screen, fmtBytes(float64(n.Bytes)), n.Lines, len(n.Processes))
+	}
+
+	p("")
+	if len(r.Faults) == 0 {
+		p("FAULT CODES: none")
+	} else {
+		p("FAULT CODES (%d)", len(r.Faults))
+	}
+	for _, f := range r.Faults {
+		title := f.Title
+		if title == "" {
+			title = "(not in the catalog)"
+		}
+		p("  %s  %s  %s", f.Code, f.Stage, title)
+		p("      %d event(s) (screen %d, plog %d), first %s, last %s",
+			f.Count, f.BySource.Screen, f.BySource.Plog, textStamp(f.First), textStamp(f.Last))
+		for _, n := range f.Nodes {
+			p("      %s: %d (screen %d, plog %d), %s to %s, %s",
+				n.Node, n.Count, n.BySource.Screen, n.BySource.Plog, textStamp(n.First), textStamp(n.Last), pidList(n.PIDs))
+		}
+		if f.Remedy != "" {
+			p("      remedy: %s", f.Remedy)
+		}
+	}
+
+	p("")
+	if len(r.InconsistentVariables) == 0 {
+		p("SETTINGS THAT DISAGREE: none (HCCL variables must agree on every node)")
+	} else {
+		p("SETTINGS THAT DISAGREE (HCCL variables must agree on every node)")
+	}
+	for _, name := range r.InconsistentVariables {
+		s := r.setting(name)
+		scope := "between processes of a node"
+		if s.AcrossNodes {
+			scope = "between nodes"
+		}
+		p("  %s, %s:", s.Variable, scope)
+		for _, g := range s.Values {
+			p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
+		}
+	}
+
+	p("")
+	nprocs := 0
+	for _, n := range r.Nodes {
+		nprocs += len(n.Processes)
+	}
+	p("EFFECTIVE HCCL SETTINGS (%d process(es) printed [HCCL_ENV] or communicator lines)", nprocs)
+	for _, s := range r.Settings {
+		if len(s.Values) == 1 {
+			g := s.Values[0]
+			p("  %s = %s (%s): %s", s.Variable, quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
+			continue
+		}
+		note := ""
+		if s.PerNode {
+			note = " (differs per node by design)"
+		}
+		p("  %s%s:", s.Variable, note)
+		for _, g := range s.Values {
+			p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
+		}
+	}
+
+	p("")
+	p("PROCESSES AND LINKS (QP model: %s to %s per QP)", fmtBytes(r.QPModel.QPBytesLow), fmtBytes(r.QPModel.QPBytesHigh))
+	for _, n := range r.Nodes {
+		for _, pr := range n.Processes {
+			q := pr.QPs
+			p("  %s pid %d %s, last write %s", n.Name, pr.PID, pr.Name, textStamp(pr.LastWrite))
+			p("      QPs per connection %s (%s), HCCL_BUFFSIZE %s (%s), %d communicator(s): %s to %s QPs, QP memory %s to %s, cclBuffer %s",
+				fmtNum(q.QPsPerConnection), q.QPsPerConnectionSetBy, fmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, q.Communicators,
+				fmtNum(q.QPsLow), fmtNum(q.QPsHigh), fmtBytes(q.QPMemoryLowBytes), fmtBytes(q.QPMemoryHighBytes), fmtBytes(q.CCLBufferBytes))
+			for _, c := range pr.Communicators {
+				l := c.Links
+				p("      communicator %s: rankSize %d, serverNum %d, userRank %d: %s to %s RoCE peers, %s to %s QPs, %s to %s",
+					c.Name, c.RankSize, c.ServerNum, c.UserRank, fmtNum(l.PeersLow), fmtNum(l.PeersHigh),
+					fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes))
+			}
+		}
+	}
+
+	if r.EI0011 != nil {
+		p("")
+		p("EI0011: NOT ENOUGH NPU MEMORY FOR THE QPs OF LINK SETUP (%d event(s) on %s)", r.EI0011.Events, strings.Join(r.EI0011.Nodes, ", "))
+		for i, rem := range r.EI0011.Remedies {
+			p("  %d. %s", i+1, rem.Title)
+			for _, f := range rem.Findings {
+				p("     - %s", f)
+			}
+		}
+	}
+
+	if r.BufferOOM != nil {
+		p("")
+		kind := "not attributed to HCCL"
+		if r.BufferOOM.HCCL {
+			kind = "while HCCL allocated its buffer"
+		}
+		p("EL0004: DRIVER OUT-OF-MEMORY, %s (%d event(s), %d from HCCL's plog)", kind, r.BufferOOM.Events, r.BufferOOM.PlogEvents)
+		for _, f := range r.BufferOOM.Findings {
+			p("     - %s", f)
+		}
+		for _, ev := range r.BufferOOM.Evidence {
+			p("     %s %s:%d: %s", ev.Node, ev.File, ev.Line, ev.Text)
+			if ev.HCCL {
+				p("         HCCL frame: %s", ev.HCCLFrame)
+			}
+		}
+	}
+
+	if len(r.Errors) > 0 {
+		p("")
+		p("ERRORS (the report is incomplete)")
+		for _, e := range r.Errors {
+			p("  %s", e)
+		}
+	}
+	return bw.Flush()
+}
+
+func textStamp(t Timestamp) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.Format(textTime)
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
