@@ -29,17 +29,42 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// buildExporter compiles ./cmd/hccl_exporter into a temporary directory.
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+	buildDir  string
+)
+
+// TestMain removes the binary shared by the tests of this package.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// buildExporter compiles ./cmd/hccl_exporter once for all tests here.
 func buildExporter(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hccl_exporter")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/hccl_exporter")
-	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/hccl_exporter: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "hccl_exporter-e2e-")
+		if buildErr != nil {
+			return
+		}
+		builtBin = filepath.Join(buildDir, "hccl_exporter")
+		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/hccl_exporter")
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/hccl_exporter: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return builtBin
 }
 
 // selfSignedCert writes a certificate for 127.0.0.1 and its key, and returns

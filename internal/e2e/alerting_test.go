@@ -1,0 +1,550 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/alerts"
+	"github.com/hccl-exporter/hccl_exporter/dashboards"
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
+)
+
+const mib = 1 << 20
+
+// The node the test simulates: an 8-NPU Atlas 800T A2 with one training
+// process per chip (pids 210001…210008, as the demo fake npu-smi prints),
+// all in one 64-rank communicator over 8 servers. The process on NPU 0 runs
+// with HCCL_RDMA_QPS_PER_CONNECTION=16, the others with the default 1.
+const (
+	e2eRankSize  = 64
+	e2eServerNum = 8
+	e2eBusyQPS   = 16
+	e2eBusyPID   = 210001
+	// The headroom model (docs/headroom.md) for NPU 0: ranks_per_server =
+	// 64/8 = 8, peers_high = 64 − 8 = 56, QPs = 56 × 16 = 896, QP memory
+	// (high bound, 3 MiB) = 2688 MiB.
+	e2eQPMemoryHighMiB = (e2eRankSize - e2eRankSize/e2eServerNum) * e2eBusyQPS * 3
+	e2eHBMTotalMiB     = 65536
+	// NPU 0's HBM use at start (headroom 4536 − 2688 = +1848 MiB) and after
+	// the test fills it (1636 − 2688 = −1052 MiB).
+	e2eHBMUsedStartMiB = 61000
+	e2eHBMUsedFullMiB  = 63900
+)
+
+// npuSMITable is `npu-smi info` of the node with NPU 0 using hbmUsed0 MiB
+// of HBM, in the layout of the demo fake (npu-smi 24.1, Ascend 910B3). It
+// is written here rather than taken from the demo so the numbers the test
+// checks cannot drift with the demo data.
+func npuSMITable(hbmUsed0 int) string {
+	used := []int{hbmUsed0, 9644, 8620, 10668, 7596, 9132, 8108, 11692}
+	bus := []string{"0000:C1:00.0", "0000:01:00.0", "0000:C2:00.0", "0000:02:00.0", "0000:81:00.0", "0000:41:00.0", "0000:82:00.0", "0000:42:00.0"}
+	procMem := []int{57344, 6144, 5120, 7168, 4096, 5632, 4608, 8192}
+	const sep = "+===========================+===============+====================================================+\n"
+	var b strings.Builder
+	b.WriteString("+------------------------------------------------------------------------------------------------+\n")
+	b.WriteString("| npu-smi 24.1.rc3                 Version: 24.1.rc3                                             |\n")
+	b.WriteString("+---------------------------+---------------+----------------------------------------------------+\n")
+	b.WriteString("| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n")
+	b.WriteString("| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n")
+	b.WriteString(sep)
+	for i := range used {
+		fmt.Fprintf(&b, "| %-5d 910B3               | OK            | %-11.1f %-17d 0    / 0             |\n", i, 190.0+float64(i), 46+i%3)
+		fmt.Fprintf(&b, "| 0                         | %-13s | %-11d 0    / 0          %-5d/ %-13d|\n", bus[i], 40+i, used[i], e2eHBMTotalMiB)
+		b.WriteString(sep)
+	}
+	b.WriteString("+---------------------------+---------------+----------------------------------------------------+\n")
+	b.WriteString("| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |\n")
+	b.WriteString(sep)
+	for i := range used {
+		fmt.Fprintf(&b, "| %-7d 0                 | %-13d | python3                  | %-24d|\n", i, e2eBusyPID+i, procMem[i])
+		b.WriteString(sep)
+	}
+	return b.String()
+}
+
+// writeAtomic replaces path with data so a concurrent reader (the fake
+// npu-smi, the log tailer) never sees a half-written file.
+func writeAtomic(t *testing.T, path, data string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cannTime formats t as CANN prints it: local time, no zone,
+// `2006-01-02-15:04:05.mmm.uuu`.
+func cannTime(t time.Time) string {
+	us := t.Nanosecond() / 1e3
+	return fmt.Sprintf("%s.%03d.%03d", t.Format("2006-01-02-15:04:05"), us/1000, us%1000)
+}
+
+// writePlogs writes one run/plog file per training process, with the
+// [HCCL_ENV] and [Communicator Key Info] lines the exporter reads, in the
+// shapes of collectors/cannlog/testdata.
+func writePlogs(t *testing.T, root string, at time.Time) {
+	t.Helper()
+	dir := filepath.Join(root, "run", "plog")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		pid := e2eBusyPID + i
+		ts := at.Add(time.Duration(i) * time.Millisecond)
+		n := 0
+		line := func(level, format string, args ...any) string {
+			n++
+			return fmt.Sprintf("[%s] HCCL(%d,python3):%s [externalinput.cc:%d] [%d]%s\n",
+				level, pid, cannTime(ts.Add(time.Duration(n)*time.Microsecond)), 500+n, pid, fmt.Sprintf(format, args...))
+		}
+		var b strings.Builder
+		b.WriteString(line("INFO", "[HCCL_ENV] HCCL_CONNECT_TIMEOUT set by environment to [600]s"))
+		b.WriteString(line("INFO", "[HCCL_ENV] HCCL_EXEC_TIMEOUT set by environment to [1800.00]s"))
+		b.WriteString(line("INFO", "[HCCL_ENV] HCCL_INTRA_PCIE_ENABLE set by default to [1], HCCL_INTRA_ROCE_ENABLE set by default to [0]"))
+		b.WriteString(line("INFO", "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [200]M"))
+		if pid == e2eBusyPID {
+			b.WriteString(line("INFO", "[HCCL_ENV] environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [%d]", e2eBusyQPS))
+		} else {
+			b.WriteString(line("INFO", "[HCCL_ENV] HCCL_RDMA_QPS_PER_CONNECTION is set to default value [1]"))
+		}
+		b.WriteString(line("INFO", "[Communicator Key Info]identifier[hccl_world_group] rankSize[%d] serverNum[%d] moduleNum[%d] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]",
+			e2eRankSize, e2eServerNum, e2eServerNum))
+		if pid == e2eBusyPID {
+			// One classified HCCL error, so the plog error panels have a series.
+			b.WriteString(line("ERROR", "[InitChannelStage][Timeout]errNo[0x0000000005000009] wait socket establish timeout, role[client] rank[0] timeout[600 s]"))
+		}
+		name := fmt.Sprintf("plog-%d_%s%03d.log", pid, at.Format("20060102150405"), at.Nanosecond()/1e6+i)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// ei0011 is the EI0011 report torch_npu prints to a training job's screen
+// log (collectors/cannlog/testdata/screen-log/train-ei0011.log).
+func ei0011(pid int, at time.Time) string {
+	return fmt.Sprintf("[PID: %d] %s Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate [size: [0.25MB, 3MB], Affected by QP depth configuration.] bytes of NPU memory. Possible Cause: Allocation failure due to insufficient NPU memory. Solution: Stop unnecessary processes and ensure the required memory is available.\n",
+		pid, cannTime(at))
+}
+
+// alertmanagerConfig derives the test's Alertmanager configuration from the
+// shipped example: the same routes (critical → pager, continue → chat),
+// grouping and inhibition, with every receiver replaced by a webhook of the
+// test and the group timers cut to 1s so a page arrives in seconds.
+func alertmanagerConfig(t *testing.T, pagerURL, chatURL string) string {
+	t.Helper()
+	cfg := string(alerts.AlertmanagerExample)
+	i := strings.Index(cfg, "\nreceivers:\n")
+	if i < 0 {
+		t.Fatal("alertmanager.example.yml has no top-level receivers: section")
+	}
+	cfg = cfg[:i+1]
+	timers := regexp.MustCompile(`(?m)^(\s+group_(?:wait|interval)):\s*\S+`)
+	if len(timers.FindAllString(cfg, -1)) < 2 {
+		t.Fatalf("alertmanager.example.yml: expected group_wait and group_interval in its routes:\n%s", cfg)
+	}
+	cfg = timers.ReplaceAllString(cfg, "${1}: 1s")
+	for _, want := range []string{"receiver: pager", "receiver: chat", "inhibit_rules:"} {
+		if !strings.Contains(cfg, want) {
+			t.Fatalf("alertmanager.example.yml lacks %q; the e2e test relies on it", want)
+		}
+	}
+	return cfg + fmt.Sprintf(`receivers:
+  - name: pager
+    webhook_configs:
+      - url: %q
+        send_resolved: true
+  - name: chat
+    webhook_configs:
+      - url: %q
+        send_resolved: true
+`, pagerURL, chatURL)
+}
+
+// e2eHeadroomFor is the `for:` the test gives NPULinkSetupHeadroomLow.
+const e2eHeadroomFor = "5s"
+
+// rulesForTest returns the shipped rules, with the `for:` of
+// NPULinkSetupHeadroomLow cut to e2eHeadroomFor when it is longer than a
+// minute (it is 2m): waiting for it would double the test's runtime. Every
+// expression is the shipped one; promtool tests in alerts/ cover the `for:`.
+func rulesForTest(t *testing.T) string {
+	t.Helper()
+	rules := string(alerts.Rules)
+	start := strings.Index(rules, "- alert: NPULinkSetupHeadroomLow\n")
+	if start < 0 {
+		t.Fatal("rules lack NPULinkSetupHeadroomLow")
+	}
+	end := strings.Index(rules[start+1:], "- alert: ")
+	if end < 0 {
+		end = len(rules)
+	} else {
+		end += start + 1
+	}
+	block := rules[start:end]
+	forRe := regexp.MustCompile(`(?m)^(\s+for:\s*)(\S+)`)
+	m := forRe.FindStringSubmatch(block)
+	if m == nil {
+		return rules
+	}
+	d, err := time.ParseDuration(m[2])
+	if err != nil {
+		t.Fatalf("NPULinkSetupHeadroomLow for: %q: %v", m[2], err)
+	}
+	if d <= time.Minute {
+		return rules
+	}
+	t.Logf("NPULinkSetupHeadroomLow: for: %s shortened to %s for this test", m[2], e2eHeadroomFor)
+	block = forRe.ReplaceAllString(block, "${1}"+e2eHeadroomFor)
+	return rules[:start] + block + rules[end:]
+}
+
+// getJSON decodes the JSON answer of a GET.
+func getJSON(u string, v any) error {
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %.300s", u, resp.Status, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("GET %s: decode: %w", u, err)
+	}
+	return nil
+}
+
+// lastGroupEvaluation returns when Prometheus last evaluated rule group name.
+func lastGroupEvaluation(prom *testtools.Prometheus, name string) (time.Time, error) {
+	var res struct {
+		Data struct {
+			Groups []struct {
+				Name           string    `json:"name"`
+				LastEvaluation time.Time `json:"lastEvaluation"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	if err := getJSON(prom.URL+"/api/v1/rules", &res); err != nil {
+		return time.Time{}, err
+	}
+	for _, g := range res.Data.Groups {
+		if g.Name == name {
+			return g.LastEvaluation, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("no rule group %q", name)
+}
+
+// amAlert is an alert as Alertmanager's v2 API reports it.
+type amAlert struct {
+	Labels map[string]string `json:"labels"`
+	Status struct {
+		State       string   `json:"state"` // active, suppressed, unprocessed
+		InhibitedBy []string `json:"inhibitedBy"`
+	} `json:"status"`
+}
+
+// waitFor polls cond every 100ms until it returns true, failing the test with
+// what() after timeout.
+func waitFor(t *testing.T, timeout time.Duration, cond func() bool, what func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", timeout, what())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func isFaultAlert(name string) bool {
+	switch name {
+	case "HCCLQPMemoryAllocationFailed", "HCCLLinkSetupTimeout", "HCCLPortBindFailed",
+		"HCCLParameterInconsistent", "HCCLBufferAllocationFailed":
+		return true
+	}
+	return false
+}
+
+// TestAlertingEndToEnd runs the real exporter on a simulated node, a real
+// Prometheus with the shipped rules and a real Alertmanager routed as the
+// shipped example, and checks what an operator relies on:
+//   - an EI0011 already in the logs when the exporter starts pages nobody;
+//   - a fresh EI0011 in a screen log pages (severity critical, receiver
+//     pager) within a minute — the latency is logged;
+//   - a chip whose free HBM drops below the QP memory of its processes'
+//     next link setup fires NPULinkSetupHeadroomLow, inhibited in
+//     Alertmanager while the node's EI0011 page fires;
+//   - every dashboard panel query returns data.
+func TestAlertingEndToEnd(t *testing.T) {
+	start := time.Now()
+	bin := buildExporter(t)
+	dir := t.TempDir()
+
+	// The node: fake npu-smi printing a table the test controls.
+	fake := filepath.Join(dir, "npu-smi")
+	script, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", "npu-smi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fake, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	table := filepath.Join(dir, "npu-smi-info.txt")
+	writeAtomic(t, table, npuSMITable(e2eHBMUsedStartMiB))
+	t.Setenv("DEMO_NPU_SMI_OUTPUT", table) // the exporter passes its environment to npu-smi
+
+	// CANN logs: the training processes started half an hour ago; their
+	// screen log already holds an EI0011 report from an hour ago (a past
+	// job's failure the exporter must not page for).
+	root := filepath.Join(dir, "log")
+	writePlogs(t, root, start.Add(-30*time.Minute))
+	screenDir := filepath.Join(dir, "screen")
+	if err := os.MkdirAll(screenDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	screen := filepath.Join(screenDir, "train.log")
+	old := start.Add(-time.Hour)
+	history := old.Format("2006-01-02 15:04:05") + " | INFO | rank 0 | initialising process group (backend=hccl, world_size=64)\n" +
+		ei0011(e2eBusyPID, old) +
+		old.Add(time.Second).Format("2006-01-02 15:04:05") + " | ERROR | rank 0 | training aborted at link setup; see the EI0011 report above\n"
+	if err := os.WriteFile(screen, []byte(history), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	addr := fmt.Sprintf("127.0.0.1:%d", testtools.FreePort(t))
+	exporter := testtools.StartProcess(t, dir, bin,
+		"--web.listen-address="+addr,
+		"--npu-smi.path="+fake,
+		"--npu-smi.min-interval=0s",
+		"--cannlog.root="+root,
+		"--screenlog.path="+filepath.Join(screenDir, "*.log"),
+		"--cannlog.state-file="+filepath.Join(dir, "cannlog-state.json"),
+		"--cannlog.poll-interval=200ms",
+	)
+
+	pager, chat := testtools.NewWebhook(t), testtools.NewWebhook(t)
+	am := testtools.StartAlertmanager(t, alertmanagerConfig(t, pager.URL, chat.URL))
+	rules := filepath.Join(dir, "hccl_exporter.rules.yml")
+	if err := os.WriteFile(rules, []byte(rulesForTest(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prom := testtools.StartPrometheus(t, testtools.PrometheusConfig{
+		ScrapeTargets:   []string{addr},
+		JobName:         "hccl_exporter",
+		Labels:          map[string]string{"cluster": "e2e"},
+		RuleFiles:       []string{rules},
+		AlertmanagerURL: am.URL,
+	})
+	if done, err := exporter.Exited(); done {
+		t.Fatalf("exporter exited: %v", err)
+	}
+	prom.WaitTargetsUp(t, "hccl_exporter", 30*time.Second)
+	t.Logf("exporter scraped after %s", time.Since(start).Round(time.Millisecond))
+
+	// The exporter has read the logs: settings, communicators and the old
+	// EI0011 are in Prometheus.
+	prom.WaitQuery(t, `hccl_fault_events_total{code="EI0011",source="screen"}`, 20*time.Second,
+		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 1 })
+	seenOld := time.Now()
+	ts := prom.WaitQuery(t, `hccl_fault_last_event_timestamp_seconds{code="EI0011",source="screen"}`, 10*time.Second,
+		func(s []testtools.Sample) bool { return len(s) == 1 })
+	if got, want := ts[0].Value, float64(old.UnixMilli())/1000; got < want-0.002 || got > want+0.002 {
+		t.Errorf("hccl_fault_last_event_timestamp_seconds of the old EI0011 = %.3f, want %.3f (the line's local time)", got, want)
+	}
+	prom.WaitQuery(t, fmt.Sprintf(`hccl_env_rdma_qps_per_connection{pid="%d"}`, e2eBusyPID), 10*time.Second,
+		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == e2eBusyQPS })
+	headroomQ := `hccl_link_setup_headroom_bytes{npu="0",chip="0"}`
+	prom.WaitQuery(t, headroomQ, 10*time.Second, func(s []testtools.Sample) bool {
+		return len(s) == 1 && s[0].Value == float64((e2eHBMTotalMiB-e2eHBMUsedStartMiB-e2eQPMemoryHighMiB)*mib)
+	})
+
+	// Old history fires nothing: wait until the fault rules have been
+	// evaluated twice over data that holds the old EI0011, then look.
+	waitFor(t, 20*time.Second, func() bool {
+		last, err := lastGroupEvaluation(prom, "hccl-exporter-faults")
+		return err == nil && last.After(seenOld.Add(2*time.Second))
+	}, func() string { return "rule group hccl-exporter-faults not evaluated" })
+	if s, err := prom.Query(`hccl:fault_events:new10m`); err != nil || len(s) != 0 {
+		t.Errorf("hccl:fault_events:new10m over old history = %v, %v; want no series", s, err)
+	}
+	firing, err := prom.Alerts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range firing {
+		if isFaultAlert(a.Labels["alertname"]) || a.Labels["alertname"] == "NPULinkSetupHeadroomLow" {
+			t.Errorf("alert %s %s on the history present at startup: %v", a.Labels["alertname"], a.State, a.Labels)
+		}
+	}
+	for _, hook := range []*testtools.Webhook{pager, chat} {
+		for _, m := range hook.Messages() {
+			for _, a := range m.Alerts {
+				if isFaultAlert(a.Labels["alertname"]) {
+					t.Errorf("notification for old history at %s: %+v", a.Receiver, a)
+				}
+			}
+		}
+	}
+
+	// A fresh EI0011: the job fails now.
+	f, err := os.OpenFile(screen, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appended := time.Now()
+	if _, err := f.WriteString(ei0011(e2eBusyPID, appended)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	isPage := func(a testtools.WebhookAlert) bool {
+		return a.Labels["alertname"] == "HCCLQPMemoryAllocationFailed" && a.Status == "firing"
+	}
+	// For the latency breakdown only: when Prometheus first shows it firing.
+	inProm := make(chan time.Duration, 1)
+	go func() {
+		for time.Since(appended) < 60*time.Second {
+			if as, err := prom.Alerts(); err == nil {
+				for _, a := range as {
+					if a.Labels["alertname"] == "HCCLQPMemoryAllocationFailed" && a.State == "firing" {
+						inProm <- time.Since(appended)
+						return
+					}
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	page := pager.WaitForAlert(t, 60*time.Second, isPage)
+	latency := time.Since(appended)
+	var firingAfter time.Duration
+	select {
+	case firingAfter = <-inProm:
+	case <-time.After(2 * time.Second):
+	}
+	t.Logf("EI0011 appended → page at the webhook: %s (firing in Prometheus after ≈%s)",
+		latency.Round(time.Millisecond), firingAfter.Round(50*time.Millisecond))
+	if page.Labels["severity"] != "critical" || page.Receiver != "pager" {
+		t.Errorf("page: severity %q via receiver %q, want critical via pager", page.Labels["severity"], page.Receiver)
+	}
+	for k, want := range map[string]string{"cluster": "e2e", "instance": addr, "job": "hccl_exporter", "code": "EI0011"} {
+		if page.Labels[k] != want {
+			t.Errorf("page label %s = %q, want %q (labels %v)", k, page.Labels[k], want, page.Labels)
+		}
+	}
+	if !strings.HasSuffix(page.Annotations["runbook_url"], "#hcclqpmemoryallocationfailed") ||
+		!strings.Contains(page.Annotations["description"], "EI0011") {
+		t.Errorf("page annotations = %v", page.Annotations)
+	}
+	// The description queries the node's headroom and QPs per connection.
+	if d := page.Annotations["description"]; !strings.Contains(d, "Lowest link-setup headroom") ||
+		!strings.Contains(d, fmt.Sprintf("HCCL_RDMA_QPS_PER_CONNECTION: %d", e2eBusyQPS)) {
+		t.Errorf("page description lacks the node's numbers: %q", d)
+	}
+	// continue: true also posts the page to chat.
+	chat.WaitForAlert(t, 15*time.Second, isPage)
+
+	// NPU 0 fills up: 1636 MiB free, less than the 2688 MiB of QPs its
+	// process may need at its next link setup.
+	writeAtomic(t, table, npuSMITable(e2eHBMUsedFullMiB))
+	filled := time.Now()
+	prom.WaitQuery(t, headroomQ, 15*time.Second, func(s []testtools.Sample) bool {
+		return len(s) == 1 && s[0].Value == float64((e2eHBMTotalMiB-e2eHBMUsedFullMiB-e2eQPMemoryHighMiB)*mib)
+	})
+	var low testtools.Alert
+	waitFor(t, 40*time.Second, func() bool {
+		as, err := prom.Alerts()
+		if err != nil {
+			return false
+		}
+		for _, a := range as {
+			if a.Labels["alertname"] == "NPULinkSetupHeadroomLow" && a.State == "firing" {
+				low = a
+				return true
+			}
+		}
+		return false
+	}, func() string { return "NPULinkSetupHeadroomLow not firing in Prometheus" })
+	t.Logf("HBM filled → NPULinkSetupHeadroomLow firing in Prometheus: %s (for: %s)",
+		time.Since(filled).Round(time.Millisecond), e2eHeadroomFor)
+	if low.Labels["npu"] != "0" || low.Labels["chip"] != "0" || low.Labels["severity"] != "warning" {
+		t.Errorf("NPULinkSetupHeadroomLow labels = %v, want npu 0 chip 0 severity warning", low.Labels)
+	}
+	if d := low.Annotations["description"]; !strings.Contains(d, "Free HBM: 1.598GiB") {
+		t.Errorf("NPULinkSetupHeadroomLow description lacks the chip's free HBM (1636 MiB): %q", d)
+	}
+	all, _ := prom.Alerts()
+	for _, a := range all {
+		if a.Labels["alertname"] == "NPULinkSetupHeadroomLow" && (a.Labels["npu"] != "0" || a.Labels["chip"] != "0") {
+			t.Errorf("NPULinkSetupHeadroomLow for a chip with room: %v", a.Labels)
+		}
+	}
+	// Alertmanager holds the warning back: the node's EI0011 page inhibits it.
+	var suppressed amAlert
+	waitFor(t, 15*time.Second, func() bool {
+		var as []amAlert
+		q := url.Values{"filter": {`alertname="NPULinkSetupHeadroomLow"`}}
+		if err := getJSON(am.URL+"/api/v2/alerts?"+q.Encode(), &as); err != nil || len(as) == 0 {
+			return false
+		}
+		suppressed = as[0]
+		return as[0].Status.State == "suppressed"
+	}, func() string {
+		return fmt.Sprintf("NPULinkSetupHeadroomLow in Alertmanager = %+v, want suppressed by the EI0011 page", suppressed)
+	})
+	if len(suppressed.Status.InhibitedBy) == 0 {
+		t.Errorf("NPULinkSetupHeadroomLow suppressed but not inhibited: %+v", suppressed)
+	}
+
+	// Every dashboard panel query returns data.
+	qs, err := dashboards.Queries("hccl_exporter", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now()
+	for _, q := range qs {
+		var n int
+		if q.Instant {
+			s, err := prom.Query(q.Expr)
+			if err != nil {
+				t.Errorf("%s / %q %s: %v\n%s", q.Dashboard, q.Panel, q.RefID, err, q.Expr)
+				continue
+			}
+			n = len(s)
+		} else {
+			s, err := prom.QueryRange(q.Expr, end.Add(-30*time.Second), end, time.Second)
+			if err != nil {
+				t.Errorf("%s / %q %s: %v\n%s", q.Dashboard, q.Panel, q.RefID, err, q.Expr)
+				continue
+			}
+			n = len(s)
+		}
+		if n == 0 {
+			t.Errorf("%s / %q %s: no data from the real exporter\n%s", q.Dashboard, q.Panel, q.RefID, q.Expr)
+		}
+	}
+	if done, err := exporter.Exited(); done {
+		t.Errorf("exporter exited during the test: %v", err)
+	}
+	t.Logf("total %s", time.Since(start).Round(time.Millisecond))
+}
