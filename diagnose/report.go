@@ -243,6 +243,24 @@ func (t Timestamp) MarshalJSON() ([]byte, error) {
 	return json.Marshal(t.Format(time.RFC3339Nano))
 }
 
+// UnmarshalJSON implements json.Unmarshaler, so a report reads back.
+func (t *Timestamp) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = Timestamp{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	*t = Timestamp{v}
+	return nil
+}
+
 // perNodeVariables differ between the nodes of a healthy job: each node
 // has its own host NIC address and super-pod id.
 var perNodeVariables = map[string]bool{
