@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/alecthomas/kingpin/v2"
 
@@ -55,6 +56,7 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 	}
 
 	var settings headroom.SettingsSource
+	chips := npuChips{npu: npu}
 	if on("cannlog") {
 		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"), npuLiveness{npu})
 		if err != nil {
@@ -63,6 +65,7 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		cleanup = stop
 		out["cannlog"] = c
 		settings = c
+		chips.logged = func(pid int) bool { _, ok := c.Process(pid); return ok }
 	}
 	if on("headroom") {
 		if err := w.headroom.Validate(); err != nil {
@@ -72,14 +75,22 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		if settings == nil {
 			logger.Warn("headroom collector runs without the cannlog collector: every process is modelled with HCCL's default settings and no communicators")
 		}
-		out["headroom"] = headroom.New(*w.headroom, npuChips{npu}, settings, logger.With("collector", "headroom"))
+		out["headroom"] = headroom.New(*w.headroom, chips, settings, logger.With("collector", "headroom"))
 	}
 	return out, cleanup, nil
 }
 
 // npuChips adapts the npu-smi snapshot to the headroom model's input. It
 // joins the scrape's shared npu-smi run rather than starting another.
-type npuChips struct{ npu *npusmi.Collector }
+//
+// npu-smi lists host pids, while a containerised job's plogs are named after
+// the pid inside its container. Where npu-smi prints the "Process id in
+// container" column and the logs know that pid but not the host one, the
+// process is joined on the container pid.
+type npuChips struct {
+	npu    *npusmi.Collector
+	logged func(pid int) bool // whether the CANN logs know a pid; nil without cannlog
+}
 
 func (n npuChips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.ChipProcess, error) {
 	snap, err := n.npu.Snapshot(ctx)
@@ -96,14 +107,26 @@ func (n npuChips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.
 	}
 	procs := make([]headroom.ChipProcess, 0, len(snap.Processes))
 	for _, p := range snap.Processes {
-		procs = append(procs, headroom.ChipProcess{NPU: p.NPU, Chip: p.Chip, PID: p.PID})
+		procs = append(procs, headroom.ChipProcess{NPU: p.NPU, Chip: p.Chip, PID: n.logPID(p)})
 	}
 	return chips, procs, nil
 }
 
+// logPID is the pid under which the CANN logs know process p.
+func (n npuChips) logPID(p npusmi.Process) int {
+	if n.logged == nil || n.logged(p.PID) {
+		return p.PID
+	}
+	if cpid, err := strconv.Atoi(p.ContainerPID); err == nil && cpid > 0 && n.logged(cpid) {
+		return cpid
+	}
+	return p.PID
+}
+
 // npuLiveness reports a pid alive while the last successful npu-smi run
-// listed it, without running npu-smi itself. A containerised exporter without
-// the host's pid namespace still sees the host pids there.
+// listed it (as host pid or as pid in its container), without running npu-smi
+// itself. A containerised exporter without the host's pid namespace still
+// sees the host pids there.
 type npuLiveness struct{ npu *npusmi.Collector }
 
 func (n npuLiveness) Alive(pid int) bool {
@@ -115,7 +138,7 @@ func (n npuLiveness) Alive(pid int) bool {
 		return false
 	}
 	for _, p := range snap.Processes {
-		if p.PID == pid {
+		if p.PID == pid || p.ContainerPID == strconv.Itoa(pid) {
 			return true
 		}
 	}
