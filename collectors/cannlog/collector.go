@@ -134,6 +134,7 @@ type Collector struct {
 	dirty          bool
 	lastCheckpoint time.Time
 	lastExpire     time.Time
+	created        time.Time
 
 	mu      sync.Mutex
 	pollErr error
@@ -175,7 +176,7 @@ func newCollector(cfg Config, live Liveness, logger *slog.Logger, f follower, st
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = 10 * time.Second
 	}
-	c := &Collector{cfg: cfg, live: live, logger: logger, state: st, f: f, done: make(chan struct{})}
+	c := &Collector{cfg: cfg, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
 	blob, err := f.Restore()
 	if err != nil {
 		logger.Warn("cannot restore the log state file; reading from the start", "file", cfg.StateFile, "err", err)
@@ -221,7 +222,7 @@ func (c *Collector) pollOnce(now time.Time) {
 		c.logger.Error("reading logs failed", "err", err)
 		return
 	}
-	if now.Sub(c.lastExpire) >= expireEvery {
+	if now.Sub(c.lastExpire) >= expireEvery && c.livenessReady(now) {
 		c.lastExpire = now
 		if n := c.state.Expire(c.live); n > 0 {
 			c.logger.Debug("expired processes", "count", n)
@@ -231,6 +232,15 @@ func (c *Collector) pollOnce(now time.Time) {
 	if c.dirty && now.Sub(c.lastCheckpoint) >= c.cfg.CheckpointInterval {
 		c.checkpoint(now)
 	}
+}
+
+// livenessReady reports whether expiry may ask the liveness source.
+func (c *Collector) livenessReady(now time.Time) bool {
+	r, ok := c.live.(LivenessReady)
+	if !ok || r.Ready() {
+		return true
+	}
+	return now.Sub(c.created) >= ReadyGrace
 }
 
 func (c *Collector) handle(f *tail.File, line []byte) {

@@ -236,3 +236,38 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+type notReady struct{ ready *bool }
+
+func (n notReady) Alive(int) bool { return false }
+func (n notReady) Ready() bool    { return *n.ready }
+
+// TestExpiryWaitsForLiveness: before npu-smi first ran, its process table
+// cannot tell that a process is alive; expiry waits (up to ReadyGrace).
+func TestExpiryWaitsForLiveness(t *testing.T) {
+	r := newRig(t)
+	ready := false
+	live := AnyAlive{notReady{&ready}, ProcLiveness{Root: t.TempDir()}}
+	c := r.collector(t, live)
+	defer c.Close()
+	now := time.Now()
+	c.pollOnce(now)
+	if len(c.Processes()) == 0 {
+		t.Fatal("processes expired before liveness was ready")
+	}
+	ready = true
+	c.pollOnce(now.Add(expireEvery))
+	if ps := c.Processes(); len(ps) != 0 {
+		t.Fatalf("dead processes kept once liveness is ready: %d", len(ps))
+	}
+	// A source that never becomes ready stops blocking after the grace.
+	r2 := newRig(t)
+	ready = false
+	c2 := r2.collector(t, live)
+	defer c2.Close()
+	c2.pollOnce(now)
+	c2.pollOnce(now.Add(ReadyGrace + time.Second))
+	if len(c2.Processes()) != 0 {
+		t.Error("a never-ready liveness blocks expiry forever")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // Liveness says whether a process is still running. main wires npu-smi's
@@ -12,6 +13,20 @@ import (
 type Liveness interface {
 	Alive(pid int) bool
 }
+
+// LivenessReady may be implemented by a Liveness that cannot answer yet,
+// such as npu-smi's process table before npu-smi first ran. The collector
+// expires no process while Ready reports false (for at most ReadyGrace after
+// it starts), so that a restart does not drop the series of running
+// processes whose last log write is old.
+type LivenessReady interface {
+	Ready() bool
+}
+
+// ReadyGrace bounds how long expiry waits for a Liveness to become ready;
+// after it, a never-ready source (npu-smi always failing) counts as "not
+// alive" and the TTL alone decides.
+const ReadyGrace = 5 * time.Minute
 
 // ProcLiveness checks /proc/<pid>. Root defaults to /proc.
 type ProcLiveness struct {
@@ -42,6 +57,16 @@ func (a AnyAlive) Alive(pid int) bool {
 		}
 	}
 	return false
+}
+
+// Ready reports whether every member that can be not ready is ready.
+func (a AnyAlive) Ready() bool {
+	for _, l := range a {
+		if r, ok := l.(LivenessReady); ok && !r.Ready() {
+			return false
+		}
+	}
+	return true
 }
 
 // LivenessFunc adapts a function to Liveness.
