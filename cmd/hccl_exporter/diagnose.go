@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -33,6 +34,8 @@ type diagnoseCommand struct {
 	microBatch, seqLen, hidden uint64
 	dtype                      string
 
+	buffsizeSelected bool
+
 	stdout, stderr io.Writer
 }
 
@@ -54,7 +57,8 @@ func addDiagnoseCommand(app *kingpin.Application) *diagnoseCommand {
 	d.buffsize.Flag("micro-batch-size", "Micro-batch size.").Required().Uint64Var(&d.microBatch)
 	d.buffsize.Flag("seq-len", "Sequence length.").Required().Uint64Var(&d.seqLen)
 	d.buffsize.Flag("hidden-size", "Hidden size.").Required().Uint64Var(&d.hidden)
-	d.buffsize.Flag("dtype", "Data type of the communicated activations.").Default("bf16").EnumVar(&d.dtype, diagnose.DTypes()...)
+	d.buffsize.Flag("dtype", "Data type of the communicated activations: "+strings.Join(diagnose.DTypes(), ", ")+".").Required().EnumVar(&d.dtype, diagnose.DTypes()...)
+	d.buffsize.Action(func(*kingpin.ParseContext) error { d.buffsizeSelected = true; return nil })
 	return d
 }
 
@@ -63,7 +67,7 @@ func (d *diagnoseCommand) matches(cmd string) bool {
 }
 
 func (d *diagnoseCommand) run(logger *slog.Logger) int {
-	if d.microBatch != 0 || d.seqLen != 0 || d.hidden != 0 {
+	if d.buffsizeSelected {
 		return d.runBuffSize()
 	}
 	return d.runReport(logger)

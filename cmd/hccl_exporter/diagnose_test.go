@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kingpin/v2"
+)
+
+// sampleBundle is the diagnose package's sample bundle (three nodes).
+var sampleBundle = filepath.Join("..", "..", "diagnose", "testdata", "bundle")
+
+// parseDiagnose builds an application shaped like main's (a default serve
+// command beside diagnose) and runs args through it.
+func parseDiagnose(t *testing.T, args ...string) (selected bool, code int, stdout, stderr string, parseErr error) {
+	t.Helper()
+	app := kingpin.New(exporterName, "test")
+	app.Command("serve", "Serve metrics.").Default()
+	app.Flag("web.telemetry-path", "").Default("/metrics").String()
+	d := addDiagnoseCommand(app)
+	var out, errOut bytes.Buffer
+	d.stdout, d.stderr = &out, &errOut
+	cmd, err := app.Parse(args)
+	if err != nil {
+		return false, 0, "", "", err
+	}
+	if !d.matches(cmd) {
+		return false, 0, "", "", nil
+	}
+	code = d.run(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return true, code, out.String(), errOut.String(), nil
+}
+
+func TestDiagnoseCLI(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		selected bool
+		code     int
+		stdout   string // substring
+		stderr   string // substring
+		parseErr string // substring; the command then does not run
+	}{
+		{name: "no command serves", args: nil, selected: false},
+		{name: "default subcommand", args: []string{"diagnose", "--timezone", "UTC", sampleBundle}, selected: true, code: 1, stdout: "EI0011: NOT ENOUGH NPU MEMORY"},
+		{name: "explicit report", args: []string{"diagnose", "report", sampleBundle}, selected: true, code: 1, stdout: "FAULT CODES (9)"},
+		{name: "json before path", args: []string{"diagnose", "--format", "json", sampleBundle}, selected: true, code: 1, stdout: `"schema_version": 1`},
+		{name: "json after report", args: []string{"diagnose", "report", "--format=json", "--layout", "node", sampleBundle}, selected: true, code: 1, stdout: `"name": "bundle"`},
+		{name: "report flag first", args: []string{"diagnose", "--layout", "nodes", sampleBundle}, selected: true, code: 1, stdout: "node-c:"},
+		{name: "missing path", args: []string{"diagnose", filepath.Join(t.TempDir(), "nope")}, selected: true, code: 2, stderr: "no such file or directory"},
+		{name: "bad timezone", args: []string{"diagnose", "--timezone", "Mars/Olympus", sampleBundle}, selected: true, code: 2, stderr: "--timezone"},
+		{name: "no path", args: []string{"diagnose"}, parseErr: "required argument 'path' not provided"},
+		{name: "bad format", args: []string{"diagnose", "--format", "yaml", sampleBundle}, parseErr: "enum value must be one of text,json"},
+		{name: "buffsize", args: []string{"diagnose", "buffsize", "--micro-batch-size", "1", "--seq-len", "4096", "--hidden-size", "8192", "--dtype", "bf16"},
+			selected: true, code: 0, stdout: "export HCCL_BUFFSIZE=64\n"},
+		{name: "buffsize json", args: []string{"diagnose", "--format", "json", "buffsize", "--micro-batch-size=2", "--seq-len=2048", "--hidden-size=5120", "--dtype=fp32"},
+			selected: true, code: 0, stdout: `"hccl_buffsize_mb": 80`},
+		{name: "buffsize zero", args: []string{"diagnose", "buffsize", "--micro-batch-size", "0", "--seq-len", "4096", "--hidden-size", "8192", "--dtype", "bf16"},
+			selected: true, code: 2, stderr: "must be positive"},
+		{name: "buffsize missing flag", args: []string{"diagnose", "buffsize", "--micro-batch-size", "1"}, parseErr: "required flag"},
+		{name: "buffsize bad dtype", args: []string{"diagnose", "buffsize", "--micro-batch-size", "1", "--seq-len", "1", "--hidden-size", "1", "--dtype", "fp64"}, parseErr: "enum value"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			selected, code, stdout, stderr, err := parseDiagnose(t, c.args...)
+			if c.parseErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.parseErr) {
+					t.Fatalf("parse error %v, want %q", err, c.parseErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if selected != c.selected || code != c.code {
+				t.Fatalf("selected %v exit %d, want %v %d; stderr %s", selected, code, c.selected, c.code, stderr)
+			}
+			if !strings.Contains(stdout, c.stdout) {
+				t.Errorf("stdout lacks %q:\n%.2000s", c.stdout, stdout)
+			}
+			if !strings.Contains(stderr, c.stderr) {
+				t.Errorf("stderr lacks %q: %s", c.stderr, stderr)
+			}
+			if strings.Contains(strings.Join(c.args, " "), "json") && c.code != 2 {
+				var v map[string]any
+				if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+					t.Errorf("not JSON: %v\n%s", err, stdout)
+				}
+			}
+		})
+	}
+}
