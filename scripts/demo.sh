@@ -41,5 +41,8 @@ for _ in $(seq 1 50); do
 done
 sleep 1.5 # let the log follower read the demo logs once
 curl -fsS "http://127.0.0.1:$port/metrics" -o "$work/metrics.txt"
-echo "# hccl_exporter demo: http://127.0.0.1:$port/metrics ($(wc -l <"$work/metrics.txt") lines); excerpt:"
-grep -E '^(ascend_npu_hbm_(used|total)_bytes|ascend_npu_smi_up|hccl_link_setup_headroom_bytes|hccl_link_setup_qp_memory_bytes|hccl_ccl_buffer_bytes|hccl_env_rdma_qps_per_connection|hccl_env_buffsize_bytes|hccl_communicator_ranks|hccl_fault_events_total\{code="EI0011"|hccl_exporter_collector_success)' "$work/metrics.txt" | grep -v ' 0$\|source="plog"' | head -60
+echo "# hccl_exporter demo: http://127.0.0.1:$port/metrics ($(wc -l <"$work/metrics.txt") lines)."
+echo "# Excerpt for NPUs 0-1 and their processes (210001 runs 16 QPs per connection; NPU 0 is nearly full):"
+grep -E '^(ascend_npu_hbm_(used|total)_bytes|ascend_npu_smi_up|hccl_link_setup_headroom_bytes|hccl_link_setup_qp_memory_bytes|hccl_ccl_buffer_bytes|hccl_env_rdma_qps_per_connection|hccl_env_buffsize_bytes|hccl_communicator_(ranks|servers)|hccl_fault_events_total\{code="EI0011"|hccl_exporter_collector_success)' "$work/metrics.txt" |
+	grep -E 'npu="[01]"|pid="21000[12]"|^[a-z_]+(\{[^}]*collector=|\{code=| )' |
+	grep -v 'source="plog"'

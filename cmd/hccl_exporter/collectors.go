@@ -112,6 +112,17 @@ func (n npuChips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.
 	return chips, procs, nil
 }
 
+// Ready reports whether npu-smi has answered at least once: until then its
+// silence about a pid says nothing, and the cannlog collector keeps processes
+// it would otherwise expire.
+func (n npuLiveness) Ready() bool {
+	if n.npu == nil {
+		return true
+	}
+	_, _, ok := n.npu.Latest()
+	return ok
+}
+
 // logPID is the pid under which the CANN logs know process p.
 func (n npuChips) logPID(p npusmi.Process) int {
 	if n.logged == nil || n.logged(p.PID) {

@@ -70,8 +70,14 @@ func TestNPULivenessUsesLastSnapshotOnly(t *testing.T) {
 	if live.Alive(2871543) {
 		t.Fatal("alive before any npu-smi run: liveness must not run npu-smi itself")
 	}
+	if live.Ready() {
+		t.Fatal("ready before any npu-smi run")
+	}
 	if _, err := npu.Snapshot(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if !live.Ready() {
+		t.Fatal("not ready after a successful npu-smi run")
 	}
 	for pid, want := range map[int]bool{2871543: true, 2871544: true, 213: true, 1: false} {
 		if got := live.Alive(pid); got != want {
