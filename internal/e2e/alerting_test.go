@@ -428,7 +428,9 @@ func TestAlertingEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	isPage := func(a testtools.WebhookAlert) bool {
-		return a.Labels["alertname"] == "HCCLQPMemoryAllocationFailed" && a.Status == "firing"
+		// StartsAt is the rule evaluation that first saw the event, which
+		// read a scrape taken after the append.
+		return a.Labels["alertname"] == "HCCLQPMemoryAllocationFailed" && a.Status == "firing" && a.StartsAt.After(appended)
 	}
 	// For the latency breakdown only: when Prometheus first shows it firing.
 	inProm := make(chan time.Duration, 1)
