@@ -314,7 +314,7 @@ func (in *input) readTar(r io.Reader, opts *Options, buf []byte) error {
 		if err != nil {
 			return fmt.Errorf("corrupt archive: %w", err)
 		}
-		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA {
+		if h.Typeflag != tar.TypeReg { // the reader turns old TypeRegA entries into TypeReg
 			if h.Typeflag != tar.TypeDir {
 				in.skipped++
 			}

@@ -303,9 +303,8 @@ func buildBufferOOM(r *Report, nodes []*nodeData) *BufferOOMReport {
 	for _, ev := range out.Evidence {
 		if ev.HCCL && ev.SizeBytes > 0 {
 			out.Findings = append(out.Findings, fmt.Sprintf(
-				"%s %s:%d: the failed allocation was %d bytes (%s = 2 × %s, what HCCL_BUFFSIZE=%s asks for one communicator).",
-				ev.Node, ev.File, ev.Line, ev.SizeBytes, fmtBytes(float64(ev.SizeBytes)),
-				fmtBytes(float64(ev.SizeBytes)/2), fmtNum(math.Ceil(float64(ev.SizeBytes)/2/(1<<20)))))
+				"%s %s:%d: the failed allocation was %d bytes (%s); compare it with 2 × HCCL_BUFFSIZE per communicator.",
+				ev.Node, ev.File, ev.Line, ev.SizeBytes, fmtBytes(float64(ev.SizeBytes))))
 			break
 		}
 	}
