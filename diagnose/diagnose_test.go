@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"os"
@@ -437,5 +438,28 @@ func TestScanLines(t *testing.T) {
 		if err != nil || !slices.Equal(got, c.want) || st.bytes != int64(len(c.in)) || st.lines != int64(len(c.want)) {
 			t.Errorf("scanLines(%q) = %q %+v %v, want %q", c.in, got, st, err, c.want)
 		}
+	}
+}
+
+// Kubelet's gzipped rotations are read; symlinks are skipped (they would
+// count the same lines twice).
+func TestGzipRotationAndSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	line := "[PID: 9] 2025-11-03-20:18:46.447.213 Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate [size: [0.25MB, 3MB], Affected by QP depth configuration.] bytes of NPU memory.\n"
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(line))
+	_ = zw.Close()
+	writeTree(t, dir, map[string]string{
+		"pods/ns_pod_uid/trainer/0.log.20251103-201900.gz": gz.String(),
+		"pods/ns_pod_uid/trainer/0.log":                    line,
+	})
+	if err := os.Symlink(filepath.Join(dir, "pods/ns_pod_uid/trainer/0.log"), filepath.Join(dir, "pods/link.log")); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, dir)
+	if len(r.Faults) != 1 || r.Faults[0].Count != 2 || r.Nodes[0].Files.Screen != 2 || r.Inputs[0].SkippedFiles != 1 {
+		t.Errorf("faults %+v, files %+v, skipped %d; want EI0011 twice from 2 screen files, 1 symlink skipped",
+			r.Faults, r.Nodes[0].Files, r.Inputs[0].SkippedFiles)
 	}
 }
