@@ -42,6 +42,9 @@ const (
 	// orphanRetire is how long a file renamed out of every followed name
 	// (and not deleted) keeps being read before it is given up.
 	orphanRetire = 5 * time.Minute
+	// pendingScans is how many clean rescans saved offsets wait for the
+	// files they belong to.
+	pendingScans = 3
 )
 
 // cannSortDirs are the CANN log sort directories below each root
@@ -125,12 +128,14 @@ type Follower struct {
 	nextScan time.Time
 	problems map[string]problem
 	pending  *savedState
-	dirty    bool // offsets changed since the last checkpoint
-	lastBlob []byte
-	hasBlob  bool
-	enc      []byte
-	openFDs  int
-	w        *watcher
+	// pendingScans counts clean rescans since Restore.
+	pendingScans int
+	dirty        bool // offsets changed since the last checkpoint
+	lastBlob     []byte
+	hasBlob      bool
+	enc          []byte
+	openFDs      int
+	w            *watcher
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -233,10 +238,15 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		f.rescan(now, &c)
 		f.nextScan = now.Add(f.cfg.RescanInterval)
 		f.polled = true
-		if f.pending != nil && len(f.problems) == 0 {
-			// Entries not matched by a clean full scan belong to files
-			// deleted while we were down.
-			f.pending = nil
+		if f.pending != nil && !f.hasDirProblems() {
+			// Entries not matched by a few clean full scans belong to
+			// files deleted while we were down. One scan is not enough: a
+			// file renamed while it was listed (kubelet rotation) is only
+			// found under its new name by the next one.
+			f.pendingScans++
+			if f.pendingScans >= pendingScans {
+				f.pending = nil
+			}
 		}
 	} else if hint != nil {
 		f.applyHint(hint, now, &c)
@@ -587,4 +597,13 @@ var (
 // hasDirPrefix reports whether path lies below dir.
 func hasDirPrefix(path, dir string) bool {
 	return strings.HasPrefix(path, dir) && len(path) > len(dir) && (path[len(dir)] == filepath.Separator || strings.HasSuffix(dir, string(filepath.Separator)))
+}
+
+func (f *Follower) hasDirProblems() bool {
+	for _, p := range f.problems {
+		if p.reason != reasonGlobEmpty {
+			return true
+		}
+	}
+	return false
 }

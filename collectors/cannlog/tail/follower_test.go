@@ -48,7 +48,7 @@ func TestParseCANNName(t *testing.T) {
 		{"device-2272_20220617234019449.log", KindDevicePlog, 2272, true},
 		{"plog-858941_20251210195327204.log", KindPlog, 858941, true},
 		{"device-0", 0, 0, false},
-		{"plog-16027_2022061800162387.log", 0, 0, false},   // 16 digits
+		{"plog-16027_2022061800162387.log", 0, 0, false},    // 16 digits
 		{"plog-16027_20220618001623878.log.1", 0, 0, false}, // not CANN
 		{"plog-_20220618001623878.log", 0, 0, false},
 		{"plog-12a_20220618001623878.log", 0, 0, false},

@@ -163,6 +163,17 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		return
 	}
 	id := fileID{uint64(st.Dev), uint64(st.Ino)}
+	if t := f.byID[id]; t != nil && t.fd < 0 && t.seen != sc.gen && !f.sameFile(t, path, st.Size) {
+		// We held no descriptor, so the inode number may have been freed
+		// and reused by a new file (CANN deletes old plogs; sealed ones
+		// are closed once read): the old file is gone.
+		f.log.Debug("inode reused by a new file", "path", path, "was", t.Path)
+		delete(f.byID, t.id)
+		if f.byPath[t.Path] == t {
+			delete(f.byPath, t.Path)
+		}
+		sc.changed = true
+	}
 	if t := f.byID[id]; t != nil {
 		if t.seen == sc.gen {
 			return // a second name (symlink, hard link) of a file seen already
@@ -335,4 +346,27 @@ func kubeletRotated(path string) (base string, ok bool) {
 		return "", false
 	}
 	return path[:len(path)-tsLen], true
+}
+
+// sameFile checks that a closed file found again at path (same device and
+// inode) is the file we read before and not a new one reusing the inode:
+// it is no smaller than what was read and starts with the same bytes.
+func (f *Follower) sameFile(t *tracked, path string, size int64) bool {
+	if path == t.Path && size == t.scanned {
+		return true // unchanged: nothing would be read anyway
+	}
+	if size < t.offset {
+		return false
+	}
+	if t.fpLen == 0 {
+		return true
+	}
+	fd, _, err := openVerified(path, t.id)
+	if err != nil {
+		return true // cannot tell; reopen will fail and retry later
+	}
+	defer syscall.Close(fd)
+	head := f.buf[:t.fpLen]
+	n, err := pread(fd, head, 0)
+	return err == nil && n == t.fpLen && fingerprint(head) == t.fpHash
 }

@@ -232,8 +232,10 @@ func (f *Follower) Checkpoint(blob []byte) error {
 			// Saved files not found yet (an unreadable directory, a root
 			// not mounted yet) keep their offsets.
 			for i := range f.pending.entries {
+				// Keyed by inode, not path: the path may be stale (a
+				// rename not seen yet) and now hold another file.
 				if p := &f.pending.entries[i]; !p.used {
-					if _, live := f.byPath[p.path]; !live {
+					if _, live := f.byID[fileID{p.dev, p.ino}]; !live {
 						yield(p)
 					}
 				}
@@ -298,6 +300,7 @@ func (f *Follower) applyPending(t *tracked, size int64) {
 		sameID := e.dev == t.id.dev && e.ino == t.id.ino
 		samePath := e.path == t.Path
 		if !sameID && !(samePath && (e.ino == t.id.ino || e.fpLen == fpSize)) {
+			f.log.Debug("saved offset not applied: other file", "path", t.Path, "ino", t.id.ino, "saved_ino", e.ino)
 			continue
 		}
 		if size < e.offset {
@@ -309,6 +312,7 @@ func (f *Follower) applyPending(t *tracked, size int64) {
 			head = make([]byte, e.fpLen)
 			n, err := pread(t.fd, head, 0)
 			if err != nil || n != e.fpLen || fingerprint(head) != e.fpHash {
+				f.log.Debug("saved offset not applied: different leading bytes", "path", t.Path, "saved_path", e.path)
 				continue
 			}
 		}
@@ -321,6 +325,7 @@ func (f *Follower) applyPending(t *tracked, size int64) {
 			}
 		}
 		e.used = true
+		f.log.Debug("resuming log file at saved offset", "path", t.Path, "offset", e.offset, "ino", t.id.ino)
 		return
 	}
 }
