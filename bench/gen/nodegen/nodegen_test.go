@@ -23,7 +23,7 @@ func TestTreeParses(t *testing.T) {
 		{NPUs: 8, ChipsPerNPU: 1, Processes: 8, Communicators: 1, Seed: 1},
 		{NPUs: 4, ChipsPerNPU: 2, Processes: 12, Communicators: 3, FaultCodes: CatalogCodes() + 4, EventsPerCode: 2, NoiseLines: 5, QPsPerConnection: 16, BuffsizeMB: 512, Seed: 7},
 		{NPUs: 16, ChipsPerNPU: 2, Processes: 64, Communicators: 8, FaultCodes: 3, Seed: 1},
-		{NPUs: 2, ChipsPerNPU: 2, Processes: 0, Communicators: 2, Seed: 3}, // idle node: no processes
+		{NPUs: 2, ChipsPerNPU: 2, Processes: 0, Communicators: 2, Seed: 3},  // idle node: no processes
 		{NPUs: 12, ChipsPerNPU: 1, Processes: 5, Communicators: 0, Seed: 4}, // NPU IDs of two digits, idle NPUs
 	} {
 		name := strconv.Itoa(s.NPUs) + "x" + strconv.Itoa(s.ChipsPerNPU) + "_p" + strconv.Itoa(s.Processes) +
@@ -211,12 +211,13 @@ func TestDeterministic(t *testing.T) {
 		return [32]byte(h.Sum(nil))
 	}
 	s := Spec{NPUs: 4, ChipsPerNPU: 2, Processes: 9, Communicators: 2, FaultCodes: 5, NoiseLines: 3, Seed: 42}
-	if hash(s) != hash(s) {
+	first, second := hash(s), hash(s)
+	if first != second {
 		t.Error("same spec, different trees")
 	}
 	s2 := s
 	s2.Seed = 43
-	if hash(s) == hash(s2) {
+	if hash(s2) == first {
 		t.Error("another seed, same tree")
 	}
 }
