@@ -275,16 +275,6 @@ func waitFor(t *testing.T, timeout time.Duration, cond func() bool, what func() 
 	}
 }
 
-// mayBeEmpty lists the dashboard panels that have no data on the simulated
-// node, and why.
-var mayBeEmpty = map[string]string{
-	// Atlas A2/A3 chips (910B, 910_93) have HBM only: npu-smi prints their
-	// DDR Memory-Usage as the placeholder `0 / 0`, for which the exporter
-	// exports no sample (DESIGN.md). The panel fills on chips with DDR
-	// (Ascend 910, 310, 310P).
-	"NPU DDR memory used per chip": "npu-smi prints DDR Memory-Usage `0 / 0` on 910B3 (HBM only)",
-}
-
 func isFaultAlert(name string) bool {
 	switch name {
 	case "HCCLQPMemoryAllocationFailed", "HCCLLinkSetupTimeout", "HCCLPortBindFailed",
@@ -528,8 +518,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 		t.Errorf("NPULinkSetupHeadroomLow suppressed but not inhibited: %+v", suppressed)
 	}
 
-	// Every dashboard panel query returns data, but for the panels the
-	// simulated hardware cannot fill (mayBeEmpty).
+	// Every dashboard panel query returns data.
 	qs, err := dashboards.Queries("hccl_exporter", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -553,10 +542,6 @@ func TestAlertingEndToEnd(t *testing.T) {
 			n = len(s)
 		}
 		if n == 0 {
-			if why, ok := mayBeEmpty[q.Panel]; ok {
-				t.Logf("%s / %q %s: no data, as expected: %s", q.Dashboard, q.Panel, q.RefID, why)
-				continue
-			}
 			t.Errorf("%s / %q %s: no data from the real exporter\n%s", q.Dashboard, q.Panel, q.RefID, q.Expr)
 		}
 	}
