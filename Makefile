@@ -61,6 +61,9 @@ FUZZTIME ?= 20s
 fuzz:
 	./scripts/fuzz-all.sh $(FUZZTIME)
 
+# Performance benchmarks (bench/bench.mk, docs/benchmarks.md); BENCH_SIZE=small for a quick run.
+bench: bench-all
+
 clean:
 	rm -rf $(BINARY) dist bench/out
 

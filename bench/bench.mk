@@ -1,0 +1,39 @@
+# Performance benchmarks (docs/benchmarks.md), included by the Makefile.
+#   make bench                    # full run: 100 MB and 1 GB trees, 30 s CPU windows (~6-8 min)
+#   make bench BENCH_SIZE=small   # quick run (~2 min)
+# Results also go to bench/out/*.json. Trees are generated once and kept in
+# bench/out (1.2 GB for the full run; `make clean` removes them).
+
+BENCH_SIZE ?= full
+BENCH_OUT  ?= bench/out
+ifeq ($(BENCH_SIZE),small)
+BENCH_INGEST_SIZES ?= 20M,100M
+BENCH_NODE_FLAGS   ?= -idle 10s -busy 10s -sequential 50 -per-scraper 50
+else
+BENCH_INGEST_SIZES ?= 100M,1G
+BENCH_NODE_FLAGS   ?= -idle 30s -busy 30s -sequential 200 -per-scraper 100
+endif
+BENCH_ROUNDS ?= 3
+
+.PHONY: bench-deps bench-tools bench-ingest bench-node bench-all
+
+bench-deps:
+	./bench/ensure-deps.sh
+
+bench-tools: build
+	@mkdir -p $(BENCH_OUT)/bin
+	$(GO) build -o $(BENCH_OUT)/bin/ingest ./bench/ingest
+	$(GO) build -o $(BENCH_OUT)/bin/node ./bench/node
+
+# One full pass over generated CANN log trees: the collector's ingest path
+# and diagnose versus grep -rcE and mtail --one_shot; counts must agree.
+bench-ingest: bench-deps bench-tools
+	$(BENCH_OUT)/bin/ingest run -exporter ./$(BINARY) -sizes $(BENCH_INGEST_SIZES) -rounds $(BENCH_ROUNDS) \
+		-work $(BENCH_OUT) -json $(BENCH_OUT)/ingest.json
+
+# Steady-state CPU and /metrics latency of the real binary on a worst-case
+# node with 10 000 followed files.
+bench-node: bench-tools
+	$(BENCH_OUT)/bin/node -exporter ./$(BINARY) -work $(BENCH_OUT)/node-fixture $(BENCH_NODE_FLAGS) -json $(BENCH_OUT)/node.json
+
+bench-all: bench-ingest bench-node

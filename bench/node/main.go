@@ -1,0 +1,466 @@
+// Command node measures the real hccl_exporter binary on a worst-case node
+// with many tracked log files: its CPU at rest and while lines are appended
+// (steady state), and /metrics latency with sequential and concurrent
+// scrapers, checking that npu-smi runs at most once per
+// --npu-smi.min-interval whatever the scrape load.
+//
+//	go run ./bench/node -exporter ./hccl_exporter [-files 10000] [-idle 30s] [-busy 30s]
+//
+// The node is bench/gen/nodegen's worst case (16 NPUs × 2 dies, 64 training
+// processes with 8 communicators each) plus old plogs of finished processes
+// up to -files followed files. It only talks to 127.0.0.1 and stops the
+// exporter it starts.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/hccl-exporter/hccl_exporter/bench/gen/nodegen"
+)
+
+// acceptPrometheus is the Accept header of Prometheus 2.x scrapes.
+const acceptPrometheus = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
+type config struct {
+	exporter    string
+	work        string
+	files       int
+	idle, busy  time.Duration
+	rate        int
+	scrapers    int
+	perScraper  int
+	sequential  int
+	minInterval time.Duration
+	label       string
+	extra       []string
+	jsonOut     string
+}
+
+type result struct {
+	Label          string    `json:"label"`
+	Files          int       `json:"files"`
+	Series         int       `json:"series"`
+	IdleCPU        float64   `json:"idle_cpu_percent"`
+	BusyCPU        float64   `json:"busy_cpu_percent"`
+	Appended       int       `json:"lines_appended"`
+	Counted        int       `json:"lines_counted"`
+	SeqP50, SeqP99 float64   `json:"-"`
+	Seq            []float64 `json:"sequential_ms_p50_p99_max"`
+	Conc           []float64 `json:"concurrent_ms_p50_p99_max"`
+	CPUPerScrape   float64   `json:"cpu_ms_per_scrape_sequential"`
+	ConcCPU        float64   `json:"cpu_ms_per_scrape_concurrent"`
+	ConcScrapes    int       `json:"concurrent_scrapes"`
+	ConcSeconds    float64   `json:"concurrent_seconds"`
+	NPUSMIRuns     int       `json:"npu_smi_runs"`
+	NPUSMIAllowed  int       `json:"npu_smi_runs_allowed"`
+	RSSKiB         int       `json:"rss_kib"`
+}
+
+func main() {
+	var c config
+	var extra string
+	flag.StringVar(&c.exporter, "exporter", "", "hccl_exporter binary (required)")
+	flag.StringVar(&c.work, "work", "bench/out/node-fixture", "directory of the generated node (rewritten)")
+	flag.IntVar(&c.files, "files", 10000, "followed log files in total")
+	flag.DurationVar(&c.idle, "idle", 30*time.Second, "CPU measurement without appends")
+	flag.DurationVar(&c.busy, "busy", 30*time.Second, "CPU measurement with appends")
+	flag.IntVar(&c.rate, "rate", 100, "lines appended per second across all files")
+	flag.IntVar(&c.scrapers, "scrapers", 10, "concurrent scrapers")
+	flag.IntVar(&c.perScraper, "per-scraper", 100, "scrapes per concurrent scraper")
+	flag.IntVar(&c.sequential, "sequential", 100, "sequential scrapes")
+	flag.DurationVar(&c.minInterval, "npu-smi-min-interval", 5*time.Second, "--npu-smi.min-interval passed to the exporter")
+	flag.StringVar(&c.label, "label", "default flags", "label of this run in the tables")
+	flag.StringVar(&extra, "extra", "", "extra exporter flags, space separated")
+	flag.StringVar(&c.jsonOut, "json", "", "also write the result as JSON to this file")
+	flag.Parse()
+	if c.exporter == "" {
+		flag.Usage()
+		os.Exit(2)
+	}
+	c.extra = strings.Fields(extra)
+	r, err := run(c)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "node:", err)
+		os.Exit(1)
+	}
+	report(c, r)
+	if c.jsonOut != "" {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		if err := os.WriteFile(c.jsonOut, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "node:", err)
+			os.Exit(1)
+		}
+	}
+	if r.Counted != r.Appended {
+		fmt.Fprintf(os.Stderr, "node: %d lines appended but the exporter counted %d\n", r.Appended, r.Counted)
+		os.Exit(1)
+	}
+	if r.NPUSMIRuns > r.NPUSMIAllowed {
+		fmt.Fprintf(os.Stderr, "node: npu-smi ran %d times, at most %d allowed\n", r.NPUSMIRuns, r.NPUSMIAllowed)
+		os.Exit(1)
+	}
+}
+
+// writeNode writes the worst-case node and old plogs up to files in total;
+// it returns the npu-smi wrapper, the log root and the followed plogs.
+func writeNode(dir string, files int) (npuSMI, root string, plogs []string, err error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return "", "", nil, err
+	}
+	n, err := nodegen.New(nodegen.DefaultSpec())
+	if err != nil {
+		return "", "", nil, err
+	}
+	n.Spec.NoiseLines = 20
+	tr, err := n.WriteTree(dir)
+	if err != nil {
+		return "", "", nil, err
+	}
+	plogDir := filepath.Join(tr.LogRoot, "run", "plog")
+	ents, err := os.ReadDir(plogDir)
+	if err != nil {
+		return "", "", nil, err
+	}
+	for _, e := range ents {
+		plogs = append(plogs, filepath.Join(plogDir, e.Name()))
+	}
+	// Old plogs of finished processes: INFO lines only, no settings.
+	t := time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)
+	for i := 0; len(plogs) < files; i++ {
+		pid := 100001 + i
+		t = t.Add(3 * time.Second)
+		name := fmt.Sprintf("plog-%d_%s%03d.log", pid, t.Format("20060102150405"), i%1000)
+		p := filepath.Join(plogDir, name)
+		var b bytes.Buffer
+		for k := 0; k < 10; k++ {
+			fmt.Fprintf(&b, "[INFO] GE(%d,python3):%s.%03d.%03d [graph_manager.cc:1432]tid:%d, GraphManager run graph, graph_id:%d, session_id:1\n",
+				pid, t.Format("2006-01-02-15:04:05"), k, 100+k, pid+1, k)
+		}
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			return "", "", nil, err
+		}
+		plogs = append(plogs, p)
+	}
+	// Count npu-smi runs independently of the exporter's own counter.
+	npuSMI = filepath.Join(dir, "npu-smi-counted")
+	script := "#!/bin/sh\necho run >> " + filepath.Join(dir, "npu-smi.runs") + "\nexec " + tr.NPUSMI + " \"$@\"\n"
+	if err := os.WriteFile(npuSMI, []byte(script), 0o755); err != nil {
+		return "", "", nil, err
+	}
+	return npuSMI, tr.LogRoot, plogs, nil
+}
+
+func npuSMIRunsFile(dir string) int {
+	b, _ := os.ReadFile(filepath.Join(dir, "npu-smi.runs"))
+	return bytes.Count(b, []byte("\n"))
+}
+
+func run(c config) (*result, error) {
+	npuSMI, root, plogs, err := writeNode(c.work, c.files)
+	if err != nil {
+		return nil, fmt.Errorf("write node: %w", err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{
+		"--web.listen-address=" + addr,
+		"--npu-smi.path=" + npuSMI,
+		"--npu-smi.min-interval=" + c.minInterval.String(),
+		"--cannlog.root=" + root,
+		"--log.level=error",
+	}, c.extra...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.exporter, args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	url := "http://" + addr + "/metrics"
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: c.scrapers + 1}, Timeout: 30 * time.Second}
+	r := &result{Label: c.label}
+
+	// Ready: every file followed and every line read.
+	deadline := time.Now().Add(60 * time.Second)
+	var base int
+	for {
+		body, err := get(client, url, false)
+		if err == nil {
+			fams, err := parseText(body)
+			if err != nil {
+				return nil, err
+			}
+			if gauge(fams, "ascend_log_files_tracked") == float64(len(plogs)) && gauge(fams, "hccl_link_setup_headroom_bytes") > 0 {
+				base = int(sum(fams, "ascend_log_lines_total"))
+				r.Files = len(plogs)
+				for _, mf := range fams {
+					r.Series += len(mf.GetMetric())
+				}
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("exporter did not follow %d files within 60s (last error %v)", len(plogs), err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// Settle: the first rescan after start and the GC after the initial read.
+	time.Sleep(3 * time.Second)
+
+	// Steady state at rest.
+	cpu0 := cpuTime(pid)
+	time.Sleep(c.idle)
+	r.IdleCPU = 100 * (cpuTime(pid) - cpu0).Seconds() / c.idle.Seconds()
+
+	// Steady state with appends spread over every file.
+	rng := rand.New(rand.NewPCG(1, 2))
+	tick := time.NewTicker(time.Second / time.Duration(c.rate))
+	cpu0 = cpuTime(pid)
+	begin := time.Now()
+	for time.Since(begin) < c.busy {
+		<-tick.C
+		p := plogs[rng.IntN(len(plogs))]
+		fpid := strings.TrimPrefix(strings.SplitN(filepath.Base(p), "_", 2)[0], "plog-")
+		line := fmt.Sprintf("[INFO] GE(%s,python3):2026-01-07-09:00:00.%03d.000 [graph_manager.cc:1432]tid:1, appended line %d\n", fpid, r.Appended%1000, r.Appended)
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		_, err = f.WriteString(line)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.Appended++
+	}
+	tick.Stop()
+	r.BusyCPU = 100 * (cpuTime(pid) - cpu0).Seconds() / time.Since(begin).Seconds()
+	// Every appended line counted (within a rescan interval).
+	deadline = time.Now().Add(15 * time.Second)
+	for {
+		body, err := get(client, url, false)
+		if err == nil {
+			fams, err := parseText(body)
+			if err != nil {
+				return nil, err
+			}
+			r.Counted = int(sum(fams, "ascend_log_lines_total")) - base
+			if r.Counted >= r.Appended {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	// Scrapes.
+	runs0 := npuSMIRunsFile(c.work)
+	scrapeBegin := time.Now()
+	var seq []time.Duration
+	cpu0 = cpuTime(pid)
+	for i := 0; i < c.sequential; i++ {
+		t0 := time.Now()
+		if _, err := get(client, url, true); err != nil {
+			return nil, err
+		}
+		seq = append(seq, time.Since(t0))
+	}
+	r.CPUPerScrape = ms((cpuTime(pid) - cpu0) / time.Duration(max(1, c.sequential)))
+	r.Seq = []float64{ms(pct(seq, 0.5)), ms(pct(seq, 0.99)), ms(pct(seq, 1))}
+
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var conc []time.Duration
+	var firstErr error
+	cpu0 = cpuTime(pid)
+	t0 := time.Now()
+	for w := 0; w < c.scrapers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < c.perScraper; i++ {
+				s := time.Now()
+				_, err := get(client, url, true)
+				d := time.Since(s)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				conc = append(conc, d)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	r.ConcSeconds = time.Since(t0).Seconds()
+	r.ConcScrapes = len(conc)
+	r.ConcCPU = ms((cpuTime(pid) - cpu0) / time.Duration(max(1, len(conc))))
+	r.Conc = []float64{ms(pct(conc, 0.5)), ms(pct(conc, 0.99)), ms(pct(conc, 1))}
+	elapsed := time.Since(scrapeBegin)
+	r.NPUSMIRuns = npuSMIRunsFile(c.work) - runs0
+	// A run may have started just before the window, so one more is allowed.
+	r.NPUSMIAllowed = int(elapsed/c.minInterval) + 1
+	r.RSSKiB = rss(pid)
+	return r, nil
+}
+
+func report(c config, r *result) {
+	verdict := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "MISSED"
+	}
+	fmt.Printf("\n## Node: %d followed files, %d series (%s)\n\n", r.Files, r.Series, r.Label)
+	fmt.Println("| measurement | value | target | verdict |")
+	fmt.Println("|---|--:|--:|---|")
+	fmt.Printf("| CPU at rest (%.0f s), %% of a core | %.2f | ≤ 0.5 | %s |\n", c.idle.Seconds(), r.IdleCPU, verdict(r.IdleCPU <= 0.5))
+	fmt.Printf("| CPU with %d lines/s appended over all files (%.0f s), %% of a core | %.2f | ≤ 2 | %s |\n", c.rate, c.busy.Seconds(), r.BusyCPU, verdict(r.BusyCPU <= 2))
+	fmt.Printf("| lines appended / counted by ascend_log_lines_total | %d / %d | equal | %s |\n", r.Appended, r.Counted, verdict(r.Appended == r.Counted))
+	fmt.Printf("| sequential scrapes (%d, gzip): p50 / p99 / max ms | %.1f / %.1f / %.1f | | |\n", c.sequential, r.Seq[0], r.Seq[1], r.Seq[2])
+	fmt.Printf("| exporter CPU per sequential scrape, ms | %.2f | | |\n", r.CPUPerScrape)
+	fmt.Printf("| %d concurrent scrapers × %d (gzip): p50 / p99 / max ms | %.1f / %.1f / %.1f | p99 ≤ 10 | %s |\n", c.scrapers, c.perScraper, r.Conc[0], r.Conc[1], r.Conc[2], verdict(r.Conc[1] <= 10))
+	fmt.Printf("| exporter CPU per concurrent scrape, ms (%d scrapes in %.1f s) | %.2f | | |\n", r.ConcScrapes, r.ConcSeconds, r.ConcCPU)
+	fmt.Printf("| npu-smi runs during the scrapes (min-interval %s) | %d | ≤ %d | %s |\n", c.minInterval, r.NPUSMIRuns, r.NPUSMIAllowed, verdict(r.NPUSMIRuns <= r.NPUSMIAllowed))
+	fmt.Printf("| exporter RSS, MiB | %.0f | | |\n", float64(r.RSSKiB)/1024)
+}
+
+func get(c *http.Client, url string, gz bool) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", acceptPrometheus)
+	if gz {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		return raw, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
+
+func parseText(b []byte) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(bytes.NewReader(b))
+}
+
+func gauge(fams map[string]*dto.MetricFamily, name string) float64 {
+	var v float64
+	if mf := fams[name]; mf != nil {
+		for _, m := range mf.Metric {
+			v += m.GetGauge().GetValue()
+		}
+	}
+	return v
+}
+
+func sum(fams map[string]*dto.MetricFamily, name string) float64 {
+	var v float64
+	if mf := fams[name]; mf != nil {
+		for _, m := range mf.Metric {
+			v += m.GetCounter().GetValue()
+		}
+	}
+	return v
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// cpuTime is the user+system CPU time of pid from /proc/<pid>/stat.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.Atoi(f[11])
+	k, _ := strconv.Atoi(f[12])
+	return time.Duration(u+k) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+func rss(pid int) int {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fs := strings.Fields(sc.Text()); len(fs) >= 2 && fs[0] == "VmRSS:" {
+			v, _ := strconv.Atoi(fs[1])
+			return v
+		}
+	}
+	return 0
+}
+
+func pct(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
