@@ -1,14 +1,30 @@
 package exporter
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 )
+
+// DefaultScrapeCacheTTL is how long one gathered and encoded scrape is served
+// again. It matches the default --cannlog.poll-interval: the log state
+// cannot change faster than it is polled, and npu-smi values are already up
+// to --npu-smi.min-interval old, so a body younger than this is as fresh as a
+// new gather.
+const DefaultScrapeCacheTTL = time.Second
 
 // HandlerOpts configures the metrics endpoint.
 type HandlerOpts struct {
@@ -16,11 +32,22 @@ type HandlerOpts struct {
 	MaxRequests int
 	// WithRuntimeMetrics adds the exporter's own go_* and process_* series.
 	WithRuntimeMetrics bool
+	// CacheTTL is how long a gathered scrape is reused by later scrapes. With
+	// 0 every scrape gathers anew, but scrapes that arrive while a gather is
+	// in flight still share it.
+	CacheTTL time.Duration
+	// Now is the clock; nil means time.Now. Tests replace it.
+	Now func() time.Time
 }
 
 // NewMetricsHandler serves the registry, hccl_exporter_build_info and, when
 // asked, the exporter's own runtime metrics. Errors of single metrics are
 // logged and the rest is served, as node_exporter does.
+//
+// Scrapes are coalesced: one gather and one encoding per format and
+// compression serve every scrape in flight and, for CacheTTL after the
+// gather ended, the scrapes that follow. A Prometheus HA pair, or several
+// scrapers at once, cost the node one gather.
 func NewMetricsHandler(reg *Registry, logger *slog.Logger, opts HandlerOpts) (http.Handler, error) {
 	r := prometheus.NewRegistry()
 	if err := r.Register(versioncollector.NewCollector(Namespace)); err != nil {
@@ -37,9 +64,231 @@ func NewMetricsHandler(reg *Registry, logger *slog.Logger, opts HandlerOpts) (ht
 	if err := r.Register(reg); err != nil {
 		return nil, err
 	}
-	return promhttp.InstrumentMetricHandler(r, promhttp.HandlerFor(r, promhttp.HandlerOpts{
-		ErrorLog:            slog.NewLogLogger(logger.Handler(), slog.LevelError),
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: opts.MaxRequests,
-	})), nil
+	h := newCachingHandler(r, logger, opts)
+	return promhttp.InstrumentMetricHandler(r, h), nil
+}
+
+// cachingHandler serves gathered metric families, sharing gathers and
+// encoded bodies between scrapes.
+type cachingHandler struct {
+	g      prometheus.Gatherer
+	logger *slog.Logger
+	ttl    time.Duration
+	now    func() time.Time
+	sem    chan struct{}
+
+	mu  sync.Mutex
+	cur *gathering // the latest gather: in flight, or done at cur.at
+
+	joined func() // test hook: a scrape joined a gather in flight
+}
+
+// gathering is one gather shared by the scrapes that joined it.
+type gathering struct {
+	done chan struct{} // closed when mfs and err are set
+	at   time.Time     // when the gather ended
+	mfs  []*dto.MetricFamily
+	err  error
+
+	mu     sync.Mutex
+	bodies map[bodyKey]*body
+}
+
+type bodyKey struct {
+	format expfmt.Format
+	gzip   bool
+}
+
+type body struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+func newCachingHandler(g prometheus.Gatherer, logger *slog.Logger, opts HandlerOpts) *cachingHandler {
+	h := &cachingHandler{g: g, logger: logger, ttl: opts.CacheTTL, now: opts.Now}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.ttl < 0 {
+		h.ttl = 0
+	}
+	if opts.MaxRequests > 0 {
+		h.sem = make(chan struct{}, opts.MaxRequests)
+	}
+	return h
+}
+
+// gather returns the gathering this scrape uses: the one in flight, a
+// finished one younger than the TTL, or a new one run by this caller.
+func (h *cachingHandler) gather(req *http.Request) (*gathering, error) {
+	h.mu.Lock()
+	g := h.cur
+	if g != nil {
+		select {
+		case <-g.done:
+			if h.ttl <= 0 || h.now().Sub(g.at) >= h.ttl {
+				g = nil // stale: gather anew
+			}
+		default: // in flight: join it
+			if h.joined != nil {
+				h.joined()
+			}
+		}
+	}
+	if g != nil {
+		h.mu.Unlock()
+		select {
+		case <-g.done:
+			return g, nil
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+	}
+	g = &gathering{done: make(chan struct{}), bodies: map[bodyKey]*body{}}
+	h.cur = g
+	h.mu.Unlock()
+
+	func() {
+		// Waiters are released even if a collector panics.
+		defer func() {
+			g.at = h.now()
+			close(g.done)
+		}()
+		g.mfs, g.err = h.g.Gather()
+	}()
+	if g.err != nil {
+		h.logger.Error("error gathering metrics", "err", g.err)
+	}
+	return g, nil
+}
+
+// encoded returns the body of g in format, gzipped or not, encoding it once.
+func (g *gathering) encoded(format expfmt.Format, gz bool) ([]byte, error) {
+	k := bodyKey{format, gz}
+	g.mu.Lock()
+	b := g.bodies[k]
+	if b == nil {
+		b = &body{}
+		g.bodies[k] = b
+	}
+	g.mu.Unlock()
+	b.once.Do(func() { b.b, b.err = encode(g.mfs, format, gz, nil) })
+	return b.b, b.err
+}
+
+// encode writes mfs (only the families in filter when it is not nil).
+func encode(mfs []*dto.MetricFamily, format expfmt.Format, gz bool, filter map[string]bool) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(64 << 10)
+	var zw *gzip.Writer
+	w := &buf
+	var enc expfmt.Encoder
+	if gz {
+		// BestSpeed: several times faster than the default level, and the
+		// repetitive exposition still shrinks about tenfold.
+		zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		enc = expfmt.NewEncoder(zw, format)
+	} else {
+		enc = expfmt.NewEncoder(w, format)
+	}
+	for _, mf := range mfs {
+		if filter != nil && !filter[mf.GetName()] {
+			continue
+		}
+		if err := enc.Encode(mf); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", mf.GetName(), err)
+		}
+	}
+	if c, ok := enc.(expfmt.Closer); ok {
+		if err := c.Close(); err != nil {
+			return nil, err
+		}
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
+	if h.sem != nil {
+		select {
+		case h.sem <- struct{}{}:
+			defer func() { <-h.sem }()
+		default:
+			http.Error(rsp, fmt.Sprintf("Limit of concurrent requests reached (%d), try again later.", cap(h.sem)), http.StatusServiceUnavailable)
+			return
+		}
+	}
+	g, err := h.gather(req)
+	if err != nil {
+		return // the client went away
+	}
+	if g.err != nil && len(g.mfs) == 0 {
+		http.Error(rsp, "An error has occurred while serving metrics:\n\n"+g.err.Error(), http.StatusInternalServerError)
+		return
+	}
+	format := expfmt.NegotiateAccept(req.Header, expfmt.DefaultAcceptedFormats()...)
+	gz := acceptsGzip(req.Header.Get("Accept-Encoding"))
+	var b []byte
+	if names := req.URL.Query()["name[]"]; len(names) > 0 {
+		filter := make(map[string]bool, len(names))
+		for _, n := range names {
+			filter[n] = true
+		}
+		b, err = encode(g.mfs, format, gz, filter)
+	} else {
+		b, err = g.encoded(format, gz)
+	}
+	if err != nil {
+		h.logger.Error("error encoding metrics", "err", err)
+		http.Error(rsp, "An error has occurred while encoding metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	hd := rsp.Header()
+	hd.Add("Vary", "Accept")
+	hd.Add("Vary", "Accept-Encoding")
+	hd.Set("Content-Type", string(format))
+	if gz {
+		hd.Set("Content-Encoding", "gzip")
+	}
+	hd.Set("Content-Length", strconv.Itoa(len(b)))
+	if req.Method == http.MethodHead {
+		return
+	}
+	_, _ = rsp.Write(b)
+}
+
+// acceptsGzip reports whether an Accept-Encoding header allows gzip: gzip
+// listed without q=0, or else * listed without q=0.
+func acceptsGzip(header string) bool {
+	gzipQ, starQ := -1.0, -1.0
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "gzip" && name != "*" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.TrimSpace(k) == "q" {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if name == "gzip" {
+			gzipQ = q
+		} else {
+			starQ = q
+		}
+	}
+	if gzipQ >= 0 {
+		return gzipQ > 0
+	}
+	return starQ > 0
 }

@@ -38,6 +38,10 @@ func run(args []string) int {
 	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	maxRequests := app.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").Int()
 	disableExporterMetrics := app.Flag("web.disable-exporter-metrics", "Exclude the exporter's own go_* and process_* metrics.").Bool()
+	scrapeCacheTTL := app.Flag("web.scrape-cache-ttl", "How long one gathered and encoded scrape is served again to the scrapes that follow "+
+		"(a Prometheus HA pair, several scrapers). Scrapes arriving while a gather runs always share it; 0 gathers anew for every other scrape. "+
+		"The default equals the default --cannlog.poll-interval: the log state changes no faster.").
+		Default(exporter.DefaultScrapeCacheTTL.String()).Duration()
 	toolkitFlags := kingpinflag.AddFlags(app, ":9842")
 
 	wiring := addCollectorFlags(app)
@@ -73,6 +77,7 @@ func run(args []string) int {
 	handler, err := exporter.NewMetricsHandler(reg, logger, exporter.HandlerOpts{
 		MaxRequests:        *maxRequests,
 		WithRuntimeMetrics: !*disableExporterMetrics,
+		CacheTTL:           *scrapeCacheTTL,
 	})
 	if err != nil {
 		logger.Error("cannot build metrics handler", "err", err)
