@@ -1,6 +1,8 @@
 package cannlog
 
 import (
+	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,21 +96,11 @@ func (s *State) metrics() []prometheus.Metric {
 	for k, n := range s.plogErrors {
 		add(plogErrorsDesc, prometheus.CounterValue, float64(n), k.stage, k.reason)
 	}
-	for pid, pr := range s.procs {
-		p := strconv.Itoa(pid)
-		for name, st := range pr.env {
-			add(envInfoDesc, prometheus.GaugeValue, 1, p, pr.name, name, st.Value, st.SetBy)
-		}
-		for _, g := range envGauges {
-			if st, ok := pr.env[g.variable]; ok && st.HasNumber {
-				add(g.desc, prometheus.GaugeValue, st.Number, p)
-			}
-		}
-		for _, c := range pr.comms {
-			add(commRanksDesc, prometheus.GaugeValue, float64(c.RankSize), p, c.Name)
-			add(commServersDesc, prometheus.GaugeValue, float64(c.ServerNum), p, c.Name)
-		}
+	if !s.procMetricsOK {
+		s.procMetrics = s.buildProcMetrics()
+		s.procMetricsOK = true
 	}
+	out = append(out, s.procMetrics...)
 	for module, counts := range s.lines {
 		for lvl, n := range counts {
 			if n > 0 {
@@ -124,6 +116,60 @@ func (s *State) metrics() []prometheus.Metric {
 	}
 	return out
 }
+
+// buildProcMetrics builds the per-process series (settings and
+// communicators). They change only when a process's settings, communicators
+// or name do, or a process comes or goes, so the state keeps them between
+// scrapes (const metrics are immutable) and rebuilds them on such a change.
+// They are sorted as the registry sorts them (family, then label values in
+// label-name order), which makes the registry's own sort a linear pass.
+func (s *State) buildProcMetrics() []prometheus.Metric {
+	type keyed struct {
+		fam int
+		key []string
+		m   prometheus.Metric
+	}
+	var ks []keyed
+	add := func(fam int, desc *prometheus.Desc, v float64, key []string, labels ...string) {
+		// Label values are sanitised when stored; a metric that still
+		// fails is left out rather than failing the scrape.
+		if m, err := prometheus.NewConstMetric(desc, prometheus.GaugeValue, v, labels...); err == nil {
+			ks = append(ks, keyed{fam, key, m})
+		}
+	}
+	for pid, pr := range s.procs {
+		p := strconv.Itoa(pid)
+		for name, st := range pr.env {
+			// Label names sorted: pid, process, set_by, value, variable.
+			add(0, envInfoDesc, 1, []string{p, pr.name, st.SetBy, st.Value, name}, p, pr.name, name, st.Value, st.SetBy)
+		}
+		for i, g := range envGauges {
+			if st, ok := pr.env[g.variable]; ok && st.HasNumber {
+				add(1+i, g.desc, st.Number, []string{p}, p)
+			}
+		}
+		for _, c := range pr.comms {
+			// Label names sorted: communicator, pid.
+			add(1+len(envGauges), commRanksDesc, float64(c.RankSize), []string{c.Name, p}, p, c.Name)
+			add(2+len(envGauges), commServersDesc, float64(c.ServerNum), []string{c.Name, p}, p, c.Name)
+		}
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		a, b := ks[i], ks[j]
+		if a.fam != b.fam {
+			return a.fam < b.fam
+		}
+		return slices.Compare(a.key, b.key) < 0
+	})
+	out := make([]prometheus.Metric, len(ks))
+	for i, k := range ks {
+		out[i] = k.m
+	}
+	return out
+}
+
+// procsChanged drops the cached per-process series; the caller holds s.mu.
+func (s *State) procsChanged() { s.procMetricsOK = false }
 
 // Describe and Collect make a State a prometheus.Collector on its own, for
 // tests and for tools that want its metrics without the follower.

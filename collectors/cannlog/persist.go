@@ -183,6 +183,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	s.extraCodes, s.pods, s.summaries, s.plogErrors = fresh.extraCodes, fresh.pods, fresh.summaries, fresh.plogErrors
 	s.dropped, s.unparsable, s.partial = fresh.dropped, fresh.unparsable, fresh.partial
 	s.recent, s.recentNext = fresh.recent, fresh.recentNext
+	s.procsChanged()
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
 
@@ -238,6 +240,11 @@ type State struct {
 	partial    map[partialKey][]byte
 	recent     [dedupWindow]string
 	recentNext int
+
+	// procMetrics caches the per-process series between scrapes while
+	// procMetricsOK; see buildProcMetrics.
+	procMetrics   []prometheus.Metric
+	procMetricsOK bool
 }
 
 // NewState returns an empty state.
@@ -357,9 +364,13 @@ func (s *State) process(pid int, name []byte, t time.Time) *process {
 		}
 		pr = &process{env: map[string]EnvSetting{}, lastWrite: t}
 		s.procs[pid] = pr
+		s.procsChanged()
 	}
 	if pr.name != string(name) {
-		pr.name = labelValue(string(name), maxValueLen)
+		if v := labelValue(string(name), maxValueLen); v != pr.name {
+			pr.name = v
+			s.procsChanged()
+		}
 	}
 	if t.After(pr.lastWrite) {
 		pr.lastWrite = t
@@ -381,7 +392,11 @@ func (s *State) applyEnv(p *parse.PlogLine) {
 			s.dropped[labelVariable]++
 			continue
 		}
-		pr.env[st.Name] = toEnvSetting(st)
+		v := toEnvSetting(st)
+		if old, ok := pr.env[st.Name]; !ok || old != v {
+			pr.env[st.Name] = v
+			s.procsChanged()
+		}
 	}
 }
 
@@ -425,7 +440,10 @@ func (s *State) applyKeyInfo(p *parse.PlogLine) {
 		name := labelValue(ci.Identifier, 2*maxValueLen)
 		for i := range pr.comms {
 			if pr.comms[i].Name == name {
-				pr.comms[i].RankSize, pr.comms[i].ServerNum = ci.RankSize, ci.ServerNum
+				if pr.comms[i].RankSize != ci.RankSize || pr.comms[i].ServerNum != ci.ServerNum {
+					pr.comms[i].RankSize, pr.comms[i].ServerNum = ci.RankSize, ci.ServerNum
+					s.procsChanged()
+				}
 				return
 			}
 		}
@@ -435,6 +453,7 @@ func (s *State) applyKeyInfo(p *parse.PlogLine) {
 		}
 		s.nComms++
 		pr.comms = append(pr.comms, CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, UserRank: -1, DevicePhyID: -1})
+		s.procsChanged()
 		return
 	}
 	pr := s.procs[p.PID]
@@ -465,6 +484,7 @@ func (s *State) applyKeyInfo(p *parse.PlogLine) {
 		}
 		pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
 		s.nComms--
+		s.procsChanged()
 	}
 }
 
@@ -732,6 +752,7 @@ func (s *State) Expire(live Liveness) int {
 		}
 		s.nComms -= len(pr.comms)
 		delete(s.procs, pid)
+		s.procsChanged()
 		n++
 	}
 	return n
