@@ -52,6 +52,8 @@ type config struct {
 	scrapers    int
 	perScraper  int
 	sequential  int
+	pace        time.Duration
+	steady      bool
 	minInterval time.Duration
 	label       string
 	extra       []string
@@ -59,23 +61,20 @@ type config struct {
 }
 
 type result struct {
-	Label          string    `json:"label"`
-	Files          int       `json:"files"`
-	Series         int       `json:"series"`
-	IdleCPU        float64   `json:"idle_cpu_percent"`
-	BusyCPU        float64   `json:"busy_cpu_percent"`
-	Appended       int       `json:"lines_appended"`
-	Counted        int       `json:"lines_counted"`
-	SeqP50, SeqP99 float64   `json:"-"`
-	Seq            []float64 `json:"sequential_ms_p50_p99_max"`
-	Conc           []float64 `json:"concurrent_ms_p50_p99_max"`
-	CPUPerScrape   float64   `json:"cpu_ms_per_scrape_sequential"`
-	ConcCPU        float64   `json:"cpu_ms_per_scrape_concurrent"`
-	ConcScrapes    int       `json:"concurrent_scrapes"`
-	ConcSeconds    float64   `json:"concurrent_seconds"`
-	NPUSMIRuns     int       `json:"npu_smi_runs"`
-	NPUSMIAllowed  int       `json:"npu_smi_runs_allowed"`
-	RSSKiB         int       `json:"rss_kib"`
+	Label          string      `json:"label"`
+	Files          int         `json:"files"`
+	Series         int         `json:"series"`
+	IdleCPU        float64     `json:"idle_cpu_percent"`
+	BusyCPU        float64     `json:"busy_cpu_percent"`
+	Appended       int         `json:"lines_appended"`
+	Counted        int         `json:"lines_counted"`
+	SeqP50, SeqP99 float64     `json:"-"`
+	Seq            []float64   `json:"sequential_ms_p50_p99_max"`
+	CPUPerScrape   float64     `json:"cpu_ms_per_scrape_sequential"`
+	Concurrent     []concStats `json:"concurrent"`
+	NPUSMIRuns     int         `json:"npu_smi_runs"`
+	NPUSMIAllowed  int         `json:"npu_smi_runs_allowed"`
+	RSSKiB         int         `json:"rss_kib"`
 }
 
 func main() {
@@ -90,6 +89,8 @@ func main() {
 	flag.IntVar(&c.scrapers, "scrapers", 10, "concurrent scrapers")
 	flag.IntVar(&c.perScraper, "per-scraper", 100, "scrapes per concurrent scraper")
 	flag.IntVar(&c.sequential, "sequential", 100, "sequential scrapes")
+	flag.DurationVar(&c.pace, "pace", 100*time.Millisecond, "interval of each scraper in the paced concurrent run")
+	flag.BoolVar(&c.steady, "steady", true, "measure steady-state CPU (off: scrapes only)")
 	flag.DurationVar(&c.minInterval, "npu-smi-min-interval", 5*time.Second, "--npu-smi.min-interval passed to the exporter")
 	flag.StringVar(&c.label, "label", "default flags", "label of this run in the tables")
 	flag.StringVar(&extra, "extra", "", "extra exporter flags, space separated")
@@ -233,6 +234,9 @@ func run(c config) (*result, error) {
 	// Settle: the first rescan after start and the GC after the initial read.
 	time.Sleep(3 * time.Second)
 
+	if !c.steady {
+		return r, scrapes(c, r, client, url, pid)
+	}
 	// Steady state at rest.
 	cpu0 := cpuTime(pid)
 	time.Sleep(c.idle)
@@ -281,58 +285,93 @@ func run(c config) (*result, error) {
 		time.Sleep(500 * time.Millisecond)
 	}
 
-	// Scrapes.
+	return r, scrapes(c, r, client, url, pid)
+}
+
+func scrapes(c config, r *result, client *http.Client, url string, pid int) error {
 	runs0 := npuSMIRunsFile(c.work)
 	scrapeBegin := time.Now()
 	var seq []time.Duration
-	cpu0 = cpuTime(pid)
+	cpu0 := cpuTime(pid)
 	for i := 0; i < c.sequential; i++ {
 		t0 := time.Now()
-		if _, err := get(client, url, true); err != nil {
-			return nil, err
+		if _, _, err := fetch(client, url, true); err != nil {
+			return err
 		}
 		seq = append(seq, time.Since(t0))
 	}
 	r.CPUPerScrape = ms((cpuTime(pid) - cpu0) / time.Duration(max(1, c.sequential)))
 	r.Seq = []float64{ms(pct(seq, 0.5)), ms(pct(seq, 0.99)), ms(pct(seq, 1))}
 
+	for _, pace := range []time.Duration{0, c.pace} {
+		cs, err := concurrent(client, url, pid, c.scrapers, c.perScraper, pace)
+		if err != nil {
+			return err
+		}
+		r.Concurrent = append(r.Concurrent, cs)
+	}
+	elapsed := time.Since(scrapeBegin)
+	r.NPUSMIRuns = npuSMIRunsFile(c.work) - runs0
+	// A run may have started just before the window, so one more is allowed.
+	r.NPUSMIAllowed = int(elapsed/c.minInterval) + 1
+	r.RSSKiB = rss(pid)
+	return nil
+}
+
+type concStats struct {
+	PaceMS  float64   `json:"pace_ms"`
+	MS      []float64 `json:"ms_p50_p99_max"`
+	CPU     float64   `json:"cpu_ms_per_scrape"`
+	Scrapes int       `json:"scrapes"`
+	Seconds float64   `json:"seconds"`
+}
+
+// concurrent runs scrapers goroutines of n scrapes each; with pace > 0 each
+// scraper starts at a random offset and then scrapes every pace, like
+// independent Prometheus servers, else back to back.
+func concurrent(client *http.Client, url string, pid, scrapers, n int, pace time.Duration) (concStats, error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	var conc []time.Duration
+	var lat []time.Duration
 	var firstErr error
-	cpu0 = cpuTime(pid)
+	cpu0 := cpuTime(pid)
 	t0 := time.Now()
-	for w := 0; w < c.scrapers; w++ {
+	for w := 0; w < scrapers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < c.perScraper; i++ {
+			next := time.Now()
+			if pace > 0 {
+				next = next.Add(time.Duration(rand.Int64N(int64(pace))))
+			}
+			for i := 0; i < n; i++ {
+				if pace > 0 {
+					time.Sleep(time.Until(next))
+					next = next.Add(pace)
+				}
 				s := time.Now()
-				_, err := get(client, url, true)
+				_, _, err := fetch(client, url, true)
 				d := time.Since(s)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
-				conc = append(conc, d)
+				lat = append(lat, d)
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return concStats{}, firstErr
 	}
-	r.ConcSeconds = time.Since(t0).Seconds()
-	r.ConcScrapes = len(conc)
-	r.ConcCPU = ms((cpuTime(pid) - cpu0) / time.Duration(max(1, len(conc))))
-	r.Conc = []float64{ms(pct(conc, 0.5)), ms(pct(conc, 0.99)), ms(pct(conc, 1))}
-	elapsed := time.Since(scrapeBegin)
-	r.NPUSMIRuns = npuSMIRunsFile(c.work) - runs0
-	// A run may have started just before the window, so one more is allowed.
-	r.NPUSMIAllowed = int(elapsed/c.minInterval) + 1
-	r.RSSKiB = rss(pid)
-	return r, nil
+	return concStats{
+		PaceMS:  ms(pace),
+		MS:      []float64{ms(pct(lat, 0.5)), ms(pct(lat, 0.99)), ms(pct(lat, 1))},
+		CPU:     ms((cpuTime(pid) - cpu0) / time.Duration(max(1, len(lat)))),
+		Scrapes: len(lat),
+		Seconds: time.Since(t0).Seconds(),
+	}, nil
 }
 
 func report(c config, r *result) {
@@ -345,21 +384,46 @@ func report(c config, r *result) {
 	fmt.Printf("\n## Node: %d followed files, %d series (%s)\n\n", r.Files, r.Series, r.Label)
 	fmt.Println("| measurement | value | target | verdict |")
 	fmt.Println("|---|--:|--:|---|")
-	fmt.Printf("| CPU at rest (%.0f s), %% of a core | %.2f | ≤ 0.5 | %s |\n", c.idle.Seconds(), r.IdleCPU, verdict(r.IdleCPU <= 0.5))
-	fmt.Printf("| CPU with %d lines/s appended over all files (%.0f s), %% of a core | %.2f | ≤ 2 | %s |\n", c.rate, c.busy.Seconds(), r.BusyCPU, verdict(r.BusyCPU <= 2))
-	fmt.Printf("| lines appended / counted by ascend_log_lines_total | %d / %d | equal | %s |\n", r.Appended, r.Counted, verdict(r.Appended == r.Counted))
+	if c.steady {
+		fmt.Printf("| CPU at rest (%.0f s), %% of a core | %.2f | ≤ 0.5 | %s |\n", c.idle.Seconds(), r.IdleCPU, verdict(r.IdleCPU <= 0.5))
+		fmt.Printf("| CPU with %d lines/s appended over all files (%.0f s), %% of a core | %.2f | ≤ 2 | %s |\n", c.rate, c.busy.Seconds(), r.BusyCPU, verdict(r.BusyCPU <= 2))
+		fmt.Printf("| lines appended / counted by ascend_log_lines_total | %d / %d | equal | %s |\n", r.Appended, r.Counted, verdict(r.Appended == r.Counted))
+	}
 	fmt.Printf("| sequential scrapes (%d, gzip): p50 / p99 / max ms | %.1f / %.1f / %.1f | | |\n", c.sequential, r.Seq[0], r.Seq[1], r.Seq[2])
 	fmt.Printf("| exporter CPU per sequential scrape, ms | %.2f | | |\n", r.CPUPerScrape)
-	fmt.Printf("| %d concurrent scrapers × %d (gzip): p50 / p99 / max ms | %.1f / %.1f / %.1f | p99 ≤ 10 | %s |\n", c.scrapers, c.perScraper, r.Conc[0], r.Conc[1], r.Conc[2], verdict(r.Conc[1] <= 10))
-	fmt.Printf("| exporter CPU per concurrent scrape, ms (%d scrapes in %.1f s) | %.2f | | |\n", r.ConcScrapes, r.ConcSeconds, r.ConcCPU)
+	for _, cs := range r.Concurrent {
+		mode := "back to back"
+		if cs.PaceMS > 0 {
+			mode = fmt.Sprintf("each every %.0f ms", cs.PaceMS)
+		}
+		fmt.Printf("| %d concurrent scrapers × %d, %s (gzip): p50 / p99 / max ms | %.1f / %.1f / %.1f | p99 ≤ 10 | %s |\n",
+			c.scrapers, c.perScraper, mode, cs.MS[0], cs.MS[1], cs.MS[2], verdict(cs.MS[1] <= 10))
+		fmt.Printf("| exporter CPU per scrape of that run, ms (%d scrapes in %.1f s) | %.2f | | |\n", cs.Scrapes, cs.Seconds, cs.CPU)
+	}
 	fmt.Printf("| npu-smi runs during the scrapes (min-interval %s) | %d | ≤ %d | %s |\n", c.minInterval, r.NPUSMIRuns, r.NPUSMIAllowed, verdict(r.NPUSMIRuns <= r.NPUSMIAllowed))
 	fmt.Printf("| exporter RSS, MiB | %.0f | | |\n", float64(r.RSSKiB)/1024)
 }
 
+// get scrapes url (asking for gzip when gz, as Prometheus does) and returns
+// the decoded body. The timed scrapes use fetch: the exporter's latency ends
+// with the last byte; decompressing is the scraper's cost.
 func get(c *http.Client, url string, gz bool) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	raw, enc, err := fetch(c, url, gz)
+	if err != nil || enc != "gzip" {
+		return raw, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
+	}
+	return io.ReadAll(zr)
+}
+
+// fetch returns the body as sent and its Content-Encoding.
+func fetch(c *http.Client, url string, gz bool) ([]byte, string, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, "", err
 	}
 	req.Header.Set("Accept", acceptPrometheus)
 	if gz {
@@ -367,24 +431,17 @@ func get(c *http.Client, url string, gz bool) ([]byte, error) {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+		return nil, "", fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	if resp.Header.Get("Content-Encoding") != "gzip" {
-		return raw, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	return io.ReadAll(zr)
+	return raw, resp.Header.Get("Content-Encoding"), nil
 }
 
 func parseText(b []byte) (map[string]*dto.MetricFamily, error) {
