@@ -74,6 +74,7 @@ type Registry struct {
 	collectors map[string]Collector
 	names      []string
 	logger     *slog.Logger
+	descs      descCache
 }
 
 // NewRegistry returns a registry over the given named collectors.

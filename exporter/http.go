@@ -3,9 +3,12 @@ package exporter
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,11 +64,37 @@ func NewMetricsHandler(reg *Registry, logger *slog.Logger, opts HandlerOpts) (ht
 			return nil, err
 		}
 	}
-	if err := r.Register(reg); err != nil {
-		return nil, err
-	}
-	h := newCachingHandler(r, logger, opts)
+	// The collectors' families come from the Registry's own Gather, which
+	// skips client_golang's per-metric re-validation (see Registry.Gather).
+	h := newCachingHandler(mergedGatherer{r, reg}, logger, opts)
 	return promhttp.InstrumentMetricHandler(r, h), nil
+}
+
+// mergedGatherer concatenates the families of gatherers whose metric names
+// are disjoint, sorted by name; a name served by two of them is an error and
+// only its first family is kept.
+type mergedGatherer []prometheus.Gatherer
+
+func (m mergedGatherer) Gather() ([]*dto.MetricFamily, error) {
+	var out []*dto.MetricFamily
+	var errs []error
+	for _, g := range m {
+		mfs, err := g.Gather()
+		out = append(out, mfs...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
+	kept := out[:0]
+	for _, mf := range out {
+		if len(kept) > 0 && kept[len(kept)-1].GetName() == mf.GetName() {
+			errs = append(errs, fmt.Errorf("metric family %s served by two sources", mf.GetName()))
+			continue
+		}
+		kept = append(kept, mf)
+	}
+	return kept, errors.Join(errs...)
 }
 
 // cachingHandler serves gathered metric families, sharing gathers and
@@ -177,18 +206,29 @@ func (g *gathering) encoded(format expfmt.Format, gz bool) ([]byte, error) {
 	return b.b, b.err
 }
 
+// gzipPool keeps compressors between scrapes: a new one allocates about a
+// megabyte. BestSpeed is several times faster than the default level, and
+// the repetitive exposition still shrinks more than tenfold.
+var gzipPool = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
+
 // encode writes mfs (only the families in filter when it is not nil).
 func encode(mfs []*dto.MetricFamily, format expfmt.Format, gz bool, filter map[string]bool) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(64 << 10)
 	var zw *gzip.Writer
-	w := &buf
-	var enc expfmt.Encoder
+	var w io.Writer = &buf
 	if gz {
-		// BestSpeed: several times faster than the default level, and the
-		// repetitive exposition still shrinks about tenfold.
-		zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-		enc = expfmt.NewEncoder(zw, format)
+		zw = gzipPool.Get().(*gzip.Writer)
+		defer gzipPool.Put(zw)
+		zw.Reset(&buf)
+		w = zw
+	}
+	var enc expfmt.Encoder
+	if format.FormatType() == expfmt.TypeTextPlain {
+		enc = newTextEncoder(w, format)
 	} else {
 		enc = expfmt.NewEncoder(w, format)
 	}
