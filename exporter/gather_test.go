@@ -37,7 +37,7 @@ func (c mixedCollector) Update(ch chan<- prometheus.Metric) error {
 			case 1:
 				val = math.NaN()
 			case 2:
-				val = -0.0
+				val = math.Copysign(0, -1)
 			case 3:
 				val = 1e21
 			}
