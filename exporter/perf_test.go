@@ -46,7 +46,7 @@ func (c nodeCollector) Update(ch chan<- prometheus.Metric) error {
 }
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- perfEnvDesc; ch <- perfCommDesc }
-func (c nodeCollector) Collect(ch chan<- prometheus.Metric)  { _ = c.Update(ch) }
+func (c nodeCollector) Collect(ch chan<- prometheus.Metric) { _ = c.Update(ch) }
 
 // timeScrapes returns the median over rounds of the time n gzip scrapes take.
 func timeScrapes(h http.Handler, rounds, n int) time.Duration {
