@@ -260,6 +260,12 @@ func kindOf(k tail.Kind) SourceKind {
 }
 
 func (c *Collector) checkpoint(now time.Time) {
+	if c.cfg.StateFile == "" {
+		// Nothing keeps the blob: do not encode the state every interval.
+		c.dirty = false
+		c.lastCheckpoint = now
+		return
+	}
 	blob, err := c.state.MarshalBinary()
 	if err == nil {
 		err = c.f.Checkpoint(blob)
