@@ -192,6 +192,9 @@ func run(c config) (*result, error) {
 		"--npu-smi.path=" + npuSMI,
 		"--npu-smi.min-interval=" + c.minInterval.String(),
 		"--cannlog.root=" + root,
+		// As the shipped DaemonSet and systemd unit run it: offsets and
+		// counters checkpointed while lines arrive.
+		"--cannlog.state-file=" + filepath.Join(c.work, "state.json"),
 		"--log.level=error",
 	}, c.extra...)
 	ctx, cancel := context.WithCancel(context.Background())
