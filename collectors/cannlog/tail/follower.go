@@ -97,6 +97,12 @@ type tracked struct {
 	sealed  bool   // CANN: a newer file of the group exists, no more writes
 	done    bool   // drained and closed for good (sealed or retired)
 	orphan  bool   // no longer reachable under a followed name
+	// pollAlways: reached through a symlink, whose directory's events say
+	// nothing about the target, so it is checked on every Poll.
+	pollAlways bool
+	// midLine: offset is not at a line start (a partial last line was
+	// delivered as final), so rewritten cannot check the byte before it.
+	midLine bool
 
 	lastChange time.Time
 	seen       uint64 // rescan generation
@@ -181,7 +187,7 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 	}
 	f.stats.ReadErrors = make(map[string]uint64)
 	if !cfg.DisableNotify {
-		w, err := newWatcher()
+		w, err := newWatcher(logger)
 		if err != nil {
 			logger.Warn("inotify unavailable, polling log files instead", "err", err)
 		} else {
@@ -233,6 +239,9 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		if hint.overflow {
 			rescan = true
 		}
+		if !rescan && f.applyHint(hint, now, &c) {
+			rescan = true
+		}
 	}
 	if rescan {
 		f.rescan(now, &c)
@@ -248,8 +257,6 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 				f.pending = nil
 			}
 		}
-	} else if hint != nil {
-		f.applyHint(hint, now, &c)
 	}
 
 	// Orphans first: their data is older than what replaced them.
@@ -268,9 +275,9 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		if t.done || t.fd < 0 {
 			continue
 		}
-		if hint != nil && !rescan && !hint.all {
-			if _, ok := hint.files[t]; !ok && !t.sealed {
-				// Nothing reported a change: skip the fstat.
+		if hint != nil && !rescan && !hint.all && !t.sealed && !t.pollAlways {
+			if _, ok := hint.files[t]; !ok {
+				// No event for it: skip the fstat.
 				continue
 			}
 		}
@@ -360,10 +367,10 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, 
 
 // readIfChanged handles truncation and growth given the current size.
 func (f *Follower) readIfChanged(t *tracked, size int64, handle func(*File, []byte), now time.Time, c *pollCounters) {
-	if size < t.scanned || size < t.offset {
+	if size < t.scanned || size < t.offset || (size > t.scanned && f.rewritten(t)) {
 		f.log.Info("log file truncated, reading it again from the start", "path", t.Path, "size", size, "offset", t.offset)
 		c.truncations++
-		t.offset, t.scanned, t.skipping = 0, 0, false
+		t.offset, t.scanned, t.skipping, t.midLine = 0, 0, false, false
 		t.prefix, t.fpLen, t.fpHash = nil, 0, 0
 		t.lastChange = now
 		f.dirty = true
@@ -372,6 +379,19 @@ func (f *Follower) readIfChanged(t *tracked, size int64, handle func(*File, []by
 		t.lastChange = now
 		f.readFile(t, handle, false, c)
 	}
+}
+
+// rewritten catches a file truncated and written again past our offset
+// between two looks (copytruncate): the byte before a line start must be a
+// newline. It costs a one-byte pread per growth, small next to the read
+// that follows.
+func (f *Follower) rewritten(t *tracked) bool {
+	if t.offset == 0 || t.skipping || t.midLine {
+		return false
+	}
+	var b [1]byte
+	n, err := pread(t.fd, b[:], t.offset-1)
+	return err == nil && n == 1 && b[0] != '\n'
 }
 
 // followOrphan reads a file that no followed name reaches any more (renamed
@@ -490,9 +510,13 @@ func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, 
 			break
 		}
 	}
+	if pos != startOffset {
+		t.midLine = false // a newline was consumed
+	}
 	t.offset = pos
 	t.scanned = pos + int64(n)
 	if final && n > 0 && !t.skipping {
+		t.midLine = true
 		c.lines++
 		line := buf[:n]
 		if len(line) > maxLine {
@@ -504,6 +528,7 @@ func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, 
 	} else if final && t.skipping {
 		t.offset = t.scanned
 		t.skipping = false
+		t.midLine = true
 	}
 	if t.offset != startOffset {
 		f.dirty = true

@@ -102,6 +102,8 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 
 // walk lists a directory below a CANN root, recursively.
 func (f *Follower) walk(dir string, top bool, sc *scanCtx) {
+	// Watch before listing, so a file created in between is not missed.
+	f.watchDir(dir)
 	entries, err := f.readDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -113,7 +115,6 @@ func (f *Follower) walk(dir string, top bool, sc *scanCtx) {
 		f.keepBelow(dir, sc.gen)
 		// Entries listed before the error are still followed.
 	}
-	f.watchDir(dir)
 	for _, e := range entries {
 		name := e.Name()
 		p := filepath.Join(dir, name)
@@ -214,6 +215,8 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 	t.setPath(path)
 	if kind == KindScreen {
 		t.Namespace, t.Pod, t.Container = podLabels(path)
+		var lst syscall.Stat_t
+		t.pollAlways = syscall.Lstat(path, &lst) == nil && lst.Mode&syscall.S_IFMT == syscall.S_IFLNK
 	} else {
 		t.group = cannGroup(path)
 	}
@@ -228,6 +231,11 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 	f.reopen(t, sc.c)
 	if f.pending != nil && t.fd >= 0 {
 		f.applyPending(t, st.Size)
+		// Whatever was saved for this inode no longer applies: this
+		// tracked file owns it now.
+		if e := f.pending.byID[id]; e != nil {
+			e.used = true
+		}
 	}
 }
 

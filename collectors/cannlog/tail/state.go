@@ -28,6 +28,7 @@ const (
 	stateVersion = 1
 	maxPathLen   = 4096
 	flagSkipping = 1
+	flagMidLine  = 2
 	minEntrySize = 1 + 1 + 1 + 1 + 1 + 1 + 8 + 1 // empty-ish varints, hash, flags
 )
 
@@ -40,6 +41,7 @@ type savedEntry struct {
 	fpLen    int
 	fpHash   uint64
 	skipping bool
+	midLine  bool
 	used     bool
 }
 
@@ -61,6 +63,9 @@ func appendEntry(b []byte, e *savedEntry) []byte {
 	var flags byte
 	if e.skipping {
 		flags |= flagSkipping
+	}
+	if e.midLine {
+		flags |= flagMidLine
 	}
 	return append(b, flags)
 }
@@ -165,13 +170,14 @@ func decodeState(data []byte) (*savedState, error) {
 		if r.err != nil {
 			break
 		}
-		if off > 1<<62 || fl > fpSize || fb[0]&^flagSkipping != 0 {
+		if off > 1<<62 || fl > fpSize || fb[0]&^(flagSkipping|flagMidLine) != 0 {
 			r.err = fmt.Errorf("%w: entry %d (%q) out of range", errCorrupt, i, e.path)
 			break
 		}
 		e.offset, e.fpLen = int64(off), int(fl)
 		e.fpHash = binary.LittleEndian.Uint64(h)
 		e.skipping = fb[0]&flagSkipping != 0
+		e.midLine = fb[0]&flagMidLine != 0
 		st.entries = append(st.entries, e)
 	}
 	if r.err == nil && len(r.b) != 0 {
@@ -217,7 +223,7 @@ func (f *Follower) Checkpoint(blob []byte) error {
 		var e savedEntry
 		emit := func(t *tracked) {
 			e = savedEntry{path: t.Path, dev: t.id.dev, ino: t.id.ino, offset: t.offset,
-				fpLen: t.fpLen, fpHash: t.fpHash, skipping: t.skipping}
+				fpLen: t.fpLen, fpHash: t.fpHash, skipping: t.skipping, midLine: t.midLine}
 			yield(&e)
 		}
 		for _, t := range f.order {
@@ -234,10 +240,8 @@ func (f *Follower) Checkpoint(blob []byte) error {
 			for i := range f.pending.entries {
 				// Keyed by inode, not path: the path may be stale (a
 				// rename not seen yet) and now hold another file.
-				if p := &f.pending.entries[i]; !p.used {
-					if _, live := f.byID[fileID{p.dev, p.ino}]; !live {
-						yield(p)
-					}
+				if p := &f.pending.entries[i]; !p.used && !f.following(fileID{p.dev, p.ino}) {
+					yield(p)
 				}
 			}
 		}
@@ -316,7 +320,7 @@ func (f *Follower) applyPending(t *tracked, size int64) {
 				continue
 			}
 		}
-		t.offset, t.scanned, t.skipping = e.offset, e.offset, e.skipping
+		t.offset, t.scanned, t.skipping, t.midLine = e.offset, e.offset, e.skipping, e.midLine
 		t.fpLen, t.fpHash = e.fpLen, e.fpHash
 		if e.fpLen < fpSize {
 			t.prefix = head
@@ -367,4 +371,18 @@ func writeFileAtomic(path string, data []byte) error {
 		_ = d.Close()
 	}
 	return nil
+}
+
+// following reports whether a file with this identity is followed (live
+// or being drained): its own entry supersedes any saved one.
+func (f *Follower) following(id fileID) bool {
+	if _, ok := f.byID[id]; ok {
+		return true
+	}
+	for _, o := range f.orphans {
+		if o.id == id {
+			return true
+		}
+	}
+	return false
 }
