@@ -15,7 +15,7 @@ BENCH_NODE_FLAGS   ?= -idle 30s -busy 30s -sequential 200 -per-scraper 100
 endif
 BENCH_ROUNDS ?= 3
 
-.PHONY: bench-deps bench-tools bench-ingest bench-node bench-all
+.PHONY: bench-deps bench-tools bench-ingest bench-node bench-node-uncached bench-all
 
 bench-deps:
 	./bench/ensure-deps.sh
@@ -36,4 +36,10 @@ bench-ingest: bench-deps bench-tools
 bench-node: bench-tools
 	$(BENCH_OUT)/bin/node -exporter ./$(BINARY) -work $(BENCH_OUT)/node-fixture $(BENCH_NODE_FLAGS) -json $(BENCH_OUT)/node.json
 
-bench-all: bench-ingest bench-node
+# The same node with every scrape gathering anew (--web.scrape-cache-ttl=0s):
+# what a Prometheus scraping every 15-30 s pays on each scrape.
+bench-node-uncached: bench-tools
+	$(BENCH_OUT)/bin/node -exporter ./$(BINARY) -work $(BENCH_OUT)/node-fixture -steady=false $(BENCH_NODE_FLAGS) \
+		-label "--web.scrape-cache-ttl=0s" -extra "--web.scrape-cache-ttl=0s" -json $(BENCH_OUT)/node-uncached.json
+
+bench-all: bench-ingest bench-node bench-node-uncached
