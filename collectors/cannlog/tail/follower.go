@@ -19,7 +19,7 @@ import (
 // Defaults applied by New to zero Config fields.
 const (
 	DefaultPollInterval   = time.Second
-	DefaultRescanInterval = 10 * time.Second
+	DefaultRescanInterval = 30 * time.Second
 	// DefaultMaxLineBytes caps a delivered line. CANN lines are far shorter
 	// (the fault code and keywords sit in the first bytes); a longer line is
 	// delivered truncated and counted. Keeping the cap well below the read
@@ -103,6 +103,8 @@ type tracked struct {
 	// midLine: offset is not at a line start (a partial last line was
 	// delivered as final), so rewritten cannot check the byte before it.
 	midLine bool
+	// changed: the last scan saw a size other than what was read.
+	changed bool
 
 	lastChange time.Time
 	seen       uint64 // rescan generation
@@ -275,12 +277,19 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		if t.done || t.fd < 0 {
 			continue
 		}
-		if hint != nil && !rescan && !hint.all && !t.sealed && !t.pollAlways {
-			if _, ok := hint.files[t]; !ok {
-				// No event for it: skip the fstat.
-				continue
+		if !t.sealed && !t.pollAlways {
+			switch {
+			case rescan:
+				if !t.changed {
+					continue // the scan's stat saw no change
+				}
+			case hint != nil && !hint.all:
+				if _, ok := hint.files[t]; !ok {
+					continue // no event for it
+				}
 			}
 		}
+		t.changed = false
 		if !f.check(t, handle, now, &c) {
 			gone = true
 		}
@@ -367,13 +376,8 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, 
 
 // readIfChanged handles truncation and growth given the current size.
 func (f *Follower) readIfChanged(t *tracked, size int64, handle func(*File, []byte), now time.Time, c *pollCounters) {
-	if size < t.scanned || size < t.offset || (size > t.scanned && f.rewritten(t)) {
-		f.log.Info("log file truncated, reading it again from the start", "path", t.Path, "size", size, "offset", t.offset)
-		c.truncations++
-		t.offset, t.scanned, t.skipping, t.midLine = 0, 0, false, false
-		t.prefix, t.fpLen, t.fpHash = nil, 0, 0
-		t.lastChange = now
-		f.dirty = true
+	if size < t.scanned || size < t.offset {
+		f.truncated(t, size, c)
 	}
 	if size > t.scanned {
 		t.lastChange = now
@@ -381,17 +385,13 @@ func (f *Follower) readIfChanged(t *tracked, size int64, handle func(*File, []by
 	}
 }
 
-// rewritten catches a file truncated and written again past our offset
-// between two looks (copytruncate): the byte before a line start must be a
-// newline. It costs a one-byte pread per growth, small next to the read
-// that follows.
-func (f *Follower) rewritten(t *tracked) bool {
-	if t.offset == 0 || t.skipping || t.midLine {
-		return false
-	}
-	var b [1]byte
-	n, err := pread(t.fd, b[:], t.offset-1)
-	return err == nil && n == 1 && b[0] != '\n'
+// truncated restarts a file that shrank (or was rewritten) at its start.
+func (f *Follower) truncated(t *tracked, size int64, c *pollCounters) {
+	f.log.Info("log file truncated, reading it again from the start", "path", t.Path, "size", size, "offset", t.offset)
+	c.truncations++
+	t.offset, t.scanned, t.skipping, t.midLine = 0, 0, false, false
+	t.prefix, t.fpLen, t.fpHash = nil, 0, 0
+	f.dirty = true
 }
 
 // followOrphan reads a file that no followed name reaches any more (renamed
@@ -447,9 +447,22 @@ func (f *Follower) closeFD(t *tracked) {
 // readFile reads t from its offset to the end and delivers complete lines.
 // With final set, a partial last line is delivered too.
 func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, c *pollCounters) {
-	if t.fd < 0 {
-		return
+	if f.readFrom(t, handle, final, c) {
+		f.truncated(t, -1, c)
+		f.readFrom(t, handle, final, c)
 	}
+}
+
+// readFrom does the work of readFile. It reports true, having read
+// nothing, when the byte before the offset is not the newline that ended
+// the last line read: the file was truncated and written again past our
+// offset between two looks (copytruncate), which its size cannot show.
+// Checking costs nothing: the first read simply starts one byte earlier.
+func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, c *pollCounters) (rewritten bool) {
+	if t.fd < 0 {
+		return false
+	}
+	checkNL := t.offset > 0 && !t.skipping && !t.midLine
 	buf := f.buf
 	maxLine := f.cfg.MaxLineBytes
 	pos := t.offset // file offset of buf[0]
@@ -457,7 +470,22 @@ func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, 
 	startOffset := t.offset
 	for {
 		want := len(buf) - n
-		m, err := pread(t.fd, buf[n:], pos+int64(n))
+		var m int
+		var err error
+		if checkNL {
+			checkNL = false
+			m, err = pread(t.fd, buf, pos-1)
+			if err == nil && m > 0 {
+				if buf[0] != '\n' {
+					return true
+				}
+				copy(buf, buf[1:m])
+				m--
+			}
+			want--
+		} else {
+			m, err = pread(t.fd, buf[n:], pos+int64(n))
+		}
 		if err != nil {
 			f.fileErr(t, "read", err, c)
 			break
@@ -533,6 +561,7 @@ func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, 
 	if t.offset != startOffset {
 		f.dirty = true
 	}
+	return false
 }
 
 // addPrefix records the leading bytes of a file for its fingerprint.

@@ -189,7 +189,8 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 			sc.changed = true
 		}
 		f.byPath[path] = t
-		if t.fd < 0 && (st.Size != t.scanned || st.Size < t.offset) {
+		t.changed = st.Size != t.scanned
+		if t.fd < 0 && t.changed {
 			f.reopen(t, sc.c)
 		}
 		return
@@ -198,7 +199,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		// An orphan renamed back under a followed name.
 		t := f.orphans[i]
 		f.orphans = slices.Delete(f.orphans, i, i+1)
-		t.orphan, t.done, t.seen = false, false, sc.gen
+		t.orphan, t.done, t.seen, t.changed = false, false, sc.gen, true
 		t.setPath(path)
 		f.byID[id] = t
 		f.byPath[path] = t
@@ -211,6 +212,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		fd:         -1,
 		lastChange: sc.now,
 		seen:       sc.gen,
+		changed:    true,
 	}
 	t.setPath(path)
 	if kind == KindScreen {
