@@ -91,6 +91,7 @@ func TestMeasureChild(t *testing.T) {
 	}
 	before := cpuTime()
 	t0 := time.Now()
+	winCPU, winT := before, t0
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	n := 0
@@ -100,6 +101,11 @@ func TestMeasureChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
+		if n%30 == 0 {
+			now := cpuTime()
+			fmt.Fprintf(out, "WINDOW_%d_CPU_PERCENT=%.3f\n", n, 100*(now-winCPU).Seconds()/time.Since(winT).Seconds())
+			winCPU, winT = now, time.Now()
+		}
 		if n%10 == 0 {
 			if err := f.Checkpoint([]byte(strconv.Itoa(lines))); err != nil {
 				t.Fatal(err)
@@ -252,6 +258,9 @@ func TestMeasureSteadyState(t *testing.T) {
 			for sc.Scan() {
 				if strings.HasPrefix(sc.Text(), "CPU_PERCENT") {
 					result = sc.Text()
+				}
+				if strings.HasPrefix(sc.Text(), "WINDOW") {
+					t.Log(sc.Text())
 				}
 			}
 			close(stop)
