@@ -52,6 +52,9 @@ func TestMeasureChild(t *testing.T) {
 	root := os.Getenv("HCCL_TAIL_ROOT")
 	cfg := Config{Roots: []string{root}, DisableNotify: os.Getenv("HCCL_TAIL_NOTIFY") == "0",
 		StateFile: os.Getenv("HCCL_TAIL_STATE")}
+	if d, err := time.ParseDuration(os.Getenv("HCCL_TAIL_RESCAN")); err == nil {
+		cfg.RescanInterval = d
+	}
 	f, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
