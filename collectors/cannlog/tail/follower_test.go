@@ -309,3 +309,49 @@ func TestUnreadableDirectory(t *testing.T) {
 		t.Fatalf("logged %d times, want 2:\n%s", n, buf.String())
 	}
 }
+
+func TestNotifyDrivesPolls(t *testing.T) {
+	root := t.TempDir()
+	dir := plogDir(t, root)
+	p1 := filepath.Join(dir, plogName(1, 1))
+	appendFile(t, p1, "a\n")
+	// No rescan after the first: only inotify events can find changes.
+	f := newTestFollower(t, Config{Roots: []string{root}, RescanInterval: time.Hour})
+	var s sink
+	poll(t, f, &s)
+	if st := f.Stats(); !st.Notify || st.Watches < 2 {
+		t.Skipf("inotify unavailable here: %+v", st)
+	}
+	appendFile(t, p1, "b\n")
+	p2 := filepath.Join(dir, plogName(1, 2))
+	appendFile(t, p2, "c\n")
+	dev := filepath.Join(root, "debug", "device-3")
+	mkdir(t, dev)
+	appendFile(t, filepath.Join(dev, "device-9_20250101000000000.log"), "d\n")
+	for range 3 { // the new directory is listed by the rescan its event asks for
+		poll(t, f, &s)
+	}
+	expectLines(t, s.lines, "a", "d", "b", "c") // path order: debug/ before run/
+}
+
+func TestStatsDuringPoll(t *testing.T) {
+	root := t.TempDir()
+	dir := plogDir(t, root)
+	for i := range 20 {
+		appendFile(t, filepath.Join(dir, plogName(i, 1)), strings.Repeat("line\n", 1000))
+	}
+	f := newTestFollower(t, Config{Roots: []string{root}})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			_ = f.Stats()
+		}
+	}()
+	var s sink
+	poll(t, f, &s)
+	<-done
+	if st := f.Stats(); st.LinesRead != 20000 || st.FilesTracked != 20 {
+		t.Fatalf("stats %+v", st)
+	}
+}
