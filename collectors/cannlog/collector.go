@@ -65,8 +65,9 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cannlog.process-ttl", "How long a process that no longer shows as alive (npu-smi, /proc) keeps its "+
 		"series after its last log write.").Default("1h").DurationVar(&cfg.ProcessTTL)
 	app.Flag("cannlog.poll-interval", "How often the logs are read.").Default("1s").DurationVar(&cfg.PollInterval)
-	app.Flag("cannlog.rescan-interval", "How often the log directories are listed again for new and rotated files.").
-		Default("10s").DurationVar(&cfg.RescanInterval)
+	app.Flag("cannlog.rescan-interval", "How often the log directories are listed again and every followed file "+
+		"looked at, as the fallback for events inotify missed (new files are seen at once where inotify works).").
+		Default(tail.DefaultRescanInterval.String()).DurationVar(&cfg.RescanInterval)
 	app.Flag("cannlog.checkpoint-interval", "How often the state file is written while lines arrive.").
 		Default("10s").DurationVar(&cfg.CheckpointInterval)
 	app.Flag("cannlog.max-line-bytes", "Longest line read; longer lines are cut and counted.").
