@@ -42,7 +42,7 @@ type cannlogSettings struct{ *cannlog.Collector }
 // Settings translates a process's effective HCCL settings and live
 // communicators into the headroom model's input.
 func (c *cannlogSettings) Settings(pid int) (headroom.ProcessSettings, bool) {
-	p, ok := c.Process(pid)
+	p, ok := c.State().ProcessVars(pid, "HCCL_RDMA_QPS_PER_CONNECTION", "HCCL_BUFFSIZE", "HCCL_INTRA_ROCE_ENABLE")
 	if !ok {
 		return headroom.ProcessSettings{}, false
 	}

@@ -65,7 +65,7 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		cleanup = stop
 		out["cannlog"] = c
 		settings = c
-		chips.logged = func(pid int) bool { _, ok := c.Process(pid); return ok }
+		chips.logged = c.State().HasProcess
 	}
 	if on("headroom") {
 		if err := w.headroom.Validate(); err != nil {

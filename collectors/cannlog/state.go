@@ -696,6 +696,33 @@ func (s *State) Process(pid int) (ProcessView, bool) {
 	return s.view(pid, pr), true
 }
 
+// ProcessVars is Process with only the named variables copied into Env: the
+// headroom model asks for three variables of every process on every scrape
+// and need not clone the whole environment.
+func (s *State) ProcessVars(pid int, names ...string) (ProcessView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.procs[pid]
+	if pr == nil {
+		return ProcessView{}, false
+	}
+	pv := ProcessView{PID: pid, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
+		Env: make(map[string]EnvSetting, len(names)), Communicators: append([]CommunicatorView(nil), pr.comms...)}
+	for _, n := range names {
+		if v, ok := pr.env[n]; ok {
+			pv.Env[n] = v
+		}
+	}
+	return pv, true
+}
+
+// HasProcess reports whether the logs know pid, without copying anything.
+func (s *State) HasProcess(pid int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.procs[pid] != nil
+}
+
 func (s *State) view(pid int, pr *process) ProcessView {
 	pv := ProcessView{PID: pid, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
 		Env: make(map[string]EnvSetting, len(pr.env)), Communicators: append([]CommunicatorView(nil), pr.comms...)}
