@@ -13,7 +13,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -22,22 +21,16 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/hccl-exporter/hccl_exporter/bench/gen/nodegen"
+	"github.com/hccl-exporter/hccl_exporter/bench/internal/probe"
 )
 
 // acceptPrometheus is the Accept header of Prometheus 2.x scrapes.
@@ -183,7 +176,7 @@ func run(c config) (*result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write node: %w", err)
 	}
-	addr, err := freeAddr()
+	addr, err := probe.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -216,12 +209,12 @@ func run(c config) (*result, error) {
 	for {
 		body, err := get(client, url, false)
 		if err == nil {
-			fams, err := parseText(body)
+			fams, err := probe.ParseText(body)
 			if err != nil {
 				return nil, err
 			}
-			if gauge(fams, "ascend_log_files_tracked") == float64(len(plogs)) && gauge(fams, "hccl_link_setup_headroom_bytes") > 0 {
-				base = int(sum(fams, "ascend_log_lines_total"))
+			if probe.GaugeSum(fams, "ascend_log_files_tracked") == float64(len(plogs)) && probe.GaugeSum(fams, "hccl_link_setup_headroom_bytes") > 0 {
+				base = int(probe.CounterSum(fams, "ascend_log_lines_total"))
 				r.Files = len(plogs)
 				for _, mf := range fams {
 					r.Series += len(mf.GetMetric())
@@ -241,14 +234,14 @@ func run(c config) (*result, error) {
 		return r, scrapes(c, r, client, url, pid)
 	}
 	// Steady state at rest.
-	cpu0 := cpuTime(pid)
+	cpu0 := probe.CPUTime(pid)
 	time.Sleep(c.idle)
-	r.IdleCPU = 100 * (cpuTime(pid) - cpu0).Seconds() / c.idle.Seconds()
+	r.IdleCPU = 100 * (probe.CPUTime(pid) - cpu0).Seconds() / c.idle.Seconds()
 
 	// Steady state with appends spread over every file.
 	rng := rand.New(rand.NewPCG(1, 2))
 	tick := time.NewTicker(time.Second / time.Duration(c.rate))
-	cpu0 = cpuTime(pid)
+	cpu0 = probe.CPUTime(pid)
 	begin := time.Now()
 	for time.Since(begin) < c.busy {
 		<-tick.C
@@ -267,17 +260,17 @@ func run(c config) (*result, error) {
 		r.Appended++
 	}
 	tick.Stop()
-	r.BusyCPU = 100 * (cpuTime(pid) - cpu0).Seconds() / time.Since(begin).Seconds()
+	r.BusyCPU = 100 * (probe.CPUTime(pid) - cpu0).Seconds() / time.Since(begin).Seconds()
 	// Every appended line counted (within a rescan interval).
 	deadline = time.Now().Add(15 * time.Second)
 	for {
 		body, err := get(client, url, false)
 		if err == nil {
-			fams, err := parseText(body)
+			fams, err := probe.ParseText(body)
 			if err != nil {
 				return nil, err
 			}
-			r.Counted = int(sum(fams, "ascend_log_lines_total")) - base
+			r.Counted = int(probe.CounterSum(fams, "ascend_log_lines_total")) - base
 			if r.Counted >= r.Appended {
 				break
 			}
@@ -295,7 +288,7 @@ func scrapes(c config, r *result, client *http.Client, url string, pid int) erro
 	runs0 := npuSMIRunsFile(c.work)
 	scrapeBegin := time.Now()
 	var seq []time.Duration
-	cpu0 := cpuTime(pid)
+	cpu0 := probe.CPUTime(pid)
 	for i := 0; i < c.sequential; i++ {
 		t0 := time.Now()
 		if _, _, err := fetch(client, url, true); err != nil {
@@ -303,8 +296,8 @@ func scrapes(c config, r *result, client *http.Client, url string, pid int) erro
 		}
 		seq = append(seq, time.Since(t0))
 	}
-	r.CPUPerScrape = ms((cpuTime(pid) - cpu0) / time.Duration(max(1, c.sequential)))
-	r.Seq = []float64{ms(pct(seq, 0.5)), ms(pct(seq, 0.99)), ms(pct(seq, 1))}
+	r.CPUPerScrape = ms((probe.CPUTime(pid) - cpu0) / time.Duration(max(1, c.sequential)))
+	r.Seq = []float64{ms(probe.Percentile(seq, 0.5)), ms(probe.Percentile(seq, 0.99)), ms(probe.Percentile(seq, 1))}
 
 	for _, pace := range []time.Duration{0, c.pace} {
 		cs, err := concurrent(client, url, pid, c.scrapers, c.perScraper, pace)
@@ -317,7 +310,7 @@ func scrapes(c config, r *result, client *http.Client, url string, pid int) erro
 	r.NPUSMIRuns = npuSMIRunsFile(c.work) - runs0
 	// A run may have started just before the window, so one more is allowed.
 	r.NPUSMIAllowed = int(elapsed/c.minInterval) + 1
-	r.RSSKiB = rss(pid)
+	r.RSSKiB, _ = probe.Memory(pid)
 	return nil
 }
 
@@ -337,7 +330,7 @@ func concurrent(client *http.Client, url string, pid, scrapers, n int, pace time
 	var wg sync.WaitGroup
 	var lat []time.Duration
 	var firstErr error
-	cpu0 := cpuTime(pid)
+	cpu0 := probe.CPUTime(pid)
 	t0 := time.Now()
 	for w := 0; w < scrapers; w++ {
 		wg.Add(1)
@@ -370,8 +363,8 @@ func concurrent(client *http.Client, url string, pid, scrapers, n int, pace time
 	}
 	return concStats{
 		PaceMS:  ms(pace),
-		MS:      []float64{ms(pct(lat, 0.5)), ms(pct(lat, 0.99)), ms(pct(lat, 1))},
-		CPU:     ms((cpuTime(pid) - cpu0) / time.Duration(max(1, len(lat)))),
+		MS:      []float64{ms(probe.Percentile(lat, 0.5)), ms(probe.Percentile(lat, 0.99)), ms(probe.Percentile(lat, 1))},
+		CPU:     ms((probe.CPUTime(pid) - cpu0) / time.Duration(max(1, len(lat)))),
 		Scrapes: len(lat),
 		Seconds: time.Since(t0).Seconds(),
 	}, nil
@@ -445,82 +438,6 @@ func fetch(c *http.Client, url string, gz bool) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return raw, resp.Header.Get("Content-Encoding"), nil
-}
-
-func parseText(b []byte) (map[string]*dto.MetricFamily, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(bytes.NewReader(b))
-}
-
-func gauge(fams map[string]*dto.MetricFamily, name string) float64 {
-	var v float64
-	if mf := fams[name]; mf != nil {
-		for _, m := range mf.Metric {
-			v += m.GetGauge().GetValue()
-		}
-	}
-	return v
-}
-
-func sum(fams map[string]*dto.MetricFamily, name string) float64 {
-	var v float64
-	if mf := fams[name]; mf != nil {
-		for _, m := range mf.Metric {
-			v += m.GetCounter().GetValue()
-		}
-	}
-	return v
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// cpuTime is the user+system CPU time of pid from /proc/<pid>/stat.
-func cpuTime(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.Atoi(f[11])
-	k, _ := strconv.Atoi(f[12])
-	return time.Duration(u+k) * 10 * time.Millisecond // USER_HZ is 100 on Linux
-}
-
-func rss(pid int) int {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fs := strings.Fields(sc.Text()); len(fs) >= 2 && fs[0] == "VmRSS:" {
-			v, _ := strconv.Atoi(fs[1])
-			return v
-		}
-	}
-	return 0
-}
-
-func pct(d []time.Duration, q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := int(q*float64(len(s))+0.5) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

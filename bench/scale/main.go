@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -20,7 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,10 +30,9 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/hccl-exporter/hccl_exporter/bench/gen/nodegen"
+	"github.com/hccl-exporter/hccl_exporter/bench/internal/probe"
 )
 
 // point is one measured configuration.
@@ -218,7 +215,7 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 	if err != nil {
 		return nil, err
 	}
-	addr, err := freeAddr()
+	addr, err := probe.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +250,7 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 	for {
 		body, _, err := get(client, url, false)
 		if err == nil {
-			fams, err = parseText(body)
+			fams, err = probe.ParseText(body)
 			if err != nil {
 				return nil, fmt.Errorf("parse exposition: %w", err)
 			}
@@ -313,8 +310,8 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 	}
 	r.gzipBytes = wire
 
-	runsBefore := npuSMIRuns(fams)
-	cpu0 := cpuTime(cmd.Process.Pid)
+	runsBefore := probe.CounterSum(fams, "ascend_npu_smi_runs_total")
+	cpu0 := probe.CPUTime(cmd.Process.Pid)
 	for i := 0; i < scrapes; i++ {
 		t0 := time.Now()
 		if _, _, err := get(client, url, true); err != nil {
@@ -322,7 +319,7 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 		}
 		r.seq = append(r.seq, time.Since(t0))
 	}
-	r.cpuPerScrape = (cpuTime(cmd.Process.Pid) - cpu0) / time.Duration(scrapes)
+	r.cpuPerScrape = (probe.CPUTime(cmd.Process.Pid) - cpu0) / time.Duration(scrapes)
 
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -353,11 +350,11 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 	if err != nil {
 		return nil, err
 	}
-	if fams, err = parseText(last); err != nil {
+	if fams, err = probe.ParseText(last); err != nil {
 		return nil, err
 	}
-	r.npuSMIRuns = npuSMIRuns(fams) - runsBefore
-	r.rssKiB, r.hwmKiB = memory(cmd.Process.Pid)
+	r.npuSMIRuns = probe.CounterSum(fams, "ascend_npu_smi_runs_total") - runsBefore
+	r.rssKiB, r.hwmKiB = probe.Memory(cmd.Process.Pid)
 	return r, nil
 }
 
@@ -415,81 +412,6 @@ func series(mf *dto.MetricFamily) int {
 	return n
 }
 
-func parseText(b []byte) (map[string]*dto.MetricFamily, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(bytes.NewReader(b))
-}
-
-func npuSMIRuns(fams map[string]*dto.MetricFamily) float64 {
-	var v float64
-	if mf := fams["ascend_npu_smi_runs_total"]; mf != nil {
-		for _, m := range mf.Metric {
-			v += m.GetCounter().GetValue()
-		}
-	}
-	return v
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// cpuTime is the user+system CPU time of pid (/proc/<pid>/stat, clock ticks
-// of 10 ms on Linux).
-func cpuTime(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.Atoi(f[11])
-	k, _ := strconv.Atoi(f[12])
-	return time.Duration(u+k) * 10 * time.Millisecond
-}
-
-// memory returns VmRSS and VmHWM of pid in KiB.
-func memory(pid int) (rss, hwm int) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) < 2 {
-			continue
-		}
-		v, _ := strconv.Atoi(fs[1])
-		switch fs[0] {
-		case "VmRSS:":
-			rss = v
-		case "VmHWM:":
-			hwm = v
-		}
-	}
-	return rss, hwm
-}
-
-func pct(d []time.Duration, q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := int(q*float64(len(s))+0.5) - 1
-	return s[min(max(i, 0), len(s)-1)]
-}
-
 func ms(d time.Duration) string { return strconv.FormatFloat(d.Seconds()*1000, 'f', 1, 64) }
 
 func report(w io.Writer, rs []*result, scrapes, concurrency int) {
@@ -504,7 +426,7 @@ func report(w io.Writer, rs []*result, scrapes, concurrency int) {
 		}
 		fmt.Fprintf(w, "| %s | %d | %d | %d | %s | %d | %d | %d | %d | %d | %s / %s | %s / %s | %s | %.0f / %d | %.1f / %.1f |\n",
 			r.name, c.Chips, c.Processes, r.spec.Communicators, k, r.total, r.predicted, r.runtime,
-			r.plainBytes, r.gzipBytes, ms(pct(r.seq, .5)), ms(pct(r.seq, .99)), ms(pct(r.conc, .5)), ms(pct(r.conc, .99)),
+			r.plainBytes, r.gzipBytes, ms(probe.Percentile(r.seq, .5)), ms(probe.Percentile(r.seq, .99)), ms(probe.Percentile(r.conc, .5)), ms(probe.Percentile(r.conc, .99)),
 			ms(r.cpuPerScrape), r.npuSMIRuns, len(r.seq)+len(r.conc), float64(r.rssKiB)/1024, float64(r.hwmKiB)/1024)
 	}
 	fmt.Fprintf(w, "\n(%d sequential scrapes, then %d scrapers × %d; gzip as Prometheus asks; npu-smi runs counted over all of them.)\n",

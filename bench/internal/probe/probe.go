@@ -1,0 +1,123 @@
+// Package probe owns what the bench commands (bench/node, bench/scale) read
+// of the hccl_exporter process they start and of its scrapes: a free
+// loopback address to run it on, its CPU time and memory from /proc (Linux),
+// the metric families of a text exposition and the sum of one family, and
+// latency percentiles.
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// FreeAddr returns a 127.0.0.1 address with a port free at the time of the
+// call, for the exporter's --web.listen-address.
+func FreeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// CPUTime is the user+system CPU time of pid from /proc/<pid>/stat (clock
+// ticks of 10 ms: USER_HZ is 100 on Linux); 0 when it cannot be read.
+func CPUTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name in parentheses may hold spaces: fields count from
+	// after its closing parenthesis.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 > len(s) {
+		return 0
+	}
+	f := strings.Fields(s[i+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.Atoi(f[11])
+	k, _ := strconv.Atoi(f[12])
+	return time.Duration(u+k) * 10 * time.Millisecond
+}
+
+// Memory returns VmRSS and VmHWM (peak RSS) of pid in KiB from
+// /proc/<pid>/status; 0 for what cannot be read.
+func Memory(pid int) (rssKiB, hwmKiB int) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 2 {
+			continue
+		}
+		v, _ := strconv.Atoi(fs[1])
+		switch fs[0] {
+		case "VmRSS:":
+			rssKiB = v
+		case "VmHWM:":
+			hwmKiB = v
+		}
+	}
+	return rssKiB, hwmKiB
+}
+
+// Percentile returns the q-quantile (0 < q ≤ 1) of d by the nearest-rank
+// method; d is not modified. It is 0 for an empty d.
+func Percentile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// ParseText parses a Prometheus text exposition into its metric families.
+func ParseText(b []byte) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(bytes.NewReader(b))
+}
+
+// CounterSum is the sum of the counter values of family name over all its
+// label sets; 0 when the family is absent.
+func CounterSum(fams map[string]*dto.MetricFamily, name string) float64 {
+	var v float64
+	if mf := fams[name]; mf != nil {
+		for _, m := range mf.Metric {
+			v += m.GetCounter().GetValue()
+		}
+	}
+	return v
+}
+
+// GaugeSum is the sum of the gauge values of family name over all its label
+// sets; 0 when the family is absent.
+func GaugeSum(fams map[string]*dto.MetricFamily, name string) float64 {
+	var v float64
+	if mf := fams[name]; mf != nil {
+		for _, m := range mf.Metric {
+			v += m.GetGauge().GetValue()
+		}
+	}
+	return v
+}

@@ -1,0 +1,99 @@
+package probe
+
+import (
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestFreeAddr(t *testing.T) {
+	addr, err := FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("address %s not free: %v", addr, err)
+	}
+	l.Close()
+}
+
+func TestCPUTimeAndMemoryOfSelf(t *testing.T) {
+	pid := os.Getpid()
+	// Burn CPU until at least one clock tick (10 ms) is accounted.
+	before := CPUTime(pid)
+	deadline := time.Now().Add(5 * time.Second)
+	x := 0
+	for CPUTime(pid) <= before && time.Now().Before(deadline) {
+		for i := 0; i < 1e6; i++ {
+			x += i
+		}
+	}
+	_ = x
+	if got := CPUTime(pid); got <= before {
+		t.Errorf("CPUTime(self) = %v, did not grow from %v after busy work", got, before)
+	}
+	rss, hwm := Memory(pid)
+	if rss <= 0 || hwm < rss {
+		t.Errorf("Memory(self) = rss %d KiB, hwm %d KiB; want 0 < rss ≤ hwm", rss, hwm)
+	}
+	if CPUTime(-1) != 0 {
+		t.Error("CPUTime of no process is not 0")
+	}
+	if r, h := Memory(-1); r != 0 || h != 0 {
+		t.Error("Memory of no process is not 0")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 100; i >= 1; i-- { // unsorted on purpose
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{
+		{0.5, 50 * time.Millisecond},
+		{0.99, 99 * time.Millisecond},
+		{1, 100 * time.Millisecond},
+		{0, 1 * time.Millisecond},
+	} {
+		if got := Percentile(d, c.q); got != c.want {
+			t.Errorf("Percentile(1..100 ms, %v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if d[0] != 100*time.Millisecond {
+		t.Error("Percentile sorted its input")
+	}
+	if Percentile(nil, 0.5) != 0 {
+		t.Error("Percentile of nothing is not 0")
+	}
+}
+
+func TestParseTextAndSums(t *testing.T) {
+	const text = `# TYPE lines_total counter
+lines_total{module="HCCL"} 3
+lines_total{module="GE"} 4
+# TYPE files_tracked gauge
+files_tracked{root="a"} 2
+files_tracked{root="b"} 5
+`
+	fams, err := ParseText([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := CounterSum(fams, "lines_total"); got != 7 {
+		t.Errorf("CounterSum = %v, want 7", got)
+	}
+	if got := GaugeSum(fams, "files_tracked"); got != 7 {
+		t.Errorf("GaugeSum = %v, want 7", got)
+	}
+	if CounterSum(fams, "absent") != 0 || GaugeSum(fams, "absent") != 0 {
+		t.Error("sum of an absent family is not 0")
+	}
+	if _, err := ParseText([]byte("not { an exposition")); err == nil {
+		t.Error("ParseText accepted garbage")
+	}
+}
