@@ -1,8 +1,10 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -99,11 +101,7 @@ func build(ins []*input, opts Options) *Report {
 	}
 	nodes := map[string]*nodeData{}
 	for _, in := range ins {
-		keys := make([]string, 0, len(in.groups))
-		for k := range in.groups {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := sortedKeys(in.groups)
 		a := newNodeAssigner(in.name, append([]string(nil), keys...), opts.Layout)
 		names := map[string]bool{}
 		r.Errors = append(r.Errors, in.errs...)
@@ -125,11 +123,7 @@ func build(ins []*input, opts Options) *Report {
 		ri := Input{Path: in.path, Type: in.typ, Nodes: sortedKeys(names), SkippedFiles: in.skipped}
 		r.Inputs = append(r.Inputs, ri)
 	}
-	names := make([]string, 0, len(nodes))
-	for name := range nodes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := sortedKeys(nodes)
 	all := make([]*nodeData, 0, len(names))
 	for _, name := range names {
 		n := nodes[name]
@@ -158,23 +152,21 @@ func build(ins []*input, opts Options) *Report {
 	return r
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
+// sortedKeys returns the keys of m in ascending order, never nil (JSON
+// arrays built from it print [] when empty, not null).
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
 func buildNode(n *nodeData, opts Options) Node {
 	out := Node{Name: n.name, Bytes: n.bytes, Lines: n.lines, Processes: []Process{},
 		Files: FileCounts{Plog: n.files.plog, Device: n.files.device, Screen: n.files.screen}}
-	pids := make([]int, 0, len(n.procs))
-	for pid := range n.procs {
-		pids = append(pids, pid)
-	}
-	sort.Ints(pids)
+	pids := sortedKeys(n.procs)
 	for _, pid := range pids {
 		out.Processes = append(out.Processes, buildProcess(n.procs[pid], opts))
 	}
@@ -184,11 +176,7 @@ func buildNode(n *nodeData, opts Options) Node {
 func buildProcess(p *procData, opts Options) Process {
 	out := Process{PID: p.pid, Name: p.name, LastWrite: stamp(p.lastWrite, opts),
 		Settings: []SettingValue{}, Communicators: []Communicator{}}
-	vars := make([]string, 0, len(p.env))
-	for v := range p.env {
-		vars = append(vars, v)
-	}
-	sort.Strings(vars)
+	vars := sortedKeys(p.env)
 	for _, v := range vars {
 		e := p.env[v]
 		sv := SettingValue{Variable: v, Value: e.Value, SetBy: e.SetBy}
@@ -258,11 +246,7 @@ func buildFaults(nodes []*nodeData, opts Options) []Fault {
 	byCode := map[string]*Fault{}
 	total := map[string]*cannlog.FaultSummary{}
 	for _, n := range nodes {
-		codes := make([]string, 0, len(n.faults))
-		for c := range n.faults {
-			codes = append(codes, c)
-		}
-		sort.Strings(codes)
+		codes := sortedKeys(n.faults)
 		for _, c := range codes {
 			fs := n.faults[c]
 			mergeFault(total, *fs)
@@ -280,22 +264,13 @@ func buildFaults(nodes []*nodeData, opts Options) []Fault {
 		}
 	}
 	out := make([]Fault, 0, len(byCode))
-	for _, c := range sortedFaultCodes(byCode) {
+	for _, c := range sortedKeys(byCode) {
 		f := byCode[c]
 		t := total[c]
 		f.Count, f.BySource = t.Count, sources(t.BySource)
 		f.First, f.Last = stamp(t.First, opts), stamp(t.Last, opts)
 		out = append(out, *f)
 	}
-	return out
-}
-
-func sortedFaultCodes(m map[string]*Fault) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 
@@ -341,11 +316,7 @@ func buildSettings(nodes []Node) []Setting {
 			}
 		}
 	}
-	vars := make([]string, 0, len(vals))
-	for v := range vals {
-		vars = append(vars, v)
-	}
-	sort.Strings(vars)
+	vars := sortedKeys(vals)
 	out := make([]Setting, 0, len(vars))
 	for _, v := range vars {
 		s := Setting{Variable: v, Consistent: len(vals[v]) == 1, PerNode: perNodeVariables[v]}
@@ -360,7 +331,7 @@ func buildSettings(nodes []Node) []Setting {
 		}
 		for value, a := range vals[v] {
 			g := SettingGroup{Value: value, SetBy: sortedKeys(a.setBy), Processes: a.procs}
-			for _, node := range sortedKeysOf(a.pids) {
+			for _, node := range sortedKeys(a.pids) {
 				pids := a.pids[node]
 				sort.Ints(pids)
 				g.Nodes = append(g.Nodes, NodePIDs{Node: node, PIDs: pids})
@@ -375,15 +346,6 @@ func buildSettings(nodes []Node) []Setting {
 		})
 		out = append(out, s)
 	}
-	return out
-}
-
-func sortedKeysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -157,7 +157,7 @@ func qpsFindings(r *Report, procs []procRef) []string {
 	var out []string
 	for _, k := range keys {
 		var nodes []NodePIDs
-		for _, n := range sortedKeysOf(groups[k]) {
+		for _, n := range sortedKeys(groups[k]) {
 			nodes = append(nodes, NodePIDs{Node: n, PIDs: groups[k][n]})
 		}
 		verdict := "within the recommended range [1, 8]"

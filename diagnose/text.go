@@ -24,6 +24,13 @@ func WriteJSON(w io.Writer, r *Report) error {
 func WriteText(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format+"\n", a...) }
+	// values prints a variable's values one a line, as both the
+	// disagreeing and the effective settings list them.
+	values := func(groups []SettingGroup) {
+		for _, g := range groups {
+			p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
+		}
+	}
 
 	var files int
 	var bytes, lines int64
@@ -89,9 +96,7 @@ func WriteText(w io.Writer, r *Report) error {
 			scope = "between nodes"
 		}
 		p("  %s, %s:", s.Variable, scope)
-		for _, g := range s.Values {
-			p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
-		}
+		values(s.Values)
 	}
 
 	p("")
@@ -111,9 +116,7 @@ func WriteText(w io.Writer, r *Report) error {
 			note = " (differs per node by design)"
 		}
 		p("  %s%s:", s.Variable, note)
-		for _, g := range s.Values {
-			p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
-		}
+		values(s.Values)
 	}
 
 	p("")
