@@ -40,15 +40,17 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 }
 
 // build constructs the enabled collectors. The npu-smi runner also exists
-// when only headroom or cannlog needs it (its metrics are then not exported),
-// so that every consumer shares one npu-smi run.
+// when only headroom needs it (its metrics are then not exported), so that
+// every consumer shares one npu-smi run. Without a collector that runs
+// npu-smi, process liveness rests on /proc and the TTL alone: a runner that
+// never runs would hold expiry back for the readiness grace period.
 func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collector, func(), error) {
 	out := map[string]exporter.Collector{}
 	cleanup := func() {}
 	on := func(name string) bool { return *w.enabled[name] }
 
 	var npu *npusmi.Collector
-	if on("npusmi") || on("headroom") || on("cannlog") {
+	if on("npusmi") || on("headroom") {
 		npu = npusmi.New(*w.npusmi, logger.With("collector", "npusmi"))
 	}
 	if on("npusmi") {

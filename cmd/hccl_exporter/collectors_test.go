@@ -88,3 +88,13 @@ func TestNPULivenessUsesLastSnapshotOnly(t *testing.T) {
 		t.Error("nil npu-smi collector reports a pid alive")
 	}
 }
+
+func TestLivenessWithoutNPUSMIIsReadyAtOnce(t *testing.T) {
+	live := npuLiveness{}
+	if !live.Ready() {
+		t.Fatal("liveness without npu-smi waits for a run that never comes")
+	}
+	if live.Alive(1) {
+		t.Fatal("liveness without npu-smi reports a pid alive")
+	}
+}
