@@ -5,6 +5,7 @@
 package exporter
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,13 +23,25 @@ const Namespace = "hccl_exporter"
 // Collector is one source of metrics. Update sends the metrics of one scrape
 // on ch and returns an error when the source failed; metrics sent before the
 // error are still served (a collector reports its own "up" gauge that way).
+//
+// ctx carries the scrape's deadline (see ScrapeContext). A collector whose
+// source may be slow (a vendor CLI) must not wait on it past ctx: it returns
+// what it has with an error instead. The registry stops waiting for a
+// collector at the deadline anyway, drops whatever it sent and reports it
+// failed, so a collector that ignores ctx costs only its own series.
 type Collector interface {
-	Update(ch chan<- prometheus.Metric) error
+	Update(ctx context.Context, ch chan<- prometheus.Metric) error
 }
 
 // ErrNoData tells the registry that a collector had nothing to report this
 // scrape; it is logged at debug level and still counts as success.
 var ErrNoData = errors.New("collector returned no data")
+
+// ErrDependency marks a failure caused by a source that another collector
+// reads and reports itself (headroom failing because npu-smi failed): the
+// scrape still counts as failed, but the registry logs it at debug level so
+// one broken npu-smi is not logged twice per scrape.
+var ErrDependency = errors.New("a source this collector depends on failed")
 
 // Spec names a collector and its default for the --collector.<name> flag.
 type Spec struct {
@@ -93,22 +106,95 @@ func (r *Registry) Names() []string { return append([]string(nil), r.names...) }
 // Describe sends nothing: the registry is an unchecked collector.
 func (r *Registry) Describe(chan<- *prometheus.Desc) {}
 
-// Collect runs every collector in its own goroutine and waits for all.
+// Collect runs the collectors under DefaultScrapeTimeout: the registry used
+// as a plain prometheus.Collector (tests, linting) has no scrape header.
 func (r *Registry) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultScrapeTimeout)
+	defer cancel()
+	r.CollectContext(ctx, ch)
+}
+
+// CollectContext runs every collector in its own goroutine and waits for all
+// of them, but not past ctx's deadline.
+func (r *Registry) CollectContext(ctx context.Context, ch chan<- prometheus.Metric) {
 	var wg sync.WaitGroup
 	wg.Add(len(r.names))
 	for _, name := range r.names {
 		go func(name string) {
 			defer wg.Done()
-			r.run(name, r.collectors[name], ch)
+			r.run(ctx, name, r.collectors[name], ch)
 		}(name)
 	}
 	wg.Wait()
 }
 
-func (r *Registry) run(name string, c Collector, ch chan<- prometheus.Metric) {
+// Bind returns the registry as a prometheus.Collector whose Collect runs
+// under ctx: how one scrape's deadline reaches the collectors through a
+// stock prometheus.Registry, whose Collect has no context.
+func (r *Registry) Bind(ctx context.Context) prometheus.Collector { return bound{r, ctx} }
+
+type bound struct {
+	r   *Registry
+	ctx context.Context
+}
+
+func (b bound) Describe(chan<- *prometheus.Desc)    {}
+func (b bound) Collect(ch chan<- prometheus.Metric) { b.r.CollectContext(b.ctx, ch) }
+
+// collectorGrace is how much earlier than the registry's own cutoff a
+// collector's context expires, so that a collector which honours ctx returns
+// its failure series (ascend_npu_smi_up 0) before the cutoff drops them.
+const collectorGrace = 100 * time.Millisecond
+
+// run runs one collector. Its metrics are buffered and forwarded only when
+// it returned in time: a collector cut off at the deadline contributes no
+// half-sent series, only its failed success gauge and duration.
+func (r *Registry) run(ctx context.Context, name string, c Collector, ch chan<- prometheus.Metric) {
 	begin := time.Now()
-	err := c.Update(ch)
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if dl, ok := ctx.Deadline(); ok {
+		grace := min(collectorGrace, time.Until(dl)/10)
+		cctx, cancel = context.WithDeadline(ctx, dl.Add(-grace))
+	}
+	defer cancel()
+
+	out := make(chan prometheus.Metric, 64)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(out)
+		defer func() {
+			if p := recover(); p != nil {
+				errc <- fmt.Errorf("collector panicked: %v", p)
+			}
+		}()
+		errc <- c.Update(cctx, out)
+	}()
+	var ms []prometheus.Metric
+	var err error
+collect:
+	for {
+		select {
+		case m, ok := <-out:
+			if !ok {
+				err = <-errc
+				break collect
+			}
+			ms = append(ms, m)
+		case <-ctx.Done():
+			// Abandon the collector: drain what it still sends so its
+			// goroutine can finish whenever it does.
+			go func() {
+				for range out {
+				}
+			}()
+			ms = nil
+			err = fmt.Errorf("did not finish within the scrape deadline (its series are left out of this scrape): %w", ctx.Err())
+			break collect
+		}
+	}
+	for _, m := range ms {
+		ch <- m
+	}
 	duration := time.Since(begin).Seconds()
 	success := 1.0
 	switch {
@@ -116,6 +202,9 @@ func (r *Registry) run(name string, c Collector, ch chan<- prometheus.Metric) {
 		r.logger.Debug("collector succeeded", "collector", name, "duration_seconds", duration)
 	case errors.Is(err, ErrNoData):
 		r.logger.Debug("collector returned no data", "collector", name, "duration_seconds", duration, "err", err)
+	case errors.Is(err, ErrDependency):
+		success = 0
+		r.logger.Debug("collector failed because a source it depends on failed", "collector", name, "duration_seconds", duration, "err", err)
 	default:
 		success = 0
 		r.logger.Error("collector failed", "collector", name, "duration_seconds", duration, "err", err)

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -21,7 +22,7 @@ type fakeCollector struct {
 
 var fakeDesc = prometheus.NewDesc("fake_value", "A fake value.", nil, nil)
 
-func (f fakeCollector) Update(ch chan<- prometheus.Metric) error {
+func (f fakeCollector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
 	ch <- prometheus.MustNewConstMetric(fakeDesc, prometheus.GaugeValue, f.value)
 	return f.err
 }
@@ -29,7 +30,7 @@ func (f fakeCollector) Update(ch chan<- prometheus.Metric) error {
 // silentCollector sends nothing and fails or succeeds as told.
 type silentCollector struct{ err error }
 
-func (s silentCollector) Update(chan<- prometheus.Metric) error { return s.err }
+func (s silentCollector) Update(context.Context, chan<- prometheus.Metric) error { return s.err }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

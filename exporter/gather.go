@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,9 +25,16 @@ import (
 // sort). Either is reported as an error and the offending metric dropped,
 // the rest is served.
 func (r *Registry) Gather() ([]*dto.MetricFamily, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultScrapeTimeout)
+	defer cancel()
+	return r.GatherContext(ctx)
+}
+
+// GatherContext is Gather under the deadline of ctx.
+func (r *Registry) GatherContext(ctx context.Context) ([]*dto.MetricFamily, error) {
 	ch := make(chan prometheus.Metric, 256)
 	go func() {
-		r.Collect(ch)
+		r.CollectContext(ctx, ch)
 		close(ch)
 	}()
 	byName := map[string]*dto.MetricFamily{}

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -25,7 +26,7 @@ var (
 // values that need escaping and special float values.
 type mixedCollector struct{ seed uint64 }
 
-func (c mixedCollector) Update(ch chan<- prometheus.Metric) error {
+func (c mixedCollector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
 	rng := rand.New(rand.NewPCG(c.seed, 1))
 	var ms []prometheus.Metric
 	for pid := 0; pid < 40; pid++ {
@@ -120,7 +121,7 @@ var (
 
 type sendAll []prometheus.Metric
 
-func (s sendAll) Update(ch chan<- prometheus.Metric) error {
+func (s sendAll) Update(_ context.Context, ch chan<- prometheus.Metric) error {
 	for _, m := range s {
 		ch <- m
 	}

@@ -3,6 +3,7 @@ package exporter
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,40 @@ import (
 // new gather.
 const DefaultScrapeCacheTTL = time.Second
 
+// DefaultScrapeTimeout is the time a scrape may take when the request does
+// not say (no X-Prometheus-Scrape-Timeout-Seconds header): Prometheus's
+// default scrape_timeout.
+const DefaultScrapeTimeout = 10 * time.Second
+
+// DefaultScrapeTimeoutOffset is kept back from the scrape's timeout for
+// encoding and sending the body, as blackbox_exporter's --timeout-offset.
+const DefaultScrapeTimeoutOffset = 500 * time.Millisecond
+
+// maxScrapeTimeout bounds what a header can ask for (and keeps the
+// conversion to time.Duration from overflowing).
+const maxScrapeTimeout = time.Hour
+
+// ScrapeTimeoutHeader is where Prometheus sends its scrape_timeout, in
+// seconds.
+const ScrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
+
+// ScrapeTimeout returns how long the collectors of a scrape with header h
+// may run: the scraper's timeout (def when it sends none or an unusable
+// value) minus offset, but at least half the timeout, so that an offset
+// larger than a short scrape_timeout still leaves the collectors time.
+func ScrapeTimeout(h http.Header, def, offset time.Duration) time.Duration {
+	timeout := def
+	if v := h.Get(ScrapeTimeoutHeader); v != "" {
+		if sec, err := strconv.ParseFloat(v, 64); err == nil && sec > 0 {
+			timeout = time.Duration(min(sec, maxScrapeTimeout.Seconds()) * float64(time.Second))
+		}
+	}
+	if timeout <= 0 {
+		timeout = DefaultScrapeTimeout
+	}
+	return max(timeout-offset, timeout/2)
+}
+
 // HandlerOpts configures the metrics endpoint.
 type HandlerOpts struct {
 	// MaxRequests bounds parallel scrapes; 0 or less means no bound.
@@ -39,6 +74,13 @@ type HandlerOpts struct {
 	// 0 every scrape gathers anew, but scrapes that arrive while a gather is
 	// in flight still share it.
 	CacheTTL time.Duration
+	// ScrapeTimeout is the scrape's time budget when the request carries no
+	// X-Prometheus-Scrape-Timeout-Seconds header; 0 means
+	// DefaultScrapeTimeout.
+	ScrapeTimeout time.Duration
+	// ScrapeTimeoutOffset is subtracted from the scrape's timeout to give
+	// the collectors' deadline; negative means none.
+	ScrapeTimeoutOffset time.Duration
 	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time
 }
@@ -66,8 +108,30 @@ func NewMetricsHandler(reg *Registry, logger *slog.Logger, opts HandlerOpts) (ht
 	}
 	// The collectors' families come from the Registry's own Gather, which
 	// skips client_golang's per-metric re-validation (see Registry.Gather).
-	h := newCachingHandler(mergedGatherer{r, reg}, logger, opts)
+	h := newCachingHandler(contextMerged{r, reg}, logger, opts)
 	return promhttp.InstrumentMetricHandler(r, h), nil
+}
+
+// ContextGatherer gathers under a context carrying the scrape's deadline.
+type ContextGatherer interface {
+	GatherContext(ctx context.Context) ([]*dto.MetricFamily, error)
+}
+
+// contextMerged is mergedGatherer whose second part runs under the scrape's
+// context.
+type contextMerged struct {
+	static prometheus.Gatherer
+	reg    *Registry
+}
+
+func (c contextMerged) Gather() ([]*dto.MetricFamily, error) {
+	return mergedGatherer{c.static, c.reg}.Gather()
+}
+
+func (c contextMerged) GatherContext(ctx context.Context) ([]*dto.MetricFamily, error) {
+	return mergedGatherer{c.static, prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		return c.reg.GatherContext(ctx)
+	})}.Gather()
 }
 
 // mergedGatherer concatenates the families of gatherers whose metric names
@@ -100,11 +164,13 @@ func (m mergedGatherer) Gather() ([]*dto.MetricFamily, error) {
 // cachingHandler serves gathered metric families, sharing gathers and
 // encoded bodies between scrapes.
 type cachingHandler struct {
-	g      prometheus.Gatherer
+	g      ContextGatherer
 	logger *slog.Logger
 	ttl    time.Duration
 	now    func() time.Time
 	sem    chan struct{}
+
+	timeout, offset time.Duration
 
 	mu  sync.Mutex
 	cur *gathering // the latest gather: in flight, or done at cur.at
@@ -134,8 +200,24 @@ type body struct {
 	err  error
 }
 
+// plainGatherer runs a context-free gatherer; the deadline is not passed on.
+type plainGatherer struct{ prometheus.Gatherer }
+
+func (p plainGatherer) GatherContext(context.Context) ([]*dto.MetricFamily, error) { return p.Gather() }
+
 func newCachingHandler(g prometheus.Gatherer, logger *slog.Logger, opts HandlerOpts) *cachingHandler {
-	h := &cachingHandler{g: g, logger: logger, ttl: opts.CacheTTL, now: opts.Now}
+	cg, ok := g.(ContextGatherer)
+	if !ok {
+		cg = plainGatherer{g}
+	}
+	h := &cachingHandler{g: cg, logger: logger, ttl: opts.CacheTTL, now: opts.Now,
+		timeout: opts.ScrapeTimeout, offset: opts.ScrapeTimeoutOffset}
+	if h.timeout <= 0 {
+		h.timeout = DefaultScrapeTimeout
+	}
+	if h.offset < 0 {
+		h.offset = 0
+	}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -178,13 +260,20 @@ func (h *cachingHandler) gather(req *http.Request) (*gathering, error) {
 	h.cur = g
 	h.mu.Unlock()
 
+	// The gather runs under this scrape's deadline and is shared: the
+	// scrapes that join it wait for it whatever their own timeouts (theirs
+	// end with their connection), and this scrape's client going away must
+	// not cut it short for them.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()),
+		ScrapeTimeout(req.Header, h.timeout, h.offset))
+	defer cancel()
 	func() {
 		// Waiters are released even if a collector panics.
 		defer func() {
 			g.at = h.now()
 			close(g.done)
 		}()
-		g.mfs, g.err = h.g.Gather()
+		g.mfs, g.err = h.g.GatherContext(ctx)
 	}()
 	if g.err != nil {
 		h.logger.Error("error gathering metrics", "err", g.err)

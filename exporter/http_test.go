@@ -3,6 +3,7 @@ package exporter
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -319,4 +320,4 @@ func TestMetricsHandlerCachesThroughTheRegistry(t *testing.T) {
 
 type collectorFunc func(ch chan<- prometheus.Metric) error
 
-func (f collectorFunc) Update(ch chan<- prometheus.Metric) error { return f(ch) }
+func (f collectorFunc) Update(_ context.Context, ch chan<- prometheus.Metric) error { return f(ch) }

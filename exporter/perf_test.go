@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -38,7 +39,7 @@ func newNodeCollector() nodeCollector {
 	return c
 }
 
-func (c nodeCollector) Update(ch chan<- prometheus.Metric) error {
+func (c nodeCollector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
 	for _, m := range c.ms {
 		ch <- m
 	}
@@ -46,7 +47,7 @@ func (c nodeCollector) Update(ch chan<- prometheus.Metric) error {
 }
 
 func (c nodeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- perfEnvDesc; ch <- perfCommDesc }
-func (c nodeCollector) Collect(ch chan<- prometheus.Metric) { _ = c.Update(ch) }
+func (c nodeCollector) Collect(ch chan<- prometheus.Metric) { _ = c.Update(context.Background(), ch) }
 
 // timeScrapes returns the median over rounds of the time n gzip scrapes take.
 func timeScrapes(h http.Handler, rounds, n int) time.Duration {

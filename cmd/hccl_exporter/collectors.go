@@ -58,7 +58,9 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 	}
 
 	var settings headroom.SettingsSource
-	chips := npuChips{npu: npu}
+	// When the npusmi collector is on, it reports a failed npu-smi run
+	// itself; headroom's failure for the same cause is then logged quietly.
+	chips := npuChips{npu: npu, reported: on("npusmi")}
 	if on("cannlog") {
 		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"), npuLiveness{npu})
 		if err != nil {
@@ -90,13 +92,17 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 // container" column and the logs know that pid but not the host one, the
 // process is joined on the container pid.
 type npuChips struct {
-	npu    *npusmi.Collector
-	logged func(pid int) bool // whether the CANN logs know a pid; nil without cannlog
+	npu      *npusmi.Collector
+	logged   func(pid int) bool // whether the CANN logs know a pid; nil without cannlog
+	reported bool               // the npusmi collector reports npu-smi failures
 }
 
 func (n npuChips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.ChipProcess, error) {
 	snap, err := n.npu.Snapshot(ctx)
 	if err != nil {
+		if n.reported {
+			err = fmt.Errorf("%w: %w", exporter.ErrDependency, err)
+		}
 		return nil, nil, err
 	}
 	chips := make([]headroom.ChipMemory, 0, len(snap.Chips))

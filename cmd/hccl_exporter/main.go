@@ -42,6 +42,13 @@ func run(args []string) int {
 		"(a Prometheus HA pair, several scrapers). Scrapes arriving while a gather runs always share it; 0 gathers anew for every other scrape. "+
 		"The default equals the default --cannlog.poll-interval: the log state changes no faster.").
 		Default(exporter.DefaultScrapeCacheTTL.String()).Duration()
+	scrapeTimeout := app.Flag("web.scrape-timeout", "Time budget of a scrape whose request does not carry Prometheus's "+
+		"X-Prometheus-Scrape-Timeout-Seconds header (with the header, its value is used). A collector that cannot finish "+
+		"within the budget (a hung npu-smi) fails for that scrape; the others, the log-derived series among them, are served.").
+		Default(exporter.DefaultScrapeTimeout.String()).Duration()
+	scrapeTimeoutOffset := app.Flag("web.scrape-timeout-offset", "Kept back from the scrape's timeout to encode and send the "+
+		"answer: collectors must finish by timeout minus this (but get at least half the timeout).").
+		Default(exporter.DefaultScrapeTimeoutOffset.String()).Duration()
 	toolkitFlags := kingpinflag.AddFlags(app, ":9842")
 
 	wiring := addCollectorFlags(app)
@@ -75,9 +82,11 @@ func run(args []string) int {
 	logger.Info("enabled collectors", "collectors", reg.Names())
 
 	handler, err := exporter.NewMetricsHandler(reg, logger, exporter.HandlerOpts{
-		MaxRequests:        *maxRequests,
-		WithRuntimeMetrics: !*disableExporterMetrics,
-		CacheTTL:           *scrapeCacheTTL,
+		MaxRequests:         *maxRequests,
+		WithRuntimeMetrics:  !*disableExporterMetrics,
+		CacheTTL:            *scrapeCacheTTL,
+		ScrapeTimeout:       *scrapeTimeout,
+		ScrapeTimeoutOffset: *scrapeTimeoutOffset,
 	})
 	if err != nil {
 		logger.Error("cannot build metrics handler", "err", err)

@@ -296,8 +296,8 @@ func (c *Collector) Close() error {
 }
 
 // Update sends the cannlog metrics. It reads the state under its lock and
-// the follower's counters; it does no file I/O.
-func (c *Collector) Update(ch chan<- prometheus.Metric) error {
+// the follower's counters; it does no file I/O and needs no deadline.
+func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
 	for _, m := range c.state.metrics() {
 		ch <- m
 	}
@@ -329,7 +329,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the metrics of Update.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	if err := c.Update(ch); err != nil && !errors.Is(err, tail.ErrClosed) {
+	if err := c.Update(context.Background(), ch); err != nil && !errors.Is(err, tail.ErrClosed) {
 		c.logger.Debug("cannlog collect", "err", err)
 	}
 }

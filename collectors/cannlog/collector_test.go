@@ -181,7 +181,7 @@ func TestCollectorExpiresDeadProcesses(t *testing.T) {
 	if ps := c.Processes(); len(ps) != 0 {
 		t.Errorf("dead processes kept: %+v", ps)
 	}
-	if err := c.Update(make(chan prometheus.Metric, 1000)); err != nil {
+	if err := c.Update(context.Background(), make(chan prometheus.Metric, 1000)); err != nil {
 		t.Errorf("Update after Close: %v", err)
 	}
 }

@@ -70,8 +70,8 @@ func New(cfg Config, npu NPUSource, settings SettingsSource, logger *slog.Logger
 // Update sends the per-chip headroom metrics. When npu-smi fails it sends
 // nothing and returns the error: headroom computed from an old sample would
 // look current.
-func (c *Collector) Update(ch chan<- prometheus.Metric) error {
-	chips, procs, err := c.npu.Chips(context.Background())
+func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
+	chips, procs, err := c.npu.Chips(ctx)
 	if err != nil {
 		return fmt.Errorf("headroom: read npu-smi chips: %w", err)
 	}

@@ -42,7 +42,7 @@ type promCollector struct {
 
 func (p *promCollector) Describe(chan<- *prometheus.Desc) {}
 func (p *promCollector) Collect(ch chan<- prometheus.Metric) {
-	err := p.c.Update(ch)
+	err := p.c.Update(context.Background(), ch)
 	p.mu.Lock()
 	p.err = err
 	p.mu.Unlock()
@@ -139,7 +139,7 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			ch := make(chan prometheus.Metric, 64)
-			if err := c.Update(ch); err != nil {
+			if err := c.Update(context.Background(), ch); err != nil {
 				t.Error(err)
 			}
 			close(ch)

@@ -262,9 +262,10 @@ func newChipDesc(name, help string) *prometheus.Desc {
 
 // Update runs (or reuses) npu-smi and sends the metrics of this scrape. On a
 // failed run it sends only the ascend_npu_smi_* series and returns the error,
-// so no stale per-chip value is served as fresh.
-func (c *Collector) Update(ch chan<- prometheus.Metric) error {
-	res, err := c.result(context.Background())
+// so no stale per-chip value is served as fresh. It waits for a run no
+// longer than ctx allows; the run goes on for the scrapes that follow.
+func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
+	res, err := c.result(ctx)
 
 	c.mu.Lock()
 	runs := make(map[string]float64, len(c.runs))

@@ -27,7 +27,7 @@ type adapter struct{ c *Collector }
 
 func (adapter) Describe(chan<- *prometheus.Desc) {}
 func (a adapter) Collect(ch chan<- prometheus.Metric) {
-	_ = a.c.Update(ch)
+	_ = a.c.Update(context.Background(), ch)
 }
 
 // fakeClock is a settable clock for the min-interval logic.
@@ -164,7 +164,7 @@ func TestGolden(t *testing.T) {
 			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(base, ".txt")+".prom")
 
 			c, _, _ := newScripted(time.Minute, step{out: out})
-			err := c.Update(make(chan prometheus.Metric, 10000))
+			err := c.Update(context.Background(), make(chan prometheus.Metric, 10000))
 			if want, bad := failingInputs[base]; bad {
 				if !errors.Is(err, want) {
 					t.Fatalf("Update err = %v, want %v", err, want)
@@ -229,7 +229,7 @@ func TestFailureAfterSuccess(t *testing.T) {
 
 	for i, wantResult := range []string{resultTimeout, resultParseError} {
 		clk.advance(6 * time.Second)
-		if err := c.Update(make(chan prometheus.Metric, 1000)); err == nil {
+		if err := c.Update(context.Background(), make(chan prometheus.Metric, 1000)); err == nil {
 			t.Fatalf("failure %d: Update returned no error", i)
 		}
 		fams = gather(t, c) // within the interval: the same failed run

@@ -126,7 +126,7 @@ func TestCollectorGarbageAndExitThroughBinary(t *testing.T) {
 	}
 	path := useFake(t, "output", map[string]string{fakeFileEnv: garbage})
 	c := New(Config{Path: path, Timeout: 10 * time.Second, MinInterval: time.Minute}, nil)
-	if err := c.Update(make(chan prometheus.Metric, 100)); !errors.Is(err, ErrNoTable) {
+	if err := c.Update(context.Background(), make(chan prometheus.Metric, 100)); !errors.Is(err, ErrNoTable) {
 		t.Fatalf("err = %v, want ErrNoTable", err)
 	}
 	fams := gather(t, c)
@@ -155,7 +155,7 @@ func TestConcurrentCallersShareOneRun(t *testing.T) {
 			<-start
 			if i%2 == 0 {
 				ch := make(chan prometheus.Metric, 1000)
-				errs <- c.Update(ch)
+				errs <- c.Update(context.Background(), ch)
 				return
 			}
 			_, err := c.Snapshot(context.Background())
