@@ -108,8 +108,8 @@ func TestRegistryStopsWaitingAtTheDeadline(t *testing.T) {
 		}
 	}
 	want := map[string]float64{
-		"fake_value": 7, // the fast collector's series, not the hung one's 99
-		"polite_up":  0, // a collector honouring ctx reports its own failure in time
+		"fake_value":                             7, // the fast collector's series, not the hung one's 99
+		"polite_up":                              0, // a collector honouring ctx reports its own failure in time
 		"hccl_exporter_collector_success/hung":   0,
 		"hccl_exporter_collector_success/polite": 0,
 		"hccl_exporter_collector_success/logs":   1,
