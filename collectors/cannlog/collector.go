@@ -129,7 +129,8 @@ type Collector struct {
 	state  *State
 	f      follower
 
-	src Source // reused for every line by the poll goroutine: no allocation
+	src    Source // reused for every line by the poll goroutine: no allocation
+	srcDir string // LogDir of src.Path
 
 	// Owned by the poll goroutine.
 	dirty          bool
@@ -245,7 +246,11 @@ func (c *Collector) livenessReady(now time.Time) bool {
 }
 
 func (c *Collector) handle(f *tail.File, line []byte) {
-	c.src = Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container}
+	if f.Path != c.src.Path {
+		// Lines arrive file by file: the directory is worked out once per run of lines.
+		c.srcDir = LogDir(f.Path)
+	}
+	c.src = Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir}
 	c.state.Ingest(&c.src, line)
 	c.dirty = true
 }
@@ -339,7 +344,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 func (c *Collector) Processes() []ProcessView { return c.state.Processes() }
 
 // Process returns one process of Processes.
-func (c *Collector) Process(pid int) (ProcessView, bool) { return c.state.Process(pid) }
+func (c *Collector) Process(key ProcessKey) (ProcessView, bool) { return c.state.Process(key) }
 
 // Faults returns the per-code fault summaries.
 func (c *Collector) Faults() []FaultSummary { return c.state.Faults() }

@@ -102,10 +102,10 @@ ascend_log_read_errors_total 0
 	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %+v", err, problems)
 	}
-	if p, ok := c.Process(1595259); !ok || p.Env["HCCL_BUFFSIZE"].Number != 1<<20 {
-		t.Errorf("Process(1595259) = %+v %v", p, ok)
+	if p, ok := onlyProcess(t, c.state, 1595259); !ok || p.Env["HCCL_BUFFSIZE"].Number != 1<<20 || p.Label != "1595259" {
+		t.Errorf("process 1595259 = %+v %v", p, ok)
 	}
-	if _, ok := c.Process(1); ok {
+	if _, ok := onlyProcess(t, c.state, 1); ok {
 		t.Error("unknown pid found")
 	}
 }
@@ -138,7 +138,7 @@ func TestCollectorRestart(t *testing.T) {
 	if n := countOf(t, c2.state, "EI0011", "screen"); n != 2 {
 		t.Errorf("EI0011 after restart and one new report = %d, want 2", n)
 	}
-	if p, _ := c2.Process(1595259); p.Env["HCCL_RDMA_QPS_PER_CONNECTION"].Number != 8 {
+	if p, _ := onlyProcess(t, c2.state, 1595259); p.Env["HCCL_RDMA_QPS_PER_CONNECTION"].Number != 8 {
 		t.Errorf("new setting not applied: %+v", p.Env["HCCL_RDMA_QPS_PER_CONNECTION"])
 	}
 	if err := c2.Close(); err != nil {

@@ -29,14 +29,28 @@ func testOptions(clock *fakeClock) Options {
 	return o
 }
 
+// onlyProcess returns the process with pid, failing the test when several
+// log directories have one.
+func onlyProcess(t *testing.T, st *State, pid int) (ProcessView, bool) {
+	t.Helper()
+	keys := st.Keys(pid)
+	if len(keys) > 1 {
+		t.Fatalf("pid %d is in %d log directories: %v", pid, len(keys), keys)
+	}
+	if len(keys) == 0 {
+		return ProcessView{}, false
+	}
+	return st.Process(keys[0])
+}
+
 // sourceFor classifies a testdata file like the follower does.
 func sourceFor(path string) *Source {
 	base := filepath.Base(path)
 	switch {
 	case strings.HasPrefix(base, "plog-"):
-		return &Source{Path: path, Kind: SourcePlog}
+		return &Source{Path: path, Kind: SourcePlog, Dir: LogDir(path)}
 	case strings.HasPrefix(base, "device-"):
-		return &Source{Path: path, Kind: SourceDevicePlog}
+		return &Source{Path: path, Kind: SourceDevicePlog, Dir: LogDir(path)}
 	}
 	return &Source{Path: path, Kind: SourceScreen}
 }

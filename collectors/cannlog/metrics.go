@@ -3,7 +3,6 @@ package cannlog
 import (
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -137,8 +136,8 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 			ks = append(ks, keyed{fam, key, m})
 		}
 	}
-	for pid, pr := range s.procs {
-		p := strconv.Itoa(pid)
+	for _, pr := range s.procs {
+		p := pr.label
 		for name, st := range pr.env {
 			// Label names sorted: pid, process, set_by, value, variable.
 			add(0, envInfoDesc, 1, []string{p, pr.name, st.SetBy, st.Value, name}, p, pr.name, name, st.Value, st.SetBy)

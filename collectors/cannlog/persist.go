@@ -3,6 +3,7 @@ package cannlog
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
@@ -36,6 +37,8 @@ type snapLines struct {
 
 type snapProcess struct {
 	PID           int                   `json:"pid"`
+	Dir           string                `json:"dir,omitempty"`   // absent in files written before version 1 kept it
+	Label         string                `json:"label,omitempty"` // absent likewise: the pid
 	Name          string                `json:"name"`
 	LastWrite     time.Time             `json:"last_write"`
 	Env           map[string]EnvSetting `json:"env,omitempty"`
@@ -77,8 +80,8 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	for m, c := range s.lines {
 		snap.Lines = append(snap.Lines, snapLines{Module: m, Counts: append([]uint64(nil), c[:]...)})
 	}
-	for pid, pr := range s.procs {
-		sp := snapProcess{PID: pid, Name: pr.name, LastWrite: pr.resolve(s.opts.Location), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...)}
+	for k, pr := range s.procs {
+		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...)}
 		for k, v := range pr.env {
 			sp.Env[k] = v
 		}
@@ -136,11 +139,14 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		fresh.lines[l.Module] = c
 	}
 	for _, p := range snap.Processes {
-		pr := &process{name: p.Name, lastWrite: p.LastWrite, env: p.Env, comms: p.Communicators}
+		pr := &process{label: p.Label, name: p.Name, lastWrite: p.LastWrite, env: p.Env, comms: p.Communicators}
 		if pr.env == nil {
 			pr.env = map[string]EnvSetting{}
 		}
-		fresh.procs[p.PID] = pr
+		if pr.label == "" {
+			pr.label = strconv.Itoa(p.PID)
+		}
+		fresh.procs[ProcessKey{p.Dir, p.PID}] = pr
 		fresh.nComms += len(p.Communicators)
 	}
 	for _, f := range snap.Faults {

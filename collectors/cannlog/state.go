@@ -2,6 +2,7 @@ package cannlog
 
 import (
 	"bytes"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,10 +32,44 @@ const (
 // Source describes where a line comes from. The collector builds one per
 // followed file; diagnose builds one per file of a bundle. Namespace, Pod
 // and Container label the fault series of screen logs of Kubernetes pods.
+// Dir is the CANN log directory of a plog (see LogDir): a process is known
+// by its Dir and pid, because processes of different pods write to their own
+// directories and often have the same pid inside their own pid namespaces.
 type Source struct {
 	Path                      string
 	Kind                      SourceKind
 	Namespace, Pod, Container string
+	Dir                       string
+}
+
+// ProcessKey identifies a process in the logs: the CANN log directory its
+// plogs are in (Source.Dir) and the pid printed in its lines (the pid in its
+// own pid namespace).
+type ProcessKey struct {
+	Dir string
+	PID int
+}
+
+// cannSortDirs are the CANN log sort directories below a log root.
+var cannSortDirs = map[string]bool{"run": true, "debug": true, "security": true}
+
+// LogDir returns the CANN log directory of a plog path: the parent of the
+// nearest enclosing run/, debug/ or security/ directory (the root the
+// process wrote to, $ASCEND_PROCESS_LOG_PATH or its default), so the run and
+// debug plogs of one process land in one entry. A path outside that layout
+// yields its own directory.
+func LogDir(path string) string {
+	dir := filepath.Dir(path)
+	for d := dir; ; {
+		parent := filepath.Dir(d)
+		if cannSortDirs[filepath.Base(d)] {
+			return parent
+		}
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
 }
 
 // Fault-event sources, the `source` label.
@@ -125,7 +160,13 @@ func (o Options) withDefaults() Options {
 
 // ProcessView is what the logs say about one training process.
 type ProcessView struct {
-	PID       int
+	PID int
+	// Dir is the CANN log directory of its plogs (ProcessKey.Dir).
+	Dir string
+	// Label is the value of its pid label: the pid alone, or
+	// "<pid>@<dir>" when a process of another log directory had the pid
+	// first (see pidLabel).
+	Label     string
 	Name      string
 	LastWrite time.Time // time printed in its last plog line
 	// Env holds the effective settings by variable name, e.g. "HCCL_BUFFSIZE".
@@ -172,6 +213,7 @@ const (
 )
 
 type process struct {
+	label     string // the pid label value, fixed when the entry is created
 	name      string
 	lastWrite time.Time
 	// lastRaw is the latest standard-layout time printed by the process,
@@ -228,7 +270,7 @@ type State struct {
 	cat  *catalogIndex
 
 	lines      map[string]*[parse.NumLevels]uint64
-	procs      map[int]*process
+	procs      map[ProcessKey]*process
 	nComms     int
 	faults     map[faultKey]*faultCount
 	extraCodes map[string]struct{}
@@ -253,7 +295,7 @@ func NewState(opts Options) *State {
 		opts:       opts.withDefaults(),
 		cat:        defaultCatalog,
 		lines:      map[string]*[parse.NumLevels]uint64{},
-		procs:      map[int]*process{},
+		procs:      map[ProcessKey]*process{},
 		faults:     map[faultKey]*faultCount{},
 		extraCodes: map[string]struct{}{},
 		pods:       map[podKey]struct{}{},
@@ -295,7 +337,7 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 		return
 	}
 	s.countLine(p.Module, p.Level)
-	if pr := s.procs[p.PID]; pr != nil {
+	if pr := s.procs[ProcessKey{src.Dir, p.PID}]; pr != nil {
 		if p.StdTime {
 			pr.touchRaw(p.Time)
 		} else if t, ok := parse.ParsePlogTime(p.Time, s.opts.Location); ok && t.After(pr.lastWrite) {
@@ -315,9 +357,9 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 			return
 		}
 		if parse.IsEnvLine(p.Msg) {
-			s.applyEnv(&p)
+			s.applyEnv(src.Dir, &p)
 		} else if parse.IsKeyInfoLine(p.Msg) {
-			s.applyKeyInfo(&p)
+			s.applyKeyInfo(src.Dir, &p)
 		}
 	case parse.LevelError:
 		if !isHCCL && !isHCCP {
@@ -354,16 +396,26 @@ func (s *State) lineTime(raw []byte) time.Time {
 	return s.opts.Now()
 }
 
-// process returns the entry of pid, creating it within the pid cap.
-func (s *State) process(pid int, name []byte, t time.Time) *process {
-	pr := s.procs[pid]
+// process returns the entry of key, creating it within the pid cap.
+func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
+	pr := s.procs[key]
+	if pr == nil {
+		if old := s.procs[ProcessKey{PID: key.PID}]; old != nil && key.Dir != "" {
+			// Restored from a state file written before processes were
+			// keyed by directory: the same process, now with its directory.
+			delete(s.procs, ProcessKey{PID: key.PID})
+			s.procs[key] = old
+			s.procsChanged()
+			pr = old
+		}
+	}
 	if pr == nil {
 		if len(s.procs) >= s.opts.MaxPIDs {
 			s.dropped[labelPID]++
 			return nil
 		}
-		pr = &process{env: map[string]EnvSetting{}, lastWrite: t}
-		s.procs[pid] = pr
+		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: t}
+		s.procs[key] = pr
 		s.procsChanged()
 	}
 	if pr.name != string(name) {
@@ -378,12 +430,27 @@ func (s *State) process(pid int, name []byte, t time.Time) *process {
 	return pr
 }
 
-func (s *State) applyEnv(p *parse.PlogLine) {
+// pidLabel is the pid label of a new process: its pid, as always on a node
+// with one log directory or unique pids; "<pid>@<dir>" when a process of
+// another directory holds that pid already, so the two never share series.
+// The label is fixed for the life of the entry: a second pod starting with
+// the same pid does not rename the first one's series.
+func (s *State) pidLabel(key ProcessKey) string {
+	plain := strconv.Itoa(key.PID)
+	for k, pr := range s.procs {
+		if k.PID == key.PID && pr.label == plain {
+			return labelValue(plain+"@"+key.Dir, 2*maxValueLen)
+		}
+	}
+	return plain
+}
+
+func (s *State) applyEnv(dir string, p *parse.PlogLine) {
 	settings := parse.ParseHCCLEnv(p.Msg)
 	if len(settings) == 0 {
 		return
 	}
-	pr := s.process(p.PID, p.PName, s.lineTime(p.Time))
+	pr := s.process(ProcessKey{dir, p.PID}, p.PName, s.lineTime(p.Time))
 	if pr == nil {
 		return
 	}
@@ -431,9 +498,9 @@ func toEnvSetting(st parse.EnvSetting) EnvSetting {
 	return out
 }
 
-func (s *State) applyKeyInfo(p *parse.PlogLine) {
+func (s *State) applyKeyInfo(dir string, p *parse.PlogLine) {
 	if ci, ok := parse.ParseCommunicatorKeyInfo(p.Msg); ok {
-		pr := s.process(p.PID, p.PName, s.lineTime(p.Time))
+		pr := s.process(ProcessKey{dir, p.PID}, p.PName, s.lineTime(p.Time))
 		if pr == nil {
 			return
 		}
@@ -456,7 +523,7 @@ func (s *State) applyKeyInfo(p *parse.PlogLine) {
 		s.procsChanged()
 		return
 	}
-	pr := s.procs[p.PID]
+	pr := s.procs[ProcessKey{dir, p.PID}]
 	if pr == nil || len(pr.comms) == 0 {
 		return
 	}
@@ -673,59 +740,93 @@ func (s *State) recordFault(code, source string, src *Source, pid int, ts time.T
 }
 
 // Processes returns copies of the processes whose series are exported:
-// those the logs described and that have not expired.
+// those the logs described and that have not expired, sorted by pid and
+// directory.
 func (s *State) Processes() []ProcessView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]ProcessView, 0, len(s.procs))
-	for pid, pr := range s.procs {
-		out = append(out, s.view(pid, pr))
+	for k, pr := range s.procs {
+		out = append(out, s.view(k, pr, nil))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].PID != out[j].PID {
+			return out[i].PID < out[j].PID
+		}
+		return out[i].Dir < out[j].Dir
+	})
 	return out
 }
 
 // Process returns a copy of one process of Processes.
-func (s *State) Process(pid int) (ProcessView, bool) {
+func (s *State) Process(key ProcessKey) (ProcessView, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pr := s.procs[pid]
+	pr := s.procs[key]
 	if pr == nil {
 		return ProcessView{}, false
 	}
-	return s.view(pid, pr), true
+	return s.view(key, pr, nil), true
 }
 
 // ProcessVars is Process with only the named variables copied into Env: the
 // headroom model asks for three variables of every process on every scrape
 // and need not clone the whole environment.
-func (s *State) ProcessVars(pid int, names ...string) (ProcessView, bool) {
+func (s *State) ProcessVars(key ProcessKey, names ...string) (ProcessView, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pr := s.procs[pid]
+	pr := s.procs[key]
 	if pr == nil {
 		return ProcessView{}, false
 	}
-	pv := ProcessView{PID: pid, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
-		Env: make(map[string]EnvSetting, len(names)), Communicators: append([]CommunicatorView(nil), pr.comms...)}
-	for _, n := range names {
-		if v, ok := pr.env[n]; ok {
-			pv.Env[n] = v
-		}
+	if names == nil {
+		names = []string{}
 	}
-	return pv, true
+	return s.view(key, pr, names), true
 }
 
-// HasProcess reports whether the logs know pid, without copying anything.
+// Keys returns the keys of the processes with the given pid, in any log
+// directory, sorted by directory; nil when the logs know no such pid.
+func (s *State) Keys(pid int) []ProcessKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ProcessKey
+	for k := range s.procs {
+		if k.PID == pid {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	return out
+}
+
+// HasProcess reports whether the logs of any directory know pid, without
+// copying anything.
 func (s *State) HasProcess(pid int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.procs[pid] != nil
+	for k := range s.procs {
+		if k.PID == pid {
+			return true
+		}
+	}
+	return false
 }
 
-func (s *State) view(pid int, pr *process) ProcessView {
-	pv := ProcessView{PID: pid, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
-		Env: make(map[string]EnvSetting, len(pr.env)), Communicators: append([]CommunicatorView(nil), pr.comms...)}
+// view copies a process; names, when non-nil, restricts Env to them.
+func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
+	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
+		Communicators: append([]CommunicatorView(nil), pr.comms...)}
+	if names != nil {
+		pv.Env = make(map[string]EnvSetting, len(names))
+		for _, n := range names {
+			if v, ok := pr.env[n]; ok {
+				pv.Env[n] = v
+			}
+		}
+		return pv
+	}
+	pv.Env = make(map[string]EnvSetting, len(pr.env))
 	for k, v := range pr.env {
 		pv.Env[k] = v
 	}
@@ -756,29 +857,29 @@ func (s *State) Faults() []FaultSummary {
 func (s *State) Expire(live Liveness) int {
 	now := s.opts.Now()
 	s.mu.Lock()
-	var stale []int
-	for pid, pr := range s.procs {
+	var stale []ProcessKey
+	for k, pr := range s.procs {
 		if now.Sub(pr.resolve(s.opts.Location)) > s.opts.ProcessTTL {
-			stale = append(stale, pid)
+			stale = append(stale, k)
 		}
 	}
 	s.mu.Unlock()
-	var dead []int
-	for _, pid := range stale {
-		if live == nil || !live.Alive(pid) {
-			dead = append(dead, pid)
+	var dead []ProcessKey
+	for _, k := range stale {
+		if live == nil || !live.Alive(k.PID) {
+			dead = append(dead, k)
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, pid := range dead {
-		pr := s.procs[pid]
+	for _, k := range dead {
+		pr := s.procs[k]
 		if pr == nil || now.Sub(pr.resolve(s.opts.Location)) <= s.opts.ProcessTTL {
 			continue // written to meanwhile
 		}
 		s.nComms -= len(pr.comms)
-		delete(s.procs, pid)
+		delete(s.procs, k)
 		s.procsChanged()
 		n++
 	}

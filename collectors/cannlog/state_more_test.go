@@ -277,14 +277,23 @@ var benchInfo = []byte("[INFO] HCCL(3015875,python):2025-03-07-11:43:32.305.623 
 
 // BenchmarkIngestInfo measures the common case: an INFO line of a process
 // with known settings (the time stamp is parsed to track its last write).
+// Processes are keyed by their log directory and pid: dir=none is the
+// baseline without a directory, dir=pod one of typical length.
 func BenchmarkIngestInfo(b *testing.B) {
-	st := NewState(DefaultOptions())
-	src := &Source{Path: "p", Kind: SourcePlog}
-	st.Ingest(src, []byte(envLine(3015875, "2025-03-07-11:43:32.305.623", "HCCL_BUFFSIZE set by default to [200]M")))
-	b.ReportAllocs()
-	b.SetBytes(int64(len(benchInfo)))
-	for b.Loop() {
-		st.Ingest(src, benchInfo)
+	for _, bc := range []struct{ name, dir string }{
+		{"dir=none", ""},
+		{"dir=pod", "/var/log/ascend/training-job-7f9c-worker-3"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			st := NewState(DefaultOptions())
+			src := &Source{Path: "p", Kind: SourcePlog, Dir: bc.dir}
+			st.Ingest(src, []byte(envLine(3015875, "2025-03-07-11:43:32.305.623", "HCCL_BUFFSIZE set by default to [200]M")))
+			b.ReportAllocs()
+			b.SetBytes(int64(len(benchInfo)))
+			for b.Loop() {
+				st.Ingest(src, benchInfo)
+			}
+		})
 	}
 }
 

@@ -117,7 +117,7 @@ func TestFixturesGolden(t *testing.T) {
 
 func TestProcessVarsCopiesOnlyTheNamedVariables(t *testing.T) {
 	st := NewState(DefaultOptions())
-	src := &Source{Path: "/x/run/plog/plog-4242_20260107100000000.log", Kind: SourcePlog}
+	src := &Source{Path: "/x/run/plog/plog-4242_20260107100000000.log", Kind: SourcePlog, Dir: "/x"}
 	for _, l := range []string{
 		"[INFO] HCCL(4242,python3):2026-01-07-10:00:00.000.001 [env.cc:1][HCCL_ENV] HCCL_RDMA_QPS_PER_CONNECTION set by environment to [4]",
 		"[INFO] HCCL(4242,python3):2026-01-07-10:00:00.000.002 [env.cc:1][HCCL_ENV] HCCL_BUFFSIZE set by default to [200]M",
@@ -127,8 +127,9 @@ func TestProcessVarsCopiesOnlyTheNamedVariables(t *testing.T) {
 	if !st.HasProcess(4242) || st.HasProcess(1) {
 		t.Fatalf("HasProcess: 4242=%v 1=%v", st.HasProcess(4242), st.HasProcess(1))
 	}
-	full, _ := st.Process(4242)
-	pv, ok := st.ProcessVars(4242, "HCCL_RDMA_QPS_PER_CONNECTION", "HCCL_INTRA_ROCE_ENABLE")
+	key := ProcessKey{Dir: "/x", PID: 4242}
+	full, _ := st.Process(key)
+	pv, ok := st.ProcessVars(key, "HCCL_RDMA_QPS_PER_CONNECTION", "HCCL_INTRA_ROCE_ENABLE")
 	if !ok {
 		t.Fatal("ProcessVars: pid unknown")
 	}
@@ -138,7 +139,7 @@ func TestProcessVarsCopiesOnlyTheNamedVariables(t *testing.T) {
 	if pv.Env["HCCL_RDMA_QPS_PER_CONNECTION"].Number != 4 {
 		t.Fatalf("QPS = %+v", pv.Env["HCCL_RDMA_QPS_PER_CONNECTION"])
 	}
-	if _, ok := st.ProcessVars(1); ok {
+	if _, ok := st.ProcessVars(ProcessKey{Dir: "/x", PID: 1}); ok {
 		t.Fatal("ProcessVars of an unknown pid")
 	}
 }

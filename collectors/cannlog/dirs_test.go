@@ -1,0 +1,128 @@
+package cannlog
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestLogDir(t *testing.T) {
+	for _, tc := range []struct{ path, want string }{
+		{"/root/ascend/log/run/plog/plog-156_20260107100000000.log", "/root/ascend/log"},
+		{"/root/ascend/log/debug/plog/plog-156_20260107100000000.log", "/root/ascend/log"},
+		{"/root/ascend/log/debug/device-0/device-156_20260107100000000.log", "/root/ascend/log"},
+		{"/var/log/npu/pod-a/security/plog/plog-1_20260107100000000.log", "/var/log/npu/pod-a"},
+		// The sort directory nearest to the file wins: a root may itself sit
+		// below a directory called run.
+		{"/run/ascend/pod-b/run/plog/plog-1_20260107100000000.log", "/run/ascend/pod-b"},
+		// Outside CANN's layout: the file's own directory.
+		{"/bundle/plog-156_20260107100000000.log", "/bundle"},
+		{"plog-156_20260107100000000.log", "."},
+	} {
+		if got := LogDir(tc.path); got != tc.want {
+			t.Errorf("LogDir(%q) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestEqualPIDsInTwoDirectoriesDoNotMerge: two pods both run pid 156 in
+// their own pid namespaces and write to their own log directories. Each
+// keeps its own settings and communicators; the first keeps the plain pid
+// label, the second is qualified by its directory.
+func TestEqualPIDsInTwoDirectoriesDoNotMerge(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 7, 10, 5, 0, 0, time.UTC)}
+	st := NewState(testOptions(clock))
+	a := &Source{Path: "/logs/pod-a/run/plog/plog-156_20260107100000000.log", Kind: SourcePlog, Dir: "/logs/pod-a"}
+	b := &Source{Path: "/logs/pod-b/run/plog/plog-156_20260107100000000.log", Kind: SourcePlog, Dir: "/logs/pod-b"}
+	st.Ingest(a, []byte(envLine(156, "2026-01-07-10:00:00.000.000", "HCCL_BUFFSIZE set by environment to [200]M")))
+	st.Ingest(a, []byte(envLine(156, "2026-01-07-10:00:00.000.001", "environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [16]")))
+	st.Ingest(b, []byte(envLine(156, "2026-01-07-10:00:01.000.000", "HCCL_BUFFSIZE set by environment to [100]M")))
+	st.Ingest(b, []byte(envLine(156, "2026-01-07-10:00:01.000.001", "environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [1]")))
+	st.Ingest(b, []byte("[INFO] HCCL(156,python3):2026-01-07-10:00:02.000.000 [x.cc:1] [156][Communicator Key Info]identifier[b%eth_60000_0_1] rankSize[16] serverNum[2] moduleNum[2] superPodNum[0]"))
+
+	keys := st.Keys(156)
+	if len(keys) != 2 || keys[0].Dir != "/logs/pod-a" || keys[1].Dir != "/logs/pod-b" {
+		t.Fatalf("Keys(156) = %v, want one per directory", keys)
+	}
+	pa, _ := st.Process(keys[0])
+	pb, _ := st.Process(keys[1])
+	if pa.Env["HCCL_RDMA_QPS_PER_CONNECTION"].Number != 16 || pb.Env["HCCL_RDMA_QPS_PER_CONNECTION"].Number != 1 {
+		t.Errorf("QPS a=%v b=%v, want 16 and 1", pa.Env["HCCL_RDMA_QPS_PER_CONNECTION"], pb.Env["HCCL_RDMA_QPS_PER_CONNECTION"])
+	}
+	if len(pa.Communicators) != 0 || len(pb.Communicators) != 1 {
+		t.Errorf("communicators a=%d b=%d, want 0 and 1", len(pa.Communicators), len(pb.Communicators))
+	}
+	if pa.Label != "156" || pb.Label != "156@/logs/pod-b" {
+		t.Errorf("labels %q %q", pa.Label, pb.Label)
+	}
+
+	want := `
+# HELP hccl_env_buffsize_bytes Effective HCCL_BUFFSIZE of a process in bytes (each communicator allocates 2 x this).
+# TYPE hccl_env_buffsize_bytes gauge
+hccl_env_buffsize_bytes{pid="156"} 2.097152e+08
+hccl_env_buffsize_bytes{pid="156@/logs/pod-b"} 1.048576e+08
+# HELP hccl_env_rdma_qps_per_connection Effective HCCL_RDMA_QPS_PER_CONNECTION of a process: RoCE queue pairs per rank pair.
+# TYPE hccl_env_rdma_qps_per_connection gauge
+hccl_env_rdma_qps_per_connection{pid="156"} 16
+hccl_env_rdma_qps_per_connection{pid="156@/logs/pod-b"} 1
+# HELP hccl_communicator_ranks Ranks of a communicator of a process ([Communicator Key Info] rankSize).
+# TYPE hccl_communicator_ranks gauge
+hccl_communicator_ranks{communicator="b%eth_60000_0_1",pid="156@/logs/pod-b"} 16
+`
+	if err := testutil.CollectAndCompare(st, strings.NewReader(want),
+		"hccl_env_buffsize_bytes", "hccl_env_rdma_qps_per_connection", "hccl_communicator_ranks"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(st); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
+
+	// The labels survive a restart, so series keep their identity.
+	blob, err := st.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored := NewState(testOptions(clock))
+	if err := restored.UnmarshalBinary(blob); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := exposition(t, restored), exposition(t, st); string(got) != string(want) {
+		t.Errorf("restored state differs:\n%s\nwant\n%s", got, want)
+	}
+
+	// Once pod A's process expires, pod B's keeps its qualified label.
+	clock.Advance(2 * time.Hour)
+	st.Ingest(b, []byte(envLine(156, "2026-01-07-12:05:00.000.000", "HCCL_BUFFSIZE set by environment to [100]M")))
+	if n := st.Expire(LivenessFunc(func(int) bool { return false })); n != 1 {
+		t.Fatalf("expired %d, want pod A's process only", n)
+	}
+	if ps := st.Processes(); len(ps) != 1 || ps[0].Label != "156@/logs/pod-b" {
+		t.Fatalf("after expiry: %+v", ps)
+	}
+}
+
+// TestStateFileWithoutDirectoriesIsAdopted: a state file written before
+// processes were keyed by directory restores processes without one; the
+// first line of such a process from its directory adopts the entry instead
+// of creating a twin.
+func TestStateFileWithoutDirectoriesIsAdopted(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 7, 10, 5, 0, 0, time.UTC)}
+	old := `{"version":1,"processes":[{"pid":156,"name":"python3","last_write":"2026-01-07T10:00:00Z",` +
+		`"env":{"HCCL_BUFFSIZE":{"Value":"200","SetBy":"environment","Number":209715200,"HasNumber":true}}}]}`
+	st := NewState(testOptions(clock))
+	if err := st.UnmarshalBinary([]byte(old)); err != nil {
+		t.Fatal(err)
+	}
+	src := &Source{Path: "/logs/pod-a/run/plog/plog-156_20260107100000000.log", Kind: SourcePlog, Dir: "/logs/pod-a"}
+	st.Ingest(src, []byte(envLine(156, "2026-01-07-10:01:00.000.000", "environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [4]")))
+	ps := st.Processes()
+	if len(ps) != 1 {
+		t.Fatalf("processes = %+v, want the restored one adopted", ps)
+	}
+	p := ps[0]
+	if p.Dir != "/logs/pod-a" || p.Label != "156" || p.Env["HCCL_BUFFSIZE"].Number != 200<<20 || p.Env["HCCL_RDMA_QPS_PER_CONNECTION"].Number != 4 {
+		t.Errorf("adopted process = %+v", p)
+	}
+}
