@@ -227,7 +227,7 @@ func buildProcess(p *procData, opts Options) Process {
 // single pretend chip: with one QP per connection its QP bounds are the
 // peer bounds.
 func links(cfg headroom.Config, c cannlog.CommunicatorView, qps float64, intraRoCE bool) Links {
-	settings := func(int) (headroom.ProcessSettings, bool) {
+	settings := func(headroom.ChipProcess) (headroom.ProcessSettings, bool) {
 		return headroom.ProcessSettings{PID: 1, QPsPerConnection: 1, QPsKnown: true,
 			BuffSizeBytes: headroom.HCCLDefaultBuffSizeBytes, BuffSizeKnown: true, IntraRoCE: intraRoCE,
 			Communicators: []headroom.Communicator{{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum}}}, true

@@ -16,9 +16,10 @@ type NPUSource interface {
 	Chips(ctx context.Context) ([]ChipMemory, []ChipProcess, error)
 }
 
-// SettingsSource says what the CANN logs know about a pid.
+// SettingsSource says what the CANN logs know about the process of a row
+// of the NPUSource's process table.
 type SettingsSource interface {
-	Settings(pid int) (ProcessSettings, bool)
+	Settings(p ChipProcess) (ProcessSettings, bool)
 }
 
 // Label values of the processes gauge.
@@ -78,7 +79,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	if len(chips) == 0 && len(procs) == 0 {
 		return fmt.Errorf("headroom: npu-smi listed no chips: %w", exporter.ErrNoData)
 	}
-	var lookup func(int) (ProcessSettings, bool)
+	var lookup func(ChipProcess) (ProcessSettings, bool)
 	if c.settings != nil {
 		lookup = c.settings.Settings
 	}

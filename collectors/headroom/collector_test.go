@@ -27,7 +27,8 @@ func (f fakeNPU) Chips(context.Context) ([]ChipMemory, []ChipProcess, error) {
 
 type fakeSettings map[int]ProcessSettings
 
-func (f fakeSettings) Settings(pid int) (ProcessSettings, bool) {
+func (f fakeSettings) Settings(p ChipProcess) (ProcessSettings, bool) {
+	pid := p.PID
 	s, ok := f[pid]
 	return s, ok
 }
@@ -57,7 +58,7 @@ var goldenNPU = fakeNPU{
 		{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib},
 		{NPU: "1", Chip: "0", HBMUsedBytes: 30000 * mib, HBMTotalBytes: 65536 * mib},
 	},
-	procs: []ChipProcess{{"0", "0", 100}, {"1", "0", 300}, {"1", "0", 301}},
+	procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "1", Chip: "0", PID: 300}, {NPU: "1", Chip: "0", PID: 301}},
 }
 
 var goldenSettings = fakeSettings{

@@ -43,7 +43,8 @@ func FuzzModel(f *testing.F) {
 			chip := []string{"0", "1", "2", "3"}[layout[i]%4]
 			procs = append(procs, ChipProcess{NPU: "0", Chip: chip, PID: int(layout[i+1])})
 		}
-		lookup := func(pid int) (ProcessSettings, bool) {
+		lookup := func(p ChipProcess) (ProcessSettings, bool) {
+			pid := p.PID
 			if pid%2 == 1 {
 				return ProcessSettings{}, false
 			}
@@ -128,7 +129,7 @@ func TestModelRandomized(t *testing.T) {
 		got := Model(cfg,
 			[]ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total}},
 			[]ChipProcess{{NPU: "0", Chip: "0", PID: int(layout[0])}, {NPU: "0", Chip: "1", PID: int(layout[1])}},
-			func(int) (ProcessSettings, bool) {
+			func(ChipProcess) (ProcessSettings, bool) {
 				return ProcessSettings{QPsPerConnection: qps, QPsKnown: true, BuffSizeBytes: 100 * mib, BuffSizeKnown: true,
 					IntraRoCE: layout[2]%2 == 0, Communicators: []Communicator{{RankSize: ranks, ServerNum: servers}}}, true
 			})

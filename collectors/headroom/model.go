@@ -42,9 +42,14 @@ type ChipMemory struct {
 }
 
 // ChipProcess is one row of npu-smi's process table: a pid using a chip.
+// PID is the pid under which the CANN logs know the process (the host pid,
+// or the pid inside its container) and LogDir the CANN log directory they
+// are in, when the NPUSource found the process there; the SettingsSource
+// receives the row back.
 type ChipProcess struct {
 	NPU, Chip string
 	PID       int
+	LogDir    string
 }
 
 // Communicator is one live HCCL communicator of a process, from the CANN log
@@ -108,7 +113,7 @@ type ChipHeadroom struct {
 // chip. Chips come out in the order of chips, followed by chips that appear
 // only in procs (HBM unknown) in order of first appearance. A nil settings
 // means no CANN log view: every process is defaulted.
-func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(pid int) (ProcessSettings, bool)) []ChipHeadroom {
+func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p ChipProcess) (ProcessSettings, bool)) []ChipHeadroom {
 	cfg = cfg.sanitized()
 
 	type key struct{ npu, chip string }
@@ -131,14 +136,15 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(pi
 	type seenKey struct {
 		chip key
 		pid  int
+		dir  string
 	}
 	seen := make(map[seenKey]bool, len(procs))
 	for _, p := range procs {
 		k := key{p.NPU, p.Chip}
-		if seen[seenKey{k, p.PID}] {
+		if seen[seenKey{k, p.PID, p.LogDir}] {
 			continue // one process counts once per chip
 		}
-		seen[seenKey{k, p.PID}] = true
+		seen[seenKey{k, p.PID, p.LogDir}] = true
 		i, ok := index[k]
 		if !ok {
 			i = len(out)
@@ -148,7 +154,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(pi
 		var s ProcessSettings
 		var found bool
 		if settings != nil {
-			s, found = settings(p.PID)
+			s, found = settings(p)
 		}
 		addProcess(&out[i], cfg, s, found)
 	}

@@ -55,8 +55,9 @@ func TestLinkPeers(t *testing.T) {
 }
 
 // settingsMap turns a map into the lookup Model takes.
-func settingsMap(m map[int]ProcessSettings) func(int) (ProcessSettings, bool) {
-	return func(pid int) (ProcessSettings, bool) {
+func settingsMap(m map[int]ProcessSettings) func(ChipProcess) (ProcessSettings, bool) {
+	return func(p ChipProcess) (ProcessSettings, bool) {
+		pid := p.PID
 		s, ok := m[pid]
 		return s, ok
 	}
@@ -89,7 +90,7 @@ func TestModel(t *testing.T) {
 			// low: 2 peers × 16 = 32 QPs × 256 KiB = 8 MiB. Buffer 2 × 200 MiB × 1 = 400 MiB.
 			name:     "QPS 16 in 64 ranks over 8 servers goes negative",
 			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{"0", "0", 100}},
+			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
 			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
@@ -105,7 +106,7 @@ func TestModel(t *testing.T) {
 			// low: 2 QPs × 256 KiB = 512 KiB.
 			name:     "QPS 1 in 64 ranks over 8 servers stays positive",
 			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{"0", "0", 100}},
+			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
 			settings: map[int]ProcessSettings{100: known(1, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
@@ -123,7 +124,7 @@ func TestModel(t *testing.T) {
 			// Headroom 1636−768 = 868 MiB.
 			name:  "two communicators sum",
 			chips: []ChipMemory{chip0},
-			procs: []ChipProcess{{"0", "0", 100}},
+			procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
 			settings: map[int]ProcessSettings{100: known(4, 100, world64,
 				Communicator{Name: "tp", RankSize: 16, ServerNum: 2})},
 			want: []ChipHeadroom{{
@@ -141,7 +142,7 @@ func TestModel(t *testing.T) {
 			// Headroom 1636−672 = 964 MiB.
 			name:     "destroyed communicator leaves the sum",
 			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{"0", "0", 100}},
+			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
 			settings: map[int]ProcessSettings{100: known(4, 100, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
@@ -157,7 +158,7 @@ func TestModel(t *testing.T) {
 			// pid 100 as in the QPS 1 case.
 			name:     "unknown pid is defaulted and visible",
 			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{"0", "0", 100}, {"0", "0", 200}},
+			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 200}},
 			settings: map[int]ProcessSettings{100: known(1, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
@@ -173,7 +174,7 @@ func TestModel(t *testing.T) {
 			// As the QPS 1 case, but counted as defaulted.
 			name:  "known pid with missing values uses HCCL defaults",
 			chips: []ChipMemory{chip0},
-			procs: []ChipProcess{{"0", "0", 100}},
+			procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
 			settings: map[int]ProcessSettings{100: {
 				QPsPerConnection: 16, // not Known: ignored
 				Communicators:    []Communicator{world64},
@@ -191,7 +192,7 @@ func TestModel(t *testing.T) {
 			// QPS 64 is outside HCCL's [1,32] (HCCL would have refused it): default 1 instead.
 			name:     "out-of-range QPS falls back to the default",
 			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{"0", "0", 100}},
+			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
 			settings: map[int]ProcessSettings{100: known(64, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
@@ -209,7 +210,7 @@ func TestModel(t *testing.T) {
 			// low 6 × 256 KiB = 1.5 MiB. Buffers 400 + 2×50 = 500 MiB. Headroom 1636−210 = 1426 MiB.
 			name:  "processes on one chip sum, duplicate rows count once",
 			chips: []ChipMemory{chip0},
-			procs: []ChipProcess{{"0", "0", 100}, {"0", "0", 100}, {"0", "0", 101}},
+			procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 101}},
 			settings: map[int]ProcessSettings{
 				100: known(1, 200, world64),
 				101: func() ProcessSettings {
@@ -236,7 +237,7 @@ func TestModel(t *testing.T) {
 				{NPU: "1", Chip: "0", HBMUsedBytes: 2000 * mib, HBMTotalBytes: 65536 * mib},
 				{NPU: "3", Chip: "0", HBMUsedBytes: 0, HBMTotalBytes: 0},
 			},
-			procs:    []ChipProcess{{"2", "0", 100}},
+			procs:    []ChipProcess{{NPU: "2", Chip: "0", PID: 100}},
 			settings: map[int]ProcessSettings{100: known(1, 200, world64)},
 			want: []ChipHeadroom{
 				{NPU: "1", Chip: "0", HBMKnown: true, FreeHBMBytes: 63536 * mib, HeadroomBytes: 63536 * mib},
@@ -255,7 +256,7 @@ func TestModel(t *testing.T) {
 			name:     "flags change the bytes per QP",
 			cfg:      Config{QPBytesLow: 1 * mib, QPBytesHigh: 2 * mib, DefaultQPsPerConnection: 1, DefaultBuffSizeBytes: 200 * mib},
 			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{"0", "0", 100}},
+			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
 			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
@@ -294,7 +295,7 @@ func TestModel(t *testing.T) {
 func TestModelNilSettings(t *testing.T) {
 	got := Model(DefaultConfig(),
 		[]ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 10, HBMTotalBytes: 100}},
-		[]ChipProcess{{"0", "0", 1}}, nil)
+		[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, nil)
 	want := []ChipHeadroom{{NPU: "0", Chip: "0", HBMKnown: true, FreeHBMBytes: 90, HeadroomBytes: 90, ProcessesDefaulted: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Model(nil settings) = %+v, want %+v", got, want)
@@ -304,7 +305,7 @@ func TestModelNilSettings(t *testing.T) {
 func TestModelInvalidConfigIsSanitized(t *testing.T) {
 	// low > high and a NaN default: the model uses high = low and HCCL's default QPS.
 	cfg := Config{QPBytesLow: 4 * mib, QPBytesHigh: 1 * mib, DefaultQPsPerConnection: math.NaN(), DefaultBuffSizeBytes: -1}
-	got := Model(cfg, nil, []ChipProcess{{"0", "0", 1}},
+	got := Model(cfg, nil, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
 		settingsMap(map[int]ProcessSettings{1: {Communicators: []Communicator{world64}}}))
 	// 56 high QPs × 4 MiB = 224 MiB; 2 low × 4 MiB = 8 MiB; buffer 2 × 200 MiB.
 	if len(got) != 1 || got[0].QPMemoryHighBytes != 224*mib || got[0].QPMemoryLowBytes != 8*mib || got[0].CCLBufferBytes != 400*mib {
