@@ -23,7 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/hccl-exporter/hccl_exporter/deploy/kubernetes/internal/strictyaml"
+	"github.com/hccl-exporter/hccl_exporter/deploy/internal/strictyaml"
 )
 
 const namespace = "hccl-exporter"

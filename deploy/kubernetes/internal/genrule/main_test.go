@@ -12,7 +12,7 @@ import (
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 
-	"github.com/hccl-exporter/hccl_exporter/deploy/kubernetes/internal/strictyaml"
+	"github.com/hccl-exporter/hccl_exporter/deploy/internal/strictyaml"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")

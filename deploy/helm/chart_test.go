@@ -1,0 +1,381 @@
+// Package helm holds only tests of the Helm chart in hccl-exporter/: helm
+// lint, helm template with several value sets, every rendered document
+// decoded strictly into its Kubernetes or prometheus-operator type, and the
+// default rendering compared object by object with deploy/kubernetes, so the
+// two ways of installing cannot drift apart.
+package helm
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hccl-exporter/hccl_exporter/deploy/internal/manifest"
+)
+
+// helmModule is the pinned Helm release the chart is tested with (and the
+// one docs/deploy.md tells users to run the same way).
+const helmModule = "helm.sh/helm/v4/cmd/helm@v4.3.2"
+
+const (
+	chartDir  = "hccl-exporter"
+	release   = "hccl-exporter"
+	namespace = "hccl-exporter"
+)
+
+// helm runs the pinned helm with args and returns its standard output.
+// When the module cannot be fetched (no network, no module cache) the test
+// is skipped, or failed under CI so a CI run never silently loses coverage.
+func helm(t *testing.T, args ...string) ([]byte, error) {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		unavailable(t, "go not in PATH: %v", err)
+	}
+	cmd := exec.Command(goBin, append([]string{"run", helmModule}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if err != nil && strings.Contains(stderr.String(), "go: ") && !strings.Contains(stderr.String(), "Error:") {
+		unavailable(t, "go run %s: %v\n%s", helmModule, err, stderr.String())
+	}
+	if err != nil {
+		return stdout.Bytes(), &helmError{err: err, stderr: stderr.String()}
+	}
+	return stdout.Bytes(), nil
+}
+
+type helmError struct {
+	err    error
+	stderr string
+}
+
+func (e *helmError) Error() string { return e.err.Error() + ": " + e.stderr }
+
+func unavailable(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format+" (set CI=1 to make this a failure)", args...)
+}
+
+// render runs helm template with the given --set/--values arguments and
+// decodes the output strictly.
+func render(t *testing.T, extra ...string) []manifest.Decoded {
+	t.Helper()
+	args := append([]string{"template", release, chartDir, "--namespace", namespace}, extra...)
+	out, err := helm(t, args...)
+	if err != nil {
+		t.Fatalf("helm %s: %v", strings.Join(args, " "), err)
+	}
+	objs, err := manifest.Decode(out)
+	if err != nil {
+		t.Fatalf("helm template output does not decode strictly: %v\n%s", err, out)
+	}
+	return objs
+}
+
+func TestHelmLint(t *testing.T) {
+	for _, set := range [][]string{
+		nil,
+		{"--set", "namespace.create=true,serviceMonitor.enabled=false,prometheusRule.enabled=false,service.enabled=false"},
+		{"--values", "testdata/tls-values.yaml"},
+	} {
+		out, err := helm(t, append([]string{"lint", "--strict", chartDir, "--namespace", namespace}, set...)...)
+		if err != nil {
+			t.Errorf("helm lint --strict %v: %v\n%s", set, err, out)
+		}
+	}
+}
+
+// helmOnlyLabels are the labels the chart adds to what deploy/kubernetes
+// sets: Helm's bookkeeping, and the release in the selectors so two releases
+// never select each other's pods.
+var helmOnlyLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/version", "app.kubernetes.io/instance"}
+
+func stripHelmLabels(m map[string]string) map[string]string {
+	for _, k := range helmOnlyLabels {
+		delete(m, k)
+	}
+	return m
+}
+
+// normalise removes helmOnlyLabels from every label map and selector.
+func normalise(o metav1.Object) {
+	o.SetLabels(stripHelmLabels(o.GetLabels()))
+	switch v := o.(type) {
+	case *appsv1.DaemonSet:
+		stripHelmLabels(v.Spec.Selector.MatchLabels)
+		stripHelmLabels(v.Spec.Template.Labels)
+	case *corev1.Service:
+		stripHelmLabels(v.Spec.Selector)
+	case *monitoringv1.ServiceMonitor:
+		stripHelmLabels(v.Spec.Selector.MatchLabels)
+	}
+}
+
+// kustomizeObjects decodes the manifests of deploy/kubernetes.
+func kustomizeObjects(t *testing.T) []manifest.Decoded {
+	t.Helper()
+	files, err := filepath.Glob("../kubernetes/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []manifest.Decoded
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := manifest.Decode(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		all = append(all, objs...)
+	}
+	return all
+}
+
+// TestDefaultsRenderDeployKubernetes: with default values (and the
+// Namespace, which Helm users usually leave to --create-namespace) the chart
+// renders exactly the objects of deploy/kubernetes, up to Helm's own labels.
+func TestDefaultsRenderDeployKubernetes(t *testing.T) {
+	chart := map[string]metav1.Object{}
+	for _, d := range render(t, "--set", "namespace.create=true") {
+		normalise(d.Obj)
+		chart[d.Key()] = d.Obj
+	}
+	kust := map[string]metav1.Object{}
+	for _, d := range kustomizeObjects(t) {
+		kust[d.Key()] = d.Obj
+	}
+	for key, want := range kust {
+		got, ok := chart[key]
+		if !ok {
+			t.Errorf("deploy/kubernetes has %s; the chart does not render it", key)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			g, _ := json.MarshalIndent(got, "", "  ")
+			w, _ := json.MarshalIndent(want, "", "  ")
+			t.Errorf("%s differs between the chart and deploy/kubernetes:\n%s", key, lineDiff(string(w), string(g)))
+		}
+	}
+	for key := range chart {
+		if _, ok := kust[key]; !ok {
+			t.Errorf("the chart renders %s, which deploy/kubernetes lacks", key)
+		}
+	}
+}
+
+// lineDiff lists the lines only in a (-) or only in b (+): enough to see
+// which field differs.
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out []string
+	for _, l := range al {
+		if !slices.Contains(bl, l) {
+			out = append(out, "- deploy/kubernetes: "+l)
+		}
+	}
+	for _, l := range bl {
+		if !slices.Contains(al, l) {
+			out = append(out, "+ chart:             "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func kinds(objs []manifest.Decoded) []string {
+	var out []string
+	for _, d := range objs {
+		out = append(out, d.Kind)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestOptionalObjects: Service, ServiceMonitor, PrometheusRule and Namespace
+// are each optional; the DaemonSet and its ServiceAccount always render.
+func TestOptionalObjects(t *testing.T) {
+	cases := []struct {
+		set  string
+		want []string
+	}{
+		{"", []string{"apps/v1/DaemonSet", "monitoring.coreos.com/v1/PrometheusRule", "monitoring.coreos.com/v1/ServiceMonitor", "v1/Service", "v1/ServiceAccount"}},
+		{"serviceMonitor.enabled=false,service.enabled=false,prometheusRule.enabled=false", []string{"apps/v1/DaemonSet", "v1/ServiceAccount"}},
+		{"serviceMonitor.enabled=false", []string{"apps/v1/DaemonSet", "monitoring.coreos.com/v1/PrometheusRule", "v1/Service", "v1/ServiceAccount"}},
+		{"prometheusRule.enabled=false,serviceAccount.create=false,namespace.create=true", []string{"apps/v1/DaemonSet", "monitoring.coreos.com/v1/ServiceMonitor", "v1/Namespace", "v1/Service"}},
+	}
+	for _, c := range cases {
+		var args []string
+		if c.set != "" {
+			args = []string{"--set", c.set}
+		}
+		if got := kinds(render(t, args...)); !slices.Equal(got, c.want) {
+			t.Errorf("--set %q renders %v, want %v", c.set, got, c.want)
+		}
+	}
+	// A ServiceMonitor without its Service would select nothing.
+	if out, err := helm(t, "template", release, chartDir, "--set", "service.enabled=false"); err == nil {
+		t.Errorf("service.enabled=false with the ServiceMonitor on rendered:\n%s", out)
+	} else if !strings.Contains(err.Error(), "serviceMonitor.enabled needs service.enabled") {
+		t.Errorf("error does not say what to do: %v", err)
+	}
+}
+
+func daemonSet(t *testing.T, objs []manifest.Decoded) *appsv1.DaemonSet {
+	t.Helper()
+	for _, d := range objs {
+		if ds, ok := d.Obj.(*appsv1.DaemonSet); ok {
+			return ds
+		}
+	}
+	t.Fatal("no DaemonSet rendered")
+	return nil
+}
+
+// mountFor returns the mount holding p (a path or a glob: the part before
+// the first wildcard counts).
+func mountFor(mounts []corev1.VolumeMount, p string) *corev1.VolumeMount {
+	if i := strings.IndexAny(p, "*?["); i >= 0 {
+		p = path.Dir(p[:i] + "x")
+	}
+	var best *corev1.VolumeMount
+	for i, vm := range mounts {
+		if p == vm.MountPath || strings.HasPrefix(p, strings.TrimSuffix(vm.MountPath, "/")+"/") {
+			if best == nil || len(vm.MountPath) > len(best.MountPath) {
+				best = &mounts[i]
+			}
+		}
+	}
+	return best
+}
+
+// TestValues: image, node selector, log roots, screen-log globs, state
+// directory and resources from values reach the right fields, and every path
+// a flag names is mounted read-only from the host at the same path.
+func TestValues(t *testing.T) {
+	objs := render(t, "--values", "testdata/custom-values.yaml")
+	ds := daemonSet(t, objs)
+	pod := ds.Spec.Template.Spec
+	c := pod.Containers[0]
+	if c.Image != "registry.example.com/ai/hccl_exporter:v1.2.3" {
+		t.Errorf("image %q", c.Image)
+	}
+	// Helm merges maps: the value replaces accelerator, kubernetes.io/os stays.
+	if pod.NodeSelector["accelerator"] != "huawei-Ascend310P" || pod.NodeSelector["kubernetes.io/os"] != "linux" {
+		t.Errorf("nodeSelector %v", pod.NodeSelector)
+	}
+	if got := c.Resources.Limits.Memory().String(); got != "512Mi" {
+		t.Errorf("memory limit %s, want 512Mi", got)
+	}
+	wantArgs := []string{
+		"--cannlog.root=/data/ascend/log",
+		"--screenlog.path=/data/jobs/*/stdout.log",
+		"--screenlog.path=/var/log/pods/*/*/*.log",
+		"--cannlog.state-file=/var/lib/hccl/state.json",
+		"--web.disable-exporter-metrics",
+	}
+	for _, a := range wantArgs {
+		if !slices.Contains(c.Args, a) {
+			t.Errorf("args %v lack %s", c.Args, a)
+		}
+	}
+	if slices.Contains(c.Args, "--cannlog.root=/root/ascend/log") {
+		t.Error("a replaced default log root is still passed")
+	}
+	vols := map[string]corev1.Volume{}
+	for _, v := range pod.Volumes {
+		vols[v.Name] = v
+	}
+	for _, a := range c.Args {
+		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if name != "cannlog.root" && name != "screenlog.path" && name != "cannlog.state-file" {
+			continue
+		}
+		vm := mountFor(c.VolumeMounts, value)
+		if vm == nil {
+			t.Errorf("%s: %s is not under any mount", name, value)
+			continue
+		}
+		hp := vols[vm.Name].HostPath
+		if hp == nil || hp.Path != vm.MountPath {
+			t.Errorf("%s: mount %s is not the host path at the same place", name, vm.MountPath)
+		}
+		if writable := name == "cannlog.state-file"; vm.ReadOnly == writable {
+			t.Errorf("%s: mount %s readOnly=%v", name, vm.MountPath, vm.ReadOnly)
+		}
+	}
+	for _, d := range objs {
+		if sm, ok := d.Obj.(*monitoringv1.ServiceMonitor); ok && sm.Labels["release"] != "kube-prometheus-stack" {
+			t.Errorf("ServiceMonitor labels %v lack serviceMonitor.labels", sm.Labels)
+		}
+		if pr, ok := d.Obj.(*monitoringv1.PrometheusRule); ok && pr.Labels["release"] != "kube-prometheus-stack" {
+			t.Errorf("PrometheusRule labels %v lack prometheusRule.labels", pr.Labels)
+		}
+	}
+}
+
+// TestTLSWebConfig: a web config becomes a Secret passed as
+// --web.config.file, the probes stop speaking plain HTTP, the certificate
+// Secret is mounted where the config says, and the ServiceMonitor scrapes
+// over HTTPS.
+func TestTLSWebConfig(t *testing.T) {
+	objs := render(t, "--values", "testdata/tls-values.yaml")
+	ds := daemonSet(t, objs)
+	c := ds.Spec.Template.Spec.Containers[0]
+	if !slices.Contains(c.Args, "--web.config.file=/etc/hccl_exporter/web-config.yml") {
+		t.Errorf("args %v lack --web.config.file", c.Args)
+	}
+	for name, p := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if p == nil || p.HTTPGet != nil || p.TCPSocket == nil {
+			t.Errorf("%s probe %+v: with TLS it must be tcpSocket", name, p)
+		}
+	}
+	var secret *corev1.Secret
+	var sm *monitoringv1.ServiceMonitor
+	for _, d := range objs {
+		switch o := d.Obj.(type) {
+		case *corev1.Secret:
+			secret = o
+		case *monitoringv1.ServiceMonitor:
+			sm = o
+		}
+	}
+	if secret == nil {
+		t.Fatal("no web-config Secret")
+	}
+	cfg := secret.StringData["web-config.yml"]
+	if !strings.Contains(cfg, "cert_file: /etc/hccl_exporter/tls/tls.crt") {
+		t.Errorf("web-config.yml:\n%s", cfg)
+	}
+	if ds.Spec.Template.Annotations["checksum/web-config"] == "" {
+		t.Error("no checksum annotation: pods would not roll when the web config changes")
+	}
+	for _, p := range []string{"/etc/hccl_exporter/web-config.yml", "/etc/hccl_exporter/tls/tls.crt"} {
+		vm := mountFor(c.VolumeMounts, p)
+		if vm == nil || !vm.ReadOnly {
+			t.Errorf("%s is not mounted read-only (%+v)", p, vm)
+		}
+	}
+	if sm == nil || sm.Spec.Endpoints[0].Scheme == nil || *sm.Spec.Endpoints[0].Scheme != "https" || sm.Spec.Endpoints[0].TLSConfig == nil {
+		t.Errorf("ServiceMonitor endpoint does not scrape over HTTPS: %+v", sm)
+	}
+}
