@@ -1,0 +1,359 @@
+package hccn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/exporter"
+)
+
+// Config holds the collector's flags.
+type Config struct {
+	// Path is the hccn_tool binary. DefaultPath falls back to hccn_tool in
+	// PATH; it is resolved at every sweep.
+	Path string
+	// Timeout kills one call (its whole process group) after this long.
+	Timeout time.Duration
+	// Interval is the time between the starts of two sweeps.
+	Interval time.Duration
+}
+
+// AddFlags registers the --hccn-tool.* flags.
+func AddFlags(app *kingpin.Application) *Config {
+	cfg := &Config{}
+	app.Flag("hccn-tool.path", "The hccn_tool binary (RoCE NIC tool of the Ascend driver), run as '<path> -i <phy_id> -<command> -g' without a shell. "+
+		"The default falls back to hccn_tool in PATH; where neither exists the collector exports only ascend_hccn_tool_up 0.").
+		Default(DefaultPath).StringVar(&cfg.Path)
+	app.Flag("hccn-tool.timeout", "Kill one hccn_tool call (its whole process group) after this long. A device that is resetting holds a call for minutes; "+
+		"its other calls are skipped until the next sweep, so the other devices are still read.").
+		Default("5s").DurationVar(&cfg.Timeout)
+	app.Flag("hccn-tool.interval", "How often one background sweep reads every device (one hccn_tool call at a time: the tool answers 'busy' to a second caller). "+
+		"Scrapes read the latest sweep and never wait for one.").
+		Default("30s").DurationVar(&cfg.Interval)
+	return cfg
+}
+
+// Validate rejects settings the sweep cannot work with.
+func (c Config) Validate() error {
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--hccn-tool.timeout=%s: must be positive", c.Timeout)
+	}
+	if c.Interval < time.Second {
+		return fmt.Errorf("--hccn-tool.interval=%s: must be at least 1s (each sweep makes 5 calls per NPU chip)", c.Interval)
+	}
+	return nil
+}
+
+// Collector sweeps hccn_tool in the background and exports the latest sweep.
+type Collector struct {
+	cfg    Config
+	logger *slog.Logger
+	chips  ChipSource
+	devDir string
+	loc    *time.Location
+	// exec, resolve and now are replaced in tests.
+	exec    func(ctx context.Context, bin string, args []string) output
+	resolve func() (string, error)
+	now     func() time.Time
+
+	latest atomic.Pointer[Sweep]
+
+	mu    sync.Mutex
+	calls map[[2]string]float64 // {command, result} → calls
+
+	// Owned by the sweep goroutine.
+	down           map[int]*downTracker
+	lastMapWarning string
+	wasAbsent      bool
+	wasIncomplete  bool
+	firstDone      bool
+
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// New returns a collector; chips may be nil (then /dev/davinciN gives the
+// devices). Call Start to begin sweeping.
+func New(cfg Config, chips ChipSource, logger *slog.Logger) *Collector {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 30 * time.Second
+	}
+	if cfg.Path == "" {
+		cfg.Path = DefaultPath
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Collector{
+		cfg: cfg, logger: logger, chips: chips, devDir: "/dev", loc: time.Local,
+		now: time.Now, calls: map[[2]string]float64{}, down: map[int]*downTracker{},
+	}
+	c.exec = func(ctx context.Context, bin string, args []string) output {
+		return runTool(ctx, bin, args, c.cfg.Timeout)
+	}
+	c.resolve = func() (string, error) { return resolve(c.cfg.Path) }
+	return c
+}
+
+// Start runs the first sweep at once and then one every Interval, until
+// Stop. It returns immediately.
+func (c *Collector) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel, c.done = cancel, make(chan struct{})
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(c.cfg.Interval)
+		defer t.Stop()
+		for {
+			c.runSweep(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop ends the sweeps, killing a call in flight, and waits for them.
+func (c *Collector) Stop() {
+	c.stopOnce.Do(func() {
+		if c.cancel != nil {
+			c.cancel()
+			<-c.done
+		}
+	})
+}
+
+// runSweep makes one sweep, publishes it and logs changes of state once.
+func (c *Collector) runSweep(ctx context.Context) {
+	s := c.sweep(ctx)
+	if ctx.Err() != nil && c.latest.Load() != nil {
+		return // shutting down: keep the last full sweep
+	}
+	c.latest.Store(s)
+	switch {
+	case s.Absent:
+		if !c.wasAbsent {
+			c.logger.Info("hccn_tool not found: RoCE NIC metrics are off until it is installed; exporting ascend_hccn_tool_up 0", "err", s.Err)
+		}
+	case !s.Complete:
+		if !c.wasIncomplete {
+			c.logger.Warn("hccn_tool sweep incomplete", "devices", len(s.Devices), "duration", s.Duration(), "err", s.Err)
+		}
+	case c.wasAbsent || c.wasIncomplete || !c.firstDone:
+		c.logger.Info("hccn_tool sweep complete", "devices", len(s.Devices), "duration", s.Duration())
+	}
+	c.wasAbsent, c.wasIncomplete, c.firstDone = s.Absent, !s.Absent && !s.Complete, true
+}
+
+// Sweep runs one sweep now and publishes it, for tests and benchmarks; the
+// background loop must not run at the same time (one call at a time).
+func (c *Collector) Sweep(ctx context.Context) *Sweep {
+	c.runSweep(ctx)
+	return c.latest.Load()
+}
+
+func (c *Collector) countCall(command, result string) {
+	c.mu.Lock()
+	c.calls[[2]string{command, result}]++
+	c.mu.Unlock()
+}
+
+// Latest returns the last finished sweep without waiting; ok is false before
+// the first one. The sweep is shared: do not modify it.
+func (c *Collector) Latest() (s *Sweep, ok bool) {
+	s = c.latest.Load()
+	return s, s != nil
+}
+
+// QPReading is one chip's live queue pairs as the latest sweep measured
+// them (`-qp_info -g`).
+type QPReading struct {
+	NPU, Chip string
+	PhyID     int
+	// ActiveQPs counts every RoCE QP on the chip's port, HCCL's and others'.
+	ActiveQPs int
+	// At is when the sweep that read it finished.
+	At time.Time
+	// Fresh: that sweep finished within FreshFor of now. A stale reading is
+	// still returned, so a consumer can say why it ignores it.
+	Fresh bool
+}
+
+// FreshFor is how old a sweep may be and still count as the present: two
+// intervals plus the per-call timeout, so one late or slow sweep does not
+// make the readings stale.
+func (c *Collector) FreshFor() time.Duration { return 2*c.cfg.Interval + c.cfg.Timeout }
+
+// ActiveQPs returns, per chip whose `-qp_info -g` answered in the latest
+// sweep, its live QP count. It never runs hccn_tool; chips that did not
+// answer are absent (not zero). The headroom model reads this view.
+func (c *Collector) ActiveQPs() []QPReading {
+	s, ok := c.Latest()
+	if !ok || s.Absent {
+		return nil
+	}
+	fresh := c.now().Sub(s.Finished) <= c.FreshFor()
+	var out []QPReading
+	for i := range s.Devices {
+		r := &s.Devices[i]
+		if r.HasQPs {
+			out = append(out, QPReading{NPU: r.NPU, Chip: r.Chip, PhyID: r.PhyID, ActiveQPs: len(r.QPs), At: s.Finished, Fresh: fresh})
+		}
+	}
+	return out
+}
+
+var (
+	upDesc = prometheus.NewDesc("ascend_hccn_tool_up",
+		"1 when the last hccn_tool sweep read every call of every NPU chip (a command the product does not support counts as read); 0 when a call failed, timed out or was busy, before the first sweep, and where hccn_tool is not installed.",
+		nil, nil)
+	lastSweepDesc = prometheus.NewDesc("ascend_hccn_tool_last_sweep_timestamp_seconds",
+		"Unix time the last hccn_tool sweep finished (whether complete or not).", nil, nil)
+	sweepDurationDesc = prometheus.NewDesc("ascend_hccn_tool_last_sweep_duration_seconds",
+		"How long the last hccn_tool sweep took (all devices, one call at a time).", nil, nil)
+	callsDesc = prometheus.NewDesc("ascend_hccn_tool_calls_total",
+		"hccn_tool calls by command (link, net_health, link_stat, stat, qp_info) and result (success, timeout, busy, unsupported, error, parse_error).",
+		[]string{"command", "result"}, nil)
+
+	chipLabels = []string{"npu", "chip"}
+	linkUpDesc = prometheus.NewDesc("ascend_roce_link_up",
+		"RoCE port link state of the NPU chip: 1 UP, 0 DOWN (hccn_tool -link -g).", chipLabels, nil)
+	linkDownDesc = prometheus.NewDesc("ascend_roce_link_down_events_total",
+		"Link up-to-down transitions the NPU chip's RoCE port counted since driver load or the last -link_stat -c (hccn_tool -link_stat -g; counted from the change records on drivers that print no down count).",
+		chipLabels, nil)
+	healthDesc = prometheus.NewDesc("ascend_roce_network_health",
+		"Reachability of the RoCE port's detect IP (hccn_tool -net_health -g): 1 for the current status, 0 for the others. Success = reachable; Init = no detect IP set or not probed yet.",
+		[]string{"npu", "chip", "status"}, nil)
+	activeQPsDesc = prometheus.NewDesc("ascend_roce_active_qps",
+		"RoCE queue pairs that exist now on the NPU chip's port, every user's (hccn_tool -qp_info -g, total_qp_count): a measurement, not a model.",
+		chipLabels, nil)
+)
+
+// statCounter is one `-stat -g` counter exported as ascend_roce_*_total.
+type statCounter struct {
+	key  string // as hccn_tool prints it
+	desc *prometheus.Desc
+}
+
+// statCounters are the -stat counters that matter for link setup and
+// transfer health (DCMI dcmi_get_netdev_pkt_stats_info; HCCL's switch
+// congestion guide for retransmissions). Data, not code: a row here is a
+// series. Keys a build does not print give no series.
+var statCounters = []statCounter{
+	newStat("roce_new_pkt_rty_num", "ascend_roce_retransmitted_packets_total",
+		"RoCE packet retransmissions. Rising during a job: the network drops packets (check the switch, PFC/ECN)."),
+	newStat("roce_qp_status_err_num", "ascend_roce_qp_status_errors_total",
+		"RoCE packets received while their queue pair was in an abnormal state."),
+	newStat("roce_rx_err_pkt_num", "ascend_roce_rx_error_packets_total", "RoCE packets received with errors."),
+	newStat("roce_tx_err_pkt_num", "ascend_roce_tx_error_packets_total", "RoCE packets that failed to send."),
+	newStat("roce_out_of_order_num", "ascend_roce_out_of_order_packets_total",
+		"RoCE packets out of order or lost (PSN errors); each triggers a retransmission."),
+	newStat("roce_verification_err_num", "ascend_roce_verification_errors_total",
+		"RoCE packets failing the ICRC, length or destination-port check."),
+	newStat("roce_unexpected_ack_num", "ascend_roce_unexpected_acks_total",
+		"Unexpected RoCE ACKs, discarded without affecting traffic."),
+	newStat("roce_rx_all_pkt_num", "ascend_roce_rx_packets_total", "RoCE packets received."),
+	newStat("roce_tx_all_pkt_num", "ascend_roce_tx_packets_total", "RoCE packets sent."),
+	newStat("roce_rx_cnp_pkt_num", "ascend_roce_rx_cnp_packets_total", "Congestion notification packets (CNP) received."),
+	newStat("roce_tx_cnp_pkt_num", "ascend_roce_tx_cnp_packets_total", "Congestion notification packets (CNP) sent."),
+	newStat("roce_ecn_db_num", "ascend_roce_rx_ecn_packets_total", "ECN-marked packets received (printed by some builds only)."),
+	newStat("mac_rx_pfc_pkt_num", "ascend_roce_rx_pfc_packets_total", "PFC pause frames received by the port."),
+	newStat("mac_tx_pfc_pkt_num", "ascend_roce_tx_pfc_packets_total", "PFC pause frames sent by the port."),
+	newStat("mac_rx_mac_pause_num", "ascend_roce_rx_pause_frames_total", "MAC (global) pause frames received."),
+	newStat("mac_tx_mac_pause_num", "ascend_roce_tx_pause_frames_total", "MAC (global) pause frames sent."),
+	newStat("mac_rx_bad_pkt_num", "ascend_roce_mac_rx_bad_packets_total", "Bad packets received at the MAC."),
+	newStat("mac_tx_bad_pkt_num", "ascend_roce_mac_tx_bad_packets_total", "Bad packets sent at the MAC."),
+	newStat("mac_rx_fcs_err_pkt_num", "ascend_roce_mac_rx_fcs_errors_total", "Packets received with a bad frame check sequence (printed by some builds only)."),
+}
+
+func newStat(key, name, help string) statCounter {
+	return statCounter{key: key, desc: prometheus.NewDesc(name,
+		help+" Cumulative since driver load or the last `hccn_tool -stat -c` (hccn_tool -stat -g "+key+").", chipLabels, nil)}
+}
+
+// errFirstSweep: a scrape before the first sweep finished.
+var errFirstSweep = fmt.Errorf("first hccn_tool sweep still running: %w", exporter.ErrNoData)
+
+// Update sends the metrics of the latest sweep. It never runs hccn_tool
+// and never waits. An incomplete sweep returns an error after sending what
+// it read; a missing hccn_tool is not an error (inference cards have no
+// RoCE NIC): only ascend_hccn_tool_up 0 is sent.
+func (c *Collector) Update(ch chan<- prometheus.Metric) error {
+	s, ok := c.Latest()
+	if ok && s.Absent {
+		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
+		return nil
+	}
+	c.mu.Lock()
+	for _, cmd := range commands {
+		for _, r := range callResults {
+			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, c.calls[[2]string{cmd.name, r}], cmd.name, r)
+		}
+	}
+	c.mu.Unlock()
+	if !ok {
+		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
+		return errFirstSweep
+	}
+	up := 0.0
+	if s.Complete {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up)
+	ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
+	ch <- prometheus.MustNewConstMetric(sweepDurationDesc, prometheus.GaugeValue, s.Duration().Seconds())
+	exportSweep(ch, s)
+	if !s.Complete {
+		return s.Err
+	}
+	return nil
+}
+
+func exportSweep(ch chan<- prometheus.Metric, s *Sweep) {
+	for i := range s.Devices {
+		exportReading(ch, &s.Devices[i])
+	}
+}
+
+func exportReading(ch chan<- prometheus.Metric, r *Reading) {
+	if r.HasLink {
+		v := 0.0
+		if r.LinkUp {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(linkUpDesc, prometheus.GaugeValue, v, r.NPU, r.Chip)
+	}
+	if r.LinkStat != nil {
+		ch <- prometheus.MustNewConstMetric(linkDownDesc, prometheus.CounterValue, r.LinkDownEvents, r.NPU, r.Chip)
+	}
+	if r.NetHealth != "" {
+		for _, st := range NetHealthStates {
+			v := 0.0
+			if st == r.NetHealth {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(healthDesc, prometheus.GaugeValue, v, r.NPU, r.Chip, st)
+		}
+	}
+	if r.HasQPs {
+		ch <- prometheus.MustNewConstMetric(activeQPsDesc, prometheus.GaugeValue, float64(len(r.QPs)), r.NPU, r.Chip)
+	}
+	for _, sc := range statCounters {
+		if v, ok := r.Stat[sc.key]; ok {
+			ch <- prometheus.MustNewConstMetric(sc.desc, prometheus.CounterValue, float64(v), r.NPU, r.Chip)
+		}
+	}
+}

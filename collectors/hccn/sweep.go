@@ -1,0 +1,203 @@
+package hccn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// command is one hccn_tool query the sweep makes per device.
+type command struct {
+	name  string // label value of ascend_hccn_tool_calls_total{command}
+	parse func(c *Collector, r *Reading, stdout []byte) error
+}
+
+// commands run in this order per device: the cheap one-line answers first,
+// -qp_info (one driver round trip per QP) last.
+var commands = []command{
+	{"link", func(_ *Collector, r *Reading, b []byte) error {
+		up, err := ParseLink(b)
+		r.LinkUp, r.HasLink = up, err == nil
+		return err
+	}},
+	{"net_health", func(_ *Collector, r *Reading, b []byte) error {
+		s, raw, err := ParseNetHealth(b)
+		r.NetHealth, r.NetHealthRaw = s, raw
+		return err
+	}},
+	{"link_stat", func(c *Collector, r *Reading, b []byte) error {
+		s, err := ParseLinkStat(b, c.loc)
+		if err != nil {
+			return err
+		}
+		r.LinkStat = &s
+		r.LinkDownEvents = c.downEvents(r.PhyID, s)
+		return nil
+	}},
+	{"stat", func(_ *Collector, r *Reading, b []byte) error {
+		s, err := ParseStat(b)
+		r.Stat = s
+		return err
+	}},
+	{"qp_info", func(_ *Collector, r *Reading, b []byte) error {
+		qps, err := ParseQPInfo(b)
+		r.QPs, r.HasQPs = qps, err == nil
+		return err
+	}},
+}
+
+// Reading is what one sweep read from one device. A command that failed
+// leaves its fields unset (Has… false, nil), so nothing stale is exported.
+type Reading struct {
+	Device
+	// Results holds the result of every command called, by command name;
+	// a command missing here was skipped after the device timed out.
+	Results map[string]string
+
+	LinkUp, HasLink bool
+	LinkStat        *LinkStat
+	LinkDownEvents  float64 // ascend_roce_link_down_events_total; valid with LinkStat
+	NetHealth       string  // one of NetHealthStates; "" when not read
+	NetHealthRaw    string  // as printed
+	QPs             []QP
+	HasQPs          bool
+	Stat            map[string]uint64 // nil when not read
+}
+
+// Sweep is one pass over every device. Sweeps handed out are shared and
+// read-only.
+type Sweep struct {
+	Started, Finished time.Time
+	// Absent: hccn_tool was not found; nothing else is set.
+	Absent bool
+	// Complete: every call of every device answered (success or
+	// "unsupported"); Err lists what did not.
+	Complete bool
+	Err      error
+	Devices  []Reading
+}
+
+// Duration is how long the sweep took.
+func (s *Sweep) Duration() time.Duration { return s.Finished.Sub(s.Started) }
+
+// sweep reads every device once, one call at a time, and returns the result.
+func (c *Collector) sweep(ctx context.Context) *Sweep {
+	s := &Sweep{Started: c.now()}
+	bin, err := c.resolve()
+	if err != nil {
+		s.Finished, s.Err = c.now(), err
+		s.Absent = errors.Is(err, ErrNotFound)
+		return s
+	}
+	devs := c.devices(ctx)
+	if len(devs) == 0 {
+		s.Finished = c.now()
+		s.Err = errors.New("no NPU chip found to read (npu-smi listed none and there is no /dev/davinciN)")
+		return s
+	}
+	var problems []string
+	for _, d := range devs {
+		r := Reading{Device: d, Results: make(map[string]string, len(commands))}
+		for _, cmd := range commands {
+			if ctx.Err() != nil {
+				break
+			}
+			args := []string{"-i", strconv.Itoa(d.PhyID), "-" + cmd.name, "-g"}
+			out := c.exec(ctx, bin, args)
+			result, err := classify(out)
+			if err == nil {
+				if perr := cmd.parse(c, &r, out.stdout); perr != nil {
+					result, err = resultParseError, perr
+				}
+			}
+			r.Results[cmd.name] = result
+			c.countCall(cmd.name, result)
+			if err != nil {
+				c.logger.Debug("hccn_tool call failed", "phy_id", d.PhyID, "command", cmd.name, "result", result, "err", err)
+			}
+			if result != resultSuccess && result != resultUnsupported {
+				problems = append(problems, fmt.Sprintf("phy_id %d -%s: %s: %v", d.PhyID, cmd.name, result, err))
+			}
+			// A device that hangs (a reset holds every call for about
+			// 5 minutes inside the tool) costs one timeout per sweep, not
+			// one per command: the other devices are read on time.
+			if result == resultTimeout {
+				break
+			}
+		}
+		s.Devices = append(s.Devices, r)
+	}
+	s.Finished = c.now()
+	if ctx.Err() != nil {
+		problems = append(problems, "sweep cancelled: "+ctx.Err().Error())
+	}
+	s.Complete = len(problems) == 0
+	if !s.Complete {
+		sort.Strings(problems)
+		s.Err = fmt.Errorf("%d hccn_tool call(s) failed: %s", len(problems), strings.Join(problems, "; "))
+	}
+	return s
+}
+
+// devices lists the devices to read: npu-smi's chips where available, else
+// the /dev/davinciN nodes.
+func (c *Collector) devices(ctx context.Context) []Device {
+	var chips []ChipID
+	if c.chips != nil {
+		var err error
+		if chips, err = c.chips.Chips(ctx); err != nil {
+			c.logger.Debug("npu-smi chip list unavailable; reading /dev/davinciN instead", "err", err)
+			chips = nil
+		}
+	}
+	var nodes []int
+	if len(chips) == 0 {
+		nodes = davinciNodes(c.devDir)
+	}
+	devs, warnings := MapDevices(chips, nodes)
+	if w := strings.Join(warnings, "; "); w != c.lastMapWarning {
+		c.lastMapWarning = w
+		if w != "" {
+			c.logger.Warn("some NPU chips cannot be mapped to hccn_tool's physical ids", "warnings", w)
+		}
+	}
+	return devs
+}
+
+// downTracker keeps the link-down count of a device whose driver prints
+// no `link down count`: it counts the LINK DOWN records newer than the
+// newest one seen before, because the driver keeps only the last 10 records
+// and their number alone stops growing at 10.
+type downTracker struct {
+	total  float64
+	newest time.Time
+}
+
+// downEvents returns ascend_roce_link_down_events_total for a device.
+// Only the sweep goroutine calls it.
+func (c *Collector) downEvents(phy int, s LinkStat) float64 {
+	if s.HasDownCount {
+		delete(c.down, phy)
+		return float64(s.DownCount)
+	}
+	t, seen := c.down[phy]
+	if !seen {
+		t = &downTracker{total: float64(s.DownRecords())}
+		c.down[phy] = t
+	}
+	newest := t.newest
+	for _, r := range s.Records {
+		if seen && !r.Up && r.At.After(t.newest) {
+			t.total++
+		}
+		if r.At.After(newest) {
+			newest = r.At
+		}
+	}
+	t.newest = newest
+	return t.total
+}
