@@ -6,6 +6,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
@@ -16,6 +17,7 @@ var collectorSpecs = []exporter.Spec{
 	{Name: "npusmi", Help: "NPU memory, health, power and processes from npu-smi info.", DefaultEnabled: true},
 	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs.", DefaultEnabled: true},
 	{Name: "headroom", Help: "NPU memory headroom before HCCL link setup (joins npu-smi's process table with the CANN logs).", DefaultEnabled: true},
+	{Name: "hccn", Help: "RoCE NIC link state, flaps, health, live queue pairs and error counters per NPU chip from hccn_tool (background sweep).", DefaultEnabled: true},
 }
 
 // collectorWiring holds the parsed flags of every collector and builds the
@@ -28,6 +30,7 @@ type collectorWiring struct {
 	npusmi   *npusmi.Config
 	cannlog  *cannlogFlags
 	headroom *headroom.Config
+	hccn     *hccn.Config
 }
 
 func addCollectorFlags(app *kingpin.Application) *collectorWiring {
@@ -36,6 +39,7 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 		npusmi:   npusmi.AddFlags(app),
 		cannlog:  addCannlogFlags(app),
 		headroom: headroom.AddFlags(app),
+		hccn:     hccn.AddFlags(app),
 	}
 }
 
@@ -84,6 +88,23 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 			logger.Warn("headroom collector runs without the cannlog collector: every process is modelled with HCCL's default settings and no communicators")
 		}
 		out["headroom"] = headroom.New(*w.headroom, chips, chips, logger.With("collector", "headroom"))
+	}
+	if on("hccn") {
+		if err := w.hccn.Validate(); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("hccn collector: %w", err)
+		}
+		// The chip list comes from npu-smi where a collector runs it;
+		// otherwise the sweep reads /dev/davinciN.
+		var src hccn.ChipSource
+		if npuView != nil {
+			src = join.HCCNChips{NPU: npuView}
+		}
+		c := hccn.New(*w.hccn, src, logger.With("collector", "hccn"))
+		c.Start()
+		stopLogs := cleanup
+		cleanup = func() { c.Stop(); stopLogs() }
+		out["hccn"] = c
 	}
 	return out, cleanup, nil
 }

@@ -288,10 +288,10 @@ func newStat(key, name, help string) statCounter {
 var errFirstSweep = fmt.Errorf("first hccn_tool sweep still running: %w", exporter.ErrNoData)
 
 // Update sends the metrics of the latest sweep. It never runs hccn_tool
-// and never waits. An incomplete sweep returns an error after sending what
+// and never waits, so it needs nothing of the scrape's ctx. An incomplete sweep returns an error after sending what
 // it read; a missing hccn_tool is not an error (inference cards have no
 // RoCE NIC): only ascend_hccn_tool_up 0 is sent.
-func (c *Collector) Update(ch chan<- prometheus.Metric) error {
+func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
 	s, ok := c.Latest()
 	if ok && s.Absent {
 		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)

@@ -31,7 +31,7 @@ type adapter struct{ c *Collector }
 
 func (adapter) Describe(chan<- *prometheus.Desc) {}
 func (a adapter) Collect(ch chan<- prometheus.Metric) {
-	_ = a.c.Update(ch)
+	_ = a.c.Update(context.Background(), ch)
 }
 
 // readingAdapter exports one Reading, as the collector does per device.
@@ -260,7 +260,7 @@ func TestHungDeviceKilledOthersRead(t *testing.T) {
 	if strings.Contains(out, `npu="2"`) {
 		t.Errorf("the hung device exports values:\n%s", grep(out, `npu="2"`))
 	}
-	if err := c.Update(make(chan prometheus.Metric, 1000)); err == nil || !strings.Contains(err.Error(), "timeout") {
+	if err := c.Update(context.Background(), make(chan prometheus.Metric, 1000)); err == nil || !strings.Contains(err.Error(), "timeout") {
 		t.Errorf("Update after an incomplete sweep: %v, want the sweep's error", err)
 	}
 }
@@ -280,7 +280,7 @@ func TestConcurrentScrapesCallNothing(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				ch := make(chan prometheus.Metric, 4096)
-				_ = c.Update(ch)
+				_ = c.Update(context.Background(), ch)
 			}()
 		}
 		wg.Wait()
@@ -292,7 +292,7 @@ func TestConcurrentScrapesCallNothing(t *testing.T) {
 		t.Fatalf("scrapes before the first sweep ran hccn_tool: %v", got)
 	}
 	ch := make(chan prometheus.Metric, 4096)
-	if err := c.Update(ch); !errors.Is(err, exporter.ErrNoData) {
+	if err := c.Update(context.Background(), ch); !errors.Is(err, exporter.ErrNoData) {
 		t.Errorf("Update before the first sweep: %v, want ErrNoData", err)
 	}
 	c.Sweep(context.Background())
@@ -330,7 +330,7 @@ func TestScrapeDuringHungSweep(t *testing.T) {
 	}
 	begin := time.Now()
 	ch := make(chan prometheus.Metric, 4096)
-	if err := c.Update(ch); err != nil {
+	if err := c.Update(context.Background(), ch); err != nil {
 		t.Errorf("Update during a hung sweep: %v", err)
 	}
 	if took := time.Since(begin); took > 100*time.Millisecond {
@@ -356,7 +356,7 @@ func TestAbsentTool(t *testing.T) {
 		c := New(Config{Path: path, Interval: time.Hour}, nil, logger)
 		for range 3 {
 			c.Sweep(context.Background())
-			if err := c.Update(make(chan prometheus.Metric, 100)); err != nil {
+			if err := c.Update(context.Background(), make(chan prometheus.Metric, 100)); err != nil {
 				t.Errorf("%s: Update: %v, want no error", path, err)
 			}
 		}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
@@ -173,4 +174,28 @@ func (n Liveness) Ready() bool {
 	}
 	_, _, ok := n.NPU.Latest()
 	return ok
+}
+
+// HCCNChips gives the hccn sweep the chips of the last successful npu-smi
+// run: the chip ↔ physical id mapping does not change while the node runs.
+// It runs npu-smi (the shared run) only until one run has succeeded. The
+// sweep runs in the background, so this never delays a scrape.
+type HCCNChips struct{ NPU NPU }
+
+var _ hccn.ChipSource = HCCNChips{}
+
+// Chips lists npu-smi's chips with the Phy-ID it prints (A3, 950).
+func (h HCCNChips) Chips(ctx context.Context) ([]hccn.ChipID, error) {
+	snap, _, ok := h.NPU.Latest()
+	if !ok {
+		var err error
+		if snap, err = h.NPU.Snapshot(ctx); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]hccn.ChipID, 0, len(snap.Chips))
+	for _, c := range snap.Chips {
+		out = append(out, hccn.ChipID{NPU: c.NPU, Chip: c.Chip, PhyID: c.PhyID})
+	}
+	return out, nil
 }

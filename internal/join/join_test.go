@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
@@ -159,5 +160,23 @@ func TestLivenessWithoutNPUSMIIsReadyAtOnce(t *testing.T) {
 	}
 	if live.Alive(1) {
 		t.Fatal("liveness without npu-smi reports a pid alive")
+	}
+}
+
+// TestHCCNChipsA3: on an A3 node npu-smi's Phy-ID column gives hccn_tool's
+// physical ids: NPU 4's dies are physical ids 8 and 9.
+func TestHCCNChipsA3(t *testing.T) {
+	chips, err := HCCNChips{NPU: capture(t, "info-a3-container-pid.txt")}.Chips(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs, warnings := hccn.MapDevices(chips, nil)
+	want := []hccn.Device{{PhyID: 8, NPU: "4", Chip: "0"}, {PhyID: 9, NPU: "4", Chip: "1"}}
+	if len(warnings) != 0 || len(devs) != 2 || devs[0] != want[0] || devs[1] != want[1] {
+		t.Errorf("devices %v (warnings %q), want %v", devs, warnings, want)
+	}
+	failing := errors.New("npu-smi hung")
+	if _, err := (HCCNChips{NPU: &fakeNPU{err: failing}}).Chips(context.Background()); !errors.Is(err, failing) {
+		t.Errorf("without any npu-smi run: %v, want the run's error", err)
 	}
 }
