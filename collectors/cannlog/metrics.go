@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
 var faultLabels = []string{"code", "stage", "source", "namespace", "pod", "container"}
@@ -42,12 +43,21 @@ var (
 	commServersDesc = prometheus.NewDesc("hccl_communicator_servers",
 		"Servers of a communicator of a process ([Communicator Key Info] serverNum).",
 		[]string{"pid", "communicator"}, nil)
+	commQPsDesc = prometheus.NewDesc("hccl_communicator_established_qps",
+		"RoCE QPs a communicator of a process has created, from its `create hccl transport:` run-log lines with `rdma qpn[` (one per QP, over every link set it built).",
+		[]string{"pid", "communicator"}, nil)
+	commBufferDesc = prometheus.NewDesc("hccl_communicator_ccl_buffer_bytes",
+		"cclBuffer a communicator of a process has allocated (`Create ccl buffer success` lines); 0 until its first collective, when HCCL allocates 2 x its buffer size + 1 MiB together with link setup.",
+		[]string{"pid", "communicator"}, nil)
 	logLinesDesc = prometheus.NewDesc("ascend_log_lines_total",
 		"CANN plog lines read, by module and level.",
 		[]string{"module", "level"}, nil)
 	unparsableDesc = prometheus.NewDesc("ascend_log_unparsable_lines_total",
 		"Lines that did not follow their format (plog grammar, Kubernetes CRI, Docker json-file).",
 		[]string{"format"}, nil)
+	rejectedDesc = prometheus.NewDesc("hccl_env_values_rejected_total",
+		"HCCL settings lines whose value HCCL itself refuses (outside its documented range, NaN, infinite): the value is kept in hccl_env_info but not exported as a number. variable is the HCCL variable, other for variables without a known range.",
+		[]string{"variable"}, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
 		"Label values from logs dropped because the distinct values of the label reached the cap.",
 		[]string{"label"}, nil)
@@ -63,6 +73,18 @@ var envGauges = []struct {
 	{"HCCL_CONNECT_TIMEOUT", envConnectTimeoutDesc},
 	{"HCCL_EXEC_TIMEOUT", envExecTimeoutDesc},
 }
+
+// rejectedVariables are the label values of hccl_env_values_rejected_total,
+// sorted as the registry sorts them; all start at 0.
+var rejectedVariables = func() []string {
+	var out []string
+	for _, st := range hcclenv.All() {
+		out = append(out, st.Name)
+	}
+	out = append(out, rejectedOther)
+	sort.Strings(out)
+	return out
+}()
 
 var faultSources = []string{FaultSourcePlog, FaultSourceScreen}
 
@@ -110,6 +132,9 @@ func (s *State) metrics() []prometheus.Metric {
 	for _, f := range unparsableFormats {
 		add(unparsableDesc, prometheus.CounterValue, float64(s.unparsable[f]), f)
 	}
+	for _, v := range rejectedVariables {
+		add(rejectedDesc, prometheus.CounterValue, float64(s.rejected[v]), v)
+	}
 	for _, l := range droppedLabels {
 		add(droppedDesc, prometheus.CounterValue, float64(s.dropped[l]), l)
 	}
@@ -150,7 +175,11 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 		for _, c := range pr.comms {
 			// Label names sorted: communicator, pid.
 			add(1+len(envGauges), commRanksDesc, float64(c.RankSize), []string{c.Name, p}, p, c.Name)
-			add(2+len(envGauges), commServersDesc, float64(c.ServerNum), []string{c.Name, p}, p, c.Name)
+			if c.ServerNum >= 0 {
+				add(2+len(envGauges), commServersDesc, float64(c.ServerNum), []string{c.Name, p}, p, c.Name)
+			}
+			add(3+len(envGauges), commQPsDesc, float64(c.EstablishedQPs), []string{c.Name, p}, p, c.Name)
+			add(4+len(envGauges), commBufferDesc, float64(c.CCLBufferBytes), []string{c.Name, p}, p, c.Name)
 		}
 	}
 	sort.Slice(ks, func(i, j int) bool {
@@ -180,8 +209,8 @@ func (s *State) Describe(ch chan<- *prometheus.Desc) {
 
 var stateDescs = []*prometheus.Desc{
 	faultEventsDesc, faultLastDesc, plogErrorsDesc, envInfoDesc, envBuffsizeDesc, envQPsDesc,
-	envConnectTimeoutDesc, envExecTimeoutDesc, commRanksDesc, commServersDesc, logLinesDesc,
-	unparsableDesc, droppedDesc,
+	envConnectTimeoutDesc, envExecTimeoutDesc, commRanksDesc, commServersDesc, commQPsDesc, commBufferDesc, logLinesDesc,
+	unparsableDesc, droppedDesc, rejectedDesc,
 }
 
 // Collect sends the state's metrics.

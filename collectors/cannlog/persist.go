@@ -3,6 +3,7 @@ package cannlog
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"time"
 
@@ -26,6 +27,7 @@ type snapshot struct {
 	PlogErrors []snapPlogError   `json:"plog_errors,omitempty"`
 	Dropped    map[string]uint64 `json:"dropped,omitempty"`
 	Unparsable map[string]uint64 `json:"unparsable,omitempty"`
+	Rejected   map[string]uint64 `json:"rejected,omitempty"`
 	Partial    []snapPartial     `json:"partial,omitempty"`
 	Recent     []string          `json:"recent,omitempty"`
 }
@@ -43,6 +45,64 @@ type snapProcess struct {
 	LastWrite     time.Time             `json:"last_write"`
 	Env           map[string]EnvSetting `json:"env,omitempty"`
 	Communicators []CommunicatorView    `json:"communicators,omitempty"`
+	Links         *snapLinks            `json:"links,omitempty"`
+}
+
+// snapLinks is processLinks on disk.
+type snapLinks struct {
+	PendingBuf uint64               `json:"pending_buffer_bytes,omitempty"`
+	OrphanQPs  uint64               `json:"orphan_qps,omitempty"`
+	Configs    map[string]uint64    `json:"configs,omitempty"`
+	Peers      map[string]snapPeers `json:"peers,omitempty"`
+}
+
+type snapPeers struct {
+	RoCE  []int `json:"roce,omitempty"`
+	Other []int `json:"other,omitempty"`
+}
+
+func (l *processLinks) snapshot() *snapLinks {
+	if l.pendingBuf == 0 && l.orphanQPs == 0 && len(l.configs) == 0 && len(l.peers) == 0 {
+		return nil
+	}
+	out := &snapLinks{PendingBuf: l.pendingBuf, OrphanQPs: l.orphanQPs, Configs: l.configs}
+	if len(l.peers) > 0 {
+		out.Peers = make(map[string]snapPeers, len(l.peers))
+		for name, ps := range l.peers {
+			out.Peers[name] = snapPeers{RoCE: sortedInts(ps.roce), Other: sortedInts(ps.other)}
+		}
+	}
+	return out
+}
+
+func (sl *snapLinks) restore() processLinks {
+	if sl == nil {
+		return processLinks{}
+	}
+	l := processLinks{pendingBuf: sl.PendingBuf, orphanQPs: sl.OrphanQPs, configs: sl.Configs}
+	if len(sl.Peers) > 0 {
+		l.peers = make(map[string]*peerSets, len(sl.Peers))
+		for name, sp := range sl.Peers {
+			ps := &peerSets{roce: map[int]struct{}{}, other: map[int]struct{}{}}
+			for _, r := range sp.RoCE {
+				ps.roce[r] = struct{}{}
+			}
+			for _, r := range sp.Other {
+				ps.other[r] = struct{}{}
+			}
+			l.peers[name] = ps
+		}
+	}
+	return l
+}
+
+func sortedInts(m map[int]struct{}) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
 }
 
 type snapFault struct {
@@ -76,12 +136,12 @@ type snapPartial struct {
 // MarshalBinary serialises the state for the follower's checkpoint.
 func (s *State) MarshalBinary() ([]byte, error) {
 	s.mu.Lock()
-	snap := snapshot{Version: snapshotVersion, Dropped: copyCounts(s.dropped), Unparsable: copyCounts(s.unparsable)}
+	snap := snapshot{Version: snapshotVersion, Dropped: copyCounts(s.dropped), Unparsable: copyCounts(s.unparsable), Rejected: copyCounts(s.rejected)}
 	for m, c := range s.lines {
 		snap.Lines = append(snap.Lines, snapLines{Module: m, Counts: append([]uint64(nil), c[:]...)})
 	}
 	for k, pr := range s.procs {
-		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...)}
+		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...), Links: pr.links.snapshot()}
 		for k, v := range pr.env {
 			sp.Env[k] = v
 		}
@@ -139,7 +199,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		fresh.lines[l.Module] = c
 	}
 	for _, p := range snap.Processes {
-		pr := &process{label: p.Label, name: p.Name, lastWrite: p.LastWrite, env: p.Env, comms: p.Communicators}
+		pr := &process{label: p.Label, name: p.Name, lastWrite: p.LastWrite, env: p.Env, comms: p.Communicators, links: p.Links.restore()}
 		if pr.env == nil {
 			pr.env = map[string]EnvSetting{}
 		}
@@ -174,6 +234,9 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	for k, v := range snap.Unparsable {
 		fresh.unparsable[k] = v
 	}
+	for k, v := range snap.Rejected {
+		fresh.rejected[k] = v
+	}
 	for _, p := range snap.Partial {
 		fresh.partial[partialKey{p.Path, p.Stream}] = p.Data
 	}
@@ -187,7 +250,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	defer s.mu.Unlock()
 	s.lines, s.procs, s.nComms, s.faults = fresh.lines, fresh.procs, fresh.nComms, fresh.faults
 	s.extraCodes, s.pods, s.summaries, s.plogErrors = fresh.extraCodes, fresh.pods, fresh.summaries, fresh.plogErrors
-	s.dropped, s.unparsable, s.partial = fresh.dropped, fresh.unparsable, fresh.partial
+	s.dropped, s.unparsable, s.rejected, s.partial = fresh.dropped, fresh.unparsable, fresh.rejected, fresh.partial
 	s.recent, s.recentNext = fresh.recent, fresh.recentNext
 	s.procsChanged()
 	return nil

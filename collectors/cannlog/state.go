@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
 // SourceKind says how the lines of a source are read.
@@ -172,6 +173,11 @@ type ProcessView struct {
 	// Env holds the effective settings by variable name, e.g. "HCCL_BUFFSIZE".
 	Env           map[string]EnvSetting
 	Communicators []CommunicatorView
+	// UnattributedBufferBytes are cclBuffer allocations not yet tied to a
+	// communicator (HCCL's line names none; the next link set does), and
+	// UnattributedQPs QPs whose operator tag names no live communicator.
+	UnattributedBufferBytes uint64
+	UnattributedQPs         uint64
 }
 
 // EnvSetting is one effective HCCL setting of a process.
@@ -182,15 +188,42 @@ type EnvSetting struct {
 	HasNumber bool // Number is in base units: bytes, seconds, count
 }
 
-// CommunicatorView is one communicator of a process.
+// CommunicatorView is one communicator of a process, from whichever
+// era's wording created it (parse.Wordings).
 type CommunicatorView struct {
-	Name      string // the identifier, e.g. "127.0.0.1%enp_60000_0_1765367607599032"
-	RankSize  int
-	ServerNum int
+	Name     string // the identifier, e.g. "127.0.0.1%enp_60000_0_1765367607599032"
+	RankSize int
+	// ServerNum and SuperPodNum come from `[Communicator Key Info]` (Dec
+	// 2025 on); -1 where the era does not print them.
+	ServerNum   int
+	SuperPodNum int
+	// DeviceType is HCCL's deviceType[N] (parse.DevType*), -1 unknown.
+	DeviceType int
 	// UserRank and DevicePhyID come from the `[LocalRank Key Info]` line
-	// that follows; -1 when it was not seen.
+	// that follows (DevicePhyID also from phydevId[] of older eras); -1
+	// when it was not seen.
 	UserRank    int
 	DevicePhyID int
+	// SuperPodID, SuperPodMode (useSuperPodMode) and StandardCard
+	// (isStandardCard: a PCIe card) also come from `[LocalRank Key Info]`;
+	// "" and -1 when not printed.
+	SuperPodID   string
+	SuperPodMode int
+	StandardCard int
+	// BufferSizeBytes is the communicator's own buffer size from `[Load]
+	// comm config` (HcclCommConfig.hcclBufferSize); 0 means HCCL_BUFFSIZE.
+	BufferSizeBytes uint64
+	// CCLBufferBytes is what `Create ccl buffer success` lines show
+	// allocated for it: 0 until its first collective (HCCL allocates the
+	// cclBuffer lazily, together with link setup).
+	CCLBufferBytes uint64
+	// EstablishedQPs counts its `create hccl transport:` lines with `rdma
+	// qpn[` (one per QP, over every link set it built); RoCEPeers and
+	// OtherPeers count the distinct remote ranks linked by RoCE QPs and by
+	// links without QP (HCCS, PCIe, SIO).
+	EstablishedQPs uint64
+	RoCEPeers      int
+	OtherPeers     int
 }
 
 // FaultSummary is what the logs say about one fault code, for reports.
@@ -223,6 +256,7 @@ type process struct {
 	rawDirty bool
 	env      map[string]EnvSetting
 	comms    []CommunicatorView
+	links    processLinks
 }
 
 func (pr *process) touchRaw(raw []byte) {
@@ -279,6 +313,9 @@ type State struct {
 	plogErrors map[plogErrKey]uint64
 	dropped    map[string]uint64
 	unparsable map[string]uint64
+	// rejected counts settings values HCCL would refuse, by variable
+	// (variables of internal/hcclenv; "other" for the rest).
+	rejected   map[string]uint64
 	partial    map[partialKey][]byte
 	recent     [dedupWindow]string
 	recentNext int
@@ -303,6 +340,7 @@ func NewState(opts Options) *State {
 		plogErrors: map[plogErrKey]uint64{},
 		dropped:    map[string]uint64{},
 		unparsable: map[string]uint64{},
+		rejected:   map[string]uint64{},
 		partial:    map[partialKey][]byte{},
 	}
 }
@@ -352,15 +390,13 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 	isHCCL := bytes.Equal(p.Module, moduleHCCL)
 	isHCCP := bytes.Equal(p.Module, moduleHCCP)
 	switch p.Level {
-	case parse.LevelInfo, parse.LevelWarning:
+	case parse.LevelInfo, parse.LevelWarning, parse.LevelEvent, parse.LevelTrace:
+		// 2023 builds print settings as EVENT and graph-mode communicator
+		// creation as TRACE.
 		if !isHCCL {
 			return
 		}
-		if parse.IsEnvLine(p.Msg) {
-			s.applyEnv(src.Dir, &p)
-		} else if parse.IsKeyInfoLine(p.Msg) {
-			s.applyKeyInfo(src.Dir, &p)
-		}
+		s.applyHCCL(src.Dir, &p, parse.Classify(p.Msg))
 	case parse.LevelError:
 		if !isHCCL && !isHCCP {
 			// Fingerprints are HCCL/HCCP messages; other modules' errors
@@ -459,7 +495,10 @@ func (s *State) applyEnv(dir string, p *parse.PlogLine) {
 			s.dropped[labelVariable]++
 			continue
 		}
-		v := toEnvSetting(st)
+		v, rejected := toEnvSetting(st)
+		if rejected {
+			s.countRejected(st.Name)
+		}
 		if old, ok := pr.env[st.Name]; !ok || old != v {
 			pr.env[st.Name] = v
 			s.procsChanged()
@@ -467,93 +506,30 @@ func (s *State) applyEnv(dir string, p *parse.PlogLine) {
 	}
 }
 
-// envUnits converts the unit printed after a value to base units.
-var envUnits = map[string]float64{
-	"M": 1 << 20, "MB": 1 << 20, "K": 1 << 10, "KB": 1 << 10, "G": 1 << 30, "GB": 1 << 30,
-	"s": 1, "ms": 1e-3,
+// toEnvSetting converts a parsed setting with the one definition of HCCL's
+// settings (internal/hcclenv): base units, and no number for a value HCCL
+// would refuse (outside its range, NaN, infinite). rejected reports such a
+// value.
+func toEnvSetting(st parse.EnvSetting) (out EnvSetting, rejected bool) {
+	out = EnvSetting{Value: labelValue(st.Value, maxValueLen), SetBy: st.SetBy}
+	v, ok, err := hcclenv.Value(st.Name, st.Value, st.Unit)
+	if err != nil {
+		return out, true
+	}
+	out.Number, out.HasNumber = v, ok
+	return out, false
 }
 
-// envDefaultUnits are the units of numeric variables when a line (older
-// CANN, untagged) prints none. HCCL_BUFFSIZE is in MB (HCCL_BUFFSIZE.md).
-var envDefaultUnits = map[string]string{
-	"HCCL_BUFFSIZE":           "M",
-	"HCCL_CONNECT_TIMEOUT":    "s",
-	"HCCL_EXEC_TIMEOUT":       "s",
-	"HCCL_MULTI_QP_THRESHOLD": "KB",
+// countRejected counts a refused value; variables HCCL does not define
+// here share one label value, so the label stays bounded.
+func (s *State) countRejected(name string) {
+	if _, ok := hcclenv.Lookup(name); !ok {
+		name = rejectedOther
+	}
+	s.rejected[name]++
 }
 
-func toEnvSetting(st parse.EnvSetting) EnvSetting {
-	out := EnvSetting{Value: labelValue(st.Value, maxValueLen), SetBy: st.SetBy}
-	if f, err := strconv.ParseFloat(st.Value, 64); err == nil && st.Value != "" {
-		unit := st.Unit
-		if unit == "" {
-			unit = envDefaultUnits[st.Name]
-		}
-		mult := 1.0
-		if m, ok := envUnits[unit]; ok {
-			mult = m
-		}
-		out.Number, out.HasNumber = f*mult, true
-	}
-	return out
-}
-
-func (s *State) applyKeyInfo(dir string, p *parse.PlogLine) {
-	if ci, ok := parse.ParseCommunicatorKeyInfo(p.Msg); ok {
-		pr := s.process(ProcessKey{dir, p.PID}, p.PName, s.lineTime(p.Time))
-		if pr == nil {
-			return
-		}
-		name := labelValue(ci.Identifier, 2*maxValueLen)
-		for i := range pr.comms {
-			if pr.comms[i].Name == name {
-				if pr.comms[i].RankSize != ci.RankSize || pr.comms[i].ServerNum != ci.ServerNum {
-					pr.comms[i].RankSize, pr.comms[i].ServerNum = ci.RankSize, ci.ServerNum
-					s.procsChanged()
-				}
-				return
-			}
-		}
-		if s.nComms >= s.opts.MaxCommunicators {
-			s.dropped[labelCommunicator]++
-			return
-		}
-		s.nComms++
-		pr.comms = append(pr.comms, CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, UserRank: -1, DevicePhyID: -1})
-		s.procsChanged()
-		return
-	}
-	pr := s.procs[ProcessKey{dir, p.PID}]
-	if pr == nil || len(pr.comms) == 0 {
-		return
-	}
-	if lr, ok := parse.ParseLocalRankKeyInfo(p.Msg); ok {
-		// HCCL prints it right after the communicator's own key-info line.
-		last := &pr.comms[len(pr.comms)-1]
-		last.UserRank, last.DevicePhyID = lr.UserRank, lr.DevicePhyID
-		return
-	}
-	if id, ok := parse.CommDestroy(p.Msg); ok {
-		// CANN does not name the communicator it destroys; drop the named
-		// one when it does, else the newest (sub-groups are created after
-		// and destroyed before the world group).
-		idx := len(pr.comms) - 1
-		if id != "" {
-			idx = -1
-			for i := range pr.comms {
-				if pr.comms[i].Name == id {
-					idx = i
-				}
-			}
-			if idx < 0 {
-				return
-			}
-		}
-		pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
-		s.nComms--
-		s.procsChanged()
-	}
-}
+const rejectedOther = "other"
 
 var (
 	dockerStreamStdout = "stdout"
@@ -816,7 +792,8 @@ func (s *State) HasProcess(pid int) bool {
 // view copies a process; names, when non-nil, restricts Env to them.
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
-		Communicators: append([]CommunicatorView(nil), pr.comms...)}
+		Communicators: append([]CommunicatorView(nil), pr.comms...),
+		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs}
 	if names != nil {
 		pv.Env = make(map[string]EnvSetting, len(names))
 		for _, n := range names {

@@ -35,8 +35,18 @@ var tagEnvVarParam = []byte("[Init][EnvVarParam]")
 // `X set by environment to [v]`. It is the hot-path pre-check: two prefix
 // tests and one scan.
 func IsEnvLine(msg []byte) bool {
-	return bytes.HasPrefix(msg, tagHCCLEnv) || bytes.HasPrefix(msg, tagEnvVarParam) || containsSetBy(msg)
+	return bytes.HasPrefix(msg, tagHCCLEnv) || bytes.HasPrefix(msg, tagEnvVarParam) ||
+		bytes.HasPrefix(msg, prefixHCCLVar) || bytes.HasPrefix(msg, prefixEnvVar) ||
+		bytes.HasPrefix(msg, prefixExecTimeOut2023) || containsSetBy(msg)
 }
+
+// Untagged settings lines (2023 to 2025) start with the variable's name,
+// with "environmental variable " or, in 2023, with "ExecTimeOut is set".
+var (
+	prefixHCCLVar         = []byte("HCCL_")
+	prefixEnvVar          = []byte("environmental variable ")
+	prefixExecTimeOut2023 = []byte("ExecTimeOut is set to timeOut[")
+)
 
 // containsSetBy is bytes.Contains(msg, " set by ") keyed on the rare 'y':
 // bytes.Index keys on the first byte, a space, which costs a call per word.
@@ -104,6 +114,13 @@ func ParseHCCLEnv(msg []byte) []EnvSetting {
 	if i := bytes.Index(msg, markEnvConfig); i >= 0 {
 		return parseEnvConfig(msg[i+len(markEnvConfig):])
 	}
+	if bytes.HasPrefix(msg, prefixExecTimeOut2023) {
+		// 2023: "ExecTimeOut is set to timeOut[120]" (seconds).
+		if v, _, ok := bracketed(string(msg[len(prefixExecTimeOut2023)-1:])); ok {
+			return []EnvSetting{{Name: "HCCL_EXEC_TIMEOUT", Value: v, Unit: "s", SetBy: SetByEnvironment}}
+		}
+		return nil
+	}
 	tagged := false
 	if i := bytes.Index(msg, tagHCCLEnv); i >= 0 {
 		tagged = true
@@ -164,6 +181,13 @@ func parseOneSetting(s string, tagged bool) (EnvSetting, bool) {
 	s = strings.TrimLeft(s, " ")
 	s = strings.TrimPrefix(s, "environmental variable ")
 	name := envName(s)
+	// An untagged message that starts with the variable's name is a
+	// settings line of the 2023–2025 eras, which use every wording the
+	// tagged lines use; one with the name further in is read only in the
+	// "set by" wording.
+	if name != "" {
+		tagged = true
+	}
 	if name == "" {
 		// Older untagged lines may carry text before the name:
 		// "... HCCL_CONNECT_TIMEOUT set by environment to [300]".
@@ -195,6 +219,17 @@ func parseOneSetting(s string, tagged bool) (EnvSetting, bool) {
 		return EnvSetting{}, false
 	}
 	switch {
+	case strings.HasPrefix(rest, " is set, "):
+		// 2023: "environmental variable HCCL_CONNECT_TIMEOUT is set, timeOut[600]" (seconds).
+		i := strings.Index(rest, "timeOut[")
+		if i < 0 {
+			return EnvSetting{}, false
+		}
+		v, _, ok := bracketed(rest[i+len("timeOut"):])
+		if !ok {
+			return EnvSetting{}, false
+		}
+		return EnvSetting{Name: name, Value: v, Unit: "s", SetBy: SetByEnvironment}, true
 	case strings.HasPrefix(rest, " is not set") || strings.HasPrefix(rest, " and GE profiling option is not set"):
 		st := EnvSetting{Name: name, SetBy: SetByUnset}
 		tail := rest[strings.Index(rest, " is not set")+len(" is not set"):]

@@ -74,7 +74,16 @@ func TestParseHCCLEnv(t *testing.T) {
 		{"[1234]HCCL_CONNECT_TIMEOUT set by environment to [300]", []EnvSetting{{"HCCL_CONNECT_TIMEOUT", "300", "", SetByEnvironment}}},
 		{"HCCL_BUFFSIZE set by default to [200]", []EnvSetting{{"HCCL_BUFFSIZE", "200", "", SetByDefault}}},
 		{"[Init] rdmaTimeOut HCCL_RDMA_TIMEOUT set by environment to [18]", []EnvSetting{{"HCCL_RDMA_TIMEOUT", "18", "", SetByEnvironment}}},
-		{"HCCL_IF_IP is set to [1.2.3.4]", nil}, // untagged lines only use "set by"
+		{"HCCL_IF_IP is set to [1.2.3.4], ip[1.2.3.4].", []EnvSetting{{"HCCL_IF_IP", "1.2.3.4", "", SetByEnvironment}}},
+		{"environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [4]",
+			[]EnvSetting{{"HCCL_RDMA_QPS_PER_CONNECTION", "4", "", SetByEnvironment}}},
+		{"HCCL_RDMA_QPS_PER_CONNECTION is set to default value [1]",
+			[]EnvSetting{{"HCCL_RDMA_QPS_PER_CONNECTION", "1", "", SetByDefault}}},
+		{"[Init] rdmaTimeOut HCCL_RDMA_TIMEOUT is set to [18]", nil}, // further in: only "set by"
+		// 2023 [EVENT] lines.
+		{"environmental variable HCCL_CONNECT_TIMEOUT is set, timeOut[600]",
+			[]EnvSetting{{"HCCL_CONNECT_TIMEOUT", "600", "s", SetByEnvironment}}},
+		{"ExecTimeOut is set to timeOut[120]", []EnvSetting{{"HCCL_EXEC_TIMEOUT", "120", "s", SetByEnvironment}}},
 		{"timeout set by user to [3]", nil},
 		// Ascend 950.
 		{`[Init][EnvVarParam]Env config "HCCL_BUFFSIZE" is not set. Default value is used.`, []EnvSetting{{"HCCL_BUFFSIZE", "", "", SetByUnset}}},
@@ -93,10 +102,13 @@ func TestParseHCCLEnv(t *testing.T) {
 
 func TestIsEnvLine(t *testing.T) {
 	for msg, want := range map[string]bool{
-		"[1][HCCL_ENV] X set by default to [1]":        true,
-		"X set by environment to [1]":                  true,
-		`[Init][EnvVarParam]Env config "X" is parsed.`: true,
-		"[1]Entry-HcclAllReduce: tag[AllReduce_1]":     false,
+		"[1][HCCL_ENV] X set by default to [1]":                            true,
+		"X set by environment to [1]":                                      true,
+		"HCCL_RDMA_QPS_PER_CONNECTION is set to default value [1]":         true,
+		"environmental variable HCCL_CONNECT_TIMEOUT is set, timeOut[600]": true,
+		"ExecTimeOut is set to timeOut[120]":                               true,
+		`[Init][EnvVarParam]Env config "X" is parsed.`:                     true,
+		"[1]Entry-HcclAllReduce: tag[AllReduce_1]":                         false,
 	} {
 		if got := IsEnvLine([]byte(msg)); got != want {
 			t.Errorf("IsEnvLine(%q) = %v", msg, got)

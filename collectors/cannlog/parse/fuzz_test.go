@@ -114,3 +114,32 @@ func FuzzCRI(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHCCLLines runs every HCCL message parser on arbitrary messages,
+// seeded with the wordings of every era.
+func FuzzHCCLLines(f *testing.F) {
+	for _, w := range Wordings {
+		var p PlogLine
+		if ParsePlog([]byte(w.Sample), &p) {
+			f.Add(p.Msg)
+		}
+	}
+	f.Add([]byte("create hccl transport:communicator[_], remote rank[1],transporttype[ROCE], rdma qpn["))
+	f.Add([]byte("[Load] comm config of []: bufferSize[18446744073709551616]"))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		kind := Classify(msg)
+		if c, ok := ParseCommunicator(msg); ok && (c.RankSize <= 0 || c.Identifier == "") {
+			t.Fatalf("communicator without ranks or name: %+v", c)
+		}
+		if tr, ok := ParseTransport(msg); ok {
+			if kind != KindTransport || tr.Tag == "" || tr.RemoteRank < 0 {
+				t.Fatalf("transport %+v from a %s line", tr, kind)
+			}
+			_ = tr.Identifier()
+		}
+		ParseCCLBuffer(msg)
+		if cc, ok := ParseCommConfig(msg); ok && (kind != KindCommConfig || cc.Name == "") {
+			t.Fatalf("comm config %+v from a %s line", cc, kind)
+		}
+	})
+}

@@ -50,6 +50,12 @@ func ParseCommunicatorKeyInfo(msg []byte) (CommunicatorInfo, bool) {
 type LocalRankInfo struct {
 	UserRank    int
 	DevicePhyID int
+	// SuperPodID is superPodId[…] as printed ("" when absent);
+	// SuperPodMode is useSuperPodMode[…] and StandardCard isStandardCard[…]
+	// (a PCIe standard card), -1 when absent.
+	SuperPodID   string
+	SuperPodMode int
+	StandardCard int
 }
 
 // ParseLocalRankKeyInfo reads a `[LocalRank Key Info]` message.
@@ -67,7 +73,17 @@ func ParseLocalRankKeyInfo(msg []byte) (LocalRankInfo, bool) {
 	if !ok2 {
 		phy = -1
 	}
-	return LocalRankInfo{UserRank: rank, DevicePhyID: phy}, true
+	lr := LocalRankInfo{UserRank: rank, DevicePhyID: phy, SuperPodMode: -1, StandardCard: -1}
+	if v, ok := BracketField(msg, "superPodId"); ok && len(v) <= 64 {
+		lr.SuperPodID = string(v)
+	}
+	if v, ok := intField(msg, "useSuperPodMode"); ok {
+		lr.SuperPodMode = v
+	}
+	if v, ok := intField(msg, "isStandardCard"); ok {
+		lr.StandardCard = v
+	}
+	return lr, true
 }
 
 // CommDestroy reports whether msg is `Entry-HcclCommDestroy…` and returns

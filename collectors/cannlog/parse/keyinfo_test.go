@@ -26,7 +26,7 @@ func TestParseCommunicatorKeyInfo(t *testing.T) {
 func TestParseLocalRankKeyInfo(t *testing.T) {
 	msg := "[858941][LocalRank Key Info]userRank[6] hostIp[127.0.0.1] devicePhyId[6] server[127.0.0.1] deviceIp[0.0.0.0]"
 	got, ok := ParseLocalRankKeyInfo([]byte(msg))
-	if !ok || got != (LocalRankInfo{UserRank: 6, DevicePhyID: 6}) {
+	if !ok || got != (LocalRankInfo{UserRank: 6, DevicePhyID: 6, SuperPodMode: -1, StandardCard: -1}) {
 		t.Fatalf("got %+v %v", got, ok)
 	}
 	if got, ok := ParseLocalRankKeyInfo([]byte("[LocalRank Key Info]userRank[3]")); !ok || got.DevicePhyID != -1 {

@@ -180,6 +180,10 @@ func ParsePlog(line []byte, p *PlogLine) bool {
 		if i > 1 && i < len(rest) && rest[i] == ']' {
 			p.TID = rest[1:i]
 			rest = rest[i+1:]
+			// 2023 builds print the tid twice: `[6615][6615]message`.
+			if n := len(p.TID) + 2; len(rest) > n && rest[0] == '[' && rest[n-1] == ']' && bytes.Equal(rest[1:n-1], p.TID) {
+				rest = rest[n:]
+			}
 		}
 	case bytes.HasPrefix(rest, []byte("tid:")):
 		i := 4

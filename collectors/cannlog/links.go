@@ -1,0 +1,244 @@
+package cannlog
+
+import (
+	"strings"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+)
+
+// Caps that keep one runaway process from growing the state without bound.
+const (
+	maxPeersPerComm   = 1 << 16 // distinct remote ranks remembered per communicator
+	maxConfigsPerProc = 64      // [Load] comm config entries waiting for their communicator
+)
+
+// processLinks is what a process's run log says about its links and
+// buffers beyond the communicators themselves.
+type processLinks struct {
+	// pendingBuf sums `Create ccl buffer success` sizes not yet tied to a
+	// communicator: HCCL's line names none, and allocates the buffer right
+	// before the first link set of the communicator's first collective, so
+	// the next `create hccl transport:` line of a communicator without a
+	// buffer claims them.
+	pendingBuf uint64
+	// orphanQPs are QPs whose operator tag names no live communicator.
+	orphanQPs uint64
+	// configs holds `[Load] comm config` buffer sizes by communicator name
+	// until the communicator is created.
+	configs map[string]uint64
+	// peers holds the distinct remote ranks linked, per communicator.
+	peers map[string]*peerSets
+}
+
+type peerSets struct {
+	roce, other map[int]struct{}
+}
+
+func (s *State) applyHCCL(dir string, p *parse.PlogLine, kind parse.LineKind) {
+	key := ProcessKey{dir, p.PID}
+	switch kind {
+	case parse.KindSettings:
+		s.applyEnv(dir, p)
+	case parse.KindCommunicator:
+		if c, ok := parse.ParseCommunicator(p.Msg); ok {
+			s.applyCommunicator(key, p, c)
+		}
+	case parse.KindLocalRank:
+		s.applyLocalRank(key, p)
+	case parse.KindCommDestroy:
+		s.applyDestroy(key, p)
+	case parse.KindCCLBuffer:
+		if n, ok := parse.ParseCCLBuffer(p.Msg); ok {
+			if pr := s.process(key, p.PName, s.lineTime(p.Time)); pr != nil {
+				pr.links.pendingBuf += n
+				s.procsChanged()
+			}
+		}
+	case parse.KindCommConfig:
+		if cc, ok := parse.ParseCommConfig(p.Msg); ok {
+			s.applyCommConfig(key, p, cc)
+		}
+	case parse.KindTransport:
+		if t, ok := parse.ParseTransport(p.Msg); ok {
+			s.applyTransport(key, p, t)
+		}
+	}
+}
+
+// applyCommunicator creates or completes a communicator. Older eras print
+// several lines per communicator (Entry, SetupAgent, hcclCommInitInfo),
+// each with part of what it is; later lines fill in what earlier ones
+// lacked.
+func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Communicator) {
+	pr := s.process(key, p.PName, s.lineTime(p.Time))
+	if pr == nil {
+		return
+	}
+	name := labelValue(ci.Identifier, 2*maxValueLen)
+	for i := range pr.comms {
+		c := &pr.comms[i]
+		if c.Name != name {
+			continue
+		}
+		before := *c
+		c.RankSize = ci.RankSize
+		setIfKnown(&c.ServerNum, ci.ServerNum)
+		setIfKnown(&c.SuperPodNum, ci.SuperPodNum)
+		setIfKnown(&c.DeviceType, ci.DeviceType)
+		setIfKnown(&c.DevicePhyID, ci.DevicePhyID)
+		if *c != before {
+			s.procsChanged()
+		}
+		return
+	}
+	if s.nComms >= s.opts.MaxCommunicators {
+		s.dropped[labelCommunicator]++
+		return
+	}
+	s.nComms++
+	c := CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, SuperPodNum: ci.SuperPodNum,
+		DeviceType: ci.DeviceType, UserRank: -1, DevicePhyID: ci.DevicePhyID, SuperPodMode: -1, StandardCard: -1}
+	if b, ok := pr.links.configs[name]; ok {
+		c.BufferSizeBytes = b
+		delete(pr.links.configs, name)
+	}
+	pr.comms = append(pr.comms, c)
+	s.procsChanged()
+}
+
+func setIfKnown(dst *int, v int) {
+	if v >= 0 {
+		*dst = v
+	}
+}
+
+func (s *State) applyLocalRank(key ProcessKey, p *parse.PlogLine) {
+	pr := s.procs[key]
+	if pr == nil || len(pr.comms) == 0 {
+		return
+	}
+	lr, ok := parse.ParseLocalRankKeyInfo(p.Msg)
+	if !ok {
+		return
+	}
+	// HCCL prints it right after the communicator's own key-info line.
+	last := &pr.comms[len(pr.comms)-1]
+	last.UserRank, last.DevicePhyID = lr.UserRank, lr.DevicePhyID
+	last.SuperPodID = labelValue(lr.SuperPodID, maxValueLen)
+	last.SuperPodMode, last.StandardCard = lr.SuperPodMode, lr.StandardCard
+	s.procsChanged()
+}
+
+func (s *State) applyDestroy(key ProcessKey, p *parse.PlogLine) {
+	pr := s.procs[key]
+	if pr == nil || len(pr.comms) == 0 {
+		return
+	}
+	id, ok := parse.CommDestroy(p.Msg)
+	if !ok {
+		return
+	}
+	// CANN does not name the communicator it destroys; drop the named one
+	// when it does, else the newest (sub-groups are created after and
+	// destroyed before the world group).
+	idx := len(pr.comms) - 1
+	if id != "" {
+		idx = -1
+		for i := range pr.comms {
+			if pr.comms[i].Name == id {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return
+		}
+	}
+	delete(pr.links.peers, pr.comms[idx].Name)
+	pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
+	s.nComms--
+	s.procsChanged()
+}
+
+func (s *State) applyCommConfig(key ProcessKey, p *parse.PlogLine, cc parse.CommConfig) {
+	pr := s.process(key, p.PName, s.lineTime(p.Time))
+	if pr == nil {
+		return
+	}
+	name := labelValue(cc.Name, 2*maxValueLen)
+	for i := range pr.comms {
+		if pr.comms[i].Name == name {
+			pr.comms[i].BufferSizeBytes = cc.BufferBytes
+			s.procsChanged()
+			return
+		}
+	}
+	// HCCL loads the config before it prints the communicator.
+	if pr.links.configs == nil {
+		pr.links.configs = map[string]uint64{}
+	}
+	if _, ok := pr.links.configs[name]; ok || len(pr.links.configs) < maxConfigsPerProc {
+		pr.links.configs[name] = cc.BufferBytes
+	}
+}
+
+// applyTransport records one link: a QP when the line has `rdma qpn[`.
+func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transport) {
+	pr := s.procs[key]
+	if pr == nil {
+		pr = s.process(key, p.PName, s.lineTime(p.Time))
+		if pr == nil {
+			return
+		}
+	}
+	c := pr.commForTag(t)
+	if c == nil {
+		if t.HasQPN {
+			pr.links.orphanQPs++
+			s.procsChanged()
+		}
+		return
+	}
+	if c.CCLBufferBytes == 0 && pr.links.pendingBuf > 0 {
+		c.CCLBufferBytes, pr.links.pendingBuf = pr.links.pendingBuf, 0
+	}
+	if pr.links.peers == nil {
+		pr.links.peers = map[string]*peerSets{}
+	}
+	ps := pr.links.peers[c.Name]
+	if ps == nil {
+		ps = &peerSets{roce: map[int]struct{}{}, other: map[int]struct{}{}}
+		pr.links.peers[c.Name] = ps
+	}
+	set := ps.other
+	if t.HasQPN {
+		c.EstablishedQPs++
+		set = ps.roce
+	}
+	if _, seen := set[t.RemoteRank]; !seen && len(set) < maxPeersPerComm {
+		set[t.RemoteRank] = struct{}{}
+	}
+	c.RoCEPeers, c.OtherPeers = len(ps.roce), len(ps.other)
+	s.procsChanged()
+}
+
+// commForTag finds the communicator a link set was built for. Op-base tags
+// are "<Collective>_<identifier>"; graph-mode tags ("HcomAllReduce_<n>_0")
+// name no identifier, and belong to the process's only communicator when
+// it has one.
+func (pr *process) commForTag(t parse.Transport) *CommunicatorView {
+	id := t.Identifier()
+	for i := range pr.comms {
+		if pr.comms[i].Name == id {
+			return &pr.comms[i]
+		}
+	}
+	for i := range pr.comms {
+		if strings.HasSuffix(t.Tag, "_"+pr.comms[i].Name) {
+			return &pr.comms[i]
+		}
+	}
+	if len(pr.comms) == 1 {
+		return &pr.comms[0]
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package cannlog
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// seriesValue returns the value of the series of name with label=value.
+func seriesValue(t *testing.T, c prometheus.Collector, name, label, value string) float64 {
+	t.Helper()
+	r := prometheus.NewPedanticRegistry()
+	r.MustRegister(c)
+	fams, err := r.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.Metric {
+			for _, l := range m.Label {
+				if l.GetName() == label && l.GetValue() == value {
+					if m.Counter != nil {
+						return m.Counter.GetValue()
+					}
+					return m.Gauge.GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{%s=%q}", name, label, value)
+	return 0
+}
+
+// TestErasSample reads the 2024-era tree (untagged settings, Entry-/
+// SetupAgent/hcclCommInitInfo communicators, ccl buffer and transport
+// lines) and checks what the README of the sample says a reader must
+// conclude.
+func TestErasSample(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2024, 11, 19, 17, 0, 0, 0, time.UTC)}))
+	ingestTree(t, st, "testdata/cann-log-eras")
+	a, ok := onlyProcess(t, st, 412001)
+	if !ok {
+		t.Fatal("job A (pid 412001) not read")
+	}
+	if q := a.Env["HCCL_RDMA_QPS_PER_CONNECTION"]; !q.HasNumber || q.Number != 1 || q.SetBy != "default" {
+		t.Errorf("job A QPS = %+v, want 1 by default", q)
+	}
+	if b := a.Env["HCCL_BUFFSIZE"]; b.Number != 200<<20 {
+		t.Errorf("job A HCCL_BUFFSIZE = %+v", b)
+	}
+	if len(a.Communicators) != 1 {
+		t.Fatalf("job A communicators %+v", a.Communicators)
+	}
+	ca := a.Communicators[0]
+	want := CommunicatorView{Name: "10.20.0.11%eth0_60000_0_1732004711518342", RankSize: 16, ServerNum: -1, SuperPodNum: -1,
+		DeviceType: 2, UserRank: -1, DevicePhyID: 0, SuperPodMode: -1, StandardCard: -1,
+		CCLBufferBytes: 2 * 209715200, EstablishedQPs: 14, RoCEPeers: 12, OtherPeers: 3}
+	if ca != want {
+		t.Errorf("job A communicator\n got %+v\nwant %+v", ca, want)
+	}
+	if a.UnattributedBufferBytes != 0 || a.UnattributedQPs != 0 {
+		t.Errorf("job A unattributed buffer %d, QPs %d", a.UnattributedBufferBytes, a.UnattributedQPs)
+	}
+
+	b, ok := onlyProcess(t, st, 412002)
+	if !ok {
+		t.Fatal("job B (pid 412002) not read")
+	}
+	if q := b.Env["HCCL_RDMA_QPS_PER_CONNECTION"]; !q.HasNumber || q.Number != 4 || q.SetBy != "environment" {
+		t.Errorf("job B QPS = %+v, want 4 from the environment (untagged `environmental variable … is set to [4]`)", q)
+	}
+	if len(b.Communicators) != 1 || b.Communicators[0].RankSize != 16 || b.Communicators[0].CCLBufferBytes != 0 || b.Communicators[0].EstablishedQPs != 0 {
+		t.Errorf("job B communicators %+v: want one of 16 ranks, no buffer, no QPs", b.Communicators)
+	}
+
+	exp := `
+# HELP hccl_communicator_established_qps RoCE QPs a communicator of a process has created, from its ` + "`create hccl transport:`" + ` run-log lines with ` + "`rdma qpn[`" + ` (one per QP, over every link set it built).
+# TYPE hccl_communicator_established_qps gauge
+hccl_communicator_established_qps{communicator="10.20.0.11%eth0_60000_0_1732004711518342",pid="412001"} 14
+hccl_communicator_established_qps{communicator="10.20.0.12%eth0_60001_0_1732004760931254",pid="412002"} 0
+# HELP hccl_env_rdma_qps_per_connection Effective HCCL_RDMA_QPS_PER_CONNECTION of a process: RoCE queue pairs per rank pair.
+# TYPE hccl_env_rdma_qps_per_connection gauge
+hccl_env_rdma_qps_per_connection{pid="412001"} 1
+hccl_env_rdma_qps_per_connection{pid="412002"} 4
+`
+	if err := testutil.CollectAndCompare(st, strings.NewReader(exp), "hccl_communicator_established_qps", "hccl_env_rdma_qps_per_connection"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestOutOfRangeSettingsAreNotNumbers(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)}))
+	src := &Source{Path: "p", Kind: SourcePlog}
+	for _, msg := range []string{
+		"[HCCL_ENV] HCCL_BUFFSIZE set by environment to [NaN]M",
+		"[HCCL_ENV] environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [-5]",
+		"[HCCL_ENV] HCCL_CONNECT_TIMEOUT set by environment to [1e26]s",
+		"[HCCL_ENV] HCCL_EXEC_TIMEOUT set by environment to [600]s",
+		"[HCCL_ENV] HCCL_WEIRD_KNOB set by environment to [Inf]",
+	} {
+		st.Ingest(src, []byte("[INFO] HCCL(7,python):2026-01-07-10:00:00.000.000 [x.cc:1] [7]"+msg))
+	}
+	p, _ := onlyProcess(t, st, 7)
+	for _, v := range []string{"HCCL_BUFFSIZE", "HCCL_RDMA_QPS_PER_CONNECTION", "HCCL_CONNECT_TIMEOUT"} {
+		if e := p.Env[v]; e.HasNumber || e.Value == "" {
+			t.Errorf("%s = %+v: an out-of-range value must keep its text and lose its number", v, e)
+		}
+	}
+	exp := `
+# HELP hccl_env_exec_timeout_seconds Effective HCCL_EXEC_TIMEOUT of a process.
+# TYPE hccl_env_exec_timeout_seconds gauge
+hccl_env_exec_timeout_seconds{pid="7"} 600
+`
+	if err := testutil.CollectAndCompare(st, strings.NewReader(exp), "hccl_env_exec_timeout_seconds", "hccl_env_buffsize_bytes",
+		"hccl_env_rdma_qps_per_connection", "hccl_env_connect_timeout_seconds"); err != nil {
+		t.Error(err)
+	}
+	for v, want := range map[string]float64{"HCCL_BUFFSIZE": 1, "HCCL_RDMA_QPS_PER_CONNECTION": 1, "HCCL_CONNECT_TIMEOUT": 1, "HCCL_EXEC_TIMEOUT": 0, "other": 1} {
+		if got := seriesValue(t, st, "hccl_env_values_rejected_total", "variable", v); got != want {
+			t.Errorf("rejected{%s} = %v, want %v", v, got, want)
+		}
+	}
+	if probs, err := testutil.CollectAndLint(st); err != nil || len(probs) > 0 {
+		t.Errorf("lint: %v %v", probs, err)
+	}
+}
+
+// TestCommConfigBuffersAndLinks follows one process through the newest
+// era: a per-communicator buffer size, two communicators, the cclBuffer
+// allocated at the first collective of one of them, its QPs, a graph-mode
+// tag, and a checkpoint round trip.
+func TestCommConfigBuffersAndLinks(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)}))
+	src := &Source{Path: "p", Kind: SourcePlog}
+	in := func(msg string) {
+		st.Ingest(src, []byte("[INFO] HCCL(8,python):2026-01-07-10:00:00.000.000 [x.cc:1] [8]"+msg))
+	}
+	in("[Load] comm config of [g2]: bufferSize[104857600], deterministic[0], trafficClass[132], serviceLevel[4]")
+	in("[Communicator Key Info]identifier[w] rankSize[16] serverNum[2] moduleNum[2] superPodNum[0]")
+	in("[Communicator Key Info]identifier[g2] rankSize[4] serverNum[2] moduleNum[2] superPodNum[0]")
+	in("[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x1], size[420478976]")
+	in("create hccl transport:communicator[AllReduce_w], local rank[0], remote rank[1], transporttype[HCCS]")
+	for q := 0; q < 3; q++ {
+		in("create hccl transport:communicator[AllReduce_w], local rank[0], ip[a], remote rank[8], ip[b], transporttype[ROCE], rdma qpn[1], rdma qp sport[2], rdma TC[132], rdma SL[4]")
+	}
+	in("create hccl transport:communicator[HcomAllReduce_66_0], local rank[0], ip[a], remote rank[9], ip[b], transporttype[ROCE], rdma qpn[1], rdma qp sport[2], rdma TC[132], rdma SL[4]")
+	check := func(st *State) {
+		t.Helper()
+		p, _ := onlyProcess(t, st, 8)
+		if len(p.Communicators) != 2 {
+			t.Fatalf("communicators %+v", p.Communicators)
+		}
+		w, g2 := p.Communicators[0], p.Communicators[1]
+		if w.CCLBufferBytes != 420478976 || w.EstablishedQPs != 3 || w.RoCEPeers != 1 || w.OtherPeers != 1 || w.BufferSizeBytes != 0 {
+			t.Errorf("w = %+v", w)
+		}
+		if g2.BufferSizeBytes != 104857600 || g2.CCLBufferBytes != 0 || g2.EstablishedQPs != 0 {
+			t.Errorf("g2 = %+v", g2)
+		}
+		if p.UnattributedQPs != 1 {
+			t.Errorf("graph-mode QP with two communicators: unattributed %d, want 1", p.UnattributedQPs)
+		}
+	}
+	check(st)
+	blob, err := st.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := NewState(testOptions(&fakeClock{t: time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)}))
+	if err := again.UnmarshalBinary(blob); err != nil {
+		t.Fatal(err)
+	}
+	check(again)
+	// The same peer again (a second link set) adds QPs, not peers.
+	again.Ingest(src, []byte("[INFO] HCCL(8,python):2026-01-07-10:00:01.000.000 [x.cc:1] [8]create hccl transport:communicator[ALLTOALL_w], local rank[0], ip[a], remote rank[8], ip[b], transporttype[ROCE], rdma qpn[7], rdma qp sport[2], rdma TC[132], rdma SL[4]"))
+	p, _ := onlyProcess(t, again, 8)
+	if w := p.Communicators[0]; w.EstablishedQPs != 4 || w.RoCEPeers != 1 {
+		t.Errorf("after a second link set: %+v", w)
+	}
+}

@@ -1,0 +1,89 @@
+package hcclenv
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+func TestValueRanges(t *testing.T) {
+	tests := []struct {
+		name, printed, unit string
+		want                float64
+		ok, rejected        bool
+	}{
+		{BuffSize, "200", "M", 200 << 20, true, false},
+		{BuffSize, "200", "", 200 << 20, true, false}, // untagged lines may omit the unit
+		{BuffSize, "1", "M", 1 << 20, true, false},
+		{BuffSize, "0", "M", 0, false, true},
+		{BuffSize, "-5", "M", 0, false, true},
+		{BuffSize, "1e26", "M", 0, false, true},
+		{BuffSize, "NaN", "M", 0, false, true},
+		{BuffSize, "+Inf", "M", 0, false, true},
+		{BuffSize, "1e400", "M", 0, false, true},
+		{BuffSize, "EmptyString", "", 0, false, false},
+		{QPsPerConnection, "16", "", 16, true, false},
+		{QPsPerConnection, "32", "", 32, true, false},
+		{QPsPerConnection, "33", "", 0, false, true},
+		{QPsPerConnection, "0", "", 0, false, true},
+		{ConnectTimeout, "600", "s", 600, true, false},
+		{ConnectTimeout, "60", "s", 0, false, true},
+		{ExecTimeout, "600.00", "s", 600, true, false},
+		{MultiQPThreshold, "512", "KB", 512 << 10, true, false},
+		{IntraRoCEEnable, "1", "", 1, true, false},
+		{IntraRoCEEnable, "2", "", 0, false, true},
+		{InterHCCSDisable, "TRUE", "", 1, true, false},
+		{InterHCCSDisable, "false", "", 0, true, false},
+		{QPPortConfigPath, "/a/b", "", 0, false, false},
+		{"HCCL_UNKNOWN_NUMBER", "1e26", "", 1e26, true, false}, // no range known: converted
+		{"HCCL_UNKNOWN_NUMBER", "NaN", "", 0, false, true},
+	}
+	for _, tc := range tests {
+		v, ok, err := Value(tc.name, tc.printed, tc.unit)
+		var oor *ErrOutOfRange
+		if got := errors.As(err, &oor); got != tc.rejected {
+			t.Errorf("%s=%q%s: rejected %v (err %v), want %v", tc.name, tc.printed, tc.unit, got, err, tc.rejected)
+		}
+		if ok != tc.ok || ok && v != tc.want {
+			t.Errorf("%s=%q%s: got %v, %v; want %v, %v", tc.name, tc.printed, tc.unit, v, ok, tc.want, tc.ok)
+		}
+		if ok && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			t.Errorf("%s=%q: non-finite %v accepted", tc.name, tc.printed, v)
+		}
+	}
+}
+
+func TestTableIsConsistent(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range All() {
+		if seen[s.Name] {
+			t.Errorf("%s defined twice", s.Name)
+		}
+		seen[s.Name] = true
+		if s.Effective == "" || len(s.Wordings) == 0 {
+			t.Errorf("%s: say what makes it effective and how it is printed", s.Name)
+		}
+		if s.Kind == Text {
+			continue
+		}
+		if s.Min > s.Max {
+			t.Errorf("%s: min %v > max %v", s.Name, s.Min, s.Max)
+		}
+		// HCCL's default must itself be in HCCL's range.
+		own := s.Default / unitScale[s.Unit]
+		if own < s.Min || own > s.Max {
+			t.Errorf("%s: default %v outside [%v, %v]", s.Name, own, s.Min, s.Max)
+		}
+	}
+}
+
+func TestQPsPerLinkAndBuffer(t *testing.T) {
+	for n, want := range map[float64]float64{1: 1, 2: 3, 4: 5, 16: 17, 32: 33} {
+		if got := QPsPerLink(n); got != want {
+			t.Errorf("QPsPerLink(%v) = %v, want %v", n, got, want)
+		}
+	}
+	if got := CCLBufferBytes(200 << 20); got != 420478976 {
+		t.Errorf("CCLBufferBytes(200 MiB) = %v, want 420478976 (HCOMM's one block)", got)
+	}
+}
