@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
 
 // TestDocsCoverCatalogAndFlags keeps docs/cannlog.md in step with the
@@ -27,6 +29,12 @@ func TestDocsCoverCatalogAndFlags(t *testing.T) {
 			if !strings.Contains(doc, "`"+p+"`") {
 				t.Errorf("docs/cannlog.md lacks fingerprint %q of %s", p, f.Code)
 			}
+		}
+	}
+	for _, w := range parse.Wordings {
+		row := "| " + w.Kind.String() + " | " + w.Era + " | `" + w.Prefix + "` |"
+		if !strings.Contains(doc, row) {
+			t.Errorf("docs/cannlog.md lacks the wording row %q", row)
 		}
 	}
 	app := kingpin.New("x", "")
