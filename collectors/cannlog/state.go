@@ -792,7 +792,7 @@ func (s *State) HasProcess(pid int) bool {
 // view copies a process; names, when non-nil, restricts Env to them.
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
-		Communicators: append([]CommunicatorView(nil), pr.comms...),
+		Communicators:           append([]CommunicatorView(nil), pr.comms...),
 		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs}
 	if names != nil {
 		pv.Env = make(map[string]EnvSetting, len(names))
