@@ -125,13 +125,28 @@ func build(ins []*input, opts Options) *Report {
 	}
 	names := sortedKeys(nodes)
 	all := make([]*nodeData, 0, len(names))
+	zones := map[string]string{}
 	for _, name := range names {
 		n := nodes[name]
 		n.merge()
+		zones[name] = opts.Location.String()
+		if loc := opts.NodeLocations[name]; loc != nil {
+			n.rezone(opts.Location, loc)
+			zones[name] = loc.String()
+		}
 		all = append(all, n)
 		r.Nodes = append(r.Nodes, buildNode(n, opts))
 	}
+	r.nodesData = all
 	r.Faults = buildFaults(all, opts)
+	cm, clock := measureClocks(all, zones)
+	for _, name := range sortedKeys(opts.NodeLocations) {
+		if nodes[name] == nil {
+			clock.Notes = append(clock.Notes, fmt.Sprintf("A zone was given for node %s, which is not in the bundle (nodes: %s).", name, strings.Join(names, ", ")))
+		}
+	}
+	r.Clock = clock
+	analyse(r, all, cm, opts)
 	r.Settings = buildSettings(r.Nodes)
 	for _, s := range r.Settings {
 		if !s.Consistent && !s.PerNode {
@@ -140,6 +155,7 @@ func build(ins []*input, opts Options) *Report {
 	}
 	r.BufferOOM = buildBufferOOM(r, all)
 	r.EI0011 = buildEI0011(r)
+	rootRemedies(r)
 
 	switch {
 	case len(r.Errors) > 0:

@@ -72,6 +72,8 @@ type group struct {
 	// oom collects cclBuffer out-of-memory evidence in screen logs.
 	oom  []OOMEvidence
 	errs []string
+	// watch keeps the fault events and communicator lines.
+	watch *eventWatch
 }
 
 type groupFile struct {
@@ -82,7 +84,10 @@ type groupFile struct {
 func (in *input) group(rel string, fc fileClass, opts *Options) *group {
 	g := in.groups[fc.group]
 	if g == nil {
-		g = &group{key: fc.group, kind: fc.kind, state: cannlog.NewState(opts.stateOptions())}
+		w := newEventWatch(opts.Location)
+		so := opts.stateOptions()
+		so.OnFault = w.onFault
+		g = &group{key: fc.group, kind: fc.kind, state: cannlog.NewState(so), watch: w}
 		in.groups[fc.group] = g
 	}
 	return g
@@ -258,17 +263,27 @@ func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 	src := &cannlog.Source{Path: rel, Kind: g.kind}
 	var st lineStats
 	var err error
+	ew := g.watch
+	ew.file, ew.lineNo = rel, 0
 	if g.kind == cannlog.SourceScreen {
 		w := oomWatch{file: rel}
 		st, err = scanLines(r, buf, func(line []byte) {
+			ew.lineNo++
+			ew.cur = line
 			g.state.Ingest(src, line)
 			w.observe(line)
 		})
 		w.flush()
 		g.oom = append(g.oom, w.found...)
 	} else {
-		st, err = scanLines(r, buf, func(line []byte) { g.state.Ingest(src, line) })
+		st, err = scanLines(r, buf, func(line []byte) {
+			ew.lineNo++
+			ew.cur = line
+			g.state.Ingest(src, line)
+			ew.observePlog(line)
+		})
 	}
+	ew.cur = nil
 	g.lines += st.lines
 	g.bytes += st.bytes
 	if err != nil {

@@ -18,6 +18,12 @@ type nodeData struct {
 	procs  map[int]*procData
 	faults map[string]*cannlog.FaultSummary
 	oom    []OOMEvidence
+	// events, ranks (by pid) and sync (communicator → earliest end of
+	// its initialisation) are the root-cause inputs of eventWatch.
+	events  []rawEvent
+	dropped int
+	ranks   map[int][]rankInfo
+	sync    map[string]time.Time
 }
 
 type procData struct {
@@ -34,7 +40,21 @@ type procData struct {
 func (n *nodeData) merge() {
 	n.procs = map[int]*procData{}
 	n.faults = map[string]*cannlog.FaultSummary{}
+	n.ranks = map[int][]rankInfo{}
+	n.sync = map[string]time.Time{}
 	for _, g := range n.groups {
+		if w := g.watch; w != nil {
+			n.events = append(n.events, w.events...)
+			n.dropped += w.dropped
+			for pid, rs := range w.ranks {
+				n.ranks[pid] = append(n.ranks[pid], rs...)
+			}
+			for id, t := range w.sync {
+				if cur, ok := n.sync[id]; !ok || t.Before(cur) {
+					n.sync[id] = t
+				}
+			}
+		}
 		switch g.kind {
 		case cannlog.SourcePlog:
 			n.files.plog += len(g.files)
@@ -121,4 +141,28 @@ func unionInts(a, b []int) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// rezone reads the node's printed times in loc instead of from: the wall
+// clock stays, the instant moves.
+func (n *nodeData) rezone(from, loc *time.Location) {
+	re := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		w := t.In(from)
+		return time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
+	}
+	for i := range n.events {
+		n.events[i].t = re(n.events[i].t)
+	}
+	for id, t := range n.sync {
+		n.sync[id] = re(t)
+	}
+	for _, f := range n.faults {
+		f.First, f.Last = re(f.First), re(f.Last)
+	}
+	for _, p := range n.procs {
+		p.lastWrite = re(p.lastWrite)
+	}
 }

@@ -33,6 +33,9 @@ type Options struct {
 	Workers int
 	// QP holds the per-QP memory bounds; zero means headroom.DefaultConfig.
 	QP headroom.Config
+	// NodeLocations overrides Location for the named nodes: nodes of one
+	// job may print their times in different zones.
+	NodeLocations map[string]*time.Location
 }
 
 func (o *Options) stateOptions() cannlog.Options {
@@ -82,11 +85,25 @@ type Report struct {
 	Settings              []Setting `json:"settings"`
 	InconsistentVariables []string  `json:"inconsistent_variables"`
 
+	// Incidents name the first failure of each incident, in time order,
+	// and its consequences; Clock says how the nodes' clocks compare.
+	Incidents []Incident  `json:"incidents"`
+	Clock     ClockReport `json:"clock"`
+	// UntimedEvents counts fault events whose lines printed no time (they
+	// are in the fault table, not in an incident); DroppedEvents those
+	// beyond the per-file cap.
+	UntimedEvents int `json:"untimed_events"`
+	DroppedEvents int `json:"dropped_events"`
+
 	QPModel   QPModel          `json:"qp_model"`
 	EI0011    *EI0011Report    `json:"ei0011"`
 	BufferOOM *BufferOOMReport `json:"buffer_oom"`
 
 	Errors []string `json:"errors"`
+
+	// nodesData is what was read, for the analyses that need more than
+	// the report shows.
+	nodesData []*nodeData
 }
 
 // Input is one PATH of the command line.

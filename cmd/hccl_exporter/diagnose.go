@@ -28,6 +28,7 @@ type diagnoseCommand struct {
 	format   string
 	layout   string
 	timezone string
+	nodeTZ   []string
 	workers  int
 	paths    []string
 
@@ -47,8 +48,10 @@ func addDiagnoseCommand(app *kingpin.Application) *diagnoseCommand {
 	d.report = d.cmd.Command("report", "Report fault codes, effective HCCL settings, settings that disagree between nodes and the EI0011 remedies with the bundle's numbers (the default: `diagnose PATH...`). Exit 0 clean, 1 findings, 2 bad input.").Default()
 	d.report.Flag("layout", "How files map to nodes: auto (node directories are detected), nodes (each first-level directory of a PATH is a node), node (each PATH is one node).").
 		Default(string(diagnose.LayoutAuto)).EnumVar(&d.layout, string(diagnose.LayoutAuto), string(diagnose.LayoutNodes), string(diagnose.LayoutNode))
-	d.report.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC or an IANA name such as Asia/Shanghai.").
+	d.report.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC, an IANA name such as Asia/Shanghai, or an offset such as +08:00.").
 		Default("Local").StringVar(&d.timezone)
+	d.report.Flag("node-timezone", "NODE=ZONE: a node that printed its times in another zone than --timezone (repeatable). The report's CLOCKS section names nodes whose clocks are off by whole quarter-hours.").
+		PlaceHolder("NODE=ZONE").StringsVar(&d.nodeTZ)
 	d.report.Flag("workers", "Files read concurrently; 0 means GOMAXPROCS.").Default("0").IntVar(&d.workers)
 	d.report.Arg("path", "Directories (one per node, or a root holding one directory per node) and .tar.gz/.tgz/.tar archives of them.").
 		Required().StringsVar(&d.paths)
@@ -92,13 +95,18 @@ func (d *diagnoseCommand) runBuffSize() int {
 }
 
 func (d *diagnoseCommand) runReport(logger *slog.Logger) int {
-	loc, err := time.LoadLocation(d.timezone)
+	loc, err := diagnose.ParseZone(d.timezone)
 	if err != nil {
-		fmt.Fprintf(d.stderr, "%s diagnose: --timezone %q: %v\n", exporterName, d.timezone, err)
+		fmt.Fprintf(d.stderr, "%s diagnose: --timezone: %v\n", exporterName, err)
+		return 2
+	}
+	nodeLocs, err := diagnose.ParseNodeZones(d.nodeTZ)
+	if err != nil {
+		fmt.Fprintf(d.stderr, "%s diagnose: --node-timezone: %v\n", exporterName, err)
 		return 2
 	}
 	start := time.Now()
-	rep, err := diagnose.Run(d.paths, diagnose.Options{Layout: diagnose.Layout(d.layout), Location: loc, Workers: d.workers})
+	rep, err := diagnose.Run(d.paths, diagnose.Options{Layout: diagnose.Layout(d.layout), Location: loc, Workers: d.workers, NodeLocations: nodeLocs})
 	if err != nil {
 		fmt.Fprintf(d.stderr, "%s diagnose: %v\n", exporterName, err)
 		return 2

@@ -54,6 +54,8 @@ func TestDiagnoseCLI(t *testing.T) {
 		{name: "report flag first", args: []string{"diagnose", "--layout", "nodes", sampleBundle}, selected: true, code: 1, stdout: "node-c:"},
 		{name: "missing path", args: []string{"diagnose", filepath.Join(t.TempDir(), "nope")}, selected: true, code: 2, stderr: "no such file or directory"},
 		{name: "bad timezone", args: []string{"diagnose", "--timezone", "Mars/Olympus", sampleBundle}, selected: true, code: 2, stderr: "--timezone"},
+		{name: "bad node timezone", args: []string{"diagnose", "--node-timezone", "node-a", sampleBundle}, selected: true, code: 2, stderr: "want NODE=ZONE"},
+		{name: "node timezone", args: []string{"diagnose", "--timezone", "+00:00", "--node-timezone", "node-a=+08:00", sampleBundle}, selected: true, code: 1, stdout: "node-a: zone UTC+08:00"},
 		{name: "no path", args: []string{"diagnose"}, parseErr: "required argument 'path' not provided"},
 		{name: "bad format", args: []string{"diagnose", "--format", "yaml", sampleBundle}, parseErr: "enum value must be one of text,json"},
 		{name: "buffsize", args: []string{"diagnose", "buffsize", "--micro-batch-size", "1", "--seq-len", "4096", "--hidden-size", "8192", "--dtype", "bf16"},

@@ -120,6 +120,21 @@ type Options struct {
 	MaxPartialBytes int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OnFault, when set, is called for every fault event the state counts,
+	// synchronously inside Ingest (with the state's lock held: it must not
+	// call back into the State). The offline diagnose command uses it to
+	// keep each event, where the collector keeps only counters.
+	OnFault func(FaultEvent)
+}
+
+// FaultEvent is one counted fault event, as handed to Options.OnFault.
+type FaultEvent struct {
+	Code   string
+	Source string // FaultSourceScreen or FaultSourcePlog
+	PID    int    // 0 when the line printed none
+	// Time is the time printed in the line (in Options.Location), or
+	// Options.Now() when it printed none.
+	Time time.Time
 }
 
 // DefaultOptions returns the defaults of the cannlog flags.
@@ -704,6 +719,9 @@ func (s *State) recordFault(code, source string, src *Source, pid int, ts time.T
 	}
 	if ts.After(sm.Last) {
 		sm.Last = ts
+	}
+	if s.opts.OnFault != nil {
+		s.opts.OnFault(FaultEvent{Code: code, Source: source, PID: pid, Time: ts})
 	}
 	if pid > 0 && len(sm.PIDs) < maxSummaryPIDs {
 		i := sort.SearchInts(sm.PIDs, pid)

@@ -1,0 +1,231 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Nodes print local wall-clock time without a zone, and their clocks need
+// not agree. Every rank of a communicator prints the end of the
+// communicator's initialisation (`[Communicator Key Info]`,
+// `HcclCommInitRootInfo success`, `hcclCommInitInfo`) at about the same
+// moment, since initialisation ends with an exchange among all ranks; the
+// difference between two nodes' times for the same communicator is their
+// clocks' offset. Offsets are measured against one reference node, applied
+// where they exceed the jitter of that moment, and reported; a node that
+// shares no communicator with the others is said to be unmeasured.
+
+// syncJitter is how far apart the ranks of one communicator print the end
+// of its initialisation on agreeing clocks (they leave the final exchange
+// together; printing takes milliseconds). Offsets within it are not
+// corrected.
+const syncJitter = 1.0 // seconds
+
+// zoneStep is the granularity of UTC offsets: an offset close to a multiple
+// of it is more likely a zone than a drifting clock.
+const zoneStep = 15 * 60
+
+// ClockReport says how the nodes' clocks compare.
+type ClockReport struct {
+	// Reference is the node whose clock the others are measured against
+	// ("" when no two nodes share a communicator).
+	Reference string `json:"reference"`
+	// SkewDetected is true when a node's clock is off by more than the
+	// jitter (the times of the incidents are then corrected).
+	SkewDetected bool        `json:"skew_detected"`
+	Nodes        []NodeClock `json:"nodes"`
+	Notes        []string    `json:"notes"`
+}
+
+// NodeClock is one node's clock.
+type NodeClock struct {
+	Node string `json:"node"`
+	// Zone is the zone its times were read in.
+	Zone string `json:"zone"`
+	// OffsetSeconds is how far its clock is ahead of the reference's
+	// (negative: behind); null when it shares no communicator with a
+	// measured node.
+	OffsetSeconds *float64 `json:"offset_seconds"`
+	// UncertaintySeconds bounds the error of the offset (and of this
+	// node's aligned times against the reference).
+	UncertaintySeconds float64 `json:"uncertainty_seconds"`
+	// Communicators is how many communicators the offset was measured
+	// over.
+	Communicators int `json:"communicators"`
+	// Corrected is true when the incident times subtract the offset.
+	Corrected bool `json:"corrected"`
+}
+
+// clockModel is the offsets used to align event times.
+type clockModel struct {
+	offset   map[string]float64 // seconds ahead of the reference; absent: unmeasured
+	unc      map[string]float64
+	measured bool // at least two nodes were compared
+}
+
+// align maps a node's printed time to the reference's clock.
+func (c *clockModel) align(node string, t time.Time) time.Time {
+	if off, ok := c.offset[node]; ok && math.Abs(off) > syncJitter {
+		return t.Add(-time.Duration(off * float64(time.Second)))
+	}
+	return t
+}
+
+// tolerance is how far apart two events on these nodes may be and still be
+// in either order.
+func (c *clockModel) tolerance(a, b string) float64 {
+	if a == b {
+		return 0.001
+	}
+	ua, oka := c.unc[a]
+	ub, okb := c.unc[b]
+	if !oka {
+		ua = syncJitter
+	}
+	if !okb {
+		ub = syncJitter
+	}
+	return ua + ub
+}
+
+// measureClocks compares the nodes' clocks over their shared communicators.
+func measureClocks(nodes []*nodeData, zones map[string]string) (*clockModel, ClockReport) {
+	cm := &clockModel{offset: map[string]float64{}, unc: map[string]float64{}}
+	rep := ClockReport{Nodes: []NodeClock{}, Notes: []string{}}
+	// The reference: the node with the most communicators (name breaks
+	// ties: nodes are sorted).
+	ref := -1
+	for i, n := range nodes {
+		if len(n.sync) > 0 && (ref < 0 || len(n.sync) > len(nodes[ref].sync)) {
+			ref = i
+		}
+	}
+	counts := map[string]int{}
+	if ref >= 0 {
+		refName := nodes[ref].name
+		cm.offset[refName], cm.unc[refName] = 0, 0
+		// Measure every node against any already measured node, nearest
+		// to the reference first, until nothing changes.
+		for changed := true; changed; {
+			changed = false
+			for _, n := range nodes {
+				if _, ok := cm.offset[n.name]; ok {
+					continue
+				}
+				for _, m := range nodes {
+					base, ok := cm.offset[m.name]
+					if !ok {
+						continue
+					}
+					var diffs []float64
+					for id, t := range n.sync {
+						if u, ok := m.sync[id]; ok {
+							diffs = append(diffs, t.Sub(u).Seconds())
+						}
+					}
+					if len(diffs) == 0 {
+						continue
+					}
+					slices.Sort(diffs)
+					med := diffs[len(diffs)/2]
+					if len(diffs)%2 == 0 {
+						med = (diffs[len(diffs)/2-1] + diffs[len(diffs)/2]) / 2
+					}
+					spread := (diffs[len(diffs)-1] - diffs[0]) / 2
+					cm.offset[n.name] = base + med
+					cm.unc[n.name] = cm.unc[m.name] + syncJitter + spread
+					counts[n.name] = len(diffs)
+					changed = true
+					break
+				}
+			}
+		}
+		if len(cm.offset) > 1 {
+			cm.measured = true
+			rep.Reference = refName
+		}
+	}
+	for _, n := range nodes {
+		nc := NodeClock{Node: n.name, Zone: zones[n.name], Communicators: counts[n.name]}
+		if off, ok := cm.offset[n.name]; ok && cm.measured {
+			o := round3(off)
+			nc.OffsetSeconds = &o
+			nc.UncertaintySeconds = round3(cm.unc[n.name])
+			if math.Abs(off) > syncJitter {
+				nc.Corrected = true
+				rep.SkewDetected = true
+				rep.Notes = append(rep.Notes, skewNote(n.name, rep.Reference, off, counts[n.name]))
+			}
+		}
+		rep.Nodes = append(rep.Nodes, nc)
+	}
+	var unmeasured []string
+	for _, n := range nodes {
+		if _, ok := cm.offset[n.name]; !ok || !cm.measured {
+			unmeasured = append(unmeasured, n.name)
+		}
+	}
+	sort.Strings(unmeasured)
+	switch {
+	case len(nodes) < 2:
+	case !cm.measured:
+		rep.Notes = append(rep.Notes, "The nodes' clocks could not be compared (no communicator initialisation line is shared between nodes): times are used as printed, and events on different nodes less than 2 s apart are taken as simultaneous.")
+	case len(unmeasured) > 0:
+		rep.Notes = append(rep.Notes, fmt.Sprintf("The clocks of %s could not be compared with the others (no communicator in common): their times are used as printed.", joinAnd(unmeasured)))
+	case !rep.SkewDetected:
+		rep.Notes = append(rep.Notes, fmt.Sprintf("The nodes' clocks agree within %.0f s (measured over the communicators' initialisation, which all ranks print together).", syncJitter))
+	}
+	return cm, rep
+}
+
+func skewNote(node, ref string, off float64, n int) string {
+	dir := "ahead of"
+	if off < 0 {
+		dir = "behind"
+	}
+	s := fmt.Sprintf("%s's clock is %s %s %s's (measured over %d communicator(s) whose initialisation all ranks print together); its times are corrected by that much in the incidents.",
+		node, fmtSeconds(math.Abs(off)), dir, ref, n)
+	if a := math.Abs(off); a >= zoneStep-60 && math.Mod(a+60, zoneStep) < 120 {
+		s += fmt.Sprintf(" A multiple of 15 minutes: %s probably printed its logs in another time zone; pass --node-timezone %s=<zone> to read them in it.", node, node)
+	}
+	return s
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// fmtSeconds renders a duration in seconds for a person: "95 s", "1.5 s",
+// "2 h 0 m".
+func fmtSeconds(s float64) string {
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%d h %d m", int(s)/3600, (int(s)%3600)/60)
+	case s >= 10 || s == math.Trunc(s):
+		return fmt.Sprintf("%.0f s", s)
+	default:
+		return fmt.Sprintf("%.1f s", s)
+	}
+}
+
+func joinAnd(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	out := ""
+	for i, v := range s {
+		switch {
+		case i == 0:
+			out = v
+		case i == len(s)-1:
+			out += " and " + v
+		default:
+			out += ", " + v
+		}
+	}
+	return out
+}

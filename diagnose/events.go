@@ -1,0 +1,312 @@
+package diagnose
+
+import (
+	"bytes"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+)
+
+// Root-cause analysis needs every fault event with its process, time and
+// line, where the collector's state keeps only counters; and it needs each
+// process's rank and device, which HCCL prints in a different wording in
+// every CANN era. Both are gathered here while the bundle is read: events
+// through the state's OnFault hook (so they are exactly the events counted
+// in the fault table), ranks and the moments every rank of a communicator
+// shares (for clock comparison) from the communicator lines.
+
+// maxEventsPerGroup caps the fault events kept per rotation group; a runaway
+// log (a retry loop printing the same error) is counted, not kept.
+const maxEventsPerGroup = 1 << 14
+
+// rawEvent is one fault event as read, before nodes and zones are known.
+type rawEvent struct {
+	code, source string
+	pid          int
+	t            time.Time // in Options.Location; zero when the line printed none
+	file         string
+	line         int64
+	text         string
+	rank         int // from the screen line itself ([rank3]:, RankID:3), else -1
+}
+
+// rankInfo is one communicator membership of a process: which rank it is,
+// of how many, on which device.
+type rankInfo struct {
+	comm     string // identifier (or commId / group), "" when not printed
+	rank     int
+	size     int // 0 when not printed
+	device   int // -1 when not printed
+	physical bool
+}
+
+// eventWatch follows the lines of one group for fault-event context and
+// communicator lines.
+type eventWatch struct {
+	file    string
+	lineNo  int64
+	cur     []byte
+	events  []rawEvent
+	dropped int
+	ranks   map[int][]rankInfo
+	// sync holds, per communicator identifier, the earliest time this
+	// group printed that the communicator's initialisation completed:
+	// every rank prints it at about the same moment, so comparing it
+	// between nodes measures their clocks' offset.
+	sync map[string]time.Time
+	loc  *time.Location
+}
+
+func newEventWatch(loc *time.Location) *eventWatch {
+	return &eventWatch{ranks: map[int][]rankInfo{}, sync: map[string]time.Time{}, loc: loc}
+}
+
+// onFault is the state's OnFault hook: it runs inside Ingest of the line in
+// cur.
+func (w *eventWatch) onFault(ev cannlog.FaultEvent) {
+	if len(w.events) >= maxEventsPerGroup {
+		w.dropped++
+		return
+	}
+	w.events = append(w.events, rawEvent{code: ev.Code, source: ev.Source, pid: ev.PID, t: ev.Time,
+		file: w.file, line: w.lineNo, text: excerpt(w.cur), rank: screenRank(w.cur)})
+}
+
+var (
+	markRankBracket = []byte("rank[")
+	markKeyInfo     = []byte("Key Info]")
+	markSuccess     = []byte("success")
+	markInitInfo    = []byte("hcclCommInitInfo")
+)
+
+// observePlog looks at one plog line for communicator lines. The two
+// substring checks keep the cost off the other lines.
+func (w *eventWatch) observePlog(line []byte) {
+	keyInfo := bytes.Contains(line, markKeyInfo)
+	if !keyInfo && !bytes.Contains(line, markRankBracket) {
+		return
+	}
+	var p parse.PlogLine
+	if !parse.ParsePlog(line, &p) || p.Level == parse.LevelError {
+		return
+	}
+	t, _ := parse.ParsePlogTime(p.Time, w.loc)
+	if keyInfo {
+		if ci, ok := parse.ParseCommunicatorKeyInfo(p.Msg); ok {
+			w.ranks[p.PID] = append(w.ranks[p.PID], rankInfo{comm: ci.Identifier, rank: -1, size: ci.RankSize, device: -1})
+			w.syncPoint(ci.Identifier, t)
+			return
+		}
+		if lr, ok := parse.ParseLocalRankKeyInfo(p.Msg); ok {
+			// HCCL prints it right after its communicator's line.
+			rs := w.ranks[p.PID]
+			if len(rs) > 0 && rs[len(rs)-1].rank < 0 {
+				rs[len(rs)-1].rank, rs[len(rs)-1].device, rs[len(rs)-1].physical = lr.UserRank, lr.DevicePhyID, true
+			} else {
+				w.ranks[p.PID] = append(rs, rankInfo{rank: lr.UserRank, device: lr.DevicePhyID, physical: true})
+			}
+			return
+		}
+	}
+	ri, ok := parseRankLine(p.Msg)
+	if !ok {
+		return
+	}
+	w.addRank(p.PID, ri)
+	if ri.comm != "" && (bytes.Contains(p.Msg, markSuccess) || bytes.Contains(p.Msg, markInitInfo)) {
+		w.syncPoint(ri.comm, t)
+	}
+}
+
+// maxRanksPerPID caps the distinct memberships kept per process (link
+// lines repeat a rank once per QP; they are deduplicated).
+const maxRanksPerPID = 256
+
+func (w *eventWatch) addRank(pid int, ri rankInfo) {
+	rs := w.ranks[pid]
+	for _, r := range rs {
+		if r == ri {
+			return
+		}
+	}
+	if len(rs) < maxRanksPerPID {
+		w.ranks[pid] = append(rs, ri)
+	}
+}
+
+func (w *eventWatch) syncPoint(id string, t time.Time) {
+	if id == "" || t.IsZero() {
+		return
+	}
+	if cur, ok := w.sync[id]; !ok || t.Before(cur) {
+		w.sync[id] = t
+	}
+}
+
+// rankFields are the names each era gives a rank's fields, in order of
+// preference (cann-log-eras.md §4): communicator init entry lines
+// (`Entry-HcclCommInit…:ranks[N], rank[R], … deviceLogicId[D]`),
+// SetupAgent (`rankNum[N], rank[R], … logicDevId[L], phydevId[P]`),
+// hcclCommInitInfo (`rank[R], totalRanks[N], … logicDevId[L],
+// identifier[X]`), the 2023 ranktable init (`hcom init by file success, …
+// rankNum[N], rank[R],server[…], device[D]`) and sub-communicators.
+var (
+	sizeFields     = []string{"ranks", "rankNum", "totalRanks", "rankSize"}
+	physDevFields  = []string{"phydevId", "devicePhyId", "devPhyId"}
+	logicDevFields = []string{"deviceLogicId", "logicDevId", "device"}
+	commFields     = []string{"identifier", "commId", "group"}
+)
+
+// parseRankLine reads a rank from an HCCL message of any era.
+func parseRankLine(msg []byte) (rankInfo, bool) {
+	r, ok := bracketInt(msg, "rank")
+	if !ok {
+		return rankInfo{}, false
+	}
+	ri := rankInfo{rank: r, device: -1}
+	for _, f := range sizeFields {
+		if n, ok := bracketInt(msg, f); ok {
+			ri.size = n
+			break
+		}
+	}
+	for _, f := range physDevFields {
+		if n, ok := bracketInt(msg, f); ok {
+			ri.device, ri.physical = n, true
+			break
+		}
+	}
+	if ri.device < 0 {
+		for _, f := range logicDevFields {
+			if n, ok := bracketInt(msg, f); ok {
+				ri.device = n
+				break
+			}
+		}
+	}
+	for _, f := range commFields {
+		if v, ok := parse.BracketField(msg, f); ok && len(v) > 0 {
+			ri.comm = excerpt(v)
+			break
+		}
+	}
+	return ri, true
+}
+
+func bracketInt(msg []byte, name string) (int, bool) {
+	v, ok := parse.BracketField(msg, name)
+	if !ok || len(v) == 0 || len(v) > 9 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+var (
+	markRankPrefix = []byte("[rank")
+	markRankID     = []byte("RankID:")
+)
+
+// screenRank reads the rank a screen line names itself: torchrun and vLLM
+// prefix each line with `[rank3]:`, torch_npu prints `(PID:…, Device:1,
+// RankID:3)`. -1 when it names none.
+func screenRank(line []byte) int {
+	if i := bytes.Index(line, markRankPrefix); i >= 0 {
+		rest := line[i+len(markRankPrefix):]
+		if n, l := leadingInt(rest); l > 0 && l < len(rest) && rest[l] == ']' {
+			return n
+		}
+	}
+	if i := bytes.Index(line, markRankID); i >= 0 {
+		if n, l := leadingInt(bytes.TrimLeft(line[i+len(markRankID):], " ")); l > 0 {
+			return n
+		}
+	}
+	return -1
+}
+
+func leadingInt(b []byte) (n, l int) {
+	for l < len(b) && l < 9 && b[l] >= '0' && b[l] <= '9' {
+		n = n*10 + int(b[l]-'0')
+		l++
+	}
+	return n, l
+}
+
+// peerMark is a place where a waiting line names the peer it waited for.
+type peerMark struct {
+	mark string
+	kind int // peerRank: one rank number; peerRanks: a list "[1,3,]"; peerAddr: an address up to ']'
+}
+
+const (
+	peerRank = iota
+	peerRanks
+	peerAddr
+)
+
+// peerMarks are the wordings of the waiting lines of every era: the EI0002
+// report (`Waiting peer rank: 4`), transport errors (`remoteUserrank[0]`,
+// `dst_rank[0]`), heartbeat reports (`crimer rank [10.0.0.2/2]`, `Cluster
+// Exception Location[IP/ID]:[10.0.0.2/2]`) and root-info negotiation
+// (`List of unconnected ranks: "[1,]"`, `Failed to connect agent[1,3,]`).
+var peerMarks = []peerMark{
+	{"Waiting peer rank: ", peerRank},
+	{"from remote rank: [", peerRank},
+	{"remoteUserrank[", peerRank},
+	{"remoteRank[", peerRank},
+	{"dst_rank[", peerRank},
+	{"remote rank[", peerRank},
+	{"crimer rank [", peerAddr},
+	{"Cluster Exception Location[IP/ID]:[", peerAddr},
+	{"List of unconnected ranks: \"[", peerRanks},
+	{"Failed to connect agent[", peerRanks},
+}
+
+// maxPeersPerLine caps the peers read from one line.
+const maxPeersPerLine = 16
+
+// peersOf returns the peers a line names: "rank 4" or an address as printed.
+func peersOf(text string) []string {
+	var out []string
+	add := func(p string) {
+		if p != "" && !slices.Contains(out, p) && len(out) < maxPeersPerLine {
+			out = append(out, p)
+		}
+	}
+	for _, m := range peerMarks {
+		i := strings.Index(text, m.mark)
+		if i < 0 {
+			continue
+		}
+		rest := text[i+len(m.mark):]
+		switch m.kind {
+		case peerRank:
+			if n, l := leadingInt([]byte(rest)); l > 0 {
+				add("rank " + strconv.Itoa(n))
+			}
+		case peerRanks:
+			end := strings.IndexByte(rest, ']')
+			if end < 0 {
+				continue
+			}
+			for _, f := range strings.Split(rest[:end], ",") {
+				if n, l := leadingInt([]byte(strings.TrimSpace(f))); l > 0 && l == len(strings.TrimSpace(f)) {
+					add("rank " + strconv.Itoa(n))
+				}
+			}
+		case peerAddr:
+			if end := strings.IndexByte(rest, ']'); end > 0 && end < 64 {
+				add(rest[:end])
+			}
+		}
+	}
+	return out
+}

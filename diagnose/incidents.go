@@ -1,0 +1,612 @@
+package diagnose
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+)
+
+// An incident is one failure and what followed from it. Events are taken in
+// order of their time on a common clock (see clock.go). An event is a
+// consequence of an incident's root when its role allows it (roles.go), it
+// comes no earlier than the root (within the clocks' tolerance) and no
+// later than the timer that produces it, run on the waiting process's own
+// setting. A rank's own failure within concurrentWindow of the root is
+// concurrent: it failed for itself, at the same time (several ranks run out
+// of memory at the same link setup). Anything else starts a new incident; an
+// incident started by a waiting code has no root in the bundle.
+
+// concurrentWindow is how soon after a root another rank's own failure is
+// taken as part of the same incident.
+const concurrentWindow = 30.0 // seconds
+
+// Parts of an event in its incident.
+const (
+	PartRoot        = "root"
+	PartConsequence = "consequence"
+	PartConcurrent  = "concurrent"
+	// PartWaiting marks the events of an incident whose root is not in
+	// the bundle.
+	PartWaiting = "waiting"
+	// PartSame marks the root's failure printed again by the same
+	// process (its screen report and its plog line).
+	PartSame = "same"
+)
+
+// Confidence levels.
+const (
+	ConfidenceHigh   = "high"
+	ConfidenceMedium = "medium"
+	ConfidenceLow    = "low"
+)
+
+// maxIncidentEvents caps the events an incident lists (its groups count
+// them all).
+const maxIncidentEvents = 4096
+
+// Event is one fault event of the bundle.
+type Event struct {
+	Node string `json:"node"`
+	PID  int    `json:"pid"`
+	// Rank is the process's rank in its largest communicator, from its
+	// communicator lines (or the screen line's own [rankN]); -1 unknown.
+	Rank     int `json:"rank"`
+	RankSize int `json:"rank_size"`
+	// Device is the NPU: the physical id where the logs print one
+	// (DevicePhysical), else the logical id; -1 unknown.
+	Device         int    `json:"device"`
+	DevicePhysical bool   `json:"device_physical"`
+	Code           string `json:"code"`
+	Stage          string `json:"stage"`
+	Role           string `json:"role"`
+	Source         string `json:"source"`
+	// Time is as the node printed it, in the node's zone.
+	Time Timestamp `json:"time"`
+	// Aligned is the time on the reference node's clock (Time corrected by
+	// the node's measured offset), in the report's zone.
+	Aligned Timestamp `json:"aligned_time"`
+	File    string    `json:"file"`
+	Line    int64     `json:"line"`
+	Text    string    `json:"text"`
+	Part    string    `json:"part"`
+	// AfterSeconds is the time since the incident's first event.
+	AfterSeconds float64 `json:"after_seconds"`
+	// TimerSeconds is how long the timer behind a waiting code ran for
+	// this process, and TimerBasis where that came from.
+	TimerSeconds float64 `json:"timer_seconds,omitempty"`
+	TimerBasis   string  `json:"timer_basis,omitempty"`
+	// Peers are the ranks or addresses the line says it waited for.
+	Peers []string `json:"peers,omitempty"`
+}
+
+// Incident is one failure and its consequences.
+type Incident struct {
+	ID    int       `json:"id"`
+	Start Timestamp `json:"start"`
+	End   Timestamp `json:"end"`
+	// RootInBundle is false when only consequences were found: the rank
+	// that failed first left no log in the bundle.
+	RootInBundle bool   `json:"root_in_bundle"`
+	Root         *Event `json:"root"`
+	Summary      string `json:"summary"`
+	Confidence   string `json:"confidence"`
+	// Reasons say why the root was chosen and how sure that is.
+	Reasons []string `json:"reasons"`
+	// Alternatives are events of other processes that could have come
+	// first within the clocks' tolerance.
+	Alternatives []Event `json:"alternatives"`
+	// Groups count the other events by part and code.
+	Groups []EventGroup `json:"groups"`
+	// SuspectedPeers are the ranks or addresses the waiting events point
+	// at, most named first.
+	SuspectedPeers []PeerCount `json:"suspected_peers"`
+	Nodes          []string    `json:"nodes"`
+	// Remedy is what to do, starting from the root cause.
+	Remedy []Remedy `json:"remedy"`
+	// Events lists the incident's events in time order (at most 4096;
+	// Groups count them all).
+	Events []Event `json:"events"`
+}
+
+// EventGroup is the events of one part and code of an incident.
+type EventGroup struct {
+	Part      string   `json:"part"`
+	Code      string   `json:"code"`
+	Stage     string   `json:"stage"`
+	Events    int      `json:"events"`
+	Processes int      `json:"processes"`
+	Nodes     []string `json:"nodes"`
+	// Timer is the setting whose expiry produces the code ("" for none)
+	// and TimerSeconds its longest value among the processes.
+	Timer             string  `json:"timer"`
+	TimerSeconds      float64 `json:"timer_seconds"`
+	FirstAfterSeconds float64 `json:"first_after_seconds"`
+	LastAfterSeconds  float64 `json:"last_after_seconds"`
+}
+
+// PeerCount is a rank or address named by waiting events.
+type PeerCount struct {
+	Peer   string `json:"peer"`
+	Events int    `json:"events"`
+	// InBundle is true when a process of the bundle has that rank.
+	InBundle bool `json:"in_bundle"`
+}
+
+// ev is an event being analysed.
+type ev struct {
+	Event
+	at    time.Time // aligned
+	node  *nodeData
+	proc  *procData
+	role  codeRole
+	timer float64
+	basis string
+}
+
+// analyse builds the incidents of the bundle.
+func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
+	var evs []*ev
+	untimed := 0
+	common := commonSettings(nodes)
+	for _, n := range nodes {
+		r.DroppedEvents += n.dropped
+		for _, re := range n.events {
+			if re.t.IsZero() {
+				untimed++
+				continue
+			}
+			e := &ev{node: n, proc: n.procs[re.pid], role: roleOf(re.code)}
+			stage, _, _, _ := cannlog.CodeInfo(re.code)
+			e.Event = Event{Node: n.name, PID: re.pid, Rank: -1, Device: -1, Code: re.code, Stage: stage, Role: e.role.Role,
+				Source: re.source, File: re.file, Line: re.line, Text: re.text, Peers: peersOf(re.text)}
+			e.Time = Timestamp{re.t}
+			e.at = cm.align(n.name, re.t)
+			e.Aligned = Timestamp{e.at.In(opts.Location)}
+			if ri, ok := identity(n.ranks[re.pid]); ok {
+				e.Rank, e.RankSize, e.Device, e.DevicePhysical = ri.rank, ri.size, ri.device, ri.physical
+			}
+			if e.Rank < 0 && re.rank >= 0 {
+				e.Rank = re.rank
+			}
+			e.timer, e.basis = timerFor(e.role.Timer, e.proc, common)
+			if e.role.Role != RoleLocal {
+				e.TimerSeconds, e.TimerBasis = e.timer, e.basis
+			}
+			evs = append(evs, e)
+		}
+	}
+	r.UntimedEvents = untimed
+	sort.SliceStable(evs, func(i, j int) bool {
+		if !evs[i].at.Equal(evs[j].at) {
+			return evs[i].at.Before(evs[j].at)
+		}
+		return cmp.Or(cmp.Compare(evs[i].Node, evs[j].Node), cmp.Compare(evs[i].File, evs[j].File), cmp.Compare(evs[i].Line, evs[j].Line)) < 0
+	})
+
+	type inc struct {
+		first  *ev // root, or the first waiting event when rootless
+		rooted bool
+		evs    []*ev
+	}
+	var incs []*inc
+	for _, e := range evs {
+		var home *inc
+		part := ""
+		for i := len(incs) - 1; i >= 0 && home == nil; i-- {
+			in := incs[i]
+			f := in.first
+			d := e.at.Sub(f.at).Seconds()
+			tol := cm.tolerance(e.Node, f.Node)
+			if d < -tol {
+				continue
+			}
+			switch {
+			case e.role.Role == RoleLocal && in.rooted:
+				if d <= concurrentWindow {
+					home, part = in, PartConcurrent
+					if e.Node == f.Node && e.PID == f.PID && e.Code == f.Code {
+						// The same failure printed again (screen
+						// report and plog line of one process).
+						part = PartRoot
+					}
+				}
+			case e.role.Role == RoleLocal:
+				// A rank's own failure after waiting events began:
+				// they cannot be its consequences.
+			case !in.rooted:
+				// Waiting events whose root is missing: they belong
+				// together while within the first one's timer.
+				if d <= windowFor(f.timer, e.timer) {
+					home, part = in, PartWaiting
+				}
+			default:
+				if d <= windowFor(e.timer, 0) {
+					home, part = in, PartConsequence
+				}
+			}
+		}
+		if home == nil {
+			home = &inc{first: e, rooted: e.role.Role != RoleWaiting}
+			part = PartRoot
+			if !home.rooted {
+				part = PartWaiting
+			}
+			incs = append(incs, home)
+		}
+		e.Part = part
+		home.evs = append(home.evs, e)
+	}
+
+	r.Incidents = []Incident{}
+	for i, in := range incs {
+		r.Incidents = append(r.Incidents, buildIncident(r, i+1, in.first, in.rooted, in.evs, cm, opts))
+	}
+}
+
+// windowFor is how long after a root a waiting event can still be its
+// consequence: the timer plus 5% and 10 s (the timer starts when the
+// waiting rank begins to wait, which may be a little after the root
+// failed).
+func windowFor(timer, other float64) float64 {
+	t := max(timer, other)
+	return t*1.05 + 10
+}
+
+// identity picks a process's rank: its membership of the largest
+// communicator (the world group), the device wherever printed.
+func identity(rs []rankInfo) (rankInfo, bool) {
+	best, ok := rankInfo{rank: -1, device: -1}, false
+	for _, r := range rs {
+		if r.rank < 0 {
+			continue
+		}
+		if !ok || r.size > best.size {
+			dev, phys := best.device, best.physical
+			best, ok = r, true
+			if best.device < 0 {
+				best.device, best.physical = dev, phys
+			}
+		}
+	}
+	for _, r := range rs {
+		if r.device >= 0 && (best.device < 0 || (r.physical && !best.physical)) {
+			best.device, best.physical = r.device, r.physical
+		}
+	}
+	return best, ok
+}
+
+// commonSettings is, per timer variable, the value most processes of the
+// bundle print: the fallback for a process whose own logs do not say.
+func commonSettings(nodes []*nodeData) map[string]float64 {
+	counts := map[string]map[float64]int{}
+	for _, n := range nodes {
+		for _, p := range n.procs {
+			for _, v := range []string{varConnectTimeout, varExecTimeout} {
+				if e, ok := p.env[v]; ok && e.HasNumber && e.Number > 0 {
+					if counts[v] == nil {
+						counts[v] = map[float64]int{}
+					}
+					counts[v][e.Number]++
+				}
+			}
+		}
+	}
+	out := map[string]float64{}
+	for v, c := range counts {
+		best, bestN := 0.0, 0
+		for val, n := range c {
+			if n > bestN || (n == bestN && val > best) {
+				best, bestN = val, n
+			}
+		}
+		out[v] = best
+	}
+	return out
+}
+
+// timerFor is the timer of a code for one process: its own setting, else
+// the bundle's most common value, else HCCL's default.
+func timerFor(t timer, p *procData, common map[string]float64) (float64, string) {
+	if t.Setting == "" {
+		return t.Default, "fixed"
+	}
+	plus := ""
+	if t.Plus > 0 {
+		plus = fmt.Sprintf(" + %s", fmtSeconds(t.Plus))
+	}
+	if p != nil {
+		if e, ok := p.env[t.Setting]; ok && e.HasNumber && e.Number > 0 {
+			return e.Number + t.Plus, fmt.Sprintf("%s %s%s (the process's own setting)", t.Setting, fmtSeconds(e.Number), plus)
+		}
+	}
+	if v, ok := common[t.Setting]; ok {
+		return v + t.Plus, fmt.Sprintf("%s %s%s (the bundle's value; the process did not print its own)", t.Setting, fmtSeconds(v), plus)
+	}
+	return t.Default + t.Plus, fmt.Sprintf("%s %s%s (HCCL's default; no process's logs gave it)", t.Setting, fmtSeconds(t.Default), plus)
+}
+
+func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clockModel, opts Options) Incident {
+	in := Incident{ID: id, RootInBundle: rooted, Alternatives: []Event{}, Groups: []EventGroup{},
+		SuspectedPeers: []PeerCount{}, Nodes: []string{}, Remedy: []Remedy{}, Events: []Event{}}
+	root := first
+	if rooted {
+		// Only the first of the root's own lines is the root; the others
+		// are the same failure printed again.
+		for _, e := range evs {
+			if e != first && e.Part == PartRoot {
+				e.Part = PartSame
+			}
+		}
+		// Within the clocks' tolerance, prefer a rank's own failure to a
+		// code that peers also report.
+		for _, e := range evs {
+			if e == root || e.Part != PartConcurrent {
+				continue
+			}
+			if e.at.Sub(first.at).Seconds() <= cm.tolerance(e.Node, first.Node) && root.role.Role == RoleEither && e.role.Role == RoleLocal {
+				root = e
+			}
+		}
+		if root != first {
+			first.Part, root.Part = PartConcurrent, PartRoot
+		}
+	}
+	start := evs[0].at
+	end := evs[len(evs)-1].at
+	in.Start, in.End = Timestamp{start.In(opts.Location)}, Timestamp{end.In(opts.Location)}
+	nodes := map[string]bool{}
+	for _, e := range evs {
+		nodes[e.Node] = true
+		e.AfterSeconds = round3(e.at.Sub(root.at).Seconds())
+	}
+	in.Nodes = sortedKeys(nodes)
+
+	// Groups by part and code.
+	type gkey struct{ part, code string }
+	groups := map[gkey]*EventGroup{}
+	procs := map[gkey]map[string]bool{}
+	gnodes := map[gkey]map[string]bool{}
+	var order []gkey
+	for _, e := range evs {
+		if e.Part == PartRoot || e.Part == PartSame {
+			continue
+		}
+		k := gkey{e.Part, e.Code}
+		g := groups[k]
+		if g == nil {
+			g = &EventGroup{Part: e.Part, Code: e.Code, Stage: e.Stage, Timer: e.role.Timer.Setting,
+				FirstAfterSeconds: e.AfterSeconds}
+			groups[k] = g
+			procs[k], gnodes[k] = map[string]bool{}, map[string]bool{}
+			order = append(order, k)
+		}
+		g.Events++
+		procs[k][fmt.Sprintf("%s/%d", e.Node, e.PID)] = true
+		gnodes[k][e.Node] = true
+		g.LastAfterSeconds = e.AfterSeconds
+		if e.role.Role != RoleLocal {
+			g.TimerSeconds = max(g.TimerSeconds, e.timer)
+		}
+	}
+	for _, k := range order {
+		g := groups[k]
+		g.Processes = len(procs[k])
+		g.Nodes = sortedKeys(gnodes[k])
+		in.Groups = append(in.Groups, *g)
+	}
+
+	// Peers the waiting events name.
+	peerCount := map[string]int{}
+	for _, e := range evs {
+		if e.Part == PartRoot || e.role.Role == RoleLocal {
+			continue
+		}
+		for _, p := range e.Peers {
+			peerCount[p]++
+		}
+	}
+	bundleRanks := map[string]bool{}
+	for _, n := range r.nodesData {
+		for _, rs := range n.ranks {
+			for _, ri := range rs {
+				if ri.rank >= 0 {
+					bundleRanks[fmt.Sprintf("rank %d", ri.rank)] = true
+				}
+			}
+		}
+	}
+	for p, c := range peerCount {
+		in.SuspectedPeers = append(in.SuspectedPeers, PeerCount{Peer: p, Events: c, InBundle: bundleRanks[p]})
+	}
+	sort.Slice(in.SuspectedPeers, func(i, j int) bool {
+		a, b := in.SuspectedPeers[i], in.SuspectedPeers[j]
+		return a.Events > b.Events || (a.Events == b.Events && a.Peer < b.Peer)
+	})
+
+	if rooted {
+		re := root.Event
+		in.Root = &re
+		for _, e := range evs {
+			if e == root || e.role.Role == RoleWaiting {
+				continue
+			}
+			if e.PID == root.PID && e.Node == root.Node {
+				continue
+			}
+			if d := math.Abs(e.at.Sub(root.at).Seconds()); d <= cm.tolerance(e.Node, root.Node) && (e.role.Role == RoleLocal || root.role.Role != RoleLocal) {
+				in.Alternatives = append(in.Alternatives, e.Event)
+			}
+		}
+	}
+	in.Summary, in.Confidence, in.Reasons = explain(r, &in, root, evs, cm)
+	for i, e := range evs {
+		if i == maxIncidentEvents {
+			break
+		}
+		in.Events = append(in.Events, e.Event)
+	}
+	return in
+}
+
+// who names a process: "node-3 pid 2103452 (rank 12, device 4)".
+func who(e Event) string {
+	s := e.Node
+	if e.PID > 0 {
+		s += fmt.Sprintf(" pid %d", e.PID)
+	}
+	var ids []string
+	if e.Rank >= 0 {
+		r := fmt.Sprintf("rank %d", e.Rank)
+		if e.RankSize > 0 {
+			r += fmt.Sprintf(" of %d", e.RankSize)
+		}
+		ids = append(ids, r)
+	}
+	if e.Device >= 0 {
+		d := fmt.Sprintf("device %d", e.Device)
+		if !e.DevicePhysical {
+			d = fmt.Sprintf("logical device %d", e.Device)
+		}
+		ids = append(ids, d)
+	}
+	if len(ids) > 0 {
+		s += " (" + strings.Join(ids, ", ") + ")"
+	}
+	return s
+}
+
+// explain writes the incident's summary, confidence and reasons.
+func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (string, string, []string) {
+	var reasons []string
+	conf := ConfidenceHigh
+	lower := func(to string) {
+		if to == ConfidenceLow || (to == ConfidenceMedium && conf == ConfidenceHigh) {
+			conf = to
+		}
+	}
+	var cons []string
+	for _, g := range in.Groups {
+		switch g.Part {
+		case PartConsequence:
+			s := fmt.Sprintf("%d process(es) on %d node(s) reported %s within %s after it", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0)))
+			if g.Timer != "" {
+				s += fmt.Sprintf(" (their %s timer: up to %s)", g.Timer, fmtSeconds(g.TimerSeconds))
+			}
+			cons = append(cons, s)
+		case PartConcurrent:
+			cons = append(cons, fmt.Sprintf("%d process(es) on %d node(s) also reported %s themselves within %s", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0))))
+		}
+	}
+	at := root.Aligned.Format(textTime)
+	if !in.RootInBundle {
+		var codes []string
+		for _, g := range in.Groups {
+			codes = append(codes, fmt.Sprintf("%s from %d process(es) on %d node(s)", g.Code, g.Processes, len(g.Nodes)))
+		}
+		summary := fmt.Sprintf("The first failing rank is not in the bundle: only consequences were found (%s), the first %s on %s at %s.",
+			strings.Join(codes, "; "), root.Code, who(root.Event), at)
+		reasons = append(reasons, fmt.Sprintf("%s is reported by a rank whose peer did not answer in time: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
+			root.Code, root.basis))
+		if len(in.SuspectedPeers) > 0 {
+			var named []string
+			for i, p := range in.SuspectedPeers {
+				if i == 3 {
+					break
+				}
+				s := fmt.Sprintf("%s (%d event(s))", p.Peer, p.Events)
+				if !p.InBundle {
+					s += ", not in the bundle"
+				}
+				named = append(named, s)
+			}
+			reasons = append(reasons, "The waiting ranks name the peer they waited for: "+strings.Join(named, "; ")+". Collect that rank's logs.")
+			summary += fmt.Sprintf(" The waiting ranks point at %s.", in.SuspectedPeers[0].Peer)
+		} else {
+			reasons = append(reasons, "Collect the CANN logs and screen logs of every node of the job: the rank that failed first is on a node (or in a process) missing here.")
+		}
+		return summary, ConfidenceLow, reasons
+	}
+
+	summary := fmt.Sprintf("%s on %s at %s", root.Code, who(root.Event), at)
+	if len(cons) > 0 {
+		summary += "; " + strings.Join(cons, "; ")
+	}
+	summary += "."
+	switch root.role.Role {
+	case RoleLocal:
+		reasons = append(reasons, fmt.Sprintf("%s is a failure a rank reports about itself (%s), and it is the earliest such event of the incident.", root.Code, stageWords(root.Stage)))
+	default:
+		lower(ConfidenceMedium)
+		reasons = append(reasons, fmt.Sprintf("%s is the earliest event, but peers of a failed rank report it too: it may itself be a consequence of a failure outside the bundle.", root.Code))
+	}
+	if root.Rank < 0 {
+		reasons = append(reasons, fmt.Sprintf("The rank of %s pid %d is unknown: none of its logs in the bundle print a communicator line.", root.Node, root.PID))
+	}
+	if len(cons) > 0 {
+		reasons = append(reasons, "Consequences: "+strings.Join(cons, "; ")+".")
+	}
+	pointed := 0
+	waiting := 0
+	rankName := fmt.Sprintf("rank %d", root.Rank)
+	for _, e := range evs {
+		if e.Part != PartConsequence {
+			continue
+		}
+		waiting++
+		if root.Rank >= 0 && slices.Contains(e.Peers, rankName) {
+			pointed++
+		}
+	}
+	if pointed > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d of the %d consequence(s) name %s, the root's rank, as the peer they waited for.", pointed, waiting, rankName))
+	}
+	if len(in.Alternatives) > 0 {
+		lower(ConfidenceMedium)
+		var alts []string
+		for _, a := range in.Alternatives {
+			alts = append(alts, fmt.Sprintf("%s on %s at %s", a.Code, who(a), a.Aligned.Format(textTime)))
+		}
+		reasons = append(reasons, fmt.Sprintf("Ambiguous: %s came within the clocks' tolerance of the root; either may have failed first.", strings.Join(alts, ", ")))
+	}
+	nodesSeen := map[string]bool{}
+	for _, e := range evs {
+		nodesSeen[e.Node] = true
+	}
+	for _, nc := range r.Clock.Nodes {
+		if !nodesSeen[nc.Node] {
+			continue
+		}
+		if nc.Corrected {
+			reasons = append(reasons, fmt.Sprintf("%s's clock was %s %s the reference's; its times were corrected (±%s).",
+				nc.Node, fmtSeconds(math.Abs(*nc.OffsetSeconds)), map[bool]string{true: "ahead of", false: "behind"}[*nc.OffsetSeconds > 0], fmtSeconds(nc.UncertaintySeconds)))
+		}
+	}
+	if r.Clock.SkewDetected {
+		for _, nc := range r.Clock.Nodes {
+			if nodesSeen[nc.Node] && nc.OffsetSeconds == nil {
+				lower(ConfidenceMedium)
+				reasons = append(reasons, fmt.Sprintf("%s's clock could not be compared with the others while other clocks disagree: its order against other nodes is uncertain.", nc.Node))
+			}
+		}
+	}
+	return summary, conf, reasons
+}
+
+func stageWords(stage string) string {
+	switch stage {
+	case "link_setup":
+		return "at link setup"
+	case "init":
+		return "at communicator initialisation"
+	case "execution":
+		return "while executing a collective"
+	}
+	return "stage unknown"
+}

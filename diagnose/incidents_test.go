@@ -1,0 +1,327 @@
+package diagnose
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func runIncidents(t *testing.T, name string) *Report {
+	t.Helper()
+	return run(t, filepath.Join("testdata", "incidents", name))
+}
+
+func groupOf(in Incident, part, code string) *EventGroup {
+	for i := range in.Groups {
+		if in.Groups[i].Part == part && in.Groups[i].Code == code {
+			return &in.Groups[i]
+		}
+	}
+	return nil
+}
+
+func textOf(t *testing.T, r *Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func wantRoot(t *testing.T, in Incident, code, node string, rank, device int) {
+	t.Helper()
+	if in.Root == nil {
+		t.Fatalf("incident %d has no root: %s", in.ID, in.Summary)
+	}
+	r := in.Root
+	if r.Code != code || r.Node != node || r.Rank != rank || r.Device != device || !in.RootInBundle {
+		t.Errorf("root %s on %s rank %d device %d (in bundle %v), want %s on %s rank %d device %d",
+			r.Code, r.Node, r.Rank, r.Device, in.RootInBundle, code, node, rank, device)
+	}
+}
+
+// Every fault event with a time is in exactly one incident: the incidents
+// explain the whole fault table.
+func checkAccounted(t *testing.T, r *Report) {
+	t.Helper()
+	var faults uint64
+	for _, f := range r.Faults {
+		faults += f.Count
+	}
+	var inc int
+	for _, in := range r.Incidents {
+		inc += len(in.Events)
+	}
+	if uint64(inc+r.UntimedEvents+r.DroppedEvents) != faults {
+		t.Errorf("incidents hold %d events, %d untimed, %d dropped; the fault table counts %d", inc, r.UntimedEvents, r.DroppedEvents, faults)
+	}
+}
+
+// EI0011 on node-3 rank 20 at link setup; 55 ranks of the 7 other nodes time
+// out after their own HCCL_CONNECT_TIMEOUT (1180 s) + 20 s.
+func TestIncidentEI0011WithTimeouts(t *testing.T) {
+	r := runIncidents(t, "ei0011")
+	checkAccounted(t, r)
+	if len(r.Incidents) != 1 {
+		t.Fatalf("%d incidents, want 1", len(r.Incidents))
+	}
+	in := r.Incidents[0]
+	wantRoot(t, in, "EI0011", "node-3", 20, 4)
+	if in.Root.PID != 2103004 || !in.Root.DevicePhysical || in.Root.RankSize != 64 {
+		t.Errorf("root %+v", in.Root)
+	}
+	if in.Root.Aligned.Format(textTime) != "2026-03-18 20:18:46.447000" {
+		t.Errorf("root time %s", in.Root.Aligned.Format(textTime))
+	}
+	if in.Confidence != ConfidenceHigh {
+		t.Errorf("confidence %s: %q", in.Confidence, in.Reasons)
+	}
+	g := groupOf(in, PartConsequence, "EI0006")
+	if g == nil || g.Processes != 55 || len(g.Nodes) != 7 || g.TimerSeconds != 1200 || g.Timer != "HCCL_CONNECT_TIMEOUT" {
+		t.Fatalf("EI0006 group %+v", g)
+	}
+	if g.FirstAfterSeconds < 1200 || g.LastAfterSeconds > 1203 {
+		t.Errorf("EI0006 %v..%v s after the root", g.FirstAfterSeconds, g.LastAfterSeconds)
+	}
+	if len(in.Groups) != 1 {
+		t.Errorf("groups %+v: the root's screen report is the same failure, not another", in.Groups)
+	}
+	if !strings.Contains(in.Summary, "55 process(es) on 7 node(s) reported EI0006 within 1202 s after it (their HCCL_CONNECT_TIMEOUT timer: up to 1200 s)") {
+		t.Errorf("summary %q", in.Summary)
+	}
+	for _, e := range in.Events {
+		if e.Code == "EI0006" && !strings.Contains(e.TimerBasis, "HCCL_CONNECT_TIMEOUT 1180 s + 20 s (the process's own setting)") {
+			t.Fatalf("timer basis %q", e.TimerBasis)
+		}
+	}
+	// The remedy starts from the root: the four EI0011 remedies with the
+	// failed process's numbers (QPS 16 → 56 peers × 16 QPs).
+	if len(in.Remedy) != 4 || in.Remedy[0].ID != RemedyReduceMemoryUse {
+		t.Fatalf("remedy %+v", in.Remedy)
+	}
+	for i, w := range []string{"896 QPs × 3 MiB", "HCCL_RDMA_QPS_PER_CONNECTION = 16 (environment) in the failed process: ABOVE", "look at device 4", "HCCL_BUFFSIZE is not the lever"} {
+		joined := ""
+		for _, rem := range in.Remedy {
+			joined += strings.Join(rem.Findings, "\n")
+		}
+		if !strings.Contains(joined, w) {
+			t.Errorf("remedy %d lacks %q", i, w)
+		}
+	}
+	text := textOf(t, r)
+	if !strings.Contains(text, "ROOT CAUSE EI0011 (link_setup) on node-3 pid 2103004 (rank 20 of 64, device 4); confidence high") {
+		t.Errorf("text report lacks the root cause:\n%s", text[:min(len(text), 2000)])
+	}
+	if strings.Index(text, "INCIDENTS") > strings.Index(text, "FAULT CODES") {
+		t.Error("the incidents must come before the fault table")
+	}
+}
+
+// A port down (EJ0002) at link setup, then the peers' timeouts after HCCL's
+// default 120 s + 20 s (2024 wording: ranks from Entry-HcclCommInitRootInfo
+// and SetupAgent).
+func TestIncidentPortDown(t *testing.T) {
+	r := runIncidents(t, "portdown")
+	checkAccounted(t, r)
+	if len(r.Incidents) != 1 {
+		t.Fatalf("%d incidents", len(r.Incidents))
+	}
+	in := r.Incidents[0]
+	wantRoot(t, in, "EJ0002", "node-2", 13, 5)
+	g := groupOf(in, PartConsequence, "EI0006")
+	if g == nil || g.Processes != 24 || len(g.Nodes) != 3 || g.TimerSeconds != 140 {
+		t.Fatalf("EI0006 group %+v", g)
+	}
+	if len(in.Remedy) != 1 || in.Remedy[0].ID != "port_down" || !strings.Contains(strings.Join(in.Remedy[0].Findings, " "), "`hccn_tool -i 5 -link -g`") {
+		t.Errorf("remedy %+v", in.Remedy)
+	}
+	for _, e := range in.Events {
+		if e.Code == "EI0006" && !strings.Contains(e.TimerBasis, "HCCL's default") {
+			t.Fatalf("timer basis %q: the 2024 bundle prints no HCCL_CONNECT_TIMEOUT", e.TimerBasis)
+		}
+	}
+}
+
+// Two independent incidents in one bundle (2025 wording): a port bind
+// failure at 09:00 with its root-info timeouts, and an EI0011 at 11:30 after
+// a restart, with its link-setup timeouts.
+func TestIncidentTwoIndependent(t *testing.T) {
+	r := runIncidents(t, "two-incidents")
+	checkAccounted(t, r)
+	if len(r.Incidents) != 2 {
+		t.Fatalf("%d incidents, want 2", len(r.Incidents))
+	}
+	wantRoot(t, r.Incidents[0], "EI0019", "node-1", 0, 0)
+	if g := groupOf(r.Incidents[0], PartConsequence, "EI0015"); g == nil || g.Processes != 8 || g.Nodes[0] != "node-2" || g.TimerSeconds != 320 {
+		t.Errorf("incident 1 EI0015 %+v", g)
+	}
+	wantRoot(t, r.Incidents[1], "EI0011", "node-2", 10, 2)
+	if g := groupOf(r.Incidents[1], PartConsequence, "EI0006"); g == nil || g.Processes != 8 || g.Nodes[0] != "node-1" {
+		t.Errorf("incident 2 EI0006 %+v", g)
+	}
+	for _, in := range r.Incidents {
+		if in.Confidence != ConfidenceHigh || len(in.Groups) != 1 {
+			t.Errorf("incident %d: confidence %s groups %+v", in.ID, in.Confidence, in.Groups)
+		}
+	}
+}
+
+// node-2's clock runs 200 s ahead: printed as is, its EI0011 comes after the
+// EI0006 it caused. The communicator's initialisation, printed by every rank
+// at the same moment, measures the offset and puts the root first.
+func TestIncidentSkewedClocks(t *testing.T) {
+	r := runIncidents(t, "skew")
+	checkAccounted(t, r)
+	// As printed, the consequence comes first: a naive order is wrong.
+	if ei6, ei11 := r.fault("EI0006"), r.fault("EI0011"); !ei6.First.Before(ei11.First.Time) {
+		t.Fatalf("the bundle does not test skew: EI0006 first %v, EI0011 first %v", ei6.First, ei11.First)
+	}
+	if !r.Clock.SkewDetected || r.Clock.Reference != "node-1" {
+		t.Fatalf("clock %+v", r.Clock)
+	}
+	for _, nc := range r.Clock.Nodes {
+		want := 0.0
+		if nc.Node == "node-2" {
+			want = 200
+		}
+		if nc.OffsetSeconds == nil || math.Abs(*nc.OffsetSeconds-want) > 0.1 || nc.Corrected != (want != 0) {
+			t.Errorf("clock of %s: %+v", nc.Node, nc)
+		}
+	}
+	if len(r.Incidents) != 1 {
+		t.Fatalf("%d incidents, want 1", len(r.Incidents))
+	}
+	in := r.Incidents[0]
+	wantRoot(t, in, "EI0011", "node-2", 9, 1)
+	if g := groupOf(in, PartConsequence, "EI0006"); g == nil || g.Processes != 24 || g.FirstAfterSeconds < 139 || g.FirstAfterSeconds > 141.5 {
+		t.Errorf("EI0006 %+v", g)
+	}
+	if got := in.Root.Time.Format(textTime); got != "2026-03-18 14:08:20.000000" {
+		t.Errorf("printed time %s", got)
+	}
+	if d := in.Root.Aligned.Sub(day(14, 5, 0, 0)); d.Abs() > 100*time.Millisecond {
+		t.Errorf("aligned time %s, want 14:05:00 within the measurement's jitter", in.Root.Aligned)
+	}
+	if !strings.Contains(strings.Join(in.Reasons, "\n"), "node-2's clock was 200 s ahead of the reference's; its times were corrected") {
+		t.Errorf("reasons %q", in.Reasons)
+	}
+	if !strings.Contains(textOf(t, r), "node-2's clock is 200 s ahead of node-1's") {
+		t.Error("text report does not state the skew")
+	}
+}
+
+// node-4 failed and its logs are missing: only the peers' notify-wait
+// timeouts are there (2023 wording), and they name the ranks of node-4.
+func TestIncidentOnlyConsequences(t *testing.T) {
+	r := runIncidents(t, "only-consequences")
+	checkAccounted(t, r)
+	if len(r.Incidents) != 1 {
+		t.Fatalf("%d incidents", len(r.Incidents))
+	}
+	in := r.Incidents[0]
+	if in.Root != nil || in.RootInBundle || in.Confidence != ConfidenceLow {
+		t.Fatalf("root %+v in bundle %v confidence %s", in.Root, in.RootInBundle, in.Confidence)
+	}
+	if !strings.HasPrefix(in.Summary, "The first failing rank is not in the bundle") {
+		t.Errorf("summary %q", in.Summary)
+	}
+	if g := groupOf(in, PartWaiting, "EI0002"); g == nil || g.Processes != 24 || len(g.Nodes) != 3 {
+		t.Errorf("EI0002 %+v", g)
+	}
+	if len(in.SuspectedPeers) != 8 || in.SuspectedPeers[0].Peer != "rank 24" || in.SuspectedPeers[0].InBundle {
+		t.Errorf("peers %+v", in.SuspectedPeers)
+	}
+	if in.Remedy[0].ID != "find_root" {
+		t.Errorf("remedy %+v", in.Remedy)
+	}
+	// 2023 ranks come from `hcom init by file success … rank[N]`.
+	if in.Events[0].Rank != 0 || in.Events[len(in.Events)-1].Rank < 0 {
+		t.Errorf("ranks of the waiting events: %d … %d", in.Events[0].Rank, in.Events[len(in.Events)-1].Rank)
+	}
+	if !strings.Contains(textOf(t, r), "FIRST FAILING RANK NOT IN THE BUNDLE; confidence low") {
+		t.Error("text report")
+	}
+}
+
+// Two ranks on different nodes fail on their own 0.3 s apart, and the
+// clocks cannot be compared: the report names the first but says that it is
+// ambiguous.
+func TestIncidentAmbiguous(t *testing.T) {
+	dir := t.TempDir()
+	line := func(pid, ts string) string {
+		return "[PID: " + pid + "] 2026-03-18-10:00:" + ts + " Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate [size: [0.25MB, 3MB], Affected by QP depth configuration.] bytes of NPU memory.\n"
+	}
+	writeTree(t, dir, map[string]string{
+		"node-a/train.log": line("11", "00.500.000"),
+		"node-b/train.log": line("22", "00.200.000"),
+	})
+	r := run(t, dir)
+	if len(r.Incidents) != 1 {
+		t.Fatalf("%d incidents", len(r.Incidents))
+	}
+	in := r.Incidents[0]
+	wantRoot(t, in, "EI0011", "node-b", -1, -1)
+	if in.Confidence != ConfidenceMedium || len(in.Alternatives) != 1 || in.Alternatives[0].Node != "node-a" {
+		t.Errorf("confidence %s alternatives %+v", in.Confidence, in.Alternatives)
+	}
+	if !strings.Contains(strings.Join(in.Reasons, "\n"), "Ambiguous: EI0011 on node-a pid 11") {
+		t.Errorf("reasons %q", in.Reasons)
+	}
+	if !strings.Contains(strings.Join(r.Clock.Notes, "\n"), "could not be compared") {
+		t.Errorf("clock notes %q", r.Clock.Notes)
+	}
+}
+
+// A node that prints its times in another zone shows as an offset of whole
+// hours; the report says so, and --node-timezone reads it right.
+func TestNodeTimezone(t *testing.T) {
+	dir := t.TempDir()
+	key := func(pid, ts string) string {
+		return "[INFO] HCCL(" + pid + ",python3):2026-03-18-" + ts + " [hccl_communicator_attrs.cc:327] [" + pid + "][Communicator Key Info]identifier[10.0.0.1%eth0_60000_0_1] rankSize[2] serverNum[2] moduleNum[2] superPodNum[0]\n"
+	}
+	writeTree(t, dir, map[string]string{
+		"node-a/run/plog/plog-11_20260318100000000.log": key("11", "10:00:00.000.000"),
+		"node-b/run/plog/plog-22_20260318180000000.log": key("22", "18:00:00.200.000"),
+	})
+	r := run(t, dir)
+	notes := strings.Join(r.Clock.Notes, "\n")
+	if !strings.Contains(notes, "node-b's clock is 8 h 0 m ahead of node-a's") || !strings.Contains(notes, "--node-timezone node-b=<zone>") {
+		t.Errorf("notes %q", notes)
+	}
+	opts := testOptions()
+	opts.NodeLocations = map[string]*time.Location{"node-b": time.FixedZone("UTC+8", 8*3600)}
+	r2, err := Run([]string{dir}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Clock.SkewDetected {
+		t.Errorf("with the zone given: %+v", r2.Clock)
+	}
+	if r2.Clock.Nodes[1].Zone != "UTC+8" {
+		t.Errorf("zone %q", r2.Clock.Nodes[1].Zone)
+	}
+}
+
+// The incidents survive the JSON round trip.
+func TestIncidentsJSON(t *testing.T) {
+	r := runIncidents(t, "ei0011")
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Incidents []Incident  `json:"incidents"`
+		Clock     ClockReport `json:"clock"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Incidents) != 1 || back.Incidents[0].Root.Rank != 20 || back.Incidents[0].Root.Aligned.IsZero() || back.Clock.Reference != "node-1" {
+		t.Errorf("JSON incidents %+v", back.Incidents)
+	}
+}

@@ -1,0 +1,99 @@
+package diagnose
+
+// Which faults start an incident and which are its consequences. When one
+// rank fails (runs out of NPU memory at link setup, loses its port, exits),
+// its peers do not see the failure: they wait for it, and report a timeout
+// when their own timer runs out. So the codes fall into three roles, and a
+// waiting code is explained by an earlier failure only within the timer
+// that produces it: the waiting process's own setting where its logs print
+// it, HCCL's default otherwise.
+
+// Roles of a fault code in an incident.
+const (
+	// RoleLocal codes are raised by a rank about itself (its memory,
+	// port, settings, ranktable): they can start an incident.
+	RoleLocal = "local"
+	// RoleWaiting codes are raised by a rank whose peer did not answer in
+	// time: they are consequences.
+	RoleWaiting = "waiting"
+	// RoleEither codes are raised both by a rank that fails on its own and
+	// by the peers of a failed rank (a transport that cannot be set up, an
+	// error CQE after the peer is gone, an inner error, codes outside the
+	// catalog): a consequence when an earlier failure explains them, a
+	// cause otherwise.
+	RoleEither = "either"
+)
+
+// timer is the HCCL setting whose expiry produces a waiting code, and how
+// long it runs: Seconds(setting) + Plus.
+type timer struct {
+	Setting string  // HCCL variable; "" for a fixed window
+	Default float64 // HCCL's default, seconds
+	Plus    float64 // added by HCCL (link setup waits the timeout + 20 s)
+}
+
+// codeRole is one row of the role table.
+type codeRole struct {
+	Role  string
+	Timer timer
+}
+
+const (
+	varConnectTimeout = "HCCL_CONNECT_TIMEOUT"
+	varExecTimeout    = "HCCL_EXEC_TIMEOUT"
+)
+
+// HCCL's defaults (HCCL_CONNECT_TIMEOUT.md, HCCL_EXEC_TIMEOUT.md); the link
+// setup wait is the timeout plus 20 s ("实际的建链超时等待时间是该环境变量的值加上20秒").
+var (
+	connectTimer = timer{Setting: varConnectTimeout, Default: 120, Plus: 20}
+	execTimer    = timer{Setting: varExecTimeout, Default: 1836}
+	// rdmaTimer bounds an error CQE after a peer is gone: 4.096 µs ×
+	// 2^HCCL_RDMA_TIMEOUT (default 20, ~4.3 s) × HCCL_RDMA_RETRY_CNT
+	// (default 7) ≈ 30 s.
+	rdmaTimer = timer{Default: 30}
+)
+
+// codeRoles is the role table. A code not listed is RoleEither with the link
+// setup timer.
+var codeRoles = map[string]codeRole{
+	// A rank's own failures.
+	"EI0001": {Role: RoleLocal}, // invalid environment variable
+	"EI0003": {Role: RoleLocal}, // invalid operator argument
+	"EI0004": {Role: RoleLocal}, // ranktable cannot be read
+	"EI0007": {Role: RoleLocal}, // resource allocation (QPs, device memory)
+	"EI0008": {Role: RoleLocal}, // HCCL versions differ
+	"EI0011": {Role: RoleLocal}, // NPU memory for QPs (or any HCCL device allocation)
+	"EI0012": {Role: RoleLocal}, // SDMA task exception
+	"EI0014": {Role: RoleLocal}, // ranktable check
+	"EI0016": {Role: RoleLocal}, // config invalid
+	"EI0017": {Role: RoleLocal}, // ranktable config missing
+	"EI0019": {Role: RoleLocal}, // host port already bound
+	"EI0020": {Role: RoleLocal}, // NPU port already bound
+	"EJ0001": {Role: RoleLocal}, // HCCP did not start
+	"EJ0002": {Role: RoleLocal}, // network port down
+	"EJ0003": {Role: RoleLocal}, // HCCP bind failed
+	"EJ0004": {Role: RoleLocal}, // invalid IP address
+	"EL0004": {Role: RoleLocal}, // driver out of memory
+	// Peers waiting for a rank that failed.
+	"EI0006": {Role: RoleWaiting, Timer: connectTimer}, // socket timeout at link setup
+	"EI0015": {Role: RoleWaiting, Timer: connectTimer}, // root-info negotiation timeout
+	"EI0002": {Role: RoleWaiting, Timer: execTimer},    // notify wait timeout in a collective
+	// Ranks out of step report inconsistent arguments when a peer
+	// restarted or failed mid-sequence.
+	"EI0005": {Role: RoleWaiting, Timer: connectTimer},
+	// Either.
+	"EI0009": {Role: RoleEither, Timer: connectTimer}, // transport init error
+	"EI0010": {Role: RoleEither, Timer: connectTimer}, // P2P failed
+	"EI0013": {Role: RoleEither, Timer: rdmaTimer},    // RoCE error CQE
+	"EI0018": {Role: RoleEither, Timer: rdmaTimer},    // UB error CQE
+	"EI9999": {Role: RoleEither, Timer: connectTimer}, // inner error
+}
+
+// roleOf returns the row of a code.
+func roleOf(code string) codeRole {
+	if r, ok := codeRoles[code]; ok {
+		return r
+	}
+	return codeRole{Role: RoleEither, Timer: connectTimer}
+}

@@ -1,0 +1,163 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+)
+
+// The remedy of an incident starts from its root cause, with the numbers of
+// the process that failed, not from whichever code the bundle printed most
+// (that is nearly always a timeout of the peers).
+
+// process returns the report's process of node and pid, or nil.
+func (r *Report) process(node string, pid int) *Process {
+	for i := range r.Nodes {
+		if r.Nodes[i].Name != node {
+			continue
+		}
+		for j := range r.Nodes[i].Processes {
+			if r.Nodes[i].Processes[j].PID == pid {
+				return &r.Nodes[i].Processes[j]
+			}
+		}
+	}
+	return nil
+}
+
+// rootRemedies fills in every incident's remedy.
+func rootRemedies(r *Report) {
+	for i := range r.Incidents {
+		r.Incidents[i].Remedy = incidentRemedy(r, &r.Incidents[i])
+	}
+}
+
+func incidentRemedy(r *Report, in *Incident) []Remedy {
+	if in.Root == nil {
+		find := Remedy{ID: "find_root", Title: "Find the rank that failed first: its logs are not in the bundle"}
+		find.Findings = append(find.Findings,
+			"Every event found is a peer's timeout; the failure that caused them happened in a process whose CANN logs (run/ and debug/plog) and screen log are missing.")
+		for i, p := range in.SuspectedPeers {
+			if i == 3 {
+				break
+			}
+			where := "no process of the bundle has it"
+			if p.InBundle {
+				where = "a process of the bundle has it, but its logs show no failure of its own: look at its screen log and the node's dmesg"
+			}
+			find.Findings = append(find.Findings, fmt.Sprintf("%d event(s) waited for %s (%s).", p.Events, p.Peer, where))
+		}
+		find.Findings = append(find.Findings,
+			fmt.Sprintf("Collect the logs of every node of the job (this bundle has %s) and run diagnose again.", joinAnd(in.Nodes)))
+		return []Remedy{find}
+	}
+	root := *in.Root
+	p := r.process(root.Node, root.PID)
+	switch root.Code {
+	case codeEI0011:
+		return ei0011RootRemedies(r, root, p)
+	case "EJ0002":
+		return []Remedy{portDownRemedy(root)}
+	case codeEL0004:
+		rem := Remedy{ID: RemedyHCCLBuffSize, Title: "NPU memory ran out while allocating: lower HCCL_BUFFSIZE or the number of communicators of the failed process, or free NPU memory"}
+		if p != nil {
+			rem.Findings = append(rem.Findings, fmt.Sprintf("%s holds %d communicator(s) × 2 × HCCL_BUFFSIZE %s (%s) = %s of HCCL buffers.",
+				who(root), p.QPs.Communicators, fmtBytes(p.QPs.BuffSizeBytes), p.QPs.BuffSizeSetBy, fmtBytes(p.QPs.CCLBufferBytes)))
+		}
+		if r.BufferOOM != nil {
+			rem.Findings = append(rem.Findings, r.BufferOOM.Findings...)
+		}
+		return []Remedy{rem}
+	}
+	_, title, remedy, _ := cannlog.CodeInfo(root.Code)
+	rem := Remedy{ID: "code_remedy", Title: fmt.Sprintf("%s %s on %s", root.Code, title, who(root))}
+	if remedy != "" {
+		rem.Findings = append(rem.Findings, remedy)
+	} else {
+		rem.Findings = append(rem.Findings, "The fault catalog has no remedy for this code: read the line in the root's log and the HCCL fault-diagnosis guide.")
+	}
+	rem.Findings = append(rem.Findings, fmt.Sprintf("The line: %s:%d: %s", root.File, root.Line, root.Text))
+	return []Remedy{rem}
+}
+
+// ei0011RootRemedies are the guide's four remedies with the failed
+// process's own numbers.
+func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
+	model := r.QPModel
+	reduce := Remedy{ID: RemedyReduceMemoryUse,
+		Title: "Lower the job's own NPU memory use on the failed rank's device (smaller batch size, fewer processes on it, merge or serialise communicators)"}
+	fewer := Remedy{ID: RemedyFewerRoCELinks,
+		Title: "Use fewer RoCE links: fewer QPs per connection (HCCL_RDMA_QPS_PER_CONNECTION, recommended 1 to 8), or an algorithm with fewer links"}
+	free := Remedy{ID: RemedyFreeNPUMemory,
+		Title: "Free NPU memory on the failed rank's device: stop other processes on it, look for leaks and stale communication resources"}
+	buff := Remedy{ID: RemedyHCCLBuffSize,
+		Title: "Only for a cclBuffer out-of-memory (EL0004 from the driver, or EI0011 with a buffer-sized allocation): set HCCL_BUFFSIZE"}
+	if p == nil {
+		msg := fmt.Sprintf("%s printed no HCCL settings or communicators in the bundle (its run/plog is missing): the numbers below are the bundle's, not its own.", who(root))
+		reduce.Findings = append(reduce.Findings, msg)
+		fewer.Findings = append(fewer.Findings, msg)
+	} else {
+		q := p.QPs
+		if q.QPMemoryHighBytes > 0 {
+			reduce.Findings = append(reduce.Findings, fmt.Sprintf("Link setup of %s needs up to %s of NPU memory for QPs: %s QPs × %s (low bound %s QPs × %s = %s).",
+				who(root), fmtBytes(q.QPMemoryHighBytes), fmtNum(q.QPsHigh), fmtBytes(model.QPBytesHigh), fmtNum(q.QPsLow), fmtBytes(model.QPBytesLow), fmtBytes(q.QPMemoryLowBytes)))
+		} else {
+			reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", who(root)))
+		}
+		reduce.Findings = append(reduce.Findings, fmt.Sprintf("Its HCCL buffers: %d communicator(s) × 2 × HCCL_BUFFSIZE %s (%s) = %s.",
+			q.Communicators, fmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, fmtBytes(q.CCLBufferBytes)))
+		verdict := "within the recommended range [1, 8]"
+		if q.AboveRecommended {
+			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: each connection creates %s QPs; set it back to 1 (the default) or at most 8", fmtNum(q.QPsPerConnection))
+		}
+		setBy := q.QPsPerConnectionSetBy
+		if setBy == setByNotPrinted {
+			setBy = "not printed, HCCL's default assumed"
+		}
+		fewer.Findings = append(fewer.Findings, fmt.Sprintf("HCCL_RDMA_QPS_PER_CONNECTION = %s (%s) in the failed process: %s.", fmtNum(q.QPsPerConnection), setBy, verdict))
+		for i, c := range p.Communicators {
+			if i == maxListed {
+				fewer.Findings = append(fewer.Findings, fmt.Sprintf("… and %d more communicator(s) (see the JSON report).", len(p.Communicators)-maxListed))
+				break
+			}
+			l := c.Links
+			fewer.Findings = append(fewer.Findings, fmt.Sprintf("Its communicator %s: rankSize %d, serverNum %d → %s (ring) to %s (full mesh) RoCE peers, %s to %s QPs, %s to %s.",
+				c.Name, c.RankSize, c.ServerNum, fmtNum(l.PeersLow), fmtNum(l.PeersHigh), fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes)))
+		}
+		if q.QPPortConfigPath != "" {
+			fewer.Findings = append(fewer.Findings, fmt.Sprintf("HCCL_RDMA_QP_PORT_CONFIG_PATH is %s in the failed process: it takes precedence over HCCL_RDMA_QPS_PER_CONNECTION.", q.QPPortConfigPath))
+		}
+	}
+	fewer.Findings = append(fewer.Findings, fmt.Sprintf("QP settings take effect in this order, highest first: %s.", strings.Join(model.QPSettingPriority, " > ")))
+	dev := "its device"
+	if root.Device >= 0 {
+		dev = fmt.Sprintf("device %d", root.Device)
+	}
+	free.Findings = append(free.Findings,
+		fmt.Sprintf("Run `npu-smi info` on %s and look at %s: every process there other than pid %d holds memory the link setup needed; each failed allocation is one QP of %s to %s.",
+			root.Node, dev, root.PID, fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)),
+		"While a job runs, hccl_exporter's hccl_link_setup_headroom_bytes shows free HBM minus the QP memory still ahead, per chip.")
+	if r.BufferOOM != nil && r.BufferOOM.HCCL {
+		buff.Findings = append(buff.Findings, "This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its buffer (EL0004): that one needs a smaller HCCL_BUFFSIZE or fewer communicators, not fewer QPs.")
+	} else {
+		buff.Findings = append(buff.Findings, "No driver-reported cclBuffer out-of-memory is in this bundle: HCCL_BUFFSIZE is not the lever for this EI0011 unless its allocation size was the buffer's.")
+	}
+	return []Remedy{reduce, fewer, free, buff}
+}
+
+// portDownRemedy is the RoCE runbook's checks for a port that went down,
+// on the failed rank's device.
+func portDownRemedy(root Event) Remedy {
+	dev := "<device>"
+	if root.Device >= 0 {
+		dev = fmt.Sprint(root.Device)
+	}
+	rem := Remedy{ID: "port_down", Title: fmt.Sprintf("The RoCE port of %s went down: check the link, the optics and the switch port", who(root))}
+	rem.Findings = append(rem.Findings,
+		fmt.Sprintf("On %s: `hccn_tool -i %s -link -g` (UP or DOWN), `hccn_tool -i %s -link_stat -g` (how often it went down), `hccn_tool -i %s -net_health -g` (Success or the failing check), `hccn_tool -i %s -optical -g` (optical module power and temperature), `hccn_tool -i %s -lldp -g` (the switch port it is cabled to).",
+			root.Node, dev, dev, dev, dev, dev),
+		"A port that flaps or stays down: reseat or replace the optical module or cable, check the switch port's errors and configuration (PFC, MTU), then restart the job; the other ranks' timeouts need no fix of their own.",
+		"While a job runs, hccl_exporter's ascend_roce_link_up and ascend_roce_link_down_events_total show the port per chip (runbook: RoCELinkDown, RoCELinkFlapping in docs/runbooks.md).")
+	return rem
+}

@@ -1,0 +1,90 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+)
+
+// writeIncidents prints the incidents and the clocks, the first thing a
+// person reads: which rank failed first, and what followed from it.
+func writeIncidents(p func(string, ...any), r *Report) {
+	p("")
+	switch len(r.Incidents) {
+	case 0:
+		p("INCIDENTS: none (no fault event with a time)")
+	default:
+		p("INCIDENTS (%d): the first failure of each, and what followed from it", len(r.Incidents))
+	}
+	for _, in := range r.Incidents {
+		p("")
+		head := "FIRST FAILING RANK NOT IN THE BUNDLE"
+		if in.Root != nil {
+			head = fmt.Sprintf("ROOT CAUSE %s (%s) on %s", in.Root.Code, in.Root.Stage, who(*in.Root))
+		}
+		p("  #%d  %s to %s  %s; confidence %s", in.ID, textStamp(in.Start), textStamp(in.End), head, in.Confidence)
+		p("      %s", in.Summary)
+		if in.Root != nil {
+			p("      line: %s:%d: %s", in.Root.File, in.Root.Line, in.Root.Text)
+		}
+		p("      why:")
+		for _, s := range in.Reasons {
+			p("        - %s", s)
+		}
+		if len(in.Groups) > 0 {
+			p("      other events:")
+		}
+		for _, g := range in.Groups {
+			timer := ""
+			if g.Timer != "" {
+				timer = fmt.Sprintf("; %s timer up to %s", g.Timer, fmtSeconds(g.TimerSeconds))
+			}
+			p("        %-11s %s (%s): %d event(s) from %d process(es) on %s, %s to %s after the first%s",
+				g.Part, g.Code, g.Stage, g.Events, g.Processes, joinAnd(g.Nodes), fmtSeconds(max(g.FirstAfterSeconds, 0)), fmtSeconds(max(g.LastAfterSeconds, 0)), timer)
+		}
+		if len(in.SuspectedPeers) > 0 {
+			var ps []string
+			for i, sp := range in.SuspectedPeers {
+				if i == maxListed {
+					ps = append(ps, fmt.Sprintf("… %d more", len(in.SuspectedPeers)-maxListed))
+					break
+				}
+				s := fmt.Sprintf("%s ×%d", sp.Peer, sp.Events)
+				if !sp.InBundle {
+					s += " (not in the bundle)"
+				}
+				ps = append(ps, s)
+			}
+			p("      peers the waiting events name: %s", strings.Join(ps, ", "))
+		}
+		p("      remedy, from the root cause:")
+		for i, rem := range in.Remedy {
+			p("        %d. %s", i+1, rem.Title)
+			for _, f := range rem.Findings {
+				p("           - %s", f)
+			}
+		}
+	}
+	if len(r.Nodes) > 1 || r.UntimedEvents > 0 || r.DroppedEvents > 0 {
+		p("")
+		p("CLOCKS")
+		for _, n := range r.Clock.Notes {
+			p("  %s", n)
+		}
+		for _, nc := range r.Clock.Nodes {
+			off := "not compared"
+			if nc.OffsetSeconds != nil {
+				off = fmt.Sprintf("%+.3f s ±%s against %s over %d communicator(s)", *nc.OffsetSeconds, fmtSeconds(nc.UncertaintySeconds), r.Clock.Reference, nc.Communicators)
+				if nc.Node == r.Clock.Reference {
+					off = "reference"
+				}
+			}
+			p("  %s: zone %s, %s", nc.Node, nc.Zone, off)
+		}
+		if r.UntimedEvents > 0 {
+			p("  %d fault event(s) printed no time: they are counted in the fault codes, not placed in an incident.", r.UntimedEvents)
+		}
+		if r.DroppedEvents > 0 {
+			p("  %d fault event(s) beyond %d per file were counted but not kept for the incidents.", r.DroppedEvents, maxEventsPerGroup)
+		}
+	}
+}
