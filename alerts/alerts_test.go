@@ -34,6 +34,9 @@ var contractAlerts = []string{
 	"HCCLQPsPerConnectionAboveRecommended",
 	"HCCLEnvInconsistentAcrossNodes",
 	"NPUHealthDegraded",
+	"RoCELinkDown",
+	"RoCELinkFlapping",
+	"RoCENetworkUnhealthy",
 	"HCCLExporterCollectorFailing",
 }
 
