@@ -1,7 +1,10 @@
 // Package exporter owns the collector framework of hccl_exporter: the Collector
 // interface every source implements, the registry that runs and times the
-// enabled collectors on each scrape, and the HTTP handler that serves them.
-// It imports no concrete collector; cmd/hccl_exporter wires them in.
+// enabled collectors on each scrape under the scrape's deadline, and the HTTP
+// handler that serves them. Gathering, validation, content negotiation and
+// encoding are client_golang's (prometheus.Registry, promhttp); this package
+// adds only the deadline and the sharing of one gather between scrapes. It
+// imports no concrete collector; cmd/hccl_exporter wires them in.
 package exporter
 
 import (
@@ -87,7 +90,6 @@ type Registry struct {
 	collectors map[string]Collector
 	names      []string
 	logger     *slog.Logger
-	descs      descCache
 }
 
 // NewRegistry returns a registry over the given named collectors.

@@ -2,16 +2,11 @@ package exporter
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,14 +15,13 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 )
 
-// DefaultScrapeCacheTTL is how long one gathered and encoded scrape is served
-// again. It matches the default --cannlog.poll-interval: the log state
-// cannot change faster than it is polled, and npu-smi values are already up
-// to --npu-smi.min-interval old, so a body younger than this is as fresh as a
-// new gather.
+// DefaultScrapeCacheTTL is how long one gathered scrape is served again. It
+// matches the default --cannlog.poll-interval: the log state cannot change
+// faster than it is polled, and npu-smi values are already up to
+// --npu-smi.min-interval old, so a gather younger than this is as fresh as a
+// new one.
 const DefaultScrapeCacheTTL = time.Second
 
 // DefaultScrapeTimeout is the time a scrape may take when the request does
@@ -86,89 +80,65 @@ type HandlerOpts struct {
 }
 
 // NewMetricsHandler serves the registry, hccl_exporter_build_info and, when
-// asked, the exporter's own runtime metrics. Errors of single metrics are
-// logged and the rest is served, as node_exporter does.
+// asked, the exporter's own runtime metrics, through a stock
+// prometheus.Registry and promhttp: content negotiation (text, OpenMetrics,
+// protobuf), compression and name[] filtering are client_golang's. Errors of
+// single metrics are logged and the rest is served, as node_exporter does.
 //
-// Scrapes are coalesced: one gather and one encoding per format and
-// compression serve every scrape in flight and, for CacheTTL after the
-// gather ended, the scrapes that follow. A Prometheus HA pair, or several
-// scrapers at once, cost the node one gather.
+// Scrapes are coalesced: one gather serves every scrape in flight and, for
+// CacheTTL after it ended, the scrapes that follow. A Prometheus HA pair, or
+// several scrapers at once, cost the node one gather.
 func NewMetricsHandler(reg *Registry, logger *slog.Logger, opts HandlerOpts) (http.Handler, error) {
-	r := prometheus.NewRegistry()
-	if err := r.Register(versioncollector.NewCollector(Namespace)); err != nil {
+	// The handler's own metrics (promhttp_metric_handler_*) live here.
+	static := prometheus.NewRegistry()
+	own := []prometheus.Collector{static, versioncollector.NewCollector(Namespace)}
+	if opts.WithRuntimeMetrics {
+		own = append(own, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	// A registry per scrape is how the scrape's deadline reaches the
+	// collectors: Collect has no context. Everything is registered in it
+	// rather than merged with prometheus.Gatherers, which would validate
+	// every metric a second time.
+	newScrape := func(ctx context.Context) (*prometheus.Registry, error) {
+		scrape := prometheus.NewRegistry()
+		for _, c := range own {
+			if err := scrape.Register(c); err != nil {
+				return nil, fmt.Errorf("register the exporter's own metrics: %w", err)
+			}
+		}
+		if err := scrape.Register(reg.Bind(ctx)); err != nil {
+			return nil, fmt.Errorf("register collectors for this scrape: %w", err)
+		}
+		return scrape, nil
+	}
+	// Registration conflicts show now, not at the first scrape.
+	if _, err := newScrape(context.Background()); err != nil {
 		return nil, err
 	}
-	if opts.WithRuntimeMetrics {
-		if err := r.Register(collectors.NewGoCollector()); err != nil {
-			return nil, err
-		}
-		if err := r.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
-			return nil, err
-		}
-	}
-	// The collectors' families come from the Registry's own Gather, which
-	// skips client_golang's per-metric re-validation (see Registry.Gather).
-	h := newCachingHandler(contextMerged{r, reg}, logger, opts)
-	return promhttp.InstrumentMetricHandler(r, h), nil
-}
-
-// ContextGatherer gathers under a context carrying the scrape's deadline.
-type ContextGatherer interface {
-	GatherContext(ctx context.Context) ([]*dto.MetricFamily, error)
-}
-
-// contextMerged is mergedGatherer whose second part runs under the scrape's
-// context.
-type contextMerged struct {
-	static prometheus.Gatherer
-	reg    *Registry
-}
-
-func (c contextMerged) Gather() ([]*dto.MetricFamily, error) {
-	return mergedGatherer{c.static, c.reg}.Gather()
-}
-
-func (c contextMerged) GatherContext(ctx context.Context) ([]*dto.MetricFamily, error) {
-	return mergedGatherer{c.static, prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-		return c.reg.GatherContext(ctx)
-	})}.Gather()
-}
-
-// mergedGatherer concatenates the families of gatherers whose metric names
-// are disjoint, sorted by name; a name served by two of them is an error and
-// only its first family is kept.
-type mergedGatherer []prometheus.Gatherer
-
-func (m mergedGatherer) Gather() ([]*dto.MetricFamily, error) {
-	var out []*dto.MetricFamily
-	var errs []error
-	for _, g := range m {
-		mfs, err := g.Gather()
-		out = append(out, mfs...)
+	gather := func(ctx context.Context) ([]*dto.MetricFamily, error) {
+		scrape, err := newScrape(ctx)
 		if err != nil {
-			errs = append(errs, err)
+			return nil, err
 		}
+		return scrape.Gather()
 	}
-	slices.SortStableFunc(out, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
-	kept := out[:0]
-	for _, mf := range out {
-		if len(kept) > 0 && kept[len(kept)-1].GetName() == mf.GetName() {
-			errs = append(errs, fmt.Errorf("metric family %s served by two sources", mf.GetName()))
-			continue
-		}
-		kept = append(kept, mf)
-	}
-	return kept, errors.Join(errs...)
+	h := newCachingHandler(gather, logger, opts)
+	h.promOpts.Registry = static // promhttp_metric_handler_errors_total
+	return promhttp.InstrumentMetricHandler(static, h), nil
 }
 
-// cachingHandler serves gathered metric families, sharing gathers and
-// encoded bodies between scrapes.
+// gatherFunc gathers under a context carrying the scrape's deadline.
+type gatherFunc func(ctx context.Context) ([]*dto.MetricFamily, error)
+
+// cachingHandler shares gathers between scrapes and leaves negotiation and
+// encoding to promhttp.
 type cachingHandler struct {
-	g      ContextGatherer
-	logger *slog.Logger
-	ttl    time.Duration
-	now    func() time.Time
-	sem    chan struct{}
+	g        gatherFunc
+	logger   *slog.Logger
+	ttl      time.Duration
+	now      func() time.Time
+	sem      chan struct{}
+	promOpts promhttp.HandlerOpts
 
 	timeout, offset time.Duration
 
@@ -178,57 +148,121 @@ type cachingHandler struct {
 	joined func() // test hook: a scrape joined a gather in flight
 }
 
-// gathering is one gather shared by the scrapes that joined it.
+// gathering is one gather shared by the scrapes that joined it. Its
+// families are only read once done is closed (promhttp's encoders do not
+// modify them), so concurrent scrapes encode them without copies.
 type gathering struct {
 	done chan struct{} // closed when mfs and err are set
 	at   time.Time     // when the gather ended
 	mfs  []*dto.MetricFamily
 	err  error
 
-	mu     sync.Mutex
-	bodies map[bodyKey]*body
+	mu        sync.Mutex
+	responses map[responseKey]*response
 }
 
-type bodyKey struct {
-	format expfmt.Format
-	gzip   bool
+// responseKey identifies what promhttp answers for one gather: its format
+// and compression depend on these two headers only. Keying on the raw
+// values leaves the negotiation to promhttp; every Prometheus sends the
+// same values scrape after scrape, so a HA pair shares one encoding.
+type responseKey struct{ accept, acceptEncoding string }
+
+// maxResponses bounds the encodings kept per gather, against a client that
+// varies its headers.
+const maxResponses = 8
+
+// response is promhttp's answer recorded once and replayed.
+type response struct {
+	once   sync.Once
+	status int
+	header http.Header
+	body   bytes.Buffer
 }
 
-type body struct {
-	once sync.Once
-	b    []byte
-	err  error
-}
-
-// plainGatherer runs a context-free gatherer; the deadline is not passed on.
-type plainGatherer struct{ prometheus.Gatherer }
-
-func (p plainGatherer) GatherContext(context.Context) ([]*dto.MetricFamily, error) { return p.Gather() }
-
-func newCachingHandler(g prometheus.Gatherer, logger *slog.Logger, opts HandlerOpts) *cachingHandler {
-	cg, ok := g.(ContextGatherer)
-	if !ok {
-		cg = plainGatherer{g}
+func (r *response) Header() http.Header { return r.header }
+func (r *response) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
 	}
-	h := &cachingHandler{g: cg, logger: logger, ttl: opts.CacheTTL, now: opts.Now,
+	return r.body.Write(p)
+}
+func (r *response) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+// replay writes the recorded answer to w.
+func (r *response) replay(w http.ResponseWriter) {
+	h := w.Header()
+	for k, v := range r.header {
+		h[k] = v
+	}
+	h.Set("Content-Length", strconv.Itoa(r.body.Len()))
+	status := r.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(r.body.Bytes())
+}
+
+// response returns the recorded answer for key, or nil when the gather
+// keeps too many already.
+func (g *gathering) response(key responseKey) *response {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.responses[key]
+	if r == nil {
+		if len(g.responses) >= maxResponses {
+			return nil
+		}
+		r = &response{header: http.Header{}}
+		if g.responses == nil {
+			g.responses = map[responseKey]*response{}
+		}
+		g.responses[key] = r
+	}
+	return r
+}
+
+// Gather serves the gathered families to promhttp.
+func (g *gathering) Gather() ([]*dto.MetricFamily, func(), error) {
+	return g.mfs, func() {}, g.err
+}
+
+func newCachingHandler(g gatherFunc, logger *slog.Logger, opts HandlerOpts) *cachingHandler {
+	h := &cachingHandler{g: g, logger: logger, ttl: opts.CacheTTL, now: opts.Now,
 		timeout: opts.ScrapeTimeout, offset: opts.ScrapeTimeoutOffset}
-	if h.timeout <= 0 {
-		h.timeout = DefaultScrapeTimeout
-	}
-	if h.offset < 0 {
-		h.offset = 0
-	}
 	if h.now == nil {
 		h.now = time.Now
 	}
 	if h.ttl < 0 {
 		h.ttl = 0
 	}
+	if h.timeout <= 0 {
+		h.timeout = DefaultScrapeTimeout
+	}
+	if h.offset < 0 {
+		h.offset = 0
+	}
 	if opts.MaxRequests > 0 {
 		h.sem = make(chan struct{}, opts.MaxRequests)
 	}
+	h.promOpts = promhttp.HandlerOpts{
+		// The gather's errors are logged once per gather (below); what
+		// promhttp logs per scrape is mostly a client that went away.
+		ErrorLog:          debugLog{logger},
+		ErrorHandling:     promhttp.ContinueOnError,
+		EnableOpenMetrics: true,
+	}
 	return h
 }
+
+// debugLog is promhttp's Logger on slog's debug level.
+type debugLog struct{ l *slog.Logger }
+
+func (d debugLog) Println(v ...any) { d.l.Debug(fmt.Sprint(v...)) }
 
 // gather returns the gathering this scrape uses: the one in flight, a
 // finished one younger than the TTL, or a new one run by this caller.
@@ -256,7 +290,7 @@ func (h *cachingHandler) gather(req *http.Request) (*gathering, error) {
 			return nil, req.Context().Err()
 		}
 	}
-	g = &gathering{done: make(chan struct{}), bodies: map[bodyKey]*body{}}
+	g = &gathering{done: make(chan struct{})}
 	h.cur = g
 	h.mu.Unlock()
 
@@ -268,78 +302,17 @@ func (h *cachingHandler) gather(req *http.Request) (*gathering, error) {
 		ScrapeTimeout(req.Header, h.timeout, h.offset))
 	defer cancel()
 	func() {
-		// Waiters are released even if a collector panics.
+		// Waiters are released even if the gather panics.
 		defer func() {
 			g.at = h.now()
 			close(g.done)
 		}()
-		g.mfs, g.err = h.g.GatherContext(ctx)
+		g.mfs, g.err = h.g(ctx)
 	}()
 	if g.err != nil {
 		h.logger.Error("error gathering metrics", "err", g.err)
 	}
 	return g, nil
-}
-
-// encoded returns the body of g in format, gzipped or not, encoding it once.
-func (g *gathering) encoded(format expfmt.Format, gz bool) ([]byte, error) {
-	k := bodyKey{format, gz}
-	g.mu.Lock()
-	b := g.bodies[k]
-	if b == nil {
-		b = &body{}
-		g.bodies[k] = b
-	}
-	g.mu.Unlock()
-	b.once.Do(func() { b.b, b.err = encode(g.mfs, format, gz, nil) })
-	return b.b, b.err
-}
-
-// gzipPool keeps compressors between scrapes: a new one allocates about a
-// megabyte. BestSpeed is several times faster than the default level, and
-// the repetitive exposition still shrinks more than tenfold.
-var gzipPool = sync.Pool{New: func() any {
-	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return zw
-}}
-
-// encode writes mfs (only the families in filter when it is not nil).
-func encode(mfs []*dto.MetricFamily, format expfmt.Format, gz bool, filter map[string]bool) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(64 << 10)
-	var zw *gzip.Writer
-	var w io.Writer = &buf
-	if gz {
-		zw = gzipPool.Get().(*gzip.Writer)
-		defer gzipPool.Put(zw)
-		zw.Reset(&buf)
-		w = zw
-	}
-	var enc expfmt.Encoder
-	if format.FormatType() == expfmt.TypeTextPlain {
-		enc = newTextEncoder(w, format)
-	} else {
-		enc = expfmt.NewEncoder(w, format)
-	}
-	for _, mf := range mfs {
-		if filter != nil && !filter[mf.GetName()] {
-			continue
-		}
-		if err := enc.Encode(mf); err != nil {
-			return nil, fmt.Errorf("encode %s: %w", mf.GetName(), err)
-		}
-	}
-	if c, ok := enc.(expfmt.Closer); ok {
-		if err := c.Close(); err != nil {
-			return nil, err
-		}
-	}
-	if zw != nil {
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
-	}
-	return buf.Bytes(), nil
 }
 
 func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
@@ -356,68 +329,17 @@ func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
-	if g.err != nil && len(g.mfs) == 0 {
-		http.Error(rsp, "An error has occurred while serving metrics:\n\n"+g.err.Error(), http.StatusInternalServerError)
+	// promhttp encodes, once per gather and pair of negotiation headers;
+	// filtered requests (name[]) are encoded for themselves.
+	serve := promhttp.HandlerForTransactional(g, h.promOpts)
+	var r *response
+	if req.URL == nil || len(req.URL.Query()["name[]"]) == 0 {
+		r = g.response(responseKey{req.Header.Get("Accept"), req.Header.Get("Accept-Encoding")})
+	}
+	if r == nil {
+		serve.ServeHTTP(rsp, req)
 		return
 	}
-	format := expfmt.NegotiateAccept(req.Header, expfmt.DefaultAcceptedFormats()...)
-	gz := acceptsGzip(req.Header.Get("Accept-Encoding"))
-	var b []byte
-	if names := req.URL.Query()["name[]"]; len(names) > 0 {
-		filter := make(map[string]bool, len(names))
-		for _, n := range names {
-			filter[n] = true
-		}
-		b, err = encode(g.mfs, format, gz, filter)
-	} else {
-		b, err = g.encoded(format, gz)
-	}
-	if err != nil {
-		h.logger.Error("error encoding metrics", "err", err)
-		http.Error(rsp, "An error has occurred while encoding metrics:\n\n"+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	hd := rsp.Header()
-	hd.Add("Vary", "Accept")
-	hd.Add("Vary", "Accept-Encoding")
-	hd.Set("Content-Type", string(format))
-	if gz {
-		hd.Set("Content-Encoding", "gzip")
-	}
-	hd.Set("Content-Length", strconv.Itoa(len(b)))
-	if req.Method == http.MethodHead {
-		return
-	}
-	_, _ = rsp.Write(b)
-}
-
-// acceptsGzip reports whether an Accept-Encoding header allows gzip: gzip
-// listed without q=0, or else * listed without q=0.
-func acceptsGzip(header string) bool {
-	gzipQ, starQ := -1.0, -1.0
-	for _, part := range strings.Split(header, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		name = strings.ToLower(strings.TrimSpace(name))
-		if name != "gzip" && name != "*" {
-			continue
-		}
-		q := 1.0
-		for _, p := range strings.Split(params, ";") {
-			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
-			if ok && strings.TrimSpace(k) == "q" {
-				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					q = f
-				}
-			}
-		}
-		if name == "gzip" {
-			gzipQ = q
-		} else {
-			starQ = q
-		}
-	}
-	if gzipQ >= 0 {
-		return gzipQ > 0
-	}
-	return starQ > 0
+	r.once.Do(func() { serve.ServeHTTP(r, req) })
+	r.replay(rsp)
 }

@@ -71,9 +71,10 @@ func timeScrapes(h http.Handler, rounds, n int) time.Duration {
 
 // Regression guard, measured as ratios in one process so that a slow or
 // busy machine moves both sides: an uncached scrape of a worst-case node
-// must stay cheaper than client_golang's own handler over the same
-// collector, and a cached scrape close to a handler that writes a fixed
-// body. The limits are far above what is measured (docs/benchmarks.md) so
+// (client_golang's registry and promhttp behind the registry's deadline
+// handling) must stay close to client_golang's own handler over the same
+// collector, and a cached scrape (a recorded promhttp answer replayed)
+// close to a handler that writes a fixed body. The limits are far above what is measured (docs/benchmarks.md) so
 // that only a real regression fails; -race slows our code (instrumented)
 // more than the baselines' assembly, hence its own limits.
 func TestScrapeCostRegressionGuard(t *testing.T) {

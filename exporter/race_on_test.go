@@ -3,10 +3,11 @@
 package exporter
 
 // Limits and sizes of TestScrapeCostRegressionGuard under the race
-// detector, which slows every path about tenfold. Measured: uncached
-// 0.33–0.44, cached 1.0–1.6.
+// detector, which slows every path about tenfold and the registry's
+// per-collector buffering more than client_golang's. Measured: uncached
+// 1.2–1.4, cached 1.0–2.7.
 const (
-	limitUncached = 1.5
+	limitUncached = 2.5
 	limitCached   = 30.0
 	guardRounds   = 5
 	guardScrapes  = 4
