@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs hccl_exporter on the bundled demo data — a fake npu-smi printing an
-# 8-NPU Atlas 800T A2 table, a CANN log root and a training screen log — and
-# shows its metrics. No NPU needed.
+# 8-NPU Atlas 800T A2 table, a fake hccn_tool answering for its 8 RoCE NICs,
+# a CANN log root and a training screen log — and shows its metrics. No NPU
+# needed.
 #   scripts/demo.sh           start, print the interesting metrics, stop
 #   scripts/demo.sh --serve   keep serving on :9842 (Ctrl-C to stop)
 set -euo pipefail
@@ -22,6 +23,7 @@ fi
 args=(
 	--web.listen-address="127.0.0.1:$port"
 	--npu-smi.path="$demo/npu-smi"
+	--hccn-tool.path="$demo/hccn_tool"
 	--cannlog.root="$demo/log"
 	--screenlog.path="$demo/screen/*.log"
 	--cannlog.state-file="$work/state.json"
@@ -43,6 +45,6 @@ sleep 1.5 # let the log follower read the demo logs once
 curl -fsS "http://127.0.0.1:$port/metrics" -o "$work/metrics.txt"
 echo "# hccl_exporter demo: http://127.0.0.1:$port/metrics ($(wc -l <"$work/metrics.txt") lines)."
 echo "# Excerpt for NPUs 0-1 and their processes (210001 runs 16 QPs per connection; NPU 0 is nearly full):"
-grep -E '^(ascend_npu_hbm_(used|total)_bytes|ascend_npu_smi_up|hccl_link_setup_headroom_bytes|hccl_link_setup_qp_memory_bytes|hccl_ccl_buffer_bytes|hccl_env_rdma_qps_per_connection|hccl_env_buffsize_bytes|hccl_communicator_(ranks|servers)|hccl_fault_events_total\{code="EI0011"|hccl_exporter_collector_success)' "$work/metrics.txt" |
+grep -E '^(ascend_npu_hbm_(used|total)_bytes|ascend_npu_smi_up|ascend_hccn_tool_up|ascend_roce_(link_up|link_down_events_total|active_qps|retransmitted_packets_total|qp_status_errors_total)|ascend_roce_network_health\{.*status="Success"|hccl_link_setup_headroom_bytes|hccl_link_setup_qp_memory_bytes|hccl_ccl_buffer_bytes|hccl_env_rdma_qps_per_connection|hccl_env_buffsize_bytes|hccl_communicator_(ranks|servers)|hccl_fault_events_total\{code="EI0011"|hccl_exporter_collector_success)' "$work/metrics.txt" |
 	grep -E 'npu="[01]"|pid="21000[12]"|^[a-z_]+(\{[^}]*collector=|\{code=| )' |
 	grep -v 'source="plog"'
