@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
+	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/join"
 )
@@ -16,6 +18,7 @@ import (
 var collectorSpecs = []exporter.Spec{
 	{Name: "npusmi", Help: "NPU memory, health, power and processes from npu-smi info.", DefaultEnabled: true},
 	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs.", DefaultEnabled: true},
+	{Name: "pods", Help: "which pod holds each NPU, from the kubelet's PodResources API (--kubelet.pod-resources-socket).", DefaultEnabled: true},
 	{Name: "headroom", Help: "NPU memory headroom before HCCL link setup (joins npu-smi's process table with the CANN logs).", DefaultEnabled: true},
 	{Name: "hccn", Help: "RoCE NIC link state, flaps, health, live queue pairs and error counters per NPU chip from hccn_tool (background sweep).", DefaultEnabled: true},
 }
@@ -31,6 +34,7 @@ type collectorWiring struct {
 	cannlog  *cannlogFlags
 	headroom *headroom.Config
 	hccn     *hccn.Config
+	pods     *podresources.Config
 }
 
 func addCollectorFlags(app *kingpin.Application) *collectorWiring {
@@ -40,6 +44,7 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 		cannlog:  addCannlogFlags(app),
 		headroom: headroom.AddFlags(app),
 		hccn:     hccn.AddFlags(app),
+		pods:     podresources.AddFlags(app),
 	}
 }
 
@@ -54,7 +59,7 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 	on := func(name string) bool { return *w.enabled[name] }
 
 	var npu *npusmi.Collector
-	if on("npusmi") || on("headroom") {
+	if on("npusmi") || on("headroom") || on("pods") {
 		npu = npusmi.New(*w.npusmi, logger.With("collector", "npusmi"))
 	}
 	if on("npusmi") {
@@ -78,6 +83,18 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		cleanup = stop
 		out["cannlog"] = c
 		chips.Logs = c.State()
+	}
+	if on("pods") {
+		watcher := podresources.NewWatcher(*w.pods, logger.With("collector", "pods"))
+		watcher.Start(context.Background())
+		stopLogs := cleanup
+		cleanup = func() {
+			if err := watcher.Close(); err != nil {
+				logger.Debug("closing the kubelet connection", "err", err)
+			}
+			stopLogs()
+		}
+		out["pods"] = podresources.New(watcher, join.PhyChips{NPU: npuView, Reported: on("npusmi")})
 	}
 	if on("headroom") {
 		if err := w.headroom.Validate(); err != nil {

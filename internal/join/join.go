@@ -28,6 +28,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
+	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 )
 
@@ -198,4 +199,56 @@ func (h HCCNChips) Chips(ctx context.Context) ([]hccn.ChipID, error) {
 		out = append(out, hccn.ChipID{NPU: c.NPU, Chip: c.Chip, PhyID: c.PhyID})
 	}
 	return out, nil
+}
+
+// PhyIDs maps the physical id of each chip of an npu-smi table to its npu
+// and chip. A3 (910_93) and A5 tables print the phy id of every chip. Tables
+// without it (910, A2 910B, 310) list one chip per NPU, and there the NPU id
+// is the physical id (the N of /dev/davinciN, the id the Ascend device
+// plugin and HCCL's devicePhyId use). A table without phy ids and several
+// chips on an NPU (310P Duo cards) cannot be mapped: those chips are left
+// out rather than guessed.
+func PhyIDs(snap *npusmi.Snapshot) map[int]podresources.Chip {
+	perNPU := map[string]int{}
+	for _, c := range snap.Chips {
+		perNPU[c.NPU]++
+	}
+	out := make(map[int]podresources.Chip, len(snap.Chips))
+	for _, c := range snap.Chips {
+		id := c.PhyID
+		if id == "" && perNPU[c.NPU] == 1 {
+			id = c.NPU
+		}
+		phy, err := strconv.Atoi(id)
+		if err != nil || phy < 0 {
+			continue
+		}
+		if _, dup := out[phy]; dup {
+			continue // npu-smi prints each phy id once; keep the first if not
+		}
+		out[phy] = podresources.Chip{NPU: c.NPU, Chip: c.Chip}
+	}
+	return out
+}
+
+// PhyChips maps physical chip ids to the chips of the scrape's npu-smi run
+// for the podresources collector.
+type PhyChips struct {
+	NPU NPU
+	// Reported: the npusmi collector reports npu-smi failures itself.
+	Reported bool
+}
+
+var _ podresources.ChipMap = PhyChips{}
+
+// ChipsByPhyID runs (or joins) the scrape's npu-smi run and maps its chips.
+func (p PhyChips) ChipsByPhyID(ctx context.Context) (map[int]podresources.Chip, error) {
+	snap, err := p.NPU.Snapshot(ctx)
+	if err != nil {
+		if p.Reported {
+			err = fmt.Errorf("%w: %w", exporter.ErrDependency, err)
+		}
+		return nil, err
+	}
+	return PhyIDs(snap), nil
 }

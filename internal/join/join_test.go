@@ -12,6 +12,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
+	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 )
 
@@ -178,5 +179,32 @@ func TestHCCNChipsA3(t *testing.T) {
 	failing := errors.New("npu-smi hung")
 	if _, err := (HCCNChips{NPU: &fakeNPU{err: failing}}).Chips(context.Background()); !errors.Is(err, failing) {
 		t.Errorf("without any npu-smi run: %v, want the run's error", err)
+	}
+}
+
+func TestPhyIDs(t *testing.T) {
+	for _, tc := range []struct {
+		capture string
+		want    map[int]podresources.Chip
+	}{
+		// A3 prints the phy id of each die.
+		{"info-a3-container-pid.txt", map[int]podresources.Chip{8: {NPU: "4", Chip: "0"}, 9: {NPU: "4", Chip: "1"}}},
+		// A2 prints none: one chip per NPU, the NPU id is the phy id.
+		{"info-a2-910b4.txt", map[int]podresources.Chip{0: {NPU: "0", Chip: "0"}, 1: {NPU: "1", Chip: "0"}, 2: {NPU: "2", Chip: "0"},
+			3: {NPU: "3", Chip: "0"}, 4: {NPU: "4", Chip: "0"}, 5: {NPU: "5", Chip: "0"}, 6: {NPU: "6", Chip: "0"}, 7: {NPU: "7", Chip: "0"}}},
+	} {
+		got := PhyIDs(capture(t, tc.capture).snap)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.capture, got, tc.want)
+		}
+	}
+	// Two chips on an NPU without phy ids (310P Duo): not guessed.
+	snap := &npusmi.Snapshot{Chips: []npusmi.Chip{{NPU: "1", Chip: "0"}, {NPU: "1", Chip: "1"}}}
+	if got := PhyIDs(snap); len(got) != 0 {
+		t.Errorf("310P Duo without phy ids mapped: %v", got)
+	}
+	m, err := (PhyChips{NPU: capture(t, "info-a3-container-pid.txt")}).ChipsByPhyID(context.Background())
+	if err != nil || m[9] != (podresources.Chip{NPU: "4", Chip: "1"}) {
+		t.Errorf("ChipsByPhyID = %v %v", m, err)
 	}
 }

@@ -1,0 +1,121 @@
+// Package podresources owns the attribution of NPUs to Kubernetes pods: it
+// asks the kubelet's PodResources API (k8s.io/kubelet podresources/v1, the
+// API dcgm-exporter and Huawei's npu-exporter use) which container holds
+// which device, reads the Ascend device plugin's device ids (see
+// ParseDeviceID), and exports ascend_npu_pod_info{npu,chip,namespace,pod,
+// container}. The kubelet is asked in the background by a Watcher; a scrape
+// only reads its last answer and maps physical ids to npu/chip through
+// the ChipMap the caller provides (npu-smi's table, joined in internal/join).
+package podresources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/exporter"
+)
+
+// Chip names a chip as npu-smi prints it.
+type Chip struct{ NPU, Chip string }
+
+// ChipMap maps physical chip ids to the chips of the scrape's npu-smi run.
+type ChipMap interface {
+	ChipsByPhyID(ctx context.Context) (map[int]Chip, error)
+}
+
+var (
+	podInfoDesc = prometheus.NewDesc("ascend_npu_pod_info",
+		"1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).",
+		[]string{"npu", "chip", "namespace", "pod", "container"}, nil)
+	upDesc = prometheus.NewDesc("ascend_pod_resources_up",
+		"1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).",
+		nil, nil)
+	errorsDesc = prometheus.NewDesc("ascend_pod_resources_errors_total",
+		"Failed kubelet PodResources queries by reason: connect, list.",
+		[]string{"reason"}, nil)
+	unattributedDesc = prometheus.NewDesc("ascend_pod_resources_unmapped_devices",
+		"Ascend devices the kubelet assigned to containers whose physical id npu-smi's table does not show, so no chip can name their pod.",
+		nil, nil)
+)
+
+// Collector exports which pod holds each chip.
+type Collector struct {
+	w     *Watcher
+	chips ChipMap
+}
+
+// New returns a collector over the watcher's answers, mapping physical ids
+// through chips.
+func New(w *Watcher, chips ChipMap) *Collector { return &Collector{w: w, chips: chips} }
+
+// Update sends the pod info series. It never asks the kubelet itself.
+func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
+	as, st := c.w.Snapshot()
+	c.w.mu.Lock()
+	for _, r := range errorReasons {
+		ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.CounterValue, float64(c.w.errors[r]), r)
+	}
+	c.w.mu.Unlock()
+	switch st {
+	case StatusDisabled, StatusNoSocket:
+		return nil
+	case StatusFailed:
+		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
+		return nil
+	}
+	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
+	if len(as) == 0 {
+		ch <- prometheus.MustNewConstMetric(unattributedDesc, prometheus.GaugeValue, 0)
+		return nil
+	}
+	byPhy, err := c.chips.ChipsByPhyID(ctx)
+	if err != nil {
+		return fmt.Errorf("podresources: map physical ids to chips: %w: %w", exporter.ErrDependency, err)
+	}
+	type key struct {
+		chip         Chip
+		ns, pod, ctr string
+	}
+	seen := map[key]bool{}
+	unmapped := 0
+	for _, a := range as {
+		chip, ok := byPhy[a.Device.PhyID]
+		if !ok {
+			unmapped++
+			continue
+		}
+		k := key{chip, a.Namespace, a.Pod, a.Container}
+		if seen[k] {
+			continue // several vNPUs of one chip in one container
+		}
+		seen[k] = true
+		ch <- prometheus.MustNewConstMetric(podInfoDesc, prometheus.GaugeValue, 1, chip.NPU, chip.Chip, a.Namespace, a.Pod, a.Container)
+	}
+	ch <- prometheus.MustNewConstMetric(unattributedDesc, prometheus.GaugeValue, float64(unmapped))
+	return nil
+}
+
+// Describe and Collect make the collector usable with a plain registry.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{podInfoDesc, upDesc, errorsDesc, unattributedDesc} {
+		ch <- d
+	}
+}
+
+// Collect sends the metrics of Update.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) { _ = c.Update(context.Background(), ch) }
+
+// PodOfPhyID returns the containers holding a physical chip in the last
+// answer; the joins use it to attribute processes.
+func (w *Watcher) PodOfPhyID(phy int) []Assignment {
+	as, _ := w.Snapshot()
+	var out []Assignment
+	for _, a := range as {
+		if a.Device.PhyID == phy {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,283 @@
+package podresources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+)
+
+// DefaultSocket is where the kubelet serves the PodResources API.
+const DefaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
+
+// maxRecvBytes bounds a List answer; a node with many pods and devices
+// stays far below it (dcgm-exporter uses the same bound).
+const maxRecvBytes = 16 << 20
+
+// Config is the podresources configuration, filled by AddFlags.
+type Config struct {
+	Socket   string        // empty disables the kubelet query
+	Interval time.Duration // how often the kubelet is asked
+	Timeout  time.Duration // per List call
+}
+
+// AddFlags registers the --kubelet.* flags.
+func AddFlags(app *kingpin.Application) *Config {
+	cfg := &Config{}
+	app.Flag("kubelet.pod-resources-socket", "The kubelet's PodResources socket, read to learn which pod holds each NPU "+
+		"(as dcgm-exporter does for GPUs). Mount it read-only into the exporter's pod. Where it does not exist "+
+		"(bare metal, systemd) nothing is attributed to pods, which is normal. Empty disables.").
+		Default(DefaultSocket).StringVar(&cfg.Socket)
+	app.Flag("kubelet.pod-resources-interval", "How often the kubelet is asked which pod holds which device, in the "+
+		"background (never during a scrape).").Default("15s").DurationVar(&cfg.Interval)
+	app.Flag("kubelet.pod-resources-timeout", "Time limit of one PodResources List call.").
+		Default("5s").DurationVar(&cfg.Timeout)
+	return cfg
+}
+
+// Assignment is one device the kubelet assigned to one container.
+type Assignment struct {
+	Namespace, Pod, Container string
+	Resource                  string // e.g. huawei.com/Ascend910
+	Device                    Device
+}
+
+// Status is the state of the last refresh.
+type Status int
+
+// Refresh states.
+const (
+	// StatusDisabled: no socket configured.
+	StatusDisabled Status = iota
+	// StatusNoSocket: the socket does not exist (not a Kubernetes node, or
+	// not mounted): nothing to attribute, not an error.
+	StatusNoSocket
+	// StatusOK: the last List succeeded.
+	StatusOK
+	// StatusFailed: the socket exists but the last List failed.
+	StatusFailed
+)
+
+// Watcher asks the kubelet which container holds which Ascend device, in a
+// background loop, and keeps the last answer for scrapes.
+type Watcher struct {
+	cfg    Config
+	logger *slog.Logger
+	list   func(ctx context.Context) (*podresourcesv1.ListPodResourcesResponse, error)
+
+	mu          sync.Mutex
+	assignments []Assignment
+	status      Status
+	lastOK      time.Time
+	errors      map[string]uint64 // by reason
+	foreign     int               // device ids of the last answer that are not Ascend forms
+	lastLogged  string            // the state last logged, so that each change is said once
+
+	conn *grpc.ClientConn
+
+	startOnce, closeOnce sync.Once
+	cancel               context.CancelFunc
+	done                 chan struct{}
+}
+
+// Error reasons of ascend_pod_resources_errors_total.
+const (
+	reasonConnect = "connect"
+	reasonList    = "list"
+)
+
+var errorReasons = []string{reasonConnect, reasonList}
+
+// NewWatcher returns a watcher of the configured socket. It does not
+// connect until Start or Refresh.
+func NewWatcher(cfg Config, logger *slog.Logger) *Watcher {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 15 * time.Second
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	w := &Watcher{cfg: cfg, logger: logger, errors: map[string]uint64{}, done: make(chan struct{})}
+	w.list = w.grpcList
+	return w
+}
+
+// Start refreshes at once and then every interval until ctx ends or Close.
+func (w *Watcher) Start(ctx context.Context) {
+	w.startOnce.Do(func() {
+		ctx, w.cancel = context.WithCancel(ctx)
+		go func() {
+			defer close(w.done)
+			t := time.NewTicker(w.cfg.Interval)
+			defer t.Stop()
+			for {
+				w.Refresh(ctx)
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+	})
+}
+
+// Close stops the loop and the connection.
+func (w *Watcher) Close() error {
+	var err error
+	w.closeOnce.Do(func() {
+		if w.cancel != nil {
+			w.cancel()
+			<-w.done
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.conn != nil {
+			err = w.conn.Close()
+			w.conn = nil
+		}
+	})
+	return err
+}
+
+// Refresh asks the kubelet once and keeps the answer. A missing socket is
+// normal (bare metal, systemd): it is logged once, and again when it
+// appears. On a failed call the previous answer is dropped rather than
+// served as current: pods come and go.
+func (w *Watcher) Refresh(ctx context.Context) {
+	if w.cfg.Socket == "" {
+		w.set(StatusDisabled, nil, 0, "", "")
+		return
+	}
+	if _, err := os.Stat(w.cfg.Socket); errors.Is(err, fs.ErrNotExist) {
+		w.set(StatusNoSocket, nil, 0, "", "")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
+	defer cancel()
+	resp, err := w.list(ctx)
+	if err != nil {
+		reason := reasonList
+		var ce connectError
+		if errors.As(err, &ce) {
+			reason = reasonConnect
+		}
+		w.set(StatusFailed, nil, 0, reason, err.Error())
+		return
+	}
+	as, foreign := assignments(resp)
+	w.set(StatusOK, as, foreign, "", "")
+}
+
+type connectError struct{ err error }
+
+func (e connectError) Error() string { return e.err.Error() }
+func (e connectError) Unwrap() error { return e.err }
+
+func (w *Watcher) grpcList(ctx context.Context) (*podresourcesv1.ListPodResourcesResponse, error) {
+	w.mu.Lock()
+	conn := w.conn
+	if conn == nil {
+		var err error
+		conn, err = grpc.NewClient("unix://"+w.cfg.Socket,
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvBytes)))
+		if err != nil {
+			w.mu.Unlock()
+			return nil, connectError{fmt.Errorf("connect to the kubelet PodResources socket %s: %w", w.cfg.Socket, err)}
+		}
+		w.conn = conn
+	}
+	w.mu.Unlock()
+	resp, err := podresourcesv1.NewPodResourcesListerClient(conn).List(ctx, &podresourcesv1.ListPodResourcesRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("kubelet PodResources List on %s: %w", w.cfg.Socket, err)
+	}
+	return resp, nil
+}
+
+// assignments flattens a List answer to the Ascend devices of each
+// container, sorted, and counts the device ids of other forms.
+func assignments(resp *podresourcesv1.ListPodResourcesResponse) ([]Assignment, int) {
+	var out []Assignment
+	foreign := 0
+	for _, pod := range resp.GetPodResources() {
+		for _, c := range pod.GetContainers() {
+			for _, dev := range c.GetDevices() {
+				for _, id := range dev.GetDeviceIds() {
+					d, ok := ParseDeviceID(id)
+					if !ok {
+						foreign++
+						continue
+					}
+					out = append(out, Assignment{Namespace: pod.GetNamespace(), Pod: pod.GetName(), Container: c.GetName(),
+						Resource: dev.GetResourceName(), Device: d})
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Device.PhyID != b.Device.PhyID {
+			return a.Device.PhyID < b.Device.PhyID
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Pod != b.Pod {
+			return a.Pod < b.Pod
+		}
+		return a.Container < b.Container
+	})
+	return out, foreign
+}
+
+func (w *Watcher) set(st Status, as []Assignment, foreign int, reason, msg string) {
+	w.mu.Lock()
+	w.status, w.assignments, w.foreign = st, as, foreign
+	if st == StatusOK {
+		w.lastOK = time.Now()
+	}
+	if reason != "" {
+		w.errors[reason]++
+	}
+	// Log each change of state once, not every interval.
+	state := fmt.Sprint(st) + "|" + msg
+	changed := state != w.lastLogged
+	w.lastLogged = state
+	w.mu.Unlock()
+	if !changed {
+		return
+	}
+	switch st {
+	case StatusNoSocket:
+		w.logger.Info("no kubelet PodResources socket: NPUs are not attributed to pods (normal on bare metal and under systemd; "+
+			"in Kubernetes mount the socket read-only into the exporter's pod)", "socket", w.cfg.Socket)
+	case StatusFailed:
+		w.logger.Warn("cannot ask the kubelet which pod holds which NPU; pod attribution is off until it answers "+
+			"(is the socket mounted, and is the exporter allowed to read it?)", "socket", w.cfg.Socket, "err", msg)
+	case StatusOK:
+		w.logger.Info("reading pod device assignments from the kubelet", "socket", w.cfg.Socket, "ascend_devices", len(as))
+	}
+}
+
+// Snapshot returns the assignments of the last refresh (nil unless it
+// succeeded) and its state.
+func (w *Watcher) Snapshot() ([]Assignment, Status) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.assignments, w.status
+}
