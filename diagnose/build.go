@@ -365,6 +365,9 @@ func buildSettings(nodes []Node) []Setting {
 	return out
 }
 
+// Setting returns the bundle-wide groups of a variable, or nil.
+func (r *Report) Setting(variable string) *Setting { return r.setting(variable) }
+
 // setting returns the bundle-wide groups of a variable, or nil.
 func (r *Report) setting(variable string) *Setting {
 	for i := range r.Settings {

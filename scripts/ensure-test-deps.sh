@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: promtool
 # (package prometheus), Alertmanager and amtool (prometheus-alertmanager) for
-# the rule tests and the end-to-end test. Needs root (or sudo) only when
+# the rule tests and the end-to-end test, and chromium to render diagnose's
+# HTML report headless. Needs root (or sudo) only when
 # something is missing.
 set -euo pipefail
 missing=()
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 { command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1; } || missing+=(prometheus-alertmanager)
 command -v amtool >/dev/null 2>&1 || [[ " ${missing[*]} " == *" prometheus-alertmanager "* ]] || missing+=(prometheus-alertmanager)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing test dependencies: ${missing[*]}" >&2
 sudo=""

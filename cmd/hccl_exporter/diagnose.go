@@ -43,7 +43,7 @@ type diagnoseCommand struct {
 func addDiagnoseCommand(app *kingpin.Application) *diagnoseCommand {
 	d := &diagnoseCommand{stdout: os.Stdout, stderr: os.Stderr}
 	d.cmd = app.Command("diagnose", "Analyse a bundle of CANN logs and screen logs collected from the nodes of a failed job, offline (docs/diagnose.md).")
-	d.cmd.Flag("format", "Output format: text or json.").Default("text").EnumVar(&d.format, "text", "json")
+	d.cmd.Flag("format", "Output format: text (for a person), json (for a program; docs/diagnose.md), or html (one self-contained page: incidents with a timeline per node, and the text report's tables; the buffsize subcommand prints text).").Default("text").EnumVar(&d.format, "text", "json", "html")
 
 	d.report = d.cmd.Command("report", "Report fault codes, effective HCCL settings, settings that disagree between nodes and the EI0011 remedies with the bundle's numbers (the default: `diagnose PATH...`). Exit 0 clean, 1 findings, 2 bad input.").Default()
 	d.report.Flag("layout", "How files map to nodes: auto (node directories are detected), nodes (each first-level directory of a PATH is a node), node (each PATH is one node).").
@@ -115,9 +115,12 @@ func (d *diagnoseCommand) runReport(logger *slog.Logger) int {
 	for _, e := range rep.Errors {
 		fmt.Fprintf(d.stderr, "%s diagnose: %s\n", exporterName, e)
 	}
-	if d.format == "json" {
+	switch d.format {
+	case "json":
 		err = diagnose.WriteJSON(d.stdout, rep)
-	} else {
+	case "html":
+		err = diagnose.WriteHTML(d.stdout, rep)
+	default:
 		err = diagnose.WriteText(d.stdout, rep)
 	}
 	if err != nil {

@@ -1,0 +1,203 @@
+package diagnose
+
+import (
+	_ "embed"
+	"fmt"
+	"html"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The HTML report is one self-contained file: inline CSS and inline SVG, no
+// script, no font, no image, no link to anything, so that it opens the same
+// on an air-gapped cluster and in a ticket. It renders the same Report as
+// the text and JSON forms: the incidents on top, a timeline per incident
+// (one row per node, one mark per event, coloured by stage, the root ringed
+// in red), then the text report's tables.
+
+//go:embed report.html.tmpl
+var reportTemplate string
+
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"stamp": textStamp,
+	"bytes": func(v any) string {
+		switch n := v.(type) {
+		case int64:
+			return fmtBytes(float64(n))
+		case float64:
+			return fmtBytes(n)
+		}
+		return fmt.Sprint(v)
+	},
+	"num":      fmtNum,
+	"seconds":  fmtSeconds,
+	"who":      who,
+	"join":     strings.Join,
+	"joinAnd":  joinAnd,
+	"pids":     pidList,
+	"where":    where,
+	"timeline": timelineSVG,
+	"stageColor": func(stage string) template.CSS {
+		return template.CSS(stageColors[stage])
+	},
+	"deref":      func(f *float64) float64 { return *f },
+	"stageOrder": func() []string { return stageOrder },
+	"add":        func(a, b int) int { return a + b },
+	"files":      func(n Node) int { return n.Files.Plog + n.Files.Device + n.Files.Screen },
+}).Parse(reportTemplate))
+
+// stageColors colour the marks of the timeline and the stage badges.
+var stageColors = map[string]string{
+	"init":       "#2f6fdb",
+	"link_setup": "#e07b00",
+	"execution":  "#8a3ffc",
+	"unknown":    "#6f6f6f",
+}
+
+// stageOrder is the legend's order.
+var stageOrder = []string{"init", "link_setup", "execution", "unknown"}
+
+// WriteHTML writes the report as one self-contained HTML page.
+func WriteHTML(w io.Writer, r *Report) error {
+	if err := htmlTemplate.Execute(w, r); err != nil {
+		return fmt.Errorf("render HTML report: %w", err)
+	}
+	return nil
+}
+
+// Timeline geometry, in SVG user units (CSS pixels at 100%).
+const (
+	tlLeft      = 150 // node names
+	tlWidth     = 1000
+	tlRight     = 30
+	tlRowHeight = 34
+	tlTop       = 34 // axis labels
+	tlBottom    = 26
+	tlMaxTicks  = 6
+)
+
+// timelineSVG draws one incident: a row per node (the root's node first),
+// the events as marks at their aligned time.
+func timelineSVG(in Incident) template.HTML {
+	if len(in.Events) == 0 {
+		return ""
+	}
+	start, end := in.Start.Time, in.End.Time
+	span := end.Sub(start).Seconds()
+	if span <= 0 {
+		span = 1
+	}
+	pad := span * 0.04
+	x0 := start.Add(-time.Duration(pad * float64(time.Second)))
+	total := span + 2*pad
+	xOf := func(t time.Time) float64 { return tlLeft + t.Sub(x0).Seconds()/total*tlWidth }
+
+	var nodes []string
+	seen := map[string]bool{}
+	if in.Root != nil {
+		nodes = append(nodes, in.Root.Node)
+		seen[in.Root.Node] = true
+	}
+	rest := append([]string(nil), in.Nodes...)
+	sort.Strings(rest)
+	for _, n := range rest {
+		if !seen[n] {
+			nodes = append(nodes, n)
+			seen[n] = true
+		}
+	}
+	row := map[string]int{}
+	for i, n := range nodes {
+		row[n] = i
+	}
+	h := tlTop + len(nodes)*tlRowHeight + tlBottom
+	w := tlLeft + tlWidth + tlRight
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="timeline" role="img" aria-label="timeline of incident %d" viewBox="0 0 %d %d" width="%d" height="%d">`, in.ID, w, h, w, h)
+	fmt.Fprintf(&b, `<title>Incident %d: events per node over time</title>`, in.ID)
+	// Rows.
+	for i, n := range nodes {
+		y := tlTop + i*tlRowHeight
+		cls := "row"
+		if in.Root != nil && n == in.Root.Node {
+			cls = "row rootrow"
+		}
+		fmt.Fprintf(&b, `<rect class="%s" x="0" y="%d" width="%d" height="%d"/>`, cls, y, w, tlRowHeight)
+		fmt.Fprintf(&b, `<text class="node" x="8" y="%d">%s</text>`, y+tlRowHeight/2+5, html.EscapeString(n))
+	}
+	// Axis: ticks at round steps, labelled by seconds after the first
+	// event and by wall-clock time.
+	step := niceStep(span / tlMaxTicks)
+	for s := 0.0; s <= span+1e-9; s += step {
+		x := xOf(start.Add(time.Duration(s * float64(time.Second))))
+		fmt.Fprintf(&b, `<line class="tick" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, x, tlTop-4, x, h-tlBottom)
+		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">+%s</text>`, x, tlTop-18, html.EscapeString(fmtSeconds(s)))
+		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, h-8, start.Add(time.Duration(s*float64(time.Second))).Format("15:04:05"))
+	}
+	// Marks: consequences first, the root last (on top).
+	evs := append([]Event(nil), in.Events...)
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Part != PartRoot && evs[j].Part == PartRoot })
+	lane := map[string]int{}
+	for _, e := range evs {
+		x := xOf(e.Aligned.Time)
+		// Spread the processes of a node over five lanes so that
+		// simultaneous marks stay visible.
+		key := fmt.Sprintf("%s/%d", e.Node, e.PID)
+		l, ok := lane[key]
+		if !ok {
+			l = len(lane) % 5
+			lane[key] = l
+		}
+		y := float64(tlTop+row[e.Node]*tlRowHeight) + 7 + float64(l)*5
+		tip := fmt.Sprintf("%s %s (%s) on %s at %s, %s", e.Part, e.Code, e.Stage, who(e), e.Time.Format(textTime), e.Text)
+		color := stageColors[e.Stage]
+		if color == "" {
+			color = stageColors["unknown"]
+		}
+		if e.Part == PartRoot {
+			y = float64(tlTop+row[e.Node]*tlRowHeight) + tlRowHeight/2
+			fmt.Fprintf(&b, `<g class="root-mark"><circle cx="%.1f" cy="%.1f" r="11" fill="none" stroke="#d10000" stroke-width="3"/><circle cx="%.1f" cy="%.1f" r="6" fill="%s"><title>%s</title></circle>`,
+				x, y, x, y, color, html.EscapeString(tip))
+			label := fmt.Sprintf("root %s", e.Code)
+			anchor, lx := "start", x+15
+			if x > tlLeft+tlWidth*0.75 {
+				anchor, lx = "end", x-15
+			}
+			fmt.Fprintf(&b, `<text class="rootlabel" x="%.1f" y="%.1f" text-anchor="%s">%s</text></g>`, lx, y+4, anchor, html.EscapeString(label))
+			continue
+		}
+		shape := fmt.Sprintf(`<circle cx="%.1f" cy="%.1f" r="4" fill="%s" fill-opacity="0.85">`, x, y, color)
+		if e.Role == RoleLocal {
+			// A rank's own failure: a square, so it reads apart from
+			// the waiting peers.
+			shape = fmt.Sprintf(`<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s">`, x-4, y-4, color)
+		}
+		b.WriteString(shape)
+		fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(tip))
+		if e.Role == RoleLocal {
+			b.WriteString(`</rect>`)
+		} else {
+			b.WriteString(`</circle>`)
+		}
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// niceStep rounds a tick interval up to 1, 2 or 5 × 10^n seconds.
+func niceStep(raw float64) float64 {
+	if raw <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
