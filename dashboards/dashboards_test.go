@@ -20,6 +20,7 @@ var wantUIDs = map[string]string{
 	"npu-memory-headroom.json": "hccl-npu-memory-headroom",
 	"hccl-faults.json":         "hccl-faults",
 	"hccl-settings.json":       "hccl-settings",
+	"roce-network.json":        "hccl-roce-network",
 }
 
 // contractMetrics are the metric names of the design; a query naming
@@ -37,6 +38,14 @@ var contractMetrics = []string{
 	"hccl_communicator_ranks", "hccl_communicator_servers",
 	"ascend_log_lines_total", "ascend_log_files_tracked", "ascend_log_read_errors_total",
 	"hccl_link_setup_qp_memory_bytes", "hccl_ccl_buffer_bytes", "hccl_link_setup_headroom_bytes",
+	"hccl_link_setup_qps",
+	"ascend_roce_link_up", "ascend_roce_link_down_events_total", "ascend_roce_network_health", "ascend_roce_active_qps",
+	"ascend_roce_retransmitted_packets_total", "ascend_roce_qp_status_errors_total", "ascend_roce_rx_error_packets_total",
+	"ascend_roce_tx_error_packets_total", "ascend_roce_out_of_order_packets_total", "ascend_roce_verification_errors_total",
+	"ascend_roce_rx_pfc_packets_total", "ascend_roce_tx_pfc_packets_total", "ascend_roce_rx_cnp_packets_total",
+	"ascend_roce_tx_cnp_packets_total", "ascend_roce_rx_packets_total", "ascend_roce_tx_packets_total",
+	"ascend_hccn_tool_up", "ascend_hccn_tool_last_sweep_timestamp_seconds", "ascend_hccn_tool_last_sweep_duration_seconds",
+	"ascend_hccn_tool_calls_total",
 }
 
 var (

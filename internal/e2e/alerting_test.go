@@ -173,42 +173,51 @@ func alertmanagerConfig(t *testing.T, pagerURL, chatURL string) string {
 `, pagerURL, chatURL)
 }
 
-// e2eHeadroomFor is the `for:` the test gives NPULinkSetupHeadroomLow.
+// e2eHeadroomFor is the `for:` the test gives NPULinkSetupHeadroomLow and
+// the RoCE alerts.
 const e2eHeadroomFor = "5s"
 
-// rulesForTest returns the shipped rules, with the `for:` of
-// NPULinkSetupHeadroomLow cut to e2eHeadroomFor when it is longer than a
-// minute (it is 2m): waiting for it would double the test's runtime. Every
-// expression is the shipped one; promtool tests in alerts/ cover the `for:`.
+// e2eShortenedAlerts are the alerts whose `for:` the test cuts to
+// e2eHeadroomFor: waiting 2–5 minutes for each would multiply the test's
+// runtime. Every expression is the shipped one; promtool tests in alerts/
+// cover the `for:`.
+var e2eShortenedAlerts = []string{"NPULinkSetupHeadroomLow", "RoCELinkDown", "RoCELinkFlapping", "RoCENetworkUnhealthy"}
+
+// rulesForTest returns the shipped rules with the `for:` of
+// e2eShortenedAlerts cut to e2eHeadroomFor where it is longer.
 func rulesForTest(t *testing.T) string {
 	t.Helper()
 	rules := string(alerts.Rules)
-	start := strings.Index(rules, "- alert: NPULinkSetupHeadroomLow\n")
-	if start < 0 {
-		t.Fatal("rules lack NPULinkSetupHeadroomLow")
-	}
-	end := strings.Index(rules[start+1:], "- alert: ")
-	if end < 0 {
-		end = len(rules)
-	} else {
-		end += start + 1
-	}
-	block := rules[start:end]
+	short, _ := time.ParseDuration(e2eHeadroomFor)
 	forRe := regexp.MustCompile(`(?m)^(\s+for:\s*)(\S+)`)
-	m := forRe.FindStringSubmatch(block)
-	if m == nil {
-		return rules
+	for _, name := range e2eShortenedAlerts {
+		start := strings.Index(rules, "- alert: "+name+"\n")
+		if start < 0 {
+			t.Fatalf("rules lack %s", name)
+		}
+		end := strings.Index(rules[start+1:], "- alert: ")
+		if end < 0 {
+			end = len(rules)
+		} else {
+			end += start + 1
+		}
+		block := rules[start:end]
+		m := forRe.FindStringSubmatch(block)
+		if m == nil {
+			continue
+		}
+		d, err := time.ParseDuration(m[2])
+		if err != nil {
+			t.Fatalf("%s for: %q: %v", name, m[2], err)
+		}
+		if d <= short {
+			continue
+		}
+		t.Logf("%s: for: %s shortened to %s for this test", name, m[2], e2eHeadroomFor)
+		block = forRe.ReplaceAllString(block, "${1}"+e2eHeadroomFor)
+		rules = rules[:start] + block + rules[end:]
 	}
-	d, err := time.ParseDuration(m[2])
-	if err != nil {
-		t.Fatalf("NPULinkSetupHeadroomLow for: %q: %v", m[2], err)
-	}
-	if d <= time.Minute {
-		return rules
-	}
-	t.Logf("NPULinkSetupHeadroomLow: for: %s shortened to %s for this test", m[2], e2eHeadroomFor)
-	block = forRe.ReplaceAllString(block, "${1}"+e2eHeadroomFor)
-	return rules[:start] + block + rules[end:]
+	return rules
 }
 
 // getJSON decodes the JSON answer of a GET.
@@ -293,6 +302,10 @@ func isFaultAlert(name string) bool {
 //   - a chip whose free HBM drops below the QP memory of its processes'
 //     next link setup fires NPULinkSetupHeadroomLow, inhibited in
 //     Alertmanager while the node's EI0011 page fires;
+//   - the RoCE NICs (fake hccn_tool): a DOWN link under a process, a flap
+//     and an unreachable detect IP fire RoCELinkDown, RoCELinkFlapping and
+//     RoCENetworkUnhealthy for their chip only; live QPs, health and error
+//     counters of every chip are in Prometheus;
 //   - every dashboard panel query returns data.
 func TestAlertingEndToEnd(t *testing.T) {
 	start := time.Now()
@@ -311,6 +324,28 @@ func TestAlertingEndToEnd(t *testing.T) {
 	table := filepath.Join(dir, "npu-smi-info.txt")
 	writeAtomic(t, table, npuSMITable(e2eHBMUsedStartMiB))
 	t.Setenv("DEMO_NPU_SMI_OUTPUT", table) // the exporter passes its environment to npu-smi
+
+	// The node's RoCE NICs: the demo's fake hccn_tool, with three chips
+	// overridden. NPU 3's link is DOWN under its training process, NPU 7
+	// cannot reach its detect IP, and NPU 5 flaps later in the test.
+	hccnTool := filepath.Join(dir, "hccn_tool")
+	script, err = os.ReadFile(filepath.Join("..", "..", "examples", "demo", "hccn_tool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hccnTool, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hccnDir := filepath.Join(dir, "hccn")
+	for _, d := range []string{"3", "5", "7"} {
+		if err := os.MkdirAll(filepath.Join(hccnDir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeAtomic(t, filepath.Join(hccnDir, "3", "link.txt"), "link status: DOWN\n")
+	writeAtomic(t, filepath.Join(hccnDir, "7", "net_health.txt"), "net health status: Fault\n")
+	writeAtomic(t, filepath.Join(hccnDir, "5", "link_stat.txt"), linkStat(5, 2, 1))
+	t.Setenv("DEMO_HCCN_TOOL_DIR", hccnDir)
 
 	// CANN logs: the training processes started half an hour ago; their
 	// screen log already holds an EI0011 report from an hour ago (a past
@@ -339,6 +374,8 @@ func TestAlertingEndToEnd(t *testing.T) {
 		"--screenlog.path="+filepath.Join(screenDir, "*.log"),
 		"--cannlog.state-file="+filepath.Join(dir, "cannlog-state.json"),
 		"--cannlog.poll-interval=200ms",
+		"--hccn-tool.path="+hccnTool,
+		"--hccn-tool.interval=1s",
 	)
 
 	pager, chat := testtools.NewWebhook(t), testtools.NewWebhook(t)
@@ -518,6 +555,42 @@ func TestAlertingEndToEnd(t *testing.T) {
 		t.Errorf("NPULinkSetupHeadroomLow suppressed but not inhibited: %+v", suppressed)
 	}
 
+	// The RoCE network: NPU 5's link goes down and up twice more; the
+	// three RoCE alerts fire for their chip only.
+	prom.WaitQuery(t, `ascend_roce_link_down_events_total{npu="5",chip="0"}`, 15*time.Second,
+		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 1 })
+	writeAtomic(t, filepath.Join(hccnDir, "5", "link_stat.txt"), linkStat(5, 4, 3))
+	flapped := time.Now()
+	wantRoCE := map[string]string{"RoCELinkDown": "3", "RoCELinkFlapping": "5", "RoCENetworkUnhealthy": "7"}
+	waitFor(t, 40*time.Second, func() bool {
+		as, err := prom.Alerts()
+		if err != nil {
+			return false
+		}
+		firing := 0
+		for _, a := range as {
+			if npu, ok := wantRoCE[a.Labels["alertname"]]; ok && a.State == "firing" && a.Labels["npu"] == npu {
+				firing++
+			}
+		}
+		return firing == len(wantRoCE)
+	}, func() string {
+		as, _ := prom.Alerts()
+		return fmt.Sprintf("RoCE alerts not all firing for NPUs %v: %v", wantRoCE, as)
+	})
+	t.Logf("RoCE alerts firing %s after the flap", time.Since(flapped).Round(time.Millisecond))
+	all, _ = prom.Alerts()
+	for _, a := range all {
+		if npu, ok := wantRoCE[a.Labels["alertname"]]; ok && a.Labels["npu"] != npu {
+			t.Errorf("%s for a healthy chip: %v", a.Labels["alertname"], a.Labels)
+		}
+	}
+	prom.WaitQuery(t, `ascend_roce_active_qps{npu="0",chip="0"}`, 10*time.Second,
+		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 112 })
+	if s, err := prom.Query(`count(ascend_roce_retransmitted_packets_total) == 8 and count(ascend_roce_network_health == 1) == 8`); err != nil || len(s) != 1 {
+		t.Errorf("error counters and health of every chip: %v, %v", s, err)
+	}
+
 	// Every dashboard panel query returns data.
 	qs, err := dashboards.Queries("hccl_exporter", addr)
 	if err != nil {
@@ -549,4 +622,16 @@ func TestAlertingEndToEnd(t *testing.T) {
 		t.Errorf("exporter exited during the test: %v", err)
 	}
 	t.Logf("total %s", time.Since(start).Round(time.Millisecond))
+}
+
+// linkStat is `hccn_tool -i <phy> -link_stat -g` with the given counts, in
+// the 2025 driver's form.
+func linkStat(phy, up, down int) string {
+	p := fmt.Sprintf("[devid %d]", phy)
+	return p + "current time        : Tue Jan  6 16:10:00 2026\n" +
+		fmt.Sprintf("%slink up count       : %d\n", p, up) +
+		fmt.Sprintf("%slink down count     : %d\n", p, down) +
+		p + "link change records :\n" +
+		p + "    Tue Jan  6 16:09:58 2026    LINK UP\n" +
+		p + "    Tue Jan  6 16:09:57 2026    LINK DOWN\n"
 }
