@@ -126,3 +126,48 @@ func TestStateFileWithoutDirectoriesIsAdopted(t *testing.T) {
 		t.Errorf("adopted process = %+v", p)
 	}
 }
+
+// TestDevicePhyIDOfAProcess: the NPU a process drives comes from its
+// communicator lines of every era, survives the destruction of its
+// communicators and a restart.
+func TestDevicePhyIDOfAProcess(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 7, 10, 5, 0, 0, time.UTC)}
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  int
+	}{
+		{"2026 LocalRank Key Info", []string{
+			"[INFO] HCCL(156,python3):2026-01-07-10:00:00.000.000 [hccl_communicator_attrs.cc:327] [156][Communicator Key Info]identifier[w] rankSize[16] serverNum[2] moduleNum[2] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]",
+			"[INFO] HCCL(156,python3):2026-01-07-10:00:00.000.001 [hccl_communicator_attrs.cc:330] [156][LocalRank Key Info]userRank[6] hostIp[10.0.0.1] devicePhyId[6] server[10.0.0.1] deviceIp[0.0.0.0] superPodId[0] useSuperPodMode[0] isStandardCard[0]",
+			"[INFO] HCCL(156,python3):2026-01-07-10:00:01.000.000 [op_base.cc:1] [156]Entry-HcclCommDestroy: identifier[w] begin",
+		}, 6},
+		{"2025 SetupAgent", []string{
+			"[INFO] HCCL(156,python):2025-01-24-11:10:27.614.147 [topoinfo_detect.cc:221][3475][HCCL_TRACE]SetupAgent rankNum[3], rank[0], rootInfo identifier[hccl_world_group], server[10.20.8.250%bond1], logicDevId[0], phydevId[3], deviceIp[124.0.0.21]",
+		}, 3},
+		{"no device printed", []string{envLine(156, "2026-01-07-10:00:00.000.000", "HCCL_BUFFSIZE set by environment to [200]M")}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := NewState(testOptions(clock))
+			src := &Source{Path: "/l/run/plog/plog-156_20260107100000000.log", Kind: SourcePlog, Dir: "/l"}
+			for _, l := range tc.lines {
+				st.Ingest(src, []byte(l))
+			}
+			devs := st.Devices()
+			if len(devs) != 1 || devs[0].DevicePhyID != tc.want || devs[0].Key != (ProcessKey{"/l", 156}) || devs[0].Label != "156" {
+				t.Fatalf("Devices() = %+v, want phy %d", devs, tc.want)
+			}
+			blob, err := st.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			restored := NewState(testOptions(clock))
+			if err := restored.UnmarshalBinary(blob); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := restored.Process(ProcessKey{"/l", 156}); p.DevicePhyID != tc.want {
+				t.Errorf("restored phy %d, want %d", p.DevicePhyID, tc.want)
+			}
+		})
+	}
+}

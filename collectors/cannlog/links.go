@@ -86,6 +86,7 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		setIfKnown(&c.SuperPodNum, ci.SuperPodNum)
 		setIfKnown(&c.DeviceType, ci.DeviceType)
 		setIfKnown(&c.DevicePhyID, ci.DevicePhyID)
+		setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
 		if *c != before {
 			s.procsChanged()
 		}
@@ -98,6 +99,7 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 	s.nComms++
 	c := CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, SuperPodNum: ci.SuperPodNum,
 		DeviceType: ci.DeviceType, UserRank: -1, DevicePhyID: ci.DevicePhyID, SuperPodMode: -1, StandardCard: -1}
+	setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
 	if b, ok := pr.links.configs[name]; ok {
 		c.BufferSizeBytes = b
 		delete(pr.links.configs, name)
@@ -124,6 +126,7 @@ func (s *State) applyLocalRank(key ProcessKey, p *parse.PlogLine) {
 	// HCCL prints it right after the communicator's own key-info line.
 	last := &pr.comms[len(pr.comms)-1]
 	last.UserRank, last.DevicePhyID = lr.UserRank, lr.DevicePhyID
+	setIfKnown(&pr.devicePhyID, lr.DevicePhyID)
 	last.SuperPodID = labelValue(lr.SuperPodID, maxValueLen)
 	last.SuperPodMode, last.StandardCard = lr.SuperPodMode, lr.StandardCard
 	s.procsChanged()

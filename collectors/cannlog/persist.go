@@ -46,6 +46,7 @@ type snapProcess struct {
 	Env           map[string]EnvSetting `json:"env,omitempty"`
 	Communicators []CommunicatorView    `json:"communicators,omitempty"`
 	Links         *snapLinks            `json:"links,omitempty"`
+	DevicePhyID   *int                  `json:"device_phy_id,omitempty"` // absent in older files: unknown
 }
 
 // snapLinks is processLinks on disk.
@@ -141,7 +142,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		snap.Lines = append(snap.Lines, snapLines{Module: m, Counts: append([]uint64(nil), c[:]...)})
 	}
 	for k, pr := range s.procs {
-		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...), Links: pr.links.snapshot()}
+		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...), Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID}
 		for k, v := range pr.env {
 			sp.Env[k] = v
 		}
@@ -199,7 +200,10 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		fresh.lines[l.Module] = c
 	}
 	for _, p := range snap.Processes {
-		pr := &process{label: p.Label, name: p.Name, lastWrite: p.LastWrite, env: p.Env, comms: p.Communicators, links: p.Links.restore()}
+		pr := &process{label: p.Label, name: p.Name, lastWrite: p.LastWrite, env: p.Env, comms: p.Communicators, links: p.Links.restore(), devicePhyID: -1}
+		if p.DevicePhyID != nil {
+			pr.devicePhyID = *p.DevicePhyID
+		}
 		if pr.env == nil {
 			pr.env = map[string]EnvSetting{}
 		}

@@ -188,6 +188,9 @@ type ProcessView struct {
 	// Env holds the effective settings by variable name, e.g. "HCCL_BUFFSIZE".
 	Env           map[string]EnvSetting
 	Communicators []CommunicatorView
+	// DevicePhyID is the physical id of the NPU it drives, as its
+	// communicator lines printed it; -1 unknown.
+	DevicePhyID int
 	// UnattributedBufferBytes are cclBuffer allocations not yet tied to a
 	// communicator (HCCL's line names none; the next link set does), and
 	// UnattributedQPs QPs whose operator tag names no live communicator.
@@ -272,6 +275,11 @@ type process struct {
 	env      map[string]EnvSetting
 	comms    []CommunicatorView
 	links    processLinks
+	// devicePhyID is the physical id of the NPU the process drives, from
+	// the latest communicator line that printed one (devicePhyId[] of
+	// [LocalRank Key Info], phydevId[] of SetupAgent); -1 unknown. Kept
+	// when its communicators are destroyed.
+	devicePhyID int
 }
 
 func (pr *process) touchRaw(raw []byte) {
@@ -465,7 +473,7 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 			s.dropped[labelPID]++
 			return nil
 		}
-		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: t}
+		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: t, devicePhyID: -1}
 		s.procs[key] = pr
 		s.procsChanged()
 	}
@@ -808,8 +816,35 @@ func (s *State) HasProcess(pid int) bool {
 }
 
 // view copies a process; names, when non-nil, restricts Env to them.
+// ProcessDevice is a process and the NPU it drives, for joins that must
+// not copy every process's settings.
+type ProcessDevice struct {
+	Key         ProcessKey
+	Label       string // its pid label
+	DevicePhyID int    // -1 unknown
+	LastWrite   time.Time
+}
+
+// Devices returns every process with its device, sorted by key.
+func (s *State) Devices() []ProcessDevice {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ProcessDevice, 0, len(s.procs))
+	for k, pr := range s.procs {
+		out = append(out, ProcessDevice{Key: k, Label: pr.label, DevicePhyID: pr.devicePhyID, LastWrite: pr.resolve(s.opts.Location)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Key.PID != out[j].Key.PID {
+			return out[i].Key.PID < out[j].Key.PID
+		}
+		return out[i].Key.Dir < out[j].Key.Dir
+	})
+	return out
+}
+
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
+		DevicePhyID:             pr.devicePhyID,
 		Communicators:           append([]CommunicatorView(nil), pr.comms...),
 		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs}
 	if names != nil {

@@ -1,21 +1,28 @@
 // Package join owns the attribution of what the collectors see separately:
 // npu-smi's chips and process table, the processes the CANN logs describe,
-// and which of them belong together. The collectors themselves stay
-// independent of each other; cmd/hccl_exporter only wires their views
-// through this package.
+// the pods the kubelet assigned chips to, and which of them belong
+// together. The collectors themselves stay independent of each other;
+// cmd/hccl_exporter only wires their views through this package.
 //
-// The rules, in the order they are tried for one row of npu-smi's process
-// table:
-//   - the host pid npu-smi prints, when the CANN logs know it;
-//   - the "Process id in container" npu-smi prints on A3, when the logs
-//     know that pid instead (a containerised job names its plogs after the
-//     pid inside its container);
-//   - otherwise the row stays on its host pid and the headroom model treats
+// A row of npu-smi's process table (a host pid on a chip) is matched to a
+// process of the CANN logs (a log directory and the pid the process saw) by
+// Match, trying in order:
+//  1. the host pid, when the logs know it and it drives this chip or its
+//     device is unknown;
+//  2. the "Process id in container" npu-smi prints on A3, likewise (a
+//     containerised job names its plogs after the pid in its container);
+//  3. the device: the one process, not matched by pid to another row, whose
+//     plogs print the chip's physical id (devicePhyId[] of [LocalRank Key
+//     Info], phydevId[] of SetupAgent) — the only way on A2, where npu-smi
+//     prints host pids only and a pod's plogs name container pids; the most
+//     recently written one when several claim the chip (a finished job and
+//     its successor);
+//  4. otherwise the row stays on its host pid and the headroom model treats
 //     the process as unknown to the logs (HCCL defaults).
 //
-// Where several CANN log directories hold a process with the chosen pid
-// (pods with their own pid namespaces), the first directory in name order
-// is taken.
+// A pid known in several log directories (pods with their own pid
+// namespaces) is taken from the directory whose process drives the row's
+// chip; when none says, from the first directory in name order.
 package join
 
 import (
@@ -41,8 +48,104 @@ type NPU interface {
 
 // Logs is what the joins need of the CANN log state (*cannlog.State).
 type Logs interface {
-	Keys(pid int) []cannlog.ProcessKey
+	Devices() []cannlog.ProcessDevice
 	ProcessVars(key cannlog.ProcessKey, names ...string) (cannlog.ProcessView, bool)
+}
+
+// How a row was matched, the joined_by label.
+const (
+	ByPID          = "pid"
+	ByContainerPID = "container_pid"
+	ByDevice       = "device"
+)
+
+// Matched is a row of npu-smi's process table and the log process it is.
+type Matched struct {
+	Row npusmi.Process
+	// Log is the process of the CANN logs; its PID is the host pid and
+	// its Dir empty when By is "".
+	Log cannlog.ProcessDevice
+	By  string // ByPID, ByContainerPID, ByDevice or "" (not in the logs)
+}
+
+// Match matches every row of snap's process table to a process of the
+// logs (package comment: the rules). It is pure.
+func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
+	phyOf := map[podresources.Chip]int{}
+	for phy, c := range PhyIDs(snap) {
+		phyOf[c] = phy
+	}
+	byPID := map[int][]cannlog.ProcessDevice{}
+	for _, d := range devs {
+		byPID[d.Key.PID] = append(byPID[d.Key.PID], d)
+	}
+	out := make([]Matched, len(snap.Processes))
+	claimed := map[cannlog.ProcessKey]bool{}
+	// pick chooses among the processes with one pid: the one driving the
+	// chip; else one whose device is unknown, preferring one no other row
+	// took (two pods' pid 156 on two chips) over one another row took (a
+	// process npu-smi lists on two chips).
+	pick := func(cands []cannlog.ProcessDevice, phy int, phyKnown bool) (cannlog.ProcessDevice, bool) {
+		var free, taken *cannlog.ProcessDevice
+		for i := range cands {
+			d := &cands[i]
+			if phyKnown && d.DevicePhyID == phy {
+				return *d, true
+			}
+			if d.DevicePhyID >= 0 && phyKnown {
+				continue // drives another chip: another process with this pid
+			}
+			switch {
+			case !claimed[d.Key] && free == nil:
+				free = d
+			case claimed[d.Key] && taken == nil:
+				taken = d
+			}
+		}
+		if free != nil {
+			return *free, true
+		}
+		if taken != nil {
+			return *taken, true
+		}
+		return cannlog.ProcessDevice{}, false
+	}
+	for i, p := range snap.Processes {
+		out[i] = Matched{Row: p, Log: cannlog.ProcessDevice{Key: cannlog.ProcessKey{PID: p.PID}, Label: strconv.Itoa(p.PID), DevicePhyID: -1}}
+		phy, phyKnown := phyOf[podresources.Chip{NPU: p.NPU, Chip: p.Chip}]
+		if d, ok := pick(byPID[p.PID], phy, phyKnown); ok {
+			out[i].Log, out[i].By = d, ByPID
+			claimed[d.Key] = true
+			continue
+		}
+		if cpid, err := strconv.Atoi(p.ContainerPID); err == nil && cpid > 0 {
+			if d, ok := pick(byPID[cpid], phy, phyKnown); ok {
+				out[i].Log, out[i].By = d, ByContainerPID
+				claimed[d.Key] = true
+			}
+		}
+	}
+	for i, m := range out {
+		if m.By != "" {
+			continue
+		}
+		phy, ok := phyOf[podresources.Chip{NPU: m.Row.NPU, Chip: m.Row.Chip}]
+		if !ok {
+			continue
+		}
+		var best *cannlog.ProcessDevice
+		for j := range devs {
+			d := &devs[j]
+			if d.DevicePhyID == phy && !claimed[d.Key] && (best == nil || d.LastWrite.After(best.LastWrite)) {
+				best = d
+			}
+		}
+		if best != nil {
+			out[i].Log, out[i].By = *best, ByDevice
+			claimed[best.Key] = true
+		}
+	}
+	return out
 }
 
 // Chips joins npu-smi's chips and process table with the CANN logs for the
@@ -80,30 +183,15 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 		}
 		chips = append(chips, m)
 	}
+	var devs []cannlog.ProcessDevice
+	if c.Logs != nil {
+		devs = c.Logs.Devices()
+	}
 	procs := make([]headroom.ChipProcess, 0, len(snap.Processes))
-	for _, p := range snap.Processes {
-		key, _ := c.logProcess(p)
-		procs = append(procs, headroom.ChipProcess{NPU: p.NPU, Chip: p.Chip, PID: key.PID, LogDir: key.Dir})
+	for _, m := range Match(snap, devs) {
+		procs = append(procs, headroom.ChipProcess{NPU: m.Row.NPU, Chip: m.Row.Chip, PID: m.Log.Key.PID, LogDir: m.Log.Key.Dir})
 	}
 	return chips, procs, nil
-}
-
-// logProcess is the process of the CANN logs that row p of npu-smi's
-// process table is; ok is false when the logs know neither of its pids (the
-// key then holds the host pid and no directory).
-func (c Chips) logProcess(p npusmi.Process) (cannlog.ProcessKey, bool) {
-	if c.Logs == nil {
-		return cannlog.ProcessKey{PID: p.PID}, false
-	}
-	if keys := c.Logs.Keys(p.PID); len(keys) > 0 {
-		return keys[0], true
-	}
-	if cpid, err := strconv.Atoi(p.ContainerPID); err == nil && cpid > 0 {
-		if keys := c.Logs.Keys(cpid); len(keys) > 0 {
-			return keys[0], true
-		}
-	}
-	return cannlog.ProcessKey{PID: p.PID}, false
 }
 
 // settingVars are the variables the headroom model reads.

@@ -208,3 +208,70 @@ func TestPhyIDs(t *testing.T) {
 		t.Errorf("ChipsByPhyID = %v %v", m, err)
 	}
 }
+
+// twoPods: two pods whose first training process is pid 156 in its own pid
+// namespace, each writing to its own log directory, plus a process on the
+// host that prints no device.
+func twoPods(phyA, phyB int) []cannlog.ProcessDevice {
+	t0 := time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)
+	return []cannlog.ProcessDevice{
+		{Key: cannlog.ProcessKey{Dir: "/logs/pod-a", PID: 156}, Label: "156", DevicePhyID: phyA, LastWrite: t0},
+		{Key: cannlog.ProcessKey{Dir: "/logs/pod-b", PID: 156}, Label: "156@/logs/pod-b", DevicePhyID: phyB, LastWrite: t0},
+		{Key: cannlog.ProcessKey{Dir: "/root/ascend/log", PID: 582939}, Label: "582939", DevicePhyID: -1, LastWrite: t0},
+	}
+}
+
+func TestMatch(t *testing.T) {
+	type want struct {
+		dir string
+		pid int
+		by  string
+	}
+	t0 := time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		capture string
+		devs    []cannlog.ProcessDevice
+		want    map[string]want // by npu/chip
+	}{
+		{"A2: host pids in npu-smi, container pids in the logs: joined by device", "info-a2-910b4.txt", twoPods(6, 7), map[string]want{
+			"0/0": {"/root/ascend/log", 582939, ByPID},
+			"1/0": {"", 695171, ""},
+			"6/0": {"/logs/pod-a", 156, ByDevice},
+			"7/0": {"/logs/pod-b", 156, ByDevice},
+		}},
+		{"A3: both pods' container pid is 156: the device picks the directory", "info-a3-two-pods.txt", twoPods(9, 8), map[string]want{
+			"4/0": {"/logs/pod-b", 156, ByContainerPID},
+			"4/1": {"/logs/pod-a", 156, ByContainerPID},
+		}},
+		{"A3: devices unknown: two rows take two different processes", "info-a3-two-pods.txt", twoPods(-1, -1), map[string]want{
+			"4/0": {"/logs/pod-a", 156, ByContainerPID},
+			"4/1": {"/logs/pod-b", 156, ByContainerPID},
+		}},
+		{"a host pid equal to another pod's device process: the device decides", "info-a2-910b4.txt", []cannlog.ProcessDevice{
+			// A pod's pid 99910 drives phy 7; npu-smi's host pid 99910 runs on NPU 6.
+			{Key: cannlog.ProcessKey{Dir: "/logs/pod-b", PID: 99910}, Label: "99910", DevicePhyID: 7, LastWrite: t0},
+		}, map[string]want{
+			"6/0": {"", 99910, ""},
+			"7/0": {"/logs/pod-b", 99910, ByDevice},
+		}},
+		{"a finished job and its successor claim one chip: the latest written wins", "info-a2-910b4.txt", []cannlog.ProcessDevice{
+			{Key: cannlog.ProcessKey{Dir: "/logs/old", PID: 156}, Label: "156", DevicePhyID: 6, LastWrite: t0},
+			{Key: cannlog.ProcessKey{Dir: "/logs/new", PID: 156}, Label: "156@/logs/new", DevicePhyID: 6, LastWrite: t0.Add(time.Hour)},
+		}, map[string]want{
+			"6/0": {"/logs/new", 156, ByDevice},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]want{}
+			for _, m := range Match(capture(t, tc.capture).snap, tc.devs) {
+				got[m.Row.NPU+"/"+m.Row.Chip] = want{m.Log.Key.Dir, m.Log.Key.PID, m.By}
+			}
+			for chip, w := range tc.want {
+				if got[chip] != w {
+					t.Errorf("chip %s: %+v, want %+v", chip, got[chip], w)
+				}
+			}
+		})
+	}
+}
