@@ -75,6 +75,9 @@ type HandlerOpts struct {
 	// ScrapeTimeoutOffset is subtracted from the scrape's timeout to give
 	// the collectors' deadline; negative means none.
 	ScrapeTimeoutOffset time.Duration
+	// Own are more of the exporter's own collectors (the HTTP server's
+	// counters), served with hccl_exporter_build_info.
+	Own []prometheus.Collector
 	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time
 }
@@ -91,7 +94,7 @@ type HandlerOpts struct {
 func NewMetricsHandler(reg *Registry, logger *slog.Logger, opts HandlerOpts) (http.Handler, error) {
 	// The handler's own metrics (promhttp_metric_handler_*) live here.
 	static := prometheus.NewRegistry()
-	own := []prometheus.Collector{static, versioncollector.NewCollector(Namespace)}
+	own := append([]prometheus.Collector{static, versioncollector.NewCollector(Namespace)}, opts.Own...)
 	if opts.WithRuntimeMetrics {
 		own = append(own, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}

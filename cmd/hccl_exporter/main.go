@@ -7,11 +7,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
@@ -49,6 +54,21 @@ func run(args []string) int {
 	scrapeTimeoutOffset := app.Flag("web.scrape-timeout-offset", "Kept back from the scrape's timeout to encode and send the "+
 		"answer: collectors must finish by timeout minus this (but get at least half the timeout).").
 		Default(exporter.DefaultScrapeTimeoutOffset.String()).Duration()
+	srvOpts := exporter.ServerOpts{ShutdownTimeout: exporter.DefaultShutdownTimeout}
+	app.Flag("web.read-header-timeout", "Close a connection whose request headers have not arrived in full this long after it opened "+
+		"or after its last answer (idle, slow and header-dripping clients; also bounds the TLS handshake).").
+		Default(exporter.DefaultReadHeaderTimeout.String()).DurationVar(&srvOpts.ReadHeaderTimeout)
+	app.Flag("web.idle-timeout", "Close a keep-alive connection idle this long. Keep it above the scrape interval so that "+
+		"Prometheus reuses one connection (and TLS session).").
+		Default(exporter.DefaultIdleTimeout.String()).DurationVar(&srvOpts.IdleTimeout)
+	app.Flag("web.write-timeout", "Give up a request this long after its headers were read, however slowly the client reads "+
+		"the answer. Keep it above scrape_timeout.").
+		Default(exporter.DefaultWriteTimeout.String()).DurationVar(&srvOpts.WriteTimeout)
+	app.Flag("web.max-header-bytes", "Largest request header accepted, in bytes; larger ones get 431.").
+		Default(strconv.Itoa(exporter.DefaultMaxHeaderBytes)).IntVar(&srvOpts.MaxHeaderBytes)
+	app.Flag("web.max-connections", "Most connections open at once; one beyond is closed on arrival and counted in "+
+		"hccl_exporter_http_connections_refused_total. 0 disables the cap.").
+		Default(strconv.Itoa(exporter.DefaultMaxConnections)).IntVar(&srvOpts.MaxConnections)
 	toolkitFlags := kingpinflag.AddFlags(app, ":9842")
 
 	wiring := addCollectorFlags(app)
@@ -69,6 +89,17 @@ func run(args []string) int {
 		return diag.run(logger)
 	}
 
+	// SIGTERM (Kubernetes, systemd) and SIGINT stop the exporter
+	// gracefully: requests in flight finish and the log state is
+	// checkpointed, so a restart neither recounts nor skips a line. A
+	// second signal kills at once.
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stopSignals()
+	go func() {
+		<-ctx.Done()
+		stopSignals()
+	}()
+
 	logger.Info("starting "+exporterName, "version", version.Info())
 	logger.Info("build context", "build_context", version.BuildContext())
 
@@ -81,7 +112,9 @@ func run(args []string) int {
 	reg := exporter.NewRegistry(logger, collectors)
 	logger.Info("enabled collectors", "collectors", reg.Names())
 
+	server := exporter.NewServer(nil, srvOpts, logger)
 	handler, err := exporter.NewMetricsHandler(reg, logger, exporter.HandlerOpts{
+		Own:                 []prometheus.Collector{server},
 		MaxRequests:         *maxRequests,
 		WithRuntimeMetrics:  !*disableExporterMetrics,
 		CacheTTL:            *scrapeCacheTTL,
@@ -110,10 +143,11 @@ func run(args []string) int {
 		mux.Handle("/", landing)
 	}
 
-	server := &http.Server{Handler: mux}
-	if err := web.ListenAndServe(server, toolkitFlags, logger); err != nil {
+	server.Handler = mux
+	if err := server.ListenAndServe(ctx, toolkitFlags); err != nil {
 		logger.Error("cannot serve", "err", err)
 		return 1
 	}
+	logger.Info("stopped serving; writing the last checkpoint")
 	return 0
 }

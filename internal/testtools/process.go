@@ -67,6 +67,20 @@ func (p *Process) Exited() (bool, error) {
 	}
 }
 
+// Signal sends sig to the process (not its group).
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Wait waits up to timeout for the process to end and returns its exit
+// code (-1 when a signal ended it); ok is false on timeout.
+func (p *Process) Wait(timeout time.Duration) (code int, ok bool) {
+	select {
+	case <-p.exited:
+		return p.cmd.ProcessState.ExitCode(), true
+	case <-time.After(timeout):
+		return 0, false
+	}
+}
+
 // Output returns at most the last n bytes the process wrote.
 func (p *Process) Output(n int) string {
 	b, err := os.ReadFile(p.LogPath)
