@@ -2,7 +2,8 @@
 # PKG, VERSION, REVISION, BRANCH, BUILD_DATE and LDFLAGS).
 #
 #   make deploy-manifests   regenerate deploy/kubernetes/prometheusrule.yaml
-#                           from alerts/hccl_exporter.rules.yml
+#                           and alerts/sharded/ (per-node and cross-node
+#                           halves) from alerts/hccl_exporter.rules.yml
 #   make release            static linux/amd64 + linux/arm64 binaries, tarballs
 #                           and sha256sums.txt in dist/
 
@@ -17,9 +18,11 @@ RELEASE_VERSION    = $(patsubst v%,%,$(VERSION))
 
 deploy-manifests:
 	$(GO) run ./deploy/kubernetes/internal/genrule -rules $(RULES_FILE) -out $(PROMETHEUS_RULE)
+	$(GO) run ./alerts/internal/splitrules -dir alerts
 
 check-deploy-manifests:
 	$(GO) run ./deploy/kubernetes/internal/genrule -rules $(RULES_FILE) -out $(PROMETHEUS_RULE) -check
+	$(GO) run ./alerts/internal/splitrules -dir alerts -check
 
 release-clean:
 	rm -rf $(DIST)

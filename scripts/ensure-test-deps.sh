@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: promtool
 # (package prometheus), Alertmanager and amtool (prometheus-alertmanager) for
-# the rule tests and the end-to-end test, and chromium to render diagnose's
-# HTML report headless. Needs root (or sudo) only when
-# something is missing.
+# the rule tests and the end-to-end tests, VictoriaMetrics with vmalert
+# (victoria-metrics) for the scale-out test and the rules' vmalert check, and
+# chromium to render diagnose's HTML report headless. Needs root (or sudo)
+# only when something is missing.
 set -euo pipefail
 missing=()
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 { command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1; } || missing+=(prometheus-alertmanager)
+{ command -v victoria-metrics >/dev/null 2>&1 && command -v vmalert >/dev/null 2>&1; } || missing+=(victoria-metrics)
 command -v amtool >/dev/null 2>&1 || [[ " ${missing[*]} " == *" prometheus-alertmanager "* ]] || missing+=(prometheus-alertmanager)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
@@ -18,6 +20,6 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The Debian packages start their services; the tests run their own instances.
-for svc in prometheus prometheus-alertmanager; do
+for svc in prometheus prometheus-alertmanager victoria-metrics vmagent vmalert; do
 	$sudo systemctl stop "$svc" >/dev/null 2>&1 || $sudo service "$svc" stop >/dev/null 2>&1 || true
 done
