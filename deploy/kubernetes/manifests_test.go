@@ -313,8 +313,9 @@ func TestDaemonSet(t *testing.T) {
 		mounted[vm.Name] = vm
 		if hp := v.HostPath; hp != nil {
 			isDevice := hp.Type != nil && *hp.Type == corev1.HostPathCharDev
-			if vm.Name != "state" && !isDevice && !vm.ReadOnly {
-				t.Errorf("host path %s is mounted writable; only the state directory may be", hp.Path)
+			// hccn_tool writes its own call log; nothing else may write.
+			if vm.Name != "state" && vm.Name != "hccn-tool-log" && !isDevice && !vm.ReadOnly {
+				t.Errorf("host path %s is mounted writable; only the state directory and hccn_tool's log may be", hp.Path)
 			}
 			if hp.Path != vm.MountPath {
 				t.Errorf("host path %s mounted at %s: keep host paths (labels and npu-smi expect them)", hp.Path, vm.MountPath)
@@ -352,6 +353,10 @@ func TestDaemonSet(t *testing.T) {
 	paths = append(paths, flags["cannlog.root"]...)
 	paths = append(paths, flags["screenlog.path"]...)
 	paths = append(paths, flags["npu-smi.path"]...)
+	paths = append(paths, flags["hccn-tool.path"]...)
+	if len(flags["hccn-tool.path"]) != 1 {
+		t.Errorf("--hccn-tool.path %v: name the driver's hccn_tool so the RoCE collector finds it", flags["hccn-tool.path"])
+	}
 	if len(flags["cannlog.root"]) == 0 || len(flags["screenlog.path"]) == 0 {
 		t.Error("no --cannlog.root or --screenlog.path: the cannlog collector would read nothing")
 	}
@@ -362,9 +367,9 @@ func TestDaemonSet(t *testing.T) {
 			t.Errorf("%s is under the writable mount %s; logs and binaries are read-only", p, vm.MountPath)
 		}
 	}
-	for _, d := range flags["npu-smi.timeout"] {
+	for _, d := range append(flags["npu-smi.timeout"], append(flags["hccn-tool.timeout"], flags["hccn-tool.interval"]...)...) {
 		if _, err := time.ParseDuration(d); err != nil {
-			t.Errorf("--npu-smi.timeout %q: %v", d, err)
+			t.Errorf("duration flag %q: %v", d, err)
 		}
 	}
 }
