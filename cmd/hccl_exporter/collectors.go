@@ -96,16 +96,6 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		}
 		out["pods"] = podresources.New(watcher, join.PhyChips{NPU: npuView, Reported: on("npusmi")})
 	}
-	if on("headroom") {
-		if err := w.headroom.Validate(); err != nil {
-			cleanup()
-			return nil, nil, fmt.Errorf("headroom collector: %w", err)
-		}
-		if chips.Logs == nil {
-			logger.Warn("headroom collector runs without the cannlog collector: every process is modelled with HCCL's default settings and no communicators")
-		}
-		out["headroom"] = headroom.New(*w.headroom, chips, chips, logger.With("collector", "headroom"))
-	}
 	if on("hccn") {
 		if err := w.hccn.Validate(); err != nil {
 			cleanup()
@@ -122,6 +112,19 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		stopLogs := cleanup
 		cleanup = func() { c.Stop(); stopLogs() }
 		out["hccn"] = c
+		// Where hccn_tool counts more live QPs than the logs explain, the
+		// headroom model trusts the measurement.
+		chips.QPs = c
+	}
+	if on("headroom") {
+		if err := w.headroom.Validate(); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("headroom collector: %w", err)
+		}
+		if chips.Logs == nil {
+			logger.Warn("headroom collector runs without the cannlog collector: every process is modelled with HCCL's default settings and no communicators")
+		}
+		out["headroom"] = headroom.New(*w.headroom, chips, chips, logger.With("collector", "headroom"))
 	}
 	return out, cleanup, nil
 }

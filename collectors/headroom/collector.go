@@ -30,19 +30,28 @@ const (
 
 var (
 	qpMemoryDesc = prometheus.NewDesc("hccl_link_setup_qp_memory_bytes",
-		"NPU memory the QPs of HCCL link setup may need on the chip: bound=low is a ring across servers × --headroom.qp-bytes-low, "+
-			"bound=high a full mesh × --headroom.qp-bytes-high, summed over the communicators of the chip's processes.",
+		"NPU memory the QPs of the HCCL link setup still ahead may need on the chip: hccl_link_setup_pending_qps "+
+			"× --headroom.qp-bytes-low (bound=low) or × --headroom.qp-bytes-high (bound=high). 0 when every link is set up.",
 		[]string{"npu", "chip", "bound"}, nil)
-	qpsDesc = prometheus.NewDesc("hccl_link_setup_qps",
-		"Number of RoCE QPs HCCL link setup may create on the chip (bound=low: ring across servers, high: full mesh), "+
-			"× HCCL_RDMA_QPS_PER_CONNECTION, summed over the communicators of the chip's processes.",
+	pendingQPsDesc = prometheus.NewDesc("hccl_link_setup_pending_qps",
+		"RoCE QPs the chip's processes may still create: per live communicator, its peers not yet linked (bound=low: a ring "+
+			"across servers, high: a full mesh) × QPs per connection (N + 1 for HCCL_RDMA_QPS_PER_CONNECTION = N > 1), "+
+			"minus live QPs hccn_tool counts beyond the logs.",
 		[]string{"npu", "chip", "bound"}, nil)
+	establishedQPsDesc = prometheus.NewDesc("hccl_link_setup_established_qps",
+		"RoCE QPs already created on the chip: its processes' `create hccl transport:` lines with a qpn, or hccn_tool's "+
+			"live count where that is larger. Their memory is already in HBM used.",
+		[]string{"npu", "chip"}, nil)
 	cclBufferDesc = prometheus.NewDesc("hccl_ccl_buffer_bytes",
-		"HCCL communicator buffers of the chip's processes: sum of 2 × HCCL_BUFFSIZE × live communicators.",
+		"cclBuffer the chip's processes have allocated (`Create ccl buffer success` lines); already in HBM used.",
+		[]string{"npu", "chip"}, nil)
+	cclBufferPendingDesc = prometheus.NewDesc("hccl_ccl_buffer_pending_bytes",
+		"cclBuffer of the chip's communicators that have not run their first collective: 2 × buffer size (their [Load] "+
+			"comm config, else HCCL_BUFFSIZE) + 1 MiB each, allocated lazily together with link setup.",
 		[]string{"npu", "chip"}, nil)
 	headroomDesc = prometheus.NewDesc("hccl_link_setup_headroom_bytes",
-		"HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound=\"high\"}; below zero the next HCCL link setup "+
-			"may fail with EI0011.",
+		"HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound=\"high\"} − hccl_ccl_buffer_pending_bytes: below zero "+
+			"the link setup still ahead on the chip may fail with EI0011. Links already set up are not subtracted again.",
 		[]string{"npu", "chip"}, nil)
 	processesDesc = prometheus.NewDesc("hccl_link_setup_processes",
 		"Processes on the chip by where the model's HCCL settings came from: settings=known (CANN logs), "+
@@ -101,9 +110,11 @@ func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
 	}
 	gauge(qpMemoryDesc, h.QPMemoryLowBytes, h.NPU, h.Chip, "low")
 	gauge(qpMemoryDesc, h.QPMemoryHighBytes, h.NPU, h.Chip, "high")
-	gauge(qpsDesc, h.QPsLow, h.NPU, h.Chip, "low")
-	gauge(qpsDesc, h.QPsHigh, h.NPU, h.Chip, "high")
+	gauge(pendingQPsDesc, h.QPsLow, h.NPU, h.Chip, "low")
+	gauge(pendingQPsDesc, h.QPsHigh, h.NPU, h.Chip, "high")
+	gauge(establishedQPsDesc, h.EstablishedQPs, h.NPU, h.Chip)
 	gauge(cclBufferDesc, h.CCLBufferBytes, h.NPU, h.Chip)
+	gauge(cclBufferPendingDesc, h.CCLBufferPendingBytes, h.NPU, h.Chip)
 	gauge(processesDesc, float64(h.ProcessesKnown), h.NPU, h.Chip, settingsKnown)
 	gauge(processesDesc, float64(h.ProcessesDefaulted), h.NPU, h.Chip, settingsDefaulted)
 	if h.HBMKnown {

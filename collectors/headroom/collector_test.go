@@ -114,7 +114,7 @@ func TestCollectorWithoutSettingsSource(t *testing.T) {
 	// Every process is defaulted and adds no QPs: headroom is the free HBM.
 	// Chip 0/0: 65536−63900 = 1636 MiB = 1715470336 bytes.
 	want := `
-# HELP hccl_link_setup_headroom_bytes HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound="high"}; below zero the next HCCL link setup may fail with EI0011.
+# HELP hccl_link_setup_headroom_bytes HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound="high"} − hccl_ccl_buffer_pending_bytes: below zero the link setup still ahead on the chip may fail with EI0011. Links already set up are not subtracted again.
 # TYPE hccl_link_setup_headroom_bytes gauge
 hccl_link_setup_headroom_bytes{chip="0",npu="0"} 1715470336
 hccl_link_setup_headroom_bytes{chip="1",npu="0"} 67670900736
@@ -148,9 +148,9 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 			for range ch {
 				n++
 			}
-			// 3 chips × (2 qp memory + 2 qps + 1 buffer + 2 processes + 1 headroom).
-			if n != 24 {
-				t.Errorf("Update sent %d metrics, want 24", n)
+			// 3 chips × (2 qp memory + 2 pending qps + 1 established + 2 buffer + 2 processes + 1 headroom).
+			if n != 30 {
+				t.Errorf("Update sent %d metrics, want 30", n)
 			}
 		})
 	}

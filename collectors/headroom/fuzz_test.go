@@ -8,7 +8,7 @@ import (
 
 // FuzzModel feeds Model arbitrary chips, processes, settings and configs and
 // checks its invariants: no panic, every number finite, high ≥ low ≥ 0 for
-// QPs and QP memory, buffers ≥ 0, headroom = free − high, and process counts
+// QPs and QP memory, buffers ≥ 0, headroom = free − high − pending buffer, and process counts
 // matching the distinct pids per chip.
 func FuzzModel(f *testing.F) {
 	// Seeds: the chip (63900/65536 MiB, QPS 16, 64 ranks, 8 servers),
@@ -26,15 +26,23 @@ func FuzzModel(f *testing.F) {
 		comms := make([]Communicator, int(nComms)%16)
 		for i := range comms {
 			// Vary each communicator a little from the fuzzed base.
-			comms[i] = Communicator{RankSize: int(rankSize) - i, ServerNum: int(serverNum) + i}
+			b := func(j int) int {
+				if len(layout) == 0 {
+					return 0
+				}
+				return int(layout[(i+j)%len(layout)])
+			}
+			comms[i] = Communicator{RankSize: int(rankSize) - i, ServerNum: int(serverNum) + i, SuperPodNum: b(0)%4 - 1,
+				DeviceType: b(1)%6 - 1, SuperPodMode: b(2)%3 - 1, StandardCard: b(3)%3 - 1, RoCEPeers: b(4) - 8, OtherPeers: b(5),
+				EstablishedQPs: float64(b(6)) * qps, CCLBufferBytes: float64(b(7)%2) * buff, BufferSizeBytes: float64(b(0)) * used}
 		}
 		settings := ProcessSettings{QPsPerConnection: qps, QPsKnown: qpsKnown, BuffSizeBytes: buff, BuffSizeKnown: buffKnown,
-			IntraRoCE: intraRoCE, Communicators: comms}
+			IntraRoCE: intraRoCE, InterHCCSDisabled: !intraRoCE, Communicators: comms, UnattributedBufferBytes: total, UnattributedQPs: qpLow}
 
 		// layout: pairs of bytes place processes (chip index, pid) over 4 chips;
 		// odd pids are unknown to the settings source.
 		chips := []ChipMemory{
-			{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total},
+			{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total, LiveQPs: qpHigh, LiveQPsKnown: qpsKnown},
 			{NPU: "0", Chip: "1", HBMUsedBytes: total, HBMTotalBytes: used},
 			{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1}, // duplicate chip row
 		}
@@ -73,6 +81,7 @@ func FuzzModel(f *testing.F) {
 			for name, v := range map[string]float64{
 				"QPsLow": h.QPsLow, "QPsHigh": h.QPsHigh, "QPMemoryLowBytes": h.QPMemoryLowBytes,
 				"QPMemoryHighBytes": h.QPMemoryHighBytes, "CCLBufferBytes": h.CCLBufferBytes,
+				"CCLBufferPendingBytes": h.CCLBufferPendingBytes, "EstablishedQPs": h.EstablishedQPs,
 				"FreeHBMBytes": h.FreeHBMBytes, "HeadroomBytes": h.HeadroomBytes,
 			} {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -85,11 +94,11 @@ func FuzzModel(f *testing.F) {
 			if h.QPMemoryLowBytes < 0 || h.QPMemoryHighBytes < h.QPMemoryLowBytes {
 				t.Fatalf("chip %v: QP memory low %v high %v", k, h.QPMemoryLowBytes, h.QPMemoryHighBytes)
 			}
-			if h.CCLBufferBytes < 0 {
-				t.Fatalf("chip %v: buffer %v", k, h.CCLBufferBytes)
+			if h.CCLBufferBytes < 0 || h.CCLBufferPendingBytes < 0 || h.EstablishedQPs < 0 {
+				t.Fatalf("chip %v: buffer %v pending %v established %v", k, h.CCLBufferBytes, h.CCLBufferPendingBytes, h.EstablishedQPs)
 			}
-			if h.HBMKnown && h.HeadroomBytes != h.FreeHBMBytes-h.QPMemoryHighBytes {
-				t.Fatalf("chip %v: headroom %v != free %v − high %v", k, h.HeadroomBytes, h.FreeHBMBytes, h.QPMemoryHighBytes)
+			if h.HBMKnown && h.HeadroomBytes != h.FreeHBMBytes-h.QPMemoryHighBytes-h.CCLBufferPendingBytes {
+				t.Fatalf("chip %v: headroom %v != free %v − high %v − pending buffer %v", k, h.HeadroomBytes, h.FreeHBMBytes, h.QPMemoryHighBytes, h.CCLBufferPendingBytes)
 			}
 			if !h.HBMKnown && (h.HeadroomBytes != 0 || h.FreeHBMBytes != 0) {
 				t.Fatalf("chip %v: HBM unknown but headroom %v free %v", k, h.HeadroomBytes, h.FreeHBMBytes)
@@ -131,13 +140,14 @@ func TestModelRandomized(t *testing.T) {
 			[]ChipProcess{{NPU: "0", Chip: "0", PID: int(layout[0])}, {NPU: "0", Chip: "1", PID: int(layout[1])}},
 			func(ChipProcess) (ProcessSettings, bool) {
 				return ProcessSettings{QPsPerConnection: qps, QPsKnown: true, BuffSizeBytes: 100 * mib, BuffSizeKnown: true,
-					IntraRoCE: layout[2]%2 == 0, Communicators: []Communicator{{RankSize: ranks, ServerNum: servers}}}, true
+					IntraRoCE: layout[2]%2 == 0, Communicators: []Communicator{{RankSize: ranks, ServerNum: servers, SuperPodNum: int(layout[3]%3) - 1,
+						DeviceType: int(layout[4]%6) - 1, SuperPodMode: int(layout[5]%3) - 1, StandardCard: int(layout[6]%3) - 1}}}, true
 			})
 		for _, h := range got {
 			if h.QPsLow < 0 || h.QPsHigh < h.QPsLow || h.QPMemoryHighBytes < h.QPMemoryLowBytes || h.QPMemoryLowBytes < 0 {
 				t.Fatalf("ranks %d servers %d qps %v: %+v", ranks, servers, qps, h)
 			}
-			if h.QPsHigh > 0 && ranks > 1 && h.QPsHigh > float64(ranks-1)*HCCLMaxQPsPerConnection {
+			if h.QPsHigh > 0 && ranks > 1 && h.QPsHigh > float64(ranks-1)*(HCCLMaxQPsPerConnection+1) {
 				t.Fatalf("more QPs than a full mesh allows: ranks %d servers %d qps %v: %+v", ranks, servers, qps, h)
 			}
 		}

@@ -3,30 +3,40 @@
 //
 // EI0011 (Resource_Error_Insufficient_Device_Memory) kills a job when a chip
 // has too little free HBM left to create the RoCE queue pairs (QPs) between
-// ranks. This package estimates, per chip, how much device memory those QPs
-// may take — a low and a high bound, because the per-QP size depends on the QP
-// depth, which no log prints — and subtracts the high bound from the free HBM
-// npu-smi reports, so an alert can fire before the job dies.
+// ranks. This package estimates, per chip, the device memory of the link
+// setup still ahead — the QPs the live communicators may still create, minus
+// those the logs (or hccn_tool's live count) show created, in a low and a
+// high bound because the per-QP size depends on the QP depth, which no log
+// prints, plus the cclBuffers HCCL allocates lazily at a communicator's
+// first collective — and subtracts it from the free HBM npu-smi reports, so
+// an alert can fire before the job dies, and never for a job whose links
+// are all set up (their QPs and buffers are already in HBM used).
 //
 // The package joins two views that other collectors own (the npu-smi chip and
 // process tables, and what the CANN logs say about each pid) through the small
 // interfaces NPUSource and SettingsSource; it imports neither collector.
+// HCCL's own facts (defaults, ranges, N + 1 QPs, buffer size) come from
+// internal/hcclenv.
 // Model is a pure function; Collector only fetches its inputs and turns the
 // result into const metrics each scrape. docs/headroom.md explains the model.
 package headroom
 
-import "math"
+import (
+	"math"
 
-// HCCL's documented defaults and limits (HCCL docs, hccl_env/*.md).
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
+)
+
+// HCCL's defaults and limits, from the one definition of HCCL settings.
 const (
 	// HCCLDefaultQPsPerConnection is HCCL_RDMA_QPS_PER_CONNECTION when unset.
-	HCCLDefaultQPsPerConnection = 1
+	HCCLDefaultQPsPerConnection = hcclenv.DefaultQPsPerConnection
 	// HCCLMaxQPsPerConnection is the largest value HCCL accepts
 	// (HCCL_QPS_PER_CONNECTION_MAX); it rejects larger ones at init.
-	HCCLMaxQPsPerConnection = 32
+	HCCLMaxQPsPerConnection = hcclenv.MaxQPsPerConnection
 	// HCCLDefaultBuffSizeBytes is HCCL_BUFFSIZE when unset: 200 MB, where
 	// HCCL's MB means MiB.
-	HCCLDefaultBuffSizeBytes = 200 << 20
+	HCCLDefaultBuffSizeBytes = hcclenv.DefaultBuffSizeBytes
 )
 
 // maxPlausibleBytes bounds every byte count the model accepts (4 EiB). Larger
@@ -35,10 +45,14 @@ const maxPlausibleBytes = 1 << 62
 
 // ChipMemory is one chip's HBM as npu-smi reports it. A total ≤ 0, a negative
 // used value or a non-finite one means npu-smi gave no usable number.
+// LiveQPs is the chip's live RoCE QP count as hccn_tool measured it
+// (ascend_roce_active_qps), when LiveQPsKnown: a fresh measurement.
 type ChipMemory struct {
 	NPU, Chip     string
 	HBMUsedBytes  float64
 	HBMTotalBytes float64
+	LiveQPs       float64
+	LiveQPsKnown  bool
 }
 
 // ChipProcess is one row of npu-smi's process table: a pid using a chip.
@@ -52,42 +66,73 @@ type ChipProcess struct {
 	LogDir    string
 }
 
-// Communicator is one live HCCL communicator of a process, from the CANN log
-// line "[Communicator Key Info] … rankSize[N] serverNum[M]". ServerNum ≤ 0
-// means unknown. A destroyed communicator is simply absent.
+// Communicator is one live HCCL communicator of a process, from any CANN
+// era's creation lines, with what its run log shows set up so far. A
+// destroyed communicator is simply absent. Unknown ints are < 0.
 type Communicator struct {
-	Name      string
-	RankSize  int
-	ServerNum int
+	Name     string
+	RankSize int
+	// ServerNum and SuperPodNum: `[Communicator Key Info]` only (-1 in
+	// older eras).
+	ServerNum   int
+	SuperPodNum int
+	// DeviceType is HCCL's deviceType (2 = 910B, 4 = 910_93), -1 unknown.
+	DeviceType int
+	// SuperPodMode (useSuperPodMode) and StandardCard (isStandardCard: a
+	// PCIe card) from `[LocalRank Key Info]`; -1 unknown.
+	SuperPodMode int
+	StandardCard int
+	// BufferSizeBytes is its own buffer size ([Load] comm config); 0
+	// means the process's HCCL_BUFFSIZE.
+	BufferSizeBytes float64
+	// CCLBufferBytes is what it has allocated; 0 before its first
+	// collective.
+	CCLBufferBytes float64
+	// EstablishedQPs counts its QPs already created; RoCEPeers and
+	// OtherPeers the distinct ranks already linked by RoCE and by HCCS/PCIe.
+	EstablishedQPs float64
+	RoCEPeers      int
+	OtherPeers     int
 }
 
-// ProcessSettings is what the CANN logs say about one pid: the effective
-// HCCL_RDMA_QPS_PER_CONNECTION, HCCL_BUFFSIZE (in bytes) and
-// HCCL_INTRA_ROCE_ENABLE, and its live communicators. The *Known flags are
-// false when the log did not print the value.
+// ProcessSettings is what the CANN logs say about one process: the
+// effective HCCL_RDMA_QPS_PER_CONNECTION, HCCL_BUFFSIZE (in bytes),
+// HCCL_INTRA_ROCE_ENABLE and HCCL_INTER_HCCS_DISABLE, its live
+// communicators, and the buffer bytes and QPs its log shows but could not
+// tie to a communicator. The *Known flags are false when the log did not
+// print the value (or printed one HCCL refuses).
 type ProcessSettings struct {
-	PID              int
-	QPsPerConnection float64
-	QPsKnown         bool
-	BuffSizeBytes    float64
-	BuffSizeKnown    bool
-	IntraRoCE        bool
-	Communicators    []Communicator
+	PID                     int
+	QPsPerConnection        float64
+	QPsKnown                bool
+	BuffSizeBytes           float64
+	BuffSizeKnown           bool
+	IntraRoCE               bool
+	InterHCCSDisabled       bool
+	Communicators           []Communicator
+	UnattributedBufferBytes float64
+	UnattributedQPs         float64
 }
 
 // ChipHeadroom is the model's result for one chip.
 type ChipHeadroom struct {
 	NPU, Chip string
 
-	// QPsLow and QPsHigh bound the number of QPs link setup needs on the
-	// chip: a ring across servers (low) and a full mesh (high), summed over
-	// the communicators of every process on the chip.
+	// QPsLow and QPsHigh bound the RoCE QPs the chip's processes may still
+	// create (link setup ahead): per communicator, the QPs towards peers
+	// it may link to (a ring across servers: low; a full mesh: high) not
+	// yet linked, × QPs per connection (N + 1 for N > 1).
 	QPsLow, QPsHigh float64
 	// QPMemoryLowBytes = QPsLow × qp-bytes-low and QPMemoryHighBytes =
 	// QPsHigh × qp-bytes-high.
 	QPMemoryLowBytes, QPMemoryHighBytes float64
-	// CCLBufferBytes = Σ over processes of 2 × HCCL_BUFFSIZE × communicators.
-	CCLBufferBytes float64
+	// EstablishedQPs are the QPs already created: from the logs, or
+	// hccn_tool's live count where that is larger.
+	EstablishedQPs float64
+	// CCLBufferBytes is the cclBuffer allocated; CCLBufferPendingBytes
+	// what communicators that have not run their first collective will
+	// allocate then (2 × buffer size + 1 MiB each).
+	CCLBufferBytes, CCLBufferPendingBytes float64
 
 	// HBMKnown is false when npu-smi gave no usable HBM numbers for the
 	// chip; FreeHBMBytes and HeadroomBytes are then 0 and must not be
@@ -95,8 +140,9 @@ type ChipHeadroom struct {
 	HBMKnown bool
 	// FreeHBMBytes = total − used.
 	FreeHBMBytes float64
-	// HeadroomBytes = FreeHBMBytes − QPMemoryHighBytes; negative when the
-	// next link setup may not fit.
+	// HeadroomBytes = FreeHBMBytes − QPMemoryHighBytes −
+	// CCLBufferPendingBytes; negative when the link setup still ahead may
+	// not fit.
 	HeadroomBytes float64
 
 	// ProcessesKnown counts the chip's processes whose QP and buffer
@@ -109,16 +155,17 @@ type ChipHeadroom struct {
 }
 
 // Model computes the headroom of every chip. It is pure: the result depends
-// only on its arguments, and settings is called once per distinct pid and
-// chip. Chips come out in the order of chips, followed by chips that appear
-// only in procs (HBM unknown) in order of first appearance. A nil settings
-// means no CANN log view: every process is defaulted.
+// only on its arguments, and settings is called once per distinct process
+// and chip. Chips come out in the order of chips, followed by chips that
+// appear only in procs (HBM unknown) in order of first appearance. A nil
+// settings means no CANN log view: every process is defaulted.
 func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p ChipProcess) (ProcessSettings, bool)) []ChipHeadroom {
 	cfg = cfg.sanitized()
 
 	type key struct{ npu, chip string }
 	index := make(map[key]int, len(chips))
 	out := make([]ChipHeadroom, 0, len(chips))
+	live := make([]float64, 0, len(chips)) // -1: no measurement
 	for _, c := range chips {
 		k := key{c.NPU, c.Chip}
 		if _, dup := index[k]; dup {
@@ -131,6 +178,11 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			h.FreeHBMBytes = c.HBMTotalBytes - c.HBMUsedBytes
 		}
 		out = append(out, h)
+		l := -1.0
+		if c.LiveQPsKnown && c.LiveQPs >= 0 && c.LiveQPs <= maxPlausibleBytes {
+			l = c.LiveQPs
+		}
+		live = append(live, l)
 	}
 
 	type seenKey struct {
@@ -150,6 +202,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			i = len(out)
 			index[k] = i
 			out = append(out, ChipHeadroom{NPU: p.NPU, Chip: p.Chip})
+			live = append(live, -1)
 		}
 		var s ProcessSettings
 		var found bool
@@ -161,16 +214,27 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 
 	for i := range out {
 		h := &out[i]
+		// Where hccn_tool counts more live QPs than the logs explain, links
+		// were set up that the logs do not show (a build without transport
+		// lines, device-side QPs): the measurement wins, and those QPs are
+		// no longer ahead.
+		if l := live[i]; l > h.EstablishedQPs {
+			extra := l - h.EstablishedQPs
+			h.EstablishedQPs = l
+			h.QPsLow = math.Max(0, h.QPsLow-extra)
+			h.QPsHigh = math.Max(0, h.QPsHigh-extra)
+		}
 		h.QPMemoryLowBytes = h.QPsLow * cfg.QPBytesLow
 		h.QPMemoryHighBytes = h.QPsHigh * cfg.QPBytesHigh
 		if h.HBMKnown {
-			h.HeadroomBytes = h.FreeHBMBytes - h.QPMemoryHighBytes
+			h.HeadroomBytes = h.FreeHBMBytes - h.QPMemoryHighBytes - h.CCLBufferPendingBytes
 		}
 	}
 	return out
 }
 
-// addProcess adds one process's QPs and buffers to its chip's sums.
+// addProcess adds one process's pending and established QPs and buffers to
+// its chip's sums.
 func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 	qps, buff := cfg.DefaultQPsPerConnection, cfg.DefaultBuffSizeBytes
 	defaulted := !found
@@ -192,44 +256,112 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 	if !found {
 		return
 	}
+	var pendingBuf, allocated, established float64
 	for _, c := range s.Communicators {
-		low, high := linkPeers(c.RankSize, c.ServerNum, s.IntraRoCE)
-		h.QPsLow += low * qps
-		h.QPsHigh += high * qps
+		d := demand(c, s, qps, buff)
+		h.QPsLow += d.qpsLow
+		h.QPsHigh += d.qpsHigh
+		pendingBuf += d.buffer
+		allocated += nonNegative(c.CCLBufferBytes)
+		established += nonNegative(c.EstablishedQPs)
 	}
-	h.CCLBufferBytes += 2 * buff * float64(len(s.Communicators))
+	// Buffer bytes the log could not tie to a communicator were allocated
+	// for one whose link set has not been logged yet.
+	un := nonNegative(s.UnattributedBufferBytes)
+	h.CCLBufferPendingBytes += math.Max(0, pendingBuf-un)
+	h.CCLBufferBytes += allocated + un
+	h.EstablishedQPs += established + nonNegative(s.UnattributedQPs)
+}
+
+// commDemand is what one communicator may still create.
+type commDemand struct {
+	qpsLow, qpsHigh float64
+	buffer          float64
+}
+
+// demand applies HCCL's rules (docs/headroom.md) to one communicator.
+func demand(c Communicator, s ProcessSettings, qps, buff float64) commDemand {
+	if c.RankSize <= 1 {
+		return commDemand{} // a 1-rank communicator links nothing and never allocates its cclBuffer
+	}
+	var d commDemand
+	low, high := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
+	linked := float64(max(c.RoCEPeers, 0))
+	perLink := qpsPerLink(qps, c.DeviceType)
+	d.qpsLow = math.Max(0, low-linked) * perLink
+	d.qpsHigh = math.Max(0, high-linked) * perLink
+	if c.CCLBufferBytes <= 0 {
+		b := buff
+		if c.BufferSizeBytes > 0 && validBytes(c.BufferSizeBytes) {
+			b = c.BufferSizeBytes
+		}
+		d.buffer = hcclenv.CCLBufferBytes(b)
+	}
+	return d
+}
+
+// qpsPerLink is the QPs HCCL creates per RoCE connection: N + 1 for
+// HCCL_RDMA_QPS_PER_CONNECTION = N > 1, but multi-QP applies only on 910B
+// and 910_93 (GetQpMode), so 1 on other known device types. An unknown
+// device type or mode (op-base vs graph) keeps N + 1: the bound stays an
+// upper bound.
+func qpsPerLink(qps float64, deviceType int) float64 {
+	if deviceType >= 0 && deviceType != hcclenv.DevType910B && deviceType != hcclenv.DevType910_93 {
+		return 1
+	}
+	return hcclenv.QPsPerLink(qps)
 }
 
 // linkPeers bounds how many ranks one rank of a communicator sets up RoCE
-// links to. The high bound is a full mesh to every rank on another server;
-// the low bound a ring across servers. Ranks are assumed spread evenly over
-// servers; integer division makes ranksPerServer the smallest server's share,
-// so the high bound also holds for the rank with the most remote peers when
-// the spread is uneven.
+// links to. The high bound is a full mesh to every rank it reaches over
+// RoCE; the low bound a ring across servers (or superpods). Ranks are
+// assumed spread evenly; integer division makes the per-server share the
+// smallest server's, so the high bound also holds for the rank with the
+// most remote peers when the spread is uneven.
 //
-//   - rankSize ≤ 1: no peers.
-//   - serverNum unknown (≤ 0): high assumes every rank on its own server
-//     (rankSize − 1), low assumes one server (0 without intra-server RoCE).
-//   - serverNum > rankSize cannot happen (every server hosts a rank); it is
-//     capped at rankSize.
-//   - one server: no RoCE peers unless HCCL_INTRA_ROCE_ENABLE=1.
-//   - intraRoCE: intra-server links use RoCE too, so high becomes
-//     rankSize − 1 and low a ring over all ranks, min(rankSize − 1, 2).
-func linkPeers(rankSize, serverNum int, intraRoCE bool) (low, high float64) {
-	if rankSize <= 1 {
-		return 0, 0
+//   - A3 superpod (useSuperPodMode 1, or deviceType 910_93 with superPodNum
+//     printed) without HCCL_INTER_HCCS_DISABLE=TRUE: servers of one
+//     superpod talk over HCCS (comm_base.cc IsSupportInterHccs), so RoCE
+//     peers are the ranks in other superpods; one superpod: none.
+//   - HCCL_INTRA_ROCE_ENABLE=1 on a PCIe card (isStandardCard 1): same-server
+//     ranks use RoCE too: high rankSize − 1, low a ring over all ranks.
+//     On HCCS-connected servers the variable adds no RoCE links.
+//   - serverNum not printed (eras before Dec 2025): high is every rank not
+//     already seen linked over HCCS/PCIe (those share the server); low 0.
+//   - serverNum 1: no RoCE initialisation at all (hccl_communicator_attrs.cc).
+//   - serverNum > rankSize cannot happen; it is capped at rankSize.
+func linkPeers(c Communicator, intraRoCE, interHCCSDisabled bool) (low, high float64) {
+	ranks := float64(c.RankSize)
+	ring := func(n float64) float64 { return math.Max(0, math.Min(n-1, 2)) }
+	spread := func(groups int) (float64, float64) {
+		g := float64(min(groups, c.RankSize))
+		per := math.Max(1, math.Floor(ranks/g))
+		return ring(g), ranks - per
 	}
-	ranks := float64(rankSize)
-	ring := func(n float64) float64 { return math.Min(n-1, 2) }
-	if intraRoCE {
+	superPod := c.SuperPodMode == 1 || c.DeviceType == hcclenv.DevType910_93 && c.SuperPodNum >= 1
+	if superPod && !interHCCSDisabled && c.SuperPodNum >= 0 {
+		if c.SuperPodNum <= 1 {
+			return 0, 0
+		}
+		return spread(c.SuperPodNum)
+	}
+	if intraRoCE && c.StandardCard == 1 {
 		return ring(ranks), ranks - 1
 	}
-	if serverNum <= 0 {
-		return 0, ranks - 1
+	if c.ServerNum < 0 {
+		return 0, math.Max(0, ranks-1-float64(max(c.OtherPeers, 0)))
 	}
-	servers := float64(min(serverNum, rankSize))
-	perServer := math.Max(1, math.Floor(ranks/servers))
-	return ring(servers), ranks - perServer
+	if c.ServerNum <= 1 {
+		return 0, 0
+	}
+	return spread(c.ServerNum)
+}
+
+func nonNegative(v float64) float64 {
+	if !(v > 0) || v > maxPlausibleBytes {
+		return 0
+	}
+	return v
 }
 
 // validBytes reports whether v is a usable byte count.

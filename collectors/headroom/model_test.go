@@ -13,45 +13,66 @@ const (
 
 func TestLinkPeers(t *testing.T) {
 	tests := []struct {
-		name                string
-		rankSize, serverNum int
-		intraRoCE           bool
-		low, high           float64
+		name               string
+		c                  Communicator
+		intraRoCE, hccsOff bool
+		low, high          float64
 	}{
-		{"single rank", 1, 1, false, 0, 0},
-		{"no ranks", 0, 0, false, 0, 0},
-		{"negative ranks", -3, 2, false, 0, 0},
-		// All 8 ranks on one server talk over HCCS/PCIe, not RoCE.
-		{"one server", 8, 1, false, 0, 0},
-		// Intra-server RoCE: 7 peers in a mesh, a ring of 8 has 2 neighbours.
-		{"one server intra RoCE", 8, 1, true, 2, 7},
-		{"two ranks intra RoCE", 2, 1, true, 1, 1},
+		{"single rank", comm(1, 1), false, false, 0, 0},
+		{"no ranks", comm(0, 0), false, false, 0, 0},
+		// All 8 ranks on one server talk over HCCS: serverNum 1 means no RoCE initialisation.
+		{"one server", comm(8, 1), false, false, 0, 0},
+		// HCCL_INTRA_ROCE_ENABLE=1 on an HCCS-connected server adds nothing.
+		{"one server intra RoCE on HCCS", comm(8, 1), true, false, 0, 0},
+		// On a PCIe card (isStandardCard 1): 7 peers in a mesh, a ring of 8 has 2 neighbours.
+		{"one server intra RoCE on a PCIe card", card(comm(8, 1)), true, false, 2, 7},
 		// 64/8 = 8 per server; high 64−8 = 56; low min(8−1, 2) = 2.
-		{"64 ranks 8 servers", 64, 8, false, 2, 56},
-		// With intra RoCE: 56 + (8−1) = 63 = 64−1; ring over 64 ranks = 2.
-		{"64 ranks 8 servers intra RoCE", 64, 8, true, 2, 63},
+		{"64 ranks 8 servers", comm(64, 8), false, false, 2, 56},
 		// 16/2 = 8 per server; high 8; a ring of two servers has 1 neighbour.
-		{"two servers", 16, 2, false, 1, 8},
+		{"two servers", comm(16, 2), false, false, 1, 8},
 		// 10/4 = 2 (floor: the smallest server's share); high 10−2 = 8; low 2.
-		{"uneven spread", 10, 4, false, 2, 8},
-		// One rank per server: high 63, low 2.
-		{"one rank per server", 64, 64, false, 2, 63},
-		// serverNum unknown: high assumes one rank per server (3), low one server (0).
-		{"servers unknown", 4, 0, false, 0, 3},
-		{"servers negative", 4, -1, false, 0, 3},
-		{"servers unknown intra RoCE", 4, 0, true, 2, 3},
-		// serverNum > rankSize is capped: 2 servers of 1 rank; high 1, low 1.
-		{"more servers than ranks", 2, 5, false, 1, 1},
+		{"uneven spread", comm(10, 4), false, false, 2, 8},
+		{"one rank per server", comm(64, 64), false, false, 2, 63},
+		// serverNum not printed (older eras): every other rank, low 0.
+		{"servers unknown", comm(16, -1), false, false, 0, 15},
+		// ... minus the ranks already linked over HCCS (they share the server).
+		{"servers unknown, 3 HCCS peers seen", Communicator{RankSize: 16, ServerNum: -1, SuperPodNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1, OtherPeers: 3}, false, false, 0, 12},
+		{"more servers than ranks", comm(2, 5), false, false, 1, 1},
+		// A3 superpod: servers of one superpod use HCCS, so one superpod needs no RoCE.
+		{"A3 one superpod", superpod(comm(64, 8), 1), false, false, 0, 0},
+		// Two superpods of 32 ranks: RoCE to the 32 ranks of the other one, a ring of 2 has 1.
+		{"A3 two superpods", superpod(comm(64, 8), 2), false, false, 1, 32},
+		// HCCL_INTER_HCCS_DISABLE=TRUE: RoCE between the servers again.
+		{"A3 superpod, inter HCCS disabled", superpod(comm(64, 8), 1), false, true, 2, 56},
+		// deviceType 910_93 with superPodNum printed counts as a superpod too.
+		{"910_93 with superPodNum", Communicator{RankSize: 64, ServerNum: 8, SuperPodNum: 1, DeviceType: 4, SuperPodMode: -1, StandardCard: -1}, false, false, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			low, high := linkPeers(tt.rankSize, tt.serverNum, tt.intraRoCE)
+			low, high := linkPeers(tt.c, tt.intraRoCE, tt.hccsOff)
 			if low != tt.low || high != tt.high {
-				t.Errorf("linkPeers(%d, %d, %v) = (%v, %v), want (%v, %v)",
-					tt.rankSize, tt.serverNum, tt.intraRoCE, low, high, tt.low, tt.high)
+				t.Errorf("linkPeers(%+v, %v, %v) = (%v, %v), want (%v, %v)", tt.c, tt.intraRoCE, tt.hccsOff, low, high, tt.low, tt.high)
 			}
 		})
 	}
+}
+
+// comm is a communicator with nothing set up yet and every optional field unknown.
+func comm(ranks, servers int) Communicator {
+	return Communicator{Name: "c", RankSize: ranks, ServerNum: servers, SuperPodNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1}
+}
+
+func card(c Communicator) Communicator { c.StandardCard = 1; return c }
+
+func superpod(c Communicator, pods int) Communicator {
+	c.SuperPodNum, c.SuperPodMode, c.DeviceType = pods, 1, 4
+	return c
+}
+
+// linked marks c as fully set up: every high-bound peer linked with qpl QPs, buffer allocated.
+func linked(c Communicator, peers int, qpl float64, buf float64) Communicator {
+	c.RoCEPeers, c.EstablishedQPs, c.CCLBufferBytes = peers, float64(peers)*qpl, buf
+	return c
 }
 
 // settingsMap turns a map into the lookup Model takes.
@@ -71,11 +92,15 @@ func known(qps float64, buffMiB float64, comms ...Communicator) ProcessSettings 
 	}
 }
 
-var world64 = Communicator{Name: "world", RankSize: 64, ServerNum: 8}
+var world64 = Communicator{Name: "world", RankSize: 64, ServerNum: 8, SuperPodNum: 0, DeviceType: -1, SuperPodMode: -1, StandardCard: -1}
+
+// cclBuf is one communicator's cclBuffer at HCCL_BUFFSIZE 200 MB: 2 × 200 MiB + 1 MiB.
+const cclBuf = 401 * mib
 
 func TestModel(t *testing.T) {
 	cfg := DefaultConfig()
 	chip0 := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib}
+	one := []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}
 	tests := []struct {
 		name     string
 		cfg      Config
@@ -85,77 +110,159 @@ func TestModel(t *testing.T) {
 		want     []ChipHeadroom
 	}{
 		{
-			// The failing case. Free 65536−63900 = 1636 MiB.
-			// high: 56 peers × 16 = 896 QPs × 3 MiB = 2688 MiB; headroom 1636−2688 = −1052 MiB.
-			// low: 2 peers × 16 = 32 QPs × 256 KiB = 8 MiB. Buffer 2 × 200 MiB × 1 = 400 MiB.
-			name:     "QPS 16 in 64 ranks over 8 servers goes negative",
-			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
+			// Right after communicator creation: nothing set up. Free 65536−63900 = 1636 MiB.
+			// QPS 16 → 17 QPs per connection. high 56 peers × 17 = 952 QPs × 3 MiB = 2856 MiB;
+			// low 2 × 17 = 34 QPs × 256 KiB = 8.5 MiB; cclBuffer pending 401 MiB.
+			// Headroom 1636 − 2856 − 401 = −1621 MiB.
+			name:  "QPS 16, 64 ranks over 8 servers, links ahead: negative",
+			chips: []ChipMemory{chip0}, procs: one,
 			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
-				QPsLow: 32, QPsHigh: 896,
-				QPMemoryLowBytes: 8 * mib, QPMemoryHighBytes: 2688 * mib,
-				CCLBufferBytes: 400 * mib,
-				HBMKnown:       true, FreeHBMBytes: 1636 * mib, HeadroomBytes: -1052 * mib,
+				QPsLow: 34, QPsHigh: 952,
+				QPMemoryLowBytes: 8.5 * mib, QPMemoryHighBytes: 2856 * mib,
+				CCLBufferPendingBytes: cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: -1621 * mib,
 				ProcessesKnown: 1,
 			}},
 		},
 		{
-			// Same chip with QPS 1: high 56 QPs × 3 MiB = 168 MiB; headroom 1636−168 = 1468 MiB.
-			// low: 2 QPs × 256 KiB = 512 KiB.
-			name:     "QPS 1 in 64 ranks over 8 servers stays positive",
-			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
+			// The same job long after: 56 peers × 17 QPs set up and the buffer allocated. Their
+			// memory is in the 63900 MiB used; nothing is ahead. Headroom = free = 1636 MiB.
+			name:  "QPS 16, all links set up: nothing ahead, no alert",
+			chips: []ChipMemory{chip0}, procs: one,
+			settings: map[int]ProcessSettings{100: known(16, 200, linked(world64, 56, 17, cclBuf))},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				EstablishedQPs: 952, CCLBufferBytes: cclBuf,
+				HBMKnown: true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1636 * mib,
+				ProcessesKnown: 1,
+			}},
+		},
+		{
+			// The first collective (a ring) linked 2 peers: 54 peers × 17 = 918 QPs may still come
+			// (2754 MiB); the ring's low bound is met. Headroom 1636 − 2754 = −1118 MiB.
+			name:  "QPS 16, a ring set up, a full mesh may follow",
+			chips: []ChipMemory{chip0}, procs: one,
+			settings: map[int]ProcessSettings{100: known(16, 200, linked(world64, 2, 17, cclBuf))},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				QPsHigh: 918, QPMemoryHighBytes: 2754 * mib,
+				EstablishedQPs: 34, CCLBufferBytes: cclBuf,
+				HBMKnown: true, FreeHBMBytes: 1636 * mib, HeadroomBytes: -1118 * mib,
+				ProcessesKnown: 1,
+			}},
+		},
+		{
+			// QPS 1: 56 QPs × 3 MiB = 168 MiB; low 2 × 256 KiB; buffer 401 MiB. 1636−168−401 = 1067 MiB.
+			name:  "QPS 1 stays positive",
+			chips: []ChipMemory{chip0}, procs: one,
 			settings: map[int]ProcessSettings{100: known(1, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
 				QPsLow: 2, QPsHigh: 56,
 				QPMemoryLowBytes: 512 * kib, QPMemoryHighBytes: 168 * mib,
-				CCLBufferBytes: 400 * mib,
+				CCLBufferPendingBytes: cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1067 * mib,
+				ProcessesKnown: 1,
+			}},
+		},
+		{
+			// QPS 4 → 5 per connection. world64: 56×5 = 280 high, 2×5 = 10 low; "tp" (16 ranks on 2
+			// servers, its own buffer size 50 MiB from [Load] comm config): 8×5 = 40 high, 1×5 = 5 low.
+			// 320 QPs × 3 MiB = 960 MiB; 15 × 256 KiB = 3.75 MiB. Buffers 2×100+1 + 2×50+1 = 302 MiB.
+			// Headroom 1636 − 960 − 302 = 374 MiB.
+			name:  "two communicators, one with its own buffer size",
+			chips: []ChipMemory{chip0}, procs: one,
+			settings: map[int]ProcessSettings{100: known(4, 100, world64,
+				func() Communicator { c := comm(16, 2); c.BufferSizeBytes = 50 * mib; return c }())},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				QPsLow: 15, QPsHigh: 320,
+				QPMemoryLowBytes: 3.75 * mib, QPMemoryHighBytes: 960 * mib,
+				CCLBufferPendingBytes: 302 * mib,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 374 * mib,
+				ProcessesKnown: 1,
+			}},
+		},
+		{
+			// An A3 superpod job (one superpod): inter-server links are HCCS, no RoCE demand;
+			// only the buffer is ahead. 1636 − 401 = 1235 MiB.
+			name:  "A3 superpod: no RoCE demand",
+			chips: []ChipMemory{chip0}, procs: one,
+			settings: map[int]ProcessSettings{100: known(16, 200, superpod(comm(64, 8), 1))},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				CCLBufferPendingBytes: cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1235 * mib,
+				ProcessesKnown: 1,
+			}},
+		},
+		{
+			// deviceType 910 (not 910B/910_93): multi-QP does not apply, 1 QP per connection.
+			// 56 × 3 MiB = 168 MiB; headroom 1636 − 168 − 401 = 1067 MiB.
+			name:  "QPS ignored on a device without multi-QP",
+			chips: []ChipMemory{chip0}, procs: one,
+			settings: map[int]ProcessSettings{100: known(16, 200, func() Communicator { c := world64; c.DeviceType = 0; return c }())},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				QPsLow: 2, QPsHigh: 56,
+				QPMemoryLowBytes: 512 * kib, QPMemoryHighBytes: 168 * mib,
+				CCLBufferPendingBytes: cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1067 * mib,
+				ProcessesKnown: 1,
+			}},
+		},
+		{
+			// The logs show nothing set up, but hccn_tool counts 1000 live QPs on the chip: 952
+			// pending high (34 low) are covered by the 1000 the logs cannot explain.
+			// Headroom 1636 − 0 − 401 = 1235 MiB.
+			name:     "measured live QPs beyond the logs win",
+			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs, c.LiveQPsKnown = 1000, true; return c }()},
+			procs:    one,
+			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				EstablishedQPs:        1000,
+				CCLBufferPendingBytes: cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1235 * mib,
+				ProcessesKnown: 1,
+			}},
+		},
+		{
+			// The measurement below what the logs show changes nothing.
+			name:     "measured live QPs below the logs",
+			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs, c.LiveQPsKnown = 10, true; return c }()},
+			procs:    one,
+			settings: map[int]ProcessSettings{100: known(16, 200, linked(world64, 56, 17, cclBuf))},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				EstablishedQPs: 952, CCLBufferBytes: cclBuf,
+				HBMKnown: true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1636 * mib,
+				ProcessesKnown: 1,
+			}},
+		},
+		{
+			// cclBuffer allocated but no link set logged yet to claim it: it is not ahead any more.
+			// 56 × 3 MiB = 168 MiB ahead; 1636 − 168 = 1468 MiB.
+			name:  "unattributed buffer covers the pending one",
+			chips: []ChipMemory{chip0}, procs: one,
+			settings: map[int]ProcessSettings{100: func() ProcessSettings {
+				s := known(1, 200, world64)
+				s.UnattributedBufferBytes = cclBuf
+				return s
+			}()},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				QPsLow: 2, QPsHigh: 56,
+				QPMemoryLowBytes: 512 * kib, QPMemoryHighBytes: 168 * mib,
+				CCLBufferBytes: cclBuf,
 				HBMKnown:       true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1468 * mib,
 				ProcessesKnown: 1,
 			}},
 		},
 		{
-			// A second communicator (16 ranks, 2 servers: high 8, low 1 peers) × QPS 4
-			// adds 32 high and 4 low QPs: high (56+8)×4 = 256 QPs × 3 MiB = 768 MiB,
-			// low (2+1)×4 = 12 QPs × 256 KiB = 3 MiB. Buffers 2 × 100 MiB × 2 = 400 MiB.
-			// Headroom 1636−768 = 868 MiB.
-			name:  "two communicators sum",
-			chips: []ChipMemory{chip0},
-			procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
-			settings: map[int]ProcessSettings{100: known(4, 100, world64,
-				Communicator{Name: "tp", RankSize: 16, ServerNum: 2})},
-			want: []ChipHeadroom{{
-				NPU: "0", Chip: "0",
-				QPsLow: 12, QPsHigh: 256,
-				QPMemoryLowBytes: 3 * mib, QPMemoryHighBytes: 768 * mib,
-				CCLBufferBytes: 400 * mib,
-				HBMKnown:       true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 868 * mib,
-				ProcessesKnown: 1,
-			}},
-		},
-		{
-			// The "tp" communicator was destroyed: only world64 × QPS 4 is left:
-			// high 224 QPs × 3 MiB = 672 MiB, low 8 QPs × 256 KiB = 2 MiB, buffer 200 MiB.
-			// Headroom 1636−672 = 964 MiB.
-			name:     "destroyed communicator leaves the sum",
-			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
-			settings: map[int]ProcessSettings{100: known(4, 100, world64)},
-			want: []ChipHeadroom{{
-				NPU: "0", Chip: "0",
-				QPsLow: 8, QPsHigh: 224,
-				QPMemoryLowBytes: 2 * mib, QPMemoryHighBytes: 672 * mib,
-				CCLBufferBytes: 200 * mib,
-				HBMKnown:       true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 964 * mib,
-				ProcessesKnown: 1,
-			}},
-		},
-		{
 			// pid 200 is in no CANN log: defaulted, no communicators known, so it adds nothing.
-			// pid 100 as in the QPS 1 case.
 			name:     "unknown pid is defaulted and visible",
 			chips:    []ChipMemory{chip0},
 			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 200}},
@@ -164,68 +271,43 @@ func TestModel(t *testing.T) {
 				NPU: "0", Chip: "0",
 				QPsLow: 2, QPsHigh: 56,
 				QPMemoryLowBytes: 512 * kib, QPMemoryHighBytes: 168 * mib,
-				CCLBufferBytes: 400 * mib,
-				HBMKnown:       true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1468 * mib,
+				CCLBufferPendingBytes: cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1067 * mib,
 				ProcessesKnown: 1, ProcessesDefaulted: 1,
 			}},
 		},
 		{
-			// Communicators known, QPS and BUFFSIZE not printed: HCCL defaults 1 and 200 MiB.
-			// As the QPS 1 case, but counted as defaulted.
-			name:  "known pid with missing values uses HCCL defaults",
+			// QPS not known (not printed, or refused by HCCL: cannlog drops such numbers) and QPS 64
+			// outside [1,32]: HCCL's default 1 instead, counted as defaulted.
+			name:  "missing or out-of-range values use HCCL defaults",
 			chips: []ChipMemory{chip0},
-			procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
-			settings: map[int]ProcessSettings{100: {
-				QPsPerConnection: 16, // not Known: ignored
-				Communicators:    []Communicator{world64},
-			}},
-			want: []ChipHeadroom{{
-				NPU: "0", Chip: "0",
-				QPsLow: 2, QPsHigh: 56,
-				QPMemoryLowBytes: 512 * kib, QPMemoryHighBytes: 168 * mib,
-				CCLBufferBytes: 400 * mib,
-				HBMKnown:       true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1468 * mib,
-				ProcessesDefaulted: 1,
-			}},
-		},
-		{
-			// QPS 64 is outside HCCL's [1,32] (HCCL would have refused it): default 1 instead.
-			name:     "out-of-range QPS falls back to the default",
-			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
-			settings: map[int]ProcessSettings{100: known(64, 200, world64)},
-			want: []ChipHeadroom{{
-				NPU: "0", Chip: "0",
-				QPsLow: 2, QPsHigh: 56,
-				QPMemoryLowBytes: 512 * kib, QPMemoryHighBytes: 168 * mib,
-				CCLBufferBytes: 400 * mib,
-				HBMKnown:       true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1468 * mib,
-				ProcessesDefaulted: 1,
-			}},
-		},
-		{
-			// Two processes of the same job share the chip (pid 100 listed twice by npu-smi,
-			// counted once). pid 100: 56 high, 2 low QPs; pid 101 (8 ranks on one server,
-			// intra RoCE, QPS 2): high 7×2 = 14, low 2×2 = 4. Total high 70 QPs × 3 MiB = 210 MiB,
-			// low 6 × 256 KiB = 1.5 MiB. Buffers 400 + 2×50 = 500 MiB. Headroom 1636−210 = 1426 MiB.
-			name:  "processes on one chip sum, duplicate rows count once",
-			chips: []ChipMemory{chip0},
-			procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 101}},
+			procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 101}},
 			settings: map[int]ProcessSettings{
-				100: known(1, 200, world64),
-				101: func() ProcessSettings {
-					s := known(2, 50, Communicator{Name: "local", RankSize: 8, ServerNum: 1})
-					s.IntraRoCE = true
-					return s
-				}(),
+				100: {QPsPerConnection: 16, Communicators: []Communicator{world64}},
+				101: known(64, 200, world64),
 			},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
-				QPsLow: 6, QPsHigh: 70,
-				QPMemoryLowBytes: 1.5 * mib, QPMemoryHighBytes: 210 * mib,
-				CCLBufferBytes: 500 * mib,
-				HBMKnown:       true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1426 * mib,
-				ProcessesKnown: 2,
+				QPsLow: 4, QPsHigh: 112,
+				QPMemoryLowBytes: 1 * mib, QPMemoryHighBytes: 336 * mib,
+				CCLBufferPendingBytes: 2 * cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: (1636 - 336 - 802) * mib,
+				ProcessesDefaulted: 2,
+			}},
+		},
+		{
+			// pid 100 listed twice by npu-smi counts once.
+			name:     "duplicate rows count once",
+			chips:    []ChipMemory{chip0},
+			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 100}},
+			settings: map[int]ProcessSettings{100: known(1, 200, world64)},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				QPsLow: 2, QPsHigh: 56,
+				QPMemoryLowBytes: 512 * kib, QPMemoryHighBytes: 168 * mib,
+				CCLBufferPendingBytes: cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1067 * mib,
+				ProcessesKnown: 1,
 			}},
 		},
 		{
@@ -246,24 +328,24 @@ func TestModel(t *testing.T) {
 					NPU: "2", Chip: "0",
 					QPsLow: 2, QPsHigh: 56,
 					QPMemoryLowBytes: 512 * kib, QPMemoryHighBytes: 168 * mib,
-					CCLBufferBytes: 400 * mib, ProcessesKnown: 1,
+					CCLBufferPendingBytes: cclBuf, ProcessesKnown: 1,
 				},
 			},
 		},
 		{
-			// Custom bounds 1 MiB..2 MiB with QPS 16: 896 × 2 MiB = 1792 MiB, 32 × 1 MiB = 32 MiB.
-			// Headroom 1636−1792 = −156 MiB.
+			// Custom bounds 1 MiB..2 MiB with QPS 16: 952 × 2 MiB = 1904 MiB, 34 × 1 MiB = 34 MiB.
+			// Headroom 1636 − 1904 − 401 = −669 MiB.
 			name:     "flags change the bytes per QP",
 			cfg:      Config{QPBytesLow: 1 * mib, QPBytesHigh: 2 * mib, DefaultQPsPerConnection: 1, DefaultBuffSizeBytes: 200 * mib},
 			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}},
+			procs:    one,
 			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
-				QPsLow: 32, QPsHigh: 896,
-				QPMemoryLowBytes: 32 * mib, QPMemoryHighBytes: 1792 * mib,
-				CCLBufferBytes: 400 * mib,
-				HBMKnown:       true, FreeHBMBytes: 1636 * mib, HeadroomBytes: -156 * mib,
+				QPsLow: 34, QPsHigh: 952,
+				QPMemoryLowBytes: 34 * mib, QPMemoryHighBytes: 1904 * mib,
+				CCLBufferPendingBytes: cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: -669 * mib,
 				ProcessesKnown: 1,
 			}},
 		},
@@ -307,8 +389,8 @@ func TestModelInvalidConfigIsSanitized(t *testing.T) {
 	cfg := Config{QPBytesLow: 4 * mib, QPBytesHigh: 1 * mib, DefaultQPsPerConnection: math.NaN(), DefaultBuffSizeBytes: -1}
 	got := Model(cfg, nil, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
 		settingsMap(map[int]ProcessSettings{1: {Communicators: []Communicator{world64}}}))
-	// 56 high QPs × 4 MiB = 224 MiB; 2 low × 4 MiB = 8 MiB; buffer 2 × 200 MiB.
-	if len(got) != 1 || got[0].QPMemoryHighBytes != 224*mib || got[0].QPMemoryLowBytes != 8*mib || got[0].CCLBufferBytes != 400*mib {
+	// 56 high QPs × 4 MiB = 224 MiB; 2 low × 4 MiB = 8 MiB; buffer 2 × 200 MiB + 1 MiB pending.
+	if len(got) != 1 || got[0].QPMemoryHighBytes != 224*mib || got[0].QPMemoryLowBytes != 8*mib || got[0].CCLBufferPendingBytes != cclBuf {
 		t.Errorf("Model(invalid config) = %+v", got)
 	}
 	if err := cfg.Validate(); err == nil {

@@ -35,6 +35,29 @@ const (
 	RDMASL           = "HCCL_RDMA_SL"
 )
 
+// HCCL's defaults and limits that code computes with (the table below
+// holds the same numbers).
+const (
+	// DefaultQPsPerConnection is HCCL_RDMA_QPS_PER_CONNECTION when unset.
+	DefaultQPsPerConnection = 1
+	// MaxQPsPerConnection is HCCL_QPS_PER_CONNECTION_MAX: larger values
+	// fail communicator init.
+	MaxQPsPerConnection = 32
+	// DefaultBuffSizeBytes is HCCL_BUFFSIZE when unset: 200 MB, where
+	// HCCL's MB is MiB.
+	DefaultBuffSizeBytes = 200 << 20
+)
+
+// Device types HCCL prints as deviceType[N] (DevType, HCOMM
+// dtype_common.h). Multi-QP applies on 910B and 910_93 only; superpods are
+// 910_93.
+const (
+	DevType910    = 0
+	DevType910B   = 2 // Atlas A2
+	DevType910_93 = 4 // Atlas A3
+	DevType950    = 6
+)
+
 // Kind says how a value is read.
 type Kind int
 
@@ -91,14 +114,14 @@ const (
 // table is the settings definition. Sources: HCCL docs
 // (docs/zh/user_guide/.../hccl_env/*.md), HCOMM externalinput.cc.
 var table = []Setting{
-	{Name: BuffSize, Kind: Number, Default: 200 << 20, Min: 1, Max: math.MaxUint32, Unit: "M",
+	{Name: BuffSize, Kind: Number, Default: DefaultBuffSizeBytes, Min: 1, Max: math.MaxUint32, Unit: "M",
 		Effective: "every communicator created after it is read; HcclCommConfig.hcclBufferSize ([Load] comm config bufferSize) overrides it for one communicator. Each communicator allocates 2 × it + 1 MiB at its first collective.",
 		Wordings: []Wording{
 			{EraUntagged, "HCCL_BUFFSIZE set by default to [%v]M"},
 			{EraUntagged, "HCCL_BUFFSIZE set by environment to [%v]M"},
 			{EraTagged, "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [%v]M"},
 		}},
-	{Name: QPsPerConnection, Kind: Number, Default: 1, Min: 1, Max: 32, Unit: "",
+	{Name: QPsPerConnection, Kind: Number, Default: DefaultQPsPerConnection, Min: 1, Max: MaxQPsPerConnection, Unit: "",
 		Effective: "op-base (single-operator) mode on 910B and 910_93 only; N > 1 creates N + 1 QPs per connection (transport_ibverbs.cc CreateQp); hccn_tool -s multi_qp, NSLB and HCCL_RDMA_QP_PORT_CONFIG_PATH take precedence. Recommended [1, 8].",
 		Wordings: []Wording{
 			{EraUntagged, "HCCL_RDMA_QPS_PER_CONNECTION is set to default value [%v]"},

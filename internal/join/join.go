@@ -37,6 +37,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
 // NPU is what the joins need of the npusmi collector: the scrape's shared
@@ -155,6 +156,9 @@ func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
 type Chips struct {
 	NPU  NPU
 	Logs Logs
+	// QPs is hccn_tool's live QP count per chip (nil without the hccn
+	// collector); only fresh readings reach the model.
+	QPs LiveQPs
 	// Reported says the npusmi collector reports npu-smi failures itself:
 	// Chips then wraps its error in exporter.ErrDependency.
 	Reported bool
@@ -164,6 +168,12 @@ var (
 	_ headroom.NPUSource      = Chips{}
 	_ headroom.SettingsSource = Chips{}
 )
+
+// LiveQPs is what the headroom join needs of the hccn collector: the live
+// QP count per chip of its latest sweep, without running hccn_tool.
+type LiveQPs interface {
+	ActiveQPs() []hccn.QPReading
+}
 
 // Chips returns the chips' HBM and the process table of the scrape's
 // npu-smi run, each process under the pid and directory the logs know it by.
@@ -175,11 +185,15 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 		}
 		return nil, nil, err
 	}
+	live := c.freshQPs()
 	chips := make([]headroom.ChipMemory, 0, len(snap.Chips))
 	for _, ch := range snap.Chips {
 		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1}
 		if ch.HBMUsedBytes.OK && ch.HBMTotalBytes.OK {
 			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes.V, ch.HBMTotalBytes.V
+		}
+		if n, ok := live[[2]string{ch.NPU, ch.Chip}]; ok {
+			m.LiveQPs, m.LiveQPsKnown = float64(n), true
 		}
 		chips = append(chips, m)
 	}
@@ -194,8 +208,23 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 	return chips, procs, nil
 }
 
+// freshQPs are the live QP counts of the latest hccn sweep by (npu, chip),
+// when that sweep is fresh: a stale count says nothing about the present.
+func (c Chips) freshQPs() map[[2]string]int {
+	if c.QPs == nil {
+		return nil
+	}
+	out := map[[2]string]int{}
+	for _, r := range c.QPs.ActiveQPs() {
+		if r.Fresh {
+			out[[2]string{r.NPU, r.Chip}] = r.ActiveQPs
+		}
+	}
+	return out
+}
+
 // settingVars are the variables the headroom model reads.
-var settingVars = []string{"HCCL_RDMA_QPS_PER_CONNECTION", "HCCL_BUFFSIZE", "HCCL_INTRA_ROCE_ENABLE"}
+var settingVars = []string{hcclenv.QPsPerConnection, hcclenv.BuffSize, hcclenv.IntraRoCEEnable, hcclenv.InterHCCSDisable}
 
 // Settings translates the effective HCCL settings and live communicators of
 // the process of a row returned by Chips into the headroom model's input.
@@ -210,19 +239,29 @@ func (c Chips) Settings(row headroom.ChipProcess) (headroom.ProcessSettings, boo
 	return toSettings(p), true
 }
 
+// toSettings reads the numbers cannlog kept: a value HCCL refuses has no
+// number there (internal/hcclenv), so it counts as not printed.
 func toSettings(p cannlog.ProcessView) headroom.ProcessSettings {
-	s := headroom.ProcessSettings{PID: p.PID}
-	if v, ok := p.Env["HCCL_RDMA_QPS_PER_CONNECTION"]; ok && v.HasNumber {
+	s := headroom.ProcessSettings{PID: p.PID,
+		UnattributedBufferBytes: float64(p.UnattributedBufferBytes), UnattributedQPs: float64(p.UnattributedQPs)}
+	if v, ok := p.Env[hcclenv.QPsPerConnection]; ok && v.HasNumber {
 		s.QPsPerConnection, s.QPsKnown = v.Number, true
 	}
-	if v, ok := p.Env["HCCL_BUFFSIZE"]; ok && v.HasNumber {
+	if v, ok := p.Env[hcclenv.BuffSize]; ok && v.HasNumber {
 		s.BuffSizeBytes, s.BuffSizeKnown = v.Number, true
 	}
-	if v, ok := p.Env["HCCL_INTRA_ROCE_ENABLE"]; ok && v.HasNumber {
+	if v, ok := p.Env[hcclenv.IntraRoCEEnable]; ok && v.HasNumber {
 		s.IntraRoCE = v.Number == 1
 	}
+	if v, ok := p.Env[hcclenv.InterHCCSDisable]; ok && v.HasNumber {
+		s.InterHCCSDisabled = v.Number == 1
+	}
 	for _, cm := range p.Communicators {
-		s.Communicators = append(s.Communicators, headroom.Communicator{Name: cm.Name, RankSize: cm.RankSize, ServerNum: cm.ServerNum})
+		s.Communicators = append(s.Communicators, headroom.Communicator{Name: cm.Name, RankSize: cm.RankSize,
+			ServerNum: cm.ServerNum, SuperPodNum: cm.SuperPodNum, DeviceType: cm.DeviceType,
+			SuperPodMode: cm.SuperPodMode, StandardCard: cm.StandardCard,
+			BufferSizeBytes: float64(cm.BufferSizeBytes), CCLBufferBytes: float64(cm.CCLBufferBytes),
+			EstablishedQPs: float64(cm.EstablishedQPs), RoCEPeers: cm.RoCEPeers, OtherPeers: cm.OtherPeers})
 	}
 	return s
 }

@@ -190,14 +190,6 @@ var (
 	markTransport     = []byte("create hccl transport:")
 )
 
-// Device types HCCL prints as deviceType[N] (DevType, HCOMM dtype_common.h).
-const (
-	DevType910    = 0
-	DevType910B   = 2 // Atlas A2
-	DevType910_93 = 4 // Atlas A3
-	DevType950    = 6
-)
-
 // Communicator is what a communicator-creation line says. Fields a wording
 // does not print are -1 (ints) or false.
 type Communicator struct {
