@@ -79,6 +79,7 @@ type Collector struct {
 	parseWarnings float64
 	failing       bool
 	warnedCount   int // warnings of the last run, to log a change once
+	expect        expectation
 }
 
 // New returns a collector for cfg. Zero Timeout means the 10s default.
@@ -161,6 +162,18 @@ func (c *Collector) run(cl *call) {
 		if snap, err = Parse(out); err != nil {
 			kind = resultParseError
 			err = fmt.Errorf("parse npu-smi info output: %w", err)
+		}
+	}
+	if snap != nil {
+		// Only run touches the expectation, and one run at a time.
+		accepted, cerr := c.expect.check(snap)
+		switch {
+		case cerr != nil:
+			snap, kind = nil, resultParseError
+			err = fmt.Errorf("parse npu-smi info output: %w", cerr)
+		case accepted:
+			c.logger.Warn("npu-smi has listed the same smaller table several runs in a row; taking it as the node's chips now",
+				"chips", len(snap.Chips), "runs", acceptRuns)
 		}
 	}
 	end := c.now()

@@ -18,7 +18,13 @@
 //     callers, reuses a result for --npu-smi.min-interval so npu-smi runs at most
 //     once per interval whatever the scrape load, and turns the Snapshot into the
 //     ascend_npu_* series. A failed run sets ascend_npu_smi_up to 0 and exports no
-//     per-chip values: old values are never served as if they were fresh.
+//     per-chip values: old values are never served as if they were fresh;
+//   - a cut output is a failed run (parse_error), never a smaller node: Parse
+//     rejects a table that ends mid-line, after a row instead of a separator, or
+//     with an NPU row missing its chip row, and the collector (complete.go) rejects
+//     a table listing fewer chips than complete runs did, or a process table that
+//     stops accounting for every NPU, until the same smaller table has come back
+//     several runs in a row (a chip really gone).
 //
 // Other collectors read the same run through (*Collector).Snapshot (headroom, in
 // the same scrape) and (*Collector).Latest (process liveness, without running

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -32,6 +33,12 @@ type Snapshot struct {
 	// Notices holds lines npu-smi printed besides the table, such as the
 	// driver `[WARNING]The driver package may not be completely installed…`.
 	Notices []string
+	// ProcessNPUs lists the NPUs the process table accounts for, by a
+	// process row or a `No running processes found in NPU <id>` row; nil
+	// when the output has no process table. npu-smi accounts for every NPU
+	// there, so an NPU missing from a table that once listed all of them
+	// means the output was cut (see the collector's completeness check).
+	ProcessNPUs []string
 }
 
 // Chip is one chip block (a die on Atlas A3, a chip of a 300I Duo card).
@@ -70,6 +77,10 @@ var (
 	ErrNoCard   = errors.New("npu-smi reports no NPU card on this server")
 	ErrNoTable  = errors.New("no npu-smi info device table in the output")
 	ErrNoChips  = errors.New("npu-smi info device table lists no chips")
+	// ErrTruncated is a table cut short: a run killed or a pipe closed
+	// while npu-smi printed. Such a run fails as a whole rather than
+	// pass as a node with fewer chips or processes.
+	ErrTruncated = errors.New("npu-smi info output is cut short")
 )
 
 // failureMarkers are whole-output failures npu-smi prints instead of a table
@@ -222,7 +233,12 @@ type parser struct {
 	seenChip  map[chipKey]bool
 	seenProc  map[procKey]bool
 	firstLine string
+	lastTable string // the last line of the table (a row or a separator)
+	procNPUs  map[string]bool
 }
+
+// noProcessesRe is npu-smi's row for an NPU without processes.
+var noProcessesRe = regexp.MustCompile(`No running processes found in NPU\s+(\d+)`)
 
 // Parse turns the output of `npu-smi info` into a Snapshot. It does no I/O.
 // It returns an error for outputs that hold no usable device table (DCMI
@@ -242,8 +258,10 @@ func Parse(out []byte) (*Snapshot, error) {
 		}
 		switch trimmed[0] {
 		case '+':
+			p.lastTable = trimmed
 			continue // separators differ between hosts: never rely on them
 		case '|':
+			p.lastTable = trimmed
 			if err := p.row(trimmed); err != nil {
 				return nil, err
 			}
@@ -271,7 +289,23 @@ func Parse(out []byte) (*Snapshot, error) {
 		}
 		return nil, fmt.Errorf("%w: it starts with %q", ErrNoTable, clip(p.firstLine))
 	}
-	p.flushPending()
+	// A complete table ends with a line of its own and a closing separator;
+	// an NPU row must have its chip row.
+	switch {
+	case len(out) > 0 && out[len(out)-1] != '\n':
+		return nil, fmt.Errorf("%w: the output ends mid-line (%d bytes)", ErrTruncated, len(out))
+	case strings.HasPrefix(p.lastTable, "|"):
+		return nil, fmt.Errorf("%w: the table is not closed after row %q", ErrTruncated, clip(p.lastTable))
+	case p.pending != nil:
+		return nil, fmt.Errorf("%w: NPU row %q has no chip row", ErrTruncated, clip(p.pending.line))
+	}
+	if p.procNPUs != nil {
+		p.snap.ProcessNPUs = make([]string, 0, len(p.procNPUs))
+		for npu := range p.procNPUs {
+			p.snap.ProcessNPUs = append(p.snap.ProcessNPUs, npu)
+		}
+		slices.Sort(p.snap.ProcessNPUs)
+	}
 	if len(p.snap.Chips) == 0 {
 		if len(p.snap.Warnings) > 0 {
 			return nil, fmt.Errorf("%w (%d rows dropped, first: %s)", ErrNoChips, len(p.snap.Warnings), p.snap.Warnings[0])
@@ -340,6 +374,9 @@ func (p *parser) row(line string) error {
 		return nil
 	case isProcessHeader(cells):
 		p.flushPending()
+		if p.procNPUs == nil {
+			p.procNPUs = map[string]bool{}
+		}
 		if err := p.processHeader(cells); err != nil {
 			p.warn("process table header %q: %v; process rows skipped", line, err)
 			p.proc = procLayout{}
@@ -681,6 +718,9 @@ func (p *parser) processHeader(cells []string) error {
 func (p *parser) processRow(line string, cells []string) {
 	l := p.proc
 	if strings.Contains(line, "No running processes found") {
+		if m := noProcessesRe.FindStringSubmatch(line); m != nil {
+			p.procNPUs[m[1]] = true
+		}
 		return
 	}
 	if l.cells == 0 {
@@ -715,6 +755,7 @@ func (p *parser) processRow(line string, cells []string) {
 	if pr.MemoryBytes, err = number(cells[l.memCol], l.memScale); err != nil {
 		p.warn("process %d: memory: %v; value dropped", pid, err)
 	}
+	p.procNPUs[pr.NPU] = true
 	k := procKey{pr.NPU, pr.Chip, pr.PID}
 	if p.seenProc[k] {
 		p.warn("process %d on NPU %s chip %s listed twice; second row dropped", pid, pr.NPU, pr.Chip)

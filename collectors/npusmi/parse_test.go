@@ -286,10 +286,10 @@ func TestParseFailures(t *testing.T) {
 		{"garbage", "\x00\x01\xff\xfegarbage\n", ErrNoTable, "garbage"},
 		{"usage text", "Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]\n", ErrNoTable, "Usage"},
 		{"header only", "| NPU   Name | Health | Power(W)    Temp(C)  Hugepages-Usage(page)|\n" +
-			"| Chip | Bus-Id | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB) |\n", ErrNoChips, ""},
+			"| Chip | Bus-Id | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB) |\n+---+\n", ErrNoChips, ""},
 		{"all rows bad", "| NPU   Name | Health | Power(W)    Temp(C)  Hugepages-Usage(page)|\n" +
 			"| Chip | Bus-Id | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB) |\n" +
-			"| x 910B | OK | 1 2 0 / 0 |\n| 0 | 0000:01:00.0 | 0 0 / 0 1 / 2 |\n", ErrNoChips, "rows dropped"},
+			"| x 910B | OK | 1 2 0 / 0 |\n| 0 | 0000:01:00.0 | 0 0 / 0 1 / 2 |\n+---+\n", ErrNoChips, "rows dropped"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Parse([]byte(tc.in))

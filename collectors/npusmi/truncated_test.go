@@ -1,0 +1,184 @@
+package npusmi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// completeTables are captured `npu-smi info` outputs that hold a whole table.
+func completeTables(t *testing.T) map[string][]byte {
+	t.Helper()
+	files, err := filepath.Glob("testdata/info-*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, f := range files {
+		b := readFile(t, f)
+		if _, err := Parse(b); err == nil {
+			out[filepath.Base(f)] = b
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("only %d complete tables in testdata", len(out))
+	}
+	return out
+}
+
+// cutPoints are the ends of every line of b and three places inside each.
+func cutPoints(b []byte) []int {
+	var out []int
+	start := 0
+	for i, c := range b {
+		if c == '\n' {
+			if l := i - start; l > 2 {
+				out = append(out, start+1, start+l/2, i-1)
+			}
+			out = append(out, i, i+1)
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// TestParseRejectsCutOutput cuts every complete capture at every line end
+// and inside every line: a cut inside a line, or after a table row rather
+// than a separator, is ErrTruncated (or, before the device table, no table
+// at all); it never parses as a table.
+func TestParseRejectsCutOutput(t *testing.T) {
+	for name, full := range completeTables(t) {
+		for _, n := range cutPoints(full) {
+			if n <= 0 || n >= len(full) {
+				continue
+			}
+			cut := full[:n]
+			s, err := Parse(cut)
+			if err != nil {
+				continue
+			}
+			// Accepted cuts end a line right after a separator, or after a
+			// notice following the table.
+			if cut[n-1] != '\n' {
+				t.Fatalf("%s cut at byte %d (mid-line) parsed: %d chips", name, n, len(s.Chips))
+			}
+			lines := bytes.Split(bytes.TrimRight(cut, "\n"), []byte("\n"))
+			last := bytes.TrimSpace(lines[len(lines)-1])
+			if bytes.HasPrefix(last, []byte("|")) {
+				t.Fatalf("%s cut after row %q parsed: %d chips", name, last, len(s.Chips))
+			}
+		}
+	}
+}
+
+func TestParseTruncationErrors(t *testing.T) {
+	full := readFile(t, sampleTable)
+	i := bytes.Index(full, []byte("| 3     910B4"))
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{
+		{"mid-line", full[:i+20]},
+		{"after a row", full[:bytes.IndexByte(full[i:], '\n')+i+1]},
+		{"NPU row without its chip row", append(append([]byte{}, full[:bytes.IndexByte(full[i:], '\n')+i+1]...), "+====+\n"...)},
+	} {
+		if _, err := Parse(tc.in); !errors.Is(err, ErrTruncated) {
+			t.Errorf("%s: Parse = %v, want ErrTruncated", tc.name, err)
+		}
+	}
+}
+
+// TestCutTableFailsTheRun: after a complete run, a run whose table was cut
+// at a row boundary (fewer chips, or a process table that stops early) is
+// a failed run: up 0, result parse_error, no per-chip series. Before, it
+// was a success and the missing chips' series just vanished.
+func TestCutTableFailsTheRun(t *testing.T) {
+	full := readFile(t, sampleTable)
+	// Cut after the separator that closes NPU 3's block, and after the
+	// separator that closes NPU 5's process row.
+	afterBlock := bytes.Index(full, []byte("| 4     910B4"))
+	afterProc := bytes.Index(full, []byte("| 6       0 "))
+	for _, tc := range []struct {
+		name string
+		cut  []byte
+	}{
+		{"device table cut between chips", full[:afterBlock]},
+		{"process table cut between NPUs", full[:afterProc]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Parse(tc.cut); err != nil {
+				t.Fatalf("the cut must parse on its own to test the learned check: %v", err)
+			}
+			c, _, clk := newScripted(5*time.Second, step{out: full}, step{out: tc.cut})
+			if up := value(t, gather(t, c), "ascend_npu_smi_up", nil); up != 1 {
+				t.Fatalf("complete run: up %v", up)
+			}
+			clk.advance(6 * time.Second)
+			err := c.Update(context.Background(), make(chan prometheus.Metric, 1000))
+			if !errors.Is(err, ErrTruncated) {
+				t.Fatalf("cut run: Update = %v, want ErrTruncated", err)
+			}
+			fams := gather(t, c)
+			if up := value(t, fams, "ascend_npu_smi_up", nil); up != 0 {
+				t.Errorf("cut run: up %v, want 0", up)
+			}
+			if n := value(t, fams, "ascend_npu_smi_runs_total", map[string]string{"result": resultParseError}); n != 1 {
+				t.Errorf("parse_error runs = %v, want 1", n)
+			}
+			if _, ok := fams["ascend_npu_hbm_used_bytes"]; ok {
+				t.Error("per-chip series served from a cut run")
+			}
+		})
+	}
+}
+
+// TestSmallerTableAcceptedAfterRepeats: a chip that is really gone shows in
+// the same smaller table run after run; after acceptRuns of them it is the
+// node's table, so one lost chip does not fail npu-smi forever.
+func TestSmallerTableAcceptedAfterRepeats(t *testing.T) {
+	full := readFile(t, sampleTable)
+	// Remove NPU 7's device block and process row: a complete, closed table.
+	smaller := bytes.Replace(full, []byte(blockOf(t, full, "| 7     910B4")), nil, 1)
+	smaller = bytes.Replace(smaller, []byte(blockOf(t, smaller, "| 7       0 ")), nil, 1)
+	s, err := Parse(smaller)
+	if err != nil || len(s.Chips) != 7 {
+		t.Fatalf("smaller table: %v chips, %v", len(s.Chips), err)
+	}
+	c, _, clk := newScripted(time.Second, step{out: full}, step{out: smaller})
+	_ = gather(t, c)
+	for run := 1; run <= acceptRuns; run++ {
+		clk.advance(2 * time.Second)
+		up := value(t, gather(t, c), "ascend_npu_smi_up", nil)
+		if want := map[bool]float64{true: 1, false: 0}[run == acceptRuns]; up != want {
+			t.Fatalf("smaller run %d: up %v, want %v", run, up, want)
+		}
+	}
+	// A cut of the accepted table still fails.
+	clk.advance(2 * time.Second)
+	c.exec = (&scripted{steps: []step{{out: smaller[:bytes.Index(smaller, []byte("| 4     910B4"))]}}}).exec
+	if up := value(t, gather(t, c), "ascend_npu_smi_up", nil); up != 0 {
+		t.Fatalf("cut of the accepted table: up %v", up)
+	}
+}
+
+// blockOf returns the line starting with prefix, its following lines up to
+// and including the next separator.
+func blockOf(t *testing.T, b []byte, prefix string) string {
+	t.Helper()
+	i := bytes.Index(b, []byte(prefix))
+	if i < 0 {
+		t.Fatalf("no %q", prefix)
+	}
+	rest := b[i:]
+	j := bytes.Index(rest, []byte("\n+"))
+	if j < 0 {
+		t.Fatalf("no separator after %q", prefix)
+	}
+	k := bytes.IndexByte(rest[j+1:], '\n')
+	return string(rest[:j+1+k+1])
+}
