@@ -87,6 +87,7 @@ func (in *input) group(rel string, fc fileClass, opts *Options) *group {
 		w := newEventWatch(opts.Location)
 		so := opts.stateOptions()
 		so.OnFault = w.onFault
+		so.OnHCCLLine = w.onHCCLLine
 		g = &group{key: fc.group, kind: fc.kind, state: cannlog.NewState(so), watch: w}
 		in.groups[fc.group] = g
 	}
@@ -280,7 +281,6 @@ func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 			ew.lineNo++
 			ew.cur = line
 			g.state.Ingest(src, line)
-			ew.observePlog(line)
 		})
 	}
 	ew.cur = nil

@@ -77,40 +77,44 @@ func (w *eventWatch) onFault(ev cannlog.FaultEvent) {
 }
 
 var (
-	markRankBracket = []byte("rank[")
-	markKeyInfo     = []byte("Key Info]")
+	markInitSuccess = []byte("[HCCL_TRACE]HcclCommInit")
 	markSuccess     = []byte("success")
 	markInitInfo    = []byte("hcclCommInitInfo")
 )
 
-// observePlog looks at one plog line for communicator lines. The two
-// substring checks keep the cost off the other lines.
-func (w *eventWatch) observePlog(line []byte) {
-	keyInfo := bytes.Contains(line, markKeyInfo)
-	if !keyInfo && !bytes.Contains(line, markRankBracket) {
-		return
-	}
-	var p parse.PlogLine
-	if !parse.ParsePlog(line, &p) || p.Level == parse.LevelError {
+// onHCCLLine is the state's OnHCCLLine hook: it reads the communicator
+// lines of every era (classified by the state's parser) and the 2024
+// `[HCCL_TRACE]HcclCommInitRootInfo success` line, which ends a
+// communicator's initialisation on every rank at the same moment.
+func (w *eventWatch) onHCCLLine(kind parse.LineKind, p *parse.PlogLine) {
+	switch kind {
+	case parse.KindCommunicator, parse.KindLocalRank:
+	case parse.KindNone:
+		if !bytes.HasPrefix(p.Msg, markInitSuccess) {
+			return
+		}
+	default:
 		return
 	}
 	t, _ := parse.ParsePlogTime(p.Time, w.loc)
-	if keyInfo {
-		if ci, ok := parse.ParseCommunicatorKeyInfo(p.Msg); ok {
-			w.ranks[p.PID] = append(w.ranks[p.PID], rankInfo{comm: ci.Identifier, rank: -1, size: ci.RankSize, device: -1})
-			w.syncPoint(ci.Identifier, t)
-			return
-		}
+	if kind == parse.KindLocalRank {
 		if lr, ok := parse.ParseLocalRankKeyInfo(p.Msg); ok {
 			// HCCL prints it right after its communicator's line.
 			rs := w.ranks[p.PID]
 			if len(rs) > 0 && rs[len(rs)-1].rank < 0 {
 				rs[len(rs)-1].rank, rs[len(rs)-1].device, rs[len(rs)-1].physical = lr.UserRank, lr.DevicePhyID, true
 			} else {
-				w.ranks[p.PID] = append(rs, rankInfo{rank: lr.UserRank, device: lr.DevicePhyID, physical: true})
+				w.addRank(p.PID, rankInfo{rank: lr.UserRank, device: lr.DevicePhyID, physical: true})
 			}
-			return
 		}
+		return
+	}
+	if ci, ok := parse.ParseCommunicatorKeyInfo(p.Msg); ok {
+		if len(w.ranks[p.PID]) < maxRanksPerPID {
+			w.ranks[p.PID] = append(w.ranks[p.PID], rankInfo{comm: ci.Identifier, rank: -1, size: ci.RankSize, device: -1})
+		}
+		w.syncPoint(ci.Identifier, t)
+		return
 	}
 	ri, ok := parseRankLine(p.Msg)
 	if !ok {

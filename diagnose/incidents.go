@@ -247,6 +247,48 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 	for i, in := range incs {
 		r.Incidents = append(r.Incidents, buildIncident(r, i+1, in.first, in.rooted, in.evs, cm, opts))
 	}
+	for i, in := range incs {
+		if in.rooted {
+			continue
+		}
+		for j := i + 1; j < len(incs); j++ {
+			if incs[j].rooted {
+				suspectUncomparedClock(&r.Incidents[i], &r.Incidents[j], in.first, incs[j].first, cm)
+			}
+		}
+	}
+}
+
+// suspectUncomparedClock handles waiting events (incident a) followed,
+// within their timer, by a rank's own failure (incident b) on a node whose
+// clock could not be compared with theirs: if that node's clock runs ahead,
+// b is a's root. Without a measurement this is not decided; both incidents
+// say so.
+func suspectUncomparedClock(a, b *Incident, first, root *ev, cm *clockModel) {
+	d := root.at.Sub(first.at).Seconds()
+	if d <= 0 || d > windowFor(first.timer, 0) {
+		return
+	}
+	_, okRoot := cm.offset[root.Node]
+	if cm.measured && okRoot {
+		compared := true
+		for _, n := range a.Nodes {
+			if _, ok := cm.offset[n]; !ok {
+				compared = false
+			}
+		}
+		if compared {
+			return
+		}
+	}
+	a.Reasons = append(a.Reasons, fmt.Sprintf("Incident #%d's %s on %s was printed %s after these waiting events began, and %s's clock could not be compared with theirs: if it runs more than %s ahead, that failure is their root.",
+		b.ID, root.Code, who(root.Event), fmtSeconds(d), root.Node, fmtSeconds(d)))
+	a.Summary += fmt.Sprintf(" Possibly caused by incident #%d (%s on %s; clocks not compared).", b.ID, root.Code, root.Node)
+	b.Reasons = append(b.Reasons, fmt.Sprintf("Incident #%d's waiting events (%s) began %s before this failure on nodes whose clocks could not be compared with %s's: if %s's clock runs more than %s ahead, this failure is their root.",
+		a.ID, first.Code, fmtSeconds(d), root.Node, root.Node, fmtSeconds(d)))
+	if b.Confidence == ConfidenceHigh {
+		b.Confidence = ConfidenceMedium
+	}
 }
 
 // windowFor is how long after a root a waiting event can still be its

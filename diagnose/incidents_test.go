@@ -325,3 +325,32 @@ func TestIncidentsJSON(t *testing.T) {
 		t.Errorf("JSON incidents %+v", back.Incidents)
 	}
 }
+
+// The same skew without node-2's run/plog: its clock cannot be measured.
+// The report does not guess an order; it says that the EI0011 may be the
+// root of the earlier timeouts.
+func TestIncidentSkewUnmeasured(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for rel, content := range incidentBundles()["skew"] {
+		if strings.HasPrefix(rel, "node-2/ascend/log/run/") {
+			continue
+		}
+		files[rel] = content
+	}
+	writeTree(t, dir, files)
+	r := run(t, dir)
+	if len(r.Incidents) != 2 {
+		t.Fatalf("%d incidents, want 2", len(r.Incidents))
+	}
+	a, b := r.Incidents[0], r.Incidents[1]
+	if a.RootInBundle || b.Root == nil || b.Root.Code != "EI0011" || b.Root.Node != "node-2" {
+		t.Fatalf("incidents %q / %q", a.Summary, b.Summary)
+	}
+	if b.Confidence != ConfidenceMedium || !strings.Contains(strings.Join(b.Reasons, "\n"), "if node-2's clock runs more than 60 s ahead, this failure is their root") {
+		t.Errorf("incident 2: %s %q", b.Confidence, b.Reasons)
+	}
+	if !strings.Contains(a.Summary, "Possibly caused by incident #2 (EI0011 on node-2; clocks not compared)") {
+		t.Errorf("incident 1 summary %q", a.Summary)
+	}
+}

@@ -1,5 +1,7 @@
 package diagnose
 
+import "github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
+
 // Which faults start an incident and which are its consequences. When one
 // rank fails (runs out of NPU memory at link setup, loses its port, exits),
 // its peers do not see the failure: they wait for it, and report a timeout
@@ -39,15 +41,16 @@ type codeRole struct {
 }
 
 const (
-	varConnectTimeout = "HCCL_CONNECT_TIMEOUT"
-	varExecTimeout    = "HCCL_EXEC_TIMEOUT"
+	varConnectTimeout = hcclenv.ConnectTimeout
+	varExecTimeout    = hcclenv.ExecTimeout
 )
 
-// HCCL's defaults (HCCL_CONNECT_TIMEOUT.md, HCCL_EXEC_TIMEOUT.md); the link
-// setup wait is the timeout plus 20 s ("实际的建链超时等待时间是该环境变量的值加上20秒").
+// HCCL's defaults come from the one definition of the settings
+// (internal/hcclenv); the link setup wait is the timeout plus 20 s
+// (HCCL_CONNECT_TIMEOUT.md: "实际的建链超时等待时间是该环境变量的值加上20秒").
 var (
-	connectTimer = timer{Setting: varConnectTimeout, Default: 120, Plus: 20}
-	execTimer    = timer{Setting: varExecTimeout, Default: 1836}
+	connectTimer = timer{Setting: varConnectTimeout, Default: hcclenv.Default(varConnectTimeout), Plus: 20}
+	execTimer    = timer{Setting: varExecTimeout, Default: hcclenv.Default(varExecTimeout)}
 	// rdmaTimer bounds an error CQE after a peer is gone: 4.096 µs ×
 	// 2^HCCL_RDMA_TIMEOUT (default 20, ~4.3 s) × HCCL_RDMA_RETRY_CNT
 	// (default 7) ≈ 30 s.

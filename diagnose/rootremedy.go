@@ -122,8 +122,12 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 				break
 			}
 			l := c.Links
-			fewer.Findings = append(fewer.Findings, fmt.Sprintf("Its communicator %s: rankSize %d, serverNum %d → %s (ring) to %s (full mesh) RoCE peers, %s to %s QPs, %s to %s.",
-				c.Name, c.RankSize, c.ServerNum, fmtNum(l.PeersLow), fmtNum(l.PeersHigh), fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes)))
+			servers := fmt.Sprintf("serverNum %d", c.ServerNum)
+			if c.ServerNum < 0 {
+				servers = "serverNum not printed (CANN before Dec 2025)"
+			}
+			fewer.Findings = append(fewer.Findings, fmt.Sprintf("Its communicator %s: rankSize %d, %s → %s (ring) to %s (full mesh) RoCE peers, %s to %s QPs, %s to %s.",
+				c.Name, c.RankSize, servers, fmtNum(l.PeersLow), fmtNum(l.PeersHigh), fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes)))
 		}
 		if q.QPPortConfigPath != "" {
 			fewer.Findings = append(fewer.Findings, fmt.Sprintf("HCCL_RDMA_QP_PORT_CONFIG_PATH is %s in the failed process: it takes precedence over HCCL_RDMA_QPS_PER_CONNECTION.", q.QPPortConfigPath))

@@ -125,6 +125,12 @@ type Options struct {
 	// call back into the State). The offline diagnose command uses it to
 	// keep each event, where the collector keeps only counters.
 	OnFault func(FaultEvent)
+	// OnHCCLLine, when set, sees every HCCL line that is not an error
+	// (INFO, WARNING, EVENT, TRACE), parsed and classified, under the same
+	// rules as OnFault; the line is only valid during the call. diagnose
+	// reads ranks and communicator initialisation times from it without
+	// parsing the line a second time.
+	OnHCCLLine func(parse.LineKind, *parse.PlogLine)
 }
 
 // FaultEvent is one counted fault event, as handed to Options.OnFault.
@@ -419,7 +425,11 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 		if !isHCCL {
 			return
 		}
-		s.applyHCCL(src.Dir, &p, parse.Classify(p.Msg))
+		kind := parse.Classify(p.Msg)
+		if s.opts.OnHCCLLine != nil {
+			s.opts.OnHCCLLine(kind, &p)
+		}
+		s.applyHCCL(src.Dir, &p, kind)
 	case parse.LevelError:
 		if !isHCCL && !isHCCP {
 			// Fingerprints are HCCL/HCCP messages; other modules' errors
