@@ -86,7 +86,7 @@ var (
 // lines of every era (classified by the state's parser) and the 2024
 // `[HCCL_TRACE]HcclCommInitRootInfo success` line, which ends a
 // communicator's initialisation on every rank at the same moment.
-func (w *eventWatch) onHCCLLine(kind parse.LineKind, p *parse.PlogLine) {
+func (w *eventWatch) onHCCLLine(kind parse.LineKind, p parse.PlogLine) {
 	switch kind {
 	case parse.KindCommunicator, parse.KindLocalRank:
 	case parse.KindNone:

@@ -129,8 +129,9 @@ type Options struct {
 	// (INFO, WARNING, EVENT, TRACE), parsed and classified, under the same
 	// rules as OnFault; the line is only valid during the call. diagnose
 	// reads ranks and communicator initialisation times from it without
-	// parsing the line a second time.
-	OnHCCLLine func(parse.LineKind, *parse.PlogLine)
+	// parsing the line a second time. The line is passed by value so that
+	// the hot path keeps it on the stack.
+	OnHCCLLine func(parse.LineKind, parse.PlogLine)
 }
 
 // FaultEvent is one counted fault event, as handed to Options.OnFault.
@@ -427,7 +428,7 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 		}
 		kind := parse.Classify(p.Msg)
 		if s.opts.OnHCCLLine != nil {
-			s.opts.OnHCCLLine(kind, &p)
+			s.opts.OnHCCLLine(kind, p)
 		}
 		s.applyHCCL(src.Dir, &p, kind)
 	case parse.LevelError:
