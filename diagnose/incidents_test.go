@@ -354,3 +354,38 @@ func TestIncidentSkewUnmeasured(t *testing.T) {
 		t.Errorf("incident 1 summary %q", a.Summary)
 	}
 }
+
+// Newer HCCL raises EI0011 for any failed device allocation with its exact
+// size: a buffer-sized one puts HCCL_BUFFSIZE first, with the failed
+// process's own buffer arithmetic; a QP-sized report keeps the QP remedies
+// first.
+func TestIncidentEI0011BufferSized(t *testing.T) {
+	cases := []struct {
+		msg       string
+		first     string
+		wantFound string
+	}{
+		{"Failed to allocate 420478976 bytes of NPU memory.", RemedyHCCLBuffSize, "2 × HCCL_BUFFSIZE 200 MiB (environment) + 1 MiB = 401 MiB at its first collective: exactly the failed allocation"},
+		{"Failed to allocate 262144~3145728 bytes of NPU memory.", RemedyReduceMemoryUse, "the failed allocation was QP-sized"},
+		{"Failed to allocate [size: [0.25MB, 3MB], Affected by QP depth configuration.] bytes of NPU memory.", RemedyReduceMemoryUse, "the failed allocation was QP-sized"},
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			"run/plog/plog-9_20260318100000000.log": envPlog("9", "200", ""),
+			"train.log": "[PID: 9] 2026-03-18-10:00:00.000.000 Resource_Error_Insufficient_Device_Memory(EI0011): " + c.msg + "\n",
+		})
+		r := run(t, dir)
+		if len(r.Incidents) != 1 || r.Incidents[0].Root == nil {
+			t.Fatalf("%s: incidents %+v", c.msg, r.Incidents)
+		}
+		rem := r.Incidents[0].Remedy
+		var all []string
+		for _, x := range rem {
+			all = append(all, x.Findings...)
+		}
+		if rem[0].ID != c.first || !strings.Contains(strings.Join(all, "\n"), c.wantFound) {
+			t.Errorf("%s: first remedy %s, findings:\n%s", c.msg, rem[0].ID, strings.Join(all, "\n"))
+		}
+	}
+}

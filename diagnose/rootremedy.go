@@ -2,9 +2,12 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
 // The remedy of an incident starts from its root cause, with the numbers of
@@ -142,12 +145,56 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 		fmt.Sprintf("Run `npu-smi info` on %s and look at %s: every process there other than pid %d holds memory the link setup needed; each failed allocation is one QP of %s to %s.",
 			root.Node, dev, root.PID, fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)),
 		"While a job runs, hccl_exporter's hccl_link_setup_headroom_bytes shows free HBM minus the QP memory still ahead, per chip.")
+	if size, ok := allocationBytes(root.Text); ok && size > model.QPBytesHigh {
+		// Newer HCCL raises EI0011 for any failed device allocation and
+		// prints its exact size (cann-log-eras.md §8.3): larger than a
+		// QP can be, it is a buffer, and HCCL_BUFFSIZE comes first.
+		buff.Title = "The failed allocation was a buffer, not a QP: lower HCCL_BUFFSIZE (or the communicators' own buffer size), use fewer communicators, or free NPU memory"
+		buff.Findings = append(buff.Findings, fmt.Sprintf("The failed allocation was %s bytes (%s), more than any QP needs (%s at most): HCCL was allocating a buffer.",
+			fmtNum(size), fmtBytes(size), fmtBytes(model.QPBytesHigh)))
+		if p != nil {
+			ccl := hcclenv.CCLBufferBytes(p.QPs.BuffSizeBytes)
+			match := ""
+			if math.Abs(ccl-size) < 1 {
+				match = ": exactly the failed allocation"
+			}
+			buff.Findings = append(buff.Findings, fmt.Sprintf("Each communicator of %s allocates 2 × HCCL_BUFFSIZE %s (%s) + 1 MiB = %s at its first collective%s; it has %d communicator(s).",
+				who(root), fmtBytes(p.QPs.BuffSizeBytes), p.QPs.BuffSizeSetBy, fmtBytes(ccl), match, p.QPs.Communicators))
+		}
+		buff.Findings = append(buff.Findings, "Where a MoE or MC2 operator requires a minimum HCCL_BUFFSIZE (its own error says the buffer is too small), keep that minimum and free NPU memory or lower the batch size instead.",
+			"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
+		return []Remedy{buff, free, reduce}
+	}
 	if r.BufferOOM != nil && r.BufferOOM.HCCL {
 		buff.Findings = append(buff.Findings, "This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its buffer (EL0004): that one needs a smaller HCCL_BUFFSIZE or fewer communicators, not fewer QPs.")
 	} else {
-		buff.Findings = append(buff.Findings, "No driver-reported cclBuffer out-of-memory is in this bundle: HCCL_BUFFSIZE is not the lever for this EI0011 unless its allocation size was the buffer's.")
+		buff.Findings = append(buff.Findings, "No driver-reported cclBuffer out-of-memory is in this bundle, and the failed allocation was QP-sized: HCCL_BUFFSIZE is not the lever for this EI0011.")
 	}
 	return []Remedy{reduce, fewer, free, buff}
+}
+
+// markAllocate precedes the size in EI0011's message: "Failed to allocate
+// <size> bytes of NPU memory."
+const markAllocate = "Failed to allocate "
+
+// allocationBytes reads the exact size of an EI0011 report ("Failed to
+// allocate 420478976 bytes"); false for the QP range forms ("[size:
+// [0.25MB, 3MB], …]", "262144~3145728").
+func allocationBytes(text string) (float64, bool) {
+	i := strings.Index(text, markAllocate)
+	if i < 0 {
+		return 0, false
+	}
+	rest := text[i+len(markAllocate):]
+	l := 0
+	for l < len(rest) && rest[l] >= '0' && rest[l] <= '9' {
+		l++
+	}
+	if l == 0 || l > 15 || !strings.HasPrefix(rest[l:], " bytes") {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(rest[:l], 10, 64)
+	return float64(n), err == nil
 }
 
 // portDownRemedy is the RoCE runbook's checks for a port that went down,
