@@ -373,7 +373,7 @@ func TestIncidentEI0011BufferSized(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, map[string]string{
 			"run/plog/plog-9_20260318100000000.log": envPlog("9", "200", ""),
-			"train.log": "[PID: 9] 2026-03-18-10:00:00.000.000 Resource_Error_Insufficient_Device_Memory(EI0011): " + c.msg + "\n",
+			"train.log":                             "[PID: 9] 2026-03-18-10:00:00.000.000 Resource_Error_Insufficient_Device_Memory(EI0011): " + c.msg + "\n",
 		})
 		r := run(t, dir)
 		if len(r.Incidents) != 1 || r.Incidents[0].Root == nil {
