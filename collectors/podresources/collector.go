@@ -1,4 +1,6 @@
-// Package podresources owns the attribution of NPUs to Kubernetes pods: it
+// Package podresources owns the attribution of NPUs to Kubernetes pods (and
+// exports the join of log processes to chips that makes per-process series
+// attributable too): it
 // asks the kubelet's PodResources API (k8s.io/kubelet podresources/v1, the
 // API dcgm-exporter and Huawei's npu-exporter use) which container holds
 // which device, reads the Ascend device plugin's device ids (see
@@ -10,6 +12,7 @@ package podresources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,7 +28,23 @@ type ChipMap interface {
 	ChipsByPhyID(ctx context.Context) (map[int]Chip, error)
 }
 
+// ProcessChip is a process of the CANN logs and the chip it runs on.
+type ProcessChip struct {
+	PID       string // the cannlog pid label
+	NPU, Chip string
+	JoinedBy  string // how the join found it: pid, container_pid, device
+}
+
+// ProcessChips lists the processes of the CANN logs matched to chips.
+type ProcessChips interface {
+	ProcessChips(ctx context.Context) ([]ProcessChip, error)
+}
+
 var (
+	processChipDesc = prometheus.NewDesc("hccl_process_chip_info",
+		"1 for each process of the CANN logs and the chip npu-smi shows it on; pid is the pid label of the hccl_env_* and hccl_communicator_* series, "+
+			"joined_by says how it was matched: pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print).",
+		[]string{"pid", "npu", "chip", "joined_by"}, nil)
 	podInfoDesc = prometheus.NewDesc("ascend_npu_pod_info",
 		"1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).",
 		[]string{"npu", "chip", "namespace", "pod", "container"}, nil)
@@ -40,18 +59,40 @@ var (
 		nil, nil)
 )
 
-// Collector exports which pod holds each chip.
+// Collector exports which pod holds each chip and which chip each logged
+// process runs on.
 type Collector struct {
 	w     *Watcher
 	chips ChipMap
+	procs ProcessChips
 }
 
 // New returns a collector over the watcher's answers, mapping physical ids
-// through chips.
-func New(w *Watcher, chips ChipMap) *Collector { return &Collector{w: w, chips: chips} }
+// through chips; procs, when not nil, gives the process-to-chip join.
+func New(w *Watcher, chips ChipMap, procs ProcessChips) *Collector {
+	return &Collector{w: w, chips: chips, procs: procs}
+}
 
-// Update sends the pod info series. It never asks the kubelet itself.
+// Update sends the pod and process attribution series. It never asks the
+// kubelet itself.
 func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
+	var errs []error
+	if c.procs != nil {
+		pcs, err := c.procs.ProcessChips(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("podresources: match processes to chips: %w", err))
+		}
+		for _, p := range pcs {
+			ch <- prometheus.MustNewConstMetric(processChipDesc, prometheus.GaugeValue, 1, p.PID, p.NPU, p.Chip, p.JoinedBy)
+		}
+	}
+	if err := c.updatePods(ctx, ch); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric) error {
 	as, st := c.w.Snapshot()
 	c.w.mu.Lock()
 	for _, r := range errorReasons {
@@ -99,7 +140,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 
 // Describe and Collect make the collector usable with a plain registry.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{podInfoDesc, upDesc, errorsDesc, unattributedDesc} {
+	for _, d := range []*prometheus.Desc{processChipDesc, podInfoDesc, upDesc, errorsDesc, unattributedDesc} {
 		ch <- d
 	}
 }

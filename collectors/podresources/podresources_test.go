@@ -99,7 +99,7 @@ func TestCollectorAgainstFakeKubelet(t *testing.T) {
 	w := NewWatcher(Config{Socket: k.Socket}, nil)
 	defer w.Close()
 	w.Refresh(context.Background())
-	c := New(w, a3Chips)
+	c := New(w, a3Chips, nil)
 	want := `
 # HELP ascend_npu_pod_info 1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).
 # TYPE ascend_npu_pod_info gauge
@@ -149,7 +149,7 @@ ascend_pod_resources_errors_total{reason="list"} 1
 	}
 
 	// npu-smi failing: the error says so, the kubelet's state is still reported.
-	c2 := New(w, failingChips{})
+	c2 := New(w, failingChips{}, nil)
 	if err := c2.Update(context.Background(), make(chan prometheus.Metric, 100)); err == nil {
 		t.Error("no error when the chips cannot be mapped")
 	}
@@ -183,7 +183,7 @@ func TestMissingSocketIsSaidOnce(t *testing.T) {
 	if n := strings.Count(buf.String(), "no kubelet PodResources socket"); n != 1 {
 		t.Fatalf("missing socket logged %d times, want once:\n%s", n, buf.String())
 	}
-	c := New(w, a3Chips)
+	c := New(w, a3Chips, nil)
 	if n := testutil.CollectAndCount(c, "ascend_pod_resources_up", "ascend_npu_pod_info"); n != 0 {
 		t.Errorf("%d series without a socket, want none", n)
 	}

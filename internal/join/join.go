@@ -379,3 +379,32 @@ func (p PhyChips) ChipsByPhyID(ctx context.Context) (map[int]podresources.Chip, 
 	}
 	return PhyIDs(snap), nil
 }
+
+// Attribution lists the processes of the CANN logs matched to the chips of
+// the scrape's npu-smi run, for the podresources collector's
+// hccl_process_chip_info.
+type Attribution struct {
+	NPU      NPU
+	Logs     Logs
+	Reported bool // the npusmi collector reports npu-smi failures itself
+}
+
+var _ podresources.ProcessChips = Attribution{}
+
+// ProcessChips matches (Match) and lists the processes the logs know.
+func (a Attribution) ProcessChips(ctx context.Context) ([]podresources.ProcessChip, error) {
+	snap, err := a.NPU.Snapshot(ctx)
+	if err != nil {
+		if a.Reported {
+			err = fmt.Errorf("%w: %w", exporter.ErrDependency, err)
+		}
+		return nil, err
+	}
+	var out []podresources.ProcessChip
+	for _, m := range Match(snap, a.Logs.Devices()) {
+		if m.By != "" {
+			out = append(out, podresources.ProcessChip{PID: m.Log.Label, NPU: m.Row.NPU, Chip: m.Row.Chip, JoinedBy: m.By})
+		}
+	}
+	return out, nil
+}
