@@ -76,13 +76,15 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 	// itself; headroom's failure for the same cause is then logged quietly.
 	chips := join.Chips{NPU: npuView, Reported: on("npusmi")}
 	if on("cannlog") {
-		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"), join.Liveness{NPU: npuView})
+		live := &join.Liveness{NPU: npuView}
+		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"), live)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannlog collector: %w", err)
 		}
 		cleanup = stop
 		out["cannlog"] = c
 		chips.Logs = c.State()
+		live.SetLogs(c.State())
 	}
 	if on("pods") {
 		watcher := podresources.NewWatcher(*w.pods, logger.With("collector", "pods"))

@@ -23,6 +23,22 @@ type LivenessReady interface {
 	Ready() bool
 }
 
+// ProcessLiveness may be implemented by a Liveness that can tell a process
+// of the logs alive by more than its pid: a pod's process prints the pid in
+// its container, which neither npu-smi (on A2) nor the host's /proc shows,
+// but the joins match it to npu-smi's row by the device it drives.
+type ProcessLiveness interface {
+	AliveProcess(key ProcessKey) bool
+}
+
+// aliveProcess asks AliveProcess where live implements it, else Alive.
+func aliveProcess(live Liveness, key ProcessKey) bool {
+	if pl, ok := live.(ProcessLiveness); ok {
+		return pl.AliveProcess(key)
+	}
+	return live.Alive(key.PID)
+}
+
 // ReadyGrace bounds how long expiry waits for a Liveness to become ready;
 // after it, a never-ready source (npu-smi always failing) counts as "not
 // alive" and the TTL alone decides.
@@ -53,6 +69,17 @@ type AnyAlive []Liveness
 func (a AnyAlive) Alive(pid int) bool {
 	for _, l := range a {
 		if l != nil && l.Alive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// AliveProcess reports whether any member reports the process alive,
+// by AliveProcess where the member has it, else by its pid.
+func (a AnyAlive) AliveProcess(key ProcessKey) bool {
+	for _, l := range a {
+		if l != nil && aliveProcess(l, key) {
 			return true
 		}
 	}

@@ -907,7 +907,7 @@ func (s *State) Expire(live Liveness) int {
 	s.mu.Unlock()
 	var dead []ProcessKey
 	for _, k := range stale {
-		if live == nil || !live.Alive(k.PID) {
+		if live == nil || !aliveProcess(live, k) {
 			dead = append(dead, k)
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
@@ -269,14 +270,56 @@ func toSettings(p cannlog.ProcessView) headroom.ProcessSettings {
 // Liveness reports a pid alive while the last successful npu-smi run listed
 // it (as host pid or as pid in its container), without running npu-smi
 // itself. A containerised exporter without the host's pid namespace still
-// sees the host pids there. A nil NPU (no collector runs npu-smi) is ready
-// at once and knows no pid.
-type Liveness struct{ NPU NPU }
+// sees the host pids there. With Logs set, a process of the logs is also
+// alive while Match pairs it with a row of that run (by its device: a pod's
+// process on A2). A nil NPU (no collector runs npu-smi) is ready at once
+// and knows no pid.
+type Liveness struct {
+	NPU NPU
 
-var _ cannlog.LivenessReady = Liveness{}
+	mu   sync.Mutex
+	logs Logs
+}
+
+// SetLogs gives the liveness the CANN log state once it exists (the state
+// is built with its liveness, so this comes after).
+func (n *Liveness) SetLogs(l Logs) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.logs = l
+}
+
+var (
+	_ cannlog.LivenessReady   = (*Liveness)(nil)
+	_ cannlog.ProcessLiveness = (*Liveness)(nil)
+)
+
+// AliveProcess reports whether the last npu-smi run lists the process's
+// pid or a row Match pairs with it.
+func (n *Liveness) AliveProcess(key cannlog.ProcessKey) bool {
+	if n.Alive(key.PID) {
+		return true
+	}
+	n.mu.Lock()
+	logs := n.logs
+	n.mu.Unlock()
+	if n.NPU == nil || logs == nil {
+		return false
+	}
+	snap, _, ok := n.NPU.Latest()
+	if !ok {
+		return false
+	}
+	for _, m := range Match(snap, logs.Devices()) {
+		if m.By != "" && m.Log.Key == key {
+			return true
+		}
+	}
+	return false
+}
 
 // Alive reports whether the last npu-smi run listed pid.
-func (n Liveness) Alive(pid int) bool {
+func (n *Liveness) Alive(pid int) bool {
 	if n.NPU == nil {
 		return false
 	}
@@ -296,7 +339,7 @@ func (n Liveness) Alive(pid int) bool {
 // Ready reports whether npu-smi has answered at least once: until then its
 // silence about a pid says nothing, and the cannlog collector keeps processes
 // it would otherwise expire.
-func (n Liveness) Ready() bool {
+func (n *Liveness) Ready() bool {
 	if n.NPU == nil {
 		return true
 	}

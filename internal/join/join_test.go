@@ -139,7 +139,7 @@ func TestChipsFailsWithNPUSMI(t *testing.T) {
 
 func TestLivenessUsesLastSnapshotOnly(t *testing.T) {
 	npu := &fakeNPU{}
-	live := Liveness{NPU: npu}
+	live := &Liveness{NPU: npu}
 	if live.Alive(2871543) || live.Ready() {
 		t.Fatal("alive or ready before any npu-smi run")
 	}
@@ -155,7 +155,7 @@ func TestLivenessUsesLastSnapshotOnly(t *testing.T) {
 }
 
 func TestLivenessWithoutNPUSMIIsReadyAtOnce(t *testing.T) {
-	live := Liveness{}
+	live := &Liveness{}
 	if !live.Ready() {
 		t.Fatal("liveness without npu-smi waits for a run that never comes")
 	}
@@ -274,4 +274,33 @@ func TestMatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLivenessOfAPodProcess: on A2 npu-smi shows the host pid only; a
+// pod's process (pid 156 in its container) stays alive while the join
+// pairs it with a row by its device.
+func TestLivenessOfAPodProcess(t *testing.T) {
+	live := &Liveness{NPU: capture(t, "info-a2-910b4.txt")}
+	podA := cannlog.ProcessKey{Dir: "/logs/pod-a", PID: 156}
+	if live.AliveProcess(podA) {
+		t.Fatal("alive without logs")
+	}
+	live.SetLogs(fakeDevices(twoPods(6, 3)))
+	if !live.AliveProcess(podA) {
+		t.Error("pod A's process on NPU 6 (a row of npu-smi's table) is not alive")
+	}
+	if live.AliveProcess(cannlog.ProcessKey{Dir: "/logs/pod-b", PID: 156}) {
+		t.Error("pod B's process on phy 3 (no process in npu-smi's table) is alive")
+	}
+	if !live.AliveProcess(cannlog.ProcessKey{Dir: "/root/ascend/log", PID: 582939}) {
+		t.Error("a host pid npu-smi lists is not alive")
+	}
+}
+
+// fakeDevices serves fixed process devices.
+type fakeDevices []cannlog.ProcessDevice
+
+func (f fakeDevices) Devices() []cannlog.ProcessDevice { return f }
+func (f fakeDevices) ProcessVars(cannlog.ProcessKey, ...string) (cannlog.ProcessView, bool) {
+	return cannlog.ProcessView{}, false
 }
