@@ -112,13 +112,14 @@ func TestTwoPodsWithPID156(t *testing.T) {
 				"--kubelet.pod-resources-socket="+kubelet.Socket, "--kubelet.pod-resources-interval=50ms",
 				"--no-collector.hccn")
 
-			// Per communicator: 64 ranks over 8 servers, 8 per server, 56
-			// remote peers (the high bound) × QPS.
-			want := map[[2]string]float64{tc.chipA: 56 * 16, tc.chipB: 56 * 1}
+			// Per communicator, no link set up yet: 64 ranks over 8 servers,
+			// 8 per server, 56 remote peers (the high bound) × QPs per
+			// connection (QPS 16 → 17, QPS 1 → 1).
+			want := map[[2]string]float64{tc.chipA: 56 * 17, tc.chipB: 56 * 1}
 			deadline := time.Now().Add(15 * time.Second)
 			for {
 				got := map[[2]string]float64{}
-				for _, s := range samples(t, reg, "hccl_link_setup_qps") {
+				for _, s := range samples(t, reg, "hccl_link_setup_pending_qps") {
 					if s.labels["bound"] == "high" {
 						got[[2]string{s.labels["npu"], s.labels["chip"]}] = s.value
 					}
