@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -115,6 +116,12 @@ var (
 		"Errors reading log files and directories (missing roots, unreadable directories, failed reads).", nil, nil)
 	truncatedLinesDesc = prometheus.NewDesc("ascend_log_truncated_lines_total",
 		"Lines longer than --cannlog.max-line-bytes, read cut.", nil, nil)
+	truncationsDesc = prometheus.NewDesc("ascend_log_truncations_total",
+		"Followed log files found truncated (shrunk, or rewritten from the start) and read again from their first byte.", nil, nil)
+	replacementsDesc = prometheus.NewDesc("ascend_log_replacements_total",
+		"Followed log names found holding another file (replaced, or rotated by the kubelet); the old file is read to its end first.", nil, nil)
+	stateWriteErrorsDesc = prometheus.NewDesc("ascend_log_state_file_write_errors_total",
+		"Checkpoints of --cannlog.state-file that failed; until one succeeds, a restart reads again what was read since the last.", nil, nil)
 )
 
 // expireEvery bounds how often the process TTL is checked (it may stat /proc).
@@ -140,6 +147,8 @@ type Collector struct {
 
 	mu      sync.Mutex
 	pollErr error
+
+	encodeErrors atomic.Uint64 // state that could not be encoded for a checkpoint
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -273,15 +282,20 @@ func (c *Collector) checkpoint(now time.Time) {
 		return
 	}
 	blob, err := c.state.MarshalBinary()
-	if err == nil {
+	if err != nil {
+		c.encodeErrors.Add(1)
+	} else {
 		err = c.f.Checkpoint(blob)
 	}
+	// A failed write is tried again at the next interval, not at every
+	// poll: the log and the counter then say how long it has failed.
+	c.lastCheckpoint = now
 	if err != nil {
-		c.logger.Error("cannot write the log state file", "file", c.cfg.StateFile, "err", err)
+		c.logger.Error("cannot write the log state file; a restart will read again what was read since the last checkpoint",
+			"file", c.cfg.StateFile, "err", err)
 		return
 	}
 	c.dirty = false
-	c.lastCheckpoint = now
 }
 
 // Close stops reading, writes a last checkpoint and releases the files.
@@ -314,6 +328,9 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	ch <- prometheus.MustNewConstMetric(filesTrackedDesc, prometheus.GaugeValue, float64(st.FilesTracked))
 	ch <- prometheus.MustNewConstMetric(readErrorsDesc, prometheus.CounterValue, float64(readErrs))
 	ch <- prometheus.MustNewConstMetric(truncatedLinesDesc, prometheus.CounterValue, float64(st.TruncatedLines))
+	ch <- prometheus.MustNewConstMetric(truncationsDesc, prometheus.CounterValue, float64(st.Truncations))
+	ch <- prometheus.MustNewConstMetric(replacementsDesc, prometheus.CounterValue, float64(st.Replacements))
+	ch <- prometheus.MustNewConstMetric(stateWriteErrorsDesc, prometheus.CounterValue, float64(st.StateWriteErrors+c.encodeErrors.Load()))
 	c.mu.Lock()
 	err := c.pollErr
 	c.mu.Unlock()
@@ -330,6 +347,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- filesTrackedDesc
 	ch <- readErrorsDesc
 	ch <- truncatedLinesDesc
+	ch <- truncationsDesc
+	ch <- replacementsDesc
+	ch <- stateWriteErrorsDesc
 }
 
 // Collect sends the metrics of Update.

@@ -466,13 +466,22 @@ func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, 
 }
 
 // readFrom does the work of readFile. It reports true, having read
-// nothing, when the byte before the offset is not the newline that ended
-// the last line read: the file was truncated and written again past our
-// offset between two looks (copytruncate), which its size cannot show.
-// Checking costs nothing: the first read simply starts one byte earlier.
+// nothing, when the file was truncated and written again past our offset
+// between two looks (copytruncate), which its size cannot show: its
+// leading bytes no longer match the fingerprint taken when they were read,
+// or the byte before the offset is not the newline that ended the last
+// line read. The newline check alone misses a rewrite whose lines have the
+// lengths of the old ones; the head check costs one pread of at most
+// fpSize bytes per read, not per line.
 func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, c *pollCounters) (rewritten bool) {
 	if t.fd < 0 {
 		return false
+	}
+	if t.offset > 0 && t.fpLen > 0 {
+		m, err := pread(t.fd, f.buf[:t.fpLen], 0)
+		if err == nil && (m < t.fpLen || fingerprint(f.buf[:m]) != t.fpHash) {
+			return true
+		}
 	}
 	checkNL := t.offset > 0 && !t.skipping && !t.midLine
 	buf := f.buf

@@ -18,7 +18,9 @@ const (
 )
 
 // ReadErrorReasons lists every key Stats.ReadErrors can hold, so that a
-// collector can export all of them from the start (at 0).
+// collector can export all of them from the start (at 0). state_file is a
+// state file that could not be read back; failed writes are counted apart
+// (Stats.StateWriteErrors).
 var ReadErrorReasons = []string{reasonRootMissing, reasonDirUnreadable, "open", "stat", "read", "state_file"}
 
 type problem struct {
@@ -62,6 +64,8 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 		}
 	}
 	for _, g := range f.cfg.ScreenGlobs {
+		// Watch before listing, so a file created in between is not missed.
+		f.watchGlobDirs(g)
 		// g+"*" also lists kubelet rotations (0.log -> 0.log.<time>) of
 		// matching files, so a file renamed while the exporter was down is
 		// still found and resumed, not lost. Compressed ones are skipped.
@@ -98,6 +102,84 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 		f.reorder()
 	}
 	f.reportProblems(sc)
+}
+
+// watchGlobDirs watches every existing directory the directory part of a
+// screen-log glob can match, level by level: for /var/log/pods/*/*/*.log,
+// /var/log/pods, each pod directory and each container directory. A new
+// pod directory (or the first file of a directory that matched nothing)
+// then raises an event at once instead of waiting for the next rescan,
+// which a pod that logs EI0011 and is deleted quickly could outlive.
+func (f *Follower) watchGlobDirs(g string) {
+	if f.w == nil {
+		return
+	}
+	for _, d := range globDirs(g) {
+		f.w.add(d)
+	}
+}
+
+// globDirs lists the existing directories at every level of the directory
+// part of pattern g: its fixed prefix, then what each further component
+// matches.
+func globDirs(g string) []string {
+	dir := filepath.Dir(filepath.Clean(g))
+	parts := strings.Split(dir, string(filepath.Separator))
+	fixed := 0
+	for fixed < len(parts) && !hasMeta(parts[fixed]) {
+		fixed++
+	}
+	prefix := strings.Join(parts[:fixed], string(filepath.Separator))
+	if prefix == "" {
+		prefix = string(filepath.Separator)
+		if !filepath.IsAbs(dir) {
+			prefix = "."
+		}
+	}
+	if !isDir(prefix) {
+		return nil
+	}
+	out := []string{prefix}
+	level := []string{prefix}
+	for _, part := range parts[fixed:] {
+		var next []string
+		for _, d := range level {
+			matches, _ := filepath.Glob(filepath.Join(globEscape(d), part))
+			for _, m := range matches {
+				if isDir(m) {
+					next = append(next, m)
+				}
+			}
+		}
+		out = append(out, next...)
+		level = next
+		if len(level) == 0 {
+			break
+		}
+	}
+	return out
+}
+
+func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
+
+// globEscape quotes the metacharacters of a literal path for filepath.Glob.
+func globEscape(s string) string {
+	if !hasMeta(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isDir(path string) bool {
+	var st syscall.Stat_t
+	return syscall.Stat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR
 }
 
 // walk lists a directory below a CANN root, recursively.

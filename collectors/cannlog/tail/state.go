@@ -247,7 +247,9 @@ func (f *Follower) Checkpoint(blob []byte) error {
 		}
 	})
 	if err := writeFileAtomic(f.cfg.StateFile, f.enc); err != nil {
-		f.countErr("state_file")
+		f.statsMu.Lock()
+		f.stats.StateWriteErrors++
+		f.statsMu.Unlock()
 		return fmt.Errorf("checkpoint tail state: %w", err)
 	}
 	f.dirty = false

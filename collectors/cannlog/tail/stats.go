@@ -19,6 +19,9 @@ type Stats struct {
 	Truncations uint64
 	// Replacements counts followed names that came to hold another file.
 	Replacements uint64
+	// StateWriteErrors counts checkpoints that could not be written: until
+	// one succeeds, a restart reads again what was read since the last.
+	StateWriteErrors uint64
 	// ReadErrors counts errors by reason (see ReadErrorReasons);
 	// root_missing and dir_unreadable count each time a path enters that
 	// state, the others each failed operation.

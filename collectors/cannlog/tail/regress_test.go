@@ -1,0 +1,113 @@
+package tail
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTruncationEqualLengthLines: a file truncated and written again past
+// the old offset between two polls, with lines as long as the old ones, so
+// that the byte before the old offset is again a newline. Every new line
+// must be delivered and the truncation counted; before, the new lines up
+// to the old offset were skipped silently.
+func TestTruncationEqualLengthLines(t *testing.T) {
+	root := t.TempDir()
+	dir := plogDir(t, root)
+	p := filepath.Join(dir, plogName(7, 1))
+	lines := func(prefix string, n int) (data string, want []string) {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			l := fmt.Sprintf("%s-%04d", prefix, i)
+			b.WriteString(l + "\n")
+			want = append(want, l)
+		}
+		return b.String(), want
+	}
+	oldData, oldLines := lines("old", 100)
+	appendFile(t, p, oldData)
+	f := newTestFollower(t, Config{Roots: []string{root}})
+	var s sink
+	poll(t, f, &s)
+	expectLines(t, s.lines, oldLines...)
+
+	newData, newLines := lines("new", 150)
+	if err := os.WriteFile(p, []byte(newData), 0o640); err != nil { // O_TRUNC, same inode
+		t.Fatal(err)
+	}
+	poll(t, f, &s)
+	expectLines(t, s.lines, slices.Concat(oldLines, newLines)...)
+	if st := f.Stats(); st.Truncations != 1 {
+		t.Fatalf("truncations = %d, want 1", st.Truncations)
+	}
+}
+
+// TestNewPodDirectoryWithoutRescan: with the rescan an hour away, a pod
+// directory created after the start (and the first file of a glob
+// directory that matched nothing) is followed from the events of the
+// directories the glob can match into. Before, only directories holding
+// a matched file were watched, so a pod that printed EI0011 and was
+// deleted before the next rescan was never counted.
+func TestNewPodDirectoryWithoutRescan(t *testing.T) {
+	base := t.TempDir()
+	pods := filepath.Join(base, "pods")
+	old := filepath.Join(pods, "ns_old_uid0", "main")
+	mkdir(t, old)
+	appendFile(t, filepath.Join(old, "0.log"), "old pod\n")
+	empty := filepath.Join(base, "screen")
+	mkdir(t, empty)
+	f := newTestFollower(t, Config{
+		ScreenGlobs:    []string{filepath.Join(pods, "*", "*", "*.log"), filepath.Join(empty, "*.log")},
+		RescanInterval: time.Hour,
+	})
+	var s sink
+	poll(t, f, &s)
+	if st := f.Stats(); !st.Notify {
+		t.Skipf("inotify unavailable here: %+v", st)
+	}
+	expectLines(t, s.lines, "old pod")
+
+	// The kubelet creates the pod directory, then the container's, then
+	// the log; a first event comes from the pod directory alone.
+	podDir := filepath.Join(pods, "ns_new_uid1")
+	mkdir(t, podDir)
+	poll(t, f, &s)
+	mkdir(t, filepath.Join(podDir, "trainer"))
+	appendFile(t, filepath.Join(podDir, "trainer", "0.log"), "EI0011 in the new pod\n")
+	appendFile(t, filepath.Join(empty, "train.log"), "first screen line\n")
+	deadline := time.Now().Add(time.Second)
+	for len(s.lines) < 3 && time.Now().Before(deadline) {
+		poll(t, f, &s)
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := slices.Sorted(slices.Values(s.lines))
+	expectLines(t, got, "EI0011 in the new pod", "first screen line", "old pod")
+}
+
+func TestGlobDirs(t *testing.T) {
+	base := t.TempDir()
+	for _, d := range []string{"pods/a_p_1/c1", "pods/a_p_1/c2", "pods/b_q_2/c1", "pods/file-not-dir"} {
+		mkdir(t, filepath.Join(base, d))
+	}
+	if err := os.Remove(filepath.Join(base, "pods/file-not-dir")); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, filepath.Join(base, "pods/file-not-dir"), "x")
+	got := globDirs(filepath.Join(base, "pods", "*", "*", "*.log"))
+	rel := make([]string, 0, len(got))
+	for _, g := range got {
+		r, _ := filepath.Rel(base, g)
+		rel = append(rel, r)
+	}
+	want := []string{"pods", "pods/a_p_1", "pods/b_q_2", "pods/a_p_1/c1", "pods/a_p_1/c2", "pods/b_q_2/c1"}
+	if strings.Join(rel, ",") != strings.Join(want, ",") {
+		t.Fatalf("globDirs = %v, want %v", rel, want)
+	}
+	if got := globDirs(filepath.Join(base, "missing", "*", "*.log")); got != nil {
+		t.Fatalf("missing prefix: %v", got)
+	}
+}
