@@ -59,10 +59,15 @@ type eventWatch struct {
 	// between nodes measures their clocks' offset.
 	sync map[string]time.Time
 	loc  *time.Location
+	// beats holds the heartbeat reports already kept.
+	beats map[heartbeatKey]bool
+	// heartbeats counts the heartbeat events kept (they are not in the
+	// fault table).
+	heartbeats int
 }
 
 func newEventWatch(loc *time.Location) *eventWatch {
-	return &eventWatch{ranks: map[int][]rankInfo{}, sync: map[string]time.Time{}, loc: loc}
+	return &eventWatch{ranks: map[int][]rankInfo{}, sync: map[string]time.Time{}, loc: loc, beats: map[heartbeatKey]bool{}}
 }
 
 // onFault is the state's OnFault hook: it runs inside Ingest of the line in
@@ -76,7 +81,22 @@ func (w *eventWatch) onFault(ev cannlog.FaultEvent) {
 		file: w.file, line: w.lineNo, text: excerpt(w.cur), rank: screenRank(w.cur)})
 }
 
+// CodeHeartbeat is the code diagnose gives a heartbeat report: HCCL prints
+// no fault code when a rank's heartbeat is lost or stuck, only a run/plog
+// line (`[TaskExecStage][HeartbeatAbnormal]local rank [10.0.0.1/1]: crimer
+// rank [10.0.0.2/2] status[LOST] by informer rank [10.0.0.3/3]`), which
+// names the rank that stopped: a consequence that points at its cause.
+const CodeHeartbeat = "HEARTBEAT"
+
+// heartbeatKey is one reporter's report of one crimer in one status: HCCL
+// repeats it while the state lasts; the first is kept.
+type heartbeatKey struct {
+	pid            int
+	crimer, status string
+}
+
 var (
+	markHeartbeat   = []byte("[HeartbeatAbnormal]")
 	markInitSuccess = []byte("[HCCL_TRACE]HcclCommInit")
 	markSuccess     = []byte("success")
 	markInitInfo    = []byte("hcclCommInitInfo")
@@ -90,6 +110,10 @@ func (w *eventWatch) onHCCLLine(kind parse.LineKind, p parse.PlogLine) {
 	switch kind {
 	case parse.KindCommunicator, parse.KindLocalRank:
 	case parse.KindNone:
+		if bytes.Contains(p.Msg, markHeartbeat) {
+			w.heartbeat(p)
+			return
+		}
 		if !bytes.HasPrefix(p.Msg, markInitSuccess) {
 			return
 		}
@@ -124,6 +148,25 @@ func (w *eventWatch) onHCCLLine(kind parse.LineKind, p parse.PlogLine) {
 	if ri.comm != "" && (bytes.Contains(p.Msg, markSuccess) || bytes.Contains(p.Msg, markInitInfo)) {
 		w.syncPoint(ri.comm, t)
 	}
+}
+
+// heartbeat keeps the first report of each lost, stuck or erroring peer.
+func (w *eventWatch) heartbeat(p parse.PlogLine) {
+	status, _ := parse.BracketField(p.Msg, "status")
+	peers := peersOf(string(p.Msg))
+	crimer := ""
+	if len(peers) > 0 {
+		crimer = peers[0]
+	}
+	k := heartbeatKey{p.PID, crimer, string(status)}
+	if w.beats[k] || len(w.events) >= maxEventsPerGroup {
+		return
+	}
+	w.beats[k] = true
+	t, _ := parse.ParsePlogTime(p.Time, w.loc)
+	w.heartbeats++
+	w.events = append(w.events, rawEvent{code: CodeHeartbeat, source: cannlog.FaultSourcePlog, pid: p.PID, t: t,
+		file: w.file, line: w.lineNo, text: excerpt(w.cur), rank: -1})
 }
 
 // maxRanksPerPID caps the distinct memberships kept per process (link

@@ -80,6 +80,9 @@ func FuzzBundle(f *testing.F) {
 			if err := WriteJSON(io.Discard, r); err != nil {
 				t.Fatal(err)
 			}
+			if err := WriteHTML(io.Discard, r); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }

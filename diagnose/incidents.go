@@ -156,6 +156,7 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 	common := commonSettings(nodes)
 	for _, n := range nodes {
 		r.DroppedEvents += n.dropped
+		r.HeartbeatEvents += n.heartbeats
 		for _, re := range n.events {
 			if re.t.IsZero() {
 				untimed++
@@ -163,6 +164,9 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 			}
 			e := &ev{node: n, proc: n.procs[re.pid], role: roleOf(re.code)}
 			stage, _, _, _ := cannlog.CodeInfo(re.code)
+			if re.code == CodeHeartbeat {
+				stage = "execution"
+			}
 			e.Event = Event{Node: n.name, PID: re.pid, Rank: -1, Device: -1, Code: re.code, Stage: stage, Role: e.role.Role,
 				Source: re.source, File: re.file, Line: re.line, Text: re.text, Peers: peersOf(re.text)}
 			e.Time = Timestamp{re.t}

@@ -57,8 +57,8 @@ func checkAccounted(t *testing.T, r *Report) {
 	for _, in := range r.Incidents {
 		inc += len(in.Events)
 	}
-	if uint64(inc+r.UntimedEvents+r.DroppedEvents) != faults {
-		t.Errorf("incidents hold %d events, %d untimed, %d dropped; the fault table counts %d", inc, r.UntimedEvents, r.DroppedEvents, faults)
+	if uint64(inc-r.HeartbeatEvents+r.UntimedEvents+r.DroppedEvents) != faults {
+		t.Errorf("incidents hold %d events (%d heartbeat reports), %d untimed, %d dropped; the fault table counts %d", inc, r.HeartbeatEvents, r.UntimedEvents, r.DroppedEvents, faults)
 	}
 }
 
@@ -388,4 +388,23 @@ func TestIncidentEI0011BufferSized(t *testing.T) {
 			t.Errorf("%s: first remedy %s, findings:\n%s", c.msg, rem[0].ID, strings.Join(all, "\n"))
 		}
 	}
+}
+
+// A heartbeat report (no fault code; a run/plog INFO line) is a waiting
+// event that names the rank that stopped (the captured sample line).
+func TestIncidentHeartbeat(t *testing.T) {
+	r := run(t, "testdata/bundle")
+	checkAccounted(t, r)
+	if r.HeartbeatEvents != 1 {
+		t.Fatalf("%d heartbeat events", r.HeartbeatEvents)
+	}
+	for _, in := range r.Incidents {
+		if g := groupOf(in, PartWaiting, CodeHeartbeat); g != nil {
+			if in.RootInBundle || len(in.SuspectedPeers) != 1 || in.SuspectedPeers[0].Peer != "127.10.0.2/2" || g.Stage != "execution" {
+				t.Errorf("heartbeat incident %+v", in)
+			}
+			return
+		}
+	}
+	t.Error("no incident holds the heartbeat report")
 }

@@ -20,10 +20,11 @@ type nodeData struct {
 	oom    []OOMEvidence
 	// events, ranks (by pid) and sync (communicator → earliest end of
 	// its initialisation) are the root-cause inputs of eventWatch.
-	events  []rawEvent
-	dropped int
-	ranks   map[int][]rankInfo
-	sync    map[string]time.Time
+	events     []rawEvent
+	dropped    int
+	heartbeats int
+	ranks      map[int][]rankInfo
+	sync       map[string]time.Time
 }
 
 type procData struct {
@@ -46,6 +47,7 @@ func (n *nodeData) merge() {
 		if w := g.watch; w != nil {
 			n.events = append(n.events, w.events...)
 			n.dropped += w.dropped
+			n.heartbeats += w.heartbeats
 			for pid, rs := range w.ranks {
 				n.ranks[pid] = append(n.ranks[pid], rs...)
 			}

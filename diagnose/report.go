@@ -94,6 +94,10 @@ type Report struct {
 	// beyond the per-file cap.
 	UntimedEvents int `json:"untimed_events"`
 	DroppedEvents int `json:"dropped_events"`
+	// HeartbeatEvents counts the heartbeat reports (code HEARTBEAT) in
+	// the incidents: HCCL prints no fault code for them, so they are not
+	// in the fault table.
+	HeartbeatEvents int `json:"heartbeat_events"`
 
 	QPModel   QPModel          `json:"qp_model"`
 	EI0011    *EI0011Report    `json:"ei0011"`

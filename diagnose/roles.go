@@ -82,6 +82,11 @@ var codeRoles = map[string]codeRole{
 	"EI0006": {Role: RoleWaiting, Timer: connectTimer}, // socket timeout at link setup
 	"EI0015": {Role: RoleWaiting, Timer: connectTimer}, // root-info negotiation timeout
 	"EI0002": {Role: RoleWaiting, Timer: execTimer},    // notify wait timeout in a collective
+	// A heartbeat lost (30 s without one) or stuck (checked every third of
+	// HCCL_EXEC_TIMEOUT) after a rank failed or exited: its process may
+	// linger for a while after the failure, so the window is the exec
+	// timer.
+	CodeHeartbeat: {Role: RoleWaiting, Timer: execTimer},
 	// Ranks out of step report inconsistent arguments when a peer
 	// restarted or failed mid-sequence.
 	"EI0005": {Role: RoleWaiting, Timer: connectTimer},
