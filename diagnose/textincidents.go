@@ -15,13 +15,14 @@ func writeIncidents(p func(string, ...any), r *Report) {
 	default:
 		p("INCIDENTS (%d): the first failure of each, and what followed from it", len(r.Incidents))
 	}
+	if len(r.Incidents) > 1 {
+		for _, in := range r.Incidents {
+			p("  #%-3d %s  %s (confidence %s)", in.ID, textStamp(in.Start), incidentHead(in), in.Confidence)
+		}
+	}
 	for _, in := range r.Incidents {
 		p("")
-		head := "FIRST FAILING RANK NOT IN THE BUNDLE"
-		if in.Root != nil {
-			head = fmt.Sprintf("ROOT CAUSE %s (%s) on %s", in.Root.Code, in.Root.Stage, who(*in.Root))
-		}
-		p("  #%d  %s to %s  %s; confidence %s", in.ID, textStamp(in.Start), textStamp(in.End), head, in.Confidence)
+		p("  #%d  %s to %s  %s; confidence %s", in.ID, textStamp(in.Start), textStamp(in.End), incidentHead(in), in.Confidence)
 		p("      %s", in.Summary)
 		if in.Root != nil {
 			p("      line: %s:%d: %s", in.Root.File, in.Root.Line, in.Root.Text)
@@ -87,4 +88,12 @@ func writeIncidents(p func(string, ...any), r *Report) {
 			p("  %d fault event(s) beyond %d per file were counted but not kept for the incidents.", r.DroppedEvents, maxEventsPerGroup)
 		}
 	}
+}
+
+// incidentHead names an incident's root in one phrase.
+func incidentHead(in Incident) string {
+	if in.Root == nil {
+		return "FIRST FAILING RANK NOT IN THE BUNDLE"
+	}
+	return fmt.Sprintf("ROOT CAUSE %s (%s) on %s", in.Root.Code, in.Root.Stage, who(*in.Root))
 }
