@@ -22,31 +22,30 @@ func TestDocsPromQL(t *testing.T) {
 	}
 	blocks := regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
 	// Expected samples per query, in the order the doc lists them. Chips:
-	// 0/0 the worked example (−1052 MiB); 0/1 idle; 1/0 QPS 1 plus an unknown
-	// pid; 2/0 free 4 MiB with QP memory low 16 MiB, high 100 MiB (−96 MiB).
+	// 0/0 the worked example right after communicator creation (−1621 MiB,
+	// 952 QPs and a 401 MiB cclBuffer ahead); 0/1 idle; 1/0 the same job with
+	// every link set up on a chip npu-smi shows 1 MiB over full (nothing
+	// ahead), plus an unknown pid; 2/0 free 4 MiB with 64 QPs ahead, QP
+	// memory low 16 MiB, high 192 MiB (−188 MiB).
 	want := []string{
-		// Would fail now: negative headroom with QPs to set up.
+		// Would fail now: negative headroom with link setup ahead (the alert's condition).
 		`- labels: 'hccl_link_setup_headroom_bytes{instance="n1",job="hccl",npu="0",chip="0"}'
-              value: -1103101952
+              value: -1699741696
             - labels: 'hccl_link_setup_headroom_bytes{instance="n1",job="hccl",npu="2",chip="0"}'
-              value: -100663296`,
-		// Fails even at the low bound: free 4 MiB < 16 MiB; the value is the free HBM.
+              value: -197132288`,
+		// Fails even at the low bound: free minus pending buffer 4 MiB < 16 MiB.
 		`- labels: '{instance="n1",job="hccl",npu="2",chip="0"}'
               value: 4194304`,
-		// Processes on chips with negative headroom.
+		// Processes on chips that would fail now.
 		`- labels: 'ascend_npu_process_memory_bytes{instance="n1",job="hccl",npu="0",chip="0",pid="100",process="python"}'
               value: 1e9
             - labels: 'ascend_npu_process_memory_bytes{instance="n1",job="hccl",npu="2",chip="0",pid="400",process="python"}'
               value: 3e9`,
-		// MiB missing per chip.
+		// MiB missing per chip where link setup is ahead.
 		`- labels: '{instance="n1",job="hccl",npu="0",chip="0"}'
-              value: 1052
-            - labels: '{instance="n1",job="hccl",npu="0",chip="1"}'
-              value: 0
-            - labels: '{instance="n1",job="hccl",npu="1",chip="0"}'
-              value: 0
+              value: 1621
             - labels: '{instance="n1",job="hccl",npu="2",chip="0"}'
-              value: 96`,
+              value: 188`,
 		// Chips with defaulted processes.
 		`- labels: 'hccl_link_setup_processes{instance="n1",job="hccl",npu="1",chip="0",settings="defaulted"}'
               value: 1`,
@@ -65,18 +64,31 @@ func TestDocsPromQL(t *testing.T) {
 	}
 	var input strings.Builder
 	for _, s := range [][3]string{
-		{"hccl_link_setup_headroom_bytes", `npu="0",chip="0"`, "-1103101952"},
+		{"hccl_link_setup_headroom_bytes", `npu="0",chip="0"`, "-1699741696"},
 		{"hccl_link_setup_headroom_bytes", `npu="0",chip="1"`, "67670900736"},
-		{"hccl_link_setup_headroom_bytes", `npu="1",chip="0"`, "37086035968"},
-		{"hccl_link_setup_headroom_bytes", `npu="2",chip="0"`, "-100663296"},
-		{"hccl_link_setup_qp_memory_bytes", `npu="0",chip="0",bound="high"`, "2818572288"},
-		{"hccl_link_setup_qp_memory_bytes", `npu="0",chip="0",bound="low"`, "8388608"},
+		{"hccl_link_setup_headroom_bytes", `npu="1",chip="0"`, "-1048576"},
+		{"hccl_link_setup_headroom_bytes", `npu="2",chip="0"`, "-197132288"},
+		{"hccl_link_setup_pending_qps", `npu="0",chip="0",bound="high"`, "952"},
+		{"hccl_link_setup_pending_qps", `npu="0",chip="0",bound="low"`, "34"},
+		{"hccl_link_setup_pending_qps", `npu="0",chip="1",bound="high"`, "0"},
+		{"hccl_link_setup_pending_qps", `npu="0",chip="1",bound="low"`, "0"},
+		{"hccl_link_setup_pending_qps", `npu="1",chip="0",bound="high"`, "0"},
+		{"hccl_link_setup_pending_qps", `npu="1",chip="0",bound="low"`, "0"},
+		{"hccl_link_setup_pending_qps", `npu="2",chip="0",bound="high"`, "64"},
+		{"hccl_link_setup_pending_qps", `npu="2",chip="0",bound="low"`, "64"},
+		{"hccl_link_setup_qp_memory_bytes", `npu="0",chip="0",bound="high"`, "2994733056"},
+		{"hccl_link_setup_qp_memory_bytes", `npu="0",chip="0",bound="low"`, "8912896"},
 		{"hccl_link_setup_qp_memory_bytes", `npu="0",chip="1",bound="high"`, "0"},
 		{"hccl_link_setup_qp_memory_bytes", `npu="0",chip="1",bound="low"`, "0"},
-		{"hccl_link_setup_qp_memory_bytes", `npu="1",chip="0",bound="high"`, "176160768"},
-		{"hccl_link_setup_qp_memory_bytes", `npu="1",chip="0",bound="low"`, "524288"},
-		{"hccl_link_setup_qp_memory_bytes", `npu="2",chip="0",bound="high"`, "104857600"},
+		{"hccl_link_setup_qp_memory_bytes", `npu="1",chip="0",bound="high"`, "0"},
+		{"hccl_link_setup_qp_memory_bytes", `npu="1",chip="0",bound="low"`, "0"},
+		{"hccl_link_setup_qp_memory_bytes", `npu="2",chip="0",bound="high"`, "201326592"},
 		{"hccl_link_setup_qp_memory_bytes", `npu="2",chip="0",bound="low"`, "16777216"},
+		{"hccl_ccl_buffer_pending_bytes", `npu="0",chip="0"`, "420478976"},
+		{"hccl_ccl_buffer_pending_bytes", `npu="0",chip="1"`, "0"},
+		{"hccl_ccl_buffer_pending_bytes", `npu="1",chip="0"`, "0"},
+		{"hccl_ccl_buffer_pending_bytes", `npu="2",chip="0"`, "0"},
+		{"hccl_link_setup_established_qps", `npu="1",chip="0"`, "952"},
 		{"hccl_link_setup_processes", `npu="0",chip="0",settings="known"`, "1"},
 		{"hccl_link_setup_processes", `npu="0",chip="0",settings="defaulted"`, "0"},
 		{"hccl_link_setup_processes", `npu="0",chip="1",settings="known"`, "0"},
