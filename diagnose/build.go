@@ -388,10 +388,29 @@ func (r *Report) fault(code string) *Fault {
 }
 
 // where renders who runs a setting value: "node-a (pids 1, 2), node-b (pid 3)".
+// textListMax bounds the items a sentence of the text report (and the
+// findings of the remedies) names: a bundle of 10,000 plogs made pid lists
+// of megabytes. The count is always given; the JSON report keeps every
+// item (Faults[].Nodes[].PIDs, Settings[].Values[].Nodes).
+const textListMax = 8
+
+// fewOf joins the first textListMax items and says how many more there are.
+func fewOf(items []string) string {
+	if len(items) <= textListMax {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more (all in --format=json)", strings.Join(items[:textListMax], ", "), len(items)-textListMax)
+}
+
 func where(nodes []NodePIDs) string {
-	parts := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		parts = append(parts, n.Node+" ("+pidList(n.PIDs)+")")
+	n := min(len(nodes), textListMax+1) // only what fewOf shows is built
+	parts := make([]string, 0, n)
+	for _, nd := range nodes[:n] {
+		parts = append(parts, nd.Node+" ("+pidList(nd.PIDs)+")")
+	}
+	if len(nodes) > textListMax {
+		return fmt.Sprintf("%d nodes: %s and %d more (all in --format=json)",
+			len(nodes), strings.Join(parts[:textListMax], ", "), len(nodes)-textListMax)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -400,15 +419,18 @@ func pidList(pids []int) string {
 	if len(pids) == 0 {
 		return "no pid"
 	}
-	s := make([]string, 0, len(pids))
-	for _, p := range pids {
+	n := min(len(pids), textListMax+1)
+	s := make([]string, 0, n)
+	for _, p := range pids[:n] {
 		s = append(s, fmt.Sprint(p))
 	}
-	label := "pid "
-	if len(pids) > 1 {
-		label = "pids "
+	switch {
+	case len(pids) == 1:
+		return "pid " + s[0]
+	case len(pids) > textListMax:
+		return fmt.Sprintf("%d pids: %s and %d more", len(pids), strings.Join(s[:textListMax], ", "), len(pids)-textListMax)
 	}
-	return label + strings.Join(s, ", ")
+	return "pids " + strings.Join(s, ", ")
 }
 
 // fmtBytes renders a byte count in binary units, as HCCL and npu-smi mean

@@ -619,7 +619,7 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		for _, a := range in.Alternatives {
 			alts = append(alts, fmt.Sprintf("%s on %s at %s", a.Code, who(a), a.Aligned.Format(textTime)))
 		}
-		reasons = append(reasons, fmt.Sprintf("Ambiguous: %s came within the clocks' tolerance of the root; either may have failed first.", strings.Join(alts, ", ")))
+		reasons = append(reasons, fmt.Sprintf("Ambiguous: %s came within the clocks' tolerance of the root; either may have failed first.", fewOf(alts)))
 	}
 	nodesSeen := map[string]bool{}
 	for _, e := range evs {

@@ -106,7 +106,7 @@ func buildEI0011(r *Report) *EI0011Report {
 	}
 	free.Findings = append(free.Findings,
 		fmt.Sprintf("EI0011 was reported %d time(s), on %s; each failed allocation is one QP: %s to %s depending on the QP depth.",
-			f.Count, strings.Join(pids, ", "), fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)),
+			f.Count, fewOf(pids), fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)),
 		"Run `npu-smi info` on those nodes to see which processes hold NPU memory; hccl_exporter's hccl_link_setup_headroom_bytes shows free HBM minus the QP memory bound per chip while a job runs.")
 	out.Remedies = append(out.Remedies, free)
 

@@ -8,6 +8,12 @@ import (
 	"strings"
 )
 
+// textProcessesMax bounds the processes the text report details per node:
+// a node runs at most one training process per NPU chip (32 on an A3), and
+// a bundle with thousands of finished processes would otherwise print
+// thousands of lines.
+const textProcessesMax = 32
+
 // textTime is how the text report prints times: as CANN prints them, to the
 // microsecond, in the report's zone (stated in its header).
 const textTime = "2006-01-02 15:04:05.000000"
@@ -49,7 +55,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, in := range r.Inputs {
 		nodes := "no node"
 		if len(in.Nodes) > 0 {
-			nodes = "node(s) " + strings.Join(in.Nodes, ", ")
+			nodes = "node(s) " + fewOf(in.Nodes)
 		}
 		p("  %s (%s): %s; %d file(s) skipped (not logs)", in.Path, in.Type, nodes, in.SkippedFiles)
 	}
@@ -123,7 +129,11 @@ func WriteText(w io.Writer, r *Report) error {
 	p("")
 	p("PROCESSES AND LINKS (QP model: %s to %s per QP)", fmtBytes(r.QPModel.QPBytesLow), fmtBytes(r.QPModel.QPBytesHigh))
 	for _, n := range r.Nodes {
-		for _, pr := range n.Processes {
+		for i, pr := range n.Processes {
+			if i == textProcessesMax {
+				p("  %s: %d more process(es) (all in --format=json)", n.Name, len(n.Processes)-textProcessesMax)
+				break
+			}
 			q := pr.QPs
 			p("  %s pid %d %s, last write %s", n.Name, pr.PID, pr.Name, textStamp(pr.LastWrite))
 			p("      QPs per connection %s (%s), HCCL_BUFFSIZE %s (%s), %d communicator(s): %s to %s QPs, QP memory %s to %s, cclBuffer %s",
@@ -140,7 +150,7 @@ func WriteText(w io.Writer, r *Report) error {
 
 	if r.EI0011 != nil {
 		p("")
-		p("EI0011: NOT ENOUGH NPU MEMORY FOR THE QPs OF LINK SETUP (%d event(s) on %s)", r.EI0011.Events, strings.Join(r.EI0011.Nodes, ", "))
+		p("EI0011: NOT ENOUGH NPU MEMORY FOR THE QPs OF LINK SETUP (%d event(s) on %s)", r.EI0011.Events, fewOf(r.EI0011.Nodes))
 		for i, rem := range r.EI0011.Remedies {
 			p("  %d. %s", i+1, rem.Title)
 			for _, f := range rem.Findings {

@@ -1,0 +1,58 @@
+package diagnose
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestTextReportBoundedLists: a bundle of 10,000 processes that all print
+// the same settings and report EI0011 gives a text report of a few tens of
+// KiB (it was 2.2 MB: every pid in every sentence), with the counts, while
+// the JSON report still lists every pid.
+func TestTextReportBoundedLists(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 10,000 plogs")
+	}
+	const n = 10000
+	files := map[string]string{}
+	var screen strings.Builder
+	for i := range n {
+		pid := fmt.Sprint(100000 + i)
+		files[fmt.Sprintf("node-a/log/run/plog/plog-%s_20251103201702882.log", pid)] = envPlog(pid, "200", "8")
+		fmt.Fprintf(&screen, "[PID: %s] 2025-11-03-20:30:00.000.000 Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate\n", pid)
+	}
+	files["node-a/screen/train.log"] = screen.String()
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	r := run(t, dir)
+
+	var text bytes.Buffer
+	if err := WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if text.Len() > 64<<10 {
+		for i, l := range strings.Split(text.String(), "\n") {
+			if len(l) > 2000 {
+				t.Logf("line %d has %d bytes: %.300s", i, len(l), l)
+			}
+		}
+		t.Fatalf("text report of %d processes is %d bytes, want at most 64 KiB", n, text.Len())
+	}
+	for _, want := range []string{"10000 pids: 100000, 100001", "and 9992 more", "more process(es) (all in --format=json)"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q", want)
+		}
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range []string{"100000", "104999", "109999"} {
+		if !strings.Contains(js.String(), pid) {
+			t.Errorf("JSON report lacks pid %s", pid)
+		}
+	}
+	t.Logf("text %d bytes, JSON %d bytes", text.Len(), js.Len())
+}
