@@ -32,6 +32,7 @@ type Config struct {
 	MaxCodes           int
 	MaxPods            int
 	MaxModules         int
+	Timezone           string // auto, Local or an IANA name
 }
 
 // DefaultRoot is the CANN log root a process writes to, by CANN's own
@@ -83,6 +84,11 @@ func AddFlags(app *kingpin.Application) *Config {
 		Default(fmt.Sprint(d.MaxPods)).IntVar(&cfg.MaxPods)
 	app.Flag("cannlog.max-modules", "Cap on distinct plog modules.").
 		Default(fmt.Sprint(d.MaxModules)).IntVar(&cfg.MaxModules)
+	app.Flag("cannlog.timezone", "Zone the log writers print their times in (CANN prints local time without a zone): "+
+		"auto infers it per log root from file modification times versus the time printed in the files' last lines "+
+		"(and, for screen logs, from the CRI or Docker time stamps), so a UTC container on a UTC+8 node is read right; "+
+		"Local is the exporter's zone; or an IANA name such as Asia/Shanghai.").
+		Default(TimezoneAuto).StringVar(&cfg.Timezone)
 	return cfg
 }
 
@@ -138,6 +144,10 @@ type Collector struct {
 
 	src    Source // reused for every line by the poll goroutine: no allocation
 	srcDir string // LogDir of src.Path
+	srcLoc *time.Location
+	zones  *zones
+	// lastZones is when the roots' zones were last inferred (poll goroutine).
+	lastZones time.Time
 
 	// Owned by the poll goroutine.
 	dirty          bool
@@ -174,7 +184,23 @@ func New(cfg Config, live Liveness, logger *slog.Logger) (*Collector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannlog: start log follower: %w", err)
 	}
-	return newCollector(cfg, live, logger, f, NewState(cfg.stateOptions())), nil
+	opts, err := cfg.stateOptionsZone()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannlog: %w", err)
+	}
+	return newCollector(cfg, live, logger, f, NewState(opts)), nil
+}
+
+// stateOptionsZone is stateOptions with the zone of --cannlog.timezone.
+func (cfg Config) stateOptionsZone() (Options, error) {
+	o := cfg.stateOptions()
+	loc, auto, err := ParseTimezone(cfg.Timezone)
+	if err != nil {
+		return o, err
+	}
+	o.Location, o.ScreenZoneFromRuntime = loc, auto
+	return o, nil
 }
 
 func newCollector(cfg Config, live Liveness, logger *slog.Logger, f follower, st *State) *Collector {
@@ -188,6 +214,12 @@ func newCollector(cfg Config, live Liveness, logger *slog.Logger, f follower, st
 		cfg.CheckpointInterval = 10 * time.Second
 	}
 	c := &Collector{cfg: cfg, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
+	// An invalid zone was refused by New; tests passing none get auto.
+	fixed, auto, err := ParseTimezone(cfg.Timezone)
+	if err != nil {
+		fixed, auto = time.Local, false
+	}
+	c.zones = newZones(cfg.Roots, auto, fixed)
 	blob, err := f.Restore()
 	if err != nil {
 		logger.Warn("cannot restore the log state file; reading from the start", "file", cfg.StateFile, "err", err)
@@ -225,6 +257,13 @@ func (c *Collector) loop(ctx context.Context) {
 
 // pollOnce reads what is new, expires processes and checkpoints.
 func (c *Collector) pollOnce(now time.Time) {
+	if now.Sub(c.lastZones) >= zoneEvery {
+		// Before the first lines are read, and then and again: the zone a
+		// line is read in must be known when it is read.
+		c.lastZones = now
+		c.zones.inferAll(now, c.logger.Warn)
+		c.src.Path = "" // work the zone out again for the next line
+	}
 	err := c.f.Poll(c.handle)
 	c.mu.Lock()
 	c.pollErr = err
@@ -256,10 +295,15 @@ func (c *Collector) livenessReady(now time.Time) bool {
 
 func (c *Collector) handle(f *tail.File, line []byte) {
 	if f.Path != c.src.Path {
-		// Lines arrive file by file: the directory is worked out once per run of lines.
-		c.srcDir = LogDir(f.Path)
+		// Lines arrive file by file: the directory and its zone are worked
+		// out once per run of lines.
+		c.srcDir, c.srcLoc = "", nil
+		if f.Kind != tail.KindScreen {
+			c.srcDir = LogDir(f.Path)
+			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
+		}
 	}
-	c.src = Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir}
+	c.src = Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir, Location: c.srcLoc}
 	c.state.Ingest(&c.src, line)
 	c.dirty = true
 }
@@ -331,6 +375,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	ch <- prometheus.MustNewConstMetric(truncationsDesc, prometheus.CounterValue, float64(st.Truncations))
 	ch <- prometheus.MustNewConstMetric(replacementsDesc, prometheus.CounterValue, float64(st.Replacements))
 	ch <- prometheus.MustNewConstMetric(stateWriteErrorsDesc, prometheus.CounterValue, float64(st.StateWriteErrors+c.encodeErrors.Load()))
+	c.zones.metrics(ch, time.Now())
 	c.mu.Lock()
 	err := c.pollErr
 	c.mu.Unlock()
@@ -350,6 +395,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- truncationsDesc
 	ch <- replacementsDesc
 	ch <- stateWriteErrorsDesc
+	ch <- zoneOffsetDesc
+	ch <- zoneAppliedDesc
 }
 
 // Collect sends the metrics of Update.

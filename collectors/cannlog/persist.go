@@ -142,7 +142,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		snap.Lines = append(snap.Lines, snapLines{Module: m, Counts: append([]uint64(nil), c[:]...)})
 	}
 	for k, pr := range s.procs {
-		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...), Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID}
+		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...), Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID}
 		for k, v := range pr.env {
 			sp.Env[k] = v
 		}

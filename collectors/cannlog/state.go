@@ -41,6 +41,10 @@ type Source struct {
 	Kind                      SourceKind
 	Namespace, Pod, Container string
 	Dir                       string
+	// Location is the zone its writer printed times in; nil means
+	// Options.Location. The collector sets it per log root under
+	// --cannlog.timezone=auto.
+	Location *time.Location
 }
 
 // ProcessKey identifies a process in the logs: the CANN log directory its
@@ -103,8 +107,14 @@ var unparsableFormats = []string{formatCRI, formatDocker, formatPlog}
 // Options tune a State. Zero fields take the defaults of DefaultOptions.
 type Options struct {
 	// Location is the zone of the times CANN prints (it prints local time
-	// without a zone); nil means the exporter's local zone (TZ).
+	// without a zone); nil means the exporter's local zone (TZ). A Source's
+	// own Location takes precedence.
 	Location *time.Location
+	// ScreenZoneFromRuntime reads a fault line's printed time in the zone
+	// that makes it agree with its CRI or Docker time stamp (which carries
+	// a zone), rounded to whole quarter-hours: a UTC container on a UTC+8
+	// node is then read right (--cannlog.timezone=auto).
+	ScreenZoneFromRuntime bool
 	// ProcessTTL is how long a process that is no longer alive keeps its
 	// series after its last log write.
 	ProcessTTL time.Duration
@@ -279,6 +289,7 @@ type process struct {
 	// parsing; resolve folds it into lastWrite when someone reads it.
 	lastRaw  []byte
 	rawDirty bool
+	loc      *time.Location // zone of its printed times
 	env      map[string]EnvSetting
 	comms    []CommunicatorView
 	links    processLinks
@@ -294,6 +305,16 @@ func (pr *process) touchRaw(raw []byte) {
 		pr.lastRaw = append(pr.lastRaw[:0], raw...)
 		pr.rawDirty = true
 	}
+}
+
+// lastWrite is the process's last write, its printed time read in the zone
+// of its log root; the caller holds s.mu.
+func (s *State) lastWrite(pr *process) time.Time {
+	loc := pr.loc
+	if loc == nil {
+		loc = s.opts.Location
+	}
+	return pr.resolve(loc)
 }
 
 func (pr *process) resolve(loc *time.Location) time.Time {
@@ -331,6 +352,7 @@ type partialKey struct {
 type State struct {
 	mu   sync.Mutex
 	opts Options
+	cur  *time.Location // zone of the line being ingested
 	cat  *catalogIndex
 
 	lines      map[string]*[parse.NumLevels]uint64
@@ -358,8 +380,10 @@ type State struct {
 
 // NewState returns an empty state.
 func NewState(opts Options) *State {
+	opts = opts.withDefaults()
 	return &State{
-		opts:       opts.withDefaults(),
+		opts:       opts,
+		cur:        opts.Location,
 		cat:        defaultCatalog,
 		lines:      map[string]*[parse.NumLevels]uint64{},
 		procs:      map[ProcessKey]*process{},
@@ -386,6 +410,10 @@ func (s *State) Ingest(src *Source, line []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.cur = src.Location
+	if s.cur == nil {
+		s.cur = s.opts.Location
+	}
 	if src.Kind == SourceScreen {
 		s.ingestScreen(src, line)
 		return
@@ -406,9 +434,16 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 	}
 	s.countLine(p.Module, p.Level)
 	if pr := s.procs[ProcessKey{src.Dir, p.PID}]; pr != nil {
+		if pr.loc != s.cur {
+			// Its root's zone was inferred anew: read its last time again.
+			pr.loc = s.cur
+			if t, ok := parse.ParsePlogTime(pr.lastRaw, s.cur); ok {
+				pr.lastWrite, pr.rawDirty = t, false
+			}
+		}
 		if p.StdTime {
 			pr.touchRaw(p.Time)
-		} else if t, ok := parse.ParsePlogTime(p.Time, s.opts.Location); ok && t.After(pr.lastWrite) {
+		} else if t, ok := parse.ParsePlogTime(p.Time, s.cur); ok && t.After(pr.lastWrite) {
 			pr.lastWrite = t
 		}
 	}
@@ -460,7 +495,7 @@ func (s *State) countLine(module []byte, level parse.Level) {
 }
 
 func (s *State) lineTime(raw []byte) time.Time {
-	if t, ok := parse.ParsePlogTime(raw, s.opts.Location); ok {
+	if t, ok := parse.ParsePlogTime(raw, s.cur); ok {
 		return t
 	}
 	return s.opts.Now()
@@ -484,7 +519,7 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 			s.dropped[labelPID]++
 			return nil
 		}
-		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: t, devicePhyID: -1}
+		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: t, devicePhyID: -1, loc: s.cur}
 		s.procs[key] = pr
 		s.procsChanged()
 	}
@@ -624,8 +659,16 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 	raw := parse.FindPlogTime(msg)
 	var ts time.Time
 	ok := false
+	loc := s.cur
+	if raw != nil && fallback != nil && s.opts.ScreenZoneFromRuntime {
+		if rt, rok := parse.ParseRFC3339(fallback); rok {
+			if z, zok := zoneFromPair(raw, rt); zok {
+				loc = z
+			}
+		}
+	}
 	if raw != nil {
-		ts, ok = parse.ParsePlogTime(raw, s.opts.Location)
+		ts, ok = parse.ParsePlogTime(raw, loc)
 	}
 	if !ok && fallback != nil {
 		ts, ok = parse.ParseRFC3339(fallback)
@@ -842,7 +885,7 @@ func (s *State) Devices() []ProcessDevice {
 	defer s.mu.Unlock()
 	out := make([]ProcessDevice, 0, len(s.procs))
 	for k, pr := range s.procs {
-		out = append(out, ProcessDevice{Key: k, Label: pr.label, DevicePhyID: pr.devicePhyID, LastWrite: pr.resolve(s.opts.Location)})
+		out = append(out, ProcessDevice{Key: k, Label: pr.label, DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Key.PID != out[j].Key.PID {
@@ -854,7 +897,7 @@ func (s *State) Devices() []ProcessDevice {
 }
 
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
-	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: pr.resolve(s.opts.Location),
+	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
 		DevicePhyID:             pr.devicePhyID,
 		Communicators:           append([]CommunicatorView(nil), pr.comms...),
 		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs}
@@ -900,7 +943,7 @@ func (s *State) Expire(live Liveness) int {
 	s.mu.Lock()
 	var stale []ProcessKey
 	for k, pr := range s.procs {
-		if now.Sub(pr.resolve(s.opts.Location)) > s.opts.ProcessTTL {
+		if now.Sub(s.lastWrite(pr)) > s.opts.ProcessTTL {
 			stale = append(stale, k)
 		}
 	}
@@ -916,7 +959,7 @@ func (s *State) Expire(live Liveness) int {
 	n := 0
 	for _, k := range dead {
 		pr := s.procs[k]
-		if pr == nil || now.Sub(pr.resolve(s.opts.Location)) <= s.opts.ProcessTTL {
+		if pr == nil || now.Sub(s.lastWrite(pr)) <= s.opts.ProcessTTL {
 			continue // written to meanwhile
 		}
 		s.nComms -= len(pr.comms)
