@@ -581,6 +581,9 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 	}
 
 	summary := fmt.Sprintf("%s on %s at %s", root.Code, who(root.Event), at)
+	if d := root.at.Sub(root.Time.Time); d > time.Millisecond || d < -time.Millisecond {
+		summary += fmt.Sprintf(" (printed %s by %s's clock)", root.Time.Format(textTime), root.Node)
+	}
 	if len(cons) > 0 {
 		summary += "; " + strings.Join(cons, "; ")
 	}

@@ -207,6 +207,9 @@ func TestIncidentSkewedClocks(t *testing.T) {
 	if d := in.Root.Aligned.Sub(day(14, 5, 0, 0)); d.Abs() > 100*time.Millisecond {
 		t.Errorf("aligned time %s, want 14:05:00 within the measurement's jitter", in.Root.Aligned)
 	}
+	if !strings.Contains(in.Summary, "(printed 2026-03-18 14:08:20.000000 by node-2's clock)") {
+		t.Errorf("summary %q", in.Summary)
+	}
 	if !strings.Contains(strings.Join(in.Reasons, "\n"), "node-2's clock was 200 s ahead of the reference's; its times were corrected") {
 		t.Errorf("reasons %q", in.Reasons)
 	}
