@@ -72,7 +72,7 @@ type Remedy struct {
 // BufferOOMReport describes EL0004, the driver's out-of-memory report.
 type BufferOOMReport struct {
 	Events uint64 `json:"events"`
-	// PlogEvents counts HCCL's own "Create ccl buffer size[…] fail" lines.
+	// PlogEvents counts HCCL's own device-memory failure lines ("[DeviceMem][Alloc]rt_malloc error").
 	PlogEvents uint64 `json:"plog_events"`
 	// HCCL is true when the out-of-memory happened while HCCL allocated
 	// its buffer (a plog event, or a screen traceback naming HCCL).

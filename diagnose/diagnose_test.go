@@ -200,7 +200,7 @@ func TestEI0011VersusBufferOOM(t *testing.T) {
 		"        TraceBack (most recent call last):\n" +
 		"        Failed to allocate resource[DeviceMemory] with info [size:1048576]. Reason: Memory resources are exhausted.\n" +
 		"        aclnnMatmul failed.\n"
-	cclPlog := "[ERROR] HCCL(316198,python3):2025-09-28-07:22:29.827.001 [ccl_buffer_manager.cc:60] [316198]Create ccl buffer size[2147483648] fail\n"
+	cclPlog := "[ERROR] HCCL(316198,python3):2025-09-28-07:22:29.827.001 [mem_device.cc:52] [316198][DeviceMem][Alloc]rt_malloc error, ret[207001], size[2147483648 Byte]\n"
 	env := envPlog("316198", "1024", "")
 
 	cases := []struct {

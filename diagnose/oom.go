@@ -17,7 +17,7 @@ import (
 //	        Failed to allocate resource[DeviceMemory] with info [size:2147483648]. …
 //	        Nnopbase fails to invoke the HcclAllocComResourceByTiling function of the hccl module.
 //
-// or by HCCL's own plog line "Create ccl buffer size[…] fail", which the
+// or by HCCL's own plog line "[DeviceMem][Alloc]rt_malloc error", which the
 // fault catalog maps to EL0004 (source plog).
 
 var (

@@ -49,8 +49,18 @@ var catalog = []Fault{
 	{Code: "EI0006", Stage: parse.StageLinkSetup, Title: "Communication_Error_Get_Socket",
 		Fingerprint: []string{"wait socket establish timeout"},
 		Remedy:      "Link setup socket timed out (HCCL_CONNECT_TIMEOUT + 20 s): a peer did not reach link setup in time; check the peer's logs and network."},
-	{Code: "EI0007", Stage: parse.StageInit, Title: "Resource_Error",
-		Remedy: "HCCL could not allocate a resource; see the resource named in the report."},
+	// EI0007 "Failed to allocate resource[qp]" is QP exhaustion at link
+	// setup; "resource[DeviceMemory] with info [size:N]" is an HCCL device
+	// allocation that failed in builds before the exact-size EI0011 (Jan
+	// 2026). A QP-create failure without "out of memory" (also the A5
+	// [Create][RaQp] form, which never prints it) counts here, not as EI0011.
+	// HCOMM-init adapter_rts.cc reports a failed aclrtMalloc as EI0007
+	// resource[DeviceMemory].
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error",
+		Fingerprint: []string{"[Malloc][Mem]errNo[", "aclrtMalloc failed"},
+		Remedy: "HCCL could not allocate a resource at link setup. resource[qp]: the QPs are exhausted (too many connections × " +
+			"HCCL_RDMA_QPS_PER_CONNECTION, or an old driver): fewer QPs per connection, fewer RoCE links, free memory, update the driver. " +
+			"resource[DeviceMemory] with a size: an HCCL device allocation; a size of about 2 × HCCL_BUFFSIZE is its cclBuffer (lower HCCL_BUFFSIZE)."},
 	{Code: "EI0008", Stage: parse.StageLinkSetup, Title: "Package_Error_Incorrect_HCCL_Version",
 		Fingerprint: []string{"[InitChannelStage][VersionConflict]"},
 		Remedy:      "CANN/HCCL versions differ between ranks; install the same version on every node."},
@@ -58,10 +68,23 @@ var catalog = []Fault{
 		Remedy: "Transport initialisation failed between devices."},
 	{Code: "EI0010", Stage: parse.StageLinkSetup, Title: "Communication_Error_P2P",
 		Remedy: "P2P between devices failed; set HCCL_INTRA_ROCE_ENABLE=1 when devices are not on the same plane."},
+	// EI0011 prints the size of the failed allocation. The range forms
+	// ("[size: [0.25MB, 3MB], …]", "262144~3145728") are a QP at link setup
+	// (plog "ra qp create fail, reason: out of memory"); from Jan 2026 any
+	// HCCL device allocation that fails with ACL_ERROR_RT_MEMORY_ALLOCATION
+	// is EI0011 with the exact size (plog "[Malloc][Mem] rtMalloc failed,
+	// Reason: out of memory"): a size of 2 × buffer + 1 MiB is the cclBuffer.
 	{Code: "EI0011", Stage: parse.StageLinkSetup, Title: "Resource_Error_Insufficient_Device_Memory",
 		Fingerprint: []string{"ra qp create fail", "out of memory"},
-		Remedy: "Not enough free NPU memory to create RoCE QPs at link setup: free memory (batch size, other processes), " +
-			"lower HCCL_RDMA_QPS_PER_CONNECTION (recommended 1..8), use algorithms with fewer RoCE links."},
+		Remedy: "Not enough free NPU memory for an HCCL allocation at link setup. A size of 0.25–3 MB (or the range form) is a QP: " +
+			"free memory (batch size, other processes), lower HCCL_RDMA_QPS_PER_CONNECTION (recommended 1..8; N > 1 makes N + 1 QPs per connection), " +
+			"use algorithms with fewer RoCE links. A size of about 2 × HCCL_BUFFSIZE + 1 MiB is the cclBuffer: lower HCCL_BUFFSIZE or the number of " +
+			"communicators — except for MoE/MC2 operators that require a large HCCL_BUFFSIZE: free memory there."},
+	{Code: "EI0011", Stage: parse.StageLinkSetup, Title: "Resource_Error_Insufficient_Device_Memory",
+		Fingerprint: []string{"[Malloc][Mem] rtMalloc failed", "out of memory"}},
+	// Any other QP-create failure (after the EI0011 rows: first match wins).
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error",
+		Fingerprint: []string{"ra qp create fail"}},
 	{Code: "EI0012", Stage: parse.StageExecution, Title: "Execution_Error_SDMA",
 		Remedy: "SDMA copy task exception (page fault or HCCS link)."},
 	{Code: "EI0013", Stage: parse.StageExecution, Title: "Execution_Error_ROCE_CQE",
@@ -89,15 +112,20 @@ var catalog = []Fault{
 		Fingerprint: []string{"socket type[1]", "Please check the port status"}},
 	{Code: "EI9999", Stage: parse.StageUnknown, Title: "Inner_Error"},
 	{Code: "EJ0001", Stage: parse.StageInit, Title: "HCCP_Process_Initialization_Failure"},
-	{Code: "EJ0002", Stage: parse.StageUnknown, Title: "Environment_Error"},
+	// "The network port is down": the RoCE port link setup needs.
+	{Code: "EJ0002", Stage: parse.StageLinkSetup, Title: "Environment_Error",
+		Remedy: "The NPU's RoCE network port is down, so link setup cannot reach its peers: check `hccn_tool -i <phy> -link -g`, the optical module and the switch port (RoCELinkDown)."},
 	{Code: "EJ0003", Stage: parse.StageInit, Title: "Communication_Error_Bind_IP_Port"},
 	{Code: "EJ0004", Stage: parse.StageInit, Title: "Invalid_Argument_IP_Address"},
 	// The driver reports an out-of-memory while HCCL allocates its cclBuffer
-	// (2 × HCCL_BUFFSIZE per communicator) as EL0004, not EI0011; HCCL's own
-	// plog line is CCLBufferManager's "Create ccl buffer size[…] fail".
+	// (2 × HCCL_BUFFSIZE + 1 MiB per communicator) as EL0004 in builds before
+	// the exact-size EI0011. HCCL's own plog line then is mem_device.cc's
+	// "[DeviceMem][Alloc]rt_malloc error, … size[N Byte]"; CCLBufferManager's
+	// "Create ccl buffer size[…] fail" line cannot print on an out-of-memory
+	// (it follows a successful allocation check), so it is not a fingerprint.
 	{Code: "EL0004", Stage: parse.StageInit, Title: "Memory_Allocation_Failure",
-		Fingerprint: []string{"Create ccl buffer size[", "] fail"},
-		Remedy: "NPU memory ran out while HCCL allocated its buffers (2 × HCCL_BUFFSIZE MB per communicator): " +
+		Fingerprint: []string{"[DeviceMem][Alloc]rt_malloc error"},
+		Remedy: "NPU memory ran out while HCCL allocated device memory, usually its buffers (2 × HCCL_BUFFSIZE + 1 MiB per communicator): " +
 			"lower HCCL_BUFFSIZE or the number of communicators, or free memory."},
 }
 

@@ -59,9 +59,14 @@ func TestCatalogFingerprints(t *testing.T) {
 		{"[1][InitGroupStage][RanktableDetect] socket type[2], listen on ip[192.168.1.100] and specific port[50001] fail. Please check the port status and whether the port is being used by other process.", "EI0019"},
 		{"[1][InitGroupStage][RanktableDetect] socket type[0], listen on ip[192.168.2.199] and specific port[16666] fail. Please check the port status and whether the port is being used by other process.", "EI0020"},
 		{"[1][InitGroupStage][RanktableDetect] socket type[1], listen on ip[192.168.2.199] and specific port[16666] fail. Please check the port status and whether the port is being used by other process.", "EI0020"},
-		{"[5151][CCLBufferManager][CreateCCLbuffer]Create ccl buffer size[2147483648] fail,please check environmental variable HCCL_BUFFSIZE.", "EL0004"},
-		// Lines that must not map.
-		{"[Create][RaQp]errNo[0x0000000005000013] ra qp create fail. params: flag[0], qpMode[2]. return: ret[-1]", ""},
+		{"[5151][DeviceMem][Alloc]rt_malloc error, ret[207001], size[2097152000 Byte]", "EL0004"},
+		// A QP-create failure without "out of memory" (also the A5 form) is EI0007, not EI0011.
+		{"[Create][RaQp]errNo[0x0000000005000013] ra qp create fail. params: flag[0], qpMode[2]. return: ret[-1]", "EI0007"},
+		// Exact-size EI0011 (HCOMM from Jan 2026) and the EI0007 DeviceMemory form before it.
+		{"[5151][Malloc][Mem] rtMalloc failed, Reason: out of memory, return[207001], para: devPtrAddr[0x0], size[420478976 Byte].", "EI0011"},
+		{"[5151][Malloc][Mem]errNo[0x0000000005000003] aclrtMalloc failed, return[207001], para: devPtrAddr[0x0], size[420478976 Byte], isTsMem[0].", "EI0007"},
+		// Lines that must not map. CCLBufferManager's failure line cannot print on an out-of-memory.
+		{"[5151][CCLBufferManager][CreateCCLbuffer]Create ccl buffer size[2147483648] fail,please check environmental variable HCCL_BUFFSIZE.", ""},
 		{"[18744][InitChannelStage][Timeout]Transport init error! createLink para:rank[1]", ""},
 		{"[18744][Wait][LinksEstablishCompleted] is failed. ret[9].", ""},
 		{"[1041085][InitGroupStage][RanktableDetect] TopoDetect ERROR occur !!! fault_type[1]", ""},
