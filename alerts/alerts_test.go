@@ -37,6 +37,7 @@ var contractAlerts = []string{
 	"RoCELinkDown",
 	"RoCELinkFlapping",
 	"RoCENetworkUnhealthy",
+	"CANNLogTimezoneMismatch",
 	"HCCLExporterCollectorFailing",
 }
 
