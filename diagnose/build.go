@@ -125,21 +125,29 @@ func build(ins []*input, opts Options) *Report {
 	}
 	names := sortedKeys(nodes)
 	all := make([]*nodeData, 0, len(names))
-	zones := map[string]string{}
+	zones, basis := map[string]string{}, map[string]string{}
 	for _, name := range names {
 		n := nodes[name]
 		n.merge()
 		zones[name] = opts.Location.String()
+		basis[name] = zoneBasisFlag
 		if loc := opts.NodeLocations[name]; loc != nil {
 			n.rezone(opts.Location, loc)
-			zones[name] = loc.String()
+			zones[name], basis[name] = loc.String(), zoneBasisNode
+		} else if opts.InferZones {
+			if loc, votes, ok := inferNodeZone(n.sync, opts.Location); ok {
+				n.rezone(opts.Location, loc)
+				zones[name], basis[name] = loc.String(), fmt.Sprintf("inferred from %d communicator identifier(s)", votes)
+			} else {
+				basis[name] = zoneBasisNoEvidence
+			}
 		}
 		all = append(all, n)
 		r.Nodes = append(r.Nodes, buildNode(n, opts))
 	}
 	r.nodesData = all
 	r.Faults = buildFaults(all, opts)
-	cm, clock := measureClocks(all, zones)
+	cm, clock := measureClocks(all, zones, basis)
 	for _, name := range sortedKeys(opts.NodeLocations) {
 		if nodes[name] == nil {
 			clock.Notes = append(clock.Notes, fmt.Sprintf("A zone was given for node %s, which is not in the bundle (nodes: %s).", name, strings.Join(names, ", ")))

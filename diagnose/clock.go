@@ -18,6 +18,13 @@ import (
 // where they exceed the jitter of that moment, and reported; a node that
 // shares no communicator with the others is said to be unmeasured.
 
+// Why a node's times were read in its zone.
+const (
+	zoneBasisFlag       = "--timezone"
+	zoneBasisNode       = "--node-timezone"
+	zoneBasisNoEvidence = "--timezone auto found no communicator identifier with a time: read in the default zone"
+)
+
 // syncJitter is how far apart the ranks of one communicator print the end
 // of its initialisation on agreeing clocks (they leave the final exchange
 // together; printing takes milliseconds). Offsets within it are not
@@ -43,8 +50,11 @@ type ClockReport struct {
 // NodeClock is one node's clock.
 type NodeClock struct {
 	Node string `json:"node"`
-	// Zone is the zone its times were read in.
-	Zone string `json:"zone"`
+	// Zone is the zone its times were read in, and ZoneBasis why: the
+	// --timezone flag, --node-timezone, or inferred from its communicator
+	// identifiers (--timezone auto).
+	Zone      string `json:"zone"`
+	ZoneBasis string `json:"zone_basis"`
 	// OffsetSeconds is how far its clock is ahead of the reference's
 	// (negative: behind); null when it shares no communicator with a
 	// measured node.
@@ -92,7 +102,7 @@ func (c *clockModel) tolerance(a, b string) float64 {
 }
 
 // measureClocks compares the nodes' clocks over their shared communicators.
-func measureClocks(nodes []*nodeData, zones map[string]string) (*clockModel, ClockReport) {
+func measureClocks(nodes []*nodeData, zones, basis map[string]string) (*clockModel, ClockReport) {
 	cm := &clockModel{offset: map[string]float64{}, unc: map[string]float64{}}
 	rep := ClockReport{Nodes: []NodeClock{}, Notes: []string{}}
 	// The reference: the node with the most communicators (name breaks
@@ -149,7 +159,7 @@ func measureClocks(nodes []*nodeData, zones map[string]string) (*clockModel, Clo
 		}
 	}
 	for _, n := range nodes {
-		nc := NodeClock{Node: n.name, Zone: zones[n.name], Communicators: counts[n.name]}
+		nc := NodeClock{Node: n.name, Zone: zones[n.name], ZoneBasis: basis[n.name], Communicators: counts[n.name]}
 		if off, ok := cm.offset[n.name]; ok && cm.measured {
 			o := round3(off)
 			nc.OffsetSeconds = &o

@@ -106,3 +106,33 @@ func FuzzEventParsers(f *testing.F) {
 		}
 	})
 }
+
+// The captured sample: the identifier was created at 2025-12-10 11:53:27.599
+// UTC and the rank printed its [Communicator Key Info] at 19:53:28.131 on
+// its wall clock: UTC+8.
+func TestInferNodeZone(t *testing.T) {
+	printed := time.Date(2025, 12, 10, 19, 53, 28, 131e6, time.UTC)
+	cases := []struct {
+		sync   map[string]time.Time
+		offset int
+		ok     bool
+	}{
+		{map[string]time.Time{"127.0.0.1%enp_60000_0_1765367607599032": printed}, 8 * 3600, true},
+		{map[string]time.Time{"127.0.0.1%enp_60000_0_1765367607599032": printed.Add(-8 * time.Hour)}, 0, true},
+		{map[string]time.Time{"127.0.0.1%enp_60000_0_1765367607599032": printed.Add(-8*time.Hour - 20*time.Minute)}, 0, false}, // before its creation
+		{map[string]time.Time{"hccl_world_group": printed}, 0, false},
+		{map[string]time.Time{"x_99999999999999999": printed}, 0, false},
+	}
+	for i, c := range cases {
+		loc, _, ok := inferNodeZone(c.sync, time.UTC)
+		if ok != c.ok {
+			t.Errorf("case %d: ok %v", i, ok)
+			continue
+		}
+		if ok {
+			if _, off := printed.In(loc).Zone(); off != c.offset {
+				t.Errorf("case %d: offset %d, want %d", i, off, c.offset)
+			}
+		}
+	}
+}

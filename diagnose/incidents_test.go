@@ -411,3 +411,55 @@ func TestIncidentHeartbeat(t *testing.T) {
 	}
 	t.Error("no incident holds the heartbeat report")
 }
+
+// --timezone auto: the ei0011 bundle's communicator identifier carries the
+// root's creation time (2026-03-18 12:16:02 UTC) and the ranks printed the
+// end of its initialisation at 20:16:05 wall-clock time: UTC+8. The skew
+// bundle's identifier does not fit any zone: it stays in the default zone,
+// and the report says why.
+func TestTimezoneAuto(t *testing.T) {
+	opts := testOptions()
+	opts.InferZones = true
+	r, err := Run([]string{filepath.Join("testdata", "incidents", "ei0011")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nc := range r.Clock.Nodes {
+		if _, off := time.Date(2026, 3, 18, 0, 0, 0, 0, mustZone(t, nc.Zone)).Zone(); off != 8*3600 || !strings.HasPrefix(nc.ZoneBasis, "inferred from 1 communicator") {
+			t.Errorf("%s: zone %s (%s)", nc.Node, nc.Zone, nc.ZoneBasis)
+		}
+	}
+	root := r.Incidents[0].Root
+	if got := root.Aligned.UTC().Format(textTime); got != "2026-03-18 12:18:46.447000" {
+		t.Errorf("root at %s UTC, want 12:18:46.447", got)
+	}
+	if got := root.Time.Format(textTime); got != "2026-03-18 20:18:46.447000" {
+		t.Errorf("root printed %s, want the node's wall clock 20:18:46.447", got)
+	}
+
+	r2, err := Run([]string{filepath.Join("testdata", "incidents", "skew")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nc := range r2.Clock.Nodes {
+		if nc.Zone != "UTC" || nc.ZoneBasis != zoneBasisNoEvidence {
+			t.Errorf("skew %s: zone %s (%s)", nc.Node, nc.Zone, nc.ZoneBasis)
+		}
+	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	if strings.HasPrefix(name, "UTC+") || strings.HasPrefix(name, "UTC-") {
+		loc, err := ParseZone(name[3:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loc
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}

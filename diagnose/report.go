@@ -36,6 +36,10 @@ type Options struct {
 	// NodeLocations overrides Location for the named nodes: nodes of one
 	// job may print their times in different zones.
 	NodeLocations map[string]*time.Location
+	// InferZones reads each node (not in NodeLocations) in the zone its
+	// communicator identifiers show (zone.go), where they show one;
+	// Location otherwise.
+	InferZones bool
 }
 
 func (o *Options) stateOptions() cannlog.Options {

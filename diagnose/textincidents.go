@@ -79,7 +79,7 @@ func writeIncidents(p func(string, ...any), r *Report) {
 					off = "reference"
 				}
 			}
-			p("  %s: zone %s, %s", nc.Node, nc.Zone, off)
+			p("  %s: zone %s (%s), %s", nc.Node, nc.Zone, nc.ZoneBasis, off)
 		}
 		if r.UntimedEvents > 0 {
 			p("  %d fault event(s) printed no time: they are counted in the fault codes, not placed in an incident.", r.UntimedEvents)

@@ -48,7 +48,7 @@ func addDiagnoseCommand(app *kingpin.Application) *diagnoseCommand {
 	d.report = d.cmd.Command("report", "Report fault codes, effective HCCL settings, settings that disagree between nodes and the EI0011 remedies with the bundle's numbers (the default: `diagnose PATH...`). Exit 0 clean, 1 findings, 2 bad input.").Default()
 	d.report.Flag("layout", "How files map to nodes: auto (node directories are detected), nodes (each first-level directory of a PATH is a node), node (each PATH is one node).").
 		Default(string(diagnose.LayoutAuto)).EnumVar(&d.layout, string(diagnose.LayoutAuto), string(diagnose.LayoutNodes), string(diagnose.LayoutNode))
-	d.report.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC, an IANA name such as Asia/Shanghai, or an offset such as +08:00.").
+	d.report.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC, an IANA name such as Asia/Shanghai, an offset such as +08:00, or auto (each node's zone from its communicators' identifiers, which carry the root's creation time in UTC; Local where they show none).").
 		Default("Local").StringVar(&d.timezone)
 	d.report.Flag("node-timezone", "NODE=ZONE: a node that printed its times in another zone than --timezone (repeatable). The report's CLOCKS section names nodes whose clocks are off by whole quarter-hours.").
 		PlaceHolder("NODE=ZONE").StringsVar(&d.nodeTZ)
@@ -95,10 +95,13 @@ func (d *diagnoseCommand) runBuffSize() int {
 }
 
 func (d *diagnoseCommand) runReport(logger *slog.Logger) int {
-	loc, err := diagnose.ParseZone(d.timezone)
-	if err != nil {
-		fmt.Fprintf(d.stderr, "%s diagnose: --timezone: %v\n", exporterName, err)
-		return 2
+	loc, infer := time.Local, d.timezone == "auto"
+	if !infer {
+		var err error
+		if loc, err = diagnose.ParseZone(d.timezone); err != nil {
+			fmt.Fprintf(d.stderr, "%s diagnose: --timezone: %v\n", exporterName, err)
+			return 2
+		}
 	}
 	nodeLocs, err := diagnose.ParseNodeZones(d.nodeTZ)
 	if err != nil {
@@ -106,7 +109,7 @@ func (d *diagnoseCommand) runReport(logger *slog.Logger) int {
 		return 2
 	}
 	start := time.Now()
-	rep, err := diagnose.Run(d.paths, diagnose.Options{Layout: diagnose.Layout(d.layout), Location: loc, Workers: d.workers, NodeLocations: nodeLocs})
+	rep, err := diagnose.Run(d.paths, diagnose.Options{Layout: diagnose.Layout(d.layout), Location: loc, Workers: d.workers, NodeLocations: nodeLocs, InferZones: infer})
 	if err != nil {
 		fmt.Fprintf(d.stderr, "%s diagnose: %v\n", exporterName, err)
 		return 2

@@ -55,6 +55,7 @@ func TestDiagnoseCLI(t *testing.T) {
 		{name: "missing path", args: []string{"diagnose", filepath.Join(t.TempDir(), "nope")}, selected: true, code: 2, stderr: "no such file or directory"},
 		{name: "bad timezone", args: []string{"diagnose", "--timezone", "Mars/Olympus", sampleBundle}, selected: true, code: 2, stderr: "--timezone"},
 		{name: "bad node timezone", args: []string{"diagnose", "--node-timezone", "node-a", sampleBundle}, selected: true, code: 2, stderr: "want NODE=ZONE"},
+		{name: "timezone auto", args: []string{"diagnose", "--timezone", "auto", filepath.Join("..", "..", "diagnose", "testdata", "incidents", "ei0011")}, selected: true, code: 1, stdout: "node-3: zone UTC+08:00 (inferred from 1 communicator identifier(s))"},
 		{name: "node timezone", args: []string{"diagnose", "--timezone", "+00:00", "--node-timezone", "node-a=+08:00", sampleBundle}, selected: true, code: 1, stdout: "node-a: zone UTC+08:00"},
 		{name: "no path", args: []string{"diagnose"}, parseErr: "required argument 'path' not provided"},
 		{name: "bad format", args: []string{"diagnose", "--format", "yaml", sampleBundle}, parseErr: "enum value must be one of text,json,html"},
