@@ -63,7 +63,7 @@ type Collector struct {
 	resolve func() (string, error)
 	now     func() time.Time
 
-	latest atomic.Pointer[Sweep]
+	latest atomic.Pointer[published]
 
 	mu    sync.Mutex
 	calls map[[2]string]float64 // {command, result} → calls
@@ -142,7 +142,7 @@ func (c *Collector) runSweep(ctx context.Context) {
 	if ctx.Err() != nil && c.latest.Load() != nil {
 		return // shutting down: keep the last full sweep
 	}
-	c.latest.Store(s)
+	c.latest.Store(c.publish(s))
 	switch {
 	case s.Absent:
 		if !c.wasAbsent {
@@ -162,7 +162,7 @@ func (c *Collector) runSweep(ctx context.Context) {
 // background loop must not run at the same time (one call at a time).
 func (c *Collector) Sweep(ctx context.Context) *Sweep {
 	c.runSweep(ctx)
-	return c.latest.Load()
+	return c.latest.Load().sweep
 }
 
 func (c *Collector) countCall(command, result string) {
@@ -174,8 +174,11 @@ func (c *Collector) countCall(command, result string) {
 // Latest returns the last finished sweep without waiting; ok is false before
 // the first one. The sweep is shared: do not modify it.
 func (c *Collector) Latest() (s *Sweep, ok bool) {
-	s = c.latest.Load()
-	return s, s != nil
+	p := c.latest.Load()
+	if p == nil {
+		return nil, false
+	}
+	return p.sweep, true
 }
 
 // QPReading is one chip's live queue pairs as the latest sweep measured
@@ -287,27 +290,32 @@ func newStat(key, name, help string) statCounter {
 // errFirstSweep: a scrape before the first sweep finished.
 var errFirstSweep = fmt.Errorf("first hccn_tool sweep still running: %w", exporter.ErrNoData)
 
-// Update sends the metrics of the latest sweep. It never runs hccn_tool
-// and never waits, so it needs nothing of the scrape's ctx. An incomplete sweep returns an error after sending what
-// it read; a missing hccn_tool is not an error (inference cards have no
-// RoCE NIC): only ascend_hccn_tool_up 0 is sent.
-func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
-	s, ok := c.Latest()
-	if ok && s.Absent {
-		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
-		return nil
+// published is a sweep with its metrics. Nothing a scrape exports changes
+// between two sweeps (the call counters move only during one), so the const
+// metrics are built once per sweep and re-sent, immutable, by every scrape.
+type published struct {
+	sweep   *Sweep
+	metrics []prometheus.Metric
+	err     error // what Update returns
+}
+
+// publish builds the metrics of a finished sweep.
+func (c *Collector) publish(s *Sweep) *published {
+	p := &published{sweep: s}
+	if s.Absent {
+		// Inference cards have no RoCE NIC: not an error, only up 0.
+		p.metrics = []prometheus.Metric{prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)}
+		return p
 	}
-	c.mu.Lock()
-	for _, cmd := range commands {
-		for _, r := range callResults {
-			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, c.calls[[2]string{cmd.name, r}], cmd.name, r)
+	ch := make(chan prometheus.Metric, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m := range ch {
+			p.metrics = append(p.metrics, m)
 		}
-	}
-	c.mu.Unlock()
-	if !ok {
-		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
-		return errFirstSweep
-	}
+	}()
+	c.sendCalls(ch)
 	up := 0.0
 	if s.Complete {
 		up = 1
@@ -316,10 +324,40 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
 	ch <- prometheus.MustNewConstMetric(sweepDurationDesc, prometheus.GaugeValue, s.Duration().Seconds())
 	exportSweep(ch, s)
+	close(ch)
+	<-done
 	if !s.Complete {
-		return s.Err
+		p.err = s.Err
 	}
-	return nil
+	return p
+}
+
+func (c *Collector) sendCalls(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cmd := range commands {
+		for _, r := range callResults {
+			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, c.calls[[2]string{cmd.name, r}], cmd.name, r)
+		}
+	}
+}
+
+// Update sends the metrics of the latest sweep, built when it was
+// published. It never runs hccn_tool and never waits, so it needs nothing
+// of the scrape's ctx. An incomplete sweep returns its error after sending
+// what it read; a missing hccn_tool is not an error (inference cards have
+// no RoCE NIC): only ascend_hccn_tool_up 0 is sent.
+func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
+	p := c.latest.Load()
+	if p == nil {
+		c.sendCalls(ch)
+		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
+		return errFirstSweep
+	}
+	for _, m := range p.metrics {
+		ch <- m
+	}
+	return p.err
 }
 
 func exportSweep(ch chan<- prometheus.Metric, s *Sweep) {
