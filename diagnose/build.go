@@ -11,14 +11,15 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
 // Variable names the report reads.
 const (
-	varQPs          = "HCCL_RDMA_QPS_PER_CONNECTION"
-	varQPPortConfig = "HCCL_RDMA_QP_PORT_CONFIG_PATH"
-	varBuffSize     = "HCCL_BUFFSIZE"
-	varIntraRoCE    = "HCCL_INTRA_ROCE_ENABLE"
+	varQPs          = hcclenv.QPsPerConnection
+	varQPPortConfig = hcclenv.QPPortConfigPath
+	varBuffSize     = hcclenv.BuffSize
+	varIntraRoCE    = hcclenv.IntraRoCEEnable
 )
 
 // setByNotPrinted marks a value the logs did not print and HCCL's default
@@ -226,17 +227,33 @@ func buildProcess(p *procData, opts Options) Process {
 	if e, ok := p.env[varQPPortConfig]; ok {
 		q.QPPortConfigPath = e.Value
 	}
-	if e, ok := p.env[varIntraRoCE]; ok {
-		q.IntraRoCE = e.Value == "1"
+	if e, ok := p.env[varIntraRoCE]; ok && e.HasNumber {
+		q.IntraRoCE = e.Number == 1
+	}
+	interHCCSDisabled := false
+	if e, ok := p.env[hcclenv.InterHCCSDisable]; ok && e.HasNumber {
+		interHCCSDisabled = e.Number == 1
 	}
 	q.BuffSizeBytes, q.BuffSizeSetBy = headroom.HCCLDefaultBuffSizeBytes, setByNotPrinted
 	if e, ok := p.env[varBuffSize]; ok && e.HasNumber && e.Number > 0 {
 		q.BuffSizeBytes, q.BuffSizeSetBy = e.Number, e.SetBy
 	}
 	q.Communicators = len(p.comms)
-	q.CCLBufferBytes = 2 * q.BuffSizeBytes * float64(len(p.comms))
+	// Each communicator of more than one rank allocates 2 × its buffer size
+	// (its [Load] comm config, else HCCL_BUFFSIZE) + 1 MiB.
+	q.CCLBufferBytes = 0
 	for _, c := range p.comms {
-		l := links(opts.QP, c, qps, q.IntraRoCE)
+		if c.RankSize <= 1 {
+			continue
+		}
+		b := q.BuffSizeBytes
+		if c.BufferSizeBytes > 0 {
+			b = float64(c.BufferSizeBytes)
+		}
+		q.CCLBufferBytes += hcclenv.CCLBufferBytes(b)
+	}
+	for _, c := range p.comms {
+		l := links(opts.QP, c, qps, q.IntraRoCE, interHCCSDisabled)
 		out.Communicators = append(out.Communicators, Communicator{Name: c.Name, RankSize: c.RankSize,
 			ServerNum: c.ServerNum, UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, Links: l})
 		q.QPsLow += l.QPsLow
@@ -248,20 +265,25 @@ func buildProcess(p *procData, opts Options) Process {
 }
 
 // links runs the headroom model on one communicator of one process on a
-// single pretend chip: with one QP per connection its QP bounds are the
-// peer bounds.
-func links(cfg headroom.Config, c cannlog.CommunicatorView, qps float64, intraRoCE bool) Links {
+// single pretend chip, as if none of its links were set up yet: with one QP
+// per connection on a device type without multi-QP its QP bounds are the
+// peer bounds. The QPs per connection then follow HCCL (N + 1 for N > 1,
+// headroom.QPsPerLink).
+func links(cfg headroom.Config, c cannlog.CommunicatorView, qps float64, intraRoCE, interHCCSDisabled bool) Links {
 	settings := func(headroom.ChipProcess) (headroom.ProcessSettings, bool) {
 		return headroom.ProcessSettings{PID: 1, QPsPerConnection: 1, QPsKnown: true,
-			BuffSizeBytes: headroom.HCCLDefaultBuffSizeBytes, BuffSizeKnown: true, IntraRoCE: intraRoCE,
-			Communicators: []headroom.Communicator{{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum}}}, true
+			BuffSizeBytes: headroom.HCCLDefaultBuffSizeBytes, BuffSizeKnown: true, IntraRoCE: intraRoCE, InterHCCSDisabled: interHCCSDisabled,
+			Communicators: []headroom.Communicator{{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum,
+				SuperPodNum: c.SuperPodNum, DeviceType: c.DeviceType, SuperPodMode: c.SuperPodMode, StandardCard: c.StandardCard,
+				OtherPeers: c.OtherPeers}}}, true
 	}
 	h := headroom.Model(cfg, nil, []headroom.ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, settings)
 	var l Links
 	if len(h) == 1 {
 		l.PeersLow, l.PeersHigh = h[0].QPsLow, h[0].QPsHigh
 	}
-	l.QPsLow, l.QPsHigh = l.PeersLow*qps, l.PeersHigh*qps
+	perLink := headroom.QPsPerLink(qps, c.DeviceType)
+	l.QPsLow, l.QPsHigh = l.PeersLow*perLink, l.PeersHigh*perLink
 	l.QPMemoryLowBytes, l.QPMemoryHighBytes = l.QPsLow*cfg.QPBytesLow, l.QPsHigh*cfg.QPBytesHigh
 	return l
 }

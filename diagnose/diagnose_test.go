@@ -290,9 +290,10 @@ func TestEI0011Numbers(t *testing.T) {
 	}
 	p := r.Nodes[0].Processes[0]
 	// 32 ranks on 4 servers: 8 per server; full mesh 24 remote peers,
-	// ring min(4-1, 2) = 2; × 12 QPs per connection.
-	wantLinks := Links{PeersLow: 2, PeersHigh: 24, QPsLow: 24, QPsHigh: 288,
-		QPMemoryLowBytes: 24 * 256 << 10, QPMemoryHighBytes: 288 * 3 << 20}
+	// ring min(4-1, 2) = 2; × 13 QPs per connection (HCCL creates N + 1
+	// for HCCL_RDMA_QPS_PER_CONNECTION = 12).
+	wantLinks := Links{PeersLow: 2, PeersHigh: 24, QPsLow: 26, QPsHigh: 312,
+		QPMemoryLowBytes: 26 * 256 << 10, QPMemoryHighBytes: 312 * 3 << 20}
 	if got := p.Communicators[0].Links; got != wantLinks {
 		t.Errorf("links %+v, want %+v", got, wantLinks)
 	}
@@ -304,13 +305,13 @@ func TestEI0011Numbers(t *testing.T) {
 		"HCCL_RDMA_QPS_PER_CONNECTION = 12 (environment)", "ABOVE the recommended range [1, 8]",
 		"hccn_tool -s multi_qp (management plane) > NSLB QP configuration (hccn_tool -t nslb-dp) > HCCL_RDMA_QP_PORT_CONFIG_PATH > HCCL_RDMA_QPS_PER_CONNECTION",
 		"HCCL_RDMA_QP_PORT_CONFIG_PATH is /etc/hccl/qp.cfg",
-		"rankSize 32, serverNum 4 → each rank links to 2 (ring) to 24 (full mesh) peers over RoCE × 12 QPs per connection = 24 to 288 QPs → 6 MiB to 864 MiB",
+		"rankSize 32, serverNum 4 → each rank links to 2 (ring) to 24 (full mesh) peers over RoCE × 13 QPs per connection = 26 to 312 QPs → 6.50 MiB to 936 MiB",
 	} {
 		if !strings.Contains(fewer, w) {
 			t.Errorf("remedy 2 lacks %q:\n%s", w, fewer)
 		}
 	}
-	if s := strings.Join(r.EI0011.Remedies[0].Findings, "\n"); !strings.Contains(s, "up to 864 MiB") {
+	if s := strings.Join(r.EI0011.Remedies[0].Findings, "\n"); !strings.Contains(s, "up to 936 MiB") {
 		t.Errorf("remedy 1:\n%s", s)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
 // Remedy ids, in the guide's order.
@@ -71,7 +73,7 @@ func buildEI0011(r *Report) *EI0011Report {
 	}
 	if p, ok := maxBy(procs, func(q *Process) float64 { return q.QPs.CCLBufferBytes }); ok && p.p.QPs.CCLBufferBytes > 0 {
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf(
-			"HCCL also holds 2 × HCCL_BUFFSIZE per communicator: up to %s in one process (%s pid %d: %d communicator(s) × 2 × %s); %d communicator(s) in %d process(es) in all.",
+			"HCCL also holds 2 × HCCL_BUFFSIZE + 1 MiB per communicator: up to %s in one process (%s pid %d: %d communicator(s) × (2 × %s + 1 MiB)); %d communicator(s) in %d process(es) in all.",
 			fmtBytes(p.p.QPs.CCLBufferBytes), p.node, p.p.PID, p.p.QPs.Communicators, fmtBytes(p.p.QPs.BuffSizeBytes), comms, len(procs)))
 	}
 	out.Remedies = append(out.Remedies, reduce)
@@ -163,7 +165,7 @@ func qpsFindings(r *Report, procs []procRef) []string {
 		verdict := "within the recommended range [1, 8]"
 		switch {
 		case k.v > 8:
-			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: every connection creates %s QPs; set it back to 1 (the default) or at most 8", fmtNum(k.v))
+			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: every connection creates %s QPs (N + 1, HCCL's transport code); set it back to 1 (the default) or at most 8", fmtNum(hcclenv.QPsPerLink(k.v)))
 		case k.v < 1:
 			verdict = "outside HCCL's range [1, 32]"
 		}
@@ -174,6 +176,15 @@ func qpsFindings(r *Report, procs []procRef) []string {
 		out = append(out, fmt.Sprintf("HCCL_RDMA_QPS_PER_CONNECTION = %s (%s) on %s: %s.", fmtNum(k.v), setBy, where(nodes), verdict))
 	}
 	return out
+}
+
+// serverNumText says a communicator's server count, which only
+// `[Communicator Key Info]` (CANN from Dec 2025) prints.
+func serverNumText(n int) string {
+	if n < 0 {
+		return "serverNum not printed (CANN before Dec 2025: every other rank is counted as a possible RoCE peer)"
+	}
+	return fmt.Sprintf("serverNum %d", n)
 }
 
 // communicatorFindings describes the links of the bundle's communicators,
@@ -237,13 +248,13 @@ func communicatorFindings(procs []procRef, model QPModel) []string {
 		}
 		l := a.links
 		if l.PeersHigh == 0 {
-			out = append(out, fmt.Sprintf("Communicator %s: rankSize %d, serverNum %d: no RoCE links (one server, HCCL_INTRA_ROCE_ENABLE not 1).",
-				name, s.rankSize, s.serverNum))
+			out = append(out, fmt.Sprintf("Communicator %s: rankSize %d, %s: no RoCE links (one server or one A3 superpod; HCCL_INTRA_ROCE_ENABLE only adds links on PCIe cards).",
+				name, s.rankSize, serverNumText(s.serverNum)))
 			continue
 		}
 		out = append(out, fmt.Sprintf(
-			"Communicator %s (%d rank(s) in the bundle): rankSize %d, serverNum %d → each rank links to %s (ring) to %s (full mesh) peers over RoCE × %s QPs per connection = %s to %s QPs → %s to %s of NPU memory (%s to %s per QP).",
-			name, a.procs, s.rankSize, s.serverNum, fmtNum(l.PeersLow), fmtNum(l.PeersHigh), fmtNum(s.qps),
+			"Communicator %s (%d rank(s) in the bundle): rankSize %d, %s → each rank links to %s (ring) to %s (full mesh) peers over RoCE × %s QPs per connection = %s to %s QPs → %s to %s of NPU memory (%s to %s per QP).",
+			name, a.procs, s.rankSize, serverNumText(s.serverNum), fmtNum(l.PeersLow), fmtNum(l.PeersHigh), fmtNum(s.qps),
 			fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes),
 			fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)))
 	}

@@ -141,8 +141,8 @@ func WriteText(w io.Writer, r *Report) error {
 				fmtNum(q.QPsLow), fmtNum(q.QPsHigh), fmtBytes(q.QPMemoryLowBytes), fmtBytes(q.QPMemoryHighBytes), fmtBytes(q.CCLBufferBytes))
 			for _, c := range pr.Communicators {
 				l := c.Links
-				p("      communicator %s: rankSize %d, serverNum %d, userRank %d: %s to %s RoCE peers, %s to %s QPs, %s to %s",
-					c.Name, c.RankSize, c.ServerNum, c.UserRank, fmtNum(l.PeersLow), fmtNum(l.PeersHigh),
+				p("      communicator %s: rankSize %d, %s, userRank %d: %s to %s RoCE peers, %s to %s QPs, %s to %s",
+					c.Name, c.RankSize, serverNumText(c.ServerNum), c.UserRank, fmtNum(l.PeersLow), fmtNum(l.PeersHigh),
 					fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes))
 			}
 		}

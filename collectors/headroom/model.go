@@ -300,6 +300,9 @@ func demand(c Communicator, s ProcessSettings, qps, buff float64) commDemand {
 	return d
 }
 
+// QPsPerLink is qpsPerLink for users outside the model (diagnose).
+func QPsPerLink(qps float64, deviceType int) float64 { return qpsPerLink(qps, deviceType) }
+
 // qpsPerLink is the QPs HCCL creates per RoCE connection: N + 1 for
 // HCCL_RDMA_QPS_PER_CONNECTION = N > 1, but multi-QP applies only on 910B
 // and 910_93 (GetQpMode), so 1 on other known device types. An unknown
