@@ -19,7 +19,7 @@ LDFLAGS     := -s -w \
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -timeout 15m
 
-.PHONY: all build demo run-demo test test-deps unit lint fmt vet staticcheck fuzz bench clean
+.PHONY: all build demo run-demo test test-deps unit lint fmt vet staticcheck fuzz bench clean mixin
 
 all: lint build test
 
@@ -55,6 +55,14 @@ vet:
 
 staticcheck:
 	$(GO) run $(STATICCHECK) ./...
+
+# Regenerates alerts/hccl_exporter.rules.yml and dashboards/*.json from the
+# monitoring mixin (mixin/, go-jsonnet pinned), then everything derived from
+# the rules file (make deploy-manifests). mixin/README.md says how to edit.
+JSONNET := github.com/google/go-jsonnet/cmd/jsonnet@v0.22.0
+mixin:
+	$(GO) run $(JSONNET) -S -m . mixin/lib/render.jsonnet
+	$(MAKE) deploy-manifests
 
 # Short coverage-guided run of every fuzz target (FUZZTIME each).
 FUZZTIME ?= 20s

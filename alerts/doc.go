@@ -1,6 +1,7 @@
 // Package alerts ships hccl_exporter's Prometheus alerting and recording rules
-// (hccl_exporter.rules.yml), their promtool unit tests (tests/) and an example
-// Alertmanager configuration. The files are the product; this package embeds
+// (hccl_exporter.rules.yml, rendered from the monitoring mixin in mixin/ by
+// `make mixin`; sharded/ holds its per-node and cross-node halves), their
+// promtool unit tests (tests/) and an example Alertmanager configuration. The files are the product; this package embeds
 // them so other tests (the end-to-end test) can load exactly what users get.
 package alerts
 

@@ -116,16 +116,24 @@ func FuzzSplitRules(f *testing.F) {
 	f.Add(Rules)
 	f.Add([]byte("# x\ngroups:\n  - name: a\n    rules: []\n  # c\n  - name: hccl-exporter-cluster\n    rules: []\n"))
 	f.Add([]byte("\ngroups:\n  - name: hccl-exporter-cluster\n"))
+	f.Add([]byte("\ngroups:\n  - name: \"a\"\n  - name: \"hccl-exporter-cluster\"\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		node, cluster, err := SplitRules(in)
 		if err != nil {
 			return
 		}
+		names := func(b []byte) []string {
+			var out []string
+			for _, m := range groupStart.FindAllSubmatch(b, -1) {
+				out = append(out, string(m[1]))
+			}
+			return out
+		}
 		for _, g := range ClusterGroups {
-			if !bytes.Contains(cluster, []byte("  - name: "+g)) {
+			if !slices.Contains(names(cluster), g) {
 				t.Fatalf("cluster half lacks %s", g)
 			}
-			if bytes.Contains(node, []byte("  - name: "+g+"\n")) {
+			if slices.Contains(names(node), g) {
 				t.Fatalf("node half holds %s", g)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -194,9 +195,13 @@ func rulesForTest(t *testing.T) string {
 	t.Helper()
 	rules := string(alerts.Rules)
 	short, _ := time.ParseDuration(e2eHeadroomFor)
-	forRe := regexp.MustCompile(`(?m)^(\s+for:\s*)(\S+)`)
+	// The rules file is rendered by the mixin (string values quoted).
+	forRe := regexp.MustCompile(`(?m)^(\s+for:\s*)"?([^"\s]+)"?`)
 	for _, name := range e2eShortenedAlerts {
 		start := strings.Index(rules, "- alert: "+name+"\n")
+		if start < 0 {
+			start = strings.Index(rules, "- alert: "+strconv.Quote(name)+"\n")
+		}
 		if start < 0 {
 			t.Fatalf("rules lack %s", name)
 		}

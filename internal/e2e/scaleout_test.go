@@ -112,7 +112,7 @@ scrape_configs:
 // in alerts/ cover the durations.
 func shortenFor(t *testing.T, rules []byte, d string) []byte {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^(\s+for:\s*)(\S+)`)
+	re := regexp.MustCompile(`(?m)^(\s+for:\s*)"?([^"\s]+)"?`)
 	for _, m := range re.FindAllSubmatch(rules, -1) {
 		t.Logf("for: %s shortened to %s for this test", m[2], d)
 	}

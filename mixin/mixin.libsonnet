@@ -1,0 +1,13 @@
+// hccl_exporter monitoring mixin: alerts, recording rules and Grafana
+// dashboards for Huawei Ascend NPU clusters, configured by
+// config.libsonnet. Compose it like node-mixin:
+//
+//   local hccl = (import 'mixin/mixin.libsonnet') + {
+//     _config+:: { hcclSelector: 'job="hccl-exporter"', clusterLabel: 'training_job' },
+//   };
+//   hccl.prometheusAlerts  // { groups: [...] } (recording rules included)
+//   hccl.grafanaDashboards // { 'hccl-faults.json': {...}, ... }
+(import 'config.libsonnet') +
+(import 'rules/rules.libsonnet') +
+(import 'alerts/alerts.libsonnet') +
+(import 'dashboards/dashboards.libsonnet')

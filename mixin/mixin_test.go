@@ -1,0 +1,190 @@
+// Package mixin holds only tests of the monitoring mixin in this directory:
+// rendered with the default configuration it must give exactly the shipped
+// alerts/hccl_exporter.rules.yml and dashboards/*.json (one source of truth;
+// `make mixin` regenerates them), and rendered with another configuration its
+// rules must load in promtool and vmalert and pass their own promtool tests.
+package mixin
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v2"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
+)
+
+// jsonnetModule is the pinned go-jsonnet (the Makefile's JSONNET).
+const jsonnetModule = "github.com/google/go-jsonnet/cmd/jsonnet@v0.22.0"
+
+// secondConfig is a site that selects its exporters by job, groups nodes by
+// training_job and pages above 4 QPs per connection.
+const secondConfig = `{hcclSelector: 'job="npu-exporter"', clusterLabel: 'training_job', qpsPerConnectionLimit: 4}`
+
+// render runs lib/render.jsonnet (with tlaConfig as its config, if any) and
+// returns the directory holding alerts/ and dashboards/.
+func render(t *testing.T, tlaConfig string) string {
+	t.Helper()
+	out := t.TempDir()
+	for _, d := range []string{"alerts", "dashboards"} {
+		if err := os.MkdirAll(filepath.Join(out, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"run", jsonnetModule, "-S", "-m", out}
+	if tlaConfig != "" {
+		args = append(args, "--tla-code", "config="+tlaConfig)
+	}
+	args = append(args, filepath.Join("lib", "render.jsonnet"))
+	cmd := exec.Command("go", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if strings.Contains(stderr.String(), "go: ") && !strings.Contains(stderr.String(), "RUNTIME ERROR") && os.Getenv("CI") == "" {
+			t.Skipf("go run %s: %v\n%s (set CI=1 to make this a failure)", jsonnetModule, err, stderr.String())
+		}
+		t.Fatalf("jsonnet %s: %v\n%s", strings.Join(args[2:], " "), err, stderr.String())
+	}
+	return out
+}
+
+// TestDefaultRenderingIsShipped: the shipped files are the mixin's default
+// rendering, byte for byte, and no shipped dashboard lacks a source.
+func TestDefaultRenderingIsShipped(t *testing.T) {
+	out := render(t, "")
+	rendered, err := filepath.Glob(filepath.Join(out, "*", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range rendered {
+		rel, _ := filepath.Rel(out, f)
+		names = append(names, rel)
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("..", rel))
+		if err != nil {
+			t.Errorf("%s: %v (run `make mixin`)", rel, err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the mixin's rendering: edit mixin/ and run `make mixin` (mixin/README.md)", rel)
+		}
+	}
+	shipped, err := filepath.Glob(filepath.Join("..", "dashboards", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range shipped {
+		rel := filepath.Join("dashboards", filepath.Base(f))
+		if !slices.Contains(names, rel) {
+			t.Errorf("%s is not rendered by the mixin: add its source to mixin/dashboards/", rel)
+		}
+	}
+	if !slices.Contains(names, filepath.Join("alerts", "hccl_exporter.rules.yml")) {
+		t.Error("the mixin renders no alerts/hccl_exporter.rules.yml")
+	}
+}
+
+// rawMetric matches an exporter metric name in an expression (recorded
+// series have colons and are not the exporter's).
+var rawMetric = regexp.MustCompile(`(^|[^:a-z0-9_])((?:hccl|ascend)_[a-z0-9_]+)([^:a-z0-9_]|$)`)
+
+// TestSecondConfiguration renders the mixin for another site and checks the
+// configuration reached every rule and dashboard, the rules load in promtool
+// and vmalert, and their promtool tests (testdata/) pass.
+func TestSecondConfiguration(t *testing.T) {
+	out := render(t, secondConfig)
+	rulesPath := filepath.Join(out, "alerts", "hccl_exporter.rules.yml")
+	data, err := os.ReadFile(rulesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rf struct {
+		Groups []struct {
+			Name  string `yaml:"name"`
+			Rules []struct {
+				Alert       string            `yaml:"alert"`
+				Record      string            `yaml:"record"`
+				Expr        string            `yaml:"expr"`
+				For         string            `yaml:"for"`
+				Labels      map[string]string `yaml:"labels"`
+				Annotations map[string]string `yaml:"annotations"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.UnmarshalStrict(data, &rf); err != nil {
+		t.Fatalf("rendered rules: %v", err)
+	}
+	selected := 0
+	for _, g := range rf.Groups {
+		for _, r := range g.Rules {
+			name := r.Alert + r.Record
+			for _, m := range rawMetric.FindAllStringSubmatchIndex(r.Expr, -1) {
+				rest := r.Expr[m[5]:]
+				if !strings.HasPrefix(rest, `{job="npu-exporter"`) {
+					t.Errorf("%s: %s is not selected by the configured selector: %s", name, r.Expr[m[4]:m[5]], r.Expr)
+				}
+				selected++
+			}
+			if regexp.MustCompile(`\bcluster\b`).MatchString(r.Expr) {
+				t.Errorf("%s still groups by cluster: %s", name, r.Expr)
+			}
+			for k, v := range r.Annotations {
+				if strings.Contains(v, "$labels.cluster") || strings.Contains(v, "{cluster=") {
+					t.Errorf("%s annotation %s still uses the cluster label: %s", name, k, v)
+				}
+			}
+		}
+	}
+	if selected < 10 {
+		t.Errorf("only %d metric selectors found in the rendered rules; the check looks at nothing", selected)
+	}
+
+	promtool := testtools.EnsureTool(t, "promtool", "prometheus")
+	vmalert := testtools.EnsureTool(t, "vmalert", "victoria-metrics")
+	if b, err := exec.Command(promtool, "check", "rules", rulesPath).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules: %v\n%s", err, b)
+	}
+	if b, err := exec.Command(vmalert, "-dryRun", "-rule="+rulesPath, "-loggerLevel=ERROR").CombinedOutput(); err != nil {
+		t.Errorf("vmalert -dryRun: %v\n%s", err, b)
+	}
+	dir := t.TempDir()
+	tests, err := os.ReadFile(filepath.Join("testdata", "second-config.test.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{"rules.yml": data, "second-config.test.yml": tests} {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(promtool, "test", "rules", "second-config.test.yml")
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules (second configuration): %v\n%s", err, b)
+	}
+
+	// Dashboards: the job variable lists only the selected jobs.
+	dashboards, err := filepath.Glob(filepath.Join(out, "dashboards", "*.json"))
+	if err != nil || len(dashboards) == 0 {
+		t.Fatalf("no rendered dashboards (%v)", err)
+	}
+	for _, f := range dashboards {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(`label_values(hccl_exporter_build_info{job=\"npu-exporter\"}, job)`)) {
+			t.Errorf("%s: the job variable does not use the configured selector", filepath.Base(f))
+		}
+	}
+}
