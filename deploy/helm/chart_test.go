@@ -298,6 +298,11 @@ func TestValues(t *testing.T) {
 			t.Errorf("args %v lack %s", c.Args, a)
 		}
 	}
+	if !slices.Contains(c.Args, "--kubelet.pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock") {
+		t.Errorf("args %v lack the PodResources socket", c.Args)
+	} else if vm := mountFor(c.VolumeMounts, "/var/lib/kubelet/pod-resources/kubelet.sock"); vm == nil || !vm.ReadOnly {
+		t.Errorf("the PodResources socket is not mounted read-only: %+v", vm)
+	}
 	if slices.Contains(c.Args, "--cannlog.root=/root/ascend/log") {
 		t.Error("a replaced default log root is still passed")
 	}
