@@ -127,23 +127,36 @@ func build(ins []*input, opts Options) *Report {
 	names := sortedKeys(nodes)
 	all := make([]*nodeData, 0, len(names))
 	zones, basis := map[string]string{}, map[string]string{}
+	locs := map[string]*time.Location{}
 	for _, name := range names {
 		n := nodes[name]
 		n.merge()
 		zones[name] = opts.Location.String()
 		basis[name] = zoneBasisFlag
+		locs[zones[name]] = opts.Location
 		if loc := opts.NodeLocations[name]; loc != nil {
 			n.rezone(opts.Location, loc)
 			zones[name], basis[name] = loc.String(), zoneBasisNode
+			locs[zones[name]] = loc
 		} else if opts.InferZones {
 			if loc, votes, ok := inferNodeZone(n.sync, opts.Location); ok {
 				n.rezone(opts.Location, loc)
 				zones[name], basis[name] = loc.String(), fmt.Sprintf("inferred from %d communicator identifier(s)", votes)
+				locs[zones[name]] = loc
 			} else {
 				basis[name] = zoneBasisNoEvidence
 			}
 		}
 		all = append(all, n)
+	}
+	// When every node printed in one zone, the report speaks it, so that
+	// its times read as printed; otherwise times are converted to the
+	// --timezone zone and the header says so.
+	if distinct := sortedKeys(invert(zones)); len(distinct) == 1 {
+		opts.Location = locs[distinct[0]]
+		r.TimeZone = distinct[0]
+	}
+	for _, n := range all {
 		r.Nodes = append(r.Nodes, buildNode(n, opts))
 	}
 	r.nodesData = all
@@ -484,4 +497,13 @@ func fmtNum(f float64) string {
 		return fmt.Sprintf("%.0f", f)
 	}
 	return fmt.Sprintf("%g", f)
+}
+
+// invert returns the set of values of m.
+func invert(m map[string]string) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for _, v := range m {
+		out[v] = true
+	}
+	return out
 }

@@ -33,14 +33,15 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return fmt.Sprint(v)
 	},
-	"num":      fmtNum,
-	"seconds":  fmtSeconds,
-	"who":      who,
-	"join":     strings.Join,
-	"joinAnd":  joinAnd,
-	"pids":     pidList,
-	"where":    where,
-	"timeline": timelineSVG,
+	"num":         fmtNum,
+	"seconds":     fmtSeconds,
+	"who":         who,
+	"join":        strings.Join,
+	"joinAnd":     joinAnd,
+	"pids":        pidList,
+	"where":       where,
+	"timeline":    timelineSVG,
+	"zonesDiffer": zonesDiffer,
 	"stageColor": func(stage string) template.CSS {
 		return template.CSS(stageColors[stage])
 	},

@@ -47,7 +47,11 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	p("hccl_exporter diagnose: %d node(s), %d file(s), %s, %d lines; status %s (exit %d)",
 		len(r.Nodes), files, fmtBytes(float64(bytes)), lines, r.Status, r.ExitCode)
-	p("Times are in %s, as printed in the logs.", r.TimeZone)
+	if zonesDiffer(r) {
+		p("Times are in %s; nodes that printed theirs in another zone are converted to it (see CLOCKS).", r.TimeZone)
+	} else {
+		p("Times are in %s, as printed in the logs.", r.TimeZone)
+	}
 	writeIncidents(p, r)
 
 	p("")

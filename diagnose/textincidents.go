@@ -65,7 +65,11 @@ func writeIncidents(p func(string, ...any), r *Report) {
 			}
 		}
 	}
-	if len(r.Nodes) > 1 || r.UntimedEvents > 0 || r.DroppedEvents > 0 {
+	zoneNotes := false
+	for _, nc := range r.Clock.Nodes {
+		zoneNotes = zoneNotes || nc.ZoneBasis != zoneBasisFlag
+	}
+	if len(r.Nodes) > 1 || r.UntimedEvents > 0 || r.DroppedEvents > 0 || zoneNotes {
 		p("")
 		p("CLOCKS")
 		for _, n := range r.Clock.Notes {
@@ -73,6 +77,9 @@ func writeIncidents(p func(string, ...any), r *Report) {
 		}
 		for _, nc := range r.Clock.Nodes {
 			off := "not compared"
+			if len(r.Clock.Nodes) == 1 {
+				off = "the only node"
+			}
 			if nc.OffsetSeconds != nil {
 				off = fmt.Sprintf("%+.3f s ±%s against %s over %d communicator(s)", *nc.OffsetSeconds, fmtSeconds(nc.UncertaintySeconds), r.Clock.Reference, nc.Communicators)
 				if nc.Node == r.Clock.Reference {
@@ -96,4 +103,15 @@ func incidentHead(in Incident) string {
 		return "FIRST FAILING RANK NOT IN THE BUNDLE"
 	}
 	return fmt.Sprintf("ROOT CAUSE %s (%s) on %s", in.Root.Code, in.Root.Stage, who(*in.Root))
+}
+
+// zonesDiffer reports whether a node's times were read in another zone than
+// the report's.
+func zonesDiffer(r *Report) bool {
+	for _, nc := range r.Clock.Nodes {
+		if nc.Zone != r.TimeZone {
+			return true
+		}
+	}
+	return false
 }
