@@ -117,7 +117,9 @@ func TestHungHCCNToolNeverDelaysScrape(t *testing.T) {
 	}
 	started := strings.Fields(string(b))
 	waitFor(t, 5*time.Second, func() bool { return len(running(started)) == 0 },
-		func() string { return fmt.Sprintf("hccn_tool processes still running: %v of %d", running(started), len(started)) })
+		func() string {
+			return fmt.Sprintf("hccn_tool processes still running: %v of %d", running(started), len(started))
+		})
 	t.Logf("%d hccn_tool processes and children started, none left", len(started))
 }
 
