@@ -198,6 +198,13 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 		rooted bool
 		evs    []*ev
 	}
+	// No event is explained by an incident that began more than the
+	// longest window before it; incidents are in order of their first
+	// event, so the search stops there.
+	longest := concurrentWindow
+	for _, e := range evs {
+		longest = max(longest, windowFor(e.timer, 0))
+	}
 	var incs []*inc
 	for _, e := range evs {
 		var home *inc
@@ -206,6 +213,9 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 			in := incs[i]
 			f := in.first
 			d := e.at.Sub(f.at).Seconds()
+			if d > longest {
+				break
+			}
 			tol := cm.tolerance(e.Node, f.Node)
 			if d < -tol {
 				continue
