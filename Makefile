@@ -59,8 +59,10 @@ staticcheck:
 # Regenerates alerts/hccl_exporter.rules.yml and dashboards/*.json from the
 # monitoring mixin (mixin/, go-jsonnet pinned), then everything derived from
 # the rules file (make deploy-manifests). mixin/README.md says how to edit.
-JSONNET := github.com/google/go-jsonnet/cmd/jsonnet@v0.22.0
+JSONNET    := github.com/google/go-jsonnet/cmd/jsonnet@v0.22.0
+JSONNETFMT := github.com/google/go-jsonnet/cmd/jsonnetfmt@v0.22.0
 mixin:
+	$(GO) run $(JSONNETFMT) -i $$(find mixin -name '*.libsonnet' -o -name '*.jsonnet')
 	$(GO) run $(JSONNET) -S -m . mixin/lib/render.jsonnet
 	$(MAKE) deploy-manifests
 

@@ -23,14 +23,59 @@ import (
 // jsonnetModule is the pinned go-jsonnet (the Makefile's JSONNET).
 const jsonnetModule = "github.com/google/go-jsonnet/cmd/jsonnet@v0.22.0"
 
+// jsonnetfmtModule formats the sources (`make mixin` runs it first).
+const jsonnetfmtModule = "github.com/google/go-jsonnet/cmd/jsonnetfmt@v0.22.0"
+
+// TestSourcesFormatted: every jsonnet source is as jsonnetfmt writes it, so
+// diffs show changes, not layout.
+func TestSourcesFormatted(t *testing.T) {
+	touchSources(t)
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (filepath.Ext(path) == ".libsonnet" || filepath.Ext(path) == ".jsonnet") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil || len(files) < 5 {
+		t.Fatalf("jsonnet sources %v (%v)", files, err)
+	}
+	for _, f := range files {
+		out, err := exec.Command("go", "run", jsonnetfmtModule, "--test", f).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s is not formatted (run `make mixin`): %v\n%s", f, err, out)
+		}
+	}
+}
+
 // secondConfig is a site that selects its exporters by job, groups nodes by
 // training_job and pages above 4 QPs per connection.
 const secondConfig = `{hcclSelector: 'job="npu-exporter"', clusterLabel: 'training_job', qpsPerConnectionLimit: 4}`
+
+// touchSources reads every file jsonnet reads, so that go test's cache
+// (which sees only the files the test process itself opens) reruns the tests
+// when a source changes.
+func touchSources(t *testing.T) {
+	t.Helper()
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if ext := filepath.Ext(path); ext == ".libsonnet" || ext == ".jsonnet" || ext == ".json" {
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
 
 // render runs lib/render.jsonnet (with tlaConfig as its config, if any) and
 // returns the directory holding alerts/ and dashboards/.
 func render(t *testing.T, tlaConfig string) string {
 	t.Helper()
+	touchSources(t)
 	out := t.TempDir()
 	for _, d := range []string{"alerts", "dashboards"} {
 		if err := os.MkdirAll(filepath.Join(out, d), 0o755); err != nil {

@@ -14,7 +14,7 @@
   prometheusAlerts+:: {
     groups+: [
       {
-        name: "hccl-exporter-faults",
+        name: 'hccl-exporter-faults',
         rules: [
           // New fault events per series in the last 10 minutes, rounded, at least 1.
           //
@@ -30,106 +30,106 @@
           //   history. The exporter must therefore read log times in the zone
           //   their writers print (--cannlog.timezone=auto infers it per root;
           //   CANNLogTimezoneMismatch fires when they differ).
-          $._hcclRecordingRules["hccl:fault_events:new10m"],
+          $._hcclRecordingRules['hccl:fault_events:new10m'],
           {
-            alert: "HCCLQPMemoryAllocationFailed",
-            expr: "max without (stage, source) (hccl:fault_events:new10m{code=\"EI0011\"})",
+            alert: 'HCCLQPMemoryAllocationFailed',
+            expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0011"})',
             labels: {
-              severity: "critical",
+              severity: 'critical',
             },
             annotations: {
-              summary: "HCCL ran out of NPU memory creating RoCE queue pairs (EI0011); the job has most likely failed.",
+              summary: 'HCCL ran out of NPU memory creating RoCE queue pairs (EI0011); the job has most likely failed.',
               description: std.join(' ', [
-                  "{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported",
-                  "{{ $value | humanize }} EI0011 Resource_Error_Insufficient_Device_Memory event(s) in the last 10 minutes:",
-                  "parameter-plane link setup could not allocate 0.25–3 MiB of HBM for a queue pair.",
-                  "{{- with printf \"min(hccl_link_setup_headroom_bytes{instance=%q})\" $labels.instance | query }}",
-                  "Lowest link-setup headroom on the node: {{ . | first | value | humanize1024 }}B.{{ end }}",
-                  "{{- with printf \"max(hccl_env_rdma_qps_per_connection{instance=%q})\" $labels.instance | query }}",
-                  "Highest HCCL_RDMA_QPS_PER_CONNECTION: {{ . | first | value }}.{{ end }}",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#hcclqpmemoryallocationfailed",
+                '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
+                '{{ $value | humanize }} EI0011 Resource_Error_Insufficient_Device_Memory event(s) in the last 10 minutes:',
+                'parameter-plane link setup could not allocate 0.25–3 MiB of HBM for a queue pair.',
+                '{{- with printf "min(hccl_link_setup_headroom_bytes{instance=%q})" $labels.instance | query }}',
+                'Lowest link-setup headroom on the node: {{ . | first | value | humanize1024 }}B.{{ end }}',
+                '{{- with printf "max(hccl_env_rdma_qps_per_connection{instance=%q})" $labels.instance | query }}',
+                'Highest HCCL_RDMA_QPS_PER_CONNECTION: {{ . | first | value }}.{{ end }}',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hcclqpmemoryallocationfailed',
             },
           },
           {
-            alert: "HCCLLinkSetupTimeout",
-            expr: "max without (stage, source) (hccl:fault_events:new10m{code=\"EI0006\"})",
+            alert: 'HCCLLinkSetupTimeout',
+            expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0006"})',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "HCCL parameter-plane link setup timed out (EI0006).",
+              summary: 'HCCL parameter-plane link setup timed out (EI0006).',
               description: std.join(' ', [
-                  "{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported",
-                  "{{ $value | humanize }} EI0006 event(s) in the last 10 minutes: a peer rank did not connect within",
-                  "HCCL_CONNECT_TIMEOUT + 20 s.",
-                  "{{- with printf \"max(hccl_env_connect_timeout_seconds{instance=%q})\" $labels.instance | query }}",
-                  "HCCL_CONNECT_TIMEOUT on the node: {{ . | first | value | humanizeDuration }}.{{ end }}",
-                  "Often a symptom: look for the rank that failed first.",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#hccllinksetuptimeout",
+                '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
+                '{{ $value | humanize }} EI0006 event(s) in the last 10 minutes: a peer rank did not connect within',
+                'HCCL_CONNECT_TIMEOUT + 20 s.',
+                '{{- with printf "max(hccl_env_connect_timeout_seconds{instance=%q})" $labels.instance | query }}',
+                'HCCL_CONNECT_TIMEOUT on the node: {{ . | first | value | humanizeDuration }}.{{ end }}',
+                'Often a symptom: look for the rank that failed first.',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hccllinksetuptimeout',
             },
           },
           {
-            alert: "HCCLPortBindFailed",
-            expr: "max without (stage, source) (hccl:fault_events:new10m{code=~\"EI0019|EI0020\"})",
+            alert: 'HCCLPortBindFailed',
+            expr: 'max without (stage, source) (hccl:fault_events:new10m{code=~"EI0019|EI0020"})',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "HCCL could not listen on its socket port ({{ $labels.code }}).",
+              summary: 'HCCL could not listen on its socket port ({{ $labels.code }}).',
               description: std.join(' ', [
-                  "{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported",
-                  "{{ $value | humanize }} {{ $labels.code }} event(s) in the last 10 minutes: the IP address and port",
-                  "HCCL wanted were already bound, usually by a previous or concurrent training process.",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#hcclportbindfailed",
+                '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
+                '{{ $value | humanize }} {{ $labels.code }} event(s) in the last 10 minutes: the IP address and port',
+                'HCCL wanted were already bound, usually by a previous or concurrent training process.',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hcclportbindfailed',
             },
           },
           {
-            alert: "HCCLParameterInconsistent",
-            expr: "max without (stage, source) (hccl:fault_events:new10m{code=\"EI0005\"})",
+            alert: 'HCCLParameterInconsistent',
+            expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0005"})',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "Ranks called a collective with inconsistent arguments (EI0005).",
+              summary: 'Ranks called a collective with inconsistent arguments (EI0005).',
               description: std.join(' ', [
-                  "{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported",
-                  "{{ $value | humanize }} EI0005 event(s) in the last 10 minutes: the cross-rank consistency check",
-                  "at link setup found a different operator, count or data type on the peer.",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#hcclparameterinconsistent",
+                '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
+                '{{ $value | humanize }} EI0005 event(s) in the last 10 minutes: the cross-rank consistency check',
+                'at link setup found a different operator, count or data type on the peer.',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hcclparameterinconsistent',
             },
           },
           // The driver reports an out-of-memory while HCCL allocates its
           // communication buffer (cclBuffer) as EL0004, not EI0011; the remedy is
           // HCCL_BUFFSIZE, not fewer QPs, so it is a separate alert.
           {
-            alert: "HCCLBufferAllocationFailed",
-            expr: "max without (stage, source) (hccl:fault_events:new10m{code=\"EL0004\"})",
+            alert: 'HCCLBufferAllocationFailed',
+            expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EL0004"})',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "The driver could not allocate device memory while HCCL set up its buffers (EL0004).",
+              summary: 'The driver could not allocate device memory while HCCL set up its buffers (EL0004).',
               description: std.join(' ', [
-                  "{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported",
-                  "{{ $value | humanize }} EL0004 out-of-memory event(s) in the last 10 minutes. If the traceback names",
-                  "HcclAllocComResourceByTiling or cclBuffer, HCCL's buffers (2 × HCCL_BUFFSIZE per communicator) did not fit.",
-                  "{{- with printf \"max(hccl_env_buffsize_bytes{instance=%q})\" $labels.instance | query }}",
-                  "Largest HCCL_BUFFSIZE on the node: {{ . | first | value | humanize1024 }}B.{{ end }}",
-                  "{{- with printf \"max(hccl_ccl_buffer_bytes{instance=%q})\" $labels.instance | query }}",
-                  "Largest HCCL buffer total on one chip: {{ . | first | value | humanize1024 }}B.{{ end }}",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#hcclbufferallocationfailed",
+                '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
+                '{{ $value | humanize }} EL0004 out-of-memory event(s) in the last 10 minutes. If the traceback names',
+                "HcclAllocComResourceByTiling or cclBuffer, HCCL's buffers (2 × HCCL_BUFFSIZE per communicator) did not fit.",
+                '{{- with printf "max(hccl_env_buffsize_bytes{instance=%q})" $labels.instance | query }}',
+                'Largest HCCL_BUFFSIZE on the node: {{ . | first | value | humanize1024 }}B.{{ end }}',
+                '{{- with printf "max(hccl_ccl_buffer_bytes{instance=%q})" $labels.instance | query }}',
+                'Largest HCCL buffer total on one chip: {{ . | first | value | humanize1024 }}B.{{ end }}',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hcclbufferallocationfailed',
             },
           },
         ],
       },
       // Which pod holds each chip (pods collector, kubelet PodResources API).
       {
-        name: "hccl-exporter-pods",
+        name: 'hccl-exporter-pods',
         rules: [
           // The namespace and pod of every chip the kubelet assigned to exactly
           // one pod (all its containers), value 1. A chip split into vNPUs for
@@ -138,11 +138,11 @@
           // with `* on (job, instance, npu, chip) group_left (namespace, pod)`
           // and fall back to themselves with `or ignoring (namespace, pod)`, so
           // they still fire where no pod info exists (bare metal, systemd).
-          $._hcclRecordingRules["hccl:npu_pod:unique"],
+          $._hcclRecordingRules['hccl:npu_pod:unique'],
         ],
       },
       {
-        name: "hccl-exporter-capacity",
+        name: 'hccl-exporter-capacity',
         rules: [
           // Fires only where link setup is still ahead: queue pairs the live
           // communicators may still create, or a cclBuffer HCCL allocates at a
@@ -150,7 +150,7 @@
           // both at 0 (their memory is in HBM used already) and never alerts,
           // however full its chip is.
           {
-            alert: "NPULinkSetupHeadroomLow",
+            alert: 'NPULinkSetupHeadroomLow',
             expr: |||
               (
                 hccl_link_setup_headroom_bytes%(hcclSelectorBraces)s < 0
@@ -173,49 +173,49 @@
                   )
               )
             ||| % cfg,
-            'for': "2m",
+            'for': '2m',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "An NPU may not have enough free HBM for the HCCL link setup still ahead on it.",
+              summary: 'An NPU may not have enough free HBM for the HCCL link setup still ahead on it.',
               description: std.join(' ', [
-                  "NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: free HBM minus the memory of",
-                  "the link setup still ahead (upper bound) is {{ $value | humanize1024 }}B.",
-                  "{{- with printf \"hccl_link_setup_pending_qps{instance=%q,npu=%q,chip=%q,bound=\\\"high\\\"}\" $labels.instance $labels.npu $labels.chip | query }}",
-                  "Queue pairs still to create: up to {{ . | first | value | humanize }}{{ end }}",
-                  "{{- with printf \"hccl_link_setup_qp_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\\"low\\\"}\" $labels.instance $labels.npu $labels.chip | query }}",
-                  "({{ . | first | value | humanize1024 }}B{{ end }}",
-                  "{{- with printf \"hccl_link_setup_qp_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\\"high\\\"}\" $labels.instance $labels.npu $labels.chip | query }} to {{ . | first | value | humanize1024 }}B){{ end }}.",
-                  "{{- with printf \"hccl_ccl_buffer_pending_bytes{instance=%q,npu=%q,chip=%q}\" $labels.instance $labels.npu $labels.chip | query }}",
-                  "cclBuffer still to allocate: {{ . | first | value | humanize1024 }}B.{{ end }}",
-                  "{{- with printf \"hccl_link_setup_established_qps{instance=%q,npu=%q,chip=%q}\" $labels.instance $labels.npu $labels.chip | query }}",
-                  "Already set up (in HBM used): {{ . | first | value | humanize }} queue pairs.{{ end }}",
-                  "{{- with printf \"ascend_npu_hbm_total_bytes{instance=%q,npu=%q,chip=%q} - ascend_npu_hbm_used_bytes{instance=%q,npu=%q,chip=%q}\" $labels.instance $labels.npu $labels.chip $labels.instance $labels.npu $labels.chip | query }}",
-                  "Free HBM: {{ . | first | value | humanize1024 }}B.{{ end }}",
-                  "EI0011 is likely when the job sets up these links (a new communicator's first collective, or a",
-                  "first collective of a new kind).",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#npulinksetupheadroomlow",
+                'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: free HBM minus the memory of',
+                'the link setup still ahead (upper bound) is {{ $value | humanize1024 }}B.',
+                '{{- with printf "hccl_link_setup_pending_qps{instance=%q,npu=%q,chip=%q,bound=\\"high\\"}" $labels.instance $labels.npu $labels.chip | query }}',
+                'Queue pairs still to create: up to {{ . | first | value | humanize }}{{ end }}',
+                '{{- with printf "hccl_link_setup_qp_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"low\\"}" $labels.instance $labels.npu $labels.chip | query }}',
+                '({{ . | first | value | humanize1024 }}B{{ end }}',
+                '{{- with printf "hccl_link_setup_qp_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"high\\"}" $labels.instance $labels.npu $labels.chip | query }} to {{ . | first | value | humanize1024 }}B){{ end }}.',
+                '{{- with printf "hccl_ccl_buffer_pending_bytes{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}',
+                'cclBuffer still to allocate: {{ . | first | value | humanize1024 }}B.{{ end }}',
+                '{{- with printf "hccl_link_setup_established_qps{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}',
+                'Already set up (in HBM used): {{ . | first | value | humanize }} queue pairs.{{ end }}',
+                '{{- with printf "ascend_npu_hbm_total_bytes{instance=%q,npu=%q,chip=%q} - ascend_npu_hbm_used_bytes{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip $labels.instance $labels.npu $labels.chip | query }}',
+                'Free HBM: {{ . | first | value | humanize1024 }}B.{{ end }}',
+                "EI0011 is likely when the job sets up these links (a new communicator's first collective, or a",
+                'first collective of a new kind).',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#npulinksetupheadroomlow',
             },
           },
           {
-            alert: "HCCLQPsPerConnectionAboveRecommended",
-            expr: "hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d" % cfg,
-            'for': "1m",
+            alert: 'HCCLQPsPerConnectionAboveRecommended',
+            expr: 'hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d' % cfg,
+            'for': '1m',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "A training process uses more than %(qpsPerConnectionLimit)d queue pairs per connection." % cfg,
+              summary: 'A training process uses more than %(qpsPerConnectionLimit)d queue pairs per connection.' % cfg,
               description: std.join(' ', [
-                  "Process {{ $labels.pid }}",
-                  "{{- with printf \"hccl_env_info{instance=%%q,pid=%%q,variable=\\\"HCCL_RDMA_QPS_PER_CONNECTION\\\"}\" $labels.instance $labels.pid | query }} ({{ . | first | label \"process\" }}){{ end }}",
-                  "on {{ $labels.instance }} runs with HCCL_RDMA_QPS_PER_CONNECTION={{ $value }} (allowed 1–32,",
-                  "recommended 1–%(qpsPerConnectionLimit)d): every RoCE connection creates that many queue pairs of 0.25–3 MiB of HBM each,",
-                  "with no guaranteed speed-up above %(qpsPerConnectionLimit)d, and EI0011 becomes likely.",
-                ]) % cfg,
-              runbook_url: cfg.runbookURLBase + "#hcclqpsperconnectionaboverecommended",
+                'Process {{ $labels.pid }}',
+                '{{- with printf "hccl_env_info{instance=%%q,pid=%%q,variable=\\"HCCL_RDMA_QPS_PER_CONNECTION\\"}" $labels.instance $labels.pid | query }} ({{ . | first | label "process" }}){{ end }}',
+                'on {{ $labels.instance }} runs with HCCL_RDMA_QPS_PER_CONNECTION={{ $value }} (allowed 1–32,',
+                'recommended 1–%(qpsPerConnectionLimit)d): every RoCE connection creates that many queue pairs of 0.25–3 MiB of HBM each,',
+                'with no guaranteed speed-up above %(qpsPerConnectionLimit)d, and EI0011 becomes likely.',
+              ]) % cfg,
+              runbook_url: cfg.runbookURLBase + '#hcclqpsperconnectionaboverecommended',
             },
           },
         ],
@@ -225,41 +225,41 @@
       // in a global ruler (vmalert, Thanos Ruler, Mimir ruler) and the others where
       // the nodes are scraped: alerts/sharded/ holds the two halves (docs/scale.md).
       {
-        name: "hccl-exporter-cluster",
+        name: 'hccl-exporter-cluster',
         rules: [
           // Nodes per (cluster, variable, value) of the settings that must match on
           // every node of a job. Change `cluster` here and below to group by
           // another scrape-config label.
-          $._hcclRecordingRules["cluster_variable_value:hccl_env_info:nodes"],
+          $._hcclRecordingRules['cluster_variable_value:hccl_env_info:nodes'],
           {
-            alert: "HCCLEnvInconsistentAcrossNodes",
-            expr: "count by (%(clusterLabel)s, variable) (cluster_variable_value:hccl_env_info:nodes) > 1" % cfg,
-            'for': "10m",
+            alert: 'HCCLEnvInconsistentAcrossNodes',
+            expr: 'count by (%(clusterLabel)s, variable) (cluster_variable_value:hccl_env_info:nodes) > 1' % cfg,
+            'for': '10m',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "Nodes of one job run different values of {{ $labels.variable }}.",
+              summary: 'Nodes of one job run different values of {{ $labels.variable }}.',
               description: withClusterLabel(std.join(' ', [
-                  "{{ with $labels.cluster }}The nodes of cluster {{ . }}{{ else }}The nodes without a cluster label{{ end }} run",
-                  "{{ $value }} different values of {{ $labels.variable }}:",
-                  "{{- range printf \"cluster_variable_value:hccl_env_info:nodes{cluster=%q,variable=%q}\" $labels.cluster $labels.variable | query | sortByLabel \"value\" }}",
-                  "[{{ .Labels.value }}] on {{ .Value }} node(s);{{ end }}",
-                  "HCCL link setup is a collective step and these settings must match on every node.",
-                ])),
-              runbook_url: cfg.runbookURLBase + "#hcclenvinconsistentacrossnodes",
+                '{{ with $labels.cluster }}The nodes of cluster {{ . }}{{ else }}The nodes without a cluster label{{ end }} run',
+                '{{ $value }} different values of {{ $labels.variable }}:',
+                '{{- range printf "cluster_variable_value:hccl_env_info:nodes{cluster=%q,variable=%q}" $labels.cluster $labels.variable | query | sortByLabel "value" }}',
+                '[{{ .Labels.value }}] on {{ .Value }} node(s);{{ end }}',
+                'HCCL link setup is a collective step and these settings must match on every node.',
+              ])),
+              runbook_url: cfg.runbookURLBase + '#hcclenvinconsistentacrossnodes',
             },
           },
         ],
       },
       // RoCE NICs of the NPUs (hccn collector, hccn_tool). docs/hccn.md.
       {
-        name: "hccl-exporter-network",
+        name: 'hccl-exporter-network',
         rules: [
           // Only chips a process runs on: a single-server inference job needs
           // no RoCE, and a port without an optical module is DOWN by design.
           {
-            alert: "RoCELinkDown",
+            alert: 'RoCELinkDown',
             expr: |||
               (
                 ascend_roce_link_up%(hcclSelectorBraces)s == 0
@@ -274,114 +274,114 @@
                   count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s)
               )
             ||| % cfg,
-            'for': "2m",
+            'for': '2m',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "The RoCE link of an NPU chip with a running process is DOWN.",
+              summary: 'The RoCE link of an NPU chip with a running process is DOWN.',
               description: std.join(' ', [
-                  "NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: hccn_tool has reported its",
-                  "RoCE port DOWN for 2 minutes while",
-                  "{{- with printf \"count(ascend_npu_process_memory_bytes{instance=%q,npu=%q,chip=%q})\" $labels.instance $labels.npu $labels.chip | query }}",
-                  "{{ . | first | value }}{{ end }} process(es) run on the chip. HCCL link setup to other servers fails",
-                  "(EJ0002, EI0006) and running transfers stop. Check the optical module, the cable and the switch port.",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#rocelinkdown",
+                'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: hccn_tool has reported its',
+                'RoCE port DOWN for 2 minutes while',
+                '{{- with printf "count(ascend_npu_process_memory_bytes{instance=%q,npu=%q,chip=%q})" $labels.instance $labels.npu $labels.chip | query }}',
+                '{{ . | first | value }}{{ end }} process(es) run on the chip. HCCL link setup to other servers fails',
+                '(EJ0002, EI0006) and running transfers stop. Check the optical module, the cable and the switch port.',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#rocelinkdown',
             },
           },
           // increase() ignores the count a chip already had when the exporter
           // started, and survives a driver reload or `-link_stat -c`.
           {
-            alert: "RoCELinkFlapping",
+            alert: 'RoCELinkFlapping',
             expr: |||
               (increase(ascend_roce_link_down_events_total%(hcclSelectorBraces)s[10m]) > 0) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
               or ignoring (namespace, pod)
               increase(ascend_roce_link_down_events_total%(hcclSelectorBraces)s[10m]) > 0
             ||| % cfg,
-            'for': "1m",
+            'for': '1m',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "The RoCE link of an NPU chip went down and up again.",
+              summary: 'The RoCE link of an NPU chip went down and up again.',
               description: std.join(' ', [
-                  "NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: about {{ printf \"%.0f\" $value }}",
-                  "link-down event(s) in the last 10 minutes (hccn_tool -link_stat). Each one makes HCCL link setup and",
-                  "transfers on the port retry or time out.",
-                  "{{- with printf \"ascend_roce_link_up{instance=%q,npu=%q,chip=%q}\" $labels.instance $labels.npu $labels.chip | query }}",
-                  "The link is {{ if eq (. | first | value) 1.0 }}UP{{ else }}DOWN{{ end }} now.{{ end }}",
-                  "Check the optical module (power, temperature), the cable and the switch port's error counters.",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#rocelinkflapping",
+                'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: about {{ printf "%.0f" $value }}',
+                'link-down event(s) in the last 10 minutes (hccn_tool -link_stat). Each one makes HCCL link setup and',
+                'transfers on the port retry or time out.',
+                '{{- with printf "ascend_roce_link_up{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}',
+                'The link is {{ if eq (. | first | value) 1.0 }}UP{{ else }}DOWN{{ end }} now.{{ end }}',
+                "Check the optical module (power, temperature), the cable and the switch port's error counters.",
+              ]),
+              runbook_url: cfg.runbookURLBase + '#rocelinkflapping',
             },
           },
           // Init (no detect IP configured, or not probed yet) and Detect ip set
           // (just configured) are configuration states, not faults.
           {
-            alert: "RoCENetworkUnhealthy",
+            alert: 'RoCENetworkUnhealthy',
             expr: |||
               (ascend_roce_network_health{%(hcclSelectorComma)sstatus!~"Success|Init|Detect ip set"} == 1) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
               or ignoring (namespace, pod)
               ascend_roce_network_health{%(hcclSelectorComma)sstatus!~"Success|Init|Detect ip set"} == 1
             ||| % cfg,
-            'for': "5m",
+            'for': '5m',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
               summary: "An NPU chip's RoCE port cannot reach its detect IP ({{ $labels.status }}).",
               description: std.join(' ', [
-                  "NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: hccn_tool -net_health has",
-                  "reported {{ $labels.status }} for 5 minutes: the port does not reach the address set with",
-                  "hccn_tool -netdetect (usually its gateway). HCCL link setup to other servers is likely to time out (EI0006).",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#rocenetworkunhealthy",
+                'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: hccn_tool -net_health has',
+                'reported {{ $labels.status }} for 5 minutes: the port does not reach the address set with',
+                'hccn_tool -netdetect (usually its gateway). HCCL link setup to other servers is likely to time out (EI0006).',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#rocenetworkunhealthy',
             },
           },
         ],
       },
       {
-        name: "hccl-exporter-health",
+        name: 'hccl-exporter-health',
         rules: [
           {
-            alert: "NPUHealthDegraded",
+            alert: 'NPUHealthDegraded',
             expr: |||
               (ascend_npu_health_status{%(hcclSelectorComma)sstatus!~"OK|Critical"} == 1) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
               or ignoring (namespace, pod)
               ascend_npu_health_status{%(hcclSelectorComma)sstatus!~"OK|Critical"} == 1
             ||| % cfg,
-            'for': "5m",
+            'for': '5m',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "An NPU chip reports health {{ $labels.status }}.",
+              summary: 'An NPU chip reports health {{ $labels.status }}.',
               description: std.join(' ', [
-                  "NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} has reported health",
-                  "{{ $labels.status }} for 5 minutes (npu-smi info).",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#npuhealthdegraded",
+                'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} has reported health',
+                '{{ $labels.status }} for 5 minutes (npu-smi info).',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#npuhealthdegraded',
             },
           },
           {
-            alert: "NPUHealthDegraded",
+            alert: 'NPUHealthDegraded',
             expr: |||
               (ascend_npu_health_status{%(hcclSelectorComma)sstatus="Critical"} == 1) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
               or ignoring (namespace, pod)
               ascend_npu_health_status{%(hcclSelectorComma)sstatus="Critical"} == 1
             ||| % cfg,
-            'for': "1m",
+            'for': '1m',
             labels: {
-              severity: "critical",
+              severity: 'critical',
             },
             annotations: {
-              summary: "An NPU chip reports health Critical.",
+              summary: 'An NPU chip reports health Critical.',
               description: std.join(' ', [
-                  "NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} has reported health",
-                  "Critical for 1 minute (npu-smi info); jobs on it will fail.",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#npuhealthdegraded",
+                'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} has reported health',
+                'Critical for 1 minute (npu-smi info); jobs on it will fail.',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#npuhealthdegraded',
             },
           },
           // The runbook's skew check as an alert. The writers of a log root print
@@ -392,51 +392,51 @@
           // alert. The second branch catches what no offset explains: fault
           // times in the future.
           {
-            alert: "CANNLogTimezoneMismatch",
+            alert: 'CANNLogTimezoneMismatch',
             expr: |||
               ascend_log_timezone_offset_seconds%(hcclSelectorBraces)s != ascend_log_timezone_applied_offset_seconds%(hcclSelectorBraces)s
               or
               max by (job, instance) (hccl_fault_last_event_timestamp_seconds%(hcclSelectorBraces)s) - time() > 300
             ||| % cfg,
-            'for': "15m",
+            'for': '15m',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "CANN log times on a node are read in the wrong time zone; fault alerts may not fire.",
+              summary: 'CANN log times on a node are read in the wrong time zone; fault alerts may not fire.',
               description: std.join(' ', [
-                  "{{ if $labels.root }}The CANN logs under {{ $labels.root }} on {{ $labels.instance }} are printed in UTC",
-                  "{{- with printf \"ascend_log_timezone_offset_seconds{instance=%q,root=%q}\" $labels.instance $labels.root | query }}{{ if ge (. | first | value) 0.0 }}+{{ end }}{{ . | first | value | humanizeDuration }}{{ end }}",
-                  "but read in UTC",
-                  "{{- with printf \"ascend_log_timezone_applied_offset_seconds{instance=%q,root=%q}\" $labels.instance $labels.root | query }}{{ if ge (. | first | value) 0.0 }}+{{ end }}{{ . | first | value | humanizeDuration }}{{ end }}:",
-                  "every fault time is off by the difference, and a fresh EI0011 can look hours old and page no one.",
-                  "Run the exporter with --cannlog.timezone=auto (the default) or the writers' zone.",
-                  "{{- else }}A fault event on {{ $labels.instance }} is dated {{ $value | humanizeDuration }} in the future:",
-                  "the exporter reads log times in the wrong zone or the node's clock is off. Check --cannlog.timezone and NTP.{{ end }}",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#cannlogtimezonemismatch",
+                '{{ if $labels.root }}The CANN logs under {{ $labels.root }} on {{ $labels.instance }} are printed in UTC',
+                '{{- with printf "ascend_log_timezone_offset_seconds{instance=%q,root=%q}" $labels.instance $labels.root | query }}{{ if ge (. | first | value) 0.0 }}+{{ end }}{{ . | first | value | humanizeDuration }}{{ end }}',
+                'but read in UTC',
+                '{{- with printf "ascend_log_timezone_applied_offset_seconds{instance=%q,root=%q}" $labels.instance $labels.root | query }}{{ if ge (. | first | value) 0.0 }}+{{ end }}{{ . | first | value | humanizeDuration }}{{ end }}:',
+                'every fault time is off by the difference, and a fresh EI0011 can look hours old and page no one.',
+                "Run the exporter with --cannlog.timezone=auto (the default) or the writers' zone.",
+                '{{- else }}A fault event on {{ $labels.instance }} is dated {{ $value | humanizeDuration }} in the future:',
+                "the exporter reads log times in the wrong zone or the node's clock is off. Check --cannlog.timezone and NTP.{{ end }}",
+              ]),
+              runbook_url: cfg.runbookURLBase + '#cannlogtimezonemismatch',
             },
           },
           // A failed npu-smi run shows as ascend_npu_smi_up 0 even when the
           // collector itself reports success; both count as failing.
           {
-            alert: "HCCLExporterCollectorFailing",
+            alert: 'HCCLExporterCollectorFailing',
             expr: |||
               hccl_exporter_collector_success%(hcclSelectorBraces)s == 0
               or
               label_replace(ascend_npu_smi_up%(hcclSelectorBraces)s == 0, "collector", "npusmi", "", "")
             ||| % cfg,
-            'for': "15m",
+            'for': '15m',
             labels: {
-              severity: "warning",
+              severity: 'warning',
             },
             annotations: {
-              summary: "An hccl_exporter collector has been failing for 15 minutes.",
+              summary: 'An hccl_exporter collector has been failing for 15 minutes.',
               description: std.join(' ', [
-                  "Collector {{ $labels.collector }} on {{ $labels.instance }} has failed every scrape for 15 minutes:",
-                  "its metrics are missing and the alerts built on them cannot fire. See the exporter's log.",
-                ]),
-              runbook_url: cfg.runbookURLBase + "#hcclexportercollectorfailing",
+                'Collector {{ $labels.collector }} on {{ $labels.instance }} has failed every scrape for 15 minutes:',
+                "its metrics are missing and the alerts built on them cannot fire. See the exporter's log.",
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hcclexportercollectorfailing',
             },
           },
         ],

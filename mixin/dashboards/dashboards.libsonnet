@@ -10,8 +10,10 @@
   local selectVar(q) =
     if cfg.hcclSelector == '' then q
     else std.strReplace(std.strReplace(q,
-                                       'hccl_exporter_build_info, ', 'hccl_exporter_build_info{' + cfg.hcclSelector + '}, '),
-                        'hccl_exporter_build_info{job=~', 'hccl_exporter_build_info{' + cfg.hcclSelectorComma + 'job=~'),
+                                       'hccl_exporter_build_info, ',
+                                       'hccl_exporter_build_info{' + cfg.hcclSelector + '}, '),
+                        'hccl_exporter_build_info{job=~',
+                        'hccl_exporter_build_info{' + cfg.hcclSelectorComma + 'job=~'),
   local configure(d) = d {
     templating+: {
       list: [

@@ -20,8 +20,8 @@
     //   history. The exporter must therefore read log times in the zone
     //   their writers print (--cannlog.timezone=auto infers it per root;
     //   CANNLogTimezoneMismatch fires when they differ).
-    "hccl:fault_events:new10m": {
-      record: "hccl:fault_events:new10m",
+    'hccl:fault_events:new10m': {
+      record: 'hccl:fault_events:new10m',
       expr: |||
         clamp_min(
           round(
@@ -44,8 +44,8 @@
     // with `* on (job, instance, npu, chip) group_left (namespace, pod)`
     // and fall back to themselves with `or ignoring (namespace, pod)`, so
     // they still fire where no pod info exists (bare metal, systemd).
-    "hccl:npu_pod:unique": {
-      record: "hccl:npu_pod:unique",
+    'hccl:npu_pod:unique': {
+      record: 'hccl:npu_pod:unique',
       expr: |||
         max by (job, instance, npu, chip, namespace, pod) (ascend_npu_pod_info%(hcclSelectorBraces)s)
         and on (job, instance, npu, chip)
@@ -55,8 +55,8 @@
     // Nodes per (cluster, variable, value) of the settings that must match on
     // every node of a job. Change `cluster` here and below to group by
     // another scrape-config label.
-    "cluster_variable_value:hccl_env_info:nodes": {
-      record: "cluster_variable_value:hccl_env_info:nodes",
+    'cluster_variable_value:hccl_env_info:nodes': {
+      record: 'cluster_variable_value:hccl_env_info:nodes',
       expr: |||
         count by (%(clusterLabel)s, variable, value) (
           count by (%(clusterLabel)s, variable, value, instance) (
