@@ -371,6 +371,22 @@ func TestAbsentTool(t *testing.T) {
 	}
 }
 
+// TestToolNotExecutable: a binary that is there but cannot run is a
+// failing sweep (an error every scrape), not a node without RoCE NICs.
+func TestToolNotExecutable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hccn_tool")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := New(Config{Path: path, Interval: time.Hour}, chips910B(1), nil)
+	if s := c.Sweep(context.Background()); s.Absent || s.Complete || s.Err == nil {
+		t.Errorf("sweep with a non-executable binary: absent=%v complete=%v err=%v", s.Absent, s.Complete, s.Err)
+	}
+	if err := c.Update(context.Background(), make(chan prometheus.Metric, 100)); err == nil {
+		t.Error("Update: no error for a non-executable hccn_tool")
+	}
+}
+
 // TestToolInstalledLater: the binary is resolved at every sweep.
 func TestToolInstalledLater(t *testing.T) {
 	n := newFakeNode(t)

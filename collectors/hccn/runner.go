@@ -42,16 +42,19 @@ func resolve(path string) (string, error) {
 	if err == nil {
 		return bin, nil
 	}
+	missing := errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist)
+	if !missing {
+		// There, but not runnable (permissions): a misconfiguration to
+		// report at every sweep, not a node without RoCE NICs.
+		return "", fmt.Errorf("hccn_tool binary %q: %w", path, err)
+	}
 	if path == DefaultPath {
 		if bin, perr := exec.LookPath(fallbackName); perr == nil {
 			return bin, nil
 		}
 		return "", fmt.Errorf("%w at %s nor in PATH (set --hccn-tool.path, or --no-collector.hccn on nodes without RoCE NICs)", ErrNotFound, DefaultPath)
 	}
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("%w: --hccn-tool.path=%s: %v", ErrNotFound, path, err)
-	}
-	return "", fmt.Errorf("hccn_tool binary %q: %w", path, err)
+	return "", fmt.Errorf("%w: --hccn-tool.path=%s: %v", ErrNotFound, path, err)
 }
 
 // output is what one call left behind.
