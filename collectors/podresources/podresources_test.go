@@ -217,3 +217,17 @@ func TestDisabled(t *testing.T) {
 		t.Skip("this machine is a kubelet node")
 	}
 }
+
+// TestDeployDocsListDeviceForms: docs/deploy.md documents every device id
+// form ParseDeviceID reads.
+func TestDeployDocsListDeviceForms(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range deviceForms {
+		if !strings.Contains(string(doc), "`"+f.example+"`") {
+			t.Errorf("docs/deploy.md does not show the device id form %s (%s)", f.form, f.example)
+		}
+	}
+}

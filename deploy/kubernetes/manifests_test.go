@@ -354,6 +354,12 @@ func TestDaemonSet(t *testing.T) {
 	paths = append(paths, flags["screenlog.path"]...)
 	paths = append(paths, flags["npu-smi.path"]...)
 	paths = append(paths, flags["hccn-tool.path"]...)
+	// The kubelet's PodResources socket, whose directory must be mounted
+	// (read-only) for ascend_npu_pod_info.
+	paths = append(paths, flags["kubelet.pod-resources-socket"]...)
+	if len(flags["kubelet.pod-resources-socket"]) != 1 {
+		t.Errorf("--kubelet.pod-resources-socket %v: name the kubelet's socket so chips are attributed to pods", flags["kubelet.pod-resources-socket"])
+	}
 	if len(flags["hccn-tool.path"]) != 1 {
 		t.Errorf("--hccn-tool.path %v: name the driver's hccn_tool so the RoCE collector finds it", flags["hccn-tool.path"])
 	}
