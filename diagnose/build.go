@@ -176,7 +176,7 @@ func build(ins []*input, opts Options) *Report {
 		}
 	}
 	r.BufferOOM = buildBufferOOM(r, all)
-	r.EI0011 = buildEI0011(r)
+	r.EI0011 = buildEI0011(r, all)
 	rootRemedies(r)
 
 	switch {

@@ -42,7 +42,7 @@ func (r *Report) processes() []procRef {
 	return out
 }
 
-func buildEI0011(r *Report) *EI0011Report {
+func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	f := r.fault(codeEI0011)
 	if f == nil {
 		return nil
@@ -54,6 +54,7 @@ func buildEI0011(r *Report) *EI0011Report {
 	}
 	procs := r.processes()
 	model := r.QPModel
+	qpSized, bufSized := ei0011Allocations(r, procs, nodes)
 
 	// 1. The job's own memory use.
 	reduce := Remedy{ID: RemedyReduceMemoryUse,
@@ -106,17 +107,41 @@ func buildEI0011(r *Report) *EI0011Report {
 	for _, n := range f.Nodes {
 		pids = append(pids, n.Node+" ("+pidList(n.PIDs)+")")
 	}
+	what := fmt.Sprintf("each failed allocation in the range form is one QP: %s to %s depending on the QP depth", fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh))
+	if n := len(qpSized); n > 0 && len(bufSized) > 0 {
+		what = fmt.Sprintf("%d report(s) name a QP's size (%s to %s, depending on the QP depth)", n, fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh))
+	}
+	if n := len(bufSized); n > 0 {
+		what += fmt.Sprintf("; %d name a buffer-sized allocation (see the HCCL_BUFFSIZE remedy)", n)
+	}
 	free.Findings = append(free.Findings,
-		fmt.Sprintf("EI0011 was reported %d time(s), on %s; each failed allocation is one QP: %s to %s depending on the QP depth.",
-			f.Count, fewOf(pids), fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)),
+		fmt.Sprintf("EI0011 was reported %d time(s), on %s; %s.", f.Count, fewOf(pids), what),
 		"Run `npu-smi info` on those nodes to see which processes hold NPU memory; hccl_exporter's hccl_link_setup_headroom_bytes shows free HBM minus the QP memory bound per chip while a job runs.")
 	out.Remedies = append(out.Remedies, free)
 
 	// 4. HCCL_BUFFSIZE, for the other kind of HCCL out-of-memory.
 	buff := Remedy{ID: RemedyHCCLBuffSize,
 		Title: "Only for a cclBuffer out-of-memory reported by the driver (EL0004), not for EI0011: set HCCL_BUFFSIZE"}
+	if len(bufSized) > 0 {
+		buff.Title = "For a cclBuffer out-of-memory (EI0011 naming a buffer-sized allocation, or the driver's EL0004): set HCCL_BUFFSIZE"
+	}
 	buff.Findings = append(buff.Findings, buffSizeFindings(r)...)
-	if out.BufferOOMPresent {
+	for i, ev := range bufSized {
+		if i == maxListed {
+			buff.Findings = append(buff.Findings, fmt.Sprintf("… and %d more buffer-sized EI0011 reports.", len(bufSized)-maxListed))
+			break
+		}
+		buff.Findings = append(buff.Findings, fmt.Sprintf(
+			"EI0011 at %s %s:%d failed to allocate %d bytes (%s): at least 2 × HCCL_BUFFSIZE, so the cclBuffer, not a QP (HCCL reports every failed device allocation as EI0011 with its exact size since Jan 2026). Lower HCCL_BUFFSIZE or the number of communicators; fewer QPs do not help this allocation.",
+			ev.Node, ev.File, ev.Line, ev.SizeBytes, fmtBytes(float64(ev.SizeBytes))))
+	}
+	if len(bufSized) > 0 {
+		buff.Findings = append(buff.Findings,
+			"Exception: MoE / MC2 fused operators (MoeDistributeDispatch and Combine, MatmulAllReduce, AllGatherMatmul, …) check that HCCL_BUFFSIZE is large enough and fail with \"HCCL_BUFFSIZE too small\" otherwise: for such a job keep HCCL_BUFFSIZE as they require and free NPU memory or use fewer communicators instead.")
+	}
+	if len(bufSized) > 0 {
+		buff.Findings = append(buff.Findings, "This EI0011 is the buffer failure: the QP remedies above do not apply to those reports.")
+	} else if out.BufferOOMPresent {
 		buff.Findings = append(buff.Findings,
 			"This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its buffer (EL0004): that failure needs a smaller HCCL_BUFFSIZE or fewer communicators, not fewer QPs (see the buffer out-of-memory section).")
 	} else {
@@ -127,6 +152,34 @@ func buildEI0011(r *Report) *EI0011Report {
 		"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
 	out.Remedies = append(out.Remedies, buff)
 	return out
+}
+
+// ei0011Allocations sorts the bundle's EI0011 reports by the allocation
+// they name: a QP (the range forms, or an exact size within the per-QP
+// bounds) or a buffer (an exact size of at least 2 × the smallest
+// HCCL_BUFFSIZE in force: the cclBuffer's input and output halves). Other
+// exact sizes are in neither list.
+func ei0011Allocations(r *Report, procs []procRef, nodes []*nodeData) (qp, buffer []OOMEvidence) {
+	minBuff := float64(hcclenv.DefaultBuffSizeBytes)
+	for i, p := range procs {
+		if b := p.p.QPs.BuffSizeBytes; b > 0 && (i == 0 || b < minBuff) {
+			minBuff = b
+		}
+	}
+	for _, n := range nodes {
+		for _, ev := range n.oom {
+			if ev.Code != codeEI0011 {
+				continue
+			}
+			switch {
+			case ev.QPRange || ev.SizeBytes > 0 && float64(ev.SizeBytes) <= r.QPModel.QPBytesHigh:
+				qp = append(qp, ev)
+			case float64(ev.SizeBytes) >= 2*minBuff:
+				buffer = append(buffer, ev)
+			}
+		}
+	}
+	return qp, buffer
 }
 
 // qpsFindings lists the HCCL_RDMA_QPS_PER_CONNECTION values in force.
@@ -296,7 +349,11 @@ func buildBufferOOM(r *Report, nodes []*nodeData) *BufferOOMReport {
 	}
 	out := &BufferOOMReport{Events: f.Count, PlogEvents: f.BySource.Plog, Evidence: []OOMEvidence{}}
 	for _, n := range nodes {
-		out.Evidence = append(out.Evidence, n.oom...)
+		for _, ev := range n.oom {
+			if ev.Code == codeEL0004 {
+				out.Evidence = append(out.Evidence, ev)
+			}
+		}
 	}
 	out.HCCL = out.PlogEvents > 0
 	for _, ev := range out.Evidence {
@@ -306,7 +363,7 @@ func buildBufferOOM(r *Report, nodes []*nodeData) *BufferOOMReport {
 	}
 	if !out.HCCL {
 		out.Findings = append(out.Findings,
-			"EL0004 (driver out-of-memory) was reported, but neither a traceback naming HCCL nor HCCL's own \"Create ccl buffer\" failure is in the bundle: another component ran out of NPU memory; HCCL_BUFFSIZE is not the lever, free memory instead.")
+			"EL0004 (driver out-of-memory) was reported, but neither a traceback naming HCCL nor HCCL's own device-memory failure ([DeviceMem][Alloc]) is in the bundle: another component ran out of NPU memory; HCCL_BUFFSIZE is not the lever, free memory instead.")
 		return out
 	}
 	out.Findings = append(out.Findings,

@@ -126,6 +126,8 @@ func FuzzHCCLLines(f *testing.F) {
 	}
 	f.Add([]byte("create hccl transport:communicator[_], remote rank[1],transporttype[ROCE], rdma qpn["))
 	f.Add([]byte("[Load] comm config of []: bufferSize[18446744073709551616]"))
+	f.Add([]byte("(EI0011): Failed to allocate 420478976 bytes of NPU memory."))
+	f.Add([]byte("(EI0011): Failed to allocate 262144~3145728 bytes of NPU memory."))
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		kind := Classify(msg)
 		if c, ok := ParseCommunicator(msg); ok && (c.RankSize <= 0 || c.Identifier == "") {
@@ -138,6 +140,9 @@ func FuzzHCCLLines(f *testing.F) {
 			_ = tr.Identifier()
 		}
 		ParseCCLBuffer(msg)
+		if a, ok := ParseEI0011Allocation(msg); ok && (a.SizeBytes < 0 || a.QPRange == (a.SizeBytes > 0)) {
+			t.Fatalf("EI0011 allocation %+v", a)
+		}
 		if cc, ok := ParseCommConfig(msg); ok && (kind != KindCommConfig || cc.Name == "") {
 			t.Fatalf("comm config %+v from a %s line", cc, kind)
 		}

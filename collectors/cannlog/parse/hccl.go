@@ -388,3 +388,54 @@ func parseUint(v []byte) (uint64, bool) {
 	}
 	return n, true
 }
+
+// EI0011Allocation is what an EI0011 report says about the allocation that
+// failed: "Failed to allocate %s bytes of NPU memory." with %s the range
+// forms of a QP ("[size: [0.25MB, 3MB], Affected by QP depth
+// configuration.]", "262144~3145728"; QPRange) or, in HCOMM from Jan 2026,
+// the exact size of any HCCL device allocation (SizeBytes).
+type EI0011Allocation struct {
+	QPRange   bool
+	SizeBytes int64
+}
+
+var (
+	markEI0011      = []byte("EI0011")
+	markAllocate    = []byte("Failed to allocate ")
+	markBytesOfNPU  = []byte(" bytes of NPU memory")
+	markSizeRangeQP = []byte("[size: [")
+)
+
+// ParseEI0011Allocation reads the allocation of an EI0011 report line
+// (screen log, either layout).
+func ParseEI0011Allocation(line []byte) (EI0011Allocation, bool) {
+	if !bytes.Contains(line, markEI0011) {
+		return EI0011Allocation{}, false
+	}
+	i := bytes.Index(line, markAllocate)
+	if i < 0 {
+		return EI0011Allocation{}, false
+	}
+	rest := line[i+len(markAllocate):]
+	if bytes.HasPrefix(rest, markSizeRangeQP) {
+		return EI0011Allocation{QPRange: true}, true
+	}
+	end := bytes.Index(rest, markBytesOfNPU)
+	if end <= 0 || end > 41 {
+		return EI0011Allocation{}, false
+	}
+	v := rest[:end]
+	if lo, hi, ok := bytes.Cut(v, []byte("~")); ok {
+		if _, ok1 := parseUint(lo); ok1 {
+			if _, ok2 := parseUint(hi); ok2 {
+				return EI0011Allocation{QPRange: true}, true
+			}
+		}
+		return EI0011Allocation{}, false
+	}
+	n, ok := parseUint(v)
+	if !ok || n == 0 || n > 1<<62 {
+		return EI0011Allocation{}, false
+	}
+	return EI0011Allocation{SizeBytes: int64(n)}, true
+}

@@ -167,3 +167,30 @@ func TestClassifySkipsHotLines(t *testing.T) {
 		}
 	}
 }
+
+func TestParseEI0011Allocation(t *testing.T) {
+	tests := []struct {
+		line string
+		want EI0011Allocation
+		ok   bool
+	}{
+		{"[PID: 2103452] 2025-11-03-20:18:46.447.213 Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate [size: [0.25MB, 3MB], Affected by QP depth configuration.] bytes of NPU memory.",
+			EI0011Allocation{QPRange: true}, true},
+		{"[PID: 7] 2026-06-01-10:00:00.000.000 Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate 262144~3145728 bytes of NPU memory.",
+			EI0011Allocation{QPRange: true}, true},
+		{"[PID: 7] 2026-06-01-10:00:00.000.000 Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate 420478976 bytes of NPU memory.",
+			EI0011Allocation{SizeBytes: 420478976}, true},
+		{"EI0011: [PID: 7] 2026-02-01-10:00:00.000.000 Failed to allocate 2097152 bytes of NPU memory.", EI0011Allocation{SizeBytes: 2097152}, true},
+		{"Resource_Error_Insufficient_Device_Memory(EL0019): Failed to allocate 2097152 bytes", EI0011Allocation{}, false},
+		{"(EI0011): Failed to allocate abc bytes of NPU memory.", EI0011Allocation{}, false},
+		{"(EI0011): Failed to allocate 0 bytes of NPU memory.", EI0011Allocation{}, false},
+		{"(EI0011): Failed to allocate 99999999999999999999 bytes of NPU memory.", EI0011Allocation{}, false},
+		{"(EI0011): Failed to allocate 1~x bytes of NPU memory.", EI0011Allocation{}, false},
+	}
+	for _, tc := range tests {
+		got, ok := ParseEI0011Allocation([]byte(tc.line))
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("ParseEI0011Allocation(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
+		}
+	}
+}
