@@ -182,3 +182,20 @@ func TestHandlerPassesTheScrapeTimeout(t *testing.T) {
 		}
 	}
 }
+
+// FuzzScrapeTimeout: whatever a client sends as its timeout header, the
+// deadline is positive, at most the cap, and never more than the header
+// (or the default) asked for.
+func FuzzScrapeTimeout(f *testing.F) {
+	for _, s := range []string{"10", "0.5", "", "-1", "NaN", "+Inf", "1e300", "9223372036854775807", "0x10", "1_0", " 3 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		h := http.Header{}
+		h.Set(ScrapeTimeoutHeader, v)
+		got := ScrapeTimeout(h, DefaultScrapeTimeout, DefaultScrapeTimeoutOffset)
+		if got <= 0 || got > maxScrapeTimeout {
+			t.Fatalf("ScrapeTimeout(%q) = %v", v, got)
+		}
+	})
+}

@@ -92,10 +92,62 @@ func Percentile(d []time.Duration, q float64) time.Duration {
 	return s[min(max(i, 0), len(s)-1)]
 }
 
-// ParseText parses a Prometheus text exposition into its metric families.
+// ParseText parses a Prometheus text exposition, or an OpenMetrics one as
+// the exporter serves Prometheus's Accept header, into its metric families.
 func ParseText(b []byte) (map[string]*dto.MetricFamily, error) {
+	if bytes.HasSuffix(b, []byte("# EOF\n")) {
+		b = openMetricsToText(b)
+	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	return p.TextToMetricFamilies(bytes.NewReader(b))
+}
+
+// openMetricsToText rewrites the OpenMetrics the exporter writes (no
+// exemplars, no created lines) as the text format: a counter family is
+// named without its _total there and with it here; # UNIT and # EOF go.
+// This also parts the Go collector's go_memstats_alloc_bytes gauge from
+// its go_memstats_alloc_bytes_total counter, whose families share a name
+// in OpenMetrics (client_golang issue 829).
+func openMetricsToText(b []byte) []byte {
+	lines := bytes.Split(b, []byte("\n"))
+	counters := map[string]bool{}
+	for _, l := range lines {
+		if f := bytes.Fields(l); len(f) == 4 && string(f[0]) == "#" && string(f[1]) == "TYPE" && string(f[3]) == "counter" {
+			counters[string(f[2])] = true
+		}
+	}
+	var out bytes.Buffer
+	out.Grow(len(b))
+	for i, l := range lines {
+		f := bytes.Fields(l)
+		switch {
+		case len(f) >= 2 && string(f[0]) == "#" && (string(f[1]) == "UNIT" || string(f[1]) == "EOF"):
+			continue
+		case len(f) >= 3 && string(f[0]) == "#" && (string(f[1]) == "HELP" || string(f[1]) == "TYPE") && counters[string(f[2])]:
+			// The family right after this comment is the counter only if
+			// its samples follow: a gauge of the same name keeps its name.
+			if isCounterBlock(lines, i) {
+				l = bytes.Replace(l, f[2], append(append([]byte{}, f[2]...), "_total"...), 1)
+			}
+		}
+		out.Write(l)
+		if i < len(lines)-1 {
+			out.WriteByte('\n')
+		}
+	}
+	return out.Bytes()
+}
+
+// isCounterBlock reports whether the comment at lines[i] belongs to a block
+// whose TYPE line says counter.
+func isCounterBlock(lines [][]byte, i int) bool {
+	for j := i; j < len(lines) && j <= i+2; j++ {
+		f := bytes.Fields(lines[j])
+		if len(f) >= 4 && string(f[0]) == "#" && string(f[1]) == "TYPE" {
+			return string(f[3]) == "counter"
+		}
+	}
+	return false
 }
 
 // CounterSum is the sum of the counter values of family name over all its

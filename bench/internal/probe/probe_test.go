@@ -3,6 +3,7 @@ package probe
 import (
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -69,6 +70,30 @@ func TestPercentile(t *testing.T) {
 	}
 	if Percentile(nil, 0.5) != 0 {
 		t.Error("Percentile of nothing is not 0")
+	}
+}
+
+// TestParseOpenMetrics: the OpenMetrics of a counter, and the Go
+// collector's gauge and counter whose families share a name there, parse
+// as the text format would give them.
+func TestParseOpenMetrics(t *testing.T) {
+	om := "# HELP go_memstats_alloc_bytes Bytes in use.\n# TYPE go_memstats_alloc_bytes gauge\ngo_memstats_alloc_bytes 5.0\n" +
+		"# HELP go_memstats_alloc_bytes Bytes allocated.\n# TYPE go_memstats_alloc_bytes counter\ngo_memstats_alloc_bytes_total 9.0\n" +
+		"# HELP ascend_log_lines_total Lines.\n# TYPE ascend_log_lines counter\nascend_log_lines_total{level=\"INFO\"} 3.0\nascend_log_lines_total{level=\"ERROR\"} 1.0\n" +
+		"# EOF\n"
+	om = strings.Replace(om, "# HELP ascend_log_lines_total", "# HELP ascend_log_lines", 1)
+	fams, err := ParseText([]byte(om))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := GaugeSum(fams, "go_memstats_alloc_bytes"); got != 5 {
+		t.Errorf("gauge = %v", got)
+	}
+	if got := CounterSum(fams, "go_memstats_alloc_bytes_total"); got != 9 {
+		t.Errorf("counter = %v", got)
+	}
+	if got := CounterSum(fams, "ascend_log_lines_total"); got != 4 {
+		t.Errorf("lines = %v", got)
 	}
 }
 
