@@ -136,3 +136,19 @@ func TestInferNodeZone(t *testing.T) {
 		}
 	}
 }
+
+// Every waiting code says what its reporter saw and has a timer; every
+// code of the catalog has a role other than the fallback or is meant to.
+func TestRoleTable(t *testing.T) {
+	for code, r := range codeRoles {
+		if r.Role == RoleWaiting && (r.Why == "" || r.Timer.Default <= 0) {
+			t.Errorf("%s: waiting code without why or timer: %+v", code, r)
+		}
+		if r.Role != RoleLocal && r.Timer.Default <= 0 {
+			t.Errorf("%s: no timer", code)
+		}
+	}
+	if roleOf("EZ9999").Role != RoleEither {
+		t.Error("codes outside the table must be either")
+	}
+}

@@ -568,8 +568,8 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		}
 		summary := fmt.Sprintf("The first failing rank is not in the bundle: only consequences were found (%s), the first %s on %s at %s.",
 			strings.Join(codes, "; "), root.Code, who(root.Event), at)
-		reasons = append(reasons, fmt.Sprintf("%s is reported by a rank whose peer did not answer in time: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
-			root.Code, root.basis))
+		reasons = append(reasons, fmt.Sprintf("%s is reported by a rank about its peers (%s), not about itself: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
+			root.Code, root.role.Why, root.basis))
 		if len(in.SuspectedPeers) > 0 {
 			var named []string
 			for i, p := range in.SuspectedPeers {

@@ -38,6 +38,9 @@ type timer struct {
 type codeRole struct {
 	Role  string
 	Timer timer
+	// Why says, for a waiting code, what the reporting rank saw of its
+	// peers.
+	Why string
 }
 
 const (
@@ -79,17 +82,17 @@ var codeRoles = map[string]codeRole{
 	"EJ0004": {Role: RoleLocal}, // invalid IP address
 	"EL0004": {Role: RoleLocal}, // driver out of memory
 	// Peers waiting for a rank that failed.
-	"EI0006": {Role: RoleWaiting, Timer: connectTimer}, // socket timeout at link setup
-	"EI0015": {Role: RoleWaiting, Timer: connectTimer}, // root-info negotiation timeout
-	"EI0002": {Role: RoleWaiting, Timer: execTimer},    // notify wait timeout in a collective
+	"EI0006": {Role: RoleWaiting, Timer: connectTimer, Why: "a peer did not connect at link setup in time"},
+	"EI0015": {Role: RoleWaiting, Timer: connectTimer, Why: "ranks did not reach the root of the communicator's negotiation in time"},
+	"EI0002": {Role: RoleWaiting, Timer: execTimer, Why: "a peer did not answer a collective's notify in time"},
 	// A heartbeat lost (30 s without one) or stuck (checked every third of
 	// HCCL_EXEC_TIMEOUT) after a rank failed or exited: its process may
 	// linger for a while after the failure, so the window is the exec
 	// timer.
-	CodeHeartbeat: {Role: RoleWaiting, Timer: execTimer},
+	CodeHeartbeat: {Role: RoleWaiting, Timer: execTimer, Why: "a peer's heartbeat was lost or stuck"},
 	// Ranks out of step report inconsistent arguments when a peer
 	// restarted or failed mid-sequence.
-	"EI0005": {Role: RoleWaiting, Timer: connectTimer},
+	"EI0005": {Role: RoleWaiting, Timer: connectTimer, Why: "its peers called a collective with other arguments, as when a peer restarted or failed mid-sequence"},
 	// Either.
 	"EI0009": {Role: RoleEither, Timer: connectTimer}, // transport init error
 	"EI0010": {Role: RoleEither, Timer: connectTimer}, // P2P failed
