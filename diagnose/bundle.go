@@ -265,7 +265,7 @@ func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 	var st lineStats
 	var err error
 	ew := g.watch
-	ew.file, ew.lineNo = rel, 0
+	ew.file, ew.lineNo, ew.follow = rel, 0, 0
 	if g.kind == cannlog.SourceScreen {
 		w := oomWatch{file: rel}
 		st, err = scanLines(r, buf, func(line []byte) {
@@ -281,6 +281,7 @@ func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 			ew.lineNo++
 			ew.cur = line
 			g.state.Ingest(src, line)
+			ew.followUp(line)
 		})
 	}
 	ew.cur = nil

@@ -32,6 +32,10 @@ type rawEvent struct {
 	line         int64
 	text         string
 	rank         int // from the screen line itself ([rank3]:, RankID:3), else -1
+	// peers are named by a line that follows (peersKnown); the event's own
+	// line is read for them later.
+	peers      []string
+	peersKnown bool
 }
 
 // rankInfo is one communicator membership of a process: which rank it is,
@@ -64,6 +68,10 @@ type eventWatch struct {
 	// heartbeats counts the heartbeat events kept (they are not in the
 	// fault table).
 	heartbeats int
+	// follow counts the lines after the last fault line (eventLine) still
+	// to read for the peer it names.
+	follow    int
+	eventLine int64
 }
 
 func newEventWatch(loc *time.Location) *eventWatch {
@@ -79,6 +87,28 @@ func (w *eventWatch) onFault(ev cannlog.FaultEvent) {
 	}
 	w.events = append(w.events, rawEvent{code: ev.Code, source: ev.Source, pid: ev.PID, t: ev.Time,
 		file: w.file, line: w.lineNo, text: excerpt(w.cur), rank: screenRank(w.cur)})
+	w.follow, w.eventLine = followLines, w.lineNo
+}
+
+// followLines is how many lines after a fault line may name the peer it
+// waited for: HCCL prints the link's details (`Transport init error! …
+// remoteUserrank[0] …`) right after the timeout line.
+const followLines = 3
+
+// followUp reads the lines that follow a fault line of the same file for
+// the peer it names; it costs nothing on the other lines.
+func (w *eventWatch) followUp(line []byte) {
+	if w.follow == 0 || w.lineNo == w.eventLine {
+		return
+	}
+	w.follow--
+	ev := &w.events[len(w.events)-1]
+	if ev.peersKnown {
+		return
+	}
+	if ps := peersOf(string(line)); len(ps) > 0 {
+		ev.peers, ev.peersKnown = ps, true
+	}
 }
 
 // CodeHeartbeat is the code diagnose gives a heartbeat report: HCCL prints

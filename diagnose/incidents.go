@@ -169,6 +169,11 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 			}
 			e.Event = Event{Node: n.name, PID: re.pid, Rank: -1, Device: -1, Code: re.code, Stage: stage, Role: e.role.Role,
 				Source: re.source, File: re.file, Line: re.line, Text: re.text, Peers: peersOf(re.text)}
+			for _, p := range re.peers {
+				if !slices.Contains(e.Peers, p) {
+					e.Peers = append(e.Peers, p)
+				}
+			}
 			e.Time = Timestamp{re.t}
 			e.at = cm.align(n.name, re.t)
 			e.Aligned = Timestamp{e.at.In(opts.Location)}

@@ -91,6 +91,13 @@ func TestIncidentEI0011WithTimeouts(t *testing.T) {
 	if len(in.Groups) != 1 {
 		t.Errorf("groups %+v: the root's screen report is the same failure, not another", in.Groups)
 	}
+	// The link lines after each timeout name the peer: the root's rank.
+	if !strings.Contains(strings.Join(in.Reasons, "\n"), "55 of the 55 consequence(s) name rank 20, the root's rank") {
+		t.Errorf("reasons %q", in.Reasons)
+	}
+	if len(in.SuspectedPeers) != 1 || in.SuspectedPeers[0].Peer != "rank 20" || !in.SuspectedPeers[0].InBundle {
+		t.Errorf("peers %+v", in.SuspectedPeers)
+	}
 	if !strings.Contains(in.Summary, "55 process(es) on 7 node(s) reported EI0006 within 1202 s after it (their HCCL_CONNECT_TIMEOUT timer: up to 1200 s)") {
 		t.Errorf("summary %q", in.Summary)
 	}
@@ -133,6 +140,9 @@ func TestIncidentPortDown(t *testing.T) {
 	}
 	in := r.Incidents[0]
 	wantRoot(t, in, "EJ0002", "node-2", 13, 5)
+	if !strings.Contains(strings.Join(in.Reasons, "\n"), "of the 27 consequence(s) name rank 13, the root's rank") {
+		t.Errorf("reasons %q", in.Reasons)
+	}
 	g := groupOf(in, PartConsequence, "EI0006")
 	if g == nil || g.Processes != 24 || len(g.Nodes) != 3 || g.TimerSeconds != 140 {
 		t.Fatalf("EI0006 group %+v", g)
