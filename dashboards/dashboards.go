@@ -95,8 +95,11 @@ func Parse(b []byte) (Dashboard, error) {
 // Vars are the values Grafana substitutes into a query.
 type Vars struct {
 	Job, Instance string // literal values; regex-escaped on substitution as Grafana does
-	RateInterval  string // $__rate_interval, e.g. "1m"
-	Range         string // $__range, e.g. "1h"
+	// Namespace and Pod filter by the pod the kubelet assigned a chip to;
+	// empty means All (".*", the variables' allValue).
+	Namespace, Pod string
+	RateInterval   string // $__rate_interval, e.g. "1m"
+	Range          string // $__range, e.g. "1h"
 }
 
 // Expand substitutes v into expr. Job and Instance are escaped for the
@@ -109,8 +112,20 @@ func Expand(expr string, v Vars) string {
 		"$job", promRegex(v.Job),
 		"${instance}", promRegex(v.Instance),
 		"$instance", promRegex(v.Instance),
+		"${namespace}", allOr(v.Namespace),
+		"$namespace", allOr(v.Namespace),
+		"${pod}", allOr(v.Pod),
+		"$pod", allOr(v.Pod),
 	)
 	return r.Replace(expr)
+}
+
+// allOr is a filter variable's value: All (".*") when empty.
+func allOr(s string) string {
+	if s == "" {
+		return ".*"
+	}
+	return promRegex(s)
 }
 
 // promRegex quotes s as a regular expression inside a PromQL string literal,

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,49 @@ func TestQueriesReturnDataOnContractMetrics(t *testing.T) {
 		s, err := prom.QueryRange(q.Expr, end.Add(-30*time.Second), end, time.Second)
 		if err != nil || len(s) == 0 {
 			t.Errorf("%s %q %s: range query returned %v, %v\n%s", q.Dashboard, q.Panel, q.RefID, s, err, q.Expr)
+		}
+	}
+
+	// The namespace and pod filters: NPU 1 is held by train/job-a-0 (and
+	// process 1595259 runs on it), NPU 0 by no pod. Filtering on another
+	// namespace hides NPU 1's chip and process; chips no pod holds stay.
+	for _, tc := range []struct {
+		namespace string
+		panel     string
+		label     string
+		want      []string
+	}{
+		{"", "HBM used ratio per chip", "npu", []string{"0", "1"}},
+		{"train", "HBM used ratio per chip", "npu", []string{"0", "1"}},
+		{"infer", "HBM used ratio per chip", "npu", []string{"0"}},
+		{"", "QPs per connection per process", "pid", []string{"1595259"}},
+		{"infer", "QPs per connection per process", "pid", nil},
+	} {
+		qs, err := QueriesWith(Vars{Job: "hccl_exporter", Instance: instance, Namespace: tc.namespace, RateInterval: "1m", Range: "1h"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, q := range qs {
+			if q.Panel != tc.panel {
+				continue
+			}
+			found = true
+			s, err := prom.Query(q.Expr)
+			if err != nil {
+				t.Fatalf("%q: %v", q.Panel, err)
+			}
+			var got []string
+			for _, x := range s {
+				got = append(got, x.Metric[tc.label])
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("namespace %q, %q: %s %v, want %v\n%s", tc.namespace, tc.panel, tc.label, got, tc.want, q.Expr)
+			}
+		}
+		if !found {
+			t.Errorf("no panel %q", tc.panel)
 		}
 	}
 
