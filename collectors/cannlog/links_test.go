@@ -184,3 +184,64 @@ func TestCommConfigBuffersAndLinks(t *testing.T) {
 		t.Errorf("after a second link set: %+v", w)
 	}
 }
+
+// linkBenchLines are the HCCL lines headroom v2 reads, each against the
+// common INFO line (benchInfo) as the baseline of the same run.
+func linkBenchLines() []struct {
+	name string
+	line []byte
+} {
+	h := "[INFO] HCCL(3015875,python):2025-03-07-11:43:32.305.623 [x.cc:1][3017221]"
+	return []struct {
+		name string
+		line []byte
+	}{
+		{"baseline=info", benchInfo},
+		{"transport=roce", []byte(h + "create hccl transport:communicator[AllReduce_w64], local rank[0], ip[10.1.0.1], remote rank[9], ip[10.1.1.1], transporttype[ROCE], rdma qpn[1290], rdma qp sport[50213], rdma TC[132], rdma SL[4]")},
+		{"transport=hccs", []byte(h + "create hccl transport:communicator[AllReduce_w64], local rank[0], remote rank[1], transporttype[HCCS]")},
+		{"ccl_buffer", []byte(h + "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c080000000], size[420478976]")},
+		{"settings=untagged", []byte(h + "environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [16]")},
+		{"communicator=2024", []byte(h + "Entry-HcclCommInitRootInfo:ranks[64], rank[0], rootinfo: host ip[10.0.0.1] port[60000] nicDeploy[1] identifier[w64], deviceLogicId[0]")},
+	}
+}
+
+func benchIngestLine(b *testing.B, line []byte) {
+	st := NewState(DefaultOptions())
+	src := &Source{Path: "p", Kind: SourcePlog}
+	st.Ingest(src, []byte("[INFO] HCCL(3015875,python):2025-03-07-11:43:32.305.623 [x.cc:1][3017221][Communicator Key Info]identifier[w64] rankSize[64] serverNum[8] moduleNum[8] superPodNum[0]"))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		st.Ingest(src, line)
+	}
+}
+
+// BenchmarkIngestLinkLines measures each new line kind; TestLinkLinesCost
+// prints them as ratios to the baseline.
+func BenchmarkIngestLinkLines(b *testing.B) {
+	for _, l := range linkBenchLines() {
+		b.Run(l.name, func(b *testing.B) { benchIngestLine(b, l.line) })
+	}
+}
+
+// TestLinkLinesCost runs the benchmarks above in one process and prints
+// ns/line and the ratio to the common INFO line. The lines are rare (one
+// per QP at link setup, one per allocation), so a ratio of a few is fine;
+// it fails only when a kind costs more than 20 × the baseline.
+func TestLinkLinesCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("benchmark")
+	}
+	var base float64
+	for _, l := range linkBenchLines() {
+		r := testing.Benchmark(func(b *testing.B) { benchIngestLine(b, l.line) })
+		ns := float64(r.T.Nanoseconds()) / float64(r.N)
+		if base == 0 {
+			base = ns
+		}
+		t.Logf("%-18s %7.0f ns/line %5.1f × baseline, %d allocs/line", l.name, ns, ns/base, r.AllocsPerOp())
+		if ns > 20*base {
+			t.Errorf("%s costs %.1f × the common INFO line", l.name, ns/base)
+		}
+	}
+}

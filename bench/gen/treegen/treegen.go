@@ -353,7 +353,8 @@ var envBlock = [][2]string{
 }
 
 // commInit prints a communicator initialisation: the entry line, the
-// [HCCL_ENV] block and the key-info lines.
+// [HCCL_ENV] block and the key-info lines, then its first collective's
+// cclBuffer and link set (64 lines).
 func (w *procWriter) commInit(bw *bufio.Writer, comm int) int64 {
 	id := fmt.Sprintf("10.0.0.11%%enp189s0f0_%d_%d_%d", 60000+comm, comm, 1767685109000000+int64(comm))
 	n := w.emit(bw, "INFO", "HCCL", "op_base.cc:1292", true,
@@ -366,6 +367,25 @@ func (w *procWriter) commInit(bw *bufio.Writer, comm int) int64 {
 		fmt.Sprintf("[Communicator Key Info]identifier[%s] rankSize[64] serverNum[8] moduleNum[8] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]", id))
 	n += w.emit(bw, "INFO", "HCCL", "hccl_communicator_attrs.cc:330", true,
 		fmt.Sprintf("[LocalRank Key Info]userRank[%d] hostIp[10.0.0.11] devicePhyId[%d] server[10.0.0.11] deviceIp[10.1.0.%d] superPodId[0] useSuperPodMode[0] isStandardCard[0]", w.pid%64, w.pid%16, w.pid%16))
+	// The first collective: the cclBuffer (one block of 2 × 400 MiB + 1 MiB),
+	// then its link set: HCCS to the 7 other ranks of the server, one RoCE
+	// QP to each of the 56 ranks on the 7 other servers.
+	n += w.emit(bw, "INFO", "HCCL", "ccl_buffer_manager.cc:38", true,
+		fmt.Sprintf("[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c080000000], size[%d]", 2*400<<20+1<<20))
+	rank := w.pid % 64
+	for r := 0; r < 64; r++ {
+		if r == rank {
+			continue
+		}
+		if r/8 == rank/8 {
+			n += w.emit(bw, "INFO", "HCCL", "transport_p2p.cc:156", true,
+				fmt.Sprintf("create hccl transport:communicator[AllReduce_%s], local rank[%d], remote rank[%d], transporttype[HCCS]", id, rank, r))
+			continue
+		}
+		n += w.emit(bw, "INFO", "HCCL", "transport_ibverbs.cc:247", true,
+			fmt.Sprintf("create hccl transport:communicator[AllReduce_%s], local rank[%d], ip[10.1.0.%d], remote rank[%d], ip[10.1.%d.%d], transporttype[ROCE], rdma qpn[%d], rdma qp sport[%d], rdma TC[132], rdma SL[4]",
+				id, rank, w.pid%16, r, r/8, r%8, 1000+comm*64+r, 49152+r))
+	}
 	return n
 }
 
