@@ -65,7 +65,7 @@ func incidentRemedy(r *Report, in *Incident) []Remedy {
 	case codeEL0004:
 		rem := Remedy{ID: RemedyHCCLBuffSize, Title: "NPU memory ran out while allocating: lower HCCL_BUFFSIZE or the number of communicators of the failed process, or free NPU memory"}
 		if p != nil {
-			rem.Findings = append(rem.Findings, fmt.Sprintf("%s holds %d communicator(s) × 2 × HCCL_BUFFSIZE %s (%s) = %s of HCCL buffers.",
+			rem.Findings = append(rem.Findings, fmt.Sprintf("%s holds %d communicator(s), each 2 × its buffer size (HCCL_BUFFSIZE %s, %s, unless its comm config sets one) + 1 MiB: %s of HCCL buffers.",
 				who(root), p.QPs.Communicators, fmtBytes(p.QPs.BuffSizeBytes), p.QPs.BuffSizeSetBy, fmtBytes(p.QPs.CCLBufferBytes)))
 		}
 		if r.BufferOOM != nil {
@@ -108,7 +108,7 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 		} else {
 			reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", who(root)))
 		}
-		reduce.Findings = append(reduce.Findings, fmt.Sprintf("Its HCCL buffers: %d communicator(s) × 2 × HCCL_BUFFSIZE %s (%s) = %s.",
+		reduce.Findings = append(reduce.Findings, fmt.Sprintf("Its HCCL buffers: %d communicator(s), each 2 × its buffer size (HCCL_BUFFSIZE %s, %s, unless its comm config sets one) + 1 MiB: %s.",
 			q.Communicators, fmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, fmtBytes(q.CCLBufferBytes)))
 		verdict := "within the recommended range [1, 8]"
 		if q.AboveRecommended {
