@@ -1,6 +1,7 @@
 package cannlog
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,4 +171,41 @@ func TestDevicePhyIDOfAProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkIngestDirKeyRatio measures what keying processes by log
+// directory costs on the hot path: it alternates blocks of INFO lines of a
+// process without a directory (as before) and of one with a pod's
+// directory, so both see the same machine load, and reports the ratio of
+// the median block times (dir/none; 1.00 = no cost).
+func BenchmarkIngestDirKeyRatio(b *testing.B) {
+	const block = 2000
+	mk := func(dir string) (*State, *Source) {
+		st := NewState(DefaultOptions())
+		src := &Source{Path: "p", Kind: SourcePlog, Dir: dir}
+		st.Ingest(src, []byte(envLine(3015875, "2025-03-07-11:43:32.305.623", "HCCL_BUFFSIZE set by default to [200]M")))
+		return st, src
+	}
+	none, noneSrc := mk("")
+	pod, podSrc := mk("/var/log/ascend/training-job-7f9c-worker-3")
+	var tNone, tPod []time.Duration
+	run := func(st *State, src *Source) time.Duration {
+		start := time.Now()
+		for range block {
+			st.Ingest(src, benchInfo)
+		}
+		return time.Since(start)
+	}
+	for b.Loop() {
+		tNone = append(tNone, run(none, noneSrc))
+		tPod = append(tPod, run(pod, podSrc))
+	}
+	median := func(d []time.Duration) float64 {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return float64(s[len(s)/2])
+	}
+	b.ReportMetric(median(tNone)/block, "ns/line-none")
+	b.ReportMetric(median(tPod)/block, "ns/line-dir")
+	b.ReportMetric(median(tPod)/median(tNone), "dir/none")
 }
