@@ -2,12 +2,15 @@ package exporter
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -148,6 +151,10 @@ type cachingHandler struct {
 	mu  sync.Mutex
 	cur *gathering // the latest gather: in flight, or done at cur.at
 
+	// sizeHint is the size of the last uncompressed answer: the next is
+	// recorded into a buffer of that size rather than one grown by copies.
+	sizeHint atomic.Int64
+
 	joined func() // test hook: a scrape joined a gather in flight
 }
 
@@ -164,11 +171,15 @@ type gathering struct {
 	responses map[responseKey]*response
 }
 
-// responseKey identifies what promhttp answers for one gather: its format
-// and compression depend on these two headers only. Keying on the raw
-// values leaves the negotiation to promhttp; every Prometheus sends the
-// same values scrape after scrape, so a HA pair shares one encoding.
-type responseKey struct{ accept, acceptEncoding string }
+// responseKey identifies an answer for one gather: its format depends on
+// the Accept header only (keyed on the raw value, the negotiation stays
+// promhttp's; every Prometheus sends the same value scrape after scrape, so
+// a HA pair shares one encoding), its compression on whether gzip is
+// accepted.
+type responseKey struct {
+	accept string
+	gzip   bool
+}
 
 // maxResponses bounds the encodings kept per gather, against a client that
 // varies its headers.
@@ -195,12 +206,44 @@ func (r *response) WriteHeader(status int) {
 	}
 }
 
+// gzipPool keeps compressors between gathers: a new one allocates about a
+// megabyte. BestSpeed rather than promhttp's default level: on the
+// worst-case node's 500 KB exposition it takes a third of the time (the
+// default level was a quarter of an uncached scrape's CPU) for a body a
+// few KB larger.
+var gzipPool = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return zw
+}}
+
+// compress gzips a recorded successful answer in place.
+func (r *response) compress() error {
+	if r.status != http.StatusOK && r.status != 0 {
+		return nil // an error text stays plain
+	}
+	var out bytes.Buffer
+	out.Grow(r.body.Len() / 8)
+	zw := gzipPool.Get().(*gzip.Writer)
+	defer gzipPool.Put(zw)
+	zw.Reset(&out)
+	if _, err := zw.Write(r.body.Bytes()); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	r.body = out
+	r.header.Set("Content-Encoding", "gzip")
+	return nil
+}
+
 // replay writes the recorded answer to w.
 func (r *response) replay(w http.ResponseWriter) {
 	h := w.Header()
 	for k, v := range r.header {
 		h[k] = v
 	}
+	h.Add("Vary", "Accept-Encoding")
 	h.Set("Content-Length", strconv.Itoa(r.body.Len()))
 	status := r.status
 	if status == 0 {
@@ -332,17 +375,60 @@ func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
-	// promhttp encodes, once per gather and pair of negotiation headers;
-	// filtered requests (name[]) are encoded for themselves.
-	serve := promhttp.HandlerForTransactional(g, h.promOpts)
+	// promhttp negotiates and encodes, once per gather and key; filtered
+	// requests (name[]) and a client varying its headers past
+	// maxResponses are answered by promhttp directly, compression included.
+	gz := acceptsGzip(req.Header.Get("Accept-Encoding"))
 	var r *response
 	if req.URL == nil || len(req.URL.Query()["name[]"]) == 0 {
-		r = g.response(responseKey{req.Header.Get("Accept"), req.Header.Get("Accept-Encoding")})
+		r = g.response(responseKey{req.Header.Get("Accept"), gz})
 	}
 	if r == nil {
-		serve.ServeHTTP(rsp, req)
+		promhttp.HandlerForTransactional(g, h.promOpts).ServeHTTP(rsp, req)
 		return
 	}
-	r.once.Do(func() { serve.ServeHTTP(r, req) })
+	r.once.Do(func() {
+		opts := h.promOpts
+		opts.DisableCompression = true // compressed below, faster
+		r.body.Grow(int(h.sizeHint.Load()) * 9 / 8)
+		promhttp.HandlerForTransactional(g, opts).ServeHTTP(r, req)
+		h.sizeHint.Store(int64(r.body.Len()))
+		if gz {
+			if err := r.compress(); err != nil {
+				h.logger.Error("cannot compress the metrics answer", "err", err)
+			}
+		}
+	})
 	r.replay(rsp)
+}
+
+// acceptsGzip reports whether an Accept-Encoding header allows gzip: gzip
+// listed without q=0, or else * listed without q=0.
+func acceptsGzip(header string) bool {
+	gzipQ, starQ := -1.0, -1.0
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "gzip" && name != "*" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.TrimSpace(k) == "q" {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if name == "gzip" {
+			gzipQ = q
+		} else {
+			starQ = q
+		}
+	}
+	if gzipQ >= 0 {
+		return gzipQ > 0
+	}
+	return starQ > 0
 }

@@ -173,8 +173,8 @@ func TestGzipPlainAndProtobufFromOneGather(t *testing.T) {
 		t.Fatalf("Content-Type %q", ct)
 	}
 	zipped, zh := scrape(t, h, http.Header{"Accept-Encoding": {"gzip, deflate"}})
-	if zh.Get("Content-Encoding") != "gzip" {
-		t.Fatalf("gzip not served: %v", zh)
+	if zh.Get("Content-Encoding") != "gzip" || !strings.Contains(strings.Join(zh.Values("Vary"), ","), "Accept-Encoding") {
+		t.Fatalf("gzip not served, or without Vary: %v", zh)
 	}
 	if plain != zipped || !strings.Contains(plain, "# TYPE gathers gauge\ngathers 1\n") {
 		t.Fatalf("plain %q and gzip %q bodies differ", plain, zipped)
@@ -278,6 +278,28 @@ func TestMaxRequests(t *testing.T) {
 	}
 	close(g.gate)
 	<-done
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	for _, tc := range []struct {
+		header string
+		want   bool
+	}{
+		{"", false},
+		{"gzip", true},
+		{"deflate, gzip;q=1.0, *;q=0.5", true},
+		{"GZIP", true},
+		{"gzip;q=0", false},
+		{"*", true},
+		{"gzip;q=0, *", false},
+		{"identity", false},
+		{"br, zstd", false},
+		{"*;q=0", false},
+	} {
+		if got := acceptsGzip(tc.header); got != tc.want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
 }
 
 func TestMetricsHandlerCachesThroughTheRegistry(t *testing.T) {
