@@ -128,6 +128,7 @@ func build(ins []*input, opts Options) *Report {
 	all := make([]*nodeData, 0, len(names))
 	zones, basis := map[string]string{}, map[string]string{}
 	locs := map[string]*time.Location{}
+	inferred := map[string]int{} // zone → nodes that showed it
 	for _, name := range names {
 		n := nodes[name]
 		n.merge()
@@ -143,11 +144,24 @@ func build(ins []*input, opts Options) *Report {
 				n.rezone(opts.Location, loc)
 				zones[name], basis[name] = loc.String(), fmt.Sprintf("inferred from %d communicator identifier(s)", votes)
 				locs[zones[name]] = loc
+				inferred[zones[name]]++
 			} else {
 				basis[name] = zoneBasisNoEvidence
 			}
 		}
 		all = append(all, n)
+	}
+	// A node without evidence of its own runs in the same job, usually in
+	// the same cluster: it takes the zone most other nodes showed, and the
+	// report says it was assumed.
+	if common := mostCommon(inferred); common != "" {
+		for _, n := range all {
+			if basis[n.name] == zoneBasisNoEvidence {
+				n.rezone(opts.Location, locs[common])
+				zones[n.name] = common
+				basis[n.name] = zoneBasisAssumed
+			}
+		}
 	}
 	// When every node printed in one zone, the report speaks it, so that
 	// its times read as printed; otherwise times are converted to the
@@ -506,4 +520,16 @@ func invert(m map[string]string) map[string]bool {
 		out[v] = true
 	}
 	return out
+}
+
+// mostCommon returns the key with the highest count (the first by name on a
+// tie), or "".
+func mostCommon(m map[string]int) string {
+	best, n := "", 0
+	for _, k := range sortedKeys(m) {
+		if m[k] > n {
+			best, n = k, m[k]
+		}
+	}
+	return best
 }

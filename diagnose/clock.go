@@ -23,6 +23,7 @@ const (
 	zoneBasisFlag       = "--timezone"
 	zoneBasisNode       = "--node-timezone"
 	zoneBasisNoEvidence = "--timezone auto found no communicator identifier with a time: read in the default zone"
+	zoneBasisAssumed    = "no communicator identifier with a time: assumed to be the zone the other nodes showed"
 )
 
 // syncJitter is how far apart the ranks of one communicator print the end

@@ -447,6 +447,24 @@ func TestTimezoneAuto(t *testing.T) {
 		t.Errorf("root printed %s, want the node's wall clock 20:18:46.447", got)
 	}
 
+	// A node without a communicator line of its own takes the zone the
+	// others showed, and says so.
+	dir := t.TempDir()
+	files := map[string]string{}
+	for rel, content := range incidentBundles()["ei0011"] {
+		if !strings.HasPrefix(rel, "node-2/ascend/log/run/") {
+			files[rel] = content
+		}
+	}
+	writeTree(t, dir, files)
+	r1, err := Run([]string{dir}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nc := r1.Clock.Nodes[1]; nc.Node != "node-2" || !strings.HasPrefix(nc.Zone, "UTC+08") || nc.ZoneBasis != zoneBasisAssumed {
+		t.Errorf("node-2: %+v", nc)
+	}
+
 	r2, err := Run([]string{filepath.Join("testdata", "incidents", "skew")}, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func addDiagnoseCommand(app *kingpin.Application) *diagnoseCommand {
 	d.report.Flag("layout", "How files map to nodes: auto (node directories are detected), nodes (each first-level directory of a PATH is a node), node (each PATH is one node).").
 		Default(string(diagnose.LayoutAuto)).EnumVar(&d.layout, string(diagnose.LayoutAuto), string(diagnose.LayoutNodes), string(diagnose.LayoutNode))
 	d.report.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC, an IANA name such as Asia/Shanghai, an offset such as +08:00, or auto (each node's zone from its communicators' identifiers, which carry the root's creation time in UTC; Local where they show none).").
-		Default("Local").StringVar(&d.timezone)
+		Default("auto").StringVar(&d.timezone)
 	d.report.Flag("node-timezone", "NODE=ZONE: a node that printed its times in another zone than --timezone (repeatable). The report's CLOCKS section names nodes whose clocks are off by whole quarter-hours.").
 		PlaceHolder("NODE=ZONE").StringsVar(&d.nodeTZ)
 	d.report.Flag("workers", "Files read concurrently; 0 means GOMAXPROCS.").Default("0").IntVar(&d.workers)
