@@ -245,3 +245,30 @@ func TestLinkLinesCost(t *testing.T) {
 		}
 	}
 }
+
+// A state file written before headroom v2 stored the views themselves; it
+// still loads, and the fields it lacks are unknown (-1), not 0.
+func TestStateFileBeforeHeadroomV2(t *testing.T) {
+	old := `{"version":1,"processes":[{"pid":5,"name":"p","last_write":"2026-01-07T10:00:00Z",
+	"env":{"HCCL_BUFFSIZE":{"Value":"200","SetBy":"default","Number":209715200,"HasNumber":true}},
+	"communicators":[{"Name":"w","RankSize":64,"ServerNum":8,"UserRank":3,"DevicePhyID":3}]}],
+	"summaries":[{"Code":"EI0011","Stage":"link_setup","Title":"t","Remedy":"r","Count":2,"BySource":{"screen":2},"First":"2026-01-07T10:00:00Z","Last":"2026-01-07T10:00:01Z","PIDs":[5]}]}`
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)}))
+	if err := st.UnmarshalBinary([]byte(old)); err != nil {
+		t.Fatal(err)
+	}
+	p, ok := onlyProcess(t, st, 5)
+	if !ok || len(p.Communicators) != 1 {
+		t.Fatalf("process %+v", p)
+	}
+	want := CommunicatorView{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: -1, DeviceType: -1, UserRank: 3, DevicePhyID: 3, SuperPodMode: -1, StandardCard: -1}
+	if c := p.Communicators[0]; c != want {
+		t.Errorf("communicator\n got %+v\nwant %+v", c, want)
+	}
+	if e := p.Env["HCCL_BUFFSIZE"]; e.Number != 209715200 || !e.HasNumber || e.SetBy != "default" {
+		t.Errorf("env %+v", e)
+	}
+	if f := st.Faults(); len(f) != 1 || f[0].Count != 2 || f[0].BySource["screen"] != 2 {
+		t.Errorf("summaries %+v", f)
+	}
+}

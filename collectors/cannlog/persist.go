@@ -23,7 +23,7 @@ type snapshot struct {
 	Faults     []snapFault       `json:"faults,omitempty"`
 	ExtraCodes []string          `json:"extra_codes,omitempty"`
 	Pods       []podKeyJSON      `json:"pods,omitempty"`
-	Summaries  []FaultSummary    `json:"summaries,omitempty"`
+	Summaries  []snapSummary     `json:"summaries,omitempty"`
 	PlogErrors []snapPlogError   `json:"plog_errors,omitempty"`
 	Dropped    map[string]uint64 `json:"dropped,omitempty"`
 	Unparsable map[string]uint64 `json:"unparsable,omitempty"`
@@ -38,15 +38,83 @@ type snapLines struct {
 }
 
 type snapProcess struct {
-	PID           int                   `json:"pid"`
-	Dir           string                `json:"dir,omitempty"`   // absent in files written before version 1 kept it
-	Label         string                `json:"label,omitempty"` // absent likewise: the pid
-	Name          string                `json:"name"`
-	LastWrite     time.Time             `json:"last_write"`
-	Env           map[string]EnvSetting `json:"env,omitempty"`
-	Communicators []CommunicatorView    `json:"communicators,omitempty"`
-	Links         *snapLinks            `json:"links,omitempty"`
-	DevicePhyID   *int                  `json:"device_phy_id,omitempty"` // absent in older files: unknown
+	PID           int                `json:"pid"`
+	Dir           string             `json:"dir,omitempty"`   // absent in files written before version 1 kept it
+	Label         string             `json:"label,omitempty"` // absent likewise: the pid
+	Name          string             `json:"name"`
+	LastWrite     time.Time          `json:"last_write"`
+	Env           map[string]snapEnv `json:"env,omitempty"`
+	Communicators []snapComm         `json:"communicators,omitempty"`
+	Links         *snapLinks         `json:"links,omitempty"`
+	DevicePhyID   *int               `json:"device_phy_id,omitempty"` // absent in older files: unknown
+}
+
+// The state file has types of its own, so that the exported views
+// (EnvSetting, CommunicatorView, FaultSummary) can change without changing
+// what is on disk. Their JSON keys are the Go field names the file used
+// when it stored the views directly, so files written then still load.
+
+// snapEnv is an EnvSetting on disk.
+type snapEnv struct {
+	Value     string  `json:"Value"`
+	SetBy     string  `json:"SetBy"`
+	Number    float64 `json:"Number"`
+	HasNumber bool    `json:"HasNumber"`
+}
+
+// snapComm is a CommunicatorView on disk. The fields that files written
+// before headroom v2 lack are pointers: absent means unknown (-1), not 0
+// (deviceType 0 is a real device type).
+type snapComm struct {
+	Name            string `json:"Name"`
+	RankSize        int    `json:"RankSize"`
+	ServerNum       int    `json:"ServerNum"`
+	SuperPodNum     *int   `json:"SuperPodNum,omitempty"`
+	DeviceType      *int   `json:"DeviceType,omitempty"`
+	UserRank        int    `json:"UserRank"`
+	DevicePhyID     int    `json:"DevicePhyID"`
+	SuperPodID      string `json:"SuperPodID,omitempty"`
+	SuperPodMode    *int   `json:"SuperPodMode,omitempty"`
+	StandardCard    *int   `json:"StandardCard,omitempty"`
+	BufferSizeBytes uint64 `json:"BufferSizeBytes,omitempty"`
+	CCLBufferBytes  uint64 `json:"CCLBufferBytes,omitempty"`
+	EstablishedQPs  uint64 `json:"EstablishedQPs,omitempty"`
+	RoCEPeers       int    `json:"RoCEPeers,omitempty"`
+	OtherPeers      int    `json:"OtherPeers,omitempty"`
+}
+
+func toSnapComm(c CommunicatorView) snapComm {
+	ip := func(v int) *int { return &v }
+	return snapComm{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: ip(c.SuperPodNum),
+		DeviceType: ip(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
+		SuperPodMode: ip(c.SuperPodMode), StandardCard: ip(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes,
+		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
+}
+
+func (c snapComm) view() CommunicatorView {
+	or := func(p *int) int {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	return CommunicatorView{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: or(c.SuperPodNum),
+		DeviceType: or(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
+		SuperPodMode: or(c.SuperPodMode), StandardCard: or(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes,
+		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
+}
+
+// snapSummary is a FaultSummary on disk.
+type snapSummary struct {
+	Code     string            `json:"Code"`
+	Stage    string            `json:"Stage"`
+	Title    string            `json:"Title"`
+	Remedy   string            `json:"Remedy"`
+	Count    uint64            `json:"Count"`
+	BySource map[string]uint64 `json:"BySource"`
+	First    time.Time         `json:"First"`
+	Last     time.Time         `json:"Last"`
+	PIDs     []int             `json:"PIDs"`
 }
 
 // snapLinks is processLinks on disk.
@@ -142,9 +210,13 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		snap.Lines = append(snap.Lines, snapLines{Module: m, Counts: append([]uint64(nil), c[:]...)})
 	}
 	for k, pr := range s.procs {
-		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr), Env: map[string]EnvSetting{}, Communicators: append([]CommunicatorView(nil), pr.comms...), Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID}
+		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr), Env: make(map[string]snapEnv, len(pr.env)),
+			Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID}
 		for k, v := range pr.env {
-			sp.Env[k] = v
+			sp.Env[k] = snapEnv(v)
+		}
+		for _, c := range pr.comms {
+			sp.Communicators = append(sp.Communicators, toSnapComm(c))
 		}
 		snap.Processes = append(snap.Processes, sp)
 	}
@@ -158,7 +230,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		snap.Pods = append(snap.Pods, podKeyJSON{p.namespace, p.pod, p.container})
 	}
 	for _, sm := range s.summaries {
-		snap.Summaries = append(snap.Summaries, *sm)
+		snap.Summaries = append(snap.Summaries, snapSummary(*sm))
 	}
 	for k, v := range s.plogErrors {
 		snap.PlogErrors = append(snap.PlogErrors, snapPlogError{k.stage, k.reason, v})
@@ -200,12 +272,16 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		fresh.lines[l.Module] = c
 	}
 	for _, p := range snap.Processes {
-		pr := &process{label: p.Label, name: p.Name, lastWrite: p.LastWrite, env: p.Env, comms: p.Communicators, links: p.Links.restore(), devicePhyID: -1}
+		pr := &process{label: p.Label, name: p.Name, lastWrite: p.LastWrite, env: make(map[string]EnvSetting, len(p.Env)),
+			links: p.Links.restore(), devicePhyID: -1}
+		for k, v := range p.Env {
+			pr.env[k] = EnvSetting(v)
+		}
+		for _, c := range p.Communicators {
+			pr.comms = append(pr.comms, c.view())
+		}
 		if p.DevicePhyID != nil {
 			pr.devicePhyID = *p.DevicePhyID
-		}
-		if pr.env == nil {
-			pr.env = map[string]EnvSetting{}
 		}
 		if pr.label == "" {
 			pr.label = strconv.Itoa(p.PID)
@@ -223,7 +299,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		fresh.pods[podKey{p.Namespace, p.Pod, p.Container}] = struct{}{}
 	}
 	for i := range snap.Summaries {
-		sm := snap.Summaries[i]
+		sm := FaultSummary(snap.Summaries[i])
 		if sm.BySource == nil {
 			sm.BySource = map[string]uint64{}
 		}

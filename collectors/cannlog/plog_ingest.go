@@ -1,0 +1,143 @@
+package cannlog
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
+)
+
+// Plog ingest: one CANN plog line → the counters, settings, communicators,
+// links and faults it carries. The hot path (every line) parses the header
+// without allocating and dispatches HCCL INFO lines on parse.Classify.
+
+var (
+	moduleHCCL = []byte("HCCL")
+	moduleHCCP = []byte("HCCP")
+)
+
+func (s *State) ingestPlog(src *Source, line []byte) {
+	var p parse.PlogLine
+	if !parse.ParsePlog(line, &p) {
+		s.unparsable[formatPlog]++
+		return
+	}
+	s.countLine(p.Module, p.Level)
+	if pr := s.procs[ProcessKey{src.Dir, p.PID}]; pr != nil {
+		if pr.loc != s.cur {
+			// Its root's zone was inferred anew: read its last time again.
+			pr.loc = s.cur
+			if t, ok := parse.ParsePlogTime(pr.lastRaw, s.cur); ok {
+				pr.lastWrite, pr.rawDirty = t, false
+			}
+		}
+		if p.StdTime {
+			pr.touchRaw(p.Time)
+		} else if t, ok := parse.ParsePlogTime(p.Time, s.cur); ok && t.After(pr.lastWrite) {
+			pr.lastWrite = t
+		}
+	}
+	if p.ErrToWarn {
+		// HCCL demotes an error to a warning while it retries; the line is
+		// counted above but is neither a fault nor a setting.
+		return
+	}
+	isHCCL := bytes.Equal(p.Module, moduleHCCL)
+	isHCCP := bytes.Equal(p.Module, moduleHCCP)
+	switch p.Level {
+	case parse.LevelInfo, parse.LevelWarning, parse.LevelEvent, parse.LevelTrace:
+		// 2023 builds print settings as EVENT and graph-mode communicator
+		// creation as TRACE.
+		if !isHCCL {
+			return
+		}
+		kind := parse.Classify(p.Msg)
+		if s.opts.OnHCCLLine != nil {
+			s.opts.OnHCCLLine(kind, p)
+		}
+		s.applyHCCL(src.Dir, &p, kind)
+	case parse.LevelError:
+		if !isHCCL && !isHCCP {
+			// Fingerprints are HCCL/HCCP messages; other modules' errors
+			// are only counted in ascend_log_lines_total.
+			return
+		}
+		stage, reason := parse.StageKeywords(p.Msg)
+		s.plogErrors[plogErrKey{stage, reason}]++
+		if code, ok := s.cat.match(p.Msg); ok {
+			s.recordFault(code, FaultSourcePlog, src, p.PID, s.lineTime(p.Time))
+		}
+	}
+}
+
+func (s *State) countLine(module []byte, level parse.Level) {
+	if c := s.lines[string(module)]; c != nil {
+		c[level]++
+		return
+	}
+	if len(s.lines) >= s.opts.MaxModules {
+		s.dropped[labelModule]++
+		return
+	}
+	c := new([parse.NumLevels]uint64)
+	c[level]++
+	s.lines[string(module)] = c
+}
+
+func (s *State) lineTime(raw []byte) time.Time {
+	if t, ok := parse.ParsePlogTime(raw, s.cur); ok {
+		return t
+	}
+	return s.opts.Now()
+}
+
+func (s *State) applyEnv(dir string, p *parse.PlogLine) {
+	settings := parse.ParseHCCLEnv(p.Msg)
+	if len(settings) == 0 {
+		return
+	}
+	pr := s.process(ProcessKey{dir, p.PID}, p.PName, s.lineTime(p.Time))
+	if pr == nil {
+		return
+	}
+	for _, st := range settings {
+		if _, ok := pr.env[st.Name]; !ok && len(pr.env) >= s.opts.MaxEnvPerPID {
+			s.dropped[labelVariable]++
+			continue
+		}
+		v, rejected := toEnvSetting(st)
+		if rejected {
+			s.countRejected(st.Name)
+		}
+		if old, ok := pr.env[st.Name]; !ok || old != v {
+			pr.env[st.Name] = v
+			s.procsChanged()
+		}
+	}
+}
+
+// toEnvSetting converts a parsed setting with the one definition of HCCL's
+// settings (internal/hcclenv): base units, and no number for a value HCCL
+// would refuse (outside its range, NaN, infinite). rejected reports such a
+// value.
+func toEnvSetting(st parse.EnvSetting) (out EnvSetting, rejected bool) {
+	out = EnvSetting{Value: labelValue(st.Value, maxValueLen), SetBy: st.SetBy}
+	v, ok, err := hcclenv.Value(st.Name, st.Value, st.Unit)
+	if err != nil {
+		return out, true
+	}
+	out.Number, out.HasNumber = v, ok
+	return out, false
+}
+
+// countRejected counts a refused value; variables HCCL does not define
+// here share one label value, so the label stays bounded.
+func (s *State) countRejected(name string) {
+	if _, ok := hcclenv.Lookup(name); !ok {
+		name = rejectedOther
+	}
+	s.rejected[name]++
+}
+
+const rejectedOther = "other"

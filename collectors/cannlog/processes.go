@@ -1,0 +1,337 @@
+package cannlog
+
+import (
+	"bytes"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+)
+
+// Processes: what the logs say about each training process (keyed by log
+// directory and pid), the read-only views other packages take of it, and
+// expiry once a process is gone.
+
+// ProcessView is what the logs say about one training process.
+type ProcessView struct {
+	PID int
+	// Dir is the CANN log directory of its plogs (ProcessKey.Dir).
+	Dir string
+	// Label is the value of its pid label: the pid alone, or
+	// "<pid>@<dir>" when a process of another log directory had the pid
+	// first (see pidLabel).
+	Label     string
+	Name      string
+	LastWrite time.Time // time printed in its last plog line
+	// Env holds the effective settings by variable name, e.g. "HCCL_BUFFSIZE".
+	Env           map[string]EnvSetting
+	Communicators []CommunicatorView
+	// DevicePhyID is the physical id of the NPU it drives, as its
+	// communicator lines printed it; -1 unknown.
+	DevicePhyID int
+	// UnattributedBufferBytes are cclBuffer allocations not yet tied to a
+	// communicator (HCCL's line names none; the next link set does), and
+	// UnattributedQPs QPs whose operator tag names no live communicator.
+	UnattributedBufferBytes uint64
+	UnattributedQPs         uint64
+}
+
+// EnvSetting is one effective HCCL setting of a process.
+type EnvSetting struct {
+	Value     string // as printed, e.g. "200"
+	SetBy     string // environment, default, ge_option or unset
+	Number    float64
+	HasNumber bool // Number is in base units: bytes, seconds, count
+}
+
+// CommunicatorView is one communicator of a process, from whichever
+// era's wording created it (parse.Wordings).
+type CommunicatorView struct {
+	Name     string // the identifier, e.g. "127.0.0.1%enp_60000_0_1765367607599032"
+	RankSize int
+	// ServerNum and SuperPodNum come from `[Communicator Key Info]` (Dec
+	// 2025 on); -1 where the era does not print them.
+	ServerNum   int
+	SuperPodNum int
+	// DeviceType is HCCL's deviceType[N] (parse.DevType*), -1 unknown.
+	DeviceType int
+	// UserRank and DevicePhyID come from the `[LocalRank Key Info]` line
+	// that follows (DevicePhyID also from phydevId[] of older eras); -1
+	// when it was not seen.
+	UserRank    int
+	DevicePhyID int
+	// SuperPodID, SuperPodMode (useSuperPodMode) and StandardCard
+	// (isStandardCard: a PCIe card) also come from `[LocalRank Key Info]`;
+	// "" and -1 when not printed.
+	SuperPodID   string
+	SuperPodMode int
+	StandardCard int
+	// BufferSizeBytes is the communicator's own buffer size from `[Load]
+	// comm config` (HcclCommConfig.hcclBufferSize); 0 means HCCL_BUFFSIZE.
+	BufferSizeBytes uint64
+	// CCLBufferBytes is what `Create ccl buffer success` lines show
+	// allocated for it: 0 until its first collective (HCCL allocates the
+	// cclBuffer lazily, together with link setup).
+	CCLBufferBytes uint64
+	// EstablishedQPs counts its `create hccl transport:` lines with `rdma
+	// qpn[` (one per QP, over every link set it built); RoCEPeers and
+	// OtherPeers count the distinct remote ranks linked by RoCE QPs and by
+	// links without QP (HCCS, PCIe, SIO).
+	EstablishedQPs uint64
+	RoCEPeers      int
+	OtherPeers     int
+}
+
+type process struct {
+	label     string // the pid label value, fixed when the entry is created
+	name      string
+	lastWrite time.Time
+	// lastRaw is the latest standard-layout time printed by the process,
+	// kept as bytes so that the hot path compares and copies instead of
+	// parsing; resolve folds it into lastWrite when someone reads it.
+	lastRaw  []byte
+	rawDirty bool
+	loc      *time.Location // zone of its printed times
+	env      map[string]EnvSetting
+	comms    []CommunicatorView
+	links    processLinks
+	// devicePhyID is the physical id of the NPU the process drives, from
+	// the latest communicator line that printed one (devicePhyId[] of
+	// [LocalRank Key Info], phydevId[] of SetupAgent); -1 unknown. Kept
+	// when its communicators are destroyed.
+	devicePhyID int
+}
+
+func (pr *process) touchRaw(raw []byte) {
+	if bytes.Compare(raw, pr.lastRaw) > 0 {
+		pr.lastRaw = append(pr.lastRaw[:0], raw...)
+		pr.rawDirty = true
+	}
+}
+
+// lastWrite is the process's last write, its printed time read in the zone
+// of its log root; the caller holds s.mu.
+func (s *State) lastWrite(pr *process) time.Time {
+	loc := pr.loc
+	if loc == nil {
+		loc = s.opts.Location
+	}
+	return pr.resolve(loc)
+}
+
+func (pr *process) resolve(loc *time.Location) time.Time {
+	if pr.rawDirty {
+		if t, ok := parse.ParsePlogTime(pr.lastRaw, loc); ok && t.After(pr.lastWrite) {
+			pr.lastWrite = t
+		}
+		pr.rawDirty = false
+	}
+	return pr.lastWrite
+}
+
+// process returns the entry of key, creating it within the pid cap.
+func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
+	pr := s.procs[key]
+	if pr == nil {
+		if old := s.procs[ProcessKey{PID: key.PID}]; old != nil && key.Dir != "" {
+			// Restored from a state file written before processes were
+			// keyed by directory: the same process, now with its directory.
+			delete(s.procs, ProcessKey{PID: key.PID})
+			s.procs[key] = old
+			s.procsChanged()
+			pr = old
+		}
+	}
+	if pr == nil {
+		if len(s.procs) >= s.opts.MaxPIDs {
+			s.dropped[labelPID]++
+			return nil
+		}
+		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: t, devicePhyID: -1, loc: s.cur}
+		s.procs[key] = pr
+		s.procsChanged()
+	}
+	if pr.name != string(name) {
+		if v := labelValue(string(name), maxValueLen); v != pr.name {
+			pr.name = v
+			s.procsChanged()
+		}
+	}
+	if t.After(pr.lastWrite) {
+		pr.lastWrite = t
+	}
+	return pr
+}
+
+// pidLabel is the pid label of a new process: its pid, as always on a node
+// with one log directory or unique pids; "<pid>@<dir>" when a process of
+// another directory holds that pid already, so the two never share series.
+// The label is fixed for the life of the entry: a second pod starting with
+// the same pid does not rename the first one's series.
+func (s *State) pidLabel(key ProcessKey) string {
+	plain := strconv.Itoa(key.PID)
+	for k, pr := range s.procs {
+		if k.PID == key.PID && pr.label == plain {
+			return labelValue(plain+"@"+key.Dir, 2*maxValueLen)
+		}
+	}
+	return plain
+}
+
+// Processes returns copies of the processes whose series are exported:
+// those the logs described and that have not expired, sorted by pid and
+// directory.
+func (s *State) Processes() []ProcessView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ProcessView, 0, len(s.procs))
+	for k, pr := range s.procs {
+		out = append(out, s.view(k, pr, nil))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].PID != out[j].PID {
+			return out[i].PID < out[j].PID
+		}
+		return out[i].Dir < out[j].Dir
+	})
+	return out
+}
+
+// Process returns a copy of one process of Processes.
+func (s *State) Process(key ProcessKey) (ProcessView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.procs[key]
+	if pr == nil {
+		return ProcessView{}, false
+	}
+	return s.view(key, pr, nil), true
+}
+
+// ProcessVars is Process with only the named variables copied into Env: the
+// headroom model asks for three variables of every process on every scrape
+// and need not clone the whole environment.
+func (s *State) ProcessVars(key ProcessKey, names ...string) (ProcessView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.procs[key]
+	if pr == nil {
+		return ProcessView{}, false
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return s.view(key, pr, names), true
+}
+
+// Keys returns the keys of the processes with the given pid, in any log
+// directory, sorted by directory; nil when the logs know no such pid.
+func (s *State) Keys(pid int) []ProcessKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ProcessKey
+	for k := range s.procs {
+		if k.PID == pid {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	return out
+}
+
+// HasProcess reports whether the logs of any directory know pid, without
+// copying anything.
+func (s *State) HasProcess(pid int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.procs {
+		if k.PID == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// view copies a process; names, when non-nil, restricts Env to them.
+// ProcessDevice is a process and the NPU it drives, for joins that must
+// not copy every process's settings.
+type ProcessDevice struct {
+	Key         ProcessKey
+	Label       string // its pid label
+	DevicePhyID int    // -1 unknown
+	LastWrite   time.Time
+}
+
+// Devices returns every process with its device, sorted by key.
+func (s *State) Devices() []ProcessDevice {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ProcessDevice, 0, len(s.procs))
+	for k, pr := range s.procs {
+		out = append(out, ProcessDevice{Key: k, Label: pr.label, DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Key.PID != out[j].Key.PID {
+			return out[i].Key.PID < out[j].Key.PID
+		}
+		return out[i].Key.Dir < out[j].Key.Dir
+	})
+	return out
+}
+
+func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
+	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
+		DevicePhyID:             pr.devicePhyID,
+		Communicators:           append([]CommunicatorView(nil), pr.comms...),
+		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs}
+	if names != nil {
+		pv.Env = make(map[string]EnvSetting, len(names))
+		for _, n := range names {
+			if v, ok := pr.env[n]; ok {
+				pv.Env[n] = v
+			}
+		}
+		return pv
+	}
+	pv.Env = make(map[string]EnvSetting, len(pr.env))
+	for k, v := range pr.env {
+		pv.Env[k] = v
+	}
+	return pv
+}
+
+// Expire drops the processes that are not alive and whose last log write is
+// older than the TTL, and returns how many it dropped. live may do I/O (it
+// reads /proc), so it is called without the lock held.
+func (s *State) Expire(live Liveness) int {
+	now := s.opts.Now()
+	s.mu.Lock()
+	var stale []ProcessKey
+	for k, pr := range s.procs {
+		if now.Sub(s.lastWrite(pr)) > s.opts.ProcessTTL {
+			stale = append(stale, k)
+		}
+	}
+	s.mu.Unlock()
+	var dead []ProcessKey
+	for _, k := range stale {
+		if live == nil || !aliveProcess(live, k) {
+			dead = append(dead, k)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, k := range dead {
+		pr := s.procs[k]
+		if pr == nil || now.Sub(s.lastWrite(pr)) <= s.opts.ProcessTTL {
+			continue // written to meanwhile
+		}
+		s.nComms -= len(pr.comms)
+		delete(s.procs, k)
+		s.procsChanged()
+		n++
+	}
+	return n
+}
