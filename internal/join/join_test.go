@@ -304,3 +304,47 @@ func (f fakeDevices) Devices() []cannlog.ProcessDevice { return f }
 func (f fakeDevices) ProcessVars(cannlog.ProcessKey, ...string) (cannlog.ProcessView, bool) {
 	return cannlog.ProcessView{}, false
 }
+
+type fakeQPs []hccn.QPReading
+
+func (f fakeQPs) ActiveQPs() []hccn.QPReading { return f }
+
+// Fresh hccn_tool QP counts reach the model per chip; stale ones do not.
+func TestChipsLiveQPs(t *testing.T) {
+	npu := capture(t, "info-a3-container-pid.txt")
+	c := Chips{NPU: npu, QPs: fakeQPs{
+		{NPU: "4", Chip: "0", ActiveQPs: 112, Fresh: true},
+		{NPU: "4", Chip: "1", ActiveQPs: 7, Fresh: false},
+	}}
+	mem, _, err := c.Chips(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mem) != 2 || !mem[0].LiveQPsKnown || mem[0].LiveQPs != 112 || mem[1].LiveQPsKnown {
+		t.Errorf("chips = %+v: want 112 live QPs on 4/0 and none known on 4/1 (stale)", mem)
+	}
+}
+
+// The headroom model's input carries what the logs show set up: buffers,
+// QPs and peers per communicator, and the settings HCCL_INTER_HCCS_DISABLE.
+func TestSettingsCarryLinksAndBuffers(t *testing.T) {
+	st := cannlog.NewState(cannlog.Options{Location: time.UTC})
+	src := &cannlog.Source{Kind: cannlog.SourcePlog, Dir: "/h", Path: "/h/run/plog/plog-7_20260107100000000.log"}
+	for _, m := range []string{
+		"[HCCL_ENV] environmental variable HCCL_INTER_HCCS_DISABLE is set to [TRUE], interHccsDisable[1]",
+		"[Communicator Key Info]identifier[w] rankSize[16] serverNum[2] moduleNum[2] superPodNum[1]",
+		"[LocalRank Key Info]userRank[0] hostIp[h] devicePhyId[0] server[h] deviceIp[d] superPodId[0] useSuperPodMode[1] isStandardCard[0]",
+		"[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x1], size[420478976]",
+		"create hccl transport:communicator[AllReduce_w], local rank[0], ip[a], remote rank[8], ip[b], transporttype[ROCE], rdma qpn[1], rdma qp sport[2], rdma TC[132], rdma SL[4]",
+	} {
+		st.Ingest(src, []byte("[INFO] HCCL(7,python3):2026-01-07-10:00:00.000.000 [x.cc:1] [7]"+m))
+	}
+	s, ok := Chips{Logs: st}.Settings(headroom.ChipProcess{PID: 7, LogDir: "/h"})
+	if !ok || !s.InterHCCSDisabled || len(s.Communicators) != 1 {
+		t.Fatalf("settings %+v %v", s, ok)
+	}
+	c := s.Communicators[0]
+	if c.SuperPodNum != 1 || c.SuperPodMode != 1 || c.StandardCard != 0 || c.CCLBufferBytes != 420478976 || c.EstablishedQPs != 1 || c.RoCEPeers != 1 {
+		t.Errorf("communicator %+v", c)
+	}
+}
