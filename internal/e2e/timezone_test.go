@@ -18,9 +18,6 @@ import (
 // its CRI screen log in the zone its time stamps agree with: the fresh
 // EI0011 pages through the real Prometheus and Alertmanager.
 func TestTimezoneUTCPodOnUTC8Node(t *testing.T) {
-	if _, err := os.Stat("/usr/share/zoneinfo/Asia/Shanghai"); err != nil {
-		t.Skip("no tzdata for Asia/Shanghai")
-	}
 	bin := buildExporter(t)
 	dir := t.TempDir()
 	start := time.Now()
@@ -57,7 +54,9 @@ func TestTimezoneUTCPodOnUTC8Node(t *testing.T) {
 	}
 
 	addr := fmt.Sprintf("127.0.0.1:%d", testtools.FreePort(t))
-	t.Setenv("TZ", "Asia/Shanghai") // the node's zone, which the exporter runs in
+	// The node's zone, which the exporter runs in (it embeds the zone
+	// database, so this holds on machines without tzdata).
+	t.Setenv("TZ", "Asia/Shanghai")
 	exporter := testtools.StartProcess(t, dir, bin,
 		"--web.listen-address="+addr,
 		"--no-collector.npusmi", "--no-collector.headroom", "--no-collector.hccn", "--no-collector.pods",
