@@ -146,6 +146,10 @@ func TestDevicePhyIDOfAProcess(t *testing.T) {
 		{"2025 SetupAgent", []string{
 			"[INFO] HCCL(156,python):2025-01-24-11:10:27.614.147 [topoinfo_detect.cc:221][3475][HCCL_TRACE]SetupAgent rankNum[3], rank[0], rootInfo identifier[hccl_world_group], server[10.20.8.250%bond1], logicDevId[0], phydevId[3], deviceIp[124.0.0.21]",
 		}, 3},
+		{"NIC listener (2025)", []string{
+			envLine(156, "2025-06-19-09:27:24.674.788", "HCCL_BUFFSIZE set by environment to [200]M"),
+			"[INFO] HCCL(156,python3):2025-06-19-09:27:26.512.004 [network_manager.cc:561] [156][Start][Vnic]Listen on ip[192.168.2.192], port[16666] sucess, devPhyId[7], devLogicId[7], isAutoPort[0]",
+		}, 7},
 		{"no device printed", []string{envLine(156, "2026-01-07-10:00:00.000.000", "HCCL_BUFFSIZE set by environment to [200]M")}, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

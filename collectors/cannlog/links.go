@@ -62,6 +62,14 @@ func (s *State) applyHCCL(dir string, p *parse.PlogLine, kind parse.LineKind) {
 		if t, ok := parse.ParseTransport(p.Msg); ok {
 			s.applyTransport(key, p, t)
 		}
+	case parse.KindListen:
+		// Only for a process the logs already describe: the listener
+		// alone creates no series.
+		if phy, ok := parse.ListenDevice(p.Msg); ok {
+			if pr := s.procs[key]; pr != nil {
+				setIfKnown(&pr.devicePhyID, phy)
+			}
+		}
 	}
 }
 

@@ -13,10 +13,10 @@
 //     containerised job names its plogs after the pid in its container);
 //  3. the device: the one process, not matched by pid to another row, whose
 //     plogs print the chip's physical id (devicePhyId[] of [LocalRank Key
-//     Info], phydevId[] of SetupAgent) — the only way on A2, where npu-smi
-//     prints host pids only and a pod's plogs name container pids; the most
-//     recently written one when several claim the chip (a finished job and
-//     its successor);
+//     Info], phydevId[] of SetupAgent, devPhyId[] of the NIC listener) —
+//     the only way on A2, where npu-smi prints host pids only and a pod's
+//     plogs name container pids; the most recently written one when
+//     several claim the chip (a finished job and its successor);
 //  4. otherwise the row stays on its host pid and the headroom model treats
 //     the process as unknown to the logs (HCCL defaults).
 //

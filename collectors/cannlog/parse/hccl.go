@@ -31,9 +31,13 @@ const (
 	// KindTransport: `create hccl transport:communicator[tag]…`, one line
 	// per RDMA QP or per HCCS/PCIe link (ParseTransport).
 	KindTransport
+	// KindListen: `[Start][Vnic|Nic]Listen on ip[…] … devPhyId[P]`: the
+	// parameter-plane listener of the process's device, which names its
+	// physical id in eras whose communicator lines do not (ListenDevice).
+	KindListen
 )
 
-var kindNames = [...]string{"none", "settings", "communicator", "local_rank", "comm_destroy", "ccl_buffer", "comm_config", "transport"}
+var kindNames = [...]string{"none", "settings", "communicator", "local_rank", "comm_destroy", "ccl_buffer", "comm_config", "transport", "listen"}
 
 func (k LineKind) String() string {
 	if int(k) < len(kindNames) {
@@ -115,6 +119,12 @@ var Wordings = []Wording{
 		"[INFO] HCCL(69396,python3):2024-04-07-18:35:55.266.793 [ccl_buffer_manager.cc:38][69396][HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x124140400000], size[209715200]", "real (MindCluster fixture)"},
 	{KindCommConfig, Era2026, "[Load] comm config of ",
 		"[INFO] HCCL(500,python):2026-01-07-10:00:00.000.000 [hccl_comm_config.cc:80] [500][Load] comm config of [group_name_3]: bufferSize[104857600], deterministic[0], trafficClass[132], serviceLevel[4], commEngine[0], threadNum[0], notifyNumPerThread[0]", "format string (HCOMM-init hccl_comm_config.cc)"},
+	{KindListen, Era2024, "[Start][Vnic]Listen on ip[",
+		"[INFO] HCCL(5210,python):2024-09-12-10:21:07.412.551 [network_manager.cc:540][5210][Start][Vnic]Listen on ip[192.168.1.199], port[16666] success, devPhyId[3], devLogicId[3], isAutoPort[0]", "format string (HCOMM network_manager.cc)"},
+	{KindListen, Era2025, "[Start][Vnic]Listen on ip[",
+		"[INFO] HCCL(114664,python3):2025-06-19-09:27:26.512.004 [network_manager.cc:561] [114664][Start][Vnic]Listen on ip[192.168.2.192], port[16666] sucess, devPhyId[7], devLogicId[7], isAutoPort[0]", "real (message quoted in cann-log-eras.md; header rebuilt)"},
+	{KindListen, Era2025, "[Start][Nic]Listen on ip[",
+		"[INFO] HCCL(114664,python3):2025-06-19-09:27:26.530.118 [network_manager.cc:590] [114664][Start][Nic]Listen on ip[10.1.0.7], port[16666] sucess, devPhyId[7], devLogicId[7], isAutoPort[0]", "format string (HCOMM network_manager.cc)"},
 	{KindTransport, EraAll, "create hccl transport:",
 		"[INFO] HCCL(412001,python):2024-11-19-16:25:31.462.844 [transport_ibverbs.cc:247][412233]create hccl transport:communicator[AllReduce_10.20.0.11%eth0_60000_0_1732004711518342], local rank[0], ip[192.168.10.10], remote rank[4], ip[192.168.11.10], transporttype[ROCE], rdma qpn[1290], rdma qp sport[50213], rdma TC[132], rdma SL[4]", "format string (HCOMM transport_ibverbs.cc)"},
 	{KindTransport, EraAll, "create hccl transport:",
@@ -149,6 +159,8 @@ func Classify(msg []byte) LineKind {
 			}
 		case bytes.HasPrefix(msg, tagLoadCommConfig):
 			return KindCommConfig
+		case bytes.HasPrefix(msg, tagStartVnicListen), bytes.HasPrefix(msg, tagStartNicListen):
+			return KindListen
 		case bytes.HasPrefix(msg, tagStatusInit):
 			if bytes.Contains(msg, markInitByFile) {
 				return KindCommunicator
@@ -177,17 +189,19 @@ func Classify(msg []byte) LineKind {
 }
 
 var (
-	tagHCCLTrace      = []byte("[HCCL_TRACE]")
-	tagLoadCommConfig = []byte("[Load] comm config of ")
-	tagStatusInit     = []byte("[status:init]")
-	markCreateCCL     = []byte("[CreateCCLbuffer]Create ccl buffer success")
-	markSetupAgent    = []byte("SetupAgent ")
-	markFlatSetup     = []byte("[Flat]SetupAgent ")
-	markHierSetup     = []byte("[Hierarchical]SetupAgent ")
-	markInitByFile    = []byte("hcom init by file success")
-	markCommInit      = []byte("Entry-HcclCommInit")
-	markCommInitInfo  = []byte("hcclCommInitInfo:")
-	markTransport     = []byte("create hccl transport:")
+	tagStartVnicListen = []byte("[Start][Vnic]Listen on ip[")
+	tagStartNicListen  = []byte("[Start][Nic]Listen on ip[")
+	tagHCCLTrace       = []byte("[HCCL_TRACE]")
+	tagLoadCommConfig  = []byte("[Load] comm config of ")
+	tagStatusInit      = []byte("[status:init]")
+	markCreateCCL      = []byte("[CreateCCLbuffer]Create ccl buffer success")
+	markSetupAgent     = []byte("SetupAgent ")
+	markFlatSetup      = []byte("[Flat]SetupAgent ")
+	markHierSetup      = []byte("[Hierarchical]SetupAgent ")
+	markInitByFile     = []byte("hcom init by file success")
+	markCommInit       = []byte("Entry-HcclCommInit")
+	markCommInitInfo   = []byte("hcclCommInitInfo:")
+	markTransport      = []byte("create hccl transport:")
 )
 
 // Communicator is what a communicator-creation line says. Fields a wording
@@ -438,4 +452,13 @@ func ParseEI0011Allocation(line []byte) (EI0011Allocation, bool) {
 		return EI0011Allocation{}, false
 	}
 	return EI0011Allocation{SizeBytes: int64(n)}, true
+}
+
+// ListenDevice reads the physical device id of a `[Start][Vnic|Nic]Listen
+// on ip[…], port[…] success, devPhyId[P], devLogicId[L], …` line.
+func ListenDevice(msg []byte) (phy int, ok bool) {
+	if !bytes.HasPrefix(msg, tagStartVnicListen) && !bytes.HasPrefix(msg, tagStartNicListen) {
+		return 0, false
+	}
+	return intField(msg, "devPhyId")
 }

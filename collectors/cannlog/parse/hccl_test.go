@@ -45,6 +45,10 @@ func TestWordingsParse(t *testing.T) {
 			_, ok = ParseCommConfig(p.Msg)
 		case KindTransport:
 			_, ok = ParseTransport(p.Msg)
+		case KindListen:
+			var phy int
+			phy, ok = ListenDevice(p.Msg)
+			ok = ok && phy >= 0
 		}
 		if !ok {
 			t.Errorf("%s %s: the kind's parser rejects %q", w.Era, w.Kind, p.Msg)
