@@ -12,4 +12,11 @@
 // background goroutine polls the follower and checkpoints State together
 // with the read offsets; scrapes only read State under a lock and never do
 // file I/O.
+//
+// A process is known by its CANN log directory and its pid (ProcessKey):
+// pods write to their own directories and often have equal pids in their
+// own pid namespaces. Each log root is read in the zone its writers print
+// times in (--cannlog.timezone=auto infers it from the files), and each
+// process remembers the NPU it drives (the devicePhyId its plogs print) for
+// the joins of internal/join.
 package cannlog

@@ -146,5 +146,8 @@ func FuzzHCCLLines(f *testing.F) {
 		if cc, ok := ParseCommConfig(msg); ok && (kind != KindCommConfig || cc.Name == "") {
 			t.Fatalf("comm config %+v from a %s line", cc, kind)
 		}
+		if phy, ok := ListenDevice(msg); ok && (kind != KindListen || phy < 0) {
+			t.Fatalf("listener device %d from a %s line", phy, kind)
+		}
 	})
 }
