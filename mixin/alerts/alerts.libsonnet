@@ -212,7 +212,7 @@
                 'Process {{ $labels.pid }}',
                 '{{- with printf "hccl_env_info{instance=%%q,pid=%%q,variable=\\"HCCL_RDMA_QPS_PER_CONNECTION\\"}" $labels.instance $labels.pid | query }} ({{ . | first | label "process" }}){{ end }}',
                 'on {{ $labels.instance }} runs with HCCL_RDMA_QPS_PER_CONNECTION={{ $value }} (allowed 1–32,',
-                'recommended 1–%(qpsPerConnectionLimit)d): every RoCE connection creates that many queue pairs of 0.25–3 MiB of HBM each,',
+                'recommended 1–%(qpsPerConnectionLimit)d): every RoCE connection creates that many queue pairs plus one, 0.25–3 MiB of HBM each,',
                 'with no guaranteed speed-up above %(qpsPerConnectionLimit)d, and EI0011 becomes likely.',
               ]) % cfg,
               runbook_url: cfg.runbookURLBase + '#hcclqpsperconnectionaboverecommended',
