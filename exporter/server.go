@@ -21,7 +21,8 @@ import (
 // goroutines).
 type ServerOpts struct {
 	// ReadHeaderTimeout closes a connection whose request headers have not
-	// arrived in full this long after it opened or its last answer.
+	// arrived in full this long after it opened (or, on a kept-alive
+	// connection, after the next request began).
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection idle this long. Above the
 	// scrape interval, Prometheus keeps one connection (and TLS session)

@@ -55,8 +55,8 @@ func run(args []string) int {
 		"answer: collectors must finish by timeout minus this (but get at least half the timeout).").
 		Default(exporter.DefaultScrapeTimeoutOffset.String()).Duration()
 	srvOpts := exporter.ServerOpts{ShutdownTimeout: exporter.DefaultShutdownTimeout}
-	app.Flag("web.read-header-timeout", "Close a connection whose request headers have not arrived in full this long after it opened "+
-		"or after its last answer (idle, slow and header-dripping clients; also bounds the TLS handshake).").
+	app.Flag("web.read-header-timeout", "Close a connection whose request headers have not arrived in full this long after it opened, "+
+		"or after a request on a kept-alive connection began (silent and header-dripping clients; also bounds the TLS handshake).").
 		Default(exporter.DefaultReadHeaderTimeout.String()).DurationVar(&srvOpts.ReadHeaderTimeout)
 	app.Flag("web.idle-timeout", "Close a keep-alive connection idle this long. Keep it above the scrape interval so that "+
 		"Prometheus reuses one connection (and TLS session).").
