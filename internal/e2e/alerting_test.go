@@ -135,6 +135,12 @@ func writePlogs(t *testing.T, root string, at time.Time) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// A live plog was last modified when its last line was written:
+		// --cannlog.timezone=auto infers the writers' zone from that.
+		last := ts.Add(time.Duration(n) * time.Microsecond)
+		if err := os.Chtimes(filepath.Join(dir, name), last, last); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -375,6 +381,15 @@ func TestAlertingEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The kubelet: one training pod holds all eight NPUs (the Ascend device
+	// plugin's ids are their physical ids; on this A2 table the NPU ids).
+	var devices []string
+	for i := range 8 {
+		devices = append(devices, fmt.Sprintf("Ascend910-%d", i))
+	}
+	kubelet := testtools.StartFakeKubelet(t, testtools.PodDevice{
+		Namespace: "train", Pod: "llm-pretrain-0", Container: "pytorch", Resource: "huawei.com/Ascend910", DeviceIDs: devices})
+
 	addr := fmt.Sprintf("127.0.0.1:%d", testtools.FreePort(t))
 	exporter := testtools.StartProcess(t, dir, bin,
 		"--web.listen-address="+addr,
@@ -386,6 +401,8 @@ func TestAlertingEndToEnd(t *testing.T) {
 		"--cannlog.poll-interval=200ms",
 		"--hccn-tool.path="+hccnTool,
 		"--hccn-tool.interval=1s",
+		"--kubelet.pod-resources-socket="+kubelet.Socket,
+		"--kubelet.pod-resources-interval=1s",
 	)
 
 	pager, chat := testtools.NewWebhook(t), testtools.NewWebhook(t)
@@ -538,6 +555,11 @@ func TestAlertingEndToEnd(t *testing.T) {
 		time.Since(filled).Round(time.Millisecond), e2eHeadroomFor)
 	if low.Labels["npu"] != "0" || low.Labels["chip"] != "0" || low.Labels["severity"] != "warning" {
 		t.Errorf("NPULinkSetupHeadroomLow labels = %v, want npu 0 chip 0 severity warning", low.Labels)
+	}
+	// The alert names the pod that holds the chip, for routing.
+	if low.Labels["namespace"] != "train" || low.Labels["pod"] != "llm-pretrain-0" ||
+		!strings.Contains(low.Annotations["description"], "(pod train/llm-pretrain-0)") {
+		t.Errorf("NPULinkSetupHeadroomLow does not name its pod: labels %v, description %q", low.Labels, low.Annotations["description"])
 	}
 	if d := low.Annotations["description"]; !strings.Contains(d, "Free HBM: 1.598GiB") {
 		t.Errorf("NPULinkSetupHeadroomLow description lacks the chip's free HBM (1636 MiB): %q", d)
