@@ -56,7 +56,7 @@ func TestCatalogFingerprints(t *testing.T) {
 		{"[5151][InitGroupStage][RanktableCheck]devices have same superDeviceId[0x3000000] in superPod[super_pod_id_0]", "EI0014"},
 		{"[1041362][InitGroupStage][RanktableDetect]topo exchange server get socket timeout! timeout[120 s]", "EI0015"},
 		{"[7988][InitGroupStage][RanktableDetect]topo exchange agent get socket timeout! timeout[120] ", "EI0015"},
-		{"[1][InitGroupStage][RanktableDetect] socket type[2], listen on ip[192.168.1.100] and specific port[50001] fail. Please check the port status and whether the port is being used by other process.", "EI0019"},
+		{"[1][InitChannelStage][RanktableDetect] socket type[2], listen on ip[192.168.1.100] and specific port[50001] fail. Please check the port status and whether the port is being used by other process.", "EI0019"},
 		{"[1][InitGroupStage][RanktableDetect] socket type[0], listen on ip[192.168.2.199] and specific port[16666] fail. Please check the port status and whether the port is being used by other process.", "EI0020"},
 		{"[1][InitGroupStage][RanktableDetect] socket type[1], listen on ip[192.168.2.199] and specific port[16666] fail. Please check the port status and whether the port is being used by other process.", "EI0020"},
 		{"[5151][DeviceMem][Alloc]rt_malloc error, ret[207001], size[2097152000 Byte]", "EL0004"},

@@ -70,6 +70,11 @@ func TestStageKeywords(t *testing.T) {
 		{"[1][OtherStage][Timeout]", StageUnknown, StageUnknown},
 		{"Stage][", StageUnknown, StageUnknown},
 		{"[InitGroupStage][", StageUnknown, StageUnknown},
+		// Socket-listen failures print the level-1 keyword swapped
+		// (HCOMM hccl_socket.cc): the stage follows the socket type.
+		{"[1][InitChannelStage][RanktableDetect] socket type[2], listen on ip[192.168.1.100] and specific port[50001] fail. Please check the port status", StageInit, "RanktableDetect"},
+		{"[1][InitGroupStage][RanktableDetect] socket type[0], listen on ip[192.168.2.199] and specific port[16666] fail. Please check the port status", StageLinkSetup, "RanktableDetect"},
+		{"[1][InitGroupStage][RanktableDetect] socket type[1], listen on ip[192.168.2.199] and specific port[16666] fail.", StageLinkSetup, "RanktableDetect"},
 	}
 	for _, tc := range tests {
 		stage, reason := StageKeywords([]byte(tc.msg))

@@ -29,7 +29,44 @@ var markStage = []byte("Stage][")
 // StageKeywords finds `[<Level1>Stage][<Level2>]` in an HCCL message and
 // returns the stage and reason label values; both are "unknown" when the
 // message carries no known keyword.
+//
+// One message prints its level-1 keyword swapped: a socket that cannot
+// listen (hccl_socket.cc) prints `[InitChannelStage][RanktableDetect]` for
+// the host NIC (socket type[2], cluster negotiation at communicator init)
+// and `[InitGroupStage][RanktableDetect]` for the NPU NIC (types 0 and 1,
+// the parameter plane of link setup). The stage follows the socket type.
 func StageKeywords(msg []byte) (stage, reason string) {
+	if st, ok := listenFailureStage(msg); ok {
+		return st, "RanktableDetect"
+	}
+	return levelKeywords(msg)
+}
+
+var (
+	markListenOn   = []byte("listen on ip[")
+	markSocketType = []byte("socket type[")
+)
+
+// listenFailureStage is the stage of a socket-listen failure by its socket
+// type (HCOMM NicType: 2 is HOST_NIC_TYPE).
+func listenFailureStage(msg []byte) (string, bool) {
+	if !bytes.Contains(msg, markListenOn) || !bytes.Contains(msg, []byte("[RanktableDetect]")) {
+		return "", false
+	}
+	i := bytes.Index(msg, markSocketType)
+	if i < 0 || i+len(markSocketType)+1 >= len(msg) || msg[i+len(markSocketType)+1] != ']' {
+		return "", false
+	}
+	switch msg[i+len(markSocketType)] {
+	case '2':
+		return StageInit, true
+	case '0', '1':
+		return StageLinkSetup, true
+	}
+	return "", false
+}
+
+func levelKeywords(msg []byte) (stage, reason string) {
 	for off := 0; off < len(msg); {
 		i := bytes.Index(msg[off:], markStage)
 		if i < 0 {
