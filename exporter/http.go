@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -241,7 +242,7 @@ func (r *response) compress() error {
 func (r *response) replay(w http.ResponseWriter) {
 	h := w.Header()
 	for k, v := range r.header {
-		h[k] = v
+		h[k] = slices.Clone(v) // shared by every replay: never appended to in place
 	}
 	h.Add("Vary", "Accept-Encoding")
 	h.Set("Content-Length", strconv.Itoa(r.body.Len()))
