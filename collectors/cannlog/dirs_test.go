@@ -213,3 +213,31 @@ func BenchmarkIngestDirKeyRatio(b *testing.B) {
 	b.ReportMetric(median(tPod)/block, "ns/line-dir")
 	b.ReportMetric(median(tPod)/median(tNone), "dir/none")
 }
+
+// TestPIDLabelsStayUnique: directories that only differ beyond the longest
+// label value still give their processes distinct pid labels, so no two
+// processes' series collide and the scrape never fails on duplicates.
+func TestPIDLabelsStayUnique(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 1, 7, 10, 5, 0, 0, time.UTC)}))
+	long := "/" + strings.Repeat("x", 300)
+	for _, dir := range []string{"/a", long + "/pod-1", long + "/pod-2"} {
+		src := &Source{Path: dir + "/run/plog/plog-156_20260107100000000.log", Kind: SourcePlog, Dir: dir}
+		st.Ingest(src, []byte(envLine(156, "2026-01-07-10:00:00.000.000", "HCCL_BUFFSIZE set by environment to [200]M")))
+	}
+	seen := map[string]bool{}
+	for _, p := range st.Processes() {
+		if seen[p.Label] {
+			t.Fatalf("label %q used twice", p.Label)
+		}
+		seen[p.Label] = true
+	}
+	if len(seen) != 3 {
+		t.Fatalf("labels %v, want 3", seen)
+	}
+	if problems, err := testutil.CollectAndLint(st); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
+	if n := testutil.CollectAndCount(st, "hccl_env_buffsize_bytes"); n != 3 {
+		t.Errorf("%d buffsize series, want 3", n)
+	}
+}

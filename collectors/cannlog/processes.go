@@ -170,13 +170,25 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 // The label is fixed for the life of the entry: a second pod starting with
 // the same pid does not rename the first one's series.
 func (s *State) pidLabel(key ProcessKey) string {
-	plain := strconv.Itoa(key.PID)
-	for k, pr := range s.procs {
-		if k.PID == key.PID && pr.label == plain {
-			return labelValue(plain+"@"+key.Dir, 2*maxValueLen)
+	used := func(label string) bool {
+		for _, pr := range s.procs {
+			if pr.label == label {
+				return true
+			}
 		}
+		return false
 	}
-	return plain
+	label := strconv.Itoa(key.PID)
+	if !used(label) {
+		return label
+	}
+	label = labelValue(label+"@"+key.Dir, 2*maxValueLen)
+	// Directories longer than a label value can end alike: never let two
+	// processes share series.
+	for n, base := 2, label; used(label); n++ {
+		label = base + "#" + strconv.Itoa(n)
+	}
+	return label
 }
 
 // Processes returns copies of the processes whose series are exported:
