@@ -348,3 +348,26 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 		t.Errorf("communicator %+v", c)
 	}
 }
+
+// TestAttribution: hccl_process_chip_info's rows carry the pid label the
+// cannlog series use and how each process was matched; rows the logs do
+// not know are left out.
+func TestAttribution(t *testing.T) {
+	a := Attribution{NPU: capture(t, "info-a2-910b4.txt"), Logs: fakeDevices(twoPods(6, 7))}
+	got, err := a.ProcessChips(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []podresources.ProcessChip{
+		{PID: "582939", NPU: "0", Chip: "0", JoinedBy: ByPID},
+		{PID: "156", NPU: "6", Chip: "0", JoinedBy: ByDevice},
+		{PID: "156@/logs/pod-b", NPU: "7", Chip: "0", JoinedBy: ByDevice},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ProcessChips = %v, want %v", got, want)
+	}
+	failing := errors.New("npu-smi hung")
+	if _, err := (Attribution{NPU: &fakeNPU{err: failing}, Logs: fakeDevices(nil), Reported: true}).ProcessChips(context.Background()); !errors.Is(err, exporter.ErrDependency) || !errors.Is(err, failing) {
+		t.Errorf("npu-smi failing: %v", err)
+	}
+}
