@@ -301,7 +301,7 @@ func links(cfg headroom.Config, c cannlog.CommunicatorView, qps float64, intraRo
 		return headroom.ProcessSettings{PID: 1, QPsPerConnection: 1, QPsKnown: true,
 			BuffSizeBytes: headroom.HCCLDefaultBuffSizeBytes, BuffSizeKnown: true, IntraRoCE: intraRoCE, InterHCCSDisabled: interHCCSDisabled,
 			Communicators: []headroom.Communicator{{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum,
-				SuperPodNum: c.SuperPodNum, DeviceType: c.DeviceType, SuperPodMode: c.SuperPodMode, StandardCard: c.StandardCard,
+				SuperPodNum: c.SuperPodNum, ModuleNum: c.ModuleNum, DeviceType: c.DeviceType, SuperPodMode: c.SuperPodMode, StandardCard: c.StandardCard,
 				OtherPeers: c.OtherPeers}}}, true
 	}
 	h := headroom.Model(cfg, nil, []headroom.ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, settings)

@@ -92,6 +92,7 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		c.RankSize = ci.RankSize
 		setIfKnown(&c.ServerNum, ci.ServerNum)
 		setIfKnown(&c.SuperPodNum, ci.SuperPodNum)
+		setIfKnown(&c.ModuleNum, ci.ModuleNum)
 		setIfKnown(&c.DeviceType, ci.DeviceType)
 		setIfKnown(&c.DevicePhyID, ci.DevicePhyID)
 		setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
@@ -105,7 +106,7 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		return
 	}
 	s.nComms++
-	c := CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, SuperPodNum: ci.SuperPodNum,
+	c := CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, SuperPodNum: ci.SuperPodNum, ModuleNum: ci.ModuleNum,
 		DeviceType: ci.DeviceType, UserRank: -1, DevicePhyID: ci.DevicePhyID, SuperPodMode: -1, StandardCard: -1}
 	setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
 	if b, ok := pr.links.configs[name]; ok {

@@ -70,6 +70,7 @@ type snapComm struct {
 	RankSize        int    `json:"RankSize"`
 	ServerNum       int    `json:"ServerNum"`
 	SuperPodNum     *int   `json:"SuperPodNum,omitempty"`
+	ModuleNum       *int   `json:"ModuleNum,omitempty"`
 	DeviceType      *int   `json:"DeviceType,omitempty"`
 	UserRank        int    `json:"UserRank"`
 	DevicePhyID     int    `json:"DevicePhyID"`
@@ -85,7 +86,7 @@ type snapComm struct {
 
 func toSnapComm(c CommunicatorView) snapComm {
 	ip := func(v int) *int { return &v }
-	return snapComm{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: ip(c.SuperPodNum),
+	return snapComm{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: ip(c.SuperPodNum), ModuleNum: ip(c.ModuleNum),
 		DeviceType: ip(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
 		SuperPodMode: ip(c.SuperPodMode), StandardCard: ip(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes,
 		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
@@ -98,7 +99,7 @@ func (c snapComm) view() CommunicatorView {
 		}
 		return *p
 	}
-	return CommunicatorView{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: or(c.SuperPodNum),
+	return CommunicatorView{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: or(c.SuperPodNum), ModuleNum: or(c.ModuleNum),
 		DeviceType: or(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
 		SuperPodMode: or(c.SuperPodMode), StandardCard: or(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes,
 		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}

@@ -54,6 +54,9 @@ type CommunicatorView struct {
 	// 2025 on); -1 where the era does not print them.
 	ServerNum   int
 	SuperPodNum int
+	// ModuleNum (moduleNum) counts the HCCS meshes: above ServerNum a
+	// server's ranks span two modules (910B A+X); -1 where not printed.
+	ModuleNum int
 	// DeviceType is HCCL's deviceType[N] (parse.DevType*), -1 unknown.
 	DeviceType int
 	// UserRank and DevicePhyID come from the `[LocalRank Key Info]` line

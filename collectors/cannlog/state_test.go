@@ -87,7 +87,7 @@ func TestFixturesGolden(t *testing.T) {
 		t.Errorf("HCCL_MULTI_QP_THRESHOLD = %+v", th)
 	}
 	// Two communicators were created and the newest destroyed.
-	want := []CommunicatorView{{Name: "hccl_world_group", RankSize: 16, ServerNum: 2, SuperPodNum: 0, DeviceType: -1, UserRank: 3, DevicePhyID: 3,
+	want := []CommunicatorView{{Name: "hccl_world_group", RankSize: 16, ServerNum: 2, SuperPodNum: 0, ModuleNum: 2, DeviceType: -1, UserRank: 3, DevicePhyID: 3,
 		SuperPodID: "0", SuperPodMode: 0, StandardCard: 0}}
 	if !reflect.DeepEqual(p.Communicators, want) {
 		t.Errorf("communicators = %+v, want %+v", p.Communicators, want)

@@ -76,6 +76,9 @@ type Communicator struct {
 	// older eras).
 	ServerNum   int
 	SuperPodNum int
+	// ModuleNum: HCCS meshes; above ServerNum a server spans two modules
+	// (910B A+X). -1 unknown.
+	ModuleNum int
 	// DeviceType is HCCL's deviceType (2 = 910B, 4 = 910_93), -1 unknown.
 	DeviceType int
 	// SuperPodMode (useSuperPodMode) and StandardCard (isStandardCard: a
@@ -326,9 +329,10 @@ func qpsPerLink(qps float64, deviceType int) float64 {
 //     printed) without HCCL_INTER_HCCS_DISABLE=TRUE: servers of one
 //     superpod talk over HCCS (comm_base.cc IsSupportInterHccs), so RoCE
 //     peers are the ranks in other superpods; one superpod: none.
-//   - HCCL_INTRA_ROCE_ENABLE=1 on a PCIe card (isStandardCard 1): same-server
-//     ranks use RoCE too: high rankSize − 1, low a ring over all ranks.
-//     On HCCS-connected servers the variable adds no RoCE links.
+//   - HCCL_INTRA_ROCE_ENABLE=1 on a PCIe card (isStandardCard 1), or on a
+//     910B server whose ranks span two HCCS modules (moduleNum > serverNum):
+//     same-server ranks use RoCE too: high rankSize − 1, low a ring over all
+//     ranks. On a single HCCS mesh the variable adds no RoCE links.
 //   - serverNum not printed (eras before Dec 2025): high is every rank not
 //     already seen linked over HCCS/PCIe (those share the server); low 0.
 //   - serverNum 1: no RoCE initialisation at all (hccl_communicator_attrs.cc).
@@ -348,7 +352,7 @@ func linkPeers(c Communicator, intraRoCE, interHCCSDisabled bool) (low, high flo
 		}
 		return spread(c.SuperPodNum)
 	}
-	if intraRoCE && c.StandardCard == 1 {
+	if intraRoCE && (c.StandardCard == 1 || twoModules(c)) {
 		return ring(ranks), ranks - 1
 	}
 	if c.ServerNum < 0 {
@@ -358,6 +362,14 @@ func linkPeers(c Communicator, intraRoCE, interHCCSDisabled bool) (low, high flo
 		return 0, 0
 	}
 	return spread(c.ServerNum)
+}
+
+// twoModules reports a 910B communicator whose servers each span two HCCS
+// modules (A+X: moduleNum > serverNum), where HCCL_INTRA_ROCE_ENABLE links
+// the modules over RoCE (HcclCommunicatorAttrs::IsSupportEnableRoce:
+// !isSingleMeshAggregation_ || isStandardCard_).
+func twoModules(c Communicator) bool {
+	return (c.DeviceType == hcclenv.DevType910B || c.DeviceType < 0) && c.ServerNum > 0 && c.ModuleNum > c.ServerNum
 }
 
 func nonNegative(v float64) float64 {

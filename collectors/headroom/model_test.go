@@ -26,6 +26,10 @@ func TestLinkPeers(t *testing.T) {
 		{"one server intra RoCE on HCCS", comm(8, 1), true, false, 0, 0},
 		// On a PCIe card (isStandardCard 1): 7 peers in a mesh, a ring of 8 has 2 neighbours.
 		{"one server intra RoCE on a PCIe card", card(comm(8, 1)), true, false, 2, 7},
+		// A 910B server whose 16 ranks span two HCCS modules (moduleNum 2 > serverNum 1):
+		// the modules are linked over RoCE with the variable (IsSupportEnableRoce), 15 peers.
+		{"one server, two modules, intra RoCE", func() Communicator { c := comm(16, 1); c.ModuleNum = 2; return c }(), true, false, 2, 15},
+		{"one server, two modules, no intra RoCE", func() Communicator { c := comm(16, 1); c.ModuleNum = 2; return c }(), false, false, 0, 0},
 		// 64/8 = 8 per server; high 64−8 = 56; low min(8−1, 2) = 2.
 		{"64 ranks 8 servers", comm(64, 8), false, false, 2, 56},
 		// 16/2 = 8 per server; high 8; a ring of two servers has 1 neighbour.
@@ -59,7 +63,7 @@ func TestLinkPeers(t *testing.T) {
 
 // comm is a communicator with nothing set up yet and every optional field unknown.
 func comm(ranks, servers int) Communicator {
-	return Communicator{Name: "c", RankSize: ranks, ServerNum: servers, SuperPodNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1}
+	return Communicator{Name: "c", RankSize: ranks, ServerNum: servers, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1}
 }
 
 func card(c Communicator) Communicator { c.StandardCard = 1; return c }

@@ -259,7 +259,7 @@ func toSettings(p cannlog.ProcessView) headroom.ProcessSettings {
 	}
 	for _, cm := range p.Communicators {
 		s.Communicators = append(s.Communicators, headroom.Communicator{Name: cm.Name, RankSize: cm.RankSize,
-			ServerNum: cm.ServerNum, SuperPodNum: cm.SuperPodNum, DeviceType: cm.DeviceType,
+			ServerNum: cm.ServerNum, SuperPodNum: cm.SuperPodNum, ModuleNum: cm.ModuleNum, DeviceType: cm.DeviceType,
 			SuperPodMode: cm.SuperPodMode, StandardCard: cm.StandardCard,
 			BufferSizeBytes: float64(cm.BufferSizeBytes), CCLBufferBytes: float64(cm.CCLBufferBytes),
 			EstablishedQPs: float64(cm.EstablishedQPs), RoCEPeers: cm.RoCEPeers, OtherPeers: cm.OtherPeers})

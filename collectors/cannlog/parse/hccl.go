@@ -210,8 +210,9 @@ type Communicator struct {
 	Identifier string
 	RankSize   int
 	ServerNum  int // -1 before [Communicator Key Info]
-	// SuperPodNum comes with ServerNum; -1 when not printed.
+	// SuperPodNum and ModuleNum come with ServerNum; -1 when not printed.
 	SuperPodNum int
+	ModuleNum   int
 	DeviceType  int // deviceType[N]; -1 when not printed
 	DevicePhyID int // phydevId[N]; -1 when not printed
 }
@@ -227,7 +228,7 @@ const worldGroup = "hccl_world_group"
 // `hcclCommInitInfo:… totalRanks[N], … deviceType[T], … identifier[X]`, and
 // `hcom init by file success … rankNum[N]` (graph mode: the world group).
 func ParseCommunicator(msg []byte) (Communicator, bool) {
-	c := Communicator{ServerNum: -1, SuperPodNum: -1, DeviceType: -1, DevicePhyID: -1}
+	c := Communicator{ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, DevicePhyID: -1}
 	var ranksField string
 	switch {
 	case bytes.HasPrefix(msg, tagCommKeyInfo):
@@ -238,6 +239,9 @@ func ParseCommunicator(msg []byte) (Communicator, bool) {
 		c.Identifier, c.RankSize, c.ServerNum = ci.Identifier, ci.RankSize, ci.ServerNum
 		if n, ok := intField(msg, "superPodNum"); ok {
 			c.SuperPodNum = n
+		}
+		if n, ok := intField(msg, "moduleNum"); ok {
+			c.ModuleNum = n
 		}
 		return c, true
 	case bytes.HasPrefix(msg, markCommInit):

@@ -82,17 +82,17 @@ func TestParseCommunicatorEveryEra(t *testing.T) {
 		want Communicator
 	}{
 		{wording(t, KindCommunicator, Era2023, "hcom init by file"),
-			Communicator{Identifier: "hccl_world_group", RankSize: 128, ServerNum: -1, SuperPodNum: -1, DeviceType: -1, DevicePhyID: -1}},
+			Communicator{Identifier: "hccl_world_group", RankSize: 128, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, DevicePhyID: -1}},
 		{wording(t, KindCommunicator, Era2024, "Entry-HcclCommInitRootInfo"),
-			Communicator{Identifier: "172.16.13.183%eth0_64000_0_1721821172092650", RankSize: 2048, ServerNum: -1, SuperPodNum: -1, DeviceType: -1, DevicePhyID: -1}},
+			Communicator{Identifier: "172.16.13.183%eth0_64000_0_1721821172092650", RankSize: 2048, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, DevicePhyID: -1}},
 		{wording(t, KindCommunicator, Era2024, "SetupAgent"),
-			Communicator{Identifier: "172.16.13.183%eth0_64000_0_1721821172092650", RankSize: 2048, ServerNum: -1, SuperPodNum: -1, DeviceType: -1, DevicePhyID: 0}},
+			Communicator{Identifier: "172.16.13.183%eth0_64000_0_1721821172092650", RankSize: 2048, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, DevicePhyID: 0}},
 		{wording(t, KindCommunicator, Era2025, "[Flat]SetupAgent"),
-			Communicator{Identifier: "1.1.1.1%enp189s0f0_60000_0_1750325244673428", RankSize: 3, ServerNum: -1, SuperPodNum: -1, DeviceType: hcclenv.DevType910B, DevicePhyID: 0}},
+			Communicator{Identifier: "1.1.1.1%enp189s0f0_60000_0_1750325244673428", RankSize: 3, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: hcclenv.DevType910B, DevicePhyID: 0}},
 		{wording(t, KindCommunicator, Era2025, "hcclCommInitInfo"),
-			Communicator{Identifier: "group_name_17271", RankSize: 2, ServerNum: -1, SuperPodNum: -1, DeviceType: hcclenv.DevType910_93, DevicePhyID: -1}},
+			Communicator{Identifier: "group_name_17271", RankSize: 2, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: hcclenv.DevType910_93, DevicePhyID: -1}},
 		{wording(t, KindCommunicator, Era2026, "Communicator Key Info"),
-			Communicator{Identifier: "127.0.0.1%enp_60000_0_1765367607599032", RankSize: 8, ServerNum: 1, SuperPodNum: 0, DeviceType: -1, DevicePhyID: -1}},
+			Communicator{Identifier: "127.0.0.1%enp_60000_0_1765367607599032", RankSize: 8, ServerNum: 1, SuperPodNum: 0, ModuleNum: 1, DeviceType: -1, DevicePhyID: -1}},
 	}
 	for _, tc := range tests {
 		got, ok := ParseCommunicator(msgOf(t, tc.line))
