@@ -231,3 +231,35 @@ func TestDeployDocsListDeviceForms(t *testing.T) {
 		}
 	}
 }
+
+// TestSocketWithoutKubelet: a socket file nothing listens on (the kubelet
+// is restarting) is a connect error, not a failed List.
+func TestSocketWithoutKubelet(t *testing.T) {
+	dir, err := os.MkdirTemp("", "kubelet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "kubelet.sock")
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWatcher(Config{Socket: sock, Timeout: time.Second}, nil)
+	defer w.Close()
+	w.Refresh(context.Background())
+	if _, st := w.Snapshot(); st != StatusFailed {
+		t.Fatalf("status %v, want failed", st)
+	}
+	want := `
+# HELP ascend_pod_resources_errors_total Failed kubelet PodResources queries by reason: connect, list.
+# TYPE ascend_pod_resources_errors_total counter
+ascend_pod_resources_errors_total{reason="connect"} 1
+ascend_pod_resources_errors_total{reason="list"} 0
+# HELP ascend_pod_resources_up 1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).
+# TYPE ascend_pod_resources_up gauge
+ascend_pod_resources_up 0
+`
+	if err := testutil.CollectAndCompare(New(w, a3Chips, nil), strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}

@@ -13,7 +13,9 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 )
 
@@ -172,7 +174,9 @@ func (w *Watcher) Refresh(ctx context.Context) {
 	if err != nil {
 		reason := reasonList
 		var ce connectError
-		if errors.As(err, &ce) {
+		if errors.As(err, &ce) || status.Code(err) == codes.Unavailable {
+			// Nothing listens on the socket (kubelet restarting) or it
+			// cannot be reached: not an answer of the API.
 			reason = reasonConnect
 		}
 		w.set(StatusFailed, nil, 0, reason, err.Error())
