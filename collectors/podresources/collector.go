@@ -147,16 +147,3 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the metrics of Update.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) { _ = c.Update(context.Background(), ch) }
-
-// PodOfPhyID returns the containers holding a physical chip in the last
-// answer; the joins use it to attribute processes.
-func (w *Watcher) PodOfPhyID(phy int) []Assignment {
-	as, _ := w.Snapshot()
-	var out []Assignment
-	for _, a := range as {
-		if a.Device.PhyID == phy {
-			out = append(out, a)
-		}
-	}
-	return out
-}

@@ -123,9 +123,6 @@ ascend_pod_resources_errors_total{reason="list"} 0
 	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %+v", err, problems)
 	}
-	if got := w.PodOfPhyID(9); len(got) != 1 || got[0].Pod != "job-b-0" {
-		t.Errorf("PodOfPhyID(9) = %+v", got)
-	}
 
 	// A failing kubelet drops the old answer: pods move.
 	k.Fail(errors.New("kubelet restarting"))
