@@ -52,8 +52,8 @@ var catalog = []Fault{
 	// EI0007 "Failed to allocate resource[qp]" is QP exhaustion at link
 	// setup; "resource[DeviceMemory] with info [size:N]" is an HCCL device
 	// allocation that failed in builds before the exact-size EI0011 (Jan
-	// 2026). A QP-create failure without "out of memory" (also the A5
-	// [Create][RaQp] form, which never prints it) counts here, not as EI0011.
+	// 2026). A QP-create failure without "out of memory" (or, on A5, without
+	// ROCE_ENOMEM_RET) counts here, not as EI0011.
 	// HCOMM-init adapter_rts.cc reports a failed aclrtMalloc as EI0007
 	// resource[DeviceMemory].
 	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error",
@@ -82,6 +82,11 @@ var catalog = []Fault{
 			"communicators — except for MoE/MC2 operators that require a large HCCL_BUFFSIZE: free memory there."},
 	{Code: "EI0011", Stage: parse.StageLinkSetup, Title: "Resource_Error_Insufficient_Device_Memory",
 		Fingerprint: []string{"[Malloc][Mem] rtMalloc failed", "out of memory"}},
+	// A5 (ascend950 orion_adapter_hccp.cc) reports EI0011 when RaQpCreate
+	// returns ROCE_ENOMEM_RET (328100), and its "[Create][RaQp] … ra qp create
+	// fail" line has no "out of memory" text: the return code tells.
+	{Code: "EI0011", Stage: parse.StageLinkSetup, Title: "Resource_Error_Insufficient_Device_Memory",
+		Fingerprint: []string{"ra qp create fail", "ret[328100]"}},
 	// Any other QP-create failure (after the EI0011 rows: first match wins).
 	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error",
 		Fingerprint: []string{"ra qp create fail"}},

@@ -60,7 +60,9 @@ func TestCatalogFingerprints(t *testing.T) {
 		{"[1][InitGroupStage][RanktableDetect] socket type[0], listen on ip[192.168.2.199] and specific port[16666] fail. Please check the port status and whether the port is being used by other process.", "EI0020"},
 		{"[1][InitGroupStage][RanktableDetect] socket type[1], listen on ip[192.168.2.199] and specific port[16666] fail. Please check the port status and whether the port is being used by other process.", "EI0020"},
 		{"[5151][DeviceMem][Alloc]rt_malloc error, ret[207001], size[2097152000 Byte]", "EL0004"},
-		// A QP-create failure without "out of memory" (also the A5 form) is EI0007, not EI0011.
+		// A5: the QP-create line has no "out of memory"; ROCE_ENOMEM_RET (328100) makes it EI0011.
+		{"[Create][RaQp]errNo[0x0000000005000013] ra qp create fail. call RaGetNotifyBaseAddr, params: rdmaHandle[0x1], flag[0], qpMode[2], connHandle[(nil)]. return: ret[328100]", "EI0011"},
+		// A QP-create failure without "out of memory" or that code is EI0007, not EI0011.
 		{"[Create][RaQp]errNo[0x0000000005000013] ra qp create fail. params: flag[0], qpMode[2]. return: ret[-1]", "EI0007"},
 		// Exact-size EI0011 (HCOMM from Jan 2026) and the EI0007 DeviceMemory form before it.
 		{"[5151][Malloc][Mem] rtMalloc failed, Reason: out of memory, return[207001], para: devPtrAddr[0x0], size[420478976 Byte].", "EI0011"},
