@@ -255,20 +255,6 @@ func (s *State) Keys(pid int) []ProcessKey {
 	return out
 }
 
-// HasProcess reports whether the logs of any directory know pid, without
-// copying anything.
-func (s *State) HasProcess(pid int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k := range s.procs {
-		if k.PID == pid {
-			return true
-		}
-	}
-	return false
-}
-
-// view copies a process; names, when non-nil, restricts Env to them.
 // ProcessDevice is a process and the NPU it drives, for joins that must
 // not copy every process's settings.
 type ProcessDevice struct {
@@ -295,6 +281,7 @@ func (s *State) Devices() []ProcessDevice {
 	return out
 }
 
+// view copies a process; names, when non-nil, restricts Env to them.
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
 		DevicePhyID:             pr.devicePhyID,

@@ -125,8 +125,8 @@ func TestProcessVarsCopiesOnlyTheNamedVariables(t *testing.T) {
 	} {
 		st.Ingest(src, []byte(l))
 	}
-	if !st.HasProcess(4242) || st.HasProcess(1) {
-		t.Fatalf("HasProcess: 4242=%v 1=%v", st.HasProcess(4242), st.HasProcess(1))
+	if len(st.Keys(4242)) != 1 || len(st.Keys(1)) != 0 {
+		t.Fatalf("Keys: 4242=%v 1=%v", st.Keys(4242), st.Keys(1))
 	}
 	key := ProcessKey{Dir: "/x", PID: 4242}
 	full, _ := st.Process(key)
