@@ -87,3 +87,34 @@ func TestQPsPerLinkAndBuffer(t *testing.T) {
 		t.Errorf("CCLBufferBytes(200 MiB) = %v, want 420478976 (HCOMM's one block)", got)
 	}
 }
+
+// FuzzValue: whatever a log prints, Value never panics, never returns a
+// non-finite number, and a value of a defined variable it accepts lies in
+// HCCL's range.
+func FuzzValue(f *testing.F) {
+	for _, s := range All() {
+		f.Add(s.Name, "1", s.Unit)
+	}
+	for _, v := range []string{"200", "NaN", "-5", "1e26", "+Inf", "1e400", "0x10", "TRUE", "", "3600.00", "512"} {
+		f.Add(BuffSize, v, "M")
+		f.Add(QPsPerConnection, v, "")
+	}
+	f.Fuzz(func(t *testing.T, name, printed, unit string) {
+		v, ok, err := Value(name, printed, unit)
+		if err != nil && ok {
+			t.Fatalf("Value(%q, %q, %q) = %v with both ok and %v", name, printed, unit, v, err)
+		}
+		if !ok {
+			return
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("Value(%q, %q, %q) = %v", name, printed, unit, v)
+		}
+		if s, defined := Lookup(name); defined && s.Kind != Text {
+			own := v / unitScale[s.Unit]
+			if own < s.Min*(1-1e-9) || own > s.Max*(1+1e-9) {
+				t.Fatalf("Value(%q, %q, %q) = %v outside [%v, %v]", name, printed, unit, own, s.Min, s.Max)
+			}
+		}
+	})
+}
