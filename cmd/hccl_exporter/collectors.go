@@ -75,27 +75,34 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 	// When the npusmi collector is on, it reports a failed npu-smi run
 	// itself; headroom's failure for the same cause is then logged quietly.
 	chips := join.Chips{NPU: npuView, Reported: on("npusmi")}
+	// The kubelet is asked first, so that the faults the CANN logs report
+	// from the start are labelled with the pod of their device.
+	var watcher *podresources.Watcher
+	if on("pods") {
+		watcher = podresources.NewWatcher(*w.pods, logger.With("collector", "pods"))
+		watcher.Refresh(context.Background())
+		watcher.Start(context.Background())
+		cleanup = func() {
+			if err := watcher.Close(); err != nil {
+				logger.Debug("closing the kubelet connection", "err", err)
+			}
+		}
+		w.cannlog.cfg.PodOfDevice = watcher.PodOfDevice
+	}
 	if on("cannlog") {
 		live := &join.Liveness{NPU: npuView}
 		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"), live)
 		if err != nil {
+			cleanup()
 			return nil, nil, fmt.Errorf("cannlog collector: %w", err)
 		}
-		cleanup = stop
+		stopWatcher := cleanup
+		cleanup = func() { stop(); stopWatcher() }
 		out["cannlog"] = c
 		chips.Logs = c.State()
 		live.SetLogs(c.State())
 	}
 	if on("pods") {
-		watcher := podresources.NewWatcher(*w.pods, logger.With("collector", "pods"))
-		watcher.Start(context.Background())
-		stopLogs := cleanup
-		cleanup = func() {
-			if err := watcher.Close(); err != nil {
-				logger.Debug("closing the kubelet connection", "err", err)
-			}
-			stopLogs()
-		}
 		var procs podresources.ProcessChips
 		if chips.Logs != nil {
 			procs = join.Attribution{NPU: npuView, Logs: chips.Logs, Reported: on("npusmi")}

@@ -178,6 +178,33 @@ func TestTwoPodsWithPID156(t *testing.T) {
 			if fmt.Sprint(byPod) != fmt.Sprint(wantPods) {
 				t.Errorf("settings by pod = %v, want %v", byPod, wantPods)
 			}
+
+			// Pod B's process fails its QP creation: the plog fault is
+			// labelled with pod B, whose device it drives.
+			f, err := os.OpenFile(filepath.Join(rootB, "run", "plog", "plog-156_20260107100000000.log"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString("[ERROR] HCCP(156,python3):2026-01-07-10:00:05.000.000 [ra_hdc.c:1] [156]ra qp create fail, out of memory\n"); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			deadline = time.Now().Add(10 * time.Second)
+			for {
+				var pods []string
+				for _, s := range samples(t, reg, "hccl_fault_last_event_timestamp_seconds") {
+					if s.labels["code"] == "EI0011" && s.labels["source"] == "plog" {
+						pods = append(pods, s.labels["namespace"]+"/"+s.labels["pod"])
+					}
+				}
+				if len(pods) == 1 && pods[0] == "train/job-b-0" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("plog EI0011 attributed to %v, want train/job-b-0", pods)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
 		})
 	}
 }

@@ -33,6 +33,9 @@ type Config struct {
 	MaxPods            int
 	MaxModules         int
 	Timezone           string // auto, Local or an IANA name
+	// PodOfDevice labels plog faults with the pod of their device (not a
+	// flag: main wires the kubelet's answer); see Options.PodOfDevice.
+	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
 }
 
 // DefaultRoot is the CANN log root a process writes to, by CANN's own
@@ -200,6 +203,7 @@ func (cfg Config) stateOptionsZone() (Options, error) {
 		return o, err
 	}
 	o.Location, o.ScreenZoneFromRuntime = loc, auto
+	o.PodOfDevice = cfg.PodOfDevice
 	return o, nil
 }
 

@@ -1,6 +1,7 @@
 package cannlog
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -239,5 +240,41 @@ func TestPIDLabelsStayUnique(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(st, "hccl_env_buffsize_bytes"); n != 3 {
 		t.Errorf("%d buffsize series, want 3", n)
+	}
+}
+
+// TestPlogFaultsNamedByTheirDevicesPod: an EI0011 a plog reports is
+// labelled with the pod the kubelet assigned the process's device to; a
+// process whose device no single pod holds keeps empty pod labels.
+func TestPlogFaultsNamedByTheirDevicesPod(t *testing.T) {
+	opts := testOptions(&fakeClock{t: time.Date(2026, 1, 7, 10, 5, 0, 0, time.UTC)})
+	opts.PodOfDevice = func(phy int) (string, string, string, bool) {
+		if phy == 6 {
+			return "train", "job-a-0", "pytorch", true
+		}
+		return "", "", "", false
+	}
+	st := NewState(opts)
+	for _, tc := range []struct {
+		dir string
+		phy int
+	}{{"/logs/pod-a", 6}, {"/logs/pod-b", 7}} {
+		src := &Source{Path: tc.dir + "/run/plog/plog-156_20260107100000000.log", Kind: SourcePlog, Dir: tc.dir}
+		for _, l := range []string{
+			envLine(156, "2026-01-07-10:00:00.000.000", "HCCL_BUFFSIZE set by environment to [200]M"),
+			fmt.Sprintf("[INFO] HCCL(156,python3):2026-01-07-10:00:00.100.000 [network_manager.cc:561] [156][Start][Vnic]Listen on ip[192.168.2.19], port[16666] sucess, devPhyId[%d], devLogicId[0], isAutoPort[0]", tc.phy),
+			"[ERROR] HCCP(156,python3):2026-01-07-10:00:01.000.000 [ra_hdc.c:1] [156]ra qp create fail, out of memory",
+		} {
+			st.Ingest(src, []byte(l))
+		}
+	}
+	want := `
+# HELP hccl_fault_last_event_timestamp_seconds Time printed in the log line of the latest fault event, in seconds since the epoch.
+# TYPE hccl_fault_last_event_timestamp_seconds gauge
+hccl_fault_last_event_timestamp_seconds{code="EI0011",container="",namespace="",pod="",source="plog"} 1.767780001e+09
+hccl_fault_last_event_timestamp_seconds{code="EI0011",container="pytorch",namespace="train",pod="job-a-0",source="plog"} 1.767780001e+09
+`
+	if err := testutil.CollectAndCompare(st, strings.NewReader(want), "hccl_fault_last_event_timestamp_seconds"); err != nil {
+		t.Error(err)
 	}
 }

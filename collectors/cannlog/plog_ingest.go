@@ -66,7 +66,7 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 		stage, reason := parse.StageKeywords(p.Msg)
 		s.plogErrors[plogErrKey{stage, reason}]++
 		if code, ok := s.cat.match(p.Msg); ok {
-			s.recordFault(code, FaultSourcePlog, src, p.PID, s.lineTime(p.Time))
+			s.recordFault(code, FaultSourcePlog, s.podSource(src, p.PID), p.PID, s.lineTime(p.Time))
 		}
 	}
 }
@@ -141,3 +141,24 @@ func (s *State) countRejected(name string) {
 }
 
 const rejectedOther = "other"
+
+// podSource returns src labelled with the pod that holds the device of the
+// process that printed a fault line, where Options.PodOfDevice knows it;
+// otherwise src itself. Fault lines are rare: the copy costs nothing on
+// the hot path.
+func (s *State) podSource(src *Source, pid int) *Source {
+	if s.opts.PodOfDevice == nil {
+		return src
+	}
+	pr := s.procs[ProcessKey{src.Dir, pid}]
+	if pr == nil || pr.devicePhyID < 0 {
+		return src
+	}
+	ns, pod, ctr, ok := s.opts.PodOfDevice(pr.devicePhyID)
+	if !ok {
+		return src
+	}
+	labelled := *src
+	labelled.Namespace, labelled.Pod, labelled.Container = ns, pod, ctr
+	return &labelled
+}

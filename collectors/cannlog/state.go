@@ -138,6 +138,13 @@ type Options struct {
 	// parsing the line a second time. The line is passed by value so that
 	// the hot path keeps it on the stack.
 	OnHCCLLine func(parse.LineKind, parse.PlogLine)
+	// PodOfDevice, when set, names the container that holds a physical
+	// NPU (the kubelet's PodResources answer), so that a fault a plog
+	// reports is labelled with the pod of the device its process drives, as
+	// screen-log faults are with the pod of their log path. ok is false
+	// when no single container holds it. It is called with the state's lock
+	// held and must not call back into the State.
+	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
 }
 
 // DefaultOptions returns the defaults of the cannlog flags.

@@ -123,6 +123,16 @@ ascend_pod_resources_errors_total{reason="list"} 0
 	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %+v", err, problems)
 	}
+	for _, tc := range []struct {
+		phy  int
+		pod  string
+		want bool
+	}{{8, "job-a-0", true}, {9, "job-b-0", true}, {10, "svc-0", true}, {3, "", false}} {
+		_, pod, _, ok := w.PodOfDevice(tc.phy)
+		if ok != tc.want || pod != tc.pod {
+			t.Errorf("PodOfDevice(%d) = %q %v, want %q %v", tc.phy, pod, ok, tc.pod, tc.want)
+		}
+	}
 
 	// A failing kubelet drops the old answer: pods move.
 	k.Fail(errors.New("kubelet restarting"))

@@ -285,3 +285,20 @@ func (w *Watcher) Snapshot() ([]Assignment, Status) {
 	defer w.mu.Unlock()
 	return w.assignments, w.status
 }
+
+// PodOfDevice names the one container the last answer assigned a physical
+// NPU to; ok is false when none or several (vNPUs of several pods) hold it.
+func (w *Watcher) PodOfDevice(phy int) (namespace, pod, container string, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range w.assignments {
+		if a.Device.PhyID != phy {
+			continue
+		}
+		if ok && (a.Namespace != namespace || a.Pod != pod || a.Container != container) {
+			return "", "", "", false
+		}
+		namespace, pod, container, ok = a.Namespace, a.Pod, a.Container, true
+	}
+	return namespace, pod, container, ok
+}
