@@ -23,7 +23,7 @@ var (
 		"ERROR lines of HCCL and HCCP in CANN plogs by the HCCL multi-level keyword: stage from the level-1 word, reason the level-2 word (unknown where the line has none).",
 		[]string{"stage", "reason"}, nil)
 	envInfoDesc = prometheus.NewDesc("hccl_env_info",
-		"Effective HCCL setting of a process, from its [HCCL_ENV] plog lines.",
+		"Effective HCCL setting of a process, from its settings lines in run/plog ([HCCL_ENV] and the untagged wordings of older CANN).",
 		[]string{"pid", "process", "variable", "value", "set_by"}, nil)
 	envBuffsizeDesc = prometheus.NewDesc("hccl_env_buffsize_bytes",
 		"Effective HCCL_BUFFSIZE of a process in bytes (each communicator allocates 2 x this).",
