@@ -227,23 +227,23 @@ func TestClassify(t *testing.T) {
 		o    output
 		want string
 	}{
-		{output{exitCode: 0}, resultSuccess},
-		{output{timedOut: true, exitCode: -1}, resultTimeout},
-		{output{exitCode: 11, stdout: []byte("hccn_tool is busy, please try again.\n")}, resultBusy},
-		{output{exitCode: 25, stderr: []byte("Get lock failed. Please try again.\n")}, resultBusy},
-		{output{exitCode: 13, stdout: []byte("The command is not supported on this product.\n")}, resultUnsupported},
-		{output{exitCode: 3, stderr: []byte("Get invalid major cmd.\nEnter [ hccn_tool -h ] for more details.\n")}, resultUnsupported},
-		{output{exitCode: 3, stderr: []byte("Get device health status failed!\n")}, resultError},
-		{output{exitCode: 4, stderr: []byte("The device is not exist!\n")}, resultError},
-		{output{exitCode: 1}, resultError},
-		{output{exitCode: -1, err: errors.New("exec: permission denied")}, resultError},
+		{output{ExitCode: 0}, resultSuccess},
+		{output{TimedOut: true, ExitCode: -1}, resultTimeout},
+		{output{ExitCode: 11, Stdout: []byte("hccn_tool is busy, please try again.\n")}, resultBusy},
+		{output{ExitCode: 25, Stderr: []byte("Get lock failed. Please try again.\n")}, resultBusy},
+		{output{ExitCode: 13, Stdout: []byte("The command is not supported on this product.\n")}, resultUnsupported},
+		{output{ExitCode: 3, Stderr: []byte("Get invalid major cmd.\nEnter [ hccn_tool -h ] for more details.\n")}, resultUnsupported},
+		{output{ExitCode: 3, Stderr: []byte("Get device health status failed!\n")}, resultError},
+		{output{ExitCode: 4, Stderr: []byte("The device is not exist!\n")}, resultError},
+		{output{ExitCode: 1}, resultError},
+		{output{ExitCode: -1, Err: errors.New("exec: permission denied")}, resultError},
 	} {
 		got, err := classify(tc.o)
 		if got != tc.want || (got == resultSuccess) != (err == nil) {
 			t.Errorf("classify(%+v) = %s, %v; want %s", tc.o, got, err, tc.want)
 		}
 	}
-	_, err := classify(output{exitCode: 12, stderr: []byte("permission denied: pls check this cmd run permission.\n")})
+	_, err := classify(output{ExitCode: 12, Stderr: []byte("permission denied: pls check this cmd run permission.\n")})
 	if err == nil || !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), "12") {
 		t.Errorf("error does not quote the tool: %v", err)
 	}

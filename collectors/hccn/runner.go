@@ -1,15 +1,15 @@
 package hccn
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
 // DefaultPath is where the Ascend driver installs hccn_tool.
@@ -21,10 +21,6 @@ const fallbackName = "hccn_tool"
 // maxOutputBytes caps what is kept of one call's stdout. The largest output,
 // -qp_info of a port with 8192 QPs (DCMI's MAX_QPN_NUM), is about 1 MiB.
 const maxOutputBytes = 4 << 20
-
-// waitDelay bounds how long Wait waits for stdout to close after the tool
-// exited or was killed: a grandchild holding the pipe must not hang a sweep.
-const waitDelay = 2 * time.Second
 
 // ErrNotFound is returned when hccn_tool is neither at the configured path
 // nor in PATH.
@@ -58,54 +54,15 @@ func resolve(path string) (string, error) {
 }
 
 // output is what one call left behind.
-type output struct {
-	stdout, stderr []byte
-	exitCode       int // -1 when killed or not started
-	timedOut       bool
-	err            error // start failures and other errors of exec itself
-	duration       time.Duration
-}
+type output = vendorcli.Result
 
-// runTool runs `bin args...` without a shell, in its own process group,
-// and kills the whole group at the timeout (and after every call, so nothing
-// the tool spawned outlives it). ctx cancels a call early (shutdown).
+// runTool runs `bin args...` through vendorcli: no shell, its process group
+// killed at the timeout and after every call. ctx cancels a call early
+// (shutdown). Output past maxOutputBytes is rejected, not parsed short.
 func runTool(ctx context.Context, bin string, args []string, timeout time.Duration) output {
-	begin := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// Negative pid: the whole process group, which is the child's pid.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = waitDelay
-	stdout := &capBuffer{max: maxOutputBytes}
-	stderr := &capBuffer{max: 64 << 10}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-
-	err := cmd.Run()
-	if cmd.Process != nil {
-		// Reap anything the tool left behind in its group; ESRCH when none.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	out := output{stdout: stdout.Bytes(), stderr: stderr.Bytes(), exitCode: -1, duration: time.Since(begin)}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		out.timedOut = true
-		return out
-	}
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil, errors.Is(err, exec.ErrWaitDelay):
-		out.exitCode = 0
-	case errors.As(err, &exitErr):
-		out.exitCode = exitErr.ExitCode()
-	default:
-		out.err = err
-	}
-	if out.err == nil && stdout.truncated {
-		out.err = fmt.Errorf("printed more than %d bytes; output rejected", maxOutputBytes)
+	out := vendorcli.Run(ctx, bin, args, timeout, maxOutputBytes)
+	if out.Err == nil && !out.TimedOut && out.Truncated {
+		out.Err = fmt.Errorf("printed more than %d bytes; output rejected", maxOutputBytes)
 	}
 	return out
 }
@@ -145,18 +102,18 @@ var failureMessages = []struct{ text, result string }{
 // that quotes what the tool said.
 func classify(o output) (string, error) {
 	switch {
-	case o.timedOut:
-		return resultTimeout, fmt.Errorf("timed out after %s (its process group was killed)", o.duration.Round(time.Millisecond))
-	case o.err != nil:
-		return resultError, o.err
-	case o.exitCode == 0:
+	case o.TimedOut:
+		return resultTimeout, fmt.Errorf("timed out after %s (its process group was killed)", o.Duration.Round(time.Millisecond))
+	case o.Err != nil:
+		return resultError, o.Err
+	case o.ExitCode == 0:
 		return resultSuccess, nil
 	}
-	msg := firstLine(o.stderr)
+	msg := vendorcli.FirstLine(o.Stderr)
 	if msg == "" {
-		msg = firstLine(o.stdout)
+		msg = vendorcli.FirstLine(o.Stdout)
 	}
-	both := string(o.stdout) + "\n" + string(o.stderr)
+	both := string(o.Stdout) + "\n" + string(o.Stderr)
 	result := resultError
 	for _, m := range failureMessages {
 		if strings.Contains(both, m.text) {
@@ -165,37 +122,7 @@ func classify(o output) (string, error) {
 		}
 	}
 	if msg == "" {
-		return result, fmt.Errorf("exit status %d with no output", o.exitCode)
+		return result, fmt.Errorf("exit status %d with no output", o.ExitCode)
 	}
-	return result, fmt.Errorf("exit status %d: %s", o.exitCode, clip(msg))
+	return result, fmt.Errorf("exit status %d: %s", o.ExitCode, clip(msg))
 }
-
-func firstLine(b []byte) string {
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return l
-		}
-	}
-	return ""
-}
-
-// capBuffer keeps the first max bytes written and remembers whether more came,
-// so a runaway child cannot exhaust the exporter's memory.
-type capBuffer struct {
-	buf       bytes.Buffer
-	max       int
-	truncated bool
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	if room := c.max - c.buf.Len(); room < len(p) {
-		c.truncated = true
-		if room > 0 {
-			c.buf.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return c.buf.Write(p)
-}
-
-func (c *capBuffer) Bytes() []byte { return c.buf.Bytes() }

@@ -110,7 +110,7 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 			out := c.exec(ctx, bin, args)
 			result, err := classify(out)
 			if err == nil {
-				if perr := cmd.parse(c, &r, out.stdout); perr != nil {
+				if perr := cmd.parse(c, &r, out.Stdout); perr != nil {
 					result, err = resultParseError, perr
 				}
 			}

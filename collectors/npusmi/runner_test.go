@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
 const sampleTable = "testdata/info-910b4-procs-v24.1.rc3.txt"
@@ -94,7 +96,7 @@ func TestRunnerTimeoutKillsProcessGroup(t *testing.T) {
 	}
 	// Killing the group closes the child's copy of stdout too, so Wait does
 	// not need the WaitDelay grace.
-	if elapsed > timeout+waitDelay {
+	if elapsed > timeout+vendorcli.WaitDelay {
 		t.Errorf("run took %s, timeout %s", elapsed, timeout)
 	}
 	parent, child := readPids(t, pids)
@@ -109,7 +111,7 @@ func TestRunnerGrandchildHoldingStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if elapsed := time.Since(begin); elapsed > waitDelay+3*time.Second {
+	if elapsed := time.Since(begin); elapsed > vendorcli.WaitDelay+3*time.Second {
 		t.Errorf("run took %s: a grandchild holding stdout must not hang the scrape", elapsed)
 	}
 	if _, err := Parse(out); err != nil {

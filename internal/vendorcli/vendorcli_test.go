@@ -1,0 +1,59 @@
+package vendorcli
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestRun(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		bin       string
+		args      []string
+		timeout   time.Duration
+		max       int
+		want      Result
+		wantOut   string
+		wantError bool
+	}{
+		{name: "exit status and stderr", bin: "/bin/sh", args: []string{"-c", "echo out; echo '  first' >&2; echo second >&2; exit 3"},
+			timeout: 5 * time.Second, max: 1 << 10, want: Result{ExitCode: 3}, wantOut: "out\n"},
+		{name: "stdout past the cap is cut and flagged", bin: "/bin/sh", args: []string{"-c", "printf abcdef"},
+			timeout: 5 * time.Second, max: 3, want: Result{ExitCode: 0, Truncated: true}, wantOut: "abc"},
+		{name: "killed at the timeout", bin: "/bin/sh", args: []string{"-c", "sleep 30"},
+			timeout: 200 * time.Millisecond, max: 1 << 10, want: Result{ExitCode: -1, TimedOut: true}},
+		{name: "not startable", bin: filepath.Join(t.TempDir(), "missing"),
+			timeout: time.Second, max: 1 << 10, want: Result{ExitCode: -1}, wantError: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Run(context.Background(), tc.bin, tc.args, tc.timeout, tc.max)
+			if r.ExitCode != tc.want.ExitCode || r.TimedOut != tc.want.TimedOut || r.Truncated != tc.want.Truncated {
+				t.Errorf("exit %d timedOut %v truncated %v, want %d %v %v", r.ExitCode, r.TimedOut, r.Truncated,
+					tc.want.ExitCode, tc.want.TimedOut, tc.want.Truncated)
+			}
+			if (r.Err != nil) != tc.wantError {
+				t.Errorf("err = %v, want error %v", r.Err, tc.wantError)
+			}
+			if string(r.Stdout) != tc.wantOut {
+				t.Errorf("stdout = %q, want %q", r.Stdout, tc.wantOut)
+			}
+			if r.TimedOut && r.Duration > tc.timeout+WaitDelay {
+				t.Errorf("a timed-out run took %s", r.Duration)
+			}
+		})
+	}
+}
+
+func TestFirstLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                        "",
+		"\n  \n":                  "",
+		"\n  dcmi failed  \nnext": "dcmi failed",
+	} {
+		if got := FirstLine([]byte(in)); got != want {
+			t.Errorf("FirstLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
