@@ -6,7 +6,6 @@
 package kubernetes
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path"
@@ -23,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/hccl-exporter/hccl_exporter/deploy/internal/manifest"
 	"github.com/hccl-exporter/hccl_exporter/deploy/internal/strictyaml"
 )
 
@@ -48,32 +48,10 @@ type manifests struct {
 	metas           []metav1.Object
 }
 
-// splitDocs splits a YAML stream on document separators.
-func splitDocs(data []byte) [][]byte {
-	var docs [][]byte
-	for _, d := range bytes.Split(append([]byte("\n"), data...), []byte("\n---")) {
-		if len(bytes.TrimSpace(stripComments(d))) > 0 {
-			docs = append(docs, d)
-		}
-	}
-	return docs
-}
-
-func stripComments(d []byte) []byte {
-	var out []byte
-	for _, line := range bytes.Split(d, []byte("\n")) {
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
-			out = append(out, line...)
-			out = append(out, '\n')
-		}
-	}
-	return out
-}
-
 // decode decodes every document strictly into its API type.
 func decode(t *testing.T, name string, data []byte, m *manifests) {
 	t.Helper()
-	for i, doc := range splitDocs(data) {
+	for i, doc := range manifest.SplitDocs(data) {
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &tm); err != nil {
 			t.Errorf("%s doc %d: %v", name, i, err)
