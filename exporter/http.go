@@ -191,7 +191,13 @@ type response struct {
 	once   sync.Once
 	status int
 	header http.Header
-	body   bytes.Buffer
+	body   *bytes.Buffer // as recorded, then as sent
+
+	// wantGzip asks for the answer gzipped; zip compresses it while
+	// promhttp still encodes (on the other core), once the first write
+	// shows a successful answer.
+	wantGzip bool
+	zip      *gzipStream
 }
 
 func (r *response) Header() http.Header { return r.header }
@@ -199,7 +205,14 @@ func (r *response) Write(p []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
-	return r.body.Write(p)
+	n, err := r.body.Write(p)
+	if r.wantGzip && r.status == http.StatusOK { // an error text stays plain
+		if r.zip == nil {
+			r.zip = startGzip(r.body.Cap() / 8)
+		}
+		r.zip.feed(r.body.Bytes(), false)
+	}
+	return n, err
 }
 func (r *response) WriteHeader(status int) {
 	if r.status == 0 {
@@ -217,25 +230,62 @@ var gzipPool = sync.Pool{New: func() any {
 	return zw
 }}
 
-// compress gzips a recorded successful answer in place.
-func (r *response) compress() error {
-	if r.status != http.StatusOK && r.status != 0 {
-		return nil // an error text stays plain
+// plainPool keeps the buffers gzipped answers are recorded in: only the
+// compressed copy is kept, and a new buffer per gather was a quarter of the
+// bytes a scrape allocated.
+var plainPool sync.Pool
+
+// gzipSegment is how much of the answer is handed to the compressor at a
+// time: small enough that little is left to compress once encoding ends.
+const gzipSegment = 32 << 10
+
+// gzipStream compresses an answer in its own goroutine while it is being
+// written: promhttp encodes on one core, gzip runs on the other, and the
+// scrape waits for the longer of the two rather than their sum.
+type gzipStream struct {
+	sent int           // bytes of the answer handed to the compressor
+	segs chan []byte   // parts of the answer, in order
+	done chan error    // the compressor's result, once segs is closed
+	out  *bytes.Buffer // the compressed answer
+}
+
+func startGzip(sizeHint int) *gzipStream {
+	z := &gzipStream{segs: make(chan []byte, 64), done: make(chan error, 1), out: &bytes.Buffer{}}
+	z.out.Grow(sizeHint)
+	go func() {
+		zw := gzipPool.Get().(*gzip.Writer)
+		defer gzipPool.Put(zw)
+		zw.Reset(z.out)
+		var err error
+		for seg := range z.segs {
+			if err == nil {
+				_, err = zw.Write(seg)
+			}
+		}
+		if err == nil {
+			err = zw.Close()
+		}
+		z.done <- err
+	}()
+	return z
+}
+
+// feed hands the compressor what was written since the last hand-over, once
+// there is a segment's worth of it or when final. The answer is only
+// appended to: the part handed over is never written again, even when the
+// buffer grows into a new array (the compressor keeps reading the old one).
+func (z *gzipStream) feed(b []byte, final bool) {
+	if len(b)-z.sent >= gzipSegment || final && len(b) > z.sent {
+		z.segs <- b[z.sent:len(b):len(b)]
+		z.sent = len(b)
 	}
-	var out bytes.Buffer
-	out.Grow(r.body.Len() / 8)
-	zw := gzipPool.Get().(*gzip.Writer)
-	defer gzipPool.Put(zw)
-	zw.Reset(&out)
-	if _, err := zw.Write(r.body.Bytes()); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	r.body = out
-	r.header.Set("Content-Encoding", "gzip")
-	return nil
+}
+
+// finish compresses the rest of b and returns the compressed answer.
+func (z *gzipStream) finish(b []byte) (*bytes.Buffer, error) {
+	z.feed(b, true)
+	close(z.segs)
+	return z.out, <-z.done
 }
 
 // replay writes the recorded answer to w.
@@ -391,13 +441,34 @@ func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	r.once.Do(func() {
 		opts := h.promOpts
 		opts.DisableCompression = true // compressed below, faster
-		r.body.Grow(int(h.sizeHint.Load()) * 9 / 8)
+		hint := int(h.sizeHint.Load()) * 9 / 8
+		if gz {
+			r.wantGzip = true
+			if b, ok := plainPool.Get().(*bytes.Buffer); ok {
+				r.body = b
+			}
+		}
+		if r.body == nil {
+			r.body = &bytes.Buffer{}
+		}
+		r.body.Grow(hint)
 		promhttp.HandlerForTransactional(g, opts).ServeHTTP(r, req)
 		h.sizeHint.Store(int64(r.body.Len()))
-		if gz {
-			if err := r.compress(); err != nil {
+		if r.zip == nil && gz && (r.status == 0 || r.status == http.StatusOK) {
+			r.zip = startGzip(0) // nothing written: an empty gzip stream
+		}
+		if r.zip != nil {
+			out, err := r.zip.finish(r.body.Bytes())
+			r.zip = nil
+			if err != nil {
 				h.logger.Error("cannot compress the metrics answer", "err", err)
+				return // sent plain
 			}
+			plain := r.body
+			plain.Reset()
+			plainPool.Put(plain)
+			r.body = out
+			r.header.Set("Content-Encoding", "gzip")
 		}
 	})
 	r.replay(rsp)
