@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -90,6 +91,9 @@ type Registry struct {
 	collectors map[string]Collector
 	names      []string
 	logger     *slog.Logger
+	// sent is how many metrics each collector sent last time: the next
+	// scrape's buffer is allocated at that size rather than grown.
+	sent map[string]*atomic.Int64
 }
 
 // NewRegistry returns a registry over the given named collectors.
@@ -99,7 +103,11 @@ func NewRegistry(logger *slog.Logger, collectors map[string]Collector) *Registry
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return &Registry{collectors: collectors, names: names, logger: logger}
+	sent := make(map[string]*atomic.Int64, len(names))
+	for _, n := range names {
+		sent[n] = new(atomic.Int64)
+	}
+	return &Registry{collectors: collectors, names: names, logger: logger, sent: sent}
 }
 
 // Names lists the registered collectors in sorted order.
@@ -160,8 +168,14 @@ func (r *Registry) run(ctx context.Context, name string, c Collector, ch chan<- 
 	}
 	defer cancel()
 
-	out := make(chan prometheus.Metric, 64)
+	out := make(chan prometheus.Metric, 256)
 	errc := make(chan error, 1)
+	// The deadline as a channel of this collector's own: the scrape's
+	// Done channel is shared by every collector, and selecting on it for
+	// every metric had them contend for its lock.
+	deadline := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { close(deadline) })
+	defer stop()
 	go func() {
 		defer close(out)
 		defer func() {
@@ -171,7 +185,7 @@ func (r *Registry) run(ctx context.Context, name string, c Collector, ch chan<- 
 		}()
 		errc <- c.Update(cctx, out)
 	}()
-	var ms []prometheus.Metric
+	ms := make([]prometheus.Metric, 0, r.sent[name].Load())
 	var err error
 collect:
 	for {
@@ -182,7 +196,11 @@ collect:
 				break collect
 			}
 			ms = append(ms, m)
-		case <-ctx.Done():
+			// What is buffered already is taken without a select.
+			for len(out) > 0 {
+				ms = append(ms, <-out)
+			}
+		case <-deadline:
 			// Abandon the collector: drain what it still sends so its
 			// goroutine can finish whenever it does.
 			go func() {
@@ -193,6 +211,9 @@ collect:
 			err = fmt.Errorf("did not finish within the scrape deadline (its series are left out of this scrape): %w", ctx.Err())
 			break collect
 		}
+	}
+	if ms != nil {
+		r.sent[name].Store(int64(len(ms)))
 	}
 	for _, m := range ms {
 		ch <- m
