@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 
@@ -100,6 +101,7 @@ func run(args []string) int {
 		stopSignals()
 	}()
 
+	setGCDefault()
 	logger.Info("starting "+exporterName, "version", version.Info())
 	logger.Info("build context", "build_context", version.BuildContext())
 
@@ -150,4 +152,19 @@ func run(args []string) int {
 	}
 	logger.Info("stopped serving; writing the last checkpoint")
 	return 0
+}
+
+// serveGCPercent is the GOGC the server runs with unless GOGC is set. An
+// uncached scrape of a worst-case node allocates about 2 MB (5,000 metrics
+// through client_golang's registry and encoder) over a live heap of about
+// 16 MB: at Go's default of 100 a collection ran every 6 scrapes and slowed
+// the scrape it overlapped; at 200 it runs half as often, for a heap goal
+// of three times the live heap (46 MB on that node, RSS 55 -> 70 MB) that
+// GOMEMLIMIT still caps where it is set.
+const serveGCPercent = 200
+
+func setGCDefault() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(serveGCPercent)
+	}
 }
