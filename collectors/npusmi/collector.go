@@ -54,6 +54,22 @@ type result struct {
 	err      error
 	at       time.Time // when the run finished
 	duration time.Duration
+
+	// The snapshot's series, built by the first scrape that exports them
+	// and sent again (const metrics are immutable) by every scrape until
+	// the next run.
+	metricsMu sync.Mutex
+	metrics   []prometheus.Metric
+}
+
+// snapshotMetrics returns the series of r's snapshot, built once.
+func (r *result) snapshotMetrics() []prometheus.Metric {
+	r.metricsMu.Lock()
+	defer r.metricsMu.Unlock()
+	if r.metrics == nil {
+		r.metrics = snapshotMetrics(r.snap)
+	}
+	return r.metrics
 }
 
 // call is a run in flight that concurrent callers wait on.
@@ -305,15 +321,20 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		return err
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
-	exportSnapshot(ch, res.snap)
+	for _, m := range res.snapshotMetrics() {
+		ch <- m
+	}
 	return nil
 }
 
-func exportSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
+// snapshotMetrics builds the series of one npu-smi snapshot.
+func snapshotMetrics(s *Snapshot) []prometheus.Metric {
+	var out []prometheus.Metric
+	send := func(m prometheus.Metric) { out = append(out, m) }
 	for i := range s.Chips {
 		chip := &s.Chips[i]
-		ch <- prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
-			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version)
+		send(prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
+			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version))
 		current := "UNKNOWN"
 		for _, h := range HealthStates {
 			if strings.EqualFold(chip.Health, h) {
@@ -325,18 +346,19 @@ func exportSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
 			if h == current {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(healthDesc, prometheus.GaugeValue, v, chip.NPU, chip.Chip, h)
+			send(prometheus.MustNewConstMetric(healthDesc, prometheus.GaugeValue, v, chip.NPU, chip.Chip, h))
 		}
 		for _, g := range chipGauges {
 			if v := g.get(chip); v.OK {
-				ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, v.V, chip.NPU, chip.Chip)
+				send(prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, v.V, chip.NPU, chip.Chip))
 			}
 		}
 	}
 	for _, p := range s.Processes {
 		if p.MemoryBytes.OK {
-			ch <- prometheus.MustNewConstMetric(processMemoryDesc, prometheus.GaugeValue, p.MemoryBytes.V,
-				p.NPU, p.Chip, strconv.Itoa(p.PID), p.Name)
+			send(prometheus.MustNewConstMetric(processMemoryDesc, prometheus.GaugeValue, p.MemoryBytes.V,
+				p.NPU, p.Chip, strconv.Itoa(p.PID), p.Name))
 		}
 	}
+	return out
 }
