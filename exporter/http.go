@@ -70,7 +70,7 @@ type HandlerOpts struct {
 	WithRuntimeMetrics bool
 	// CacheTTL is how long a gathered scrape is reused by later scrapes. With
 	// 0 every scrape gathers anew, but scrapes that arrive while a gather is
-	// in flight still share it.
+	// in flight, or while its answer is still being encoded, share it.
 	CacheTTL time.Duration
 	// ScrapeTimeout is the scrape's time budget when the request carries no
 	// X-Prometheus-Scrape-Timeout-Seconds header; 0 means
@@ -170,6 +170,14 @@ type gathering struct {
 
 	mu        sync.Mutex
 	responses map[responseKey]*response
+
+	// answering counts the scrapes that hold this gather and have no
+	// encoded answer yet. While it is above zero the gather is still in
+	// flight for a scrape that arrives: it shares the answer being encoded
+	// (of values gathered a few milliseconds earlier, as a scrape joining
+	// a gather near its end gets) instead of starting a gather that would
+	// compete with that encoding for the cores.
+	answering atomic.Int32
 }
 
 // responseKey identifies an answer for one gather: its format depends on
@@ -361,15 +369,17 @@ type debugLog struct{ l *slog.Logger }
 
 func (d debugLog) Println(v ...any) { d.l.Debug(fmt.Sprint(v...)) }
 
-// gather returns the gathering this scrape uses: the one in flight, a
-// finished one younger than the TTL, or a new one run by this caller.
+// gather returns the gathering this scrape uses: the one in flight (or
+// whose answer is still being encoded), a finished one younger than the
+// TTL, or a new one run by this caller. The caller calls g.answered once
+// its answer is encoded.
 func (h *cachingHandler) gather(req *http.Request) (*gathering, error) {
 	h.mu.Lock()
 	g := h.cur
 	if g != nil {
 		select {
 		case <-g.done:
-			if h.ttl <= 0 || h.now().Sub(g.at) >= h.ttl {
+			if (h.ttl <= 0 || h.now().Sub(g.at) >= h.ttl) && g.answering.Load() == 0 {
 				g = nil // stale: gather anew
 			}
 		default: // in flight: join it
@@ -379,15 +389,18 @@ func (h *cachingHandler) gather(req *http.Request) (*gathering, error) {
 		}
 	}
 	if g != nil {
+		g.answering.Add(1)
 		h.mu.Unlock()
 		select {
 		case <-g.done:
 			return g, nil
 		case <-req.Context().Done():
+			g.answering.Add(-1)
 			return nil, req.Context().Err()
 		}
 	}
 	g = &gathering{done: make(chan struct{})}
+	g.answering.Add(1)
 	h.cur = g
 	h.mu.Unlock()
 
@@ -426,6 +439,8 @@ func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
+	answered := sync.OnceFunc(func() { g.answering.Add(-1) })
+	defer answered()
 	// promhttp negotiates and encodes, once per gather and key; filtered
 	// requests (name[]) and a client varying its headers past
 	// maxResponses are answered by promhttp directly, compression included.
@@ -435,6 +450,7 @@ func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 		r = g.response(responseKey{req.Header.Get("Accept"), gz})
 	}
 	if r == nil {
+		answered() // encoded for this request alone
 		promhttp.HandlerForTransactional(g, h.promOpts).ServeHTTP(rsp, req)
 		return
 	}
@@ -471,6 +487,7 @@ func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 			r.header.Set("Content-Encoding", "gzip")
 		}
 	})
+	answered()
 	r.replay(rsp)
 }
 
