@@ -107,11 +107,11 @@ func TestIncidentEI0011WithTimeouts(t *testing.T) {
 		}
 	}
 	// The remedy starts from the root: the four EI0011 remedies with the
-	// failed process's numbers (QPS 16 → 56 peers × 16 QPs).
+	// failed process's numbers (QPS 16 → 56 peers × 17 QPs: N + 1).
 	if len(in.Remedy) != 4 || in.Remedy[0].ID != RemedyReduceMemoryUse {
 		t.Fatalf("remedy %+v", in.Remedy)
 	}
-	for i, w := range []string{"952 QPs × 3 MiB", "HCCL_RDMA_QPS_PER_CONNECTION = 16 (environment) in the failed process: ABOVE", "look at device 4", "HCCL_BUFFSIZE is not the lever"} {
+	for i, w := range []string{"952 QPs × 3 MiB", "HCCL_RDMA_QPS_PER_CONNECTION = 16 (environment) in the failed process: ABOVE", "each connection creates 17 QPs (N + 1)", "look at device 4", "HCCL_BUFFSIZE is not the lever"} {
 		joined := ""
 		for _, rem := range in.Remedy {
 			joined += strings.Join(rem.Findings, "\n")

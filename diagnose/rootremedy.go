@@ -112,7 +112,7 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 			q.Communicators, fmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, fmtBytes(q.CCLBufferBytes)))
 		verdict := "within the recommended range [1, 8]"
 		if q.AboveRecommended {
-			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: each connection creates %s QPs; set it back to 1 (the default) or at most 8", fmtNum(q.QPsPerConnection))
+			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: each connection creates %s QPs (N + 1); set it back to 1 (the default) or at most 8", fmtNum(hcclenv.QPsPerLink(q.QPsPerConnection)))
 		}
 		setBy := q.QPsPerConnectionSetBy
 		if setBy == setByNotPrinted {
