@@ -139,10 +139,22 @@ func formula(n *nodegen.Node) map[string]int {
 		"ascend_log_files_tracked":                 1,
 		"ascend_log_read_errors_total":             1,
 		"ascend_log_truncated_lines_total":         1,
+		"ascend_log_truncations_total":             1,
+		"ascend_log_replacements_total":            1,
+		"ascend_log_state_file_write_errors_total": 1,
+		// one log root, its zone applied (the inferred offset only once inferred)
+		"ascend_log_timezone_applied_offset_seconds": 1,
+		// join: each process's chip
+		"hccl_process_chip_info": P,
+		// hccn: no hccn_tool on a generated node
+		"ascend_hccn_tool_up": 1,
+		// pods: no kubelet socket on a generated node (connect, list)
+		"ascend_pod_resources_errors_total": 2,
 		// exporter
-		"hccl_exporter_build_info":                 1,
-		"hccl_exporter_collector_success":          3,
-		"hccl_exporter_collector_duration_seconds": 3,
+		"hccl_exporter_build_info":                     1,
+		"hccl_exporter_collector_success":              5,
+		"hccl_exporter_collector_duration_seconds":     5,
+		"hccl_exporter_http_connections_refused_total": 1,
 	}
 }
 
