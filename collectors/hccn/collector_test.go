@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.prom from the current output")
@@ -228,11 +229,8 @@ func TestHungDeviceKilledOthersRead(t *testing.T) {
 	if s.Complete || s.Err == nil || !strings.Contains(s.Err.Error(), "phy_id 2 -link: timeout") {
 		t.Errorf("sweep with a hung device: complete=%v err=%v", s.Complete, s.Err)
 	}
-	var parent, child int
-	if _, err := fmt.Sscanf(string(readFile(t, pids)), "%d %d", &parent, &child); err != nil {
-		t.Fatalf("fake wrote no pids: %v", err)
-	}
-	waitGone(t, parent, child)
+	parent, child := clitest.ReadPids(t, pids)
+	clitest.WaitGone(t, parent, parent, child)
 
 	calls := n.calls()
 	if want := []string{"2 link"}; !slices.Equal(filter(calls, "2 "), want) {

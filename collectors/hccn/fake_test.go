@@ -1,7 +1,6 @@
 package hccn
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
 )
 
 // The test binary doubles as a fake hccn_tool: run with fakeDirEnv set, it
@@ -41,18 +42,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func appendLine(path, line string) {
-	if path == "" {
-		return
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	_, _ = f.WriteString(line + "\n")
-}
-
 func fakeHCCNTool(dir string, args []string) int {
 	if len(args) != 4 || args[0] != "-i" || !strings.HasPrefix(args[2], "-") || args[3] != "-g" {
 		fmt.Fprintln(os.Stderr, "The total count of input parameters is wrong!")
@@ -60,8 +49,8 @@ func fakeHCCNTool(dir string, args []string) int {
 	}
 	phy, cmd := args[1], strings.TrimPrefix(args[2], "-")
 	logf := os.Getenv(fakeLogEnv)
-	appendLine(logf, fmt.Sprintf("start %s %s %d", phy, cmd, os.Getpid()))
-	defer appendLine(logf, fmt.Sprintf("end %s %s %d", phy, cmd, os.Getpid()))
+	clitest.AppendLine(logf, fmt.Sprintf("start %s %s %d", phy, cmd, os.Getpid()))
+	defer clitest.AppendLine(logf, fmt.Sprintf("end %s %s %d", phy, cmd, os.Getpid()))
 	dev := filepath.Join(dir, phy)
 	if _, err := os.Stat(dev); err != nil {
 		fmt.Fprintln(os.Stderr, "Get invalid device id.")
@@ -72,7 +61,7 @@ func fakeHCCNTool(dir string, args []string) int {
 		child := exec.Command(self)
 		child.Env = append(os.Environ(), fakeSleep+"=1")
 		if err := child.Start(); err == nil {
-			appendLine(os.Getenv(fakePidsEnv), fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid))
+			clitest.AppendLine(os.Getenv(fakePidsEnv), fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid))
 		}
 		time.Sleep(time.Hour)
 		return 0
@@ -181,43 +170,6 @@ func (n *fakeNode) use(t *testing.T) string {
 	// A race-enabled binary sleeps 1s at exit by default; the fake is one.
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	return self
-}
-
-// procState returns the state letter and process group of a process, ""
-// when it does not exist.
-func procState(pid int) (state string, pgrp int) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 {
-		return "", 0
-	}
-	pgrp, _ = strconv.Atoi(f[2])
-	return f[0], pgrp
-}
-
-// waitGone polls until none of pids runs (zombies do not count), or fails.
-func waitGone(t *testing.T, pids ...int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var live []int
-		for _, p := range pids {
-			if st, _ := procState(p); st != "" && st != "Z" && st != "X" {
-				live = append(live, p)
-			}
-		}
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v still run", live)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func readFile(t testing.TB, path string) []byte {

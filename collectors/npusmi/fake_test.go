@@ -1,15 +1,14 @@
 package npusmi
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
 )
 
 // The test binary doubles as a fake npu-smi: run with fakeModeEnv set it
@@ -33,18 +32,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func appendLine(path, line string) {
-	if path == "" {
-		return
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	_, _ = f.WriteString(line + "\n")
-}
-
 func fakeNPUSMI(mode string) int {
 	if len(os.Args) != 2 || os.Args[1] != "info" {
 		fmt.Fprintln(os.Stderr, "usage: npu-smi info")
@@ -61,7 +48,7 @@ func fakeNPUSMI(mode string) int {
 			fmt.Fprintln(os.Stderr, "fake: start child:", err)
 			os.Exit(99)
 		}
-		appendLine(os.Getenv(fakePidsEnv), fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid))
+		clitest.AppendLine(os.Getenv(fakePidsEnv), fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid))
 	}
 	switch mode {
 	case "sleep":
@@ -78,8 +65,8 @@ func fakeNPUSMI(mode string) int {
 		return 0
 	}
 	logf := os.Getenv(fakeLogEnv)
-	appendLine(logf, fmt.Sprintf("start %d", os.Getpid()))
-	defer appendLine(logf, fmt.Sprintf("end %d", os.Getpid()))
+	clitest.AppendLine(logf, fmt.Sprintf("start %d", os.Getpid()))
+	defer clitest.AppendLine(logf, fmt.Sprintf("end %d", os.Getpid()))
 	if d, err := time.ParseDuration(os.Getenv(fakeSleepEnv)); err == nil {
 		time.Sleep(d)
 	}
@@ -114,69 +101,4 @@ func useFake(t *testing.T, mode string, env map[string]string) string {
 		t.Setenv(k, v)
 	}
 	return self
-}
-
-// procState returns the state letter of a process, "" when it does not exist.
-func procState(pid int) (state string, pgrp int) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 {
-		return "", 0
-	}
-	pgrp, _ = strconv.Atoi(f[2])
-	return f[0], pgrp
-}
-
-// liveGroupMembers lists the processes of group pgid that still run (zombies
-// waiting for a non-reaping init do not count: they hold nothing).
-func liveGroupMembers(pgid int) []int {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var out []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil {
-			continue
-		}
-		if st, pg := procState(pid); pg == pgid && st != "" && st != "Z" && st != "X" {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// waitGone polls until no process of group pgid runs, or fails the test.
-func waitGone(t *testing.T, pgid int, pids ...int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		live := liveGroupMembers(pgid)
-		for _, p := range pids {
-			if st, _ := procState(p); st != "" && st != "Z" && st != "X" {
-				live = append(live, p)
-			}
-		}
-		if len(live) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still has running processes %v", pgid, live)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func readPids(t *testing.T, path string) (parent, child int) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("fake npu-smi wrote no pids: %v", err)
-	}
-	if _, err := fmt.Sscanf(string(b), "%d %d", &parent, &child); err != nil {
-		t.Fatalf("pids file %q: %v", b, err)
-	}
-	return parent, child
 }

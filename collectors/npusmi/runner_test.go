@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
 )
 
 const sampleTable = "testdata/info-910b4-procs-v24.1.rc3.txt"
@@ -99,8 +100,8 @@ func TestRunnerTimeoutKillsProcessGroup(t *testing.T) {
 	if elapsed > timeout+vendorcli.WaitDelay {
 		t.Errorf("run took %s, timeout %s", elapsed, timeout)
 	}
-	parent, child := readPids(t, pids)
-	waitGone(t, parent, parent, child)
+	parent, child := clitest.ReadPids(t, pids)
+	clitest.WaitGone(t, parent, parent, child)
 }
 
 func TestRunnerGrandchildHoldingStdout(t *testing.T) {
@@ -117,8 +118,8 @@ func TestRunnerGrandchildHoldingStdout(t *testing.T) {
 	if _, err := Parse(out); err != nil {
 		t.Errorf("output of an npu-smi that exited 0 should be kept: %v", err)
 	}
-	parent, child := readPids(t, pids)
-	waitGone(t, parent, child)
+	parent, child := clitest.ReadPids(t, pids)
+	clitest.WaitGone(t, parent, child)
 }
 
 func TestCollectorGarbageAndExitThroughBinary(t *testing.T) {
