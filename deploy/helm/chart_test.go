@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -269,23 +268,6 @@ func daemonSet(t *testing.T, objs []manifest.Decoded) *appsv1.DaemonSet {
 	return nil
 }
 
-// mountFor returns the mount holding p (a path or a glob: the part before
-// the first wildcard counts).
-func mountFor(mounts []corev1.VolumeMount, p string) *corev1.VolumeMount {
-	if i := strings.IndexAny(p, "*?["); i >= 0 {
-		p = path.Dir(p[:i] + "x")
-	}
-	var best *corev1.VolumeMount
-	for i, vm := range mounts {
-		if p == vm.MountPath || strings.HasPrefix(p, strings.TrimSuffix(vm.MountPath, "/")+"/") {
-			if best == nil || len(vm.MountPath) > len(best.MountPath) {
-				best = &mounts[i]
-			}
-		}
-	}
-	return best
-}
-
 // TestValues: image, node selector, log roots, screen-log globs, state
 // directory and resources from values reach the right fields, and every path
 // a flag names is mounted read-only from the host at the same path.
@@ -318,7 +300,7 @@ func TestValues(t *testing.T) {
 	}
 	if !slices.Contains(c.Args, "--kubelet.pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock") {
 		t.Errorf("args %v lack the PodResources socket", c.Args)
-	} else if vm := mountFor(c.VolumeMounts, "/var/lib/kubelet/pod-resources/kubelet.sock"); vm == nil || !vm.ReadOnly {
+	} else if vm := manifest.MountFor(c.VolumeMounts, "/var/lib/kubelet/pod-resources/kubelet.sock"); vm == nil || !vm.ReadOnly {
 		t.Errorf("the PodResources socket is not mounted read-only: %+v", vm)
 	}
 	if slices.Contains(c.Args, "--cannlog.root=/root/ascend/log") {
@@ -333,7 +315,7 @@ func TestValues(t *testing.T) {
 		if name != "cannlog.root" && name != "screenlog.path" && name != "cannlog.state-file" {
 			continue
 		}
-		vm := mountFor(c.VolumeMounts, value)
+		vm := manifest.MountFor(c.VolumeMounts, value)
 		if vm == nil {
 			t.Errorf("%s: %s is not under any mount", name, value)
 			continue
@@ -393,7 +375,7 @@ func TestTLSWebConfig(t *testing.T) {
 		t.Error("no checksum annotation: pods would not roll when the web config changes")
 	}
 	for _, p := range []string{"/etc/hccl_exporter/web-config.yml", "/etc/hccl_exporter/tls/tls.crt"} {
-		vm := mountFor(c.VolumeMounts, p)
+		vm := manifest.MountFor(c.VolumeMounts, p)
 		if vm == nil || !vm.ReadOnly {
 			t.Errorf("%s is not mounted read-only (%+v)", p, vm)
 		}

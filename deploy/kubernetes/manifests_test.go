@@ -8,7 +8,6 @@ package kubernetes
 import (
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -307,7 +306,7 @@ func TestDaemonSet(t *testing.T) {
 	}
 	for _, need := range []string{"/usr/local/Ascend/driver", "/usr/local/sbin/npu-smi", "/usr/local/dcmi", "/etc/ascend_install.info",
 		"/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc", "/var/log/pods"} {
-		if mountFor(c.VolumeMounts, need) == nil {
+		if manifest.MountFor(c.VolumeMounts, need) == nil {
 			t.Errorf("nothing is mounted at %s", need)
 		}
 	}
@@ -322,7 +321,7 @@ func TestDaemonSet(t *testing.T) {
 	if len(state) != 1 {
 		t.Fatalf("--cannlog.state-file %v", state)
 	}
-	if vm := mountFor(c.VolumeMounts, state[0]); vm == nil || vm.Name != "state" || vm.ReadOnly {
+	if vm := manifest.MountFor(c.VolumeMounts, state[0]); vm == nil || vm.Name != "state" || vm.ReadOnly {
 		t.Errorf("the state file %s is not on the writable state volume", state[0])
 	} else if v := vols["state"]; v.HostPath == nil || v.HostPath.Type == nil || *v.HostPath.Type != corev1.HostPathDirectoryOrCreate {
 		t.Error("the state volume should be a hostPath DirectoryOrCreate (it must outlive the pod)")
@@ -345,7 +344,7 @@ func TestDaemonSet(t *testing.T) {
 		t.Error("no --cannlog.root or --screenlog.path: the cannlog collector would read nothing")
 	}
 	for _, p := range paths {
-		if vm := mountFor(c.VolumeMounts, p); vm == nil {
+		if vm := manifest.MountFor(c.VolumeMounts, p); vm == nil {
 			t.Errorf("%s is not under any volume mount", p)
 		} else if !vm.ReadOnly {
 			t.Errorf("%s is under the writable mount %s; logs and binaries are read-only", p, vm.MountPath)
@@ -356,23 +355,6 @@ func TestDaemonSet(t *testing.T) {
 			t.Errorf("duration flag %q: %v", d, err)
 		}
 	}
-}
-
-// mountFor returns the mount that holds p (a path or a glob: the part
-// before the first wildcard counts).
-func mountFor(mounts []corev1.VolumeMount, p string) *corev1.VolumeMount {
-	if i := strings.IndexAny(p, "*?["); i >= 0 {
-		p = path.Dir(p[:i] + "x")
-	}
-	var best *corev1.VolumeMount
-	for i, vm := range mounts {
-		if p == vm.MountPath || strings.HasPrefix(p, strings.TrimSuffix(vm.MountPath, "/")+"/") {
-			if best == nil || len(vm.MountPath) > len(best.MountPath) {
-				best = &mounts[i]
-			}
-		}
-	}
-	return best
 }
 
 type labelSet map[string]string

@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path"
+	"strings"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -93,4 +95,22 @@ func Decode(data []byte) ([]Decoded, error) {
 		out = append(out, Decoded{Kind: kind, Obj: obj})
 	}
 	return out, errors.Join(errs...)
+}
+
+// MountFor returns the mount of mounts that holds p (a path or a glob: the
+// part before the first wildcard counts), the deepest one where several do;
+// nil when none does.
+func MountFor(mounts []corev1.VolumeMount, p string) *corev1.VolumeMount {
+	if i := strings.IndexAny(p, "*?["); i >= 0 {
+		p = path.Dir(p[:i] + "x")
+	}
+	var best *corev1.VolumeMount
+	for i, vm := range mounts {
+		if p == vm.MountPath || strings.HasPrefix(p, strings.TrimSuffix(vm.MountPath, "/")+"/") {
+			if best == nil || len(vm.MountPath) > len(best.MountPath) {
+				best = &mounts[i]
+			}
+		}
+	}
+	return best
 }
