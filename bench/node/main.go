@@ -66,6 +66,7 @@ type result struct {
 	SeqP50, SeqP99 float64     `json:"-"`
 	Seq            []float64   `json:"sequential_ms_p50_p99_max"`
 	CPUPerScrape   float64     `json:"cpu_ms_per_scrape_sequential"`
+	SeqSteal       float64     `json:"steal_percent_sequential"`
 	Concurrent     []concStats `json:"concurrent"`
 	NPUSMIRuns     int         `json:"npu_smi_runs"`
 	NPUSMIAllowed  int         `json:"npu_smi_runs_allowed"`
@@ -292,7 +293,7 @@ func scrapes(c config, r *result, client *http.Client, url string, pid int) erro
 	runs0 := npuSMIRunsFile(c.work)
 	scrapeBegin := time.Now()
 	var seq []time.Duration
-	cpu0 := probe.CPUTime(pid)
+	cpu0, steal0 := probe.CPUTime(pid), probe.ReadSteal()
 	for i := 0; i < c.sequential; i++ {
 		t0 := time.Now()
 		if _, _, err := fetch(client, url, true); err != nil {
@@ -301,6 +302,7 @@ func scrapes(c config, r *result, client *http.Client, url string, pid int) erro
 		seq = append(seq, time.Since(t0))
 	}
 	r.CPUPerScrape = ms((probe.CPUTime(pid) - cpu0) / time.Duration(max(1, c.sequential)))
+	r.SeqSteal = probe.StealPercent(steal0, probe.ReadSteal())
 	r.Seq = []float64{ms(probe.Percentile(seq, 0.5)), ms(probe.Percentile(seq, 0.99)), ms(probe.Percentile(seq, 1))}
 
 	for _, pace := range []time.Duration{0, c.pace} {
@@ -323,6 +325,7 @@ type concStats struct {
 	MS      []float64 `json:"ms_p50_p99_max"`
 	CPU     float64   `json:"cpu_ms_per_scrape"`
 	Scrapes int       `json:"scrapes"`
+	Steal   float64   `json:"steal_percent"`
 	Seconds float64   `json:"seconds"`
 }
 
@@ -334,7 +337,7 @@ func concurrent(client *http.Client, url string, pid, scrapers, n int, pace time
 	var wg sync.WaitGroup
 	var lat []time.Duration
 	var firstErr error
-	cpu0 := probe.CPUTime(pid)
+	cpu0, steal0 := probe.CPUTime(pid), probe.ReadSteal()
 	t0 := time.Now()
 	for w := 0; w < scrapers; w++ {
 		wg.Add(1)
@@ -371,6 +374,7 @@ func concurrent(client *http.Client, url string, pid, scrapers, n int, pace time
 		CPU:     ms((probe.CPUTime(pid) - cpu0) / time.Duration(max(1, len(lat)))),
 		Scrapes: len(lat),
 		Seconds: time.Since(t0).Seconds(),
+		Steal:   probe.StealPercent(steal0, probe.ReadSteal()),
 	}, nil
 }
 
@@ -391,6 +395,7 @@ func report(c config, r *result) {
 	}
 	fmt.Printf("| sequential scrapes (%d, gzip): p50 / p99 / max ms | %.1f / %.1f / %.1f | | |\n", c.sequential, r.Seq[0], r.Seq[1], r.Seq[2])
 	fmt.Printf("| exporter CPU per sequential scrape, ms | %.2f | | |\n", r.CPUPerScrape)
+	fmt.Printf("| CPU stolen by the host's other guests during those scrapes, %% | %.1f | | %s |\n", r.SeqSteal, stealNote(r.SeqSteal))
 	for _, cs := range r.Concurrent {
 		mode := "back to back"
 		if cs.PaceMS > 0 {
@@ -400,9 +405,20 @@ func report(c config, r *result) {
 		fmt.Printf("| %d concurrent scrapers × %d, %s (gzip): p50 / p99 / max ms | %.1f / %.1f / %.1f | p99 ≤ %g ms (%s) | %s |\n",
 			c.scrapers, c.perScraper, mode, cs.MS[0], cs.MS[1], cs.MS[2], target, c.targetFor, verdict(cs.MS[1] <= target))
 		fmt.Printf("| exporter CPU per scrape of that run, ms (%d scrapes in %.1f s) | %.2f | | |\n", cs.Scrapes, cs.Seconds, cs.CPU)
+		fmt.Printf("| CPU stolen by the host's other guests during that run, %% | %.1f | | %s |\n", cs.Steal, stealNote(cs.Steal))
 	}
 	fmt.Printf("| npu-smi runs during the scrapes (min-interval %s) | %d | ≤ %d | %s |\n", c.minInterval, r.NPUSMIRuns, r.NPUSMIAllowed, verdict(r.NPUSMIRuns <= r.NPUSMIAllowed))
 	fmt.Printf("| exporter RSS, MiB | %.0f | | |\n", float64(r.RSSKiB)/1024)
+}
+
+// stealNote flags a run whose latencies the host's other guests set: with a
+// tenth of the CPU time stolen, the two cores the exporter and the scrapers
+// share are no longer two.
+func stealNote(pct float64) string {
+	if pct >= 10 {
+		return "host busy: latencies are upper bounds"
+	}
+	return ""
 }
 
 // get scrapes url (asking for gzip when gz, as Prometheus does) and returns

@@ -122,3 +122,25 @@ files_tracked{root="b"} 5
 		t.Error("ParseText accepted garbage")
 	}
 }
+
+func TestSteal(t *testing.T) {
+	a := parseSteal([]byte("cpu  100 0 50 800 10 0 5 35 0 0\ncpu0 1 2 3\n"))
+	if a != (Steal{Stolen: 35, Total: 1000}) {
+		t.Fatalf("parsed %+v", a)
+	}
+	b := parseSteal([]byte("cpu  150 0 50 850 10 0 5 135 7 0\n"))
+	if got := StealPercent(a, b); got != 50 {
+		t.Fatalf("StealPercent = %v, want 50", got)
+	}
+	for _, bad := range []string{"", "intr 1 2", "cpu 1 2 3", "cpu a b c d e f g h"} {
+		if got := parseSteal([]byte(bad)); got != (Steal{}) {
+			t.Fatalf("parseSteal(%q) = %+v", bad, got)
+		}
+	}
+	if StealPercent(b, a) != 0 || StealPercent(Steal{}, Steal{}) != 0 {
+		t.Fatal("StealPercent of readings going backwards or empty is not 0")
+	}
+	if ReadSteal().Total == 0 {
+		t.Log("no /proc/stat here")
+	}
+}
