@@ -132,10 +132,49 @@ func (r *Registry) CollectContext(ctx context.Context, ch chan<- prometheus.Metr
 	for _, name := range r.names {
 		go func(name string) {
 			defer wg.Done()
-			r.run(ctx, name, r.collectors[name], ch)
+			ms, stable := r.run(ctx, name, r.collectors[name])
+			if stable != nil {
+				ms = append(ms, stable.ms...)
+			}
+			for _, m := range ms {
+				ch <- m
+			}
 		}(name)
 	}
 	wg.Wait()
+}
+
+// Metrics runs every collector as CollectContext does and returns what they
+// sent, collector by collector in name order, without a channel between
+// them and the caller (the scrape path splits them across registries), and
+// apart from it the stable sets they sent with SendStable.
+func (r *Registry) Metrics(ctx context.Context) ([]prometheus.Metric, []stableSet) {
+	parts := make([][]prometheus.Metric, len(r.names))
+	stables := make([]*stableSet, len(r.names))
+	var wg sync.WaitGroup
+	wg.Add(len(r.names))
+	for i, name := range r.names {
+		go func() {
+			defer wg.Done()
+			parts[i], stables[i] = r.run(ctx, name, r.collectors[name])
+		}()
+	}
+	wg.Wait()
+	var sets []stableSet
+	for _, s := range stables {
+		if s != nil {
+			sets = append(sets, *s)
+		}
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]prometheus.Metric, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out, sets
 }
 
 // Bind returns the registry as a prometheus.Collector whose Collect runs
@@ -156,10 +195,12 @@ func (b bound) Collect(ch chan<- prometheus.Metric) { b.r.CollectContext(b.ctx, 
 // its failure series (ascend_npu_smi_up 0) before the cutoff drops them.
 const collectorGrace = 100 * time.Millisecond
 
-// run runs one collector. Its metrics are buffered and forwarded only when
-// it returned in time: a collector cut off at the deadline contributes no
-// half-sent series, only its failed success gauge and duration.
-func (r *Registry) run(ctx context.Context, name string, c Collector, ch chan<- prometheus.Metric) {
+// run runs one collector and returns its metrics followed by its duration
+// and success, and the stable set it sent, if any. They are buffered and
+// returned only when it returned in time: a collector cut off at the
+// deadline contributes no half-sent series, only its failed success gauge
+// and duration.
+func (r *Registry) run(ctx context.Context, name string, c Collector) ([]prometheus.Metric, *stableSet) {
 	begin := time.Now()
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); ok {
@@ -167,6 +208,10 @@ func (r *Registry) run(ctx context.Context, name string, c Collector, ch chan<- 
 		cctx, cancel = context.WithDeadline(ctx, dl.Add(-grace))
 	}
 	defer cancel()
+	// Written by the collector's goroutine, read once errc has been
+	// received from: that receive orders the two.
+	sink := &stableSink{}
+	cctx = context.WithValue(cctx, stableSinkKey{}, sink)
 
 	out := make(chan prometheus.Metric, 256)
 	errc := make(chan error, 1)
@@ -185,7 +230,8 @@ func (r *Registry) run(ctx context.Context, name string, c Collector, ch chan<- 
 		}()
 		errc <- c.Update(cctx, out)
 	}()
-	ms := make([]prometheus.Metric, 0, r.sent[name].Load())
+	// Room for the duration and success gauges appended below.
+	ms := make([]prometheus.Metric, 0, r.sent[name].Load()+2)
 	var err error
 collect:
 	for {
@@ -215,9 +261,6 @@ collect:
 	if ms != nil {
 		r.sent[name].Store(int64(len(ms)))
 	}
-	for _, m := range ms {
-		ch <- m
-	}
 	duration := time.Since(begin).Seconds()
 	success := 1.0
 	switch {
@@ -232,6 +275,12 @@ collect:
 		success = 0
 		r.logger.Error("collector failed", "collector", name, "duration_seconds", duration, "err", err)
 	}
-	ch <- prometheus.MustNewConstMetric(scrapeDurationDesc, prometheus.GaugeValue, duration, name)
-	ch <- prometheus.MustNewConstMetric(scrapeSuccessDesc, prometheus.GaugeValue, success, name)
+	var stable *stableSet
+	if ms != nil && sink.set != nil {
+		stable = sink.set
+		stable.collector = name
+	}
+	return append(ms,
+		prometheus.MustNewConstMetric(scrapeDurationDesc, prometheus.GaugeValue, duration, name),
+		prometheus.MustNewConstMetric(scrapeSuccessDesc, prometheus.GaugeValue, success, name)), stable
 }

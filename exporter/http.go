@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -102,35 +103,37 @@ func NewMetricsHandler(reg *Registry, logger *slog.Logger, opts HandlerOpts) (ht
 	if opts.WithRuntimeMetrics {
 		own = append(own, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	// A registry per scrape is how the scrape's deadline reaches the
-	// collectors: Collect has no context. Everything is registered in it
-	// rather than merged with prometheus.Gatherers, which would validate
-	// every metric a second time.
-	newScrape := func(ctx context.Context) (*prometheus.Registry, error) {
-		scrape := prometheus.NewRegistry()
-		for _, c := range own {
-			if err := scrape.Register(c); err != nil {
-				return nil, fmt.Errorf("register the exporter's own metrics: %w", err)
-			}
-		}
-		if err := scrape.Register(reg.Bind(ctx)); err != nil {
-			return nil, fmt.Errorf("register collectors for this scrape: %w", err)
-		}
-		return scrape, nil
-	}
-	// Registration conflicts show now, not at the first scrape.
-	if _, err := newScrape(context.Background()); err != nil {
+	// Registries per scrape are how the scrape's deadline reaches the
+	// collectors (Collect has no context) and how its validation is spread
+	// over the cores (gather.go). The exporter's own collectors are
+	// registered with the scrape's metrics rather than merged with
+	// prometheus.Gatherers, which would validate every metric a second
+	// time. Registration conflicts show now, not at the first scrape.
+	if _, err := shardedGather(own, nil, 1); err != nil {
 		return nil, err
 	}
+	stable := &stableCache{}
 	gather := func(ctx context.Context) ([]*dto.MetricFamily, error) {
-		scrape, err := newScrape(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return scrape.Gather()
+		ms, sets := reg.Metrics(ctx)
+		gathered, serr := stable.families(sets)
+		mfs, err := shardedGather(own, ms, gatherShards(len(ms)), gathered...)
+		return mfs, errors.Join(serr, err)
 	}
 	h := newCachingHandler(gather, logger, opts)
+	h.stable = stable
 	h.promOpts.Registry = static // promhttp_metric_handler_errors_total
+	// promhttp registers its error counter when a handler is made; the
+	// answers encoded here count into the same one.
+	promhttp.HandlerForTransactional(&gathering{}, h.promOpts)
+	errCnt := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "promhttp_metric_handler_errors_total",
+		Help: "Total number of internal errors encountered by the promhttp metric handler.",
+	}, []string{"cause"})
+	are := prometheus.AlreadyRegisteredError{}
+	if err := static.Register(errCnt); !errors.As(err, &are) {
+		return nil, fmt.Errorf("share promhttp's error counter (client_golang changed it?): %v", err)
+	}
+	h.errCnt = are.ExistingCollector.(*prometheus.CounterVec)
 	return promhttp.InstrumentMetricHandler(static, h), nil
 }
 
@@ -146,6 +149,8 @@ type cachingHandler struct {
 	now      func() time.Time
 	sem      chan struct{}
 	promOpts promhttp.HandlerOpts
+	errCnt   *prometheus.CounterVec // promhttp_metric_handler_errors_total
+	stable   *stableCache           // the stable sets' families and encodings
 
 	timeout, offset time.Duration
 
@@ -468,7 +473,14 @@ func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 			r.body = &bytes.Buffer{}
 		}
 		r.body.Grow(hint)
-		promhttp.HandlerForTransactional(g, opts).ServeHTTP(r, req)
+		if g.err == nil && h.errCnt != nil {
+			// promhttp's answer, encoded in parts and with the stable
+			// sets' encodings reused (encode.go).
+			encodeParallel(r, req, g.mfs, encodeParts(seriesIn(g.mfs)), h.stable, h.errCnt,
+				func(err error) { h.logger.Debug(err.Error()) })
+		} else {
+			promhttp.HandlerForTransactional(g, opts).ServeHTTP(r, req)
+		}
 		h.sizeHint.Store(int64(r.body.Len()))
 		if r.zip == nil && gz && (r.status == 0 || r.status == http.StatusOK) {
 			r.zip = startGzip(0) // nothing written: an empty gzip stream

@@ -91,9 +91,17 @@ var faultSources = []string{FaultSourcePlog, FaultSourceScreen}
 // metrics builds the const metrics of the current state. It holds the lock
 // only while building, never while sending to a scrape.
 func (s *State) metrics() []prometheus.Metric {
+	out, _, procs := s.metricsSplit()
+	return append(out, procs...)
+}
+
+// metricsSplit returns the state's metrics in two parts taken under one
+// lock: those that change with every line (counters), and the per-process
+// series (settings and communicators) with their version, which changes
+// whenever they do (exporter.SendStable).
+func (s *State) metricsSplit() (out []prometheus.Metric, procVersion uint64, procs []prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []prometheus.Metric
 	add := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
 		// Label values are sanitised when stored; a metric that still
 		// fails is left out rather than failing the scrape.
@@ -121,7 +129,6 @@ func (s *State) metrics() []prometheus.Metric {
 		s.procMetrics = s.buildProcMetrics()
 		s.procMetricsOK = true
 	}
-	out = append(out, s.procMetrics...)
 	for module, counts := range s.lines {
 		for lvl, n := range counts {
 			if n > 0 {
@@ -138,7 +145,7 @@ func (s *State) metrics() []prometheus.Metric {
 	for _, l := range droppedLabels {
 		add(droppedDesc, prometheus.CounterValue, float64(s.dropped[l]), l)
 	}
-	return out
+	return out, s.procVersion, s.procMetrics
 }
 
 // buildProcMetrics builds the per-process series (settings and
@@ -196,8 +203,12 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 	return out
 }
 
-// procsChanged drops the cached per-process series; the caller holds s.mu.
-func (s *State) procsChanged() { s.procMetricsOK = false }
+// procsChanged drops the cached per-process series and gives the next ones
+// a new version; the caller holds s.mu.
+func (s *State) procsChanged() {
+	s.procMetricsOK = false
+	s.procVersion++
+}
 
 // Describe and Collect make a State a prometheus.Collector on its own, for
 // tests and for tools that want its metrics without the follower.

@@ -38,6 +38,9 @@ func TestProcessSeriesCacheFollowsChanges(t *testing.T) {
 		return b.String()
 	}
 	cached := func() bool { st.mu.Lock(); defer st.mu.Unlock(); return st.procMetricsOK }
+	// The version scrapes reuse the gathered series under
+	// (exporter.SendStable) changes exactly when the series do.
+	version := func() uint64 { _, v, _ := st.metricsSplit(); return v }
 
 	ingest("11", "[HCCL_ENV] HCCL_BUFFSIZE set by default to [200]M")
 	ingest("11", "[Communicator Key Info]identifier[c1] rankSize[8] serverNum[1] moduleNum[1]")
@@ -54,6 +57,7 @@ func TestProcessSeriesCacheFollowsChanges(t *testing.T) {
 	if !cached() {
 		t.Fatal("an unchanged setting dropped the kept series")
 	}
+	v := version()
 	// A changed value, a new process, a new communicator, a destroyed one.
 	steps := []struct {
 		pid, msg string
@@ -69,6 +73,14 @@ func TestProcessSeriesCacheFollowsChanges(t *testing.T) {
 		ingest(s.pid, s.msg)
 		if cached() {
 			t.Fatalf("step %d: change did not drop the kept series", i)
+		}
+		if nv := version(); nv == v {
+			t.Fatalf("step %d: the series changed but not their version %d", i, v)
+		} else {
+			v = nv
+		}
+		if version() != v {
+			t.Fatalf("step %d: the version changed without a change", i)
 		}
 		got := envSeries()
 		if !strings.Contains(got, s.want) || (s.gone != "" && strings.Contains(got, s.gone)) {

@@ -225,6 +225,9 @@ type State struct {
 	// procMetricsOK; see buildProcMetrics.
 	procMetrics   []prometheus.Metric
 	procMetricsOK bool
+	// procVersion changes whenever procMetrics is dropped: scrapes reuse
+	// the gathered series while it stays (exporter.SendStable).
+	procVersion uint64
 }
 
 // NewState returns an empty state.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -60,6 +61,9 @@ type result struct {
 	// the next run.
 	metricsMu sync.Mutex
 	metrics   []prometheus.Metric
+	// seq numbers the runs of a collector: the version under which its
+	// series are sent (exporter.SendStable).
+	seq uint64
 }
 
 // snapshotMetrics returns the series of r's snapshot, built once.
@@ -93,6 +97,7 @@ type Collector struct {
 	good          *result // last successful run
 	runs          map[string]float64
 	parseWarnings float64
+	seq           uint64 // runs completed
 	failing       bool
 	warnedCount   int // warnings of the last run, to log a change once
 	expect        expectation
@@ -196,6 +201,8 @@ func (c *Collector) run(cl *call) {
 	res := &result{snap: snap, err: err, at: end, duration: end.Sub(begin)}
 
 	c.mu.Lock()
+	c.seq++
+	res.seq = c.seq
 	c.runs[kind]++
 	if snap != nil {
 		c.parseWarnings += float64(len(snap.Warnings))
@@ -321,9 +328,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		return err
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
-	for _, m := range res.snapshotMetrics() {
-		ch <- m
-	}
+	exporter.SendStable(ctx, ch, res.seq, res.snapshotMetrics())
 	return nil
 }
 

@@ -1,0 +1,173 @@
+package exporter
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// Encoding the worst-case node's 5,000 series is the other serial part of an
+// uncached scrape (about 5 ms after the gather's 9). expfmt encodes family by
+// family, so an answer is the concatenation of its families' encodings:
+// encodeParallel encodes contiguous runs of families on the node's cores and
+// writes them in order, with the format negotiated and the headers set as
+// promhttp sets them. The answer is the same, byte for byte (encode_test.go).
+
+// maxEncodeParts bounds the goroutines one answer is encoded by.
+const maxEncodeParts = 4
+
+// minParallelEncodeSeries is the number of series below which an answer is
+// encoded by promhttp on one goroutine.
+const minParallelEncodeSeries = 1024
+
+// encodeParts returns how many parts an answer of n series is encoded in.
+func encodeParts(n int) int {
+	if n < minParallelEncodeSeries {
+		return 1
+	}
+	return min(runtime.GOMAXPROCS(0), maxEncodeParts)
+}
+
+// seriesIn counts the series of mfs.
+func seriesIn(mfs []*dto.MetricFamily) int {
+	n := 0
+	for _, mf := range mfs {
+		n += len(mf.Metric)
+	}
+	return n
+}
+
+// encodeBufs keeps the buffers the later parts of an answer are encoded into.
+var encodeBufs sync.Pool
+
+// encodeParallel writes mfs to w in the format req negotiates among the
+// formats promhttp offers with OpenMetrics enabled, encoded in parts
+// goroutines, and sets the Content-Type and Vary headers promhttp sets. The
+// families of stable sets are written as kept encoded in cache (nil keeps
+// none) or encoded and kept there. A family that fails to encode is logged,
+// counted in errs (as promhttp counts cause="encoding") and skipped, as
+// promhttp.ContinueOnError does; what it wrote before failing stays, as
+// with promhttp.
+func encodeParallel(w http.ResponseWriter, req *http.Request, mfs []*dto.MetricFamily, parts int,
+	cache *stableCache, errs *prometheus.CounterVec, logError func(error)) {
+	format := expfmt.NegotiateAccept(req.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)
+	w.Header().Add("Vary", "Accept")
+	w.Header().Set("Content-Type", string(format))
+
+	// What each family costs to write: its kept encoding, or nothing yet.
+	kept := make([][]byte, len(mfs))
+	keepable := make([]bool, len(mfs))
+	for i, mf := range mfs {
+		kept[i], keepable[i] = cache.encoding(mf, format)
+	}
+	bounds := cutFamilies(mfs, max(parts, 1), func(i int) bool { return kept[i] != nil })
+	encodeRun := func(w io.Writer, from, to int) expfmt.Encoder {
+		enc := expfmt.NewEncoder(w, format)
+		var one *bytes.Buffer // a family to keep, encoded alone
+		var oneEnc expfmt.Encoder
+		for i := from; i < to; i++ {
+			mf := mfs[i]
+			var err error
+			switch {
+			case kept[i] != nil:
+				_, err = w.Write(kept[i])
+			case keepable[i]:
+				if one == nil {
+					one = &bytes.Buffer{}
+					oneEnc = expfmt.NewEncoder(one, format)
+				}
+				one.Reset()
+				if err = oneEnc.Encode(mf); err == nil {
+					cache.keepEncoding(mf, format, bytes.Clone(one.Bytes()))
+				}
+				_, _ = w.Write(one.Bytes())
+			default:
+				err = enc.Encode(mf)
+			}
+			if err != nil {
+				errs.WithLabelValues("encoding").Inc()
+				logError(fmt.Errorf("error encoding and sending metric family %q: %w", mf.GetName(), err))
+			}
+		}
+		return enc
+	}
+	later := make([]*bytes.Buffer, len(bounds)-2)
+	var wg sync.WaitGroup
+	for i := range later {
+		buf, _ := encodeBufs.Get().(*bytes.Buffer)
+		if buf == nil {
+			buf = &bytes.Buffer{}
+		}
+		buf.Reset()
+		later[i] = buf
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			encodeRun(buf, bounds[i+1], bounds[i+2])
+		}()
+	}
+	// The first run is encoded on this goroutine straight into w (the
+	// recorder hands it to gzip meanwhile), the others are appended in
+	// order, and the first encoder closes the answer (OpenMetrics' # EOF).
+	enc := encodeRun(w, 0, bounds[1])
+	wg.Wait()
+	for _, buf := range later {
+		_, _ = w.Write(buf.Bytes())
+		encodeBufs.Put(buf)
+	}
+	if c, ok := enc.(expfmt.Closer); ok {
+		if err := c.Close(); err != nil {
+			errs.WithLabelValues("encoding").Inc()
+			logError(fmt.Errorf("error closing the metrics answer: %w", err))
+		}
+	}
+}
+
+// cutFamilies cuts mfs into parts contiguous runs of about equal encoding
+// cost and returns their bounds: run i is mfs[b[i]:b[i+1]]. A series costs
+// about one unit plus one per label; a family kept encoded, one unit per 16
+// series (it is copied).
+func cutFamilies(mfs []*dto.MetricFamily, parts int, isKept func(i int) bool) []int {
+	cost := make([]int, len(mfs))
+	total := 0
+	for i, mf := range mfs {
+		c := 1
+		if isKept != nil && isKept(i) {
+			c += len(mf.Metric) / 16
+		} else {
+			for _, m := range mf.Metric {
+				c += 1 + len(m.Label)
+			}
+		}
+		cost[i] = c
+		total += c
+	}
+	bounds := make([]int, 1, parts+1)
+	acc := 0
+	for i, c := range cost {
+		if len(bounds) == parts {
+			break
+		}
+		acc += c
+		// Cut after this family once the run reaches its share, or
+		// before it when it overshoots by more than it would undershoot.
+		if want := total * len(bounds) / parts; acc >= want {
+			if acc-want > c/2 && i > bounds[len(bounds)-1] {
+				bounds = append(bounds, i)
+			} else {
+				bounds = append(bounds, i+1)
+			}
+		}
+	}
+	for len(bounds) < parts+1 {
+		bounds = append(bounds, len(mfs))
+	}
+	return bounds
+}
