@@ -3,7 +3,6 @@ package exporter
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime"
 	"sync"
@@ -47,11 +46,24 @@ func seriesIn(mfs []*dto.MetricFamily) int {
 // encodeBufs keeps the buffers the later parts of an answer are encoded into.
 var encodeBufs sync.Pool
 
+// keptWriter is a writer that takes kept encodings whole (the recorded
+// answer: it reuses their deflated form).
+type keptWriter interface {
+	WriteKept(k *keptEncoding)
+}
+
+// piece is a part of an encoded run: bytes of its buffer, or a kept
+// encoding.
+type piece struct {
+	from, to int
+	kept     *keptEncoding
+}
+
 // encodeParallel writes mfs to w in the format req negotiates among the
 // formats promhttp offers with OpenMetrics enabled, encoded in parts
 // goroutines, and sets the Content-Type and Vary headers promhttp sets. The
 // families of stable sets are written as kept encoded in cache (nil keeps
-// none) or encoded and kept there. A family that fails to encode is logged,
+// none), or encoded and kept there. A family that fails to encode is logged,
 // counted in errs (as promhttp counts cause="encoding") and skipped, as
 // promhttp.ContinueOnError does; what it wrote before failing stays, as
 // with promhttp.
@@ -60,72 +72,98 @@ func encodeParallel(w http.ResponseWriter, req *http.Request, mfs []*dto.MetricF
 	format := expfmt.NegotiateAccept(req.Header, expfmt.DefaultOpenMetricsAcceptedFormats()...)
 	w.Header().Add("Vary", "Accept")
 	w.Header().Set("Content-Type", string(format))
+	fail := func(err error) {
+		errs.WithLabelValues("encoding").Inc()
+		logError(err)
+	}
 
-	// What each family costs to write: its kept encoding, or nothing yet.
-	kept := make([][]byte, len(mfs))
+	kept := make([]*keptEncoding, len(mfs))
 	keepable := make([]bool, len(mfs))
 	for i, mf := range mfs {
 		kept[i], keepable[i] = cache.encoding(mf, format)
 	}
 	bounds := cutFamilies(mfs, max(parts, 1), func(i int) bool { return kept[i] != nil })
-	encodeRun := func(w io.Writer, from, to int) expfmt.Encoder {
-		enc := expfmt.NewEncoder(w, format)
+	type run struct {
+		buf    *bytes.Buffer
+		pieces []piece
+	}
+	encodeRun := func(from, to int) run {
+		buf, _ := encodeBufs.Get().(*bytes.Buffer)
+		if buf == nil {
+			buf = &bytes.Buffer{}
+		}
+		buf.Reset()
+		r := run{buf: buf}
+		start := 0
+		cut := func() {
+			if buf.Len() > start {
+				r.pieces = append(r.pieces, piece{from: start, to: buf.Len()})
+			}
+			start = buf.Len()
+		}
+		enc := expfmt.NewEncoder(buf, format)
 		var one *bytes.Buffer // a family to keep, encoded alone
 		var oneEnc expfmt.Encoder
 		for i := from; i < to; i++ {
 			mf := mfs[i]
-			var err error
 			switch {
 			case kept[i] != nil:
-				_, err = w.Write(kept[i])
+				cut()
+				r.pieces = append(r.pieces, piece{kept: kept[i]})
 			case keepable[i]:
 				if one == nil {
 					one = &bytes.Buffer{}
 					oneEnc = expfmt.NewEncoder(one, format)
 				}
 				one.Reset()
-				if err = oneEnc.Encode(mf); err == nil {
-					cache.keepEncoding(mf, format, bytes.Clone(one.Bytes()))
+				err := oneEnc.Encode(mf)
+				if err != nil {
+					fail(fmt.Errorf("error encoding and sending metric family %q: %w", mf.GetName(), err))
 				}
-				_, _ = w.Write(one.Bytes())
+				if k := cache.keepEncoding(mf, format, bytes.Clone(one.Bytes())); k != nil && err == nil {
+					cut()
+					r.pieces = append(r.pieces, piece{kept: k})
+				} else {
+					buf.Write(one.Bytes())
+				}
 			default:
-				err = enc.Encode(mf)
-			}
-			if err != nil {
-				errs.WithLabelValues("encoding").Inc()
-				logError(fmt.Errorf("error encoding and sending metric family %q: %w", mf.GetName(), err))
+				if err := enc.Encode(mf); err != nil {
+					fail(fmt.Errorf("error encoding and sending metric family %q: %w", mf.GetName(), err))
+				}
 			}
 		}
-		return enc
+		cut()
+		return r
 	}
-	later := make([]*bytes.Buffer, len(bounds)-2)
+	runs := make([]run, len(bounds)-1)
 	var wg sync.WaitGroup
-	for i := range later {
-		buf, _ := encodeBufs.Get().(*bytes.Buffer)
-		if buf == nil {
-			buf = &bytes.Buffer{}
-		}
-		buf.Reset()
-		later[i] = buf
+	for i := 1; i < len(runs); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			encodeRun(buf, bounds[i+1], bounds[i+2])
+			runs[i] = encodeRun(bounds[i], bounds[i+1])
 		}()
 	}
-	// The first run is encoded on this goroutine straight into w (the
-	// recorder hands it to gzip meanwhile), the others are appended in
-	// order, and the first encoder closes the answer (OpenMetrics' # EOF).
-	enc := encodeRun(w, 0, bounds[1])
+	runs[0] = encodeRun(bounds[0], bounds[1])
 	wg.Wait()
-	for _, buf := range later {
-		_, _ = w.Write(buf.Bytes())
-		encodeBufs.Put(buf)
+	kw, _ := w.(keptWriter)
+	for _, r := range runs {
+		for _, p := range r.pieces {
+			switch {
+			case p.kept == nil:
+				_, _ = w.Write(r.buf.Bytes()[p.from:p.to])
+			case kw != nil:
+				kw.WriteKept(p.kept)
+			default:
+				_, _ = w.Write(p.kept.plain)
+			}
+		}
+		encodeBufs.Put(r.buf)
 	}
-	if c, ok := enc.(expfmt.Closer); ok {
+	// OpenMetrics' # EOF, written by an encoder that encoded nothing.
+	if c, ok := expfmt.NewEncoder(w, format).(expfmt.Closer); ok {
 		if err := c.Close(); err != nil {
-			errs.WithLabelValues("encoding").Inc()
-			logError(fmt.Errorf("error closing the metrics answer: %w", err))
+			fail(fmt.Errorf("error closing the metrics answer: %w", err))
 		}
 	}
 }

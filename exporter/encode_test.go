@@ -149,11 +149,11 @@ func TestEncodeParallelWritesKeptEncodings(t *testing.T) {
 	first := httptest.NewRecorder()
 	encodeParallel(first, req, mfs, 1, &cache, errCnt, func(err error) { t.Error(err) })
 	kept, ok := cache.encoding(sets[0][0], expfmt.Format(first.Header().Get("Content-Type")))
-	if !ok || !strings.Contains(string(kept), `stable_setting_info{pid="1",value="a"} 1`) {
-		t.Fatalf("kept %q after the first answer", kept)
+	if !ok || kept == nil || !strings.Contains(string(kept.plain), `stable_setting_info{pid="1",value="a"} 1`) {
+		t.Fatalf("kept %v after the first answer", kept)
 	}
 	// Swap the kept bytes for a marker: the next answer must write them.
-	cache.encoded[sets[0][0]][expfmt.Format(first.Header().Get("Content-Type"))] = []byte("# kept\n")
+	cache.encoded[sets[0][0]][expfmt.Format(first.Header().Get("Content-Type"))] = &keptEncoding{plain: []byte("# kept\n")}
 	second := httptest.NewRecorder()
 	encodeParallel(second, req, mfs, 2, &cache, errCnt, func(err error) { t.Error(err) })
 	if got := second.Body.String(); !strings.Contains(got, "# kept\n") || strings.Contains(got, "stable_setting_info") ||

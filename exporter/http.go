@@ -2,7 +2,6 @@ package exporter
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -227,79 +226,32 @@ func (r *response) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// WriteKept writes a stable family's kept encoding: compressed, its
+// deflated form is reused rather than compressed again (gzip.go).
+func (r *response) WriteKept(k *keptEncoding) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body.Write(k.plain)
+	if r.wantGzip && r.status == http.StatusOK {
+		if r.zip == nil {
+			r.zip = startGzip(r.body.Cap() / 8)
+		}
+		r.zip.feedKept(r.body.Bytes(), k)
+	}
+}
+
 func (r *response) WriteHeader(status int) {
 	if r.status == 0 {
 		r.status = status
 	}
 }
 
-// gzipPool keeps compressors between gathers: a new one allocates about a
-// megabyte. BestSpeed rather than promhttp's default level: on the
-// worst-case node's 500 KB exposition it takes a third of the time (the
-// default level was a quarter of an uncached scrape's CPU) for a body a
-// few KB larger.
-var gzipPool = sync.Pool{New: func() any {
-	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return zw
-}}
-
 // plainPool keeps the buffers gzipped answers are recorded in: only the
 // compressed copy is kept, and a new buffer per gather was a quarter of the
 // bytes a scrape allocated.
 var plainPool sync.Pool
-
-// gzipSegment is how much of the answer is handed to the compressor at a
-// time: small enough that little is left to compress once encoding ends.
-const gzipSegment = 32 << 10
-
-// gzipStream compresses an answer in its own goroutine while it is being
-// written: promhttp encodes on one core, gzip runs on the other, and the
-// scrape waits for the longer of the two rather than their sum.
-type gzipStream struct {
-	sent int           // bytes of the answer handed to the compressor
-	segs chan []byte   // parts of the answer, in order
-	done chan error    // the compressor's result, once segs is closed
-	out  *bytes.Buffer // the compressed answer
-}
-
-func startGzip(sizeHint int) *gzipStream {
-	z := &gzipStream{segs: make(chan []byte, 64), done: make(chan error, 1), out: &bytes.Buffer{}}
-	z.out.Grow(sizeHint)
-	go func() {
-		zw := gzipPool.Get().(*gzip.Writer)
-		defer gzipPool.Put(zw)
-		zw.Reset(z.out)
-		var err error
-		for seg := range z.segs {
-			if err == nil {
-				_, err = zw.Write(seg)
-			}
-		}
-		if err == nil {
-			err = zw.Close()
-		}
-		z.done <- err
-	}()
-	return z
-}
-
-// feed hands the compressor what was written since the last hand-over, once
-// there is a segment's worth of it or when final. The answer is only
-// appended to: the part handed over is never written again, even when the
-// buffer grows into a new array (the compressor keeps reading the old one).
-func (z *gzipStream) feed(b []byte, final bool) {
-	if len(b)-z.sent >= gzipSegment || final && len(b) > z.sent {
-		z.segs <- b[z.sent:len(b):len(b)]
-		z.sent = len(b)
-	}
-}
-
-// finish compresses the rest of b and returns the compressed answer.
-func (z *gzipStream) finish(b []byte) (*bytes.Buffer, error) {
-	z.feed(b, true)
-	close(z.segs)
-	return z.out, <-z.done
-}
 
 // replay writes the recorded answer to w.
 func (r *response) replay(w http.ResponseWriter) {

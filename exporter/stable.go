@@ -57,7 +57,7 @@ type stableCache struct {
 	// encodings so far: expfmt encodes a family alone (the same bytes
 	// whatever comes before or after it), so one encoded for a scrape is
 	// reused by the next ones while the family is.
-	encoded map[*dto.MetricFamily]map[expfmt.Format][]byte
+	encoded map[*dto.MetricFamily]map[expfmt.Format]*keptEncoding
 }
 
 // maxEncodedFormats bounds the formats a family's encodings are kept in:
@@ -77,7 +77,7 @@ type gatheredSet struct {
 // encoding returns mf's kept encoding in format, and whether mf belongs to a
 // current stable set (whether an encoding of it may be kept). A nil cache
 // keeps nothing.
-func (c *stableCache) encoding(mf *dto.MetricFamily, format expfmt.Format) ([]byte, bool) {
+func (c *stableCache) encoding(mf *dto.MetricFamily, format expfmt.Format) (*keptEncoding, bool) {
 	if c == nil {
 		return nil, false
 	}
@@ -88,19 +88,28 @@ func (c *stableCache) encoding(mf *dto.MetricFamily, format expfmt.Format) ([]by
 }
 
 // keepEncoding keeps b as mf's encoding in format, if mf still belongs to a
-// current set. b must not be modified afterwards.
-func (c *stableCache) keepEncoding(mf *dto.MetricFamily, format expfmt.Format, b []byte) {
+// current set, and returns what is kept (nil when nothing is). b must not be
+// modified afterwards.
+func (c *stableCache) keepEncoding(mf *dto.MetricFamily, format expfmt.Format, b []byte) *keptEncoding {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	byFormat, ok := c.encoded[mf]
-	if !ok || len(byFormat) >= maxEncodedFormats {
-		return
+	if !ok {
+		return nil
+	}
+	if k := byFormat[format]; k != nil { // kept by a concurrent answer
+		return k
+	}
+	if len(byFormat) >= maxEncodedFormats {
+		return nil
 	}
 	if byFormat == nil {
-		byFormat = map[expfmt.Format][]byte{}
+		byFormat = map[expfmt.Format]*keptEncoding{}
 		c.encoded[mf] = byFormat
 	}
-	byFormat[format] = b
+	k := &keptEncoding{plain: b}
+	byFormat[format] = k
+	return k
 }
 
 // families returns the gathered families of each set, gathering the sets
@@ -146,7 +155,7 @@ func (c *stableCache) families(sets []stableSet) ([][]*dto.MetricFamily, error) 
 	}
 	if changed || c.encoded == nil {
 		// Encodings of families still current are kept; the others go.
-		encoded := make(map[*dto.MetricFamily]map[expfmt.Format][]byte, len(c.encoded))
+		encoded := make(map[*dto.MetricFamily]map[expfmt.Format]*keptEncoding, len(c.encoded))
 		for _, g := range c.byCol {
 			for _, mf := range g.mfs {
 				encoded[mf] = c.encoded[mf]

@@ -184,9 +184,15 @@ func TestStableCacheForgetsCollectorsAndEncodings(t *testing.T) {
 		t.Fatalf("families: %v, %d sets", err, len(fams))
 	}
 	mfA := fams[0][0]
-	c.keepEncoding(mfA, "fmt", []byte("x"))
-	if b, ok := c.encoding(mfA, "fmt"); !ok || string(b) != "x" {
-		t.Fatalf("kept encoding %q %v", b, ok)
+	if k := c.keepEncoding(mfA, "fmt", []byte("x")); k == nil || string(k.plain) != "x" {
+		t.Fatalf("keepEncoding returned %v", k)
+	}
+	if k, ok := c.encoding(mfA, "fmt"); !ok || k == nil || string(k.plain) != "x" {
+		t.Fatalf("kept encoding %v %v", k, ok)
+	}
+	// A second answer keeping the same: the first one stays.
+	if k := c.keepEncoding(mfA, "fmt", []byte("z")); k == nil || string(k.plain) != "x" {
+		t.Fatalf("keepEncoding again returned %v", k)
 	}
 	// b sends nothing this scrape, a the same version: a's encoding stays.
 	if _, err := c.families([]stableSet{{collector: "a", version: 1, ms: ms}}); err != nil {
@@ -195,7 +201,7 @@ func TestStableCacheForgetsCollectorsAndEncodings(t *testing.T) {
 	if len(c.byCol) != 1 || len(c.encoded) != 1 {
 		t.Fatalf("%d sets and %d families kept, want 1 and 1", len(c.byCol), len(c.encoded))
 	}
-	if b, _ := c.encoding(mfA, "fmt"); string(b) != "x" {
+	if k, _ := c.encoding(mfA, "fmt"); k == nil || string(k.plain) != "x" {
 		t.Fatal("the encoding of an unchanged set was dropped")
 	}
 	// A new version of a: its old family and encoding go.
@@ -205,7 +211,9 @@ func TestStableCacheForgetsCollectorsAndEncodings(t *testing.T) {
 	if _, ok := c.encoding(mfA, "fmt"); ok {
 		t.Fatal("the family of an old version is still kept")
 	}
-	c.keepEncoding(mfA, "fmt", []byte("y")) // too late: not kept
+	if k := c.keepEncoding(mfA, "fmt", []byte("y")); k != nil { // too late: not kept
+		t.Fatal("an encoding of a family no longer current was kept")
+	}
 	if len(c.encoded) != 1 {
 		t.Fatalf("%d families kept", len(c.encoded))
 	}
