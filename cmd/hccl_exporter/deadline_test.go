@@ -67,4 +67,19 @@ func TestHungNPUSMIStillServesFaultCounters(t *testing.T) {
 	if regexp.MustCompile(`(?m)^ascend_npu_hbm_used_bytes`).MatchString(body) {
 		t.Errorf("per-chip series served although npu-smi never answered")
 	}
+	// The next scrape does not wait for the hung run again.
+	w = httptest.NewRecorder()
+	begin = time.Now()
+	h.ServeHTTP(w, req)
+	if took := time.Since(begin); took > 2*time.Second {
+		t.Fatalf("the scrape after waited %v for the run the first one gave up on", took)
+	}
+	for _, want := range []string{
+		`(?m)^hccl_fault_events_total\{[^}]*code="EI0011"[^}]*source="screen"[^}]*\} 1$`,
+		`(?m)^ascend_npu_smi_up 0$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(w.Body.String()) {
+			t.Errorf("the scrape after lacks %s", want)
+		}
+	}
 }

@@ -64,6 +64,9 @@ type result struct {
 	// seq numbers the runs of a collector: the version under which its
 	// series are sent (exporter.SendStable).
 	seq uint64
+	// unseen, under the collector's mu: the run landed after every caller
+	// had stopped waiting for it, and no caller has been served it since.
+	unseen bool
 }
 
 // snapshotMetrics returns the series of r's snapshot, built once.
@@ -80,6 +83,11 @@ func (r *result) snapshotMetrics() []prometheus.Metric {
 type call struct {
 	done chan struct{}
 	res  *result
+	// began is when the run was started; abandoned, under the collector's
+	// mu, that a caller stopped waiting for it (or that it was started for
+	// a later scrape): its result is then unseen when it lands.
+	began     time.Time
+	abandoned bool
 }
 
 // Collector runs npu-smi (one run shared by all concurrent callers) and
@@ -146,16 +154,59 @@ func (c *Collector) Latest() (snap *Snapshot, at time.Time, ok bool) {
 	return c.good.snap, c.good.at, true
 }
 
+// behindMaxAge bounds the age of a run served to a scrape that does not wait
+// for npu-smi (see result): past it, the scrape fails instead.
+const behindMaxAge = 2 * time.Minute
+
+// ErrBehind is returned to a scrape that does not wait for a run a previous
+// scrape already gave up on, when no run younger than behindMaxAge exists.
+var ErrBehind = errors.New("npu-smi is still running since an earlier scrape gave up waiting for it, and has no recent result")
+
+// result returns the run a caller gets: the last one while younger than
+// MinInterval, or a new one it starts (or joins) and waits for until ctx's
+// deadline. npu-smi slower than the scrape deadline (a driver in trouble)
+// would fail every scrape that way, and make each wait its whole deadline
+// while the CANN-log series wait with it; so once a scrape gave up on a run:
+//   - later callers do not wait for that run again: they get the last run,
+//     if younger than behindMaxAge, or ErrBehind;
+//   - when it lands, no scrape has seen it yet; if it took longer than the
+//     next caller could wait, that caller is served it (its
+//     ascend_npu_smi_last_success_timestamp_seconds says when) and the next
+//     run starts in the background for the scrape after; a run quick enough
+//     to wait for is run and waited for again, as before.
 func (c *Collector) result(ctx context.Context) (*result, error) {
 	c.mu.Lock()
-	if c.last != nil && c.now().Sub(c.last.at) < c.cfg.MinInterval {
+	now := c.now()
+	if c.last != nil && now.Sub(c.last.at) < c.cfg.MinInterval {
 		res := c.last
 		c.mu.Unlock()
 		return res, nil
 	}
+	recent := c.last != nil && now.Sub(c.last.at) < behindMaxAge
+	if c.inflight != nil && c.inflight.abandoned {
+		res := c.last
+		since := now.Sub(c.inflight.began)
+		c.mu.Unlock()
+		if !recent {
+			return nil, fmt.Errorf("%w (running for %s)", ErrBehind, since.Round(time.Millisecond))
+		}
+		return res, nil
+	}
+	if recent && c.last.unseen {
+		if dl, ok := ctx.Deadline(); ok && c.last.duration >= time.Until(dl) {
+			res := c.last
+			res.unseen = false
+			if c.inflight == nil {
+				c.inflight = &call{done: make(chan struct{}), abandoned: true, began: now}
+				go c.run(c.inflight)
+			}
+			c.mu.Unlock()
+			return res, nil
+		}
+	}
 	cl := c.inflight
 	if cl == nil {
-		cl = &call{done: make(chan struct{})}
+		cl = &call{done: make(chan struct{}), began: now}
 		c.inflight = cl
 		go c.run(cl)
 	}
@@ -164,6 +215,9 @@ func (c *Collector) result(ctx context.Context) (*result, error) {
 	case <-cl.done:
 		return cl.res, nil
 	case <-ctx.Done():
+		c.mu.Lock()
+		cl.abandoned = true
+		c.mu.Unlock()
 		return nil, fmt.Errorf("waiting for npu-smi: %w", ctx.Err())
 	}
 }
@@ -203,6 +257,7 @@ func (c *Collector) run(cl *call) {
 	c.mu.Lock()
 	c.seq++
 	res.seq = c.seq
+	res.unseen = cl.abandoned
 	c.runs[kind]++
 	if snap != nil {
 		c.parseWarnings += float64(len(snap.Warnings))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -292,17 +293,15 @@ func TestMinInterval(t *testing.T) {
 }
 
 // TestSnapshotContext: a caller that gives up does not cancel the shared
-// run for the others.
+// run; the next caller does not wait for it again, and is served it once it
+// has landed.
 func TestSnapshotContext(t *testing.T) {
 	good := readFile(t, sampleTable)
 	release := make(chan struct{})
-	var calls int
-	var mu sync.Mutex
+	var calls atomic.Int64
 	c := New(Config{MinInterval: time.Minute}, nil)
 	c.exec = func(ctx context.Context) ([]byte, error) {
-		mu.Lock()
-		calls++
-		mu.Unlock()
+		calls.Add(1)
 		<-release
 		return good, nil
 	}
@@ -311,17 +310,171 @@ func TestSnapshotContext(t *testing.T) {
 	if _, err := c.Snapshot(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want deadline exceeded", err)
 	}
-	done := make(chan error)
+	begin := time.Now()
+	if _, err := c.Snapshot(context.Background()); !errors.Is(err, ErrBehind) {
+		t.Fatalf("a caller while the given-up run still runs: err = %v, want ErrBehind", err)
+	}
+	if d := time.Since(begin); d > time.Second {
+		t.Fatalf("that caller waited %v", d)
+	}
+	close(release)
+	waitLanded(t, c)
+	if snap, err := c.Snapshot(context.Background()); err != nil || len(snap.Chips) != 8 {
+		t.Fatalf("after the run landed: %v, %v", snap, err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d runs, want 1 shared run", n)
+	}
+}
+
+// waitLanded waits until the run in flight has landed.
+func waitLanded(t *testing.T, c *Collector) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		idle := c.inflight == nil
+		c.mu.Unlock()
+		if idle {
+			return
+		}
+	}
+	t.Fatal("the run never landed")
+}
+
+// scrapeCtx is a scrape's context: Prometheus's 10 s timeout less the
+// exporter's 0.5 s offset.
+func scrapeCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 9500*time.Millisecond)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// npu-smi slower than a scrape may wait: each run is served to the scrape
+// after the one that started it, without waiting, until npu-smi is quick
+// again; then scrapes wait for their own run as before.
+func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
+	good := readFile(t, sampleTable)
+	clk := &fakeClock{t: testEpoch}
+	c := New(Config{Timeout: time.Minute, MinInterval: 5 * time.Second}, nil)
+	c.now = clk.now
+	release := make(chan time.Duration) // each run takes what is sent (on the fake clock)
+	var calls atomic.Int64
+	c.exec = func(context.Context) ([]byte, error) {
+		calls.Add(1)
+		clk.advance(<-release)
+		return good, nil
+	}
+	quick := func(what string, ctx context.Context) (*Snapshot, error) {
+		t.Helper()
+		begin := time.Now()
+		snap, err := c.Snapshot(ctx)
+		if d := time.Since(begin); d > time.Second {
+			t.Fatalf("%s waited %v", what, d)
+		}
+		return snap, err
+	}
+
+	// Scrape 1 gives up on the run it started.
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Snapshot(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("scrape 1: %v", err)
+	}
+	release <- 12 * time.Second // npu-smi took 12 s
+	waitLanded(t, c)
+	first, _, _ := c.Latest()
+
+	// Scrape 2, 18 s later: served that run at once; the next run starts.
+	clk.advance(18 * time.Second)
+	if snap, err := quick("scrape 2", scrapeCtx(t)); err != nil || snap != first {
+		t.Fatalf("scrape 2: %v, served the landed run: %v", err, snap == first)
+	}
+	// Another collector of the same scrape: the same run, no wait.
+	if snap, err := quick("scrape 2's headroom", scrapeCtx(t)); err != nil || snap != first {
+		t.Fatalf("scrape 2's second caller: %v, same run: %v", err, snap == first)
+	}
+	for deadline := time.Now().Add(5 * time.Second); calls.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d runs, want 2 (the next one started by scrape 2)", n)
+	}
+	release <- 12 * time.Second
+	waitLanded(t, c)
+	second, _, _ := c.Latest()
+
+	// Scrape 3: the run scrape 2 started, and the next one starts.
+	clk.advance(18 * time.Second)
+	if snap, err := quick("scrape 3", scrapeCtx(t)); err != nil || snap != second || snap == first {
+		t.Fatalf("scrape 3: %v, served the run started by scrape 2: %v", err, snap == second)
+	}
+	// npu-smi is quick again: this run takes no time.
+	release <- 0
+	waitLanded(t, c)
+
+	// Scrape 4: the landed run was quick, so it runs npu-smi and waits.
+	clk.advance(18 * time.Second)
+	done := make(chan error, 1)
+	var got *Snapshot
 	go func() {
-		_, err := c.Snapshot(context.Background())
+		var err error
+		got, err = c.Snapshot(scrapeCtx(t))
 		done <- err
 	}()
-	close(release)
+	release <- 0
 	if err := <-done; err != nil {
-		t.Fatal(err)
+		t.Fatalf("scrape 4: %v", err)
 	}
-	if calls != 1 {
-		t.Errorf("%d runs, want 1 shared run", calls)
+	if latest, _, _ := c.Latest(); got != latest || calls.Load() != 4 {
+		t.Fatalf("scrape 4 not served its own run (%d runs)", calls.Load())
+	}
+
+	// A run that no scrape saw is not served past behindMaxAge.
+	short2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	clk.advance(time.Minute)
+	if _, err := c.Snapshot(short2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("scrape 5: %v", err)
+	}
+	release <- 30 * time.Second
+	waitLanded(t, c)
+	clk.advance(behindMaxAge)
+	go func() { release <- 0 }()
+	if snap, err := c.Snapshot(scrapeCtx(t)); err != nil || snap == nil {
+		t.Fatalf("scrape 6: %v", err)
+	}
+	if n := calls.Load(); n != 6 {
+		t.Fatalf("%d runs: scrape 6 should have run npu-smi for itself", n)
+	}
+}
+
+// A hung npu-smi costs the scrape that started the run its deadline, not
+// every scrape after it; its timeout is then served at once, as a failure.
+func TestHungNPUSMIHoldsOneScrape(t *testing.T) {
+	clk := &fakeClock{t: testEpoch}
+	c := New(Config{Timeout: 10 * time.Second, MinInterval: 5 * time.Second}, nil)
+	c.now = clk.now
+	hang := make(chan struct{})
+	c.exec = func(context.Context) ([]byte, error) {
+		<-hang
+		clk.advance(10 * time.Second) // killed at --npu-smi.timeout
+		return nil, ErrTimeout
+	}
+	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Snapshot(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("scrape 1: %v", err)
+	}
+	begin := time.Now()
+	if _, err := c.Snapshot(scrapeCtx(t)); !errors.Is(err, ErrBehind) || time.Since(begin) > time.Second {
+		t.Fatalf("scrape 2 during the hang: %v after %v", err, time.Since(begin))
+	}
+	close(hang)
+	waitLanded(t, c)
+	clk.advance(20 * time.Second)
+	begin = time.Now()
+	if _, err := c.Snapshot(scrapeCtx(t)); !errors.Is(err, ErrTimeout) || time.Since(begin) > time.Second {
+		t.Fatalf("scrape 3, after the run timed out: %v after %v", err, time.Since(begin))
 	}
 }
 
