@@ -32,7 +32,9 @@ func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
 	app.Flag("npu-smi.path", "The npu-smi binary, run as '<path> info' without a shell; looked up in PATH when it has no slash.").
 		Default("npu-smi").StringVar(&cfg.Path)
-	app.Flag("npu-smi.timeout", "Kill npu-smi (its whole process group) when a run takes longer than this.").
+	app.Flag("npu-smi.timeout", "Kill npu-smi (its whole process group) when a run takes longer than this. "+
+		"A scrape waits for a run only until its own deadline; later scrapes do not wait again for a run one gave up on, "+
+		"and a run slower than a scrape may wait is served to the next scrape.").
 		Default("10s").DurationVar(&cfg.Timeout)
 	app.Flag("npu-smi.min-interval", "npu-smi runs at most once per this interval whatever the scrape load; scrapes in between reuse the last result.").
 		Default("5s").DurationVar(&cfg.MinInterval)
