@@ -1,10 +1,13 @@
 // Package exporter owns the collector framework of hccl_exporter: the Collector
 // interface every source implements, the registry that runs and times the
 // enabled collectors on each scrape under the scrape's deadline, and the HTTP
-// handler that serves them. Gathering, validation, content negotiation and
-// encoding are client_golang's (prometheus.Registry, promhttp); this package
-// adds only the deadline and the sharing of one gather between scrapes. It
-// imports no concrete collector; cmd/hccl_exporter wires them in.
+// handler that serves them. Validation and encoding are client_golang's
+// (prometheus.Registry, expfmt; promhttp's negotiation and, for filtered and
+// failed gathers, promhttp itself); this package adds the deadline, the
+// sharing of one gather between scrapes, running registries and encoders on
+// every core (gather.go, encode.go), and reusing what did not change since
+// the last scrape (stable.go, gzip.go). It imports no concrete collector;
+// cmd/hccl_exporter wires them in.
 package exporter
 
 import (
