@@ -82,7 +82,7 @@ func parseSteal(b []byte) Steal {
 	var st Steal
 	for i := 1; i <= 8; i++ {
 		v, err := strconv.ParseUint(f[i], 10, 64)
-		if err != nil {
+		if err != nil || st.Total+v < st.Total { // not a number, or a sum past uint64
 			return Steal{}
 		}
 		st.Total += v
@@ -99,7 +99,8 @@ func StealPercent(a, b Steal) float64 {
 	if b.Total <= a.Total || b.Stolen < a.Stolen {
 		return 0
 	}
-	return 100 * float64(b.Stolen-a.Stolen) / float64(b.Total-a.Total)
+	// Rounding can put a share of all the time a hair above 100.
+	return min(100, 100*float64(b.Stolen-a.Stolen)/float64(b.Total-a.Total))
 }
 
 // Memory returns VmRSS and VmHWM (peak RSS) of pid in KiB from

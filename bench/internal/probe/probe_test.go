@@ -144,3 +144,22 @@ func TestSteal(t *testing.T) {
 		t.Log("no /proc/stat here")
 	}
 }
+
+// FuzzParseSteal: any /proc/stat text gives a reading or the zero one,
+// never a panic, and a steal never above the total.
+func FuzzParseSteal(f *testing.F) {
+	f.Add([]byte("cpu  100 0 50 800 10 0 5 35 0 0\ncpu0 1 2 3\n"))
+	f.Add([]byte("cpu 1 2 3 4 5 6 7 8\n"))
+	f.Add([]byte("cpu 18446744073709551615 1 1 1 1 1 1 1\n"))
+	f.Add([]byte("cpu 0 0 0 0 0 0 0 18446744073709551615\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st := parseSteal(b)
+		if st.Stolen > st.Total {
+			t.Fatalf("more stolen than in all: %+v", st)
+		}
+		if p := StealPercent(Steal{}, st); p < 0 || p > 100 {
+			t.Fatalf("StealPercent %v for %+v", p, st)
+		}
+	})
+}
