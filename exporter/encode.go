@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"runtime"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,21 +17,6 @@ import (
 // encodeParallel encodes contiguous runs of families on the node's cores and
 // writes them in order, with the format negotiated and the headers set as
 // promhttp sets them. The answer is the same, byte for byte (encode_test.go).
-
-// maxEncodeParts bounds the goroutines one answer is encoded by.
-const maxEncodeParts = 4
-
-// minParallelEncodeSeries is the number of series below which an answer is
-// encoded by promhttp on one goroutine.
-const minParallelEncodeSeries = 1024
-
-// encodeParts returns how many parts an answer of n series is encoded in.
-func encodeParts(n int) int {
-	if n < minParallelEncodeSeries {
-		return 1
-	}
-	return min(runtime.GOMAXPROCS(0), maxEncodeParts)
-}
 
 // seriesIn counts the series of mfs.
 func seriesIn(mfs []*dto.MetricFamily) int {

@@ -21,22 +21,23 @@ import (
 // each registry still does all of its own validation. Their answers are
 // disjoint families, so merging them is a sort by name.
 
-// maxGatherShards bounds the registries one scrape is split across: past a
-// few, the scrape is bound by its encoding, not by its gather.
-const maxGatherShards = 4
+// maxParts bounds the goroutines a scrape's per-series work (its gather,
+// its encoding) is spread over: past a few, the other of the two bounds it.
+const maxParts = 4
 
-// minShardSeries is the number of series below which a scrape is gathered
-// by one registry: splitting costs a few goroutines and a map, worth it only
-// when the validation it spreads is milliseconds long.
-const minShardSeries = 1024
+// minPartSeries is the number of series below which that work stays on one
+// goroutine: splitting costs a few goroutines and a map, worth it only when
+// the work it spreads is milliseconds long.
+const minPartSeries = 1024
 
-// gatherShards returns how many registries a scrape of n series is gathered
-// by on this machine.
-func gatherShards(n int) int {
-	if n < minShardSeries {
+// partsFor returns over how many goroutines the work on n series is spread
+// on this machine: the registries a scrape is gathered by, the runs its
+// answer is encoded in.
+func partsFor(n int) int {
+	if n < minPartSeries {
 		return 1
 	}
-	return min(runtime.GOMAXPROCS(0), maxGatherShards)
+	return min(runtime.GOMAXPROCS(0), maxParts)
 }
 
 // metricSlice is an unchecked collector over metrics already collected.

@@ -174,11 +174,11 @@ func TestSplitByFamilyKeepsFamiliesWholeAndBalanced(t *testing.T) {
 	}
 }
 
-func TestGatherShards(t *testing.T) {
-	if got := gatherShards(minShardSeries - 1); got != 1 {
+func TestPartsFor(t *testing.T) {
+	if got := partsFor(minPartSeries - 1); got != 1 {
 		t.Fatalf("a small scrape is split into %d registries", got)
 	}
-	if got := gatherShards(5000); got < 1 || got > maxGatherShards {
-		t.Fatalf("gatherShards(5000) = %d", got)
+	if got := partsFor(5000); got < 1 || got > maxParts {
+		t.Fatalf("partsFor(5000) = %d", got)
 	}
 }

@@ -115,7 +115,7 @@ func NewMetricsHandler(reg *Registry, logger *slog.Logger, opts HandlerOpts) (ht
 	gather := func(ctx context.Context) ([]*dto.MetricFamily, error) {
 		ms, sets := reg.Metrics(ctx)
 		gathered, serr := stable.families(sets)
-		mfs, err := shardedGather(own, ms, gatherShards(len(ms)), gathered...)
+		mfs, err := shardedGather(own, ms, partsFor(len(ms)), gathered...)
 		return mfs, errors.Join(serr, err)
 	}
 	h := newCachingHandler(gather, logger, opts)
@@ -428,7 +428,7 @@ func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 		if g.err == nil && h.errCnt != nil {
 			// promhttp's answer, encoded in parts and with the stable
 			// sets' encodings reused (encode.go).
-			encodeParallel(r, req, g.mfs, encodeParts(seriesIn(g.mfs)), h.stable, h.errCnt,
+			encodeParallel(r, req, g.mfs, partsFor(seriesIn(g.mfs)), h.stable, h.errCnt,
 				func(err error) { h.logger.Debug(err.Error()) })
 		} else {
 			promhttp.HandlerForTransactional(g, opts).ServeHTTP(r, req)
