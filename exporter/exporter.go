@@ -97,6 +97,24 @@ type Registry struct {
 	// sent is how many metrics each collector sent last time: the next
 	// scrape's buffer is allocated at that size rather than grown.
 	sent map[string]*atomic.Int64
+	// scrapes numbers the scrapes run (ScrapeOf).
+	scrapes atomic.Uint64
+}
+
+type scrapeKey struct{}
+
+// WithScrape returns ctx marked as the context of scrape id, which
+// ScrapeOf returns: the collectors of one scrape share a source's answer
+// meant for that scrape (npu-smi's run served to the scrape after it).
+// The Registry numbers its scrapes from 1.
+func WithScrape(ctx context.Context, id uint64) context.Context {
+	return context.WithValue(ctx, scrapeKey{}, id)
+}
+
+// ScrapeOf returns the scrape ctx belongs to, 0 outside a scrape.
+func ScrapeOf(ctx context.Context) uint64 {
+	id, _ := ctx.Value(scrapeKey{}).(uint64)
+	return id
 }
 
 // NewRegistry returns a registry over the given named collectors.
@@ -130,6 +148,7 @@ func (r *Registry) Collect(ch chan<- prometheus.Metric) {
 // CollectContext runs every collector in its own goroutine and waits for all
 // of them, but not past ctx's deadline.
 func (r *Registry) CollectContext(ctx context.Context, ch chan<- prometheus.Metric) {
+	ctx = WithScrape(ctx, r.scrapes.Add(1))
 	var wg sync.WaitGroup
 	wg.Add(len(r.names))
 	for _, name := range r.names {
@@ -152,6 +171,7 @@ func (r *Registry) CollectContext(ctx context.Context, ch chan<- prometheus.Metr
 // them and the caller (the scrape path splits them across registries), and
 // apart from it the stable sets they sent with SendStable.
 func (r *Registry) Metrics(ctx context.Context) ([]prometheus.Metric, []stableSet) {
+	ctx = WithScrape(ctx, r.scrapes.Add(1))
 	parts := make([][]prometheus.Metric, len(r.names))
 	stables := make([]*stableSet, len(r.names))
 	var wg sync.WaitGroup

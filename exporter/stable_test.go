@@ -243,3 +243,35 @@ func TestStableCacheForgetsCollectorsAndEncodings(t *testing.T) {
 }
 
 func expfmtFormat(s string) expfmt.Format { return expfmt.Format(s) }
+
+// scrapeRecorder records the scrape each Update ran in.
+type scrapeRecorder struct {
+	mu  sync.Mutex
+	ids []uint64
+}
+
+func (s *scrapeRecorder) Update(ctx context.Context, _ chan<- prometheus.Metric) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids = append(s.ids, ScrapeOf(ctx))
+	return nil
+}
+
+func TestScrapesAreNumbered(t *testing.T) {
+	a, b := &scrapeRecorder{}, &scrapeRecorder{}
+	reg := NewRegistry(discard(), map[string]Collector{"a": a, "b": b})
+	reg.Metrics(context.Background())
+	reg.Metrics(context.Background())
+	testutil.CollectAndCount(reg) // CollectContext
+	if len(a.ids) != 3 || len(b.ids) != 3 {
+		t.Fatalf("updates: %v %v", a.ids, b.ids)
+	}
+	for i := range a.ids {
+		if a.ids[i] == 0 || a.ids[i] != b.ids[i] || i > 0 && a.ids[i] == a.ids[i-1] {
+			t.Fatalf("scrape ids of a %v and b %v: want one non-zero id per scrape, shared by its collectors", a.ids, b.ids)
+		}
+	}
+	if ScrapeOf(context.Background()) != 0 {
+		t.Fatal("a context outside a scrape has a scrape id")
+	}
+}

@@ -67,8 +67,10 @@ type result struct {
 	// series are sent (exporter.SendStable).
 	seq uint64
 	// unseen, under the collector's mu: the run landed after every caller
-	// had stopped waiting for it, and no caller has been served it since.
-	unseen bool
+	// had stopped waiting for it, and no caller has been served it since;
+	// servedTo is the scrape (exporter.ScrapeOf) it was then served to.
+	unseen   bool
+	servedTo uint64
 }
 
 // snapshotMetrics returns the series of r's snapshot, built once.
@@ -156,27 +158,33 @@ func (c *Collector) Latest() (snap *Snapshot, at time.Time, ok bool) {
 	return c.good.snap, c.good.at, true
 }
 
-// behindMaxAge bounds the age of a run served to a scrape that does not wait
-// for npu-smi (see result): past it, the scrape fails instead.
+// behindMaxAge bounds the age of a run served to the scrape after the one
+// that gave up on it (see result): past it, the run is not served.
 const behindMaxAge = 2 * time.Minute
 
-// ErrBehind is returned to a scrape that does not wait for a run a previous
-// scrape already gave up on, when no run younger than behindMaxAge exists.
-var ErrBehind = errors.New("npu-smi is still running since an earlier scrape gave up waiting for it, and has no recent result")
+// ErrBehind is returned to a scrape that does not wait for a run an earlier
+// scrape already gave up on.
+var ErrBehind = errors.New("npu-smi is still running since an earlier scrape gave up waiting for it")
 
 // result returns the run a caller gets: the last one while younger than
 // MinInterval, or a new one it starts (or joins) and waits for until ctx's
 // deadline. npu-smi slower than the scrape deadline (a driver in trouble)
 // would fail every scrape that way, and make each wait its whole deadline
 // while the CANN-log series wait with it; so once a scrape gave up on a run:
-//   - later callers do not wait for that run again: they get the last run,
-//     if younger than behindMaxAge, or ErrBehind;
+//   - later callers do not wait for that run again: they fail at once
+//     (ErrBehind), but for the collectors of the scrape that was served the
+//     last run (below), which all get that run;
 //   - when it lands, no scrape has seen it yet; if it took longer than the
-//     next caller could wait, that caller is served it (its
-//     ascend_npu_smi_last_success_timestamp_seconds says when) and the next
-//     run starts in the background for the scrape after; a run quick enough
-//     to wait for is run and waited for again, as before.
+//     next caller could wait, that caller's scrape is served it (once, and
+//     only within behindMaxAge; ascend_npu_smi_last_success_timestamp_seconds
+//     says when it ran) and the next run starts in the background for the
+//     scrape after. A run quick enough to wait for is run and waited for
+//     again, as before.
+//
+// A run is never served to two scrapes past MinInterval: values a scrape
+// got are not served again as if fresh.
 func (c *Collector) result(ctx context.Context) (*result, error) {
+	scrape := exporter.ScrapeOf(ctx)
 	c.mu.Lock()
 	now := c.now()
 	if c.last != nil && now.Sub(c.last.at) < c.cfg.MinInterval {
@@ -184,20 +192,19 @@ func (c *Collector) result(ctx context.Context) (*result, error) {
 		c.mu.Unlock()
 		return res, nil
 	}
-	recent := c.last != nil && now.Sub(c.last.at) < behindMaxAge
 	if c.inflight != nil && c.inflight.abandoned {
 		res := c.last
 		since := now.Sub(c.inflight.began)
 		c.mu.Unlock()
-		if !recent {
-			return nil, fmt.Errorf("%w (running for %s)", ErrBehind, since.Round(time.Millisecond))
+		if res != nil && scrape != 0 && res.servedTo == scrape {
+			return res, nil
 		}
-		return res, nil
+		return nil, fmt.Errorf("%w (running for %s)", ErrBehind, since.Round(time.Millisecond))
 	}
-	if recent && c.last.unseen {
+	if c.last != nil && c.last.unseen && now.Sub(c.last.at) < behindMaxAge {
 		if dl, ok := ctx.Deadline(); ok && c.last.duration >= time.Until(dl) {
 			res := c.last
-			res.unseen = false
+			res.unseen, res.servedTo = false, scrape
 			if c.inflight == nil {
 				c.inflight = &call{done: make(chan struct{}), abandoned: true, began: now}
 				go c.run(c.inflight)

@@ -341,12 +341,12 @@ func waitLanded(t *testing.T, c *Collector) {
 	t.Fatal("the run never landed")
 }
 
-// scrapeCtx is a scrape's context: Prometheus's 10 s timeout less the
-// exporter's 0.5 s offset.
-func scrapeCtx(t *testing.T) context.Context {
+// scrapeCtx is the context of scrape id: Prometheus's 10 s timeout less
+// the exporter's 0.5 s offset.
+func scrapeCtx(t *testing.T, id uint64) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 9500*time.Millisecond)
 	t.Cleanup(cancel)
-	return ctx
+	return exporter.WithScrape(ctx, id)
 }
 
 // npu-smi slower than a scrape may wait: each run is served to the scrape
@@ -386,12 +386,17 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 
 	// Scrape 2, 18 s later: served that run at once; the next run starts.
 	clk.advance(18 * time.Second)
-	if snap, err := quick("scrape 2", scrapeCtx(t)); err != nil || snap != first {
+	if snap, err := quick("scrape 2", scrapeCtx(t, 2)); err != nil || snap != first {
 		t.Fatalf("scrape 2: %v, served the landed run: %v", err, snap == first)
 	}
 	// Another collector of the same scrape: the same run, no wait.
-	if snap, err := quick("scrape 2's headroom", scrapeCtx(t)); err != nil || snap != first {
+	if snap, err := quick("scrape 2's headroom", scrapeCtx(t, 2)); err != nil || snap != first {
 		t.Fatalf("scrape 2's second caller: %v, same run: %v", err, snap == first)
+	}
+	// Another scrape while the next run is still out: that run is not
+	// served twice, and the running one is not waited for.
+	if _, err := quick("a scrape in between", scrapeCtx(t, 22)); !errors.Is(err, ErrBehind) {
+		t.Fatalf("a scrape in between: %v, want ErrBehind", err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); calls.Load() < 2 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
@@ -405,7 +410,7 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 
 	// Scrape 3: the run scrape 2 started, and the next one starts.
 	clk.advance(18 * time.Second)
-	if snap, err := quick("scrape 3", scrapeCtx(t)); err != nil || snap != second || snap == first {
+	if snap, err := quick("scrape 3", scrapeCtx(t, 3)); err != nil || snap != second || snap == first {
 		t.Fatalf("scrape 3: %v, served the run started by scrape 2: %v", err, snap == second)
 	}
 	// npu-smi is quick again: this run takes no time.
@@ -418,7 +423,7 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	var got *Snapshot
 	go func() {
 		var err error
-		got, err = c.Snapshot(scrapeCtx(t))
+		got, err = c.Snapshot(scrapeCtx(t, 4))
 		done <- err
 	}()
 	release <- 0
@@ -440,7 +445,7 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	waitLanded(t, c)
 	clk.advance(behindMaxAge)
 	go func() { release <- 0 }()
-	if snap, err := c.Snapshot(scrapeCtx(t)); err != nil || snap == nil {
+	if snap, err := c.Snapshot(scrapeCtx(t, 6)); err != nil || snap == nil {
 		t.Fatalf("scrape 6: %v", err)
 	}
 	if n := calls.Load(); n != 6 {
@@ -466,14 +471,14 @@ func TestHungNPUSMIHoldsOneScrape(t *testing.T) {
 		t.Fatalf("scrape 1: %v", err)
 	}
 	begin := time.Now()
-	if _, err := c.Snapshot(scrapeCtx(t)); !errors.Is(err, ErrBehind) || time.Since(begin) > time.Second {
+	if _, err := c.Snapshot(scrapeCtx(t, 2)); !errors.Is(err, ErrBehind) || time.Since(begin) > time.Second {
 		t.Fatalf("scrape 2 during the hang: %v after %v", err, time.Since(begin))
 	}
 	close(hang)
 	waitLanded(t, c)
 	clk.advance(20 * time.Second)
 	begin = time.Now()
-	if _, err := c.Snapshot(scrapeCtx(t)); !errors.Is(err, ErrTimeout) || time.Since(begin) > time.Second {
+	if _, err := c.Snapshot(scrapeCtx(t, 3)); !errors.Is(err, ErrTimeout) || time.Since(begin) > time.Second {
 		t.Fatalf("scrape 3, after the run timed out: %v after %v", err, time.Since(begin))
 	}
 }
