@@ -15,7 +15,7 @@ BENCH_NODE_FLAGS   ?= -idle 30s -busy 30s -sequential 200 -per-scraper 100
 endif
 BENCH_ROUNDS ?= 3
 
-.PHONY: bench-deps bench-tools bench-ingest bench-node bench-node-uncached bench-all
+.PHONY: bench-deps bench-tools bench-ingest bench-node bench-node-uncached bench-node-compare bench-all
 
 bench-deps:
 	./bench/ensure-deps.sh
@@ -43,5 +43,19 @@ bench-node-uncached: bench-tools
 	$(BENCH_OUT)/bin/node -exporter ./$(BINARY) -work $(BENCH_OUT)/node-fixture -steady=false $(BENCH_NODE_FLAGS) \
 		-label "--web.scrape-cache-ttl=0s" -extra "--web.scrape-cache-ttl=0s" \
 		-target-p99 20ms -target-for "uncached scrapes" -json $(BENCH_OUT)/node-uncached.json
+
+# Uncached scrapes of this tree's binary and of BASELINE_REV's, alternated
+# BENCH_ROUNDS times each: every run with the CPU the host stole meanwhile,
+# then the medians and their ratio.
+#   make bench-node-compare BASELINE_REV=v0.3.0 [BENCH_SIZE=small]
+BASELINE_REV ?= HEAD~1
+bench-node-compare: bench-tools
+	rm -rf $(BENCH_OUT)/baseline-src
+	git worktree add --detach $(BENCH_OUT)/baseline-src $(BASELINE_REV)
+	cd $(BENCH_OUT)/baseline-src && $(GO) build -o $(CURDIR)/$(BENCH_OUT)/bin/hccl_exporter-baseline ./cmd/hccl_exporter; \
+		status=$$?; cd $(CURDIR) && git worktree remove --force $(BENCH_OUT)/baseline-src; exit $$status
+	$(BENCH_OUT)/bin/node -exporter ./$(BINARY) -baseline $(BENCH_OUT)/bin/hccl_exporter-baseline -rounds $(BENCH_ROUNDS) \
+		-work $(BENCH_OUT)/node-fixture -steady=false $(BENCH_NODE_FLAGS) \
+		-label "--web.scrape-cache-ttl=0s" -extra "--web.scrape-cache-ttl=0s"
 
 bench-all: bench-ingest bench-node bench-node-uncached

@@ -5,6 +5,11 @@
 // --npu-smi.min-interval whatever the scrape load.
 //
 //	go run ./bench/node -exporter ./hccl_exporter [-files 10000] [-idle 30s] [-busy 30s]
+//	go run ./bench/node -exporter ./hccl_exporter -baseline ./old_exporter -rounds 3 -steady=false
+//
+// With -baseline the two binaries run alternately (the host's load moves
+// both) and the tables give each run's latencies with the CPU the host
+// stole meanwhile, and the medians' ratio.
 //
 // The node is bench/gen/nodegen's worst case (16 NPUs × 2 dies, 64 training
 // processes with 8 communicators each) plus old plogs of finished processes
@@ -93,12 +98,21 @@ func main() {
 	flag.StringVar(&c.targetFor, "target-for", "cached scrapes", "what -target-p99 is the target of, printed next to it")
 	flag.StringVar(&extra, "extra", "", "extra exporter flags, space separated")
 	flag.StringVar(&c.jsonOut, "json", "", "also write the result as JSON to this file")
+	baseline := flag.String("baseline", "", "another hccl_exporter binary to run alternately with -exporter: prints both and their ratio")
+	rounds := flag.Int("rounds", 3, "with -baseline: runs of each binary, alternated")
 	flag.Parse()
 	if c.exporter == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
 	c.extra = strings.Fields(extra)
+	if *baseline != "" {
+		if err := compare(c, *baseline, max(1, *rounds)); err != nil {
+			fmt.Fprintln(os.Stderr, "node:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	r, err := run(c)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
