@@ -1,8 +1,11 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -138,16 +141,42 @@ hccl_exporter_collector_success{collector="p"} 0
 	}
 }
 
-func TestDependencyFailureCountsAsFailure(t *testing.T) {
-	err := errors.Join(ErrDependency, errors.New("npu-smi timed out"))
-	reg := NewRegistry(discard(), map[string]Collector{"headroom": silentCollector{err: err}})
-	want := `
+// Each kind of collector error gives its success value and log level: a
+// failure logged elsewhere (by the collector npu-smi belongs to, or by the
+// collector itself when it began) is not logged again at error level on
+// every scrape.
+func TestCollectorErrorsSuccessAndLogLevel(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		success   string
+		errorLogs int
+	}{
+		{"none", nil, "1", 0},
+		{"no data", fmt.Errorf("first sweep: %w", ErrNoData), "1", 0},
+		{"dependency", errors.Join(ErrDependency, errors.New("npu-smi timed out")), "0", 0},
+		{"logged", fmt.Errorf("%w: %w", ErrLogged, errors.New("hccn_tool timeout on npu 2")), "0", 0},
+		{"other", errors.New("read /proc: permission denied"), "0", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			reg := NewRegistry(logger, map[string]Collector{"c": silentCollector{err: tc.err}})
+			want := `
 # HELP hccl_exporter_collector_success hccl_exporter: whether a collector succeeded (1) or failed (0) on this scrape.
 # TYPE hccl_exporter_collector_success gauge
-hccl_exporter_collector_success{collector="headroom"} 0
-`
-	if err := testutil.CollectAndCompare(reg, strings.NewReader(want), "hccl_exporter_collector_success"); err != nil {
-		t.Fatal(err)
+hccl_exporter_collector_success{collector="c"} ` + tc.success + "\n"
+			if err := testutil.CollectAndCompare(reg, strings.NewReader(want), "hccl_exporter_collector_success"); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(logs.String(), "level=ERROR"); n != tc.errorLogs {
+				t.Fatalf("%d error-level lines, want %d:\n%s", n, tc.errorLogs, logs.String())
+			}
+			if tc.err != nil && !strings.Contains(logs.String(), "level=DEBUG") && tc.errorLogs == 0 {
+				t.Fatalf("the error is not logged at debug level either:\n%s", logs.String())
+			}
+		})
 	}
 }
 

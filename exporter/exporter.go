@@ -50,6 +50,12 @@ var ErrNoData = errors.New("collector returned no data")
 // one broken npu-smi is not logged twice per scrape.
 var ErrDependency = errors.New("a source this collector depends on failed")
 
+// ErrLogged marks a failure the collector has logged itself when it began
+// (an hccn_tool sweep that stays incomplete until the next one): the scrape
+// still counts as failed, but the registry logs it at debug level instead of
+// repeating it at error level on every scrape until it ends.
+var ErrLogged = errors.New("a failure the collector has logged")
+
 // Spec names a collector and its default for the --collector.<name> flag.
 type Spec struct {
 	Name           string
@@ -294,6 +300,9 @@ collect:
 	case errors.Is(err, ErrDependency):
 		success = 0
 		r.logger.Debug("collector failed because a source it depends on failed", "collector", name, "duration_seconds", duration, "err", err)
+	case errors.Is(err, ErrLogged):
+		success = 0
+		r.logger.Debug("collector failed, as it logged when the failure began", "collector", name, "duration_seconds", duration, "err", err)
 	default:
 		success = 0
 		r.logger.Error("collector failed", "collector", name, "duration_seconds", duration, "err", err)

@@ -327,7 +327,9 @@ func (c *Collector) publish(s *Sweep) *published {
 	close(ch)
 	<-done
 	if !s.Complete {
-		p.err = s.Err
+		// runSweep warns when sweeps become incomplete; every scrape
+		// until a complete one still counts as failed.
+		p.err = fmt.Errorf("%w: %w", exporter.ErrLogged, s.Err)
 	}
 	return p
 }
