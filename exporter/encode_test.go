@@ -50,7 +50,7 @@ type staticGatherer []*dto.MetricFamily
 
 func (s staticGatherer) Gather() ([]*dto.MetricFamily, error) { return s, nil }
 
-func TestEncodeParallelEqualsPromhttp(t *testing.T) {
+func TestEncodeAnswerEqualsPromhttp(t *testing.T) {
 	mfs := familiesWithUTF8Name(t)
 	errCnt := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "errors_total"}, []string{"cause"})
 	stock := promhttp.HandlerFor(staticGatherer(mfs), promhttp.HandlerOpts{EnableOpenMetrics: true, DisableCompression: true})
@@ -64,7 +64,7 @@ func TestEncodeParallelEqualsPromhttp(t *testing.T) {
 		for _, parts := range []int{1, 2, 3, 4, 9} {
 			t.Run(fmt.Sprintf("%s/parts%d", accept, parts), func(t *testing.T) {
 				got := httptest.NewRecorder()
-				encodeParallel(got, req, mfs, parts, nil, errCnt, func(err error) { t.Error(err) })
+				encodeAnswer(got, req, mfs, parts, nil, errCnt, func(err error) { t.Error(err) })
 				if !slices.Equal(got.Header().Values("Content-Type"), want.Header().Values("Content-Type")) ||
 					!slices.Equal(got.Header().Values("Vary"), want.Header().Values("Vary")) {
 					t.Fatalf("headers %v, promhttp's %v", got.Header(), want.Header())
@@ -109,7 +109,7 @@ func TestMetricsHandlerAnswersAsPromhttp(t *testing.T) {
 	varying := regexp.MustCompile(`(?m)^(# (HELP|TYPE) )?(promhttp_metric_handler|hccl_exporter_collector_duration_seconds)\S*.*\n`)
 	for _, accept := range acceptHeaders {
 		if strings.Contains(accept, "protobuf") {
-			continue // not line-oriented; encodeParallel's own test covers it
+			continue // not line-oriented; encodeAnswer's own test covers it
 		}
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Accept", accept)
@@ -131,7 +131,7 @@ func TestMetricsHandlerAnswersAsPromhttp(t *testing.T) {
 
 // A stable family is encoded once per format: the first answer keeps its
 // bytes, the next ones write them as kept.
-func TestEncodeParallelWritesKeptEncodings(t *testing.T) {
+func TestEncodeAnswerWritesKeptEncodings(t *testing.T) {
 	var cache stableCache
 	ms := []prometheus.Metric{prometheus.MustNewConstMetric(stableDesc, prometheus.GaugeValue, 1, "1", "a")}
 	sets, err := cache.families([]stableSet{{collector: "c", version: 1, ms: ms}})
@@ -147,7 +147,7 @@ func TestEncodeParallelWritesKeptEncodings(t *testing.T) {
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	first := httptest.NewRecorder()
-	encodeParallel(first, req, mfs, 1, &cache, errCnt, func(err error) { t.Error(err) })
+	encodeAnswer(first, req, mfs, 1, &cache, errCnt, func(err error) { t.Error(err) })
 	kept, ok := cache.encoding(sets[0][0], expfmt.Format(first.Header().Get("Content-Type")))
 	if !ok || kept == nil || !strings.Contains(string(kept.plain), `stable_setting_info{pid="1",value="a"} 1`) {
 		t.Fatalf("kept %v after the first answer", kept)
@@ -155,7 +155,7 @@ func TestEncodeParallelWritesKeptEncodings(t *testing.T) {
 	// Swap the kept bytes for a marker: the next answer must write them.
 	cache.encoded[sets[0][0]][expfmt.Format(first.Header().Get("Content-Type"))] = &keptEncoding{plain: []byte("# kept\n")}
 	second := httptest.NewRecorder()
-	encodeParallel(second, req, mfs, 2, &cache, errCnt, func(err error) { t.Error(err) })
+	encodeAnswer(second, req, mfs, 2, &cache, errCnt, func(err error) { t.Error(err) })
 	if got := second.Body.String(); !strings.Contains(got, "# kept\n") || strings.Contains(got, "stable_setting_info") ||
 		!strings.Contains(got, "volatile_lines_total 7") {
 		t.Fatalf("second answer %q", got)

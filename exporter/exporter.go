@@ -143,39 +143,29 @@ func (r *Registry) Names() []string { return append([]string(nil), r.names...) }
 // Describe sends nothing: the registry is an unchecked collector.
 func (r *Registry) Describe(chan<- *prometheus.Desc) {}
 
-// Collect runs the collectors under DefaultScrapeTimeout: the registry used
-// as a plain prometheus.Collector (tests, linting) has no scrape header.
+// Collect runs the collectors under DefaultScrapeTimeout, as Metrics does,
+// and sends their metrics, stable sets included: the registry used as a
+// plain prometheus.Collector (tests, linting) has no scrape header.
 func (r *Registry) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultScrapeTimeout)
 	defer cancel()
-	r.CollectContext(ctx, ch)
-}
-
-// CollectContext runs every collector in its own goroutine and waits for all
-// of them, but not past ctx's deadline.
-func (r *Registry) CollectContext(ctx context.Context, ch chan<- prometheus.Metric) {
-	ctx = WithScrape(ctx, r.scrapes.Add(1))
-	var wg sync.WaitGroup
-	wg.Add(len(r.names))
-	for _, name := range r.names {
-		go func(name string) {
-			defer wg.Done()
-			ms, stable := r.run(ctx, name, r.collectors[name])
-			if stable != nil {
-				ms = append(ms, stable.ms...)
-			}
-			for _, m := range ms {
-				ch <- m
-			}
-		}(name)
+	ms, sets := r.Metrics(ctx)
+	for _, m := range ms {
+		ch <- m
 	}
-	wg.Wait()
+	for _, s := range sets {
+		for _, m := range s.ms {
+			ch <- m
+		}
+	}
 }
 
-// Metrics runs every collector as CollectContext does and returns what they
-// sent, collector by collector in name order, without a channel between
-// them and the caller (the scrape path splits them across registries), and
-// apart from it the stable sets they sent with SendStable.
+// Metrics runs every collector in its own goroutine, waits for all of them
+// but not past ctx's deadline, and returns what they sent, collector by
+// collector in name order (the scrape path splits them across registries),
+// and apart from it the stable sets they sent with SendStable. The
+// collectors' context carries the deadline and the scrape's number
+// (ScrapeOf).
 func (r *Registry) Metrics(ctx context.Context) ([]prometheus.Metric, []stableSet) {
 	ctx = WithScrape(ctx, r.scrapes.Add(1))
 	parts := make([][]prometheus.Metric, len(r.names))
@@ -205,19 +195,6 @@ func (r *Registry) Metrics(ctx context.Context) ([]prometheus.Metric, []stableSe
 	}
 	return out, sets
 }
-
-// Bind returns the registry as a prometheus.Collector whose Collect runs
-// under ctx: how one scrape's deadline reaches the collectors through a
-// stock prometheus.Registry, whose Collect has no context.
-func (r *Registry) Bind(ctx context.Context) prometheus.Collector { return bound{r, ctx} }
-
-type bound struct {
-	r   *Registry
-	ctx context.Context
-}
-
-func (b bound) Describe(chan<- *prometheus.Desc)    {}
-func (b bound) Collect(ch chan<- prometheus.Metric) { b.r.CollectContext(b.ctx, ch) }
 
 // collectorGrace is how much earlier than the registry's own cutoff a
 // collector's context expires, so that a collector which honours ctx returns

@@ -56,31 +56,31 @@ func (s metricSlice) Collect(ch chan<- prometheus.Metric) {
 // of gathered (stable sets gathered before).
 func shardedGather(own []prometheus.Collector, ms []prometheus.Metric, shards int, gathered ...[]*dto.MetricFamily) ([]*dto.MetricFamily, error) {
 	parts := splitByFamily(ms, max(shards, 1))
-	results := make([][]*dto.MetricFamily, len(parts), len(parts)+len(gathered))
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
+	regs := make([]*prometheus.Registry, len(parts))
 	for i, part := range parts {
-		reg := prometheus.NewRegistry()
+		regs[i] = prometheus.NewRegistry()
 		if i == 0 {
 			for _, c := range own {
-				if err := reg.Register(c); err != nil {
+				if err := regs[i].Register(c); err != nil {
 					return nil, fmt.Errorf("register the exporter's own metrics: %w", err)
 				}
 			}
 		}
-		if err := reg.Register(metricSlice(part)); err != nil {
+		if err := regs[i].Register(metricSlice(part)); err != nil {
 			return nil, fmt.Errorf("register collectors for this scrape: %w", err)
 		}
-		if i == len(parts)-1 { // the last one on this goroutine
-			results[i], errs[i] = reg.Gather()
-			break
-		}
+	}
+	results := make([][]*dto.MetricFamily, len(regs), len(regs)+len(gathered))
+	errs := make([]error, len(regs))
+	var wg sync.WaitGroup
+	for i := 1; i < len(regs); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = reg.Gather()
+			results[i], errs[i] = regs[i].Gather()
 		}()
 	}
+	results[0], errs[0] = regs[0].Gather() // on this goroutine
 	wg.Wait()
 	mfs, err := mergeFamilies(append(results, gathered...))
 	return mfs, errors.Join(append(errs, err)...)

@@ -218,13 +218,23 @@ func (r *response) Write(p []byte) (int, error) {
 		r.status = http.StatusOK
 	}
 	n, err := r.body.Write(p)
-	if r.wantGzip && r.status == http.StatusOK { // an error text stays plain
-		if r.zip == nil {
-			r.zip = startGzip(r.body.Cap() / 8)
-		}
-		r.zip.feed(r.body.Bytes(), false)
+	if z := r.gzip(); z != nil {
+		z.feed(r.body.Bytes(), false)
 	}
 	return n, err
+}
+
+// gzip returns the compressor of an answer to be gzipped, started on its
+// first successful write; nil for a plain answer or an error text, which
+// stays plain.
+func (r *response) gzip() *gzipStream {
+	if !r.wantGzip || r.status != http.StatusOK {
+		return nil
+	}
+	if r.zip == nil {
+		r.zip = startGzip(r.body.Cap() / 8)
+	}
+	return r.zip
 }
 
 // WriteKept writes a stable family's kept encoding: compressed, its
@@ -234,11 +244,8 @@ func (r *response) WriteKept(k *keptEncoding) {
 		r.status = http.StatusOK
 	}
 	r.body.Write(k.plain)
-	if r.wantGzip && r.status == http.StatusOK {
-		if r.zip == nil {
-			r.zip = startGzip(r.body.Cap() / 8)
-		}
-		r.zip.feedKept(r.body.Bytes(), k)
+	if z := r.gzip(); z != nil {
+		z.feedKept(r.body.Bytes(), k)
 	}
 }
 
@@ -428,7 +435,7 @@ func (h *cachingHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 		if g.err == nil && h.errCnt != nil {
 			// promhttp's answer, encoded in parts and with the stable
 			// sets' encodings reused (encode.go).
-			encodeParallel(r, req, g.mfs, partsFor(seriesIn(g.mfs)), h.stable, h.errCnt,
+			encodeAnswer(r, req, g.mfs, partsFor(seriesIn(g.mfs)), h.stable, h.errCnt,
 				func(err error) { h.logger.Debug(err.Error()) })
 		} else {
 			promhttp.HandlerForTransactional(g, opts).ServeHTTP(r, req)

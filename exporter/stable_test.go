@@ -262,7 +262,7 @@ func TestScrapesAreNumbered(t *testing.T) {
 	reg := NewRegistry(discard(), map[string]Collector{"a": a, "b": b})
 	reg.Metrics(context.Background())
 	reg.Metrics(context.Background())
-	testutil.CollectAndCount(reg) // CollectContext
+	testutil.CollectAndCount(reg) // Collect
 	if len(a.ids) != 3 || len(b.ids) != 3 {
 		t.Fatalf("updates: %v %v", a.ids, b.ids)
 	}
