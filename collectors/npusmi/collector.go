@@ -162,9 +162,10 @@ func (c *Collector) Latest() (snap *Snapshot, at time.Time, ok bool) {
 // that gave up on it (see result): past it, the run is not served.
 const behindMaxAge = 2 * time.Minute
 
-// ErrBehind is returned to a scrape that does not wait for a run an earlier
-// scrape already gave up on.
-var ErrBehind = errors.New("npu-smi is still running since an earlier scrape gave up waiting for it")
+// ErrBehind is returned to a scrape that does not wait for the run in
+// flight: one an earlier scrape gave up on, or one started for the scrape
+// after the one served the last run.
+var ErrBehind = errors.New("npu-smi is still running a run that no scrape waits for (it is slower than a scrape may wait)")
 
 // result returns the run a caller gets: the last one while younger than
 // MinInterval, or a new one it starts (or joins) and waits for until ctx's
