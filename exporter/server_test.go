@@ -37,7 +37,17 @@ func startServer(t *testing.T, h http.Handler, opts ServerOpts) (addr string, s 
 	for {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
+			// The probe is held until the server has counted it, and
+			// waited for until it has let it go: a probe still in the
+			// accept queue would otherwise count against the test's
+			// own connections.
+			for s.open.Load() == 0 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
 			c.Close()
+			for s.open.Load() != 0 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
