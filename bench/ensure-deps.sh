@@ -8,10 +8,4 @@ command -v mtail >/dev/null 2>&1 || missing+=(mtail)
 command -v grep >/dev/null 2>&1 || missing+=(grep)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing benchmark dependencies: ${missing[*]}" >&2
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The Debian package starts an mtail service; the benchmark runs its own.
-$sudo systemctl stop mtail >/dev/null 2>&1 || $sudo service mtail stop >/dev/null 2>&1 || true
+"$(dirname "$0")/../scripts/apt-install-no-start.sh" "${missing[@]}"

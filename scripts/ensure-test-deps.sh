@@ -4,7 +4,9 @@
 # the rule tests and the end-to-end tests, VictoriaMetrics with vmalert
 # (victoria-metrics) for the scale-out test and the rules' vmalert check, and
 # chromium to render diagnose's HTML report headless. Needs root (or sudo)
-# only when something is missing.
+# only when something is missing. No service is started or stopped: the
+# packages are installed under a policy-rc.d that forbids starts, and the
+# tests run their own instances on loopback ports.
 set -euo pipefail
 missing=()
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
@@ -14,12 +16,4 @@ command -v amtool >/dev/null 2>&1 || [[ " ${missing[*]} " == *" prometheus-alert
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing test dependencies: ${missing[*]}" >&2
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The Debian packages start their services; the tests run their own instances.
-for svc in prometheus prometheus-alertmanager victoria-metrics vmagent vmalert; do
-	$sudo systemctl stop "$svc" >/dev/null 2>&1 || $sudo service "$svc" stop >/dev/null 2>&1 || true
-done
+"$(dirname "$0")/apt-install-no-start.sh" "${missing[@]}"
