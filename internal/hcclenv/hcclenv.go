@@ -5,6 +5,11 @@
 // headroom model (which computes with them) and the offline diagnose report
 // all take these facts from here, so that they cannot drift apart.
 //
+// It also says which variables HCCL requires to agree across the ranks of
+// a communicator (Consistent, settings.go): a process's values of those are
+// its settings set, and SettingsID names the set with the short stable hash
+// the exported series carry as their `settings` label.
+//
 // Ranges are HCCL's own: a value outside them makes HCCL refuse the variable
 // at communicator init (HCOMM externalinput.cc / env_config.cc return
 // HCCL_E_PARA), so a printed value outside the range never is the value a
