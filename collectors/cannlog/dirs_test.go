@@ -61,20 +61,26 @@ func TestEqualPIDsInTwoDirectoriesDoNotMerge(t *testing.T) {
 	}
 
 	want := `
-# HELP hccl_env_buffsize_bytes Effective HCCL_BUFFSIZE of a process in bytes (each communicator allocates 2 x this).
+# HELP hccl_env_buffsize_bytes Effective HCCL_BUFFSIZE of a settings set in bytes (each communicator allocates 2 x this).
 # TYPE hccl_env_buffsize_bytes gauge
-hccl_env_buffsize_bytes{pid="156"} 2.097152e+08
-hccl_env_buffsize_bytes{pid="156@/logs/pod-b"} 1.048576e+08
-# HELP hccl_env_rdma_qps_per_connection Effective HCCL_RDMA_QPS_PER_CONNECTION of a process: RoCE queue pairs per rank pair.
+hccl_env_buffsize_bytes{settings="2c16ec7b"} 2.097152e+08
+hccl_env_buffsize_bytes{settings="fdf22490"} 1.048576e+08
+# HELP hccl_env_rdma_qps_per_connection Effective HCCL_RDMA_QPS_PER_CONNECTION of a settings set: RoCE queue pairs per rank pair.
 # TYPE hccl_env_rdma_qps_per_connection gauge
-hccl_env_rdma_qps_per_connection{pid="156"} 16
-hccl_env_rdma_qps_per_connection{pid="156@/logs/pod-b"} 1
-# HELP hccl_communicator_ranks Ranks of a communicator of a process ([Communicator Key Info] rankSize).
-# TYPE hccl_communicator_ranks gauge
-hccl_communicator_ranks{communicator="b%eth_60000_0_1",pid="156@/logs/pod-b"} 16
+hccl_env_rdma_qps_per_connection{settings="2c16ec7b"} 16
+hccl_env_rdma_qps_per_connection{settings="fdf22490"} 1
+# HELP hccl_communicator_info 1 for each communicator of the node's processes and each settings set its members on the node run: more than one settings per communicator, on any nodes, is a misconfigured job.
+# TYPE hccl_communicator_info gauge
+hccl_communicator_info{communicator="b%eth_60000_0_1",settings="fdf22490"} 1
 `
+	// The settings ids: sha256 of the (variable, value) pairs, e.g.
+	// "HCCL_BUFFSIZE\x00104857600\x00HCCL_RDMA_QPS_PER_CONNECTION\x001\x00",
+	// first 4 bytes.
+	if pa.Settings != "2c16ec7b" || pb.Settings != "fdf22490" {
+		t.Errorf("settings a=%q b=%q", pa.Settings, pb.Settings)
+	}
 	if err := testutil.CollectAndCompare(st, strings.NewReader(want),
-		"hccl_env_buffsize_bytes", "hccl_env_rdma_qps_per_connection", "hccl_communicator_ranks"); err != nil {
+		"hccl_env_buffsize_bytes", "hccl_env_rdma_qps_per_connection", "hccl_communicator_info"); err != nil {
 		t.Error(err)
 	}
 	if problems, err := testutil.CollectAndLint(st); err != nil || len(problems) > 0 {
@@ -238,8 +244,9 @@ func TestPIDLabelsStayUnique(t *testing.T) {
 	if problems, err := testutil.CollectAndLint(st); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %+v", err, problems)
 	}
-	if n := testutil.CollectAndCount(st, "hccl_env_buffsize_bytes"); n != 3 {
-		t.Errorf("%d buffsize series, want 3", n)
+	// The three run one settings set: one series, not one per process.
+	if n := testutil.CollectAndCount(st, "hccl_env_buffsize_bytes"); n != 1 {
+		t.Errorf("%d buffsize series, want 1", n)
 	}
 }
 

@@ -79,15 +79,19 @@ func TestErasSample(t *testing.T) {
 		t.Errorf("job B communicators %+v: want one of 16 ranks, no buffer, no QPs", b.Communicators)
 	}
 
+	// Two jobs, two settings sets.
+	if a.Settings == "" || b.Settings == "" || a.Settings == b.Settings {
+		t.Fatalf("settings sets %q and %q, want two distinct ones", a.Settings, b.Settings)
+	}
 	exp := `
-# HELP hccl_communicator_established_qps RoCE QPs a communicator of a process has created, from its ` + "`create hccl transport:`" + ` run-log lines with ` + "`rdma qpn[`" + ` (one per QP, over every link set it built).
+# HELP hccl_communicator_established_qps RoCE QPs the node's members of a communicator have created, from their ` + "`create hccl transport:`" + ` run-log lines with ` + "`rdma qpn[`" + ` (one per QP, over every link set they built).
 # TYPE hccl_communicator_established_qps gauge
-hccl_communicator_established_qps{communicator="10.20.0.11%eth0_60000_0_1732004711518342",pid="412001"} 14
-hccl_communicator_established_qps{communicator="10.20.0.12%eth0_60001_0_1732004760931254",pid="412002"} 0
-# HELP hccl_env_rdma_qps_per_connection Effective HCCL_RDMA_QPS_PER_CONNECTION of a process: RoCE queue pairs per rank pair.
+hccl_communicator_established_qps{communicator="10.20.0.11%eth0_60000_0_1732004711518342"} 14
+hccl_communicator_established_qps{communicator="10.20.0.12%eth0_60001_0_1732004760931254"} 0
+# HELP hccl_env_rdma_qps_per_connection Effective HCCL_RDMA_QPS_PER_CONNECTION of a settings set: RoCE queue pairs per rank pair.
 # TYPE hccl_env_rdma_qps_per_connection gauge
-hccl_env_rdma_qps_per_connection{pid="412001"} 1
-hccl_env_rdma_qps_per_connection{pid="412002"} 4
+hccl_env_rdma_qps_per_connection{settings="` + a.Settings + `"} 1
+hccl_env_rdma_qps_per_connection{settings="` + b.Settings + `"} 4
 `
 	if err := testutil.CollectAndCompare(st, strings.NewReader(exp), "hccl_communicator_established_qps", "hccl_env_rdma_qps_per_connection"); err != nil {
 		t.Error(err)
@@ -113,9 +117,9 @@ func TestOutOfRangeSettingsAreNotNumbers(t *testing.T) {
 		}
 	}
 	exp := `
-# HELP hccl_env_exec_timeout_seconds Effective HCCL_EXEC_TIMEOUT of a process.
+# HELP hccl_env_exec_timeout_seconds Effective HCCL_EXEC_TIMEOUT of a settings set.
 # TYPE hccl_env_exec_timeout_seconds gauge
-hccl_env_exec_timeout_seconds{pid="7"} 600
+hccl_env_exec_timeout_seconds{settings="` + p.Settings + `"} 600
 `
 	if err := testutil.CollectAndCompare(st, strings.NewReader(exp), "hccl_env_exec_timeout_seconds", "hccl_env_buffsize_bytes",
 		"hccl_env_rdma_qps_per_connection", "hccl_env_connect_timeout_seconds"); err != nil {

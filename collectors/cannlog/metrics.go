@@ -23,32 +23,38 @@ var (
 		"ERROR lines of HCCL and HCCP in CANN plogs by the HCCL multi-level keyword: stage from the level-1 word, reason the level-2 word (unknown where the line has none).",
 		[]string{"stage", "reason"}, nil)
 	envInfoDesc = prometheus.NewDesc("hccl_env_info",
-		"Effective HCCL setting of a process, from its settings lines in run/plog ([HCCL_ENV] and the untagged wordings of older CANN).",
-		[]string{"pid", "process", "variable", "value", "set_by"}, nil)
+		"Effective HCCL setting of the node's processes of one settings set, from their settings lines in run/plog ([HCCL_ENV] and the untagged wordings of older CANN): one series per printed variable and value per set, not per process.",
+		[]string{"settings", "variable", "value", "set_by"}, nil)
 	envBuffsizeDesc = prometheus.NewDesc("hccl_env_buffsize_bytes",
-		"Effective HCCL_BUFFSIZE of a process in bytes (each communicator allocates 2 x this).",
-		[]string{"pid"}, nil)
+		"Effective HCCL_BUFFSIZE of a settings set in bytes (each communicator allocates 2 x this).",
+		[]string{"settings"}, nil)
 	envQPsDesc = prometheus.NewDesc("hccl_env_rdma_qps_per_connection",
-		"Effective HCCL_RDMA_QPS_PER_CONNECTION of a process: RoCE queue pairs per rank pair.",
-		[]string{"pid"}, nil)
+		"Effective HCCL_RDMA_QPS_PER_CONNECTION of a settings set: RoCE queue pairs per rank pair.",
+		[]string{"settings"}, nil)
 	envConnectTimeoutDesc = prometheus.NewDesc("hccl_env_connect_timeout_seconds",
-		"Effective HCCL_CONNECT_TIMEOUT of a process (link setup waits this plus 20 s).",
-		[]string{"pid"}, nil)
+		"Effective HCCL_CONNECT_TIMEOUT of a settings set (link setup waits this plus 20 s).",
+		[]string{"settings"}, nil)
 	envExecTimeoutDesc = prometheus.NewDesc("hccl_env_exec_timeout_seconds",
-		"Effective HCCL_EXEC_TIMEOUT of a process.",
-		[]string{"pid"}, nil)
+		"Effective HCCL_EXEC_TIMEOUT of a settings set.",
+		[]string{"settings"}, nil)
+	commInfoDesc = prometheus.NewDesc("hccl_communicator_info",
+		"1 for each communicator of the node's processes and each settings set its members on the node run: more than one settings per communicator, on any nodes, is a misconfigured job.",
+		[]string{"communicator", "settings"}, nil)
 	commRanksDesc = prometheus.NewDesc("hccl_communicator_ranks",
-		"Ranks of a communicator of a process ([Communicator Key Info] rankSize).",
-		[]string{"pid", "communicator"}, nil)
+		"Ranks of a communicator ([Communicator Key Info] rankSize; the same on every node).",
+		[]string{"communicator"}, nil)
 	commServersDesc = prometheus.NewDesc("hccl_communicator_servers",
-		"Servers of a communicator of a process ([Communicator Key Info] serverNum).",
-		[]string{"pid", "communicator"}, nil)
+		"Servers of a communicator ([Communicator Key Info] serverNum; the same on every node).",
+		[]string{"communicator"}, nil)
+	commProcessesDesc = prometheus.NewDesc("hccl_communicator_processes",
+		"Processes of the node that are members of a communicator.",
+		[]string{"communicator"}, nil)
 	commQPsDesc = prometheus.NewDesc("hccl_communicator_established_qps",
-		"RoCE QPs a communicator of a process has created, from its `create hccl transport:` run-log lines with `rdma qpn[` (one per QP, over every link set it built).",
-		[]string{"pid", "communicator"}, nil)
+		"RoCE QPs the node's members of a communicator have created, from their `create hccl transport:` run-log lines with `rdma qpn[` (one per QP, over every link set they built).",
+		[]string{"communicator"}, nil)
 	commBufferDesc = prometheus.NewDesc("hccl_communicator_ccl_buffer_bytes",
-		"cclBuffer a communicator of a process has allocated (`Create ccl buffer success` lines); 0 until its first collective, when HCCL allocates 2 x its buffer size + 1 MiB together with link setup.",
-		[]string{"pid", "communicator"}, nil)
+		"cclBuffer the node's members of a communicator have allocated (`Create ccl buffer success` lines); 0 until its first collective, when HCCL allocates 2 x its buffer size + 1 MiB per member together with link setup.",
+		[]string{"communicator"}, nil)
 	logLinesDesc = prometheus.NewDesc("ascend_log_lines_total",
 		"CANN plog lines read, by module and level.",
 		[]string{"module", "level"}, nil)
@@ -63,15 +69,17 @@ var (
 		[]string{"label"}, nil)
 )
 
-// envGauges are the per-process numeric settings exported as their own series.
+// envGauges are the numeric settings exported as series of their own, per
+// settings set. All of them are variables of the set (hcclenv.Consistent),
+// so every process of one set has the same value.
 var envGauges = []struct {
 	variable string
 	desc     *prometheus.Desc
 }{
-	{"HCCL_BUFFSIZE", envBuffsizeDesc},
-	{"HCCL_RDMA_QPS_PER_CONNECTION", envQPsDesc},
-	{"HCCL_CONNECT_TIMEOUT", envConnectTimeoutDesc},
-	{"HCCL_EXEC_TIMEOUT", envExecTimeoutDesc},
+	{hcclenv.BuffSize, envBuffsizeDesc},
+	{hcclenv.QPsPerConnection, envQPsDesc},
+	{hcclenv.ConnectTimeout, envConnectTimeoutDesc},
+	{hcclenv.ExecTimeout, envExecTimeoutDesc},
 }
 
 // rejectedVariables are the label values of hccl_env_values_rejected_total,
@@ -91,15 +99,14 @@ var faultSources = []string{FaultSourcePlog, FaultSourceScreen}
 // metrics builds the const metrics of the current state. It holds the lock
 // only while building, never while sending to a scrape.
 func (s *State) metrics() []prometheus.Metric {
-	out, _, procs := s.metricsSplit()
+	out, procs := s.metricsSplit()
 	return append(out, procs...)
 }
 
 // metricsSplit returns the state's metrics in two parts taken under one
-// lock: those that change with every line (counters), and the per-process
-// series (settings and communicators) with their version, which changes
-// whenever they do (exporter.SendStable).
-func (s *State) metricsSplit() (out []prometheus.Metric, procVersion uint64, procs []prometheus.Metric) {
+// lock: those that change with every line (counters), and the series of
+// the processes' settings sets and communicators.
+func (s *State) metricsSplit() (out []prometheus.Metric, procs []prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	add := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
@@ -145,15 +152,32 @@ func (s *State) metricsSplit() (out []prometheus.Metric, procVersion uint64, pro
 	for _, l := range droppedLabels {
 		add(droppedDesc, prometheus.CounterValue, float64(s.dropped[l]), l)
 	}
-	return out, s.procVersion, s.procMetrics
+	return out, s.procMetrics
 }
 
-// buildProcMetrics builds the per-process series (settings and
-// communicators). They change only when a process's settings, communicators
-// or name do, or a process comes or goes, so the state keeps them between
-// scrapes (const metrics are immutable) and rebuilds them on such a change.
-// They are sorted as the registry sorts them (family, then label values in
-// label-name order), which makes the registry's own sort a linear pass.
+// settingsID is the settings set of a process (hcclenv.SettingsID over the
+// canonical values of its printed settings); the caller holds s.mu.
+func settingsID(env map[string]EnvSetting) string {
+	vals := make(map[string]string, len(env))
+	for name, st := range env {
+		if hcclenv.IsConsistent(name) {
+			vals[name] = hcclenv.Canonical(st.Value, st.Number, st.HasNumber)
+		}
+	}
+	return hcclenv.SettingsID(vals)
+}
+
+// buildProcMetrics builds the series of the processes, shaped per job
+// rather than per process: all ranks of a job on a node print the same
+// settings, and a communicator's size is the same for all its members, so
+// the settings are exported once per distinct settings set and the
+// communicators once per communicator (sums over the node's members where
+// the members differ). Which process runs which set is
+// hccl_process_info{pid,settings} (package join). The state keeps the
+// series between scrapes until a process's settings, communicators or name
+// change, or a process comes or goes (procsChanged). They are sorted as the
+// registry sorts them (family, then label values in label-name order),
+// which makes the registry's own sort a linear pass.
 func (s *State) buildProcMetrics() []prometheus.Metric {
 	type keyed struct {
 		fam int
@@ -168,26 +192,71 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 			ks = append(ks, keyed{fam, key, m})
 		}
 	}
+	type envKey struct{ settings, variable, value, setBy string }
+	type comm struct {
+		ranks, servers int
+		processes      int
+		qps, buffer    uint64
+		settings       map[string]bool
+	}
+	envSeen := map[envKey]bool{}
+	gauges := map[string]map[int]float64{} // settings → envGauges index → value
+	comms := map[string]*comm{}
 	for _, pr := range s.procs {
-		p := pr.label
+		set := settingsID(pr.env)
 		for name, st := range pr.env {
-			// Label names sorted: pid, process, set_by, value, variable.
-			add(0, envInfoDesc, 1, []string{p, pr.name, st.SetBy, st.Value, name}, p, pr.name, name, st.Value, st.SetBy)
+			envSeen[envKey{set, name, st.Value, st.SetBy}] = true
 		}
 		for i, g := range envGauges {
 			if st, ok := pr.env[g.variable]; ok && st.HasNumber {
-				add(1+i, g.desc, st.Number, []string{p}, p)
+				if gauges[set] == nil {
+					gauges[set] = map[int]float64{}
+				}
+				// One value per set: the variable is part of the set's
+				// hash (or, for the set "", the first process's).
+				if _, dup := gauges[set][i]; !dup {
+					gauges[set][i] = st.Number
+				}
 			}
 		}
 		for _, c := range pr.comms {
-			// Label names sorted: communicator, pid.
-			add(1+len(envGauges), commRanksDesc, float64(c.RankSize), []string{c.Name, p}, p, c.Name)
-			if c.ServerNum >= 0 {
-				add(2+len(envGauges), commServersDesc, float64(c.ServerNum), []string{c.Name, p}, p, c.Name)
+			cm := comms[c.Name]
+			if cm == nil {
+				cm = &comm{ranks: c.RankSize, servers: c.ServerNum, settings: map[string]bool{}}
+				comms[c.Name] = cm
 			}
-			add(3+len(envGauges), commQPsDesc, float64(c.EstablishedQPs), []string{c.Name, p}, p, c.Name)
-			add(4+len(envGauges), commBufferDesc, float64(c.CCLBufferBytes), []string{c.Name, p}, p, c.Name)
+			// Members print the same sizes; where one printed none (an
+			// older era) take the one that did.
+			cm.ranks = max(cm.ranks, c.RankSize)
+			cm.servers = max(cm.servers, c.ServerNum)
+			cm.processes++
+			cm.qps += c.EstablishedQPs
+			cm.buffer += c.CCLBufferBytes
+			cm.settings[set] = true
 		}
+	}
+	for k := range envSeen {
+		// Label names sorted: set_by, settings, value, variable.
+		add(0, envInfoDesc, 1, []string{k.setBy, k.settings, k.value, k.variable}, k.settings, k.variable, k.value, k.setBy)
+	}
+	for set, vals := range gauges {
+		for i, v := range vals {
+			add(1+i, envGauges[i].desc, v, []string{set}, set)
+		}
+	}
+	f := 1 + len(envGauges)
+	for name, cm := range comms {
+		for set := range cm.settings {
+			// Label names sorted: communicator, settings.
+			add(f, commInfoDesc, 1, []string{name, set}, name, set)
+		}
+		add(f+1, commRanksDesc, float64(cm.ranks), []string{name}, name)
+		if cm.servers >= 0 {
+			add(f+2, commServersDesc, float64(cm.servers), []string{name}, name)
+		}
+		add(f+3, commProcessesDesc, float64(cm.processes), []string{name}, name)
+		add(f+4, commQPsDesc, float64(cm.qps), []string{name}, name)
+		add(f+5, commBufferDesc, float64(cm.buffer), []string{name}, name)
 	}
 	sort.Slice(ks, func(i, j int) bool {
 		a, b := ks[i], ks[j]
@@ -203,11 +272,10 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 	return out
 }
 
-// procsChanged drops the cached per-process series and gives the next ones
-// a new version; the caller holds s.mu.
+// procsChanged drops the cached series of the processes; the caller holds
+// s.mu.
 func (s *State) procsChanged() {
 	s.procMetricsOK = false
-	s.procVersion++
 }
 
 // Describe and Collect make a State a prometheus.Collector on its own, for
@@ -220,7 +288,8 @@ func (s *State) Describe(ch chan<- *prometheus.Desc) {
 
 var stateDescs = []*prometheus.Desc{
 	faultEventsDesc, faultLastDesc, plogErrorsDesc, envInfoDesc, envBuffsizeDesc, envQPsDesc,
-	envConnectTimeoutDesc, envExecTimeoutDesc, commRanksDesc, commServersDesc, commQPsDesc, commBufferDesc, logLinesDesc,
+	envConnectTimeoutDesc, envExecTimeoutDesc, commInfoDesc, commRanksDesc, commServersDesc, commProcessesDesc, commQPsDesc,
+	commBufferDesc, logLinesDesc,
 	unparsableDesc, droppedDesc, rejectedDesc,
 }
 

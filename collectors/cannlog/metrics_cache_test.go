@@ -15,8 +15,8 @@ func plogLine(pid, msg string) []byte {
 	return []byte("[INFO] HCCL(" + pid + ",python3):2026-01-06-15:38:29.870.111 [externalinput.cc:1] [" + pid + "]" + msg)
 }
 
-// The per-process series are kept between scrapes and rebuilt on every
-// change that shows in them, and only then.
+// The series of the processes are kept between scrapes and rebuilt on
+// every change that shows in them, and only then.
 func TestProcessSeriesCacheFollowsChanges(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 6, 16, 0, 0, 0, time.UTC)}
 	st := NewState(testOptions(clock))
@@ -38,14 +38,11 @@ func TestProcessSeriesCacheFollowsChanges(t *testing.T) {
 		return b.String()
 	}
 	cached := func() bool { st.mu.Lock(); defer st.mu.Unlock(); return st.procMetricsOK }
-	// The version scrapes reuse the gathered series under
-	// (exporter.SendStable) changes exactly when the series do.
-	version := func() uint64 { _, v, _ := st.metricsSplit(); return v }
 
 	ingest("11", "[HCCL_ENV] HCCL_BUFFSIZE set by default to [200]M")
 	ingest("11", "[Communicator Key Info]identifier[c1] rankSize[8] serverNum[1] moduleNum[1]")
 	first := envSeries()
-	if !strings.Contains(first, "value=200 variable=HCCL_BUFFSIZE") || !strings.Contains(first, "communicator=c1 pid=11") {
+	if !strings.Contains(first, "settings=a18a22cb value=200 variable=HCCL_BUFFSIZE") || !strings.Contains(first, "communicator=c1 \n") {
 		t.Fatalf("series: %s", first)
 	}
 	if !cached() {
@@ -57,30 +54,21 @@ func TestProcessSeriesCacheFollowsChanges(t *testing.T) {
 	if !cached() {
 		t.Fatal("an unchanged setting dropped the kept series")
 	}
-	v := version()
 	// A changed value, a new process, a new communicator, a destroyed one.
 	steps := []struct {
 		pid, msg string
 		want     string
 		gone     string
 	}{
-		{"11", "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [400]M", "set_by=environment value=400 variable=HCCL_BUFFSIZE", "value=200"},
-		{"12", "[HCCL_ENV] HCCL_EXEC_TIMEOUT set by default to [1836]s", "pid=12 process=python3 set_by=default value=1836", ""},
-		{"11", "[Communicator Key Info]identifier[c2] rankSize[16] serverNum[2] moduleNum[2]", "communicator=c2 pid=11", ""},
-		{"11", "[Communicator Key Info]identifier[c2] rankSize[32] serverNum[4] moduleNum[4]", "communicator=c2 pid=11", ""},
+		{"11", "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [400]M", "set_by=environment settings=b3ea955a value=400 variable=HCCL_BUFFSIZE", "value=200"},
+		{"12", "[HCCL_ENV] HCCL_EXEC_TIMEOUT set by default to [1836]s", "set_by=default settings=", ""},
+		{"11", "[Communicator Key Info]identifier[c2] rankSize[16] serverNum[2] moduleNum[2]", "communicator=c2 \n", ""},
+		{"11", "[Communicator Key Info]identifier[c2] rankSize[32] serverNum[4] moduleNum[4]", "communicator=c2 \n", ""},
 	}
 	for i, s := range steps {
 		ingest(s.pid, s.msg)
 		if cached() {
 			t.Fatalf("step %d: change did not drop the kept series", i)
-		}
-		if nv := version(); nv == v {
-			t.Fatalf("step %d: the series changed but not their version %d", i, v)
-		} else {
-			v = nv
-		}
-		if version() != v {
-			t.Fatalf("step %d: the version changed without a change", i)
 		}
 		got := envSeries()
 		if !strings.Contains(got, s.want) || (s.gone != "" && strings.Contains(got, s.gone)) {
@@ -90,10 +78,10 @@ func TestProcessSeriesCacheFollowsChanges(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(st)
 	want := `
-# HELP hccl_communicator_ranks Ranks of a communicator of a process ([Communicator Key Info] rankSize).
+# HELP hccl_communicator_ranks Ranks of a communicator ([Communicator Key Info] rankSize; the same on every node).
 # TYPE hccl_communicator_ranks gauge
-hccl_communicator_ranks{communicator="c1",pid="11"} 8
-hccl_communicator_ranks{communicator="c2",pid="11"} 32
+hccl_communicator_ranks{communicator="c1"} 8
+hccl_communicator_ranks{communicator="c2"} 32
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "hccl_communicator_ranks"); err != nil {
 		t.Fatal(err)
@@ -116,7 +104,7 @@ hccl_communicator_ranks{communicator="c2",pid="11"} 32
 	if err := st.UnmarshalBinary(blob); err != nil {
 		t.Fatal(err)
 	}
-	if got := envSeries(); !strings.Contains(got, "pid=77") {
+	if got := envSeries(); !strings.Contains(got, "settings=a18a22cb value=200 variable=HCCL_BUFFSIZE") || strings.Contains(got, "value=400") {
 		t.Fatalf("series after restore:\n%s", got)
 	}
 }
@@ -159,6 +147,85 @@ func TestProcessSeriesSorted(t *testing.T) {
 		}
 		if !slices.IsSorted(byFamily[f]) {
 			t.Errorf("%s not in registry order: %q", f, byFamily[f])
+		}
+	}
+}
+
+// The series are shaped per job: the processes of one settings set share
+// their settings series, and a communicator's series are one per
+// communicator, summed over its members on the node. The ids are
+// hcclenv.SettingsID of the canonical values (computed independently:
+// sha256 of "HCCL_BUFFSIZE\x00209715200\x00", first 4 bytes, and so on).
+func TestSeriesPerSettingsSetAndCommunicator(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 6, 16, 0, 0, 0, time.UTC)}
+	st := NewState(testOptions(clock))
+	src := &Source{Path: "/log/run/plog/plog-1_x.log", Kind: SourcePlog}
+	in := func(pid, msg string) { st.Ingest(src, plogLine(pid, msg)) }
+	// 11 and 12: the same job, default buffer; 13 sets its own.
+	for _, pid := range []string{"11", "12"} {
+		in(pid, "[HCCL_ENV] HCCL_BUFFSIZE set by default to [200]M")
+		in(pid, "[HCCL_ENV] HCCL_IF_BASE_PORT set by default to [60000]")
+		in(pid, "[Communicator Key Info]identifier[w] rankSize[16] serverNum[2] moduleNum[2]")
+		in(pid, "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x1], size[420478976]")
+		in(pid, "create hccl transport:communicator[AllReduce_w], local rank[0], ip[a], remote rank[8], ip[b], transporttype[ROCE], rdma qpn[1], rdma qp sport[2], rdma TC[132], rdma SL[4]")
+	}
+	in("13", "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [400]M")
+	in("13", "[Communicator Key Info]identifier[w] rankSize[16] serverNum[2] moduleNum[2]")
+	in("13", "[Communicator Key Info]identifier[t] rankSize[8] serverNum[1] moduleNum[1]")
+	// 14 printed no variable of the set: its set is unknown ("").
+	in("14", "[HCCL_ENV] HCCL_IF_BASE_PORT set by default to [60000]")
+	in("14", "[Communicator Key Info]identifier[t] rankSize[8] serverNum[1] moduleNum[1]")
+	want := `
+# HELP hccl_env_info Effective HCCL setting of the node's processes of one settings set, from their settings lines in run/plog ([HCCL_ENV] and the untagged wordings of older CANN): one series per printed variable and value per set, not per process.
+# TYPE hccl_env_info gauge
+hccl_env_info{set_by="default",settings="",value="60000",variable="HCCL_IF_BASE_PORT"} 1
+hccl_env_info{set_by="default",settings="a18a22cb",value="200",variable="HCCL_BUFFSIZE"} 1
+hccl_env_info{set_by="default",settings="a18a22cb",value="60000",variable="HCCL_IF_BASE_PORT"} 1
+hccl_env_info{set_by="environment",settings="b3ea955a",value="400",variable="HCCL_BUFFSIZE"} 1
+# HELP hccl_env_buffsize_bytes Effective HCCL_BUFFSIZE of a settings set in bytes (each communicator allocates 2 x this).
+# TYPE hccl_env_buffsize_bytes gauge
+hccl_env_buffsize_bytes{settings="a18a22cb"} 2.097152e+08
+hccl_env_buffsize_bytes{settings="b3ea955a"} 4.194304e+08
+# HELP hccl_communicator_info 1 for each communicator of the node's processes and each settings set its members on the node run: more than one settings per communicator, on any nodes, is a misconfigured job.
+# TYPE hccl_communicator_info gauge
+hccl_communicator_info{communicator="t",settings=""} 1
+hccl_communicator_info{communicator="t",settings="b3ea955a"} 1
+hccl_communicator_info{communicator="w",settings="a18a22cb"} 1
+hccl_communicator_info{communicator="w",settings="b3ea955a"} 1
+# HELP hccl_communicator_ranks Ranks of a communicator ([Communicator Key Info] rankSize; the same on every node).
+# TYPE hccl_communicator_ranks gauge
+hccl_communicator_ranks{communicator="t"} 8
+hccl_communicator_ranks{communicator="w"} 16
+# HELP hccl_communicator_servers Servers of a communicator ([Communicator Key Info] serverNum; the same on every node).
+# TYPE hccl_communicator_servers gauge
+hccl_communicator_servers{communicator="t"} 1
+hccl_communicator_servers{communicator="w"} 2
+# HELP hccl_communicator_processes Processes of the node that are members of a communicator.
+# TYPE hccl_communicator_processes gauge
+hccl_communicator_processes{communicator="t"} 2
+hccl_communicator_processes{communicator="w"} 3
+# HELP hccl_communicator_established_qps RoCE QPs the node's members of a communicator have created, from their ` + "`create hccl transport:`" + ` run-log lines with ` + "`rdma qpn[`" + ` (one per QP, over every link set they built).
+# TYPE hccl_communicator_established_qps gauge
+hccl_communicator_established_qps{communicator="t"} 0
+hccl_communicator_established_qps{communicator="w"} 2
+# HELP hccl_communicator_ccl_buffer_bytes cclBuffer the node's members of a communicator have allocated (` + "`Create ccl buffer success`" + ` lines); 0 until its first collective, when HCCL allocates 2 x its buffer size + 1 MiB per member together with link setup.
+# TYPE hccl_communicator_ccl_buffer_bytes gauge
+hccl_communicator_ccl_buffer_bytes{communicator="t"} 0
+hccl_communicator_ccl_buffer_bytes{communicator="w"} 8.40957952e+08
+`
+	if err := testutil.CollectAndCompare(st, strings.NewReader(want), "hccl_env_info", "hccl_env_buffsize_bytes",
+		"hccl_communicator_info", "hccl_communicator_ranks", "hccl_communicator_servers", "hccl_communicator_processes",
+		"hccl_communicator_established_qps", "hccl_communicator_ccl_buffer_bytes"); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := testutil.CollectAndLint(st); err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %v", problems, err)
+	}
+	// The processes' view names the same sets.
+	for _, d := range st.Devices() {
+		want := map[int]string{11: "a18a22cb", 12: "a18a22cb", 13: "b3ea955a", 14: ""}[d.Key.PID]
+		if d.Settings != want || d.Name != "python3" {
+			t.Errorf("process %d: settings %q name %q, want %q python3", d.Key.PID, d.Settings, d.Name, want)
 		}
 	}
 }

@@ -24,6 +24,10 @@ type ProcessView struct {
 	Label     string
 	Name      string
 	LastWrite time.Time // time printed in its last plog line
+	// Settings is the id of its settings set (hcclenv.SettingsID), the
+	// settings label of its series; "" when it printed none of the set's
+	// variables.
+	Settings string
 	// Env holds the effective settings by variable name, e.g. "HCCL_BUFFSIZE".
 	Env           map[string]EnvSetting
 	Communicators []CommunicatorView
@@ -260,6 +264,8 @@ func (s *State) Keys(pid int) []ProcessKey {
 type ProcessDevice struct {
 	Key         ProcessKey
 	Label       string // its pid label
+	Name        string // the process name its lines print
+	Settings    string // its settings set (ProcessView.Settings)
 	DevicePhyID int    // -1 unknown
 	LastWrite   time.Time
 }
@@ -270,7 +276,8 @@ func (s *State) Devices() []ProcessDevice {
 	defer s.mu.Unlock()
 	out := make([]ProcessDevice, 0, len(s.procs))
 	for k, pr := range s.procs {
-		out = append(out, ProcessDevice{Key: k, Label: pr.label, DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr)})
+		out = append(out, ProcessDevice{Key: k, Label: pr.label, Name: pr.name, Settings: settingsID(pr.env),
+			DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Key.PID != out[j].Key.PID {
@@ -284,7 +291,7 @@ func (s *State) Devices() []ProcessDevice {
 // view copies a process; names, when non-nil, restricts Env to them.
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
-		DevicePhyID:             pr.devicePhyID,
+		Settings: settingsID(pr.env), DevicePhyID: pr.devicePhyID,
 		Communicators:           append([]CommunicatorView(nil), pr.comms...),
 		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs}
 	if names != nil {

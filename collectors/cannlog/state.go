@@ -221,13 +221,10 @@ type State struct {
 	recent     [dedupWindow]string
 	recentNext int
 
-	// procMetrics caches the per-process series between scrapes while
-	// procMetricsOK; see buildProcMetrics.
+	// procMetrics caches the series of the processes between scrapes
+	// while procMetricsOK; see buildProcMetrics.
 	procMetrics   []prometheus.Metric
 	procMetricsOK bool
-	// procVersion changes whenever procMetrics is dropped: scrapes reuse
-	// the gathered series while it stays (exporter.SendStable).
-	procVersion uint64
 }
 
 // NewState returns an empty state.
