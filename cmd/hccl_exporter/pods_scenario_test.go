@@ -143,36 +143,37 @@ func TestTwoPodsWithPID156(t *testing.T) {
 					t.Errorf("chip %v: %s processes = %v, want %v", chip, s.labels["settings"], s.value, wantN)
 				}
 			}
-			// Per-process settings, each under its own pid label …
+			// Settings, one series per settings set …
 			qps := map[string]float64{}
 			for _, s := range samples(t, reg, "hccl_env_rdma_qps_per_connection") {
-				qps[s.labels["pid"]] = s.value
+				qps[s.labels["settings"]] = s.value
 			}
 			buff := map[string]float64{}
 			for _, s := range samples(t, reg, "hccl_env_buffsize_bytes") {
-				buff[s.labels["pid"]] = s.value
+				buff[s.labels["settings"]] = s.value
 			}
 			if len(qps) != 2 {
-				t.Fatalf("QPS series %v, want one per pod's process", qps)
+				t.Fatalf("QPS series %v, want one per pod's settings set", qps)
 			}
-			// … joined to their chip, and the chip to its pod: what the
-			// PromQL `* on(pid) group_left(npu,chip) hccl_process_chip_info
+			// … joined to their processes and chips, and the chip to its
+			// pod: what the PromQL `* on(settings) group_right hccl_process_info
 			// * on(npu,chip) group_left(namespace,pod) ascend_npu_pod_info` does.
-			chipOf := map[string][2]string{}
-			for _, s := range samples(t, reg, "hccl_process_chip_info") {
-				chipOf[s.labels["pid"]] = [2]string{s.labels["npu"], s.labels["chip"]}
-			}
+			byPod := map[string][2]float64{}
 			podOf := map[[2]string]string{}
 			for _, s := range samples(t, reg, "ascend_npu_pod_info") {
 				podOf[[2]string{s.labels["npu"], s.labels["chip"]}] = s.labels["namespace"] + "/" + s.labels["pod"]
 			}
-			byPod := map[string][2]float64{}
-			for pid, q := range qps {
-				chip, ok := chipOf[pid]
-				if !ok {
-					t.Fatalf("process %q is joined to no chip (%v)", pid, chipOf)
+			procs := samples(t, reg, "hccl_process_info")
+			if len(procs) != 2 {
+				t.Fatalf("hccl_process_info %v, want one per process", procs)
+			}
+			for _, s := range procs {
+				set := s.labels["settings"]
+				q, ok := qps[set]
+				if !ok || s.labels["joined_by"] == "none" {
+					t.Fatalf("process %v: settings set %q has no QPS series or no chip (%v)", s.labels, set, qps)
 				}
-				byPod[podOf[chip]] = [2]float64{q, buff[pid]}
+				byPod[podOf[[2]string{s.labels["npu"], s.labels["chip"]}]] = [2]float64{q, buff[set]}
 			}
 			wantPods := map[string][2]float64{"train/job-a-0": {16, 400 * mib}, "train/job-b-0": {1, 100 * mib}}
 			if fmt.Sprint(byPod) != fmt.Sprint(wantPods) {

@@ -31,8 +31,10 @@ type ChipMap interface {
 // ProcessChip is a process of the CANN logs and the chip it runs on.
 type ProcessChip struct {
 	PID       string // the cannlog pid label
-	NPU, Chip string
-	JoinedBy  string // how the join found it: pid, container_pid, device
+	Process   string // the process name its plog lines print
+	Settings  string // its settings set, the settings label of the cannlog series
+	NPU, Chip string // empty when npu-smi's process table does not show it
+	JoinedBy  string // how the join found it: pid, container_pid, device, or none
 }
 
 // ProcessChips lists the processes of the CANN logs matched to chips.
@@ -41,10 +43,11 @@ type ProcessChips interface {
 }
 
 var (
-	processChipDesc = prometheus.NewDesc("hccl_process_chip_info",
-		"1 for each process of the CANN logs and the chip npu-smi shows it on; pid is the pid label of the hccl_env_* and hccl_communicator_* series, "+
-			"joined_by says how it was matched: pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print).",
-		[]string{"pid", "npu", "chip", "joined_by"}, nil)
+	processInfoDesc = prometheus.NewDesc("hccl_process_info",
+		"1 for each process of the CANN logs: its settings set (the settings label of the hccl_env_* and hccl_communicator_info series) and the chip npu-smi shows it on; "+
+			"joined_by says how it was matched: pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print), "+
+			"none (npu-smi's process table does not show it: npu and chip are empty).",
+		[]string{"pid", "process", "settings", "npu", "chip", "joined_by"}, nil)
 	podInfoDesc = prometheus.NewDesc("ascend_npu_pod_info",
 		"1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).",
 		[]string{"npu", "chip", "namespace", "pod", "container"}, nil)
@@ -59,8 +62,8 @@ var (
 		nil, nil)
 )
 
-// Collector exports which pod holds each chip and which chip each logged
-// process runs on.
+// Collector exports which pod holds each chip, and each logged process with
+// its settings set and the chip it runs on.
 type Collector struct {
 	w     *Watcher
 	chips ChipMap
@@ -83,7 +86,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 			errs = append(errs, fmt.Errorf("podresources: match processes to chips: %w", err))
 		}
 		for _, p := range pcs {
-			ch <- prometheus.MustNewConstMetric(processChipDesc, prometheus.GaugeValue, 1, p.PID, p.NPU, p.Chip, p.JoinedBy)
+			ch <- prometheus.MustNewConstMetric(processInfoDesc, prometheus.GaugeValue, 1, p.PID, p.Process, p.Settings, p.NPU, p.Chip, p.JoinedBy)
 		}
 	}
 	if err := c.updatePods(ctx, ch); err != nil {
@@ -140,7 +143,7 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 
 // Describe and Collect make the collector usable with a plain registry.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{processChipDesc, podInfoDesc, upDesc, errorsDesc, unattributedDesc} {
+	for _, d := range []*prometheus.Desc{processInfoDesc, podInfoDesc, upDesc, errorsDesc, unattributedDesc} {
 		ch <- d
 	}
 }

@@ -28,6 +28,7 @@ package join
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -423,9 +424,9 @@ func (p PhyChips) ChipsByPhyID(ctx context.Context) (map[int]podresources.Chip, 
 	return PhyIDs(snap), nil
 }
 
-// Attribution lists the processes of the CANN logs matched to the chips of
-// the scrape's npu-smi run, for the podresources collector's
-// hccl_process_chip_info.
+// Attribution lists the processes of the CANN logs with their settings set
+// and the chip of the scrape's npu-smi run they are matched to, for the
+// podresources collector's hccl_process_info.
 type Attribution struct {
 	NPU      NPU
 	Logs     Logs
@@ -434,7 +435,13 @@ type Attribution struct {
 
 var _ podresources.ProcessChips = Attribution{}
 
-// ProcessChips matches (Match) and lists the processes the logs know.
+// ByNone is the joined_by of a log process npu-smi's process table does not
+// show (it exited and is kept for --cannlog.process-ttl, or npu-smi lists
+// another pid for it that no rule matches).
+const ByNone = "none"
+
+// ProcessChips matches (Match) the processes the logs know to chips and
+// lists every one of them once, matched or not, sorted by pid label.
 func (a Attribution) ProcessChips(ctx context.Context) ([]podresources.ProcessChip, error) {
 	snap, err := a.NPU.Snapshot(ctx)
 	if err != nil {
@@ -443,11 +450,23 @@ func (a Attribution) ProcessChips(ctx context.Context) ([]podresources.ProcessCh
 		}
 		return nil, err
 	}
-	var out []podresources.ProcessChip
-	for _, m := range Match(snap, a.Logs.Devices()) {
+	devs := a.Logs.Devices()
+	chipOf := make(map[cannlog.ProcessKey]Matched, len(devs))
+	for _, m := range Match(snap, devs) {
 		if m.By != "" {
-			out = append(out, podresources.ProcessChip{PID: m.Log.Label, NPU: m.Row.NPU, Chip: m.Row.Chip, JoinedBy: m.By})
+			if _, dup := chipOf[m.Log.Key]; !dup {
+				chipOf[m.Log.Key] = m
+			}
 		}
 	}
+	out := make([]podresources.ProcessChip, 0, len(devs))
+	for _, d := range devs {
+		pc := podresources.ProcessChip{PID: d.Label, Process: d.Name, Settings: d.Settings, JoinedBy: ByNone}
+		if m, ok := chipOf[d.Key]; ok {
+			pc.NPU, pc.Chip, pc.JoinedBy = m.Row.NPU, m.Row.Chip, m.By
+		}
+		out = append(out, pc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out, nil
 }

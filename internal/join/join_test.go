@@ -349,19 +349,28 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 	}
 }
 
-// TestAttribution: hccl_process_chip_info's rows carry the pid label the
-// cannlog series use and how each process was matched; rows the logs do
-// not know are left out.
+// TestAttribution: hccl_process_info has one row per process of the logs,
+// with the pid label the cannlog series use, its name and settings set,
+// and how it was matched to a chip; rows of npu-smi the logs do not know
+// are left out, processes of the logs npu-smi does not show are kept
+// without a chip.
 func TestAttribution(t *testing.T) {
-	a := Attribution{NPU: capture(t, "info-a2-910b4.txt"), Logs: fakeDevices(twoPods(6, 7))}
+	devs := twoPods(6, 7)
+	for i := range devs {
+		devs[i].Name, devs[i].Settings = "python3", "a18a22cb"
+	}
+	devs = append(devs, cannlog.ProcessDevice{Key: cannlog.ProcessKey{Dir: "/root/ascend/log", PID: 4242}, Label: "4242",
+		Name: "gone", Settings: "b3ea955a", DevicePhyID: -1, LastWrite: devs[0].LastWrite})
+	a := Attribution{NPU: capture(t, "info-a2-910b4.txt"), Logs: fakeDevices(devs)}
 	got, err := a.ProcessChips(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []podresources.ProcessChip{
-		{PID: "582939", NPU: "0", Chip: "0", JoinedBy: ByPID},
-		{PID: "156", NPU: "6", Chip: "0", JoinedBy: ByDevice},
-		{PID: "156@/logs/pod-b", NPU: "7", Chip: "0", JoinedBy: ByDevice},
+		{PID: "156", Process: "python3", Settings: "a18a22cb", NPU: "6", Chip: "0", JoinedBy: ByDevice},
+		{PID: "156@/logs/pod-b", Process: "python3", Settings: "a18a22cb", NPU: "7", Chip: "0", JoinedBy: ByDevice},
+		{PID: "4242", Process: "gone", Settings: "b3ea955a", JoinedBy: ByNone},
+		{PID: "582939", Process: "python3", Settings: "a18a22cb", NPU: "0", Chip: "0", JoinedBy: ByPID},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("ProcessChips = %v, want %v", got, want)
