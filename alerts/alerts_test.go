@@ -32,7 +32,7 @@ var contractAlerts = []string{
 	"HCCLBufferAllocationFailed",
 	"NPULinkSetupHeadroomLow",
 	"HCCLQPsPerConnectionAboveRecommended",
-	"HCCLEnvInconsistentAcrossNodes",
+	"HCCLSettingsInconsistentInCommunicator",
 	"NPUHealthDegraded",
 	"RoCELinkDown",
 	"RoCELinkFlapping",
@@ -164,7 +164,7 @@ func TestAlertContract(t *testing.T) {
 		if !anchors[anchor] {
 			t.Errorf("%s: docs/runbooks.md has no section with anchor #%s", r.Alert, anchor)
 		}
-		if !strings.Contains(r.Annotations["description"], "$labels.instance") && r.Alert != "HCCLEnvInconsistentAcrossNodes" {
+		if !strings.Contains(r.Annotations["description"], "$labels.instance") && r.Alert != "HCCLSettingsInconsistentInCommunicator" {
 			t.Errorf("%s: description does not name the node ($labels.instance)", r.Alert)
 		}
 	}
@@ -226,7 +226,7 @@ func TestEveryAlertTestedBothSides(t *testing.T) {
 							t.Errorf("%s %q: %s at %s does not spell out annotation %s", file, tg.Name, at.Alertname, at.EvalTime, a)
 						}
 					}
-					if ea.ExpLabels["instance"] == "" && at.Alertname != "HCCLEnvInconsistentAcrossNodes" {
+					if ea.ExpLabels["instance"] == "" && at.Alertname != "HCCLSettingsInconsistentInCommunicator" {
 						t.Errorf("%s %q: %s at %s expects no instance label", file, tg.Name, at.Alertname, at.EvalTime)
 					}
 					if d, ok := absent[at.Alertname]; ok && d < mustDuration(t, at.EvalTime) {

@@ -70,7 +70,7 @@ func TestShardedRulesUpToDate(t *testing.T) {
 }
 
 // TestClusterGroupsHoldCrossNodeRules pins which rules need every node: the
-// ones that aggregate hccl_env_info across instances. A per-node rule in the
+// ones that compare the members of a communicator across instances. A per-node rule in the
 // cluster half would page from the global ruler too (twice), a cross-node rule
 // in the node half would never see the disagreement on a shard.
 func TestClusterGroupsHoldCrossNodeRules(t *testing.T) {
@@ -88,7 +88,7 @@ func TestClusterGroupsHoldCrossNodeRules(t *testing.T) {
 			got = append(got, r.Alert+r.Record)
 		}
 	}
-	want := []string{"cluster_variable_value:hccl_env_info:nodes", "HCCLEnvInconsistentAcrossNodes"}
+	want := []string{"communicator:hccl_settings_sets:count", "HCCLSettingsInconsistentInCommunicator"}
 	if !slices.Equal(got, want) {
 		t.Errorf("cluster rules %v, want %v", got, want)
 	}

@@ -35,7 +35,7 @@ var contractMetrics = []string{
 	"hccl_fault_events_total", "hccl_fault_last_event_timestamp_seconds", "hccl_plog_errors_total",
 	"hccl_env_info", "hccl_env_buffsize_bytes", "hccl_env_rdma_qps_per_connection",
 	"hccl_env_connect_timeout_seconds", "hccl_env_exec_timeout_seconds",
-	"hccl_communicator_ranks", "hccl_communicator_servers",
+	"hccl_communicator_info", "hccl_communicator_ranks", "hccl_communicator_servers", "hccl_communicator_processes",
 	"ascend_log_lines_total", "ascend_log_files_tracked", "ascend_log_read_errors_total",
 	"hccl_link_setup_qp_memory_bytes", "hccl_ccl_buffer_bytes", "hccl_link_setup_headroom_bytes",
 	"hccl_link_setup_pending_qps", "hccl_link_setup_established_qps", "hccl_ccl_buffer_pending_bytes",
@@ -47,7 +47,7 @@ var contractMetrics = []string{
 	"ascend_roce_tx_cnp_packets_total", "ascend_roce_rx_packets_total", "ascend_roce_tx_packets_total",
 	"ascend_hccn_tool_up", "ascend_hccn_tool_last_sweep_timestamp_seconds", "ascend_hccn_tool_last_sweep_duration_seconds",
 	"ascend_hccn_tool_calls_total",
-	"ascend_npu_pod_info", "hccl_process_chip_info",
+	"ascend_npu_pod_info", "hccl_process_info",
 }
 
 var (

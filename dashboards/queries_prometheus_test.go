@@ -69,7 +69,8 @@ func TestQueriesReturnDataOnContractMetrics(t *testing.T) {
 
 	// The namespace and pod filters: NPU 1 is held by train/job-a-0 (and
 	// process 1595259 runs on it), NPU 0 by no pod. Filtering on another
-	// namespace hides NPU 1's chip and process; chips no pod holds stay.
+	// namespace hides NPU 1's chip, its process and the process's settings
+	// set and communicator; chips no pod holds stay.
 	for _, tc := range []struct {
 		namespace string
 		panel     string
@@ -79,8 +80,12 @@ func TestQueriesReturnDataOnContractMetrics(t *testing.T) {
 		{"", "HBM used ratio per chip", "npu", []string{"0", "1"}},
 		{"train", "HBM used ratio per chip", "npu", []string{"0", "1"}},
 		{"infer", "HBM used ratio per chip", "npu", []string{"0"}},
-		{"", "QPs per connection per process", "pid", []string{"1595259"}},
-		{"infer", "QPs per connection per process", "pid", nil},
+		{"", "QPs per connection per settings set", "settings", []string{"a3c26ec6"}},
+		{"infer", "QPs per connection per settings set", "settings", nil},
+		{"", "Processes and nodes per settings set", "settings", []string{"a3c26ec6"}},
+		{"infer", "Processes and nodes per settings set", "settings", nil},
+		{"", "Communicators", "communicator", []string{"127.0.0.1%enp_60000_0_1765367607599032"}},
+		{"infer", "Communicators", "communicator", nil},
 	} {
 		qs, err := QueriesWith(Vars{Job: "hccl_exporter", Instance: instance, Namespace: tc.namespace, RateInterval: "1m", Range: "1h"})
 		if err != nil {
@@ -111,6 +116,6 @@ func TestQueriesReturnDataOnContractMetrics(t *testing.T) {
 	}
 
 	// The rules load and evaluate in a real Prometheus too.
-	prom.WaitQuery(t, `cluster_variable_value:hccl_env_info:nodes{cluster="test",variable="HCCL_BUFFSIZE"}`, 30*time.Second,
+	prom.WaitQuery(t, `communicator:hccl_settings_sets:count{communicator="127.0.0.1%enp_60000_0_1765367607599032"}`, 30*time.Second,
 		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 1 })
 }

@@ -8,10 +8,26 @@
     // metric name only (the metric names are unique to hccl_exporter).
     hcclSelector: '',
 
-    // The target label whose nodes must agree on HCCL settings
-    // (HCCLEnvInconsistentAcrossNodes): put it on the targets of one
-    // training job or cluster in the scrape config.
+    // The target label that groups nodes into a cluster (dashboards). No
+    // rule needs it: HCCLSettingsInconsistentInCommunicator compares the
+    // members of one communicator, whose identifier names one job.
     clusterLabel: 'cluster',
+
+    // The variables HCCL requires to agree across the ranks of a
+    // communicator (internal/hcclenv Consistent; mixin_test checks the two
+    // lists agree). The description of
+    // HCCLSettingsInconsistentInCommunicator names those that differ.
+    consistentVariables: [
+      'HCCL_ALGO',
+      'HCCL_BUFFSIZE',
+      'HCCL_CONNECT_TIMEOUT',
+      'HCCL_DETERMINISTIC',
+      'HCCL_EXEC_TIMEOUT',
+      'HCCL_INTER_HCCS_DISABLE',
+      'HCCL_INTRA_ROCE_ENABLE',
+      'HCCL_OP_EXPANSION_MODE',
+      'HCCL_RDMA_QPS_PER_CONNECTION',
+    ],
 
     // HCCL_RDMA_QPS_PER_CONNECTION above this pages
     // HCCLQPsPerConnectionAboveRecommended (HCCL allows 1–32; above 8 there

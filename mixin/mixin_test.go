@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
@@ -231,5 +232,40 @@ func TestSecondConfiguration(t *testing.T) {
 		if !bytes.Contains(b, []byte(`label_values(hccl_exporter_build_info{job=\"npu-exporter\"}, job)`)) {
 			t.Errorf("%s: the job variable does not use the configured selector", filepath.Base(f))
 		}
+	}
+}
+
+// TestConsistentVariablesMatchTheExporter: the variables the rules and
+// dashboards name as the settings set are the ones the exporter hashes into
+// the settings label (internal/hcclenv), or the alert's description and the
+// dashboard's settings table would show other variables than those that
+// made the sets differ.
+func TestConsistentVariablesMatchTheExporter(t *testing.T) {
+	b, err := os.ReadFile("config.libsonnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)consistentVariables:\s*\[(.*?)\]`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("config.libsonnet has no consistentVariables list")
+	}
+	var got []string
+	for _, q := range regexp.MustCompile(`'([A-Z0-9_]+)'`).FindAllSubmatch(m[1], -1) {
+		got = append(got, string(q[1]))
+	}
+	var want []string
+	for _, c := range hcclenv.Consistent() {
+		want = append(want, c.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("mixin consistentVariables %v, internal/hcclenv Consistent %v", got, want)
+	}
+	// The settings dashboard's table of sets uses the same list.
+	dash, err := os.ReadFile(filepath.Join("dashboards", "hccl-settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(dash, []byte(`variable=~\"`+strings.Join(want, "|")+`\"`)) {
+		t.Errorf("dashboards/hccl-settings.json does not query the settings set's variables %v", want)
 	}
 }

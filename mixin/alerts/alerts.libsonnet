@@ -2,14 +2,15 @@
 // alerts read (rules/rules.libsonnet). Group names and alert names are the
 // product's contract (DESIGN.md): routes, silences and runbooks use them.
 //
-// hccl-exporter-cluster compares nodes and needs every node of a cluster in
-// one evaluation; every other group joins series of one target only
-// (docs/scale.md, alerts/sharded/).
+// hccl-exporter-cluster compares the members of a communicator on all
+// nodes and needs every node in one evaluation; every other group joins
+// series of one target only (docs/scale.md, alerts/sharded/).
 {
   local cfg = $._config,
-  // The cluster label in an annotation's $labels and queries.
-  local withClusterLabel(s) =
-    std.strReplace(std.strReplace(s, '$labels.cluster', '$labels.' + cfg.clusterLabel), '{cluster=%q', '{' + cfg.clusterLabel + '=%q'),
+  local consistentRE = std.join('|', cfg.consistentVariables),
+  // The selector inside a query string of an annotation template (its
+  // quotes escaped for the template's string literal).
+  local selQ = std.strReplace(cfg.hcclSelectorComma, '"', '\\"'),
 
   prometheusAlerts+:: {
     groups+: [
@@ -199,6 +200,9 @@
               runbook_url: cfg.runbookURLBase + '#npulinksetupheadroomlow',
             },
           },
+          // One alert per settings set per node: every process of a job on a
+          // node prints the same settings, so a 64-rank job on 8 nodes raises
+          // 8 alerts in one notification group, not 64.
           {
             alert: 'HCCLQPsPerConnectionAboveRecommended',
             expr: 'hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d' % cfg,
@@ -207,11 +211,12 @@
               severity: 'warning',
             },
             annotations: {
-              summary: 'A training process uses more than %(qpsPerConnectionLimit)d queue pairs per connection.' % cfg,
+              summary: 'A training job uses more than %(qpsPerConnectionLimit)d queue pairs per connection.' % cfg,
               description: std.join(' ', [
-                'Process {{ $labels.pid }}',
-                '{{- with printf "hccl_env_info{instance=%%q,pid=%%q,variable=\\"HCCL_RDMA_QPS_PER_CONNECTION\\"}" $labels.instance $labels.pid | query }} ({{ . | first | label "process" }}){{ end }}',
-                'on {{ $labels.instance }} runs with HCCL_RDMA_QPS_PER_CONNECTION={{ $value }} (allowed 1–32,',
+                '{{ with printf "count(hccl_process_info{instance=%%q,settings=%%q})" $labels.instance $labels.settings | query }}{{ . | first | value | humanize }}{{ else }}The{{ end }}',
+                'process(es)',
+                '{{- with printf "hccl_process_info{instance=%%q,settings=%%q}" $labels.instance $labels.settings | query }} ({{ . | first | label "process" }}){{ end }}',
+                'of settings set {{ $labels.settings }} on {{ $labels.instance }} run with HCCL_RDMA_QPS_PER_CONNECTION={{ $value }} (allowed 1–32,',
                 'recommended 1–%(qpsPerConnectionLimit)d): every RoCE connection creates that many queue pairs plus one, 0.25–3 MiB of HBM each,',
                 'with no guaranteed speed-up above %(qpsPerConnectionLimit)d, and EI0011 becomes likely.',
               ]) % cfg,
@@ -220,34 +225,43 @@
           },
         ],
       },
-      // Cross-node rules: they compare the nodes of a cluster, so they need every
-      // node in one evaluation. With sharded Prometheus servers evaluate this group
-      // in a global ruler (vmalert, Thanos Ruler, Mimir ruler) and the others where
-      // the nodes are scraped: alerts/sharded/ holds the two halves (docs/scale.md).
+      // Cross-node rules: they compare the members of a communicator on all
+      // nodes, so they need every node in one evaluation. With sharded
+      // Prometheus servers evaluate this group in a global ruler (vmalert,
+      // Thanos Ruler, Mimir ruler) and the others where the nodes are
+      // scraped: alerts/sharded/ holds the two halves (docs/scale.md).
       {
         name: 'hccl-exporter-cluster',
         rules: [
-          // Nodes per (cluster, variable, value) of the settings that must match on
-          // every node of a job. Change `cluster` here and below to group by
-          // another scrape-config label.
-          $._hcclRecordingRules['cluster_variable_value:hccl_env_info:nodes'],
+          // Settings sets the members of each communicator run, over all nodes:
+          // the communicator identifier is the same on every node of a job and
+          // unique to it, so this needs no cluster label and never compares two
+          // jobs. Processes whose logs printed none of the set's variables
+          // (settings="") are left out: unknown is not different.
+          $._hcclRecordingRules['communicator:hccl_settings_sets:count'],
+          // The description names the variables that differ: those of the
+          // set (config consistentVariables) with more than one value among
+          // the communicator's settings sets (hccl_env_info of the sets; the
+          // runbook's query shows the values).
           {
-            alert: 'HCCLEnvInconsistentAcrossNodes',
-            expr: 'count by (%(clusterLabel)s, variable) (cluster_variable_value:hccl_env_info:nodes) > 1' % cfg,
-            'for': '10m',
+            alert: 'HCCLSettingsInconsistentInCommunicator',
+            expr: 'communicator:hccl_settings_sets:count > 1',
+            'for': '5m',
             labels: {
               severity: 'warning',
             },
             annotations: {
-              summary: 'Nodes of one job run different values of {{ $labels.variable }}.',
-              description: withClusterLabel(std.join(' ', [
-                '{{ with $labels.cluster }}The nodes of cluster {{ . }}{{ else }}The nodes without a cluster label{{ end }} run',
-                '{{ $value }} different values of {{ $labels.variable }}:',
-                '{{- range printf "cluster_variable_value:hccl_env_info:nodes{cluster=%q,variable=%q}" $labels.cluster $labels.variable | query | sortByLabel "value" }}',
-                '[{{ .Labels.value }}] on {{ .Value }} node(s);{{ end }}',
-                'HCCL link setup is a collective step and these settings must match on every node.',
-              ])),
-              runbook_url: cfg.runbookURLBase + '#hcclenvinconsistentacrossnodes',
+              summary: 'Members of one HCCL communicator run different settings.',
+              description: std.join(' ', [
+                'The members of communicator {{ $labels.communicator }} run {{ $value }} different settings sets:',
+                '{{- range printf "count by (settings) (count by (settings, instance) (hccl_communicator_info{' + selQ + 'communicator=%q,settings!=\\"\\"}))" $labels.communicator | query | sortByLabel "settings" }}',
+                '[{{ .Labels.settings }} on {{ .Value }} node(s)]{{ end }}. They differ in:',
+                '{{- range printf "count by (variable) (count by (variable, value) (max by (settings, variable, value) (hccl_env_info{' + selQ + 'variable=~\\"' + consistentRE + '\\"}) * on (settings) group_left () max by (settings) (hccl_communicator_info{' + selQ + 'communicator=%q}))) > 1" $labels.communicator | query | sortByLabel "variable" }}',
+                '{{ .Labels.variable }} ({{ .Value }} values);{{ end }}',
+                'HCCL requires these to agree on every rank of a communicator: expect link setup to fail or',
+                'time out (EI0005, EI0006), or ranks to wait for each other until HCCL_EXEC_TIMEOUT.',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hcclsettingsinconsistentincommunicator',
             },
           },
         ],

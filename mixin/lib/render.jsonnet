@@ -21,19 +21,11 @@ function(config={})
     # goes to chat and is inhibited on a node while a critical alert fires there
     # (see alertmanager.example.yml).
     #
-    # Grouping label: HCCLEnvInconsistentAcrossNodes compares the nodes that share
-    # the `%(clusterLabel)s` label. Set it on the targets of one training job (or
-    # cluster) in your scrape config:
-    #
-    #   scrape_configs:
-    #     - job_name: hccl_exporter
-    #       static_configs:
-    #         - targets: ['node-1:9842', 'node-2:9842']
-    #           labels: {%(clusterLabel)s: llm-pretrain}
-    #
-    # To group by another label, set clusterLabel in the mixin's configuration
-    # (mixin/config.libsonnet) and run `make mixin`. Nodes without the label
-    # form one group.
+    # No grouping label is needed: HCCLSettingsInconsistentInCommunicator
+    # compares the members of one communicator, whose identifier is the same on
+    # every node of a job and names no other job. It is in the
+    # hccl-exporter-cluster group, which must see every node (sharded servers:
+    # evaluate alerts/sharded/hccl_exporter.cluster.rules.yml in a global ruler).
   ||| % mixin._config;
   {
     'alerts/hccl_exporter.rules.yml':

@@ -52,16 +52,16 @@
           (count by (job, instance, npu, chip) (max by (job, instance, npu, chip, namespace, pod) (ascend_npu_pod_info%(hcclSelectorBraces)s)) == 1)
       ||| % cfg,
     },
-    // Nodes per (cluster, variable, value) of the settings that must match on
-    // every node of a job. Change `cluster` here and below to group by
-    // another scrape-config label.
-    'cluster_variable_value:hccl_env_info:nodes': {
-      record: 'cluster_variable_value:hccl_env_info:nodes',
+    // Settings sets the members of each communicator run, over all nodes:
+    // the communicator identifier is the same on every node of a job and
+    // unique to it, so this needs no cluster label and never compares two
+    // jobs. Processes whose logs printed none of the set's variables
+    // (settings="") are left out: unknown is not different.
+    'communicator:hccl_settings_sets:count': {
+      record: 'communicator:hccl_settings_sets:count',
       expr: |||
-        count by (%(clusterLabel)s, variable, value) (
-          count by (%(clusterLabel)s, variable, value, instance) (
-            hccl_env_info{%(hcclSelectorComma)svariable=~"HCCL_BUFFSIZE|HCCL_RDMA_QPS_PER_CONNECTION"}
-          )
+        count by (communicator) (
+          count by (communicator, settings) (hccl_communicator_info{%(hcclSelectorComma)ssettings!=""})
         )
       ||| % cfg,
     },
