@@ -24,7 +24,8 @@ const mib = 1 << 20
 // The node the test simulates: an 8-NPU Atlas 800T A2 with one training
 // process per chip (pids 210001…210008, as the demo fake npu-smi prints),
 // all in one 64-rank communicator over 8 servers. The process on NPU 0 runs
-// with HCCL_RDMA_QPS_PER_CONNECTION=16, the others with the default 1.
+// with HCCL_RDMA_QPS_PER_CONNECTION=16, the others with the default 1: one
+// communicator split across two settings sets.
 const (
 	e2eRankSize  = 64
 	e2eServerNum = 8
@@ -193,7 +194,8 @@ const e2eHeadroomFor = "5s"
 // e2eHeadroomFor: waiting 2–5 minutes for each would multiply the test's
 // runtime. Every expression is the shipped one; promtool tests in alerts/
 // cover the `for:`.
-var e2eShortenedAlerts = []string{"NPULinkSetupHeadroomLow", "RoCELinkDown", "RoCELinkFlapping", "RoCENetworkUnhealthy"}
+var e2eShortenedAlerts = []string{"NPULinkSetupHeadroomLow", "RoCELinkDown", "RoCELinkFlapping", "RoCENetworkUnhealthy",
+	"HCCLSettingsInconsistentInCommunicator"}
 
 // rulesForTest returns the shipped rules with the `for:` of
 // e2eShortenedAlerts cut to e2eHeadroomFor where it is longer.
@@ -434,7 +436,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 	if got, want := ts[0].Value, float64(old.UnixMilli())/1000; got < want-0.002 || got > want+0.002 {
 		t.Errorf("hccl_fault_last_event_timestamp_seconds of the old EI0011 = %.3f, want %.3f (the line's local time)", got, want)
 	}
-	prom.WaitQuery(t, fmt.Sprintf(`hccl_env_rdma_qps_per_connection{pid="%d"}`, e2eBusyPID), 10*time.Second,
+	prom.WaitQuery(t, fmt.Sprintf(`hccl_env_rdma_qps_per_connection and on (instance, settings) hccl_process_info{pid="%d"}`, e2eBusyPID), 10*time.Second,
 		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == e2eBusyQPS })
 	headroomQ := `hccl_link_setup_headroom_bytes{npu="0",chip="0"}`
 	prom.WaitQuery(t, headroomQ, 10*time.Second, func(s []testtools.Sample) bool {
@@ -529,6 +531,18 @@ func TestAlertingEndToEnd(t *testing.T) {
 	}
 	// continue: true also posts the page to chat.
 	chat.WaitForAlert(t, 15*time.Second, isPage)
+
+	// The communicator whose members run two settings sets (NPU 0's QPS
+	// 16 against 1) warns in chat, once, naming the variable that differs.
+	isSplit := func(a testtools.WebhookAlert) bool {
+		return a.Labels["alertname"] == "HCCLSettingsInconsistentInCommunicator" && a.Status == "firing"
+	}
+	split := chat.WaitForAlert(t, 60*time.Second, isSplit)
+	if split.Labels["severity"] != "warning" || split.Labels["communicator"] == "" ||
+		!strings.Contains(split.Annotations["description"], "run 2 different settings sets") ||
+		!strings.Contains(split.Annotations["description"], "HCCL_RDMA_QPS_PER_CONNECTION (2 values)") {
+		t.Errorf("HCCLSettingsInconsistentInCommunicator: labels %v, description %q", split.Labels, split.Annotations["description"])
+	}
 
 	// NPU 0 fills up: 1636 MiB free, less than the 2520 MiB of QPs and the
 	// 401 MiB cclBuffer its process may need at its first collective.
@@ -649,6 +663,14 @@ func TestAlertingEndToEnd(t *testing.T) {
 		if n == 0 {
 			t.Errorf("%s / %q %s: no data from the real exporter\n%s", q.Dashboard, q.Panel, q.RefID, q.Expr)
 		}
+	}
+	// The split communicator paged exactly once (one label set), to chat
+	// only: a warning.
+	if sets := firingSets(chat)["HCCLSettingsInconsistentInCommunicator"]; len(sets) != 1 {
+		t.Errorf("HCCLSettingsInconsistentInCommunicator reached chat with %d label sets, want exactly 1: %v", len(sets), sets)
+	}
+	if sets := firingSets(pager)["HCCLSettingsInconsistentInCommunicator"]; len(sets) != 0 {
+		t.Errorf("HCCLSettingsInconsistentInCommunicator paged: %v", sets)
 	}
 	if done, err := exporter.Exited(); done {
 		t.Errorf("exporter exited during the test: %v", err)

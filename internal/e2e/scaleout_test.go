@@ -31,7 +31,7 @@ const (
 	scaleBuffsizeMB = 200
 	// The one node whose processes run another HCCL_BUFFSIZE.
 	scaleOddBuffsizeMB = 300
-	// The cross-node alert's `for:` in this test (10m shipped).
+	// The cross-node alert's `for:` in this test (5m shipped).
 	scaleInconsistentFor = "3s"
 )
 
@@ -44,7 +44,7 @@ func hashmodShard(value string, modulus uint64) uint64 {
 
 // pickAddresses hands out loopback addresses for the exporters such that
 // shard 0 scrapes exactly one node (the odd one, index 0) and shard 1 all
-// the others: then no shard holds two different HCCL_BUFFSIZE values.
+// the others: then no shard holds two settings sets of the job's communicator.
 func pickAddresses(t *testing.T) []string {
 	t.Helper()
 	var inShard [scaleShards][]string
@@ -179,9 +179,9 @@ func labelString(l map[string]string) string {
 	return "{" + strings.Join(kv, ",") + "}"
 }
 
-// crossNodeQuery is the cross-node recording rule's question for one
-// variable: how many values of HCCL_BUFFSIZE the evaluator sees per cluster.
-const crossNodeQuery = `count by (cluster, variable) (count by (cluster, variable, value) (count by (cluster, variable, value, instance) (hccl_env_info{variable="HCCL_BUFFSIZE"})))`
+// crossNodeQuery is the cross-node recording rule's question: how many
+// settings sets the evaluator sees among the members of each communicator.
+const crossNodeQuery = `count by (communicator) (count by (communicator, settings) (hccl_communicator_info{settings!=""}))`
 
 // TestScaleOutEndToEnd runs the tested topology of docs/scale.md: four
 // exporters on generated nodes (one with another HCCL_BUFFSIZE), two
@@ -190,8 +190,9 @@ const crossNodeQuery = `count by (cluster, variable) (count by (cluster, variabl
 // VictoriaMetrics, and vmalert evaluating the cross-node rules
 // (alerts/sharded/hccl_exporter.cluster.rules.yml) on VictoriaMetrics, all
 // notifying one Alertmanager. It shows:
-//   - neither shard sees two HCCL_BUFFSIZE values; VictoriaMetrics does, and
-//     HCCLEnvInconsistentAcrossNodes pages exactly once, from vmalert;
+//   - the job's communicator (its identifier the same on every node) runs two
+//     settings sets; neither shard sees both, VictoriaMetrics does, and
+//     HCCLSettingsInconsistentInCommunicator pages exactly once, from vmalert;
 //   - an EI0011 on one node pages exactly once, from the shard that scrapes
 //     the node, and not again through the global path.
 func TestScaleOutEndToEnd(t *testing.T) {
@@ -273,21 +274,21 @@ func TestScaleOutEndToEnd(t *testing.T) {
 			t.Fatalf("shard %d scrapes %v, want %v (hashmod as computed here)", s, inst, want)
 		}
 	}
-	// VictoriaMetrics holds every node's settings, from both shards.
-	vm.WaitQuery(t, `count(count by (instance) (hccl_env_info{variable="HCCL_BUFFSIZE"}))`, 60*time.Second,
+	// VictoriaMetrics holds every node's communicator, from both shards.
+	vm.WaitQuery(t, `count(count by (instance) (hccl_communicator_info))`, 60*time.Second,
 		func(r []testtools.Sample) bool { return len(r) == 1 && r[0].Value == scaleNodes })
 	t.Logf("stack up and every node in VictoriaMetrics after %s (processes started in %s)", time.Since(begin).Round(time.Millisecond), started.Round(time.Millisecond))
 
 	// The disagreement pages once, through the global path.
 	inconsistent := hook.WaitForAlert(t, 90*time.Second, func(a testtools.WebhookAlert) bool {
-		return a.Labels["alertname"] == "HCCLEnvInconsistentAcrossNodes" && a.Status == "firing"
+		return a.Labels["alertname"] == "HCCLSettingsInconsistentInCommunicator" && a.Status == "firing"
 	})
-	t.Logf("HCCLEnvInconsistentAcrossNodes paged %s after start: %s", time.Since(begin).Round(time.Millisecond), inconsistent.Annotations["description"])
+	t.Logf("HCCLSettingsInconsistentInCommunicator paged %s after start: %s", time.Since(begin).Round(time.Millisecond), inconsistent.Annotations["description"])
 	if inconsistent.Labels["evaluator"] != "global" || inconsistent.Labels["shard"] != "" ||
-		inconsistent.Labels["variable"] != "HCCL_BUFFSIZE" || inconsistent.Labels["cluster"] != scaleCluster {
-		t.Errorf("inconsistency alert labels %v: want variable HCCL_BUFFSIZE, cluster %s, from vmalert (evaluator=global, no shard)", inconsistent.Labels, scaleCluster)
+		inconsistent.Labels["communicator"] == "" || inconsistent.Labels["instance"] != "" {
+		t.Errorf("inconsistency alert labels %v: want the communicator, from vmalert (evaluator=global, no shard, no instance)", inconsistent.Labels)
 	}
-	for _, want := range []string{"[200] on 3 node(s)", "[300] on 1 node(s)"} {
+	for _, want := range []string{"run 2 different settings sets", "on 3 node(s)]", "on 1 node(s)]", "They differ in: HCCL_BUFFSIZE (2 values);"} {
 		if !strings.Contains(inconsistent.Annotations["description"], want) {
 			t.Errorf("description lacks %q (the annotation's query must run on VictoriaMetrics): %s", want, inconsistent.Annotations["description"])
 		}
@@ -299,11 +300,11 @@ func TestScaleOutEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(r) != 1 || r[0].Value != 1 {
-			t.Errorf("shard %d sees %v HCCL_BUFFSIZE values, want exactly 1", s, r)
+			t.Errorf("shard %d sees %v settings sets in the communicator, want exactly 1", s, r)
 		}
 	}
 	if r, err := vm.Query(crossNodeQuery); err != nil || len(r) != 1 || r[0].Value != 2 {
-		t.Errorf("VictoriaMetrics sees %v HCCL_BUFFSIZE values (%v), want 2", r, err)
+		t.Errorf("VictoriaMetrics sees %v settings sets in the communicator (%v), want 2", r, err)
 	}
 
 	// An EI0011 on node 2 (shard 1) pages once, from shard 1.
@@ -329,13 +330,13 @@ func TestScaleOutEndToEnd(t *testing.T) {
 	// remote write flushes and Alertmanager group intervals.
 	time.Sleep(6 * time.Second)
 	sets := firingSets(hook)
-	for _, name := range []string{"HCCLQPMemoryAllocationFailed", "HCCLEnvInconsistentAcrossNodes"} {
+	for _, name := range []string{"HCCLQPMemoryAllocationFailed", "HCCLSettingsInconsistentInCommunicator"} {
 		if len(sets[name]) != 1 {
 			t.Errorf("%s reached Alertmanager with %d label sets, want exactly 1: %v", name, len(sets[name]), sets[name])
 		}
 	}
 	for name, s := range sets {
-		if name != "HCCLQPMemoryAllocationFailed" && name != "HCCLEnvInconsistentAcrossNodes" {
+		if name != "HCCLQPMemoryAllocationFailed" && name != "HCCLSettingsInconsistentInCommunicator" {
 			t.Errorf("unexpected alert %s: %v", name, s)
 		}
 	}
@@ -359,7 +360,7 @@ func TestScaleOutEndToEnd(t *testing.T) {
 		p    *testtools.Prometheus
 		want []string
 	}{
-		"vmalert": {vmalert, []string{"HCCLEnvInconsistentAcrossNodes"}},
+		"vmalert": {vmalert, []string{"HCCLSettingsInconsistentInCommunicator"}},
 		"shard 0": {shards[0], nil},
 		"shard 1": {shards[1], []string{"HCCLQPMemoryAllocationFailed"}},
 	} {
