@@ -71,8 +71,12 @@ const maxCodes = 128
 
 // formula is the expected number of series of every family, from the node's
 // counts: X chips (Xp of them print power), P processes (in npu-smi's table
-// and in the logs), C communicators per process, K fault codes seen in
-// screen logs (Kc of them catalog codes), M plog modules seen (each at INFO).
+// and in the logs), S settings sets and Cn distinct communicators among them,
+// K fault codes seen in screen logs (Kc of them catalog codes), M plog
+// modules seen (each at INFO). The settings and communicator series are
+// shaped per job, not per process: a generated node's processes are the
+// ranks of one job, print one [HCCL_ENV] block (S = 1) and share their C
+// communicators (Cn = C), as real ranks of one job do.
 func formula(n *nodegen.Node) map[string]int {
 	s := n.Spec
 	X := len(n.Chips)
@@ -82,7 +86,8 @@ func formula(n *nodegen.Node) map[string]int {
 			Xp++
 		}
 	}
-	P, C := s.Processes, s.Communicators
+	P := s.Processes
+	S, Cn := settingsSets(n), distinctCommunicators(n)
 	K, Kc := 0, 0
 	for _, f := range n.Faults {
 		if f.Catalog {
@@ -120,16 +125,18 @@ func formula(n *nodegen.Node) map[string]int {
 		"hccl_ccl_buffer_bytes":           X,
 		"hccl_ccl_buffer_pending_bytes":   X,
 		"hccl_link_setup_headroom_bytes":  X,
-		// cannlog: per process, per communicator, per code, fixed
-		"hccl_env_info":                            P * envVariables,
-		"hccl_env_buffsize_bytes":                  P,
-		"hccl_env_rdma_qps_per_connection":         P,
-		"hccl_env_connect_timeout_seconds":         P,
-		"hccl_env_exec_timeout_seconds":            P,
-		"hccl_communicator_ranks":                  P * C,
-		"hccl_communicator_servers":                P * C,
-		"hccl_communicator_established_qps":        P * C,
-		"hccl_communicator_ccl_buffer_bytes":       P * C,
+		// cannlog: per settings set, per communicator, per code, fixed
+		"hccl_env_info":                            S * envVariables,
+		"hccl_env_buffsize_bytes":                  S,
+		"hccl_env_rdma_qps_per_connection":         S,
+		"hccl_env_connect_timeout_seconds":         S,
+		"hccl_env_exec_timeout_seconds":            S,
+		"hccl_communicator_info":                   Cn * S,
+		"hccl_communicator_ranks":                  Cn,
+		"hccl_communicator_servers":                Cn,
+		"hccl_communicator_processes":              Cn,
+		"hccl_communicator_established_qps":        Cn,
+		"hccl_communicator_ccl_buffer_bytes":       Cn,
 		"hccl_fault_events_total":                  2*catalogCodes + (K - Kc),
 		"hccl_fault_last_event_timestamp_seconds":  K,
 		"ascend_log_lines_total":                   M,
@@ -144,8 +151,8 @@ func formula(n *nodegen.Node) map[string]int {
 		"ascend_log_state_file_write_errors_total": 1,
 		// one log root, its zone applied (the inferred offset only once inferred)
 		"ascend_log_timezone_applied_offset_seconds": 1,
-		// join: each process's chip
-		"hccl_process_chip_info": P,
+		// join: each process with its settings set and chip
+		"hccl_process_info": P,
 		// hccn: no hccn_tool on a generated node
 		"ascend_hccn_tool_up": 1,
 		// pods: no kubelet socket on a generated node (connect, list)
@@ -157,6 +164,39 @@ func formula(n *nodegen.Node) map[string]int {
 		"hccl_exporter_http_connections_refused_total": 1,
 	}
 }
+
+// settingsSets is the number of distinct settings sets among the node's
+// processes: nodegen writes one [HCCL_ENV] block for the whole node (its
+// Spec's QPS and HCCL_BUFFSIZE), so 1 where there are processes.
+func settingsSets(n *nodegen.Node) int {
+	return min(1, len(n.Processes))
+}
+
+// distinctCommunicators is the number of distinct communicator identifiers
+// among the node's processes.
+func distinctCommunicators(n *nodegen.Node) int {
+	ids := map[string]bool{}
+	for _, p := range n.Processes {
+		for _, c := range p.Communicators {
+			ids[c.ID] = true
+		}
+	}
+	return len(ids)
+}
+
+// membership is the number of (process, communicator) pairs of the node:
+// the sum of hccl_communicator_processes once every plog is read.
+func membership(n *nodegen.Node) int {
+	k := 0
+	for _, p := range n.Processes {
+		k += len(p.Communicators)
+	}
+	return k
+}
+
+// runtimeSeries is the number of go_*, process_* and promhttp_* series the
+// exporter exports (measured with each point; docs/scale.md's 48).
+const runtimeSeries = 48
 
 // runtimeFamily: Go runtime, process and promhttp metrics, constant per node
 // (--web.disable-exporter-metrics removes them).
@@ -271,7 +311,11 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 			if err != nil {
 				return nil, fmt.Errorf("parse exposition: %w", err)
 			}
+			// Every process's communicators counted (the series appear
+			// with the first member; their member count completes with
+			// the last).
 			if series(fams["hccl_communicator_ranks"]) == want["hccl_communicator_ranks"] &&
+				int(probe.GaugeSum(fams, "hccl_communicator_processes")) == membership(n) &&
 				series(fams["hccl_fault_last_event_timestamp_seconds"]) == want["hccl_fault_last_event_timestamp_seconds"] &&
 				series(fams["hccl_env_info"]) == want["hccl_env_info"] &&
 				series(fams["hccl_link_setup_headroom_bytes"]) == want["hccl_link_setup_headroom_bytes"] {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/bench/gen/nodegen"
+)
+
+// closedForm is docs/scale.md's per-node formula:
+//
+//	series = 20·X + X_p + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 153
+//
+// (S settings sets, C_n distinct communicators; 153 = 8 npu-smi + 52
+// zero-initialised fault counters + 15 log-reader + 1 time zone + 14
+// refused-settings counters + 1 hccn + 2 pods + 12 exporter + 48 runtime).
+func closedForm(n *nodegen.Node) int {
+	X, Xp := len(n.Chips), 0
+	for _, c := range n.Chips {
+		if c.PowerWatts > 0 {
+			Xp++
+		}
+	}
+	K, Kx := 0, 0
+	for _, f := range n.Faults {
+		switch {
+		case f.Catalog:
+			K++
+		case Kx < maxCodes:
+			K++
+			Kx++
+		}
+	}
+	M := 2
+	if n.Spec.NoiseLines > 0 {
+		M += min(n.Spec.NoiseLines, 3)
+	}
+	S, Cn := settingsSets(n), distinctCommunicators(n)
+	return 20*X + Xp + 2*len(n.Processes) + S*(envVariables+4) + Cn*(S+5) + K + Kx + M + 153
+}
+
+// TestFormula: the per-family formula the scale tool checks every scrape
+// against sums to the closed form of docs/scale.md at every point, and the
+// worst-case node (16 NPUs × 2 dies, 64 processes × 8 communicators) stays
+// at or below 1,500 series.
+func TestFormula(t *testing.T) {
+	for _, p := range points() {
+		n, err := nodegen.New(p.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := sum(formula(n)) + runtimeSeries
+		if want := closedForm(n); got != want {
+			t.Errorf("%s: per-family formula sums to %d, closed form %d", p.name, got, want)
+		}
+	}
+	worst, err := nodegen.New(nodegen.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := worst.Counts(); c.Chips != 32 || c.Processes != 64 || c.Communicators != 64*8 {
+		t.Fatalf("DefaultSpec is not the worst case of docs/scale.md: %+v", c)
+	}
+	total := sum(formula(worst)) + runtimeSeries
+	t.Logf("worst-case node: %d series", total)
+	if total > 1500 {
+		t.Errorf("worst-case node: %d series, want ≤ 1,500", total)
+	}
+	// The settings and communicator series do not grow with the processes
+	// of one job: twice the ranks, the same settings and communicator series.
+	spec := nodegen.DefaultSpec()
+	spec.Processes *= 2
+	more, err := nodegen.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1, f2 := formula(worst), formula(more)
+	for _, fam := range []string{"hccl_env_info", "hccl_env_rdma_qps_per_connection", "hccl_communicator_info",
+		"hccl_communicator_ranks", "hccl_communicator_established_qps"} {
+		if f1[fam] != f2[fam] {
+			t.Errorf("%s: %d series with 64 ranks, %d with 128", fam, f1[fam], f2[fam])
+		}
+	}
+}
+
+// TestDocsFormula: docs/scale.md states the formula this tool checks.
+func TestDocsFormula(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "scale.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "series = 20·X + X_p + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 153"
+	if !strings.Contains(string(b), want) {
+		t.Errorf("docs/scale.md does not state the formula %q", want)
+	}
+}
