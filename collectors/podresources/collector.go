@@ -85,8 +85,20 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		if err != nil {
 			errs = append(errs, fmt.Errorf("podresources: match processes to chips: %w", err))
 		}
+		bad := 0
 		for _, p := range pcs {
-			ch <- prometheus.MustNewConstMetric(processInfoDesc, prometheus.GaugeValue, 1, p.PID, p.Process, p.Settings, p.NPU, p.Chip, p.JoinedBy)
+			// The name and the labels come from logs (or a state file):
+			// a value that is still not a valid label leaves its process
+			// out rather than failing the scrape.
+			m, err := prometheus.NewConstMetric(processInfoDesc, prometheus.GaugeValue, 1, p.PID, p.Process, p.Settings, p.NPU, p.Chip, p.JoinedBy)
+			if err != nil {
+				bad++
+				continue
+			}
+			ch <- m
+		}
+		if bad > 0 {
+			errs = append(errs, fmt.Errorf("podresources: %d processes of the logs left out of hccl_process_info: invalid label values", bad))
 		}
 	}
 	if err := c.updatePods(ctx, ch); err != nil {

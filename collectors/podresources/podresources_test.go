@@ -270,3 +270,50 @@ ascend_pod_resources_up 0
 		t.Error(err)
 	}
 }
+
+type fakeProcs []ProcessChip
+
+func (f fakeProcs) ProcessChips(context.Context) ([]ProcessChip, error) { return f, nil }
+
+// TestProcessInfo: hccl_process_info has one series per process of the
+// logs, with its settings set and its chip, or none; a process whose labels
+// are not valid is left out with an error, and the scrape goes on.
+func TestProcessInfo(t *testing.T) {
+	w := NewWatcher(Config{}, nil)
+	w.Refresh(context.Background())
+	c := New(w, nil, fakeProcs{
+		{PID: "156", Process: "python3", Settings: "a18a22cb", NPU: "6", Chip: "0", JoinedBy: "device"},
+		{PID: "4242", Process: "gone", Settings: "", JoinedBy: "none"},
+	})
+	want := `
+# HELP hccl_process_info 1 for each process of the CANN logs: its settings set (the settings label of the hccl_env_* and hccl_communicator_info series) and the chip npu-smi shows it on; joined_by says how it was matched: pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print), none (npu-smi's process table does not show it: npu and chip are empty).
+# TYPE hccl_process_info gauge
+hccl_process_info{chip="",joined_by="none",npu="",pid="4242",process="gone",settings=""} 1
+hccl_process_info{chip="0",joined_by="device",npu="6",pid="156",process="python3",settings="a18a22cb"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "hccl_process_info"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(c, "hccl_process_info"); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+	bad := New(w, nil, fakeProcs{
+		{PID: "1", Process: "ok", JoinedBy: "none"},
+		{PID: "2", Process: "\xff\xfe", JoinedBy: "none"},
+	})
+	ch := make(chan prometheus.Metric, 10)
+	err := bad.Update(context.Background(), ch)
+	close(ch)
+	if err == nil || !strings.Contains(err.Error(), "1 processes of the logs left out") {
+		t.Errorf("invalid process name: error %v", err)
+	}
+	n := 0
+	for m := range ch {
+		if strings.Contains(m.Desc().String(), "hccl_process_info") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d hccl_process_info series, want the valid one", n)
+	}
+}
