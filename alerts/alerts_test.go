@@ -127,6 +127,11 @@ func TestAmtoolCheckConfig(t *testing.T) {
 		run(t, amtool, "config", "routes", "test", "--config.file=alertmanager.example.yml",
 			"--verify.receivers="+receivers, "severity="+severity, "alertname=X", "instance=node-1:9842")
 	}
+	// A job's QPS warnings (one per node) have their own grouping route,
+	// still to chat (internal/e2e TestJobSettingsWarningsNotifyOnce shows
+	// they arrive as one notification).
+	run(t, amtool, "config", "routes", "test", "--config.file=alertmanager.example.yml",
+		"--verify.receivers=chat", "severity=warning", "alertname=HCCLQPsPerConnectionAboveRecommended", "instance=node-1:9842", "settings=5e771a6d")
 }
 
 // TestAlertContract checks the names, labels and annotations users rely on.
