@@ -227,7 +227,7 @@ func buildNode(n *nodeData, opts Options) Node {
 
 func buildProcess(p *procData, opts Options) Process {
 	out := Process{PID: p.pid, Name: p.name, LastWrite: stamp(p.lastWrite, opts),
-		Settings: []SettingValue{}, Communicators: []Communicator{}}
+		SettingsSet: cannlog.SettingsID(p.env), Settings: []SettingValue{}, Communicators: []Communicator{}}
 	vars := sortedKeys(p.env)
 	for _, v := range vars {
 		e := p.env[v]

@@ -140,9 +140,13 @@ type FileCounts struct {
 
 // Process is one training process of a node, as its CANN logs describe it.
 type Process struct {
-	PID           int            `json:"pid"`
-	Name          string         `json:"name"`
-	LastWrite     Timestamp      `json:"last_write"`
+	PID       int       `json:"pid"`
+	Name      string    `json:"name"`
+	LastWrite Timestamp `json:"last_write"`
+	// SettingsSet is its settings set, the settings label the exporter
+	// gives its series (cannlog.SettingsID); "" when it printed none of
+	// the set's variables.
+	SettingsSet   string         `json:"settings_set"`
 	Settings      []SettingValue `json:"settings"`
 	Communicators []Communicator `json:"communicators"`
 	QPs           ProcessQPs     `json:"qps"`

@@ -139,7 +139,7 @@ func WriteText(w io.Writer, r *Report) error {
 				break
 			}
 			q := pr.QPs
-			p("  %s pid %d %s, last write %s", n.Name, pr.PID, pr.Name, textStamp(pr.LastWrite))
+			p("  %s pid %d %s, settings set %s, last write %s", n.Name, pr.PID, pr.Name, quoteEmpty(pr.SettingsSet), textStamp(pr.LastWrite))
 			p("      QPs per connection %s (%s), HCCL_BUFFSIZE %s (%s), %d communicator(s): %s to %s QPs, QP memory %s to %s, cclBuffer %s",
 				fmtNum(q.QPsPerConnection), q.QPsPerConnectionSetBy, fmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, q.Communicators,
 				fmtNum(q.QPsLow), fmtNum(q.QPsHigh), fmtBytes(q.QPMemoryLowBytes), fmtBytes(q.QPMemoryHighBytes), fmtBytes(q.CCLBufferBytes))

@@ -155,8 +155,13 @@ func (s *State) metricsSplit() (out []prometheus.Metric, procs []prometheus.Metr
 	return out, s.procMetrics
 }
 
-// settingsID is the settings set of a process (hcclenv.SettingsID over the
-// canonical values of its printed settings); the caller holds s.mu.
+// SettingsID is the settings set of a process with the effective settings
+// env (hcclenv.SettingsID over the canonical values of the variables of the
+// set it printed): the settings label of its series. diagnose names the
+// same sets.
+func SettingsID(env map[string]EnvSetting) string { return settingsID(env) }
+
+// settingsID is SettingsID; callers in the state hold s.mu.
 func settingsID(env map[string]EnvSetting) string {
 	vals := make(map[string]string, len(env))
 	for name, st := range env {
