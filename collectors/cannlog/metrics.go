@@ -159,10 +159,7 @@ func (s *State) metricsSplit() (out []prometheus.Metric, procs []prometheus.Metr
 // env (hcclenv.SettingsID over the canonical values of the variables of the
 // set it printed): the settings label of its series. diagnose names the
 // same sets.
-func SettingsID(env map[string]EnvSetting) string { return settingsID(env) }
-
-// settingsID is SettingsID; callers in the state hold s.mu.
-func settingsID(env map[string]EnvSetting) string {
+func SettingsID(env map[string]EnvSetting) string {
 	vals := make(map[string]string, len(env))
 	for name, st := range env {
 		if hcclenv.IsConsistent(name) {
@@ -208,7 +205,7 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 	gauges := map[string]map[int]float64{} // settings → envGauges index → value
 	comms := map[string]*comm{}
 	for _, pr := range s.procs {
-		set := settingsID(pr.env)
+		set := SettingsID(pr.env)
 		for name, st := range pr.env {
 			envSeen[envKey{set, name, st.Value, st.SetBy}] = true
 		}

@@ -276,7 +276,7 @@ func (s *State) Devices() []ProcessDevice {
 	defer s.mu.Unlock()
 	out := make([]ProcessDevice, 0, len(s.procs))
 	for k, pr := range s.procs {
-		out = append(out, ProcessDevice{Key: k, Label: pr.label, Name: pr.name, Settings: settingsID(pr.env),
+		out = append(out, ProcessDevice{Key: k, Label: pr.label, Name: pr.name, Settings: SettingsID(pr.env),
 			DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr)})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -291,7 +291,7 @@ func (s *State) Devices() []ProcessDevice {
 // view copies a process; names, when non-nil, restricts Env to them.
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
-		Settings: settingsID(pr.env), DevicePhyID: pr.devicePhyID,
+		Settings: SettingsID(pr.env), DevicePhyID: pr.devicePhyID,
 		Communicators:           append([]CommunicatorView(nil), pr.comms...),
 		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs}
 	if names != nil {
