@@ -34,7 +34,7 @@ func (s silentCollector) Update(context.Context, chan<- prometheus.Metric) error
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func TestRegistryReportsSuccessPerCollector(t *testing.T) {
+func TestScraperReportsSuccessPerCollector(t *testing.T) {
 	tests := []struct {
 		name        string
 		err         error
@@ -46,7 +46,7 @@ func TestRegistryReportsSuccessPerCollector(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := NewRegistry(discard(), map[string]Collector{"c": fakeCollector{value: 3, err: tc.err}})
+			reg := NewScraper(discard(), map[string]Collector{"c": fakeCollector{value: 3, err: tc.err}})
 			want := `
 # HELP fake_value A fake value.
 # TYPE fake_value gauge
@@ -64,8 +64,8 @@ hccl_exporter_collector_success{collector="c"} ` + tc.wantSuccess + "\n"
 	}
 }
 
-func TestRegistryRunsEveryCollectorAndLints(t *testing.T) {
-	reg := NewRegistry(discard(), map[string]Collector{
+func TestScraperRunsEveryCollectorAndLints(t *testing.T) {
+	reg := NewScraper(discard(), map[string]Collector{
 		"b": silentCollector{},
 		"a": silentCollector{err: errors.New("boom")},
 	})
@@ -105,7 +105,7 @@ func TestCollectorFlags(t *testing.T) {
 }
 
 func TestMetricsHandlerServesBuildInfoAndCollectors(t *testing.T) {
-	reg := NewRegistry(discard(), map[string]Collector{"c": fakeCollector{value: 7}})
+	reg := NewScraper(discard(), map[string]Collector{"c": fakeCollector{value: 7}})
 	h, err := NewMetricsHandler(reg, discard(), HandlerOpts{MaxRequests: 2})
 	if err != nil {
 		t.Fatal(err)

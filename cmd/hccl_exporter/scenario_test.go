@@ -146,7 +146,7 @@ func (j jobLog) String() string {
 }
 
 // wiredRegistry parses args as main does and builds the real collectors.
-func wiredRegistry(t *testing.T, args ...string) *exporter.Registry {
+func wiredRegistry(t *testing.T, args ...string) *exporter.Scraper {
 	t.Helper()
 	app := kingpin.New("t", "")
 	w := addCollectorFlags(app)
@@ -158,7 +158,7 @@ func wiredRegistry(t *testing.T, args ...string) *exporter.Registry {
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
-	return exporter.NewRegistry(slog.New(slog.NewTextHandler(io.Discard, nil)), collectors)
+	return exporter.NewScraper(slog.New(slog.NewTextHandler(io.Discard, nil)), collectors)
 }
 
 // gauge returns the value of the one series of name whose labels contain want.

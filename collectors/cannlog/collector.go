@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
@@ -366,11 +365,9 @@ func (c *Collector) Close() error {
 // Update sends the cannlog metrics. It reads the state under its lock and
 // the follower's counters; it does no file I/O and needs no deadline.
 func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
-	counters, version, procs := c.state.metricsSplit()
-	for _, m := range counters {
+	for _, m := range c.state.metrics() {
 		ch <- m
 	}
-	exporter.SendStable(ctx, ch, version, procs)
 	st := c.f.Stats()
 	var readErrs uint64
 	for _, n := range st.ReadErrors {

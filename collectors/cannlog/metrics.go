@@ -90,16 +90,7 @@ var faultSources = []string{FaultSourcePlog, FaultSourceScreen}
 
 // metrics builds the const metrics of the current state. It holds the lock
 // only while building, never while sending to a scrape.
-func (s *State) metrics() []prometheus.Metric {
-	out, _, procs := s.metricsSplit()
-	return append(out, procs...)
-}
-
-// metricsSplit returns the state's metrics in two parts taken under one
-// lock: those that change with every line (counters), and the per-process
-// series (settings and communicators) with their version, which changes
-// whenever they do (exporter.SendStable).
-func (s *State) metricsSplit() (out []prometheus.Metric, procVersion uint64, procs []prometheus.Metric) {
+func (s *State) metrics() (out []prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	add := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
@@ -125,10 +116,6 @@ func (s *State) metricsSplit() (out []prometheus.Metric, procVersion uint64, pro
 	for k, n := range s.plogErrors {
 		add(plogErrorsDesc, prometheus.CounterValue, float64(n), k.stage, k.reason)
 	}
-	if !s.procMetricsOK {
-		s.procMetrics = s.buildProcMetrics()
-		s.procMetricsOK = true
-	}
 	for module, counts := range s.lines {
 		for lvl, n := range counts {
 			if n > 0 {
@@ -145,15 +132,13 @@ func (s *State) metricsSplit() (out []prometheus.Metric, procVersion uint64, pro
 	for _, l := range droppedLabels {
 		add(droppedDesc, prometheus.CounterValue, float64(s.dropped[l]), l)
 	}
-	return out, s.procVersion, s.procMetrics
+	return append(out, s.buildProcMetrics()...)
 }
 
 // buildProcMetrics builds the per-process series (settings and
-// communicators). They change only when a process's settings, communicators
-// or name do, or a process comes or goes, so the state keeps them between
-// scrapes (const metrics are immutable) and rebuilds them on such a change.
-// They are sorted as the registry sorts them (family, then label values in
-// label-name order), which makes the registry's own sort a linear pass.
+// communicators), sorted as the registry sorts them (family, then label
+// values in label-name order), which makes the registry's own sort a linear
+// pass.
 func (s *State) buildProcMetrics() []prometheus.Metric {
 	type keyed struct {
 		fam int
@@ -201,13 +186,6 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 		out[i] = k.m
 	}
 	return out
-}
-
-// procsChanged drops the cached per-process series and gives the next ones
-// a new version; the caller holds s.mu.
-func (s *State) procsChanged() {
-	s.procMetricsOK = false
-	s.procVersion++
 }
 
 // Describe and Collect make a State a prometheus.Collector on its own, for

@@ -7,8 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
 
@@ -220,14 +218,6 @@ type State struct {
 	partial    map[partialKey][]byte
 	recent     [dedupWindow]string
 	recentNext int
-
-	// procMetrics caches the per-process series between scrapes while
-	// procMetricsOK; see buildProcMetrics.
-	procMetrics   []prometheus.Metric
-	procMetricsOK bool
-	// procVersion changes whenever procMetrics is dropped: scrapes reuse
-	// the gathered series while it stays (exporter.SendStable).
-	procVersion uint64
 }
 
 // NewState returns an empty state.

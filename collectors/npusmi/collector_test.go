@@ -504,27 +504,3 @@ func TestAddFlags(t *testing.T) {
 	}
 }
 
-// A scrape reuses the gathered chip series while their version stays: it
-// must change with every run and only then.
-func TestSeriesVersionFollowsRuns(t *testing.T) {
-	good := readFile(t, sampleTable)
-	c, _, clk := newScripted(5*time.Second, step{out: good})
-	v1, ms1, ok, err := exporter.UpdateStable(context.Background(), c)
-	if err != nil || !ok || len(ms1) == 0 {
-		t.Fatalf("first scrape: %v, stable set sent %v with %d series", err, ok, len(ms1))
-	}
-	clk.advance(time.Second)
-	v2, ms2, _, _ := exporter.UpdateStable(context.Background(), c)
-	if v2 != v1 || &ms2[0] != &ms1[0] {
-		t.Fatalf("within the min interval: version %d → %d, series rebuilt %v", v1, v2, &ms2[0] != &ms1[0])
-	}
-	clk.advance(5 * time.Second)
-	v3, ms3, _, _ := exporter.UpdateStable(context.Background(), c)
-	if v3 == v2 || &ms3[0] == &ms2[0] {
-		t.Fatalf("after a new run: version %d → %d", v2, v3)
-	}
-	// Outside a scrape the same series are sent on the channel.
-	if got := len(gather(t, c)["ascend_npu_hbm_used_bytes"].GetMetric()); got != 8 {
-		t.Fatalf("plain gather: %d chips' HBM series", got)
-	}
-}
