@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 )
 
 const mib = 1 << 20
@@ -161,30 +162,11 @@ func wiredRegistry(t *testing.T, args ...string) *exporter.Scraper {
 	return exporter.NewScraper(slog.New(slog.NewTextHandler(io.Discard, nil)), collectors)
 }
 
-// gauge returns the value of the one series of name whose labels contain want.
+// gauge returns the value of the series of name whose labels include want
+// ("k=v,k=v").
 func gauge(t *testing.T, reg prometheus.Collector, name, want string) (float64, bool) {
 	t.Helper()
-	r := prometheus.NewPedanticRegistry()
-	r.MustRegister(reg)
-	fams, err := r.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.Metric {
-			var ls []string
-			for _, l := range m.Label {
-				ls = append(ls, l.GetName()+"="+l.GetValue())
-			}
-			if strings.Contains(strings.Join(ls, ","), want) {
-				return m.GetGauge().GetValue(), true
-			}
-		}
-	}
-	return 0, false
+	return metrictest.Find(metrictest.Gather(t, reg), name, metrictest.Labels(want))
 }
 
 // waitGauge polls the registry until the series of name with labels want

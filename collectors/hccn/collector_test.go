@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
@@ -48,14 +49,8 @@ func writeEmpty(path string) error { return os.WriteFile(path, nil, 0o644) }
 // gather returns the text exposition of a collector.
 func gather(t *testing.T, c prometheus.Collector) []byte {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
 	var buf bytes.Buffer
-	for _, mf := range mfs {
+	for _, mf := range metrictest.Gather(t, c) {
 		if _, err := expfmt.MetricFamilyToText(&buf, mf); err != nil {
 			t.Fatal(err)
 		}
