@@ -148,15 +148,9 @@ func TestGolden(t *testing.T) {
 			}
 
 			if *update {
-				reg := prometheus.NewPedanticRegistry()
-				reg.MustRegister(adapter{c})
-				fams, err := reg.Gather()
-				if err != nil {
-					t.Fatal(err)
-				}
 				var buf bytes.Buffer
 				enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-				for _, f := range fams {
+				for _, f := range gather(t, c) {
 					if err := enc.Encode(f); err != nil {
 						t.Fatal(err)
 					}
