@@ -195,6 +195,9 @@ func waitGauge(t *testing.T, reg prometheus.Collector, name, want string, v floa
 // chip has 65536 MiB of HBM with 63900 MiB used: 1636 MiB free.
 // Each case states its arithmetic; docs/headroom.md explains the rules.
 func TestHeadroomScenariosThroughRealCollectors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end through the wired collectors, a fake npu-smi and followed logs: skipped under -short")
+	}
 	job := func(era string, qps int, linked bool) jobLog {
 		return jobLog{era: era, pid: 4242, qps: qps, ranks: 64, servers: 8, linked: linked, comms: []string{"c1"}}
 	}
