@@ -155,12 +155,11 @@ func run(args []string) int {
 }
 
 // serveGCPercent is the GOGC the server runs with unless GOGC is set. An
-// uncached scrape of a worst-case node allocates about 2 MB (5,000 metrics
-// through client_golang's registry and encoder) over a live heap of about
-// 16 MB: at Go's default of 100 a collection ran every 6 scrapes and slowed
-// the scrape it overlapped; at 200 it runs half as often, for a heap goal
-// of three times the live heap (46 MB on that node, RSS 55 -> 70 MB) that
-// GOMEMLIMIT still caps where it is set.
+// uncached scrape allocates a few times its series' size over a small live
+// heap, so at Go's default of 100 a collection overlapped every few scrapes
+// and slowed them; at 200 it runs half as often, for a heap goal of three
+// times the live heap, which GOMEMLIMIT still caps where it is set
+// (docs/benchmarks.md has the figures).
 const serveGCPercent = 200
 
 func setGCDefault() {
