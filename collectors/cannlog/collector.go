@@ -90,7 +90,7 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cannlog.timezone", "Zone the log writers print their times in (CANN prints local time without a zone): "+
 		"auto infers it per log root from file modification times versus the time printed in the files' last lines "+
 		"(and, for screen logs, from the CRI or Docker time stamps), so a UTC container on a UTC+8 node is read right; "+
-		"Local is the exporter's zone; or an IANA name such as Asia/Shanghai.").
+		"Local is the exporter's zone; or an IANA name such as Asia/Shanghai, or a UTC offset such as +08:00.").
 		Default(TimezoneAuto).StringVar(&cfg.Timezone)
 	return cfg
 }
