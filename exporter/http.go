@@ -9,8 +9,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -157,7 +157,7 @@ func scrapeRegistry(own []prometheus.Collector, scrape prometheus.Collector) (*p
 // is an inconsistent gather, or an answer it could not encode.
 type errorLog struct{ l *slog.Logger }
 
-func (e errorLog) Println(v ...any) { e.l.Error(fmt.Sprintln(v...)) }
+func (e errorLog) Println(v ...any) { e.l.Error(strings.TrimSuffix(fmt.Sprintln(v...), "\n")) }
 
 // sharedHandler lets requests with the same headers share the answer of
 // next: the first request records next's answer, those that arrive before
@@ -173,9 +173,6 @@ type sharedHandler struct {
 
 	mu      sync.Mutex
 	answers map[shareKey]*answer
-	// size is the length of the last answer recorded: the next is
-	// recorded into a buffer of that size rather than one grown by copies.
-	size atomic.Int64
 
 	joined func() // test hook: a request waits for an answer in the making
 }
@@ -282,7 +279,6 @@ func (h *sharedHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	a := &answer{done: make(chan struct{}), header: http.Header{}}
 	h.answers[key] = a
 	h.mu.Unlock()
-	a.body.Grow(int(h.size.Load()))
 
 	// The outcome is recorded however next ends: a panic (out of
 	// client_golang or a collector's Describe) answers every waiter 500,
@@ -299,7 +295,6 @@ func (h *sharedHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			a.status = http.StatusOK
 		}
 		a.at = h.now()
-		h.size.Store(int64(a.body.Len()))
 		close(a.done)
 		if a.status != http.StatusOK || h.ttl == 0 {
 			h.mu.Lock()
