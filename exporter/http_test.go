@@ -5,9 +5,11 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -319,6 +321,42 @@ func TestGatherErrors(t *testing.T) {
 	if b, _ := scrape(t, h, nil); !strings.Contains(b, "gathers 1") || calls.Load() != 2 {
 		t.Fatalf("after a failed answer: %q, %d gathers", b, calls.Load())
 	}
+}
+
+// TestVaryingHeadersAreBounded: a client varying its headers gets answers,
+// but past maxAnswers they are its own, and the answers kept stay bounded.
+func TestVaryingHeadersAreBounded(t *testing.T) {
+	g := &countingGatherer{}
+	h := shared(g, HandlerOpts{CacheTTL: time.Hour})
+	for i := 0; i < 3*maxAnswers; i++ {
+		scrape(t, h, http.Header{"Accept": {fmt.Sprintf("text/plain;version=0.0.4;q=0.%d", i%10+1)}, "X-I": {strconv.Itoa(i)}, "Accept-Encoding": {strconv.Itoa(i)}})
+	}
+	h.mu.Lock()
+	n := len(h.answers)
+	h.mu.Unlock()
+	if n > maxAnswers {
+		t.Fatalf("%d answers kept, bound %d", n, maxAnswers)
+	}
+	if got := g.n.Load(); got != 3*maxAnswers {
+		t.Fatalf("%d gathers for %d distinct requests", got, 3*maxAnswers)
+	}
+	// A waiter whose client goes away is released.
+	g2 := &countingGatherer{entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	h = shared(g2, HandlerOpts{})
+	done := make(chan struct{})
+	go func() { h.ServeHTTP(httptest.NewRecorder(), newReq(nil)); close(done) }()
+	<-g2.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	left := make(chan struct{})
+	go func() { h.ServeHTTP(httptest.NewRecorder(), newReq(nil).WithContext(ctx)); close(left) }()
+	cancel()
+	select {
+	case <-left:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiter whose client went away is still waiting")
+	}
+	close(g2.gate)
+	<-done
 }
 
 func TestMaxRequests(t *testing.T) {
