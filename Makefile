@@ -19,7 +19,7 @@ LDFLAGS     := -s -w \
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -timeout 15m
 
-.PHONY: all build demo run-demo test test-deps unit lint fmt vet staticcheck fuzz bench clean mixin
+.PHONY: all build demo run-demo test test-short test-deps unit lint fmt vet staticcheck fuzz bench clean mixin
 
 all: lint build test
 
@@ -43,6 +43,11 @@ test-deps:
 
 unit:
 	$(GO) test $(TEST_FLAGS) ./...
+
+# The quick inner loop: unit, golden and fuzz-seed tests; end-to-end and
+# timing-guard tests skip themselves under -short (make test runs them).
+test-short:
+	$(GO) test -short ./...
 
 lint: fmt vet staticcheck
 

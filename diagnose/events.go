@@ -240,26 +240,26 @@ var (
 
 // parseRankLine reads a rank from an HCCL message of any era.
 func parseRankLine(msg []byte) (rankInfo, bool) {
-	r, ok := bracketInt(msg, "rank")
+	r, ok := parse.BracketInt(msg, "rank")
 	if !ok {
 		return rankInfo{}, false
 	}
 	ri := rankInfo{rank: r, device: -1}
 	for _, f := range sizeFields {
-		if n, ok := bracketInt(msg, f); ok {
+		if n, ok := parse.BracketInt(msg, f); ok {
 			ri.size = n
 			break
 		}
 	}
 	for _, f := range physDevFields {
-		if n, ok := bracketInt(msg, f); ok {
+		if n, ok := parse.BracketInt(msg, f); ok {
 			ri.device, ri.physical = n, true
 			break
 		}
 	}
 	if ri.device < 0 {
 		for _, f := range logicDevFields {
-			if n, ok := bracketInt(msg, f); ok {
+			if n, ok := parse.BracketInt(msg, f); ok {
 				ri.device = n
 				break
 			}
@@ -272,18 +272,6 @@ func parseRankLine(msg []byte) (rankInfo, bool) {
 		}
 	}
 	return ri, true
-}
-
-func bracketInt(msg []byte, name string) (int, bool) {
-	v, ok := parse.BracketField(msg, name)
-	if !ok || len(v) == 0 || len(v) > 9 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(string(v))
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return n, true
 }
 
 var (

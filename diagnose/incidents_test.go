@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 )
 
 func runIncidents(t *testing.T, name string) *Report {
@@ -479,7 +481,7 @@ func TestTimezoneAuto(t *testing.T) {
 func mustZone(t *testing.T, name string) *time.Location {
 	t.Helper()
 	if strings.HasPrefix(name, "UTC+") || strings.HasPrefix(name, "UTC-") {
-		loc, err := ParseZone(name[3:])
+		loc, err := cannlog.ParseZone(name[3:])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,10 +80,10 @@ func (d deadlineRecorder) Update(ctx context.Context, ch chan<- prometheus.Metri
 	return nil
 }
 
-func TestRegistryStopsWaitingAtTheDeadline(t *testing.T) {
+func TestScraperStopsWaitingAtTheDeadline(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	reg := NewRegistry(discard(), map[string]Collector{
+	reg := NewScraper(discard(), map[string]Collector{
 		"hung":   hungCollector{release},
 		"polite": politeCollector{},
 		"logs":   fakeCollector{value: 7},
@@ -91,9 +91,12 @@ func TestRegistryStopsWaitingAtTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
-	ms, sets := reg.Metrics(ctx)
-	mfs, err := shardedGather(nil, ms, 1)
-	if err != nil || len(sets) != 0 {
+	sreg, err := scrapeRegistry(nil, scrapeCollector{reg, ctx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := sreg.Gather()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(begin); took > time.Second {
@@ -127,8 +130,8 @@ type panicCollector struct{}
 
 func (panicCollector) Update(context.Context, chan<- prometheus.Metric) error { panic("boom") }
 
-func TestRegistryRecoversACollectorPanic(t *testing.T) {
-	reg := NewRegistry(discard(), map[string]Collector{"p": panicCollector{}, "ok": fakeCollector{value: 1}})
+func TestScraperRecoversACollectorPanic(t *testing.T) {
+	reg := NewScraper(discard(), map[string]Collector{"p": panicCollector{}, "ok": fakeCollector{value: 1}})
 	want := `
 # HELP hccl_exporter_collector_success hccl_exporter: whether a collector succeeded (1) or failed (0) on this scrape.
 # TYPE hccl_exporter_collector_success gauge
@@ -161,7 +164,7 @@ func TestCollectorErrorsSuccessAndLogLevel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			reg := NewRegistry(logger, map[string]Collector{"c": silentCollector{err: tc.err}})
+			reg := NewScraper(logger, map[string]Collector{"c": silentCollector{err: tc.err}})
 			want := `
 # HELP hccl_exporter_collector_success hccl_exporter: whether a collector succeeded (1) or failed (0) on this scrape.
 # TYPE hccl_exporter_collector_success gauge
@@ -183,7 +186,7 @@ hccl_exporter_collector_success{collector="c"} ` + tc.success + "\n"
 // comes from Prometheus's header minus the offset, or from the default.
 func TestHandlerPassesTheScrapeTimeout(t *testing.T) {
 	rec := deadlineRecorder{got: make(chan time.Duration, 1)}
-	reg := NewRegistry(discard(), map[string]Collector{"rec": rec})
+	reg := NewScraper(discard(), map[string]Collector{"rec": rec})
 	h, err := NewMetricsHandler(reg, discard(), HandlerOpts{ScrapeTimeout: 20 * time.Second, ScrapeTimeoutOffset: time.Second})
 	if err != nil {
 		t.Fatal(err)

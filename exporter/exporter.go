@@ -1,13 +1,12 @@
 // Package exporter owns the collector framework of hccl_exporter: the Collector
-// interface every source implements, the registry that runs and times the
-// enabled collectors on each scrape under the scrape's deadline, and the HTTP
-// handler that serves them. Validation and encoding are client_golang's
-// (prometheus.Registry, expfmt; promhttp's negotiation and, for filtered and
-// failed gathers, promhttp itself); this package adds the deadline, the
-// sharing of one gather between scrapes, running registries and encoders on
-// every core (gather.go, encode.go), and reusing what did not change since
-// the last scrape (stable.go, gzip.go). It imports no concrete collector;
-// cmd/hccl_exporter wires them in.
+// interface every source implements, the Scraper that runs and times the
+// enabled collectors on each scrape under the scrape's deadline, the HTTP
+// handler that serves them and the HTTP server's connection limits.
+// Validation, content negotiation, encoding and compression are
+// client_golang's (a prometheus.Registry per scrape, promhttp.HandlerFor);
+// this package adds the deadline and lets requests that arrive together with
+// the same headers share one answer (http.go). It imports no concrete
+// collector; cmd/hccl_exporter wires them in.
 package exporter
 
 import (
@@ -93,10 +92,12 @@ var (
 	)
 )
 
-// Registry runs the enabled collectors concurrently on each scrape and reports
-// per-collector success and duration. It implements prometheus.Collector as an
-// unchecked collector: the metrics each source exports vary with what it saw.
-type Registry struct {
+// Scraper runs the enabled collectors concurrently on each scrape and
+// reports per-collector success and duration. It implements
+// prometheus.Collector as an unchecked collector (the metrics each source
+// exports vary with what it saw); the metrics handler collects it bound to
+// each scrape's deadline (scrapeCollector).
+type Scraper struct {
 	collectors map[string]Collector
 	names      []string
 	logger     *slog.Logger
@@ -111,8 +112,9 @@ type scrapeKey struct{}
 
 // WithScrape returns ctx marked as the context of scrape id, which
 // ScrapeOf returns: the collectors of one scrape share a source's answer
-// meant for that scrape (npu-smi's run served to the scrape after it).
-// The Registry numbers its scrapes from 1.
+// meant for that scrape (an npu-smi run that landed late is served to one
+// scrape only, to all of that scrape's collectors). The Scraper numbers its
+// scrapes from 1.
 func WithScrape(ctx context.Context, id uint64) context.Context {
 	return context.WithValue(ctx, scrapeKey{}, id)
 }
@@ -123,8 +125,8 @@ func ScrapeOf(ctx context.Context) uint64 {
 	return id
 }
 
-// NewRegistry returns a registry over the given named collectors.
-func NewRegistry(logger *slog.Logger, collectors map[string]Collector) *Registry {
+// NewScraper returns a scraper over the given named collectors.
+func NewScraper(logger *slog.Logger, collectors map[string]Collector) *Scraper {
 	names := make([]string, 0, len(collectors))
 	for n := range collectors {
 		names = append(names, n)
@@ -134,79 +136,67 @@ func NewRegistry(logger *slog.Logger, collectors map[string]Collector) *Registry
 	for _, n := range names {
 		sent[n] = new(atomic.Int64)
 	}
-	return &Registry{collectors: collectors, names: names, logger: logger, sent: sent}
+	return &Scraper{collectors: collectors, names: names, logger: logger, sent: sent}
 }
 
 // Names lists the registered collectors in sorted order.
-func (r *Registry) Names() []string { return append([]string(nil), r.names...) }
+func (s *Scraper) Names() []string { return append([]string(nil), s.names...) }
 
-// Describe sends nothing: the registry is an unchecked collector.
-func (r *Registry) Describe(chan<- *prometheus.Desc) {}
+// Describe sends nothing: the scraper is an unchecked collector.
+func (s *Scraper) Describe(chan<- *prometheus.Desc) {}
 
-// Collect runs the collectors under DefaultScrapeTimeout, as Metrics does,
-// and sends their metrics, stable sets included: the registry used as a
-// plain prometheus.Collector (tests, linting) has no scrape header.
-func (r *Registry) Collect(ch chan<- prometheus.Metric) {
+// Collect runs the collectors under DefaultScrapeTimeout, as a scrape
+// without Prometheus's timeout header does, and sends their metrics: the
+// scraper used as a plain prometheus.Collector (tests, linting).
+func (s *Scraper) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultScrapeTimeout)
 	defer cancel()
-	ms, sets := r.Metrics(ctx)
-	for _, m := range ms {
-		ch <- m
+	s.scrape(ctx, ch)
+}
+
+// scrape runs every collector in its own goroutine, waits for all of them
+// but not past ctx's deadline, and sends what they sent on ch, collector by
+// collector in name order. The collectors' context carries the deadline and
+// the scrape's number (ScrapeOf).
+func (s *Scraper) scrape(ctx context.Context, ch chan<- prometheus.Metric) {
+	ctx = WithScrape(ctx, s.scrapes.Add(1))
+	parts := make([][]prometheus.Metric, len(s.names))
+	var wg sync.WaitGroup
+	for i, name := range s.names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[i] = s.run(ctx, name, s.collectors[name])
+		}()
 	}
-	for _, s := range sets {
-		for _, m := range s.ms {
+	wg.Wait()
+	for _, p := range parts {
+		for _, m := range p {
 			ch <- m
 		}
 	}
 }
 
-// Metrics runs every collector in its own goroutine, waits for all of them
-// but not past ctx's deadline, and returns what they sent, collector by
-// collector in name order (the scrape path splits them across registries),
-// and apart from it the stable sets they sent with SendStable. The
-// collectors' context carries the deadline and the scrape's number
-// (ScrapeOf).
-func (r *Registry) Metrics(ctx context.Context) ([]prometheus.Metric, []stableSet) {
-	ctx = WithScrape(ctx, r.scrapes.Add(1))
-	parts := make([][]prometheus.Metric, len(r.names))
-	stables := make([]*stableSet, len(r.names))
-	var wg sync.WaitGroup
-	wg.Add(len(r.names))
-	for i, name := range r.names {
-		go func() {
-			defer wg.Done()
-			parts[i], stables[i] = r.run(ctx, name, r.collectors[name])
-		}()
-	}
-	wg.Wait()
-	var sets []stableSet
-	for _, s := range stables {
-		if s != nil {
-			sets = append(sets, *s)
-		}
-	}
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	out := make([]prometheus.Metric, 0, n)
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out, sets
+// scrapeCollector is the scraper bound to one scrape's context: what the
+// scrape's prometheus.Registry collects.
+type scrapeCollector struct {
+	s   *Scraper
+	ctx context.Context
 }
 
-// collectorGrace is how much earlier than the registry's own cutoff a
+func (scrapeCollector) Describe(chan<- *prometheus.Desc)      {}
+func (c scrapeCollector) Collect(ch chan<- prometheus.Metric) { c.s.scrape(c.ctx, ch) }
+
+// collectorGrace is how much earlier than the scraper's own cutoff a
 // collector's context expires, so that a collector which honours ctx returns
 // its failure series (ascend_npu_smi_up 0) before the cutoff drops them.
 const collectorGrace = 100 * time.Millisecond
 
 // run runs one collector and returns its metrics followed by its duration
-// and success, and the stable set it sent, if any. They are buffered and
-// returned only when it returned in time: a collector cut off at the
-// deadline contributes no half-sent series, only its failed success gauge
-// and duration.
-func (r *Registry) run(ctx context.Context, name string, c Collector) ([]prometheus.Metric, *stableSet) {
+// and success. They are buffered and returned only when it returned in
+// time: a collector cut off at the deadline contributes no half-sent series,
+// only its failed success gauge and duration.
+func (s *Scraper) run(ctx context.Context, name string, c Collector) []prometheus.Metric {
 	begin := time.Now()
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); ok {
@@ -214,10 +204,6 @@ func (r *Registry) run(ctx context.Context, name string, c Collector) ([]prometh
 		cctx, cancel = context.WithDeadline(ctx, dl.Add(-grace))
 	}
 	defer cancel()
-	// Written by the collector's goroutine, read once errc has been
-	// received from: that receive orders the two.
-	sink := &stableSink{}
-	cctx = context.WithValue(cctx, stableSinkKey{}, sink)
 
 	out := make(chan prometheus.Metric, 256)
 	errc := make(chan error, 1)
@@ -237,7 +223,7 @@ func (r *Registry) run(ctx context.Context, name string, c Collector) ([]prometh
 		errc <- c.Update(cctx, out)
 	}()
 	// Room for the duration and success gauges appended below.
-	ms := make([]prometheus.Metric, 0, r.sent[name].Load()+2)
+	ms := make([]prometheus.Metric, 0, s.sent[name].Load()+2)
 	var err error
 collect:
 	for {
@@ -265,31 +251,26 @@ collect:
 		}
 	}
 	if ms != nil {
-		r.sent[name].Store(int64(len(ms)))
+		s.sent[name].Store(int64(len(ms)))
 	}
 	duration := time.Since(begin).Seconds()
 	success := 1.0
 	switch {
 	case err == nil:
-		r.logger.Debug("collector succeeded", "collector", name, "duration_seconds", duration)
+		s.logger.Debug("collector succeeded", "collector", name, "duration_seconds", duration)
 	case errors.Is(err, ErrNoData):
-		r.logger.Debug("collector returned no data", "collector", name, "duration_seconds", duration, "err", err)
+		s.logger.Debug("collector returned no data", "collector", name, "duration_seconds", duration, "err", err)
 	case errors.Is(err, ErrDependency):
 		success = 0
-		r.logger.Debug("collector failed because a source it depends on failed", "collector", name, "duration_seconds", duration, "err", err)
+		s.logger.Debug("collector failed because a source it depends on failed", "collector", name, "duration_seconds", duration, "err", err)
 	case errors.Is(err, ErrLogged):
 		success = 0
-		r.logger.Debug("collector failed, as it logged when the failure began", "collector", name, "duration_seconds", duration, "err", err)
+		s.logger.Debug("collector failed, as it logged when the failure began", "collector", name, "duration_seconds", duration, "err", err)
 	default:
 		success = 0
-		r.logger.Error("collector failed", "collector", name, "duration_seconds", duration, "err", err)
-	}
-	var stable *stableSet
-	if ms != nil && sink.set != nil {
-		stable = sink.set
-		stable.collector = name
+		s.logger.Error("collector failed", "collector", name, "duration_seconds", duration, "err", err)
 	}
 	return append(ms,
 		prometheus.MustNewConstMetric(scrapeDurationDesc, prometheus.GaugeValue, duration, name),
-		prometheus.MustNewConstMetric(scrapeSuccessDesc, prometheus.GaugeValue, success, name)), stable
+		prometheus.MustNewConstMetric(scrapeSuccessDesc, prometheus.GaugeValue, success, name))
 }

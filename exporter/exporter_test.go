@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -34,7 +35,7 @@ func (s silentCollector) Update(context.Context, chan<- prometheus.Metric) error
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func TestRegistryReportsSuccessPerCollector(t *testing.T) {
+func TestScraperReportsSuccessPerCollector(t *testing.T) {
 	tests := []struct {
 		name        string
 		err         error
@@ -46,7 +47,7 @@ func TestRegistryReportsSuccessPerCollector(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := NewRegistry(discard(), map[string]Collector{"c": fakeCollector{value: 3, err: tc.err}})
+			reg := NewScraper(discard(), map[string]Collector{"c": fakeCollector{value: 3, err: tc.err}})
 			want := `
 # HELP fake_value A fake value.
 # TYPE fake_value gauge
@@ -64,8 +65,8 @@ hccl_exporter_collector_success{collector="c"} ` + tc.wantSuccess + "\n"
 	}
 }
 
-func TestRegistryRunsEveryCollectorAndLints(t *testing.T) {
-	reg := NewRegistry(discard(), map[string]Collector{
+func TestScraperRunsEveryCollectorAndLints(t *testing.T) {
+	reg := NewScraper(discard(), map[string]Collector{
 		"b": silentCollector{},
 		"a": silentCollector{err: errors.New("boom")},
 	})
@@ -105,7 +106,7 @@ func TestCollectorFlags(t *testing.T) {
 }
 
 func TestMetricsHandlerServesBuildInfoAndCollectors(t *testing.T) {
-	reg := NewRegistry(discard(), map[string]Collector{"c": fakeCollector{value: 7}})
+	reg := NewScraper(discard(), map[string]Collector{"c": fakeCollector{value: 7}})
 	h, err := NewMetricsHandler(reg, discard(), HandlerOpts{MaxRequests: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -125,5 +126,44 @@ func TestMetricsHandlerServesBuildInfoAndCollectors(t *testing.T) {
 	}
 	if strings.Contains(string(body), "go_goroutines") {
 		t.Errorf("runtime metrics served although not asked for")
+	}
+}
+
+// scrapeRecorder records the scrape each Update ran in.
+type scrapeRecorder struct {
+	mu  sync.Mutex
+	ids []uint64
+}
+
+func (s *scrapeRecorder) Update(ctx context.Context, _ chan<- prometheus.Metric) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids = append(s.ids, ScrapeOf(ctx))
+	return nil
+}
+
+// The collectors of one scrape see one scrape id, each scrape its own,
+// whether it comes through the metrics handler or a plain Collect.
+func TestScrapesAreNumbered(t *testing.T) {
+	a, b := &scrapeRecorder{}, &scrapeRecorder{}
+	s := NewScraper(discard(), map[string]Collector{"a": a, "b": b})
+	h, err := NewMetricsHandler(s, discard(), HandlerOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	}
+	testutil.CollectAndCount(s) // Collect
+	if len(a.ids) != 3 || len(b.ids) != 3 {
+		t.Fatalf("updates: %v %v", a.ids, b.ids)
+	}
+	for i := range a.ids {
+		if a.ids[i] == 0 || a.ids[i] != b.ids[i] || i > 0 && a.ids[i] == a.ids[i-1] {
+			t.Fatalf("scrape ids of a %v and b %v: want one non-zero id per scrape, shared by its collectors", a.ids, b.ids)
+		}
+	}
+	if ScrapeOf(context.Background()) != 0 {
+		t.Fatal("a context outside a scrape has a scrape id")
 	}
 }

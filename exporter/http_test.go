@@ -5,9 +5,11 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,9 +17,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // countingGatherer serves one gauge whose value is the number of gathers so
@@ -45,9 +46,13 @@ func (c *countingGatherer) Gather() ([]*dto.MetricFamily, error) {
 	}}, c.err
 }
 
-// plain adapts a context-free gatherer.
-func plain(g prometheus.Gatherer) gatherFunc {
-	return func(context.Context) ([]*dto.MetricFamily, error) { return g.Gather() }
+// promOpts are the promhttp options NewMetricsHandler serves with, but the
+// logger and error counter.
+var promOpts = promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true}
+
+// shared returns the sharing layer over promhttp's handler for g.
+func shared(g prometheus.Gatherer, opts HandlerOpts) *sharedHandler {
+	return newSharedHandler(promhttp.HandlerFor(g, promOpts), discard(), opts)
 }
 
 func proto(s string) *string      { return &s }
@@ -83,9 +88,10 @@ func scrape(t *testing.T, h http.Handler, hdr http.Header) (string, http.Header)
 
 func TestConcurrentScrapesShareOneGather(t *testing.T) {
 	g := &countingGatherer{entered: make(chan struct{}, 1), gate: make(chan struct{})}
-	h := newCachingHandler(plain(g), discard(), HandlerOpts{CacheTTL: 0})
+	h := shared(g, HandlerOpts{CacheTTL: 0})
 	var joined atomic.Int64
 	h.joined = func() { joined.Add(1) }
+	gz := http.Header{"Accept-Encoding": {"gzip"}}
 	const n = 8
 	bodies := make([]string, n)
 	var wg sync.WaitGroup
@@ -93,20 +99,9 @@ func TestConcurrentScrapesShareOneGather(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hdr := http.Header{}
-			if i%2 == 0 {
-				hdr.Set("Accept-Encoding", "gzip")
-			}
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, newReq(hdr))
-			b := rec.Body.Bytes()
-			if rec.Header().Get("Content-Encoding") == "gzip" {
-				zr, err := gzip.NewReader(bytes.NewReader(b))
-				if err == nil {
-					b, _ = io.ReadAll(zr)
-				}
-			}
-			bodies[i] = string(b)
+			h.ServeHTTP(rec, newReq(gz))
+			bodies[i] = decoded(t, rec)
 		}()
 	}
 	<-g.entered
@@ -129,8 +124,77 @@ func TestConcurrentScrapesShareOneGather(t *testing.T) {
 	}
 	// With TTL 0, the next scrape gathers anew.
 	g.entered, g.gate = nil, nil
-	if b, _ := scrape(t, h, nil); !strings.Contains(b, "gathers 2\n") {
+	if b, _ := scrape(t, h, gz); !strings.Contains(b, "gathers 2\n") {
 		t.Fatalf("scrape after the shared gather got %q, want a fresh gather", b)
+	}
+}
+
+// decoded returns rec's body, gunzipped when it is gzip.
+func decoded(t *testing.T, rec *httptest.ResponseRecorder) string {
+	b := rec.Body.Bytes()
+	if rec.Header().Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		if b, err = io.ReadAll(zr); err != nil {
+			t.Error(err)
+		}
+	}
+	return string(b)
+}
+
+// TestPanickingGatherReleasesEveryWaiter: a gather that panics while
+// requests wait for its answer gives each of them a 500, and the next
+// request gathers again instead of being served an empty answer.
+func TestPanickingGatherReleasesEveryWaiter(t *testing.T) {
+	var calls atomic.Int64
+	entered, gate := make(chan struct{}), make(chan struct{})
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-gate
+			panic("collector bug")
+		}
+		return (&countingGatherer{}).Gather()
+	})
+	h := shared(g, HandlerOpts{CacheTTL: time.Hour})
+	var joined atomic.Int64
+	h.joined = func() { joined.Add(1) }
+	const waiters = 4
+	codes := make([]int, waiters+1)
+	var wg sync.WaitGroup
+	for i := 0; i <= waiters; i++ {
+		if i == 1 {
+			<-entered // request 0 runs the gather, the others wait for it
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, newReq(nil))
+			codes[i] = rec.Code
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for joined.Load() < waiters {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d requests wait for the gather", joined.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	wg.Wait()
+	for i, c := range codes {
+		if c != http.StatusInternalServerError {
+			t.Errorf("request %d got %d, want 500", i, c)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, newReq(nil))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "gathers 1") || calls.Load() != 2 {
+		t.Fatalf("request after the panic: %d %q after %d gathers, want a fresh gather", rec.Code, rec.Body.String(), calls.Load())
 	}
 }
 
@@ -140,7 +204,7 @@ func TestScrapeCacheWindow(t *testing.T) {
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	h := newCachingHandler(plain(g), discard(), HandlerOpts{CacheTTL: time.Second, Now: clock})
+	h := shared(g, HandlerOpts{CacheTTL: time.Second, Now: clock})
 
 	steps := []struct {
 		advance time.Duration
@@ -162,53 +226,51 @@ func TestScrapeCacheWindow(t *testing.T) {
 	}
 }
 
-func TestGzipPlainAndProtobufFromOneGather(t *testing.T) {
-	g := &countingGatherer{}
-	h := newCachingHandler(plain(g), discard(), HandlerOpts{CacheTTL: time.Hour})
-	plain, ph := scrape(t, h, http.Header{"Accept": {"text/plain;version=0.0.4"}})
-	if ph.Get("Content-Encoding") != "" {
-		t.Fatalf("plain scrape has Content-Encoding %q", ph.Get("Content-Encoding"))
+// TestAnswersArePromhttps: whatever the headers ask, the answer is
+// promhttp's, byte for byte, and one answer is shared only by requests
+// asking the same.
+func TestAnswersArePromhttps(t *testing.T) {
+	fixed := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		return []*dto.MetricFamily{{
+			Name: proto("gathers"), Help: proto("Gathers so far."), Type: dto.MetricType_GAUGE.Enum(),
+			Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: float64p(1)}}},
+		}}, nil
+	})
+	ref := promhttp.HandlerFor(fixed, promOpts)
+	var gathers atomic.Int64
+	h := shared(prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		gathers.Add(1)
+		return fixed.Gather()
+	}), HandlerOpts{CacheTTL: time.Hour})
+	headers := []http.Header{
+		{},
+		{"Accept": {"text/plain;version=0.0.4"}},
+		{"Accept-Encoding": {"gzip, deflate"}},
+		// Prometheus's default Accept header negotiates OpenMetrics.
+		{"Accept": {"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"}, "Accept-Encoding": {"gzip"}},
+		// Protobuf, as a Prometheus with scrape_protocols PrometheusProto asks.
+		{"Accept": {"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"}},
 	}
-	if ct := ph.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		t.Fatalf("Content-Type %q", ct)
+	for round := 0; round < 2; round++ {
+		for i, hdr := range headers {
+			want, got := httptest.NewRecorder(), httptest.NewRecorder()
+			ref.ServeHTTP(want, newReq(hdr))
+			h.ServeHTTP(got, newReq(hdr))
+			if got.Code != want.Code || !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+				t.Errorf("headers %d: got %d %q, promhttp %d %q", i, got.Code, got.Body.Bytes(), want.Code, want.Body.Bytes())
+			}
+			for _, k := range []string{"Content-Type", "Content-Encoding"} {
+				if got.Header().Get(k) != want.Header().Get(k) {
+					t.Errorf("headers %d: %s %q, promhttp %q", i, k, got.Header().Get(k), want.Header().Get(k))
+				}
+			}
+			if v := strings.Join(got.Header().Values("Vary"), ","); v != strings.Join(want.Header().Values("Vary"), ",") {
+				t.Errorf("headers %d: Vary %q", i, v)
+			}
+		}
 	}
-	zipped, zh := scrape(t, h, http.Header{"Accept-Encoding": {"gzip, deflate"}})
-	if zh.Get("Content-Encoding") != "gzip" || !strings.Contains(strings.Join(zh.Values("Vary"), ","), "Accept-Encoding") {
-		t.Fatalf("gzip not served, or without Vary: %v", zh)
-	}
-	if plain != zipped || !strings.Contains(plain, "# TYPE gathers gauge\ngathers 1\n") {
-		t.Fatalf("plain %q and gzip %q bodies differ", plain, zipped)
-	}
-	// Prometheus's default Accept header negotiates OpenMetrics.
-	prom, omh := scrape(t, h, http.Header{"Accept": {"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"}, "Accept-Encoding": {"gzip"}})
-	if ct := omh.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text; version=1.0.0") {
-		t.Fatalf("Prometheus Accept got Content-Type %q", ct)
-	}
-	if !strings.Contains(prom, "# TYPE gathers gauge\ngathers 1.0\n") || !strings.HasSuffix(prom, "# EOF\n") {
-		t.Fatalf("OpenMetrics body %q", prom)
-	}
-	omParser := expfmt.NewTextParser(model.UTF8Validation)
-	if _, err := omParser.TextToMetricFamilies(strings.NewReader(strings.TrimSuffix(prom, "# EOF\n"))); err != nil {
-		t.Fatal(err)
-	}
-	// Protobuf, as a Prometheus with scrape_protocols PrometheusProto asks.
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, newReq(http.Header{"Accept": {"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"}}))
-	if ct := rec.Header().Get("Content-Type"); !strings.Contains(ct, "protobuf") {
-		t.Fatalf("protobuf not negotiated: %q", ct)
-	}
-	dec := expfmt.NewDecoder(rec.Body, expfmt.NewFormat(expfmt.TypeProtoDelim))
-	var mf dto.MetricFamily
-	if err := dec.Decode(&mf); err != nil || mf.GetName() != "gathers" || mf.GetMetric()[0].GetGauge().GetValue() != 1 {
-		t.Fatalf("protobuf body: %v %v", err, &mf)
-	}
-	if n := g.n.Load(); n != 1 {
-		t.Fatalf("%d gathers, want 1 for every format and encoding", n)
-	}
-	// The text parser accepts the body.
-	tp := expfmt.NewTextParser(model.UTF8Validation)
-	if _, err := tp.TextToMetricFamilies(strings.NewReader(plain)); err != nil {
-		t.Fatal(err)
+	if n := gathers.Load(); n != int64(len(headers)) {
+		t.Fatalf("%d gathers, want one per set of headers (%d)", n, len(headers))
 	}
 }
 
@@ -216,7 +278,7 @@ func TestNameFilter(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "a", Help: "a"}, func() float64 { return 1 }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "b", Help: "b"}, func() float64 { return 2 }))
-	h := newCachingHandler(plain(reg), discard(), HandlerOpts{CacheTTL: time.Hour})
+	h := shared(reg, HandlerOpts{CacheTTL: time.Hour})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics?name[]=b", nil))
 	if b := rec.Body.String(); strings.Contains(b, "\na 1") || !strings.Contains(b, "\nb 2") {
@@ -230,44 +292,76 @@ func TestNameFilter(t *testing.T) {
 func TestGatherErrors(t *testing.T) {
 	// Part of the metrics failed: the rest is served.
 	g := &countingGatherer{err: errors.New("one collector failed")}
-	h := newCachingHandler(plain(g), discard(), HandlerOpts{})
+	h := shared(g, HandlerOpts{})
 	if b, _ := scrape(t, h, nil); !strings.Contains(b, "gathers 1") {
 		t.Fatalf("partial gather not served: %q", b)
 	}
 	// Nothing gathered: 500.
-	h = newCachingHandler(plain(prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+	h = shared(prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		return nil, errors.New("all failed")
-	})), discard(), HandlerOpts{})
+	}), HandlerOpts{})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, newReq(nil))
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "all failed") {
 		t.Fatalf("got %d %q", rec.Code, rec.Body.String())
 	}
-	// A panicking gather releases the scrapes waiting for it.
+	// A failed answer is not served again: the next request gathers.
 	var calls atomic.Int64
-	h = newCachingHandler(plain(prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+	h = shared(prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		if calls.Add(1) == 1 {
-			panic("collector bug")
+			return nil, errors.New("all failed")
 		}
-		return nil, errors.New("second")
-	})), discard(), HandlerOpts{})
-	func() {
-		defer func() { _ = recover() }()
-		h.ServeHTTP(httptest.NewRecorder(), newReq(nil))
-	}()
+		return (&countingGatherer{}).Gather()
+	}), HandlerOpts{CacheTTL: time.Hour})
 	rec = httptest.NewRecorder()
-	done := make(chan struct{})
-	go func() { h.ServeHTTP(rec, newReq(nil)); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("scrape after a panicking gather hangs")
+	h.ServeHTTP(rec, newReq(nil))
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("failed gather: %d", rec.Code)
 	}
+	if b, _ := scrape(t, h, nil); !strings.Contains(b, "gathers 1") || calls.Load() != 2 {
+		t.Fatalf("after a failed answer: %q, %d gathers", b, calls.Load())
+	}
+}
+
+// TestVaryingHeadersAreBounded: a client varying its headers gets answers,
+// but past maxAnswers they are its own, and the answers kept stay bounded.
+func TestVaryingHeadersAreBounded(t *testing.T) {
+	g := &countingGatherer{}
+	h := shared(g, HandlerOpts{CacheTTL: time.Hour})
+	for i := 0; i < 3*maxAnswers; i++ {
+		scrape(t, h, http.Header{"Accept": {fmt.Sprintf("text/plain;version=0.0.4;q=0.%d", i%10+1)}, "X-I": {strconv.Itoa(i)}, "Accept-Encoding": {strconv.Itoa(i)}})
+	}
+	h.mu.Lock()
+	n := len(h.answers)
+	h.mu.Unlock()
+	if n > maxAnswers {
+		t.Fatalf("%d answers kept, bound %d", n, maxAnswers)
+	}
+	if got := g.n.Load(); got != 3*maxAnswers {
+		t.Fatalf("%d gathers for %d distinct requests", got, 3*maxAnswers)
+	}
+	// A waiter whose client goes away is released.
+	g2 := &countingGatherer{entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	h = shared(g2, HandlerOpts{})
+	done := make(chan struct{})
+	go func() { h.ServeHTTP(httptest.NewRecorder(), newReq(nil)); close(done) }()
+	<-g2.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	left := make(chan struct{})
+	go func() { h.ServeHTTP(httptest.NewRecorder(), newReq(nil).WithContext(ctx)); close(left) }()
+	cancel()
+	select {
+	case <-left:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiter whose client went away is still waiting")
+	}
+	close(g2.gate)
+	<-done
 }
 
 func TestMaxRequests(t *testing.T) {
 	g := &countingGatherer{entered: make(chan struct{}, 1), gate: make(chan struct{})}
-	h := newCachingHandler(plain(g), discard(), HandlerOpts{MaxRequests: 1})
+	h := shared(g, HandlerOpts{MaxRequests: 1})
 	done := make(chan struct{})
 	go func() { h.ServeHTTP(httptest.NewRecorder(), newReq(nil)); close(done) }()
 	<-g.entered
@@ -280,31 +374,9 @@ func TestMaxRequests(t *testing.T) {
 	<-done
 }
 
-func TestAcceptsGzip(t *testing.T) {
-	for _, tc := range []struct {
-		header string
-		want   bool
-	}{
-		{"", false},
-		{"gzip", true},
-		{"deflate, gzip;q=1.0, *;q=0.5", true},
-		{"GZIP", true},
-		{"gzip;q=0", false},
-		{"*", true},
-		{"gzip;q=0, *", false},
-		{"identity", false},
-		{"br, zstd", false},
-		{"*;q=0", false},
-	} {
-		if got := acceptsGzip(tc.header); got != tc.want {
-			t.Errorf("acceptsGzip(%q) = %v, want %v", tc.header, got, tc.want)
-		}
-	}
-}
-
-func TestMetricsHandlerCachesThroughTheRegistry(t *testing.T) {
+func TestMetricsHandlerSharesAnswersWithinTheTTL(t *testing.T) {
 	var calls atomic.Int64
-	reg := NewRegistry(discard(), map[string]Collector{"c": collectorFunc(func(ch chan<- prometheus.Metric) error {
+	reg := NewScraper(discard(), map[string]Collector{"c": collectorFunc(func(ch chan<- prometheus.Metric) error {
 		ch <- prometheus.MustNewConstMetric(fakeDesc, prometheus.GaugeValue, float64(calls.Add(1)))
 		return nil
 	})})

@@ -17,8 +17,7 @@ import (
 
 // ServerOpts bounds what HTTP clients can hold. A scrape target faces
 // whatever can reach its port: without these, idle or header-dripping
-// connections were held forever (8,000 of them cost 58 MiB and 8,000
-// goroutines).
+// connections were held forever (docs/security.md).
 type ServerOpts struct {
 	// ReadHeaderTimeout closes a connection whose request headers have not
 	// arrived in full this long after it opened (or, on a kept-alive

@@ -30,6 +30,9 @@ const jsonnetfmtModule = "github.com/google/go-jsonnet/cmd/jsonnetfmt@v0.22.0"
 // TestSourcesFormatted: every jsonnet source is as jsonnetfmt writes it, so
 // diffs show changes, not layout.
 func TestSourcesFormatted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the pinned jsonnetfmt on every source: skipped under -short")
+	}
 	touchSources(t)
 	var files []string
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 	"github.com/hccl-exporter/hccl_exporter/diagnose"
 )
 
@@ -98,7 +99,7 @@ func (d *diagnoseCommand) runReport(logger *slog.Logger) int {
 	loc, infer := time.Local, d.timezone == "auto"
 	if !infer {
 		var err error
-		if loc, err = diagnose.ParseZone(d.timezone); err != nil {
+		if loc, err = cannlog.ParseZone(d.timezone); err != nil {
 			fmt.Fprintf(d.stderr, "%s diagnose: --timezone: %v\n", exporterName, err)
 			return 2
 		}

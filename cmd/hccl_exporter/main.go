@@ -42,11 +42,11 @@ func run(args []string) int {
 
 	app.Command("serve", "Serve metrics (the default when no command is given).").Default()
 	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
-	maxRequests := app.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").Int()
+	maxRequests := app.Flag("web.max-requests", "Maximum number of parallel scrape requests, those waiting for a shared answer included; one beyond gets 503. Use 0 to disable.").Default("40").Int()
 	disableExporterMetrics := app.Flag("web.disable-exporter-metrics", "Exclude the exporter's own go_* and process_* metrics.").Bool()
-	scrapeCacheTTL := app.Flag("web.scrape-cache-ttl", "How long one gathered and encoded scrape is served again to the scrapes that follow "+
-		"(a Prometheus HA pair, several scrapers). Scrapes arriving while a gather runs always share it; 0 gathers anew for every other scrape. "+
-		"The default equals the default --cannlog.poll-interval: the log state changes no faster.").
+	scrapeCacheTTL := app.Flag("web.scrape-cache-ttl", "How long one answer is served again to the scrapes that follow with the same "+
+		"Accept and Accept-Encoding headers (a Prometheus HA pair, several scrapers). Scrapes arriving while it is gathered always share it; "+
+		"0 gathers anew for every other scrape. The default equals the default --cannlog.poll-interval: the log state changes no faster.").
 		Default(exporter.DefaultScrapeCacheTTL.String()).Duration()
 	scrapeTimeout := app.Flag("web.scrape-timeout", "Time budget of a scrape whose request does not carry Prometheus's "+
 		"X-Prometheus-Scrape-Timeout-Seconds header (with the header, its value is used). A collector that cannot finish "+
@@ -111,11 +111,11 @@ func run(args []string) int {
 		return 1
 	}
 	defer cleanup()
-	reg := exporter.NewRegistry(logger, collectors)
-	logger.Info("enabled collectors", "collectors", reg.Names())
+	scraper := exporter.NewScraper(logger, collectors)
+	logger.Info("enabled collectors", "collectors", scraper.Names())
 
 	server := exporter.NewServer(nil, srvOpts, logger)
-	handler, err := exporter.NewMetricsHandler(reg, logger, exporter.HandlerOpts{
+	handler, err := exporter.NewMetricsHandler(scraper, logger, exporter.HandlerOpts{
 		Own:                 []prometheus.Collector{server},
 		MaxRequests:         *maxRequests,
 		WithRuntimeMetrics:  !*disableExporterMetrics,
@@ -155,12 +155,11 @@ func run(args []string) int {
 }
 
 // serveGCPercent is the GOGC the server runs with unless GOGC is set. An
-// uncached scrape of a worst-case node allocates about 2 MB (5,000 metrics
-// through client_golang's registry and encoder) over a live heap of about
-// 16 MB: at Go's default of 100 a collection ran every 6 scrapes and slowed
-// the scrape it overlapped; at 200 it runs half as often, for a heap goal
-// of three times the live heap (46 MB on that node, RSS 55 -> 70 MB) that
-// GOMEMLIMIT still caps where it is set.
+// uncached scrape allocates a few times its series' size over a small live
+// heap, so at Go's default of 100 a collection overlapped every few scrapes
+// and slowed them; at 200 it runs half as often, for a heap goal of three
+// times the live heap, which GOMEMLIMIT still caps where it is set
+// (docs/benchmarks.md has the figures).
 const serveGCPercent = 200
 
 func setGCDefault() {

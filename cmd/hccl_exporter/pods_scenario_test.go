@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
@@ -58,24 +59,9 @@ type sample struct {
 // samples gathers every series of name.
 func samples(t *testing.T, reg prometheus.Collector, name string) []sample {
 	t.Helper()
-	r := prometheus.NewPedanticRegistry()
-	r.MustRegister(reg)
-	fams, err := r.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []sample
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.Metric {
-			s := sample{labels: map[string]string{}, value: m.GetGauge().GetValue()}
-			for _, l := range m.Label {
-				s.labels[l.GetName()] = l.GetValue()
-			}
-			out = append(out, s)
-		}
+	for _, s := range metrictest.Samples(metrictest.Gather(t, reg), name) {
+		out = append(out, sample{s.Labels, s.Value})
 	}
 	return out
 }

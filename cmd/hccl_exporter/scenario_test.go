@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 )
 
 const mib = 1 << 20
@@ -146,7 +147,7 @@ func (j jobLog) String() string {
 }
 
 // wiredRegistry parses args as main does and builds the real collectors.
-func wiredRegistry(t *testing.T, args ...string) *exporter.Registry {
+func wiredRegistry(t *testing.T, args ...string) *exporter.Scraper {
 	t.Helper()
 	app := kingpin.New("t", "")
 	w := addCollectorFlags(app)
@@ -158,33 +159,14 @@ func wiredRegistry(t *testing.T, args ...string) *exporter.Registry {
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
-	return exporter.NewRegistry(slog.New(slog.NewTextHandler(io.Discard, nil)), collectors)
+	return exporter.NewScraper(slog.New(slog.NewTextHandler(io.Discard, nil)), collectors)
 }
 
-// gauge returns the value of the one series of name whose labels contain want.
+// gauge returns the value of the series of name whose labels include want
+// ("k=v,k=v").
 func gauge(t *testing.T, reg prometheus.Collector, name, want string) (float64, bool) {
 	t.Helper()
-	r := prometheus.NewPedanticRegistry()
-	r.MustRegister(reg)
-	fams, err := r.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.Metric {
-			var ls []string
-			for _, l := range m.Label {
-				ls = append(ls, l.GetName()+"="+l.GetValue())
-			}
-			if strings.Contains(strings.Join(ls, ","), want) {
-				return m.GetGauge().GetValue(), true
-			}
-		}
-	}
-	return 0, false
+	return metrictest.Find(metrictest.Gather(t, reg), name, metrictest.Labels(want))
 }
 
 // waitGauge polls the registry until the series of name with labels want
@@ -213,6 +195,9 @@ func waitGauge(t *testing.T, reg prometheus.Collector, name, want string, v floa
 // chip has 65536 MiB of HBM with 63900 MiB used: 1636 MiB free.
 // Each case states its arithmetic; docs/headroom.md explains the rules.
 func TestHeadroomScenariosThroughRealCollectors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end through the wired collectors, a fake npu-smi and followed logs: skipped under -short")
+	}
 	job := func(era string, qps int, linked bool) jobLog {
 		return jobLog{era: era, pid: 4242, qps: qps, ranks: 64, servers: 8, linked: linked, comms: []string{"c1"}}
 	}

@@ -90,7 +90,7 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cannlog.timezone", "Zone the log writers print their times in (CANN prints local time without a zone): "+
 		"auto infers it per log root from file modification times versus the time printed in the files' last lines "+
 		"(and, for screen logs, from the CRI or Docker time stamps), so a UTC container on a UTC+8 node is read right; "+
-		"Local is the exporter's zone; or an IANA name such as Asia/Shanghai.").
+		"Local is the exporter's zone; or an IANA name such as Asia/Shanghai, or a UTC offset such as +08:00.").
 		Default(TimezoneAuto).StringVar(&cfg.Timezone)
 	return cfg
 }
@@ -365,11 +365,7 @@ func (c *Collector) Close() error {
 // Update sends the cannlog metrics. It reads the state under its lock and
 // the follower's counters; it does no file I/O and needs no deadline.
 func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
-	counters, procs := c.state.metricsSplit()
-	for _, m := range counters {
-		ch <- m
-	}
-	for _, m := range procs {
+	for _, m := range c.state.metrics() {
 		ch <- m
 	}
 	st := c.f.Stats()

@@ -51,7 +51,6 @@ func (s *State) applyHCCL(dir string, p *parse.PlogLine, kind parse.LineKind) {
 		if n, ok := parse.ParseCCLBuffer(p.Msg); ok {
 			if pr := s.process(key, p.PName, s.lineTime(p.Time)); pr != nil {
 				pr.links.pendingBuf += n
-				s.procsChanged()
 			}
 		}
 	case parse.KindCommConfig:
@@ -88,7 +87,6 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		if c.Name != name {
 			continue
 		}
-		before := *c
 		c.RankSize = ci.RankSize
 		setIfKnown(&c.ServerNum, ci.ServerNum)
 		setIfKnown(&c.SuperPodNum, ci.SuperPodNum)
@@ -96,9 +94,6 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		setIfKnown(&c.DeviceType, ci.DeviceType)
 		setIfKnown(&c.DevicePhyID, ci.DevicePhyID)
 		setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
-		if *c != before {
-			s.procsChanged()
-		}
 		return
 	}
 	if s.nComms >= s.opts.MaxCommunicators {
@@ -114,7 +109,6 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		delete(pr.links.configs, name)
 	}
 	pr.comms = append(pr.comms, c)
-	s.procsChanged()
 }
 
 func setIfKnown(dst *int, v int) {
@@ -138,7 +132,6 @@ func (s *State) applyLocalRank(key ProcessKey, p *parse.PlogLine) {
 	setIfKnown(&pr.devicePhyID, lr.DevicePhyID)
 	last.SuperPodID = labelValue(lr.SuperPodID, maxValueLen)
 	last.SuperPodMode, last.StandardCard = lr.SuperPodMode, lr.StandardCard
-	s.procsChanged()
 }
 
 func (s *State) applyDestroy(key ProcessKey, p *parse.PlogLine) {
@@ -168,7 +161,6 @@ func (s *State) applyDestroy(key ProcessKey, p *parse.PlogLine) {
 	delete(pr.links.peers, pr.comms[idx].Name)
 	pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
 	s.nComms--
-	s.procsChanged()
 }
 
 func (s *State) applyCommConfig(key ProcessKey, p *parse.PlogLine, cc parse.CommConfig) {
@@ -180,7 +172,6 @@ func (s *State) applyCommConfig(key ProcessKey, p *parse.PlogLine, cc parse.Comm
 	for i := range pr.comms {
 		if pr.comms[i].Name == name {
 			pr.comms[i].BufferSizeBytes = cc.BufferBytes
-			s.procsChanged()
 			return
 		}
 	}
@@ -206,7 +197,6 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 	if c == nil {
 		if t.HasQPN {
 			pr.links.orphanQPs++
-			s.procsChanged()
 		}
 		return
 	}
@@ -230,7 +220,6 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 		set[t.RemoteRank] = struct{}{}
 	}
 	c.RoCEPeers, c.OtherPeers = len(ps.roce), len(ps.other)
-	s.procsChanged()
 }
 
 // commForTag finds the communicator a link set was built for. Op-base tags

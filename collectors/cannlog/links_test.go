@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -12,29 +13,7 @@ import (
 // seriesValue returns the value of the series of name with label=value.
 func seriesValue(t *testing.T, c prometheus.Collector, name, label, value string) float64 {
 	t.Helper()
-	r := prometheus.NewPedanticRegistry()
-	r.MustRegister(c)
-	fams, err := r.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.Metric {
-			for _, l := range m.Label {
-				if l.GetName() == label && l.GetValue() == value {
-					if m.Counter != nil {
-						return m.Counter.GetValue()
-					}
-					return m.Gauge.GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no %s{%s=%q}", name, label, value)
-	return 0
+	return metrictest.Value(t, c, name, map[string]string{label: value})
 }
 
 // TestErasSample reads the 2024-era tree (untagged settings, Entry-/

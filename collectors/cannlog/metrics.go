@@ -98,15 +98,7 @@ var faultSources = []string{FaultSourcePlog, FaultSourceScreen}
 
 // metrics builds the const metrics of the current state. It holds the lock
 // only while building, never while sending to a scrape.
-func (s *State) metrics() []prometheus.Metric {
-	out, procs := s.metricsSplit()
-	return append(out, procs...)
-}
-
-// metricsSplit returns the state's metrics in two parts taken under one
-// lock: those that change with every line (counters), and the series of
-// the processes' settings sets and communicators.
-func (s *State) metricsSplit() (out []prometheus.Metric, procs []prometheus.Metric) {
+func (s *State) metrics() (out []prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	add := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
@@ -132,10 +124,6 @@ func (s *State) metricsSplit() (out []prometheus.Metric, procs []prometheus.Metr
 	for k, n := range s.plogErrors {
 		add(plogErrorsDesc, prometheus.CounterValue, float64(n), k.stage, k.reason)
 	}
-	if !s.procMetricsOK {
-		s.procMetrics = s.buildProcMetrics()
-		s.procMetricsOK = true
-	}
 	for module, counts := range s.lines {
 		for lvl, n := range counts {
 			if n > 0 {
@@ -152,7 +140,7 @@ func (s *State) metricsSplit() (out []prometheus.Metric, procs []prometheus.Metr
 	for _, l := range droppedLabels {
 		add(droppedDesc, prometheus.CounterValue, float64(s.dropped[l]), l)
 	}
-	return out, s.procMetrics
+	return append(out, s.buildProcMetrics()...)
 }
 
 // SettingsID is the settings set of a process with the effective settings
@@ -175,9 +163,7 @@ func SettingsID(env map[string]EnvSetting) string {
 // the settings are exported once per distinct settings set and the
 // communicators once per communicator (sums over the node's members where
 // the members differ). Which process runs which set is
-// hccl_process_info{pid,settings} (package join). The state keeps the
-// series between scrapes until a process's settings, communicators or name
-// change, or a process comes or goes (procsChanged). They are sorted as the
+// hccl_process_info{pid,settings} (package join). They are sorted as the
 // registry sorts them (family, then label values in label-name order),
 // which makes the registry's own sort a linear pass.
 func (s *State) buildProcMetrics() []prometheus.Metric {
@@ -272,12 +258,6 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 		out[i] = k.m
 	}
 	return out
-}
-
-// procsChanged drops the cached series of the processes; the caller holds
-// s.mu.
-func (s *State) procsChanged() {
-	s.procMetricsOK = false
 }
 
 // Describe and Collect make a State a prometheus.Collector on its own, for

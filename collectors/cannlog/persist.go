@@ -333,7 +333,6 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	s.extraCodes, s.pods, s.summaries, s.plogErrors = fresh.extraCodes, fresh.pods, fresh.summaries, fresh.plogErrors
 	s.dropped, s.unparsable, s.rejected, s.partial = fresh.dropped, fresh.unparsable, fresh.rejected, fresh.partial
 	s.recent, s.recentNext = fresh.recent, fresh.recentNext
-	s.procsChanged()
 	return nil
 }
 

@@ -110,10 +110,7 @@ func (s *State) applyEnv(dir string, p *parse.PlogLine) {
 		if rejected {
 			s.countRejected(st.Name)
 		}
-		if old, ok := pr.env[st.Name]; !ok || old != v {
-			pr.env[st.Name] = v
-			s.procsChanged()
-		}
+		pr.env[st.Name] = v
 	}
 }
 

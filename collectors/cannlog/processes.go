@@ -146,7 +146,6 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 			// keyed by directory: the same process, now with its directory.
 			delete(s.procs, ProcessKey{PID: key.PID})
 			s.procs[key] = old
-			s.procsChanged()
 			pr = old
 		}
 	}
@@ -157,12 +156,10 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 		}
 		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: t, devicePhyID: -1, loc: s.cur}
 		s.procs[key] = pr
-		s.procsChanged()
 	}
 	if pr.name != string(name) {
 		if v := labelValue(string(name), maxValueLen); v != pr.name {
 			pr.name = v
-			s.procsChanged()
 		}
 	}
 	if t.After(pr.lastWrite) {
@@ -339,7 +336,6 @@ func (s *State) Expire(live Liveness) int {
 		}
 		s.nComms -= len(pr.comms)
 		delete(s.procs, k)
-		s.procsChanged()
 		n++
 	}
 	return n

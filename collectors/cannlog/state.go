@@ -7,8 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
 
@@ -220,11 +218,6 @@ type State struct {
 	partial    map[partialKey][]byte
 	recent     [dedupWindow]string
 	recentNext int
-
-	// procMetrics caches the series of the processes between scrapes
-	// while procMetricsOK; see buildProcMetrics.
-	procMetrics   []prometheus.Metric
-	procMetricsOK bool
 }
 
 // NewState returns an empty state.

@@ -58,29 +58,11 @@ type result struct {
 	at       time.Time // when the run finished
 	duration time.Duration
 
-	// The snapshot's series, built by the first scrape that exports them
-	// and sent again (const metrics are immutable) by every scrape until
-	// the next run.
-	metricsMu sync.Mutex
-	metrics   []prometheus.Metric
-	// seq numbers the runs of a collector: the version under which its
-	// series are sent (exporter.SendStable).
-	seq uint64
 	// unseen, under the collector's mu: the run landed after every caller
 	// had stopped waiting for it, and no caller has been served it since;
 	// servedTo is the scrape (exporter.ScrapeOf) it was then served to.
 	unseen   bool
 	servedTo uint64
-}
-
-// snapshotMetrics returns the series of r's snapshot, built once.
-func (r *result) snapshotMetrics() []prometheus.Metric {
-	r.metricsMu.Lock()
-	defer r.metricsMu.Unlock()
-	if r.metrics == nil {
-		r.metrics = snapshotMetrics(r.snap)
-	}
-	return r.metrics
 }
 
 // call is a run in flight that concurrent callers wait on.
@@ -109,7 +91,6 @@ type Collector struct {
 	good          *result // last successful run
 	runs          map[string]float64
 	parseWarnings float64
-	seq           uint64 // runs completed
 	failing       bool
 	warnedCount   int // warnings of the last run, to log a change once
 	expect        expectation
@@ -265,8 +246,6 @@ func (c *Collector) run(cl *call) {
 	res := &result{snap: snap, err: err, at: end, duration: end.Sub(begin)}
 
 	c.mu.Lock()
-	c.seq++
-	res.seq = c.seq
 	res.unseen = cl.abandoned
 	c.runs[kind]++
 	if snap != nil {
@@ -393,14 +372,13 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		return err
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
-	exporter.SendStable(ctx, ch, res.seq, res.snapshotMetrics())
+	sendSnapshot(ch, res.snap)
 	return nil
 }
 
-// snapshotMetrics builds the series of one npu-smi snapshot.
-func snapshotMetrics(s *Snapshot) []prometheus.Metric {
-	var out []prometheus.Metric
-	send := func(m prometheus.Metric) { out = append(out, m) }
+// sendSnapshot sends the series of one npu-smi snapshot.
+func sendSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
+	send := func(m prometheus.Metric) { ch <- m }
 	for i := range s.Chips {
 		chip := &s.Chips[i]
 		send(prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
@@ -430,5 +408,4 @@ func snapshotMetrics(s *Snapshot) []prometheus.Metric {
 				p.NPU, p.Chip, strconv.Itoa(p.PID), p.Name))
 		}
 	}
-	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
@@ -96,49 +97,20 @@ func readFile(t *testing.T, path string) []byte {
 	return b
 }
 
-func gather(t *testing.T, c *Collector) map[string]*dto.MetricFamily {
+func gather(t *testing.T, c *Collector) []*dto.MetricFamily {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(adapter{c})
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*dto.MetricFamily{}
-	for _, f := range fams {
-		out[f.GetName()] = f
-	}
-	return out
+	return metrictest.Gather(t, adapter{c})
 }
 
 // value returns the value of the sample of name whose labels include want;
 // it fails the test when there is none.
-func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+func value(t *testing.T, fams []*dto.MetricFamily, name string, want map[string]string) float64 {
 	t.Helper()
-	f, ok := fams[name]
+	v, ok := metrictest.Find(fams, name, want)
 	if !ok {
-		t.Fatalf("no %s", name)
+		t.Fatalf("no %s%v", name, want)
 	}
-next:
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue next
-			}
-		}
-		switch {
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue()
-		case m.Counter != nil:
-			return m.GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no %s%v", name, want)
-	return 0
+	return v
 }
 
 // failingInputs are the testdata files Parse must reject.
@@ -176,15 +148,9 @@ func TestGolden(t *testing.T) {
 			}
 
 			if *update {
-				reg := prometheus.NewPedanticRegistry()
-				reg.MustRegister(adapter{c})
-				fams, err := reg.Gather()
-				if err != nil {
-					t.Fatal(err)
-				}
 				var buf bytes.Buffer
 				enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-				for _, f := range fams {
+				for _, f := range gather(t, c) {
 					if err := enc.Encode(f); err != nil {
 						t.Fatal(err)
 					}
@@ -244,9 +210,9 @@ func TestFailureAfterSuccess(t *testing.T) {
 		if got := value(t, fams, "ascend_npu_smi_runs_total", map[string]string{"result": wantResult}); got != 1 {
 			t.Errorf("runs_total{%s} = %v", wantResult, got)
 		}
-		for name := range fams {
-			if !strings.HasPrefix(name, "ascend_npu_smi_") {
-				t.Errorf("failed run still exports %s", name)
+		for _, f := range fams {
+			if !strings.HasPrefix(f.GetName(), "ascend_npu_smi_") {
+				t.Errorf("failed run still exports %s", f.GetName())
 			}
 		}
 	}
@@ -501,30 +467,5 @@ func TestAddFlags(t *testing.T) {
 	help := app.GetFlag("npu-smi.min-interval").Model().Help
 	if !strings.Contains(help, "npu-smi runs at most once per this interval whatever the scrape load") {
 		t.Errorf("help does not document --npu-smi.min-interval: %q", help)
-	}
-}
-
-// A scrape reuses the gathered chip series while their version stays: it
-// must change with every run and only then.
-func TestSeriesVersionFollowsRuns(t *testing.T) {
-	good := readFile(t, sampleTable)
-	c, _, clk := newScripted(5*time.Second, step{out: good})
-	v1, ms1, ok, err := exporter.UpdateStable(context.Background(), c)
-	if err != nil || !ok || len(ms1) == 0 {
-		t.Fatalf("first scrape: %v, stable set sent %v with %d series", err, ok, len(ms1))
-	}
-	clk.advance(time.Second)
-	v2, ms2, _, _ := exporter.UpdateStable(context.Background(), c)
-	if v2 != v1 || &ms2[0] != &ms1[0] {
-		t.Fatalf("within the min interval: version %d → %d, series rebuilt %v", v1, v2, &ms2[0] != &ms1[0])
-	}
-	clk.advance(5 * time.Second)
-	v3, ms3, _, _ := exporter.UpdateStable(context.Background(), c)
-	if v3 == v2 || &ms3[0] == &ms2[0] {
-		t.Fatalf("after a new run: version %d → %d", v2, v3)
-	}
-	// Outside a scrape the same series are sent on the channel.
-	if got := len(gather(t, c)["ascend_npu_hbm_used_bytes"].GetMetric()); got != 8 {
-		t.Fatalf("plain gather: %d chips' HBM series", got)
 	}
 }

@@ -83,6 +83,9 @@ func TestRunnerNonZeroExit(t *testing.T) {
 }
 
 func TestRunnerTimeoutKillsProcessGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing: waits for a run to be killed at its timeout: skipped under -short")
+	}
 	pids := filepath.Join(t.TempDir(), "pids")
 	path := useFake(t, "hang", map[string]string{fakePidsEnv: pids})
 	const timeout = 3 * time.Second
@@ -105,6 +108,9 @@ func TestRunnerTimeoutKillsProcessGroup(t *testing.T) {
 }
 
 func TestRunnerGrandchildHoldingStdout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing: waits for a grandchild holding stdout to be killed: skipped under -short")
+	}
 	pids := filepath.Join(t.TempDir(), "pids")
 	path := useFake(t, "hold-stdout", map[string]string{fakeFileEnv: sampleTable, fakePidsEnv: pids})
 	begin := time.Now()

@@ -39,6 +39,9 @@ const (
 // is skipped, or failed under CI so a CI run never silently loses coverage.
 func helm(t *testing.T, args ...string) ([]byte, error) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the pinned helm (end-to-end over the chart): skipped under -short")
+	}
 	touchChart(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {

@@ -48,6 +48,9 @@ func TestMain(m *testing.M) {
 // buildExporter compiles ./cmd/hccl_exporter once for all tests here.
 func buildExporter(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the exporter binary; skipped under -short")
+	}
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "hccl_exporter-e2e-")
 		if buildErr != nil {

@@ -237,10 +237,10 @@ func ParseCommunicator(msg []byte) (Communicator, bool) {
 			return Communicator{}, false
 		}
 		c.Identifier, c.RankSize, c.ServerNum = ci.Identifier, ci.RankSize, ci.ServerNum
-		if n, ok := intField(msg, "superPodNum"); ok {
+		if n, ok := BracketInt(msg, "superPodNum"); ok {
 			c.SuperPodNum = n
 		}
-		if n, ok := intField(msg, "moduleNum"); ok {
+		if n, ok := BracketInt(msg, "moduleNum"); ok {
 			c.ModuleNum = n
 		}
 		return c, true
@@ -252,7 +252,7 @@ func ParseCommunicator(msg []byte) (Communicator, bool) {
 		if !bytes.Contains(msg, markInitByFile) {
 			return Communicator{}, false
 		}
-		n, ok := intField(msg, "rankNum")
+		n, ok := BracketInt(msg, "rankNum")
 		if !ok || n <= 0 {
 			return Communicator{}, false
 		}
@@ -263,7 +263,7 @@ func ParseCommunicator(msg []byte) (Communicator, bool) {
 	default:
 		return Communicator{}, false
 	}
-	n, ok := intField(msg, ranksField)
+	n, ok := BracketInt(msg, ranksField)
 	if !ok || n <= 0 {
 		return Communicator{}, false
 	}
@@ -272,13 +272,13 @@ func ParseCommunicator(msg []byte) (Communicator, bool) {
 		return Communicator{}, false
 	}
 	c.Identifier, c.RankSize = string(id), n
-	if t, ok := intField(msg, "deviceType"); ok {
+	if t, ok := BracketInt(msg, "deviceType"); ok {
 		c.DeviceType = t
 	} else if t, ok := intAfter(msg, "]deviceType["); ok {
 		// serverPort[60000]deviceType[2]: no separator in the format.
 		c.DeviceType = t
 	}
-	if p, ok := intField(msg, "phydevId"); ok {
+	if p, ok := BracketInt(msg, "phydevId"); ok {
 		c.DevicePhyID = p
 	}
 	return c, true
@@ -464,5 +464,5 @@ func ListenDevice(msg []byte) (phy int, ok bool) {
 	if !bytes.HasPrefix(msg, tagStartVnicListen) && !bytes.HasPrefix(msg, tagStartNicListen) {
 		return 0, false
 	}
-	return intField(msg, "devPhyId")
+	return BracketInt(msg, "devPhyId")
 }

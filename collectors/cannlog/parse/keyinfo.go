@@ -37,8 +37,8 @@ func ParseCommunicatorKeyInfo(msg []byte) (CommunicatorInfo, bool) {
 	if !ok || len(id) == 0 || bytes.ContainsAny(id, "[ ") {
 		return CommunicatorInfo{}, false
 	}
-	ranks, ok1 := intField(msg, "rankSize")
-	servers, ok2 := intField(msg, "serverNum")
+	ranks, ok1 := BracketInt(msg, "rankSize")
+	servers, ok2 := BracketInt(msg, "serverNum")
 	if !ok1 || !ok2 || ranks <= 0 {
 		return CommunicatorInfo{}, false
 	}
@@ -65,8 +65,8 @@ func ParseLocalRankKeyInfo(msg []byte) (LocalRankInfo, bool) {
 		return LocalRankInfo{}, false
 	}
 	msg = msg[i+len(tagLocalRankKeyInfo):]
-	rank, ok1 := intField(msg, "userRank")
-	phy, ok2 := intField(msg, "devicePhyId")
+	rank, ok1 := BracketInt(msg, "userRank")
+	phy, ok2 := BracketInt(msg, "devicePhyId")
 	if !ok1 {
 		return LocalRankInfo{}, false
 	}
@@ -77,10 +77,10 @@ func ParseLocalRankKeyInfo(msg []byte) (LocalRankInfo, bool) {
 	if v, ok := BracketField(msg, "superPodId"); ok && len(v) <= 64 {
 		lr.SuperPodID = string(v)
 	}
-	if v, ok := intField(msg, "useSuperPodMode"); ok {
+	if v, ok := BracketInt(msg, "useSuperPodMode"); ok {
 		lr.SuperPodMode = v
 	}
-	if v, ok := intField(msg, "isStandardCard"); ok {
+	if v, ok := BracketInt(msg, "isStandardCard"); ok {
 		lr.StandardCard = v
 	}
 	return lr, true
@@ -122,7 +122,10 @@ func BracketField(msg []byte, name string) ([]byte, bool) {
 	return nil, false
 }
 
-func intField(msg []byte, name string) (int, bool) {
+// BracketInt reads the field name[n] of msg (BracketField) as a
+// non-negative int of at most 9 digits; ok is false when it is absent or
+// not one.
+func BracketInt(msg []byte, name string) (int, bool) {
 	v, ok := BracketField(msg, name)
 	if !ok || len(v) == 0 || len(v) > 9 {
 		return 0, false

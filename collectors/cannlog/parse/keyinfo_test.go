@@ -56,6 +56,28 @@ func TestBracketField(t *testing.T) {
 	}
 }
 
+func TestBracketInt(t *testing.T) {
+	msg := []byte("rankSize[8] serverNum[] userRank[-1] big[1234567890] hex[0x10] ok[123456789] rank[3]")
+	for _, tc := range []struct {
+		name string
+		want int
+		ok   bool
+	}{
+		{"rankSize", 8, true},
+		{"rank", 3, true}, // not the tail of userRank
+		{"ok", 123456789, true},
+		{"serverNum", 0, false}, // empty
+		{"userRank", 0, false},  // negative
+		{"big", 0, false},       // more than 9 digits
+		{"hex", 0, false},
+		{"absent", 0, false},
+	} {
+		if n, ok := BracketInt(msg, tc.name); n != tc.want || ok != tc.ok {
+			t.Errorf("BracketInt(%s) = %d, %v; want %d, %v", tc.name, n, ok, tc.want, tc.ok)
+		}
+	}
+}
+
 func TestStageKeywords(t *testing.T) {
 	tests := []struct{ msg, stage, reason string }{
 		{"[1041362][InitGroupStage][RanktableDetect]topo exchange server get socket timeout!", StageInit, "RanktableDetect"},

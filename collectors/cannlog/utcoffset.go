@@ -1,6 +1,9 @@
 package cannlog
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
@@ -98,4 +101,71 @@ func zoneFromPair(raw []byte, actual time.Time) (*time.Location, bool) {
 		return nil, false
 	}
 	return ZoneForOffset(off), true
+}
+
+// zoneGrammar is what ParseZone accepts, for error messages.
+const zoneGrammar = "give Local, UTC, an IANA name such as Asia/Shanghai, or a UTC offset such as +08:00, -0530 or +8"
+
+// ParseZone reads a zone as a flag gives it: Local, UTC, an IANA name
+// (Asia/Shanghai) or a fixed UTC offset (+08:00, -0530, +8) up to 14 hours
+// either way. It is the one grammar of --cannlog.timezone and of diagnose's
+// --timezone and --node-timezone.
+func ParseZone(s string) (*time.Location, error) {
+	if s == "" {
+		return nil, fmt.Errorf("empty zone: %s", zoneGrammar)
+	}
+	if s[0] == '+' || s[0] == '-' {
+		off, ok := parseOffset(s)
+		if !ok {
+			return nil, fmt.Errorf("zone offset %q: want ±hh:mm between -14:00 and +14:00", s)
+		}
+		return ZoneForOffset(off), nil
+	}
+	if s == "Local" {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(s)
+	if err != nil {
+		return nil, fmt.Errorf("zone %q: %w (%s)", s, err, zoneGrammar)
+	}
+	return loc, nil
+}
+
+// parseOffset reads ±h, ±hh, ±hhmm or ±hh:mm.
+func parseOffset(s string) (time.Duration, bool) {
+	sign := time.Duration(1)
+	if s[0] == '-' {
+		sign = -1
+	}
+	hm := s[1:]
+	if h, m, ok := strings.Cut(hm, ":"); ok {
+		if len(h) != 2 || len(m) != 2 {
+			return 0, false
+		}
+		hm = h + m
+	}
+	var hs, ms string
+	switch len(hm) {
+	case 1, 2:
+		hs = hm
+	case 4:
+		hs, ms = hm[:2], hm[2:]
+	default:
+		return 0, false
+	}
+	h, err := strconv.ParseUint(hs, 10, 8)
+	if err != nil {
+		return 0, false
+	}
+	var m uint64
+	if ms != "" {
+		if m, err = strconv.ParseUint(ms, 10, 8); err != nil {
+			return 0, false
+		}
+	}
+	off := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute
+	if m > 59 || off > maxZoneOffset {
+		return 0, false
+	}
+	return sign * off, true
 }

@@ -46,18 +46,15 @@ var (
 		[]string{"root"}, nil)
 )
 
-// ParseTimezone reads --cannlog.timezone: auto (nil location, auto true),
-// Local, or an IANA name.
+// ParseTimezone reads --cannlog.timezone: auto (nil location, auto true), or
+// a zone as ParseZone reads it.
 func ParseTimezone(s string) (loc *time.Location, auto bool, err error) {
-	switch s {
-	case TimezoneAuto, "":
+	if s == TimezoneAuto || s == "" {
 		return nil, true, nil
-	case "Local":
-		return time.Local, false, nil
 	}
-	loc, err = time.LoadLocation(s)
+	loc, err = ParseZone(s)
 	if err != nil {
-		return nil, false, fmt.Errorf("--cannlog.timezone=%q: %w (give auto, Local, or an IANA name such as Asia/Shanghai or UTC)", s, err)
+		return nil, false, fmt.Errorf("--cannlog.timezone=%q: %w; or auto, to infer it per log root", s, err)
 	}
 	return loc, false, nil
 }

@@ -1,0 +1,103 @@
+// Package metrictest gathers a collector in tests and finds its series: the
+// one "gather and find a series" helper the packages' tests share, next to
+// client_golang's testutil (which compares whole expositions).
+package metrictest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Gather gathers c through a pedantic registry (which also checks that
+// every metric matches the Desc it was described with) and fails t on an
+// error.
+func Gather(t testing.TB, c prometheus.Collector) []*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatalf("register the collector: %v", err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	return mfs
+}
+
+// Sample is one series: its labels and value.
+type Sample struct {
+	Labels map[string]string
+	Value  float64
+}
+
+// Samples returns every series of the family name in mfs, in the
+// registry's order.
+func Samples(mfs []*dto.MetricFamily, name string) []Sample {
+	var out []Sample
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			s := Sample{Labels: make(map[string]string, len(m.GetLabel())), Value: value(m)}
+			for _, l := range m.GetLabel() {
+				s.Labels[l.GetName()] = l.GetValue()
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// value is a counter's, gauge's or untyped metric's value.
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	default:
+		return m.GetUntyped().GetValue()
+	}
+}
+
+// Find returns the value of the first series of name in mfs whose labels
+// include every pair of want; ok is false when there is none.
+func Find(mfs []*dto.MetricFamily, name string, want map[string]string) (v float64, ok bool) {
+next:
+	for _, s := range Samples(mfs, name) {
+		for k, w := range want {
+			if got, has := s.Labels[k]; !has || got != w {
+				continue next
+			}
+		}
+		return s.Value, true
+	}
+	return 0, false
+}
+
+// Value gathers c and returns the value of the series of name whose labels
+// include want; it fails t when there is none.
+func Value(t testing.TB, c prometheus.Collector, name string, want map[string]string) float64 {
+	t.Helper()
+	v, ok := Find(Gather(t, c), name, want)
+	if !ok {
+		t.Fatalf("no series %s%v", name, want)
+	}
+	return v
+}
+
+// Labels parses "k=v,k=v" (no quotes, no commas in values) into a label
+// map, for tables that write their selectors as strings.
+func Labels(s string) map[string]string {
+	out := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
