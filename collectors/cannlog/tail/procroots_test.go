@@ -30,7 +30,7 @@ func TestProcRootFollowsOnlyItsPID(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	expectLines(t, s.lines, "mine-1", "mine-dev")
+	expectLines(t, s.lines, "mine-dev", "mine-1") // path order
 	if hosts["mine-1"] != 5010 || hosts["mine-dev"] != 5010 {
 		t.Fatalf("host pids: %v", hosts)
 	}
