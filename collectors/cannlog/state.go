@@ -228,6 +228,12 @@ type State struct {
 	// procVersion changes whenever procMetrics is dropped: scrapes reuse
 	// the gathered series while it stays (exporter.SendStable).
 	procVersion uint64
+
+	// hostPIDs are the host pids of the processes found through
+	// --path.procfs (discovery.go), under their own lock: the poll
+	// goroutine replaces them while scrapes read them.
+	hostMu   sync.Mutex
+	hostPIDs map[ProcessKey]int
 }
 
 // NewState returns an empty state.

@@ -75,7 +75,7 @@ func ParseEnviron(r io.Reader) (Env, error) {
 		name    [maxNameLen + 1]byte
 		nameLen int
 		inValue bool
-		skip    bool  // the rest of this entry is not ours
+		skip    bool // the rest of this entry is not ours
 		dst     *string
 		val     []byte
 		total   int

@@ -40,16 +40,15 @@ var procSortDirs = []string{"run", "debug"}
 // Saved offsets of the state file wait for the first call when
 // Config.AwaitProcRoots is set, so that a restart resumes the files of
 // processes that are found only through /proc instead of reading them again.
-// The next Poll rescans.
+// The next Poll rescans, also when the roots did not change: the caller
+// calls when it has news (a root that was empty has a log now, and a root
+// created after it was set has no watch yet).
 func (f *Follower) SetProcRoots(roots []ProcRoot) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.procRootsSet = true
-	if slices.Equal(f.procRoots, roots) {
-		return
-	}
 	f.procRoots = slices.Clone(roots)
-	f.nextScan = f.now().Add(-1) // rescan at the next Poll
+	f.nextScan = f.now().Add(-1)
 }
 
 // scanProcRoots walks every per-process root after the configured ones, so
