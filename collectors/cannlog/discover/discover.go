@@ -240,11 +240,15 @@ func Resolve(procfs string, pid int) (Process, error) {
 	if p.Root, p.Via, err = env.Root(st.UID); err != nil {
 		return p, fmt.Errorf("pid %d: %w", pid, err)
 	}
+	// The value is the process's to choose: cleaned as an absolute path
+	// first, a "../" cannot climb out of its root (or working directory)
+	// into the exporter's own file system.
+	inside := path.Clean("/" + p.Root)
 	if path.IsAbs(p.Root) {
-		p.Path = path.Join(base, "root", p.Root)
+		p.Path = path.Join(base, "root", inside)
 	} else {
 		// CANN opens a relative path from its working directory.
-		p.Path = path.Join(base, "cwd", p.Root)
+		p.Path = path.Join(base, "cwd", inside)
 	}
 	return p, nil
 }

@@ -45,6 +45,7 @@ func TestResolve(t *testing.T) {
 		wantRoot, wantVia     string
 		wantNSpid             int
 		wantRel               bool
+		wantPath              string // below <procfs>/<pid>/root, where it is not Root
 		wantErr               error
 	}{
 		{name: "process log path wins", status: statusNS,
@@ -65,6 +66,8 @@ func TestResolve(t *testing.T) {
 		{name: "user without HOME", status: statusNS, environ: env("A=b"), wantErr: ErrNoRoot},
 		{name: "relative path from the working directory", status: statusNS, environ: env("ASCEND_PROCESS_LOG_PATH=plogs"),
 			wantRoot: "plogs", wantVia: VarProcessLogPath, wantNSpid: 7, wantRel: true},
+		{name: "dot-dot stays inside the root", status: statusNS, environ: env("ASCEND_PROCESS_LOG_PATH=/../../../../var/log/pods"),
+			wantRoot: "/../../../../var/log/pods", wantVia: VarProcessLogPath, wantNSpid: 7, wantPath: "var/log/pods"},
 		{name: "overlong value dropped", status: statusNS,
 			environ:  env("ASCEND_PROCESS_LOG_PATH=/"+strings.Repeat("x", maxValueLen+1), "HOME=/h"),
 			wantRoot: "/h/ascend/log", wantVia: VarHome, wantNSpid: 7},
@@ -90,6 +93,9 @@ func TestResolve(t *testing.T) {
 				t.Fatalf("got %+v, want root %q via %q nspid %d", p, tc.wantRoot, tc.wantVia, tc.wantNSpid)
 			}
 			want := filepath.Join(procfs, "4242", "root", tc.wantRoot)
+			if tc.wantPath != "" {
+				want = filepath.Join(procfs, "4242", "root", tc.wantPath)
+			}
 			if tc.wantRel {
 				want = filepath.Join(procfs, "4242", "cwd", tc.wantRoot)
 			}

@@ -71,7 +71,10 @@ func (f *Follower) scanProcRoots(sc *scanCtx) {
 }
 
 // walkQuiet walks a directory below a per-process root: as walk, but an
-// unreadable directory is not a problem of the follower (see SetProcRoots).
+// unreadable directory is not a problem of the follower (see SetProcRoots),
+// and a symlink is not followed (sc.only is set): the process owns this
+// tree, and an absolute link below <procfs>/<pid>/root resolves in the
+// exporter's own file system, not the process's.
 func (f *Follower) walkQuiet(dir string, sc *scanCtx) {
 	saved := sc.problems
 	sc.problems = make(map[string]problem)

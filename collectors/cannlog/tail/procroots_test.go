@@ -18,6 +18,12 @@ func TestProcRootFollowsOnlyItsPID(t *testing.T) {
 	appendFile(t, filepath.Join(dir, plogName(10, 1)), "mine-1\n")
 	appendFile(t, filepath.Join(dir, plogName(11, 1)), "other-1\n")
 	appendFile(t, filepath.Join(dev, "device-10_20250101000000001.log"), "mine-dev\n")
+	// A link the process planted: not followed below a process's root.
+	outside := filepath.Join(t.TempDir(), "exporter-file")
+	appendFile(t, outside, "outside\n")
+	if err := os.Symlink(outside, filepath.Join(dir, plogName(10, 0))); err != nil {
+		t.Fatal(err)
+	}
 	mkdir(t, filepath.Join(root, "security", "plog"))
 	appendFile(t, filepath.Join(root, "security", "plog", plogName(10, 1)), "security\n")
 	f := newTestFollower(t, Config{})

@@ -208,6 +208,9 @@ func (f *Follower) walk(dir string, top bool, sc *scanCtx) {
 			f.walk(p, false, sc)
 			continue
 		}
+		if sc.only != 0 && e.Type()&fs.ModeSymlink != 0 {
+			continue // see walkQuiet
+		}
 		if kind, pid, ok := parseCANNName(name); ok && (sc.only == 0 || pid == sc.only) {
 			f.consider(p, kind, pid, sc)
 		}
