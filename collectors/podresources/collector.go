@@ -32,7 +32,7 @@ type ChipMap interface {
 type ProcessChip struct {
 	PID       string // the cannlog pid label
 	NPU, Chip string
-	JoinedBy  string // how the join found it: pid, container_pid, device
+	JoinedBy  string // how the join found it: procfs, pid, container_pid, device
 }
 
 // ProcessChips lists the processes of the CANN logs matched to chips.
@@ -43,7 +43,7 @@ type ProcessChips interface {
 var (
 	processChipDesc = prometheus.NewDesc("hccl_process_chip_info",
 		"1 for each process of the CANN logs and the chip npu-smi shows it on; pid is the pid label of the hccl_env_* and hccl_communicator_* series, "+
-			"joined_by says how it was matched: pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print).",
+			"joined_by says how it was matched: procfs (its host pid, found through --path.procfs), pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print).",
 		[]string{"pid", "npu", "chip", "joined_by"}, nil)
 	podInfoDesc = prometheus.NewDesc("ascend_npu_pod_info",
 		"1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).",
