@@ -224,3 +224,33 @@ func TestDiscoveryIdleNode(t *testing.T) {
 		t.Fatal("discovery ran again without a new npu-smi run")
 	}
 }
+
+// A process read through <procfs>/<host pid>/root is alive while its host
+// pid is, not while some host process has the pid its logs print.
+func TestProcLivenessOfDiscoveredProcess(t *testing.T) {
+	procfs := t.TempDir()
+	for _, pid := range []string{"1", "4242"} {
+		if err := os.MkdirAll(filepath.Join(procfs, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := ProcLiveness{Root: procfs}
+	cases := []struct {
+		key  ProcessKey
+		want bool
+	}{
+		{ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 1}, true},
+		{ProcessKey{Dir: filepath.Join(procfs, "5000", "root", "job", "logs"), PID: 1}, false}, // exited; host pid 1 is init
+		{ProcessKey{Dir: filepath.Join(procfs, "5000", "cwd", "plogs"), PID: 4242}, false},
+		{ProcessKey{Dir: "/var/log/npu", PID: 4242}, true}, // a host path: its pid is a host pid
+		{ProcessKey{Dir: "/var/log/npu", PID: 77}, false},
+	}
+	for _, c := range cases {
+		if got := live.AliveProcess(c.key); got != c.want {
+			t.Errorf("AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
+		}
+		if got := (AnyAlive{nil, live}).AliveProcess(c.key); got != c.want {
+			t.Errorf("AnyAlive.AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
+		}
+	}
+}
