@@ -325,6 +325,9 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 		if f.Kind != tail.KindScreen {
 			c.srcDir = LogDir(f.Path)
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
+			if f.HostPID != 0 {
+				c.state.noteHostPID(ProcessKey{Dir: c.srcDir, PID: f.PID}, f.HostPID)
+			}
 		}
 	}
 	c.src = Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir, Location: c.srcLoc}

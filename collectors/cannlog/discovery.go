@@ -201,14 +201,43 @@ func (c *Collector) DiscoveredLogs() map[int]bool {
 
 // setHostPIDs records the host pid of the processes discovery found (by the
 // key their plogs are read under), for the joins (ProcessDevice.HostPID).
+// Host pids learnt from files (noteHostPID) are kept while discovery still
+// lists their process.
 func (s *State) setHostPIDs(m map[ProcessKey]int) {
 	s.hostMu.Lock()
 	defer s.hostMu.Unlock()
 	s.hostPIDs = m
+	listed := make(map[int]bool, len(m))
+	for _, h := range m {
+		listed[h] = true
+	}
+	for k, h := range s.fileHost {
+		if !listed[h] {
+			delete(s.fileHost, k)
+		}
+	}
+}
+
+// noteHostPID records the host pid of a process whose file a configured
+// root reaches and /proc does too: its lines are read under the configured
+// directory, and the join still need not guess.
+func (s *State) noteHostPID(k ProcessKey, host int) {
+	s.hostMu.Lock()
+	defer s.hostMu.Unlock()
+	if s.hostPIDs[k] == host || s.fileHost[k] == host {
+		return
+	}
+	if s.fileHost == nil {
+		s.fileHost = map[ProcessKey]int{}
+	}
+	s.fileHost[k] = host
 }
 
 func (s *State) hostPID(k ProcessKey) int {
 	s.hostMu.Lock()
 	defer s.hostMu.Unlock()
-	return s.hostPIDs[k]
+	if h := s.hostPIDs[k]; h != 0 {
+		return h
+	}
+	return s.fileHost[k]
 }

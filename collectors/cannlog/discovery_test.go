@@ -254,3 +254,31 @@ func TestProcLivenessOfDiscoveredProcess(t *testing.T) {
 		}
 	}
 }
+
+// A process whose logs a configured root (a host-path layout) and /proc both
+// reach: read once, under the configured directory, and still joined by the
+// host pid /proc gave.
+func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
+	procfs := t.TempDir()
+	rootfs := fakeProcess(t, procfs, 7000, 3, "ASCEND_PROCESS_LOG_PATH=/logs")
+	hostPath := filepath.Join(rootfs, "logs") // what the pod mounted from the host
+	writePlog(t, hostPath, 3, "")
+	tab := &fakeTable{}
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 7000})
+	alive := LivenessFunc(func(int) bool { return true })
+	c, err := New(Config{Roots: []string{hostPath}, Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, alive, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	for range 3 {
+		c.pollOnce(time.Now())
+	}
+	devs := c.State().Devices()
+	if len(devs) != 1 || devs[0].Key != (ProcessKey{Dir: hostPath, PID: 3}) || devs[0].HostPID != 7000 {
+		t.Fatalf("devices %+v, want one process under %s with host pid 7000", devs, hostPath)
+	}
+	if st := c.f.Stats(); st.FilesTracked != 1 || st.LinesRead != 32 {
+		t.Fatalf("files %d, lines %d: want the one file read once", st.FilesTracked, st.LinesRead)
+	}
+}

@@ -234,6 +234,9 @@ type State struct {
 	// goroutine replaces them while scrapes read them.
 	hostMu   sync.Mutex
 	hostPIDs map[ProcessKey]int
+	// fileHost are host pids learnt from files a configured root and
+	// /proc both reach (read under the configured path).
+	fileHost map[ProcessKey]int
 }
 
 // NewState returns an empty state.
