@@ -38,6 +38,7 @@ var contractAlerts = []string{
 	"RoCELinkFlapping",
 	"RoCENetworkUnhealthy",
 	"CANNLogTimezoneMismatch",
+	"HCCLLogsNotVisible",
 	"HCCLExporterCollectorFailing",
 }
 

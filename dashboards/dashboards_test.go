@@ -30,7 +30,7 @@ var contractMetrics = []string{
 	"ascend_npu_info", "ascend_npu_health_status", "ascend_npu_hbm_used_bytes", "ascend_npu_hbm_total_bytes",
 	"ascend_npu_memory_used_bytes", "ascend_npu_memory_total_bytes", "ascend_npu_hugepages_used_pages",
 	"ascend_npu_hugepages_total_pages", "ascend_npu_aicore_utilization_ratio", "ascend_npu_power_watts",
-	"ascend_npu_temperature_celsius", "ascend_npu_process_memory_bytes", "ascend_npu_smi_up",
+	"ascend_npu_temperature_celsius", "ascend_npu_process_memory_bytes", "ascend_npu_processes", "ascend_npu_smi_up",
 	"ascend_npu_smi_last_success_timestamp_seconds",
 	"hccl_fault_events_total", "hccl_fault_last_event_timestamp_seconds", "hccl_plog_errors_total",
 	"hccl_env_info", "hccl_env_buffsize_bytes", "hccl_env_rdma_qps_per_connection",

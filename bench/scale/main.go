@@ -120,7 +120,7 @@ func formula(n *nodegen.Node) map[string]int {
 		// headroom: per chip
 		"hccl_link_setup_qp_memory_bytes": 2 * X,
 		"hccl_link_setup_pending_qps":     2 * X,
-		"hccl_link_setup_processes":       2 * X,
+		"hccl_link_setup_processes":       3 * X,
 		"hccl_link_setup_established_qps": X,
 		"hccl_ccl_buffer_bytes":           X,
 		"hccl_ccl_buffer_pending_bytes":   X,
@@ -151,6 +151,8 @@ func formula(n *nodegen.Node) map[string]int {
 		"ascend_log_state_file_write_errors_total": 1,
 		// one log root, its zone applied (the inferred offset only once inferred)
 		"ascend_log_timezone_applied_offset_seconds": 1,
+		// found/missing per chip with a process (spread round-robin)
+		"ascend_npu_processes": 2 * min(X, P),
 		// join: each process with its settings set and chip
 		"hccl_process_info": P,
 		// hccn: no hccn_tool on a generated node

@@ -18,7 +18,7 @@ func addCannlogFlags(app *kingpin.Application) *cannlogFlags {
 // build starts the log follower in the background; the returned func stops
 // it and writes a last checkpoint.
 func (f *cannlogFlags) build(logger *slog.Logger, npu cannlog.Liveness) (*cannlog.Collector, func(), error) {
-	live := cannlog.AnyAlive{npu, cannlog.ProcLiveness{}}
+	live := cannlog.AnyAlive{npu, cannlog.ProcLiveness{Root: f.cfg.Procfs}}
 	c, err := cannlog.New(*f.cfg, live, logger)
 	if err != nil {
 		return nil, nil, err

@@ -91,6 +91,11 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 	}
 	if on("cannlog") {
 		live := &join.Liveness{NPU: npuView}
+		if npuView != nil {
+			// Each process npu-smi lists is read from its own log root,
+			// found through --path.procfs after each npu-smi run.
+			w.cannlog.cfg.Processes = join.ProcessTable{NPU: npuView}
+		}
 		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"), live)
 		if err != nil {
 			cleanup()
@@ -99,6 +104,7 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		stopWatcher := cleanup
 		cleanup = func() { stop(); stopWatcher() }
 		out["cannlog"] = c
+		c.SetCoverage(join.Coverage{NPU: npuView, Logs: c.State(), Discovery: c})
 		chips.Logs = c.State()
 		live.SetLogs(c.State())
 	}

@@ -124,7 +124,7 @@ func TestTwoPodsWithPID156(t *testing.T) {
 				if _, ours := want[chip]; !ours {
 					continue
 				}
-				wantN := map[string]float64{"known": 1, "defaulted": 0}[s.labels["settings"]]
+				wantN := map[string]float64{"known": 1, "defaulted": 0, "unknown": 0}[s.labels["settings"]]
 				if s.value != wantN {
 					t.Errorf("chip %v: %s processes = %v, want %v", chip, s.labels["settings"], s.value, wantN)
 				}

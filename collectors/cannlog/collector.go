@@ -36,6 +36,13 @@ type Config struct {
 	// PodOfDevice labels plog faults with the pod of their device (not a
 	// flag: main wires the kubelet's answer); see Options.PodOfDevice.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
+	// Procfs is the host's /proc (--path.procfs): every process of
+	// Processes is read from its own log root found there (discovery.go).
+	// Empty disables discovery.
+	Procfs string
+	// Processes is npu-smi's process table (not a flag: main wires it);
+	// nil disables discovery.
+	Processes ProcessTable
 }
 
 // DefaultRoot is the CANN log root a process writes to, by CANN's own
@@ -63,6 +70,11 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cannlog.root", "CANN log root holding run/, debug/ and security/ (repeatable). "+
 		"Default: $ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH/log, else $HOME/ascend/log.").
 		Default(DefaultRoot(os.Getenv)).StringsVar(&cfg.Roots)
+	app.Flag("path.procfs", "The host's /proc (mount it at /host/proc in a container). For every process npu-smi lists, "+
+		"its own CANN log root is found there and read through <procfs>/<pid>/root, with no host path or job change needed: "+
+		"the root from ASCEND_PROCESS_LOG_PATH, ASCEND_WORK_PATH and HOME of its environment (no other variable is kept), "+
+		"its pid in its own namespace from status (NSpid). Needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH. Empty disables.").
+		Default("/proc").StringVar(&cfg.Procfs)
 	app.Flag("screenlog.path", "Glob of training screen logs: plain text, Kubernetes CRI (/var/log/pods/*/*/*.log) "+
 		"or Docker json-file (repeatable).").StringsVar(&cfg.ScreenGlobs)
 	app.Flag("cannlog.state-file", "File keeping read offsets and counters across restarts, so that a restart "+
@@ -151,6 +163,10 @@ type Collector struct {
 	zones  *zones
 	// lastZones is when the roots' zones were last inferred (poll goroutine).
 	lastZones time.Time
+	// disc finds each NPU process's own log root; nil without --path.procfs.
+	disc *discovery
+	// cov lists npu-smi's processes by whether their logs are read.
+	cov coverageSource // guarded by mu
 
 	// Owned by the poll goroutine.
 	dirty          bool
@@ -183,6 +199,7 @@ func New(cfg Config, live Liveness, logger *slog.Logger) (*Collector, error) {
 		PollInterval:   cfg.PollInterval,
 		RescanInterval: cfg.RescanInterval,
 		MaxLineBytes:   cfg.MaxLineBytes,
+		AwaitProcRoots: cfg.Procfs != "" && cfg.Processes != nil,
 	}, logger)
 	if err != nil {
 		return nil, fmt.Errorf("cannlog: start log follower: %w", err)
@@ -224,6 +241,7 @@ func newCollector(cfg Config, live Liveness, logger *slog.Logger, f follower, st
 		fixed, auto = time.Local, false
 	}
 	c.zones = newZones(cfg.Roots, auto, fixed)
+	c.disc = newDiscovery(cfg)
 	blob, err := f.Restore()
 	if err != nil {
 		logger.Warn("cannot restore the log state file; reading from the start", "file", cfg.StateFile, "err", err)
@@ -268,6 +286,7 @@ func (c *Collector) pollOnce(now time.Time) {
 		c.zones.inferAll(now, c.logger.Warn)
 		c.src.Path = "" // work the zone out again for the next line
 	}
+	c.discover(now)
 	err := c.f.Poll(c.handle)
 	c.mu.Lock()
 	c.pollErr = err
@@ -305,6 +324,9 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 		if f.Kind != tail.KindScreen {
 			c.srcDir = LogDir(f.Path)
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
+			if f.HostPID != 0 {
+				c.state.noteHostPID(ProcessKey{Dir: c.srcDir, PID: f.PID}, f.HostPID)
+			}
 		}
 	}
 	c.src = Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir, Location: c.srcLoc}
@@ -380,13 +402,14 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	ch <- prometheus.MustNewConstMetric(replacementsDesc, prometheus.CounterValue, float64(st.Replacements))
 	ch <- prometheus.MustNewConstMetric(stateWriteErrorsDesc, prometheus.CounterValue, float64(st.StateWriteErrors+c.encodeErrors.Load()))
 	c.zones.metrics(ch, time.Now())
+	c.coverage(ch)
 	c.mu.Lock()
 	err := c.pollErr
 	c.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("cannlog: read logs: %w", err)
 	}
-	return nil
+	return unreadableErr(st)
 }
 
 // Describe and Collect make the collector usable with a plain Prometheus
@@ -401,6 +424,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stateWriteErrorsDesc
 	ch <- zoneOffsetDesc
 	ch <- zoneAppliedDesc
+	ch <- npuProcessesDesc
 }
 
 // Collect sends the metrics of Update.

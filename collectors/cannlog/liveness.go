@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -60,6 +61,35 @@ func (p ProcLiveness) Alive(pid int) bool {
 	}
 	_, err := os.Stat(filepath.Join(root, strconv.Itoa(pid)))
 	return err == nil
+}
+
+// AliveProcess checks the host pid of a process read through
+// <Root>/<host pid>/root (discovery): the pid its logs print is its pid in
+// its own namespace, which in the host's /proc is some other process. Other
+// processes are checked by their pid as Alive does.
+func (p ProcLiveness) AliveProcess(key ProcessKey) bool {
+	if host, ok := p.hostPIDOf(key.Dir); ok {
+		return p.Alive(host)
+	}
+	return p.Alive(key.PID)
+}
+
+// hostPIDOf parses <Root>/<pid>/{root,cwd}/… of a discovered log directory.
+func (p ProcLiveness) hostPIDOf(dir string) (int, bool) {
+	root := p.Root
+	if root == "" {
+		root = "/proc"
+	}
+	rest, ok := strings.CutPrefix(dir, strings.TrimSuffix(root, "/")+"/")
+	if !ok {
+		return 0, false
+	}
+	pidPart, sub, ok := strings.Cut(rest, "/")
+	if !ok || !(sub == "root" || sub == "cwd" || strings.HasPrefix(sub, "root/") || strings.HasPrefix(sub, "cwd/")) {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(pidPart)
+	return pid, err == nil && pid > 0
 }
 
 // AnyAlive is alive when any of its members says so; nil members are skipped.

@@ -265,6 +265,9 @@ type ProcessDevice struct {
 	Settings    string // its settings set (ProcessView.Settings)
 	DevicePhyID int    // -1 unknown
 	LastWrite   time.Time
+	// HostPID is its pid on the host where discovery found it through
+	// --path.procfs; 0 unknown.
+	HostPID int
 }
 
 // Devices returns every process with its device, sorted by key.
@@ -274,7 +277,8 @@ func (s *State) Devices() []ProcessDevice {
 	out := make([]ProcessDevice, 0, len(s.procs))
 	for k, pr := range s.procs {
 		out = append(out, ProcessDevice{Key: k, Label: pr.label, Name: pr.name, Settings: SettingsID(pr.env),
-			DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr)})
+			DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr),
+			HostPID: s.hostPID(k)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Key.PID != out[j].Key.PID {

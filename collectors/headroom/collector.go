@@ -26,6 +26,7 @@ type SettingsSource interface {
 const (
 	settingsKnown     = "known"
 	settingsDefaulted = "defaulted"
+	settingsUnknown   = "unknown"
 )
 
 var (
@@ -55,7 +56,9 @@ var (
 		[]string{"npu", "chip"}, nil)
 	processesDesc = prometheus.NewDesc("hccl_link_setup_processes",
 		"Processes on the chip by where the model's HCCL settings came from: settings=known (CANN logs), "+
-			"settings=defaulted (HCCL defaults assumed; a pid absent from the logs adds no QPs).",
+			"settings=defaulted (in the logs, but an HCCL default assumed for a value not printed), "+
+			"settings=unknown (the exporter does not read its CANN logs: its link setups ahead are not counted, "+
+			"so the chip's pending QPs and headroom are not a verdict).",
 		[]string{"npu", "chip", "settings"}, nil)
 )
 
@@ -93,13 +96,14 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		lookup = c.settings.Settings
 	}
 	result := Model(c.cfg, chips, procs, lookup)
-	defaulted := 0
+	defaulted, unknown := 0, 0
 	for _, h := range result {
 		emit(ch, h)
 		defaulted += h.ProcessesDefaulted
+		unknown += h.ProcessesUnknown
 	}
-	if defaulted > 0 {
-		c.logger.Debug("headroom assumed HCCL defaults for processes missing from the CANN logs", "processes", defaulted)
+	if defaulted+unknown > 0 {
+		c.logger.Debug("headroom assumed HCCL defaults or saw no CANN logs for some processes", "defaulted", defaulted, "unknown", unknown)
 	}
 	return nil
 }
@@ -117,6 +121,7 @@ func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
 	gauge(cclBufferPendingDesc, h.CCLBufferPendingBytes, h.NPU, h.Chip)
 	gauge(processesDesc, float64(h.ProcessesKnown), h.NPU, h.Chip, settingsKnown)
 	gauge(processesDesc, float64(h.ProcessesDefaulted), h.NPU, h.Chip, settingsDefaulted)
+	gauge(processesDesc, float64(h.ProcessesUnknown), h.NPU, h.Chip, settingsUnknown)
 	if h.HBMKnown {
 		gauge(headroomDesc, h.HeadroomBytes, h.NPU, h.Chip)
 	}

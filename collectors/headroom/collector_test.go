@@ -111,7 +111,7 @@ func TestCollectorNoChips(t *testing.T) {
 
 func TestCollectorWithoutSettingsSource(t *testing.T) {
 	pc := &promCollector{c: New(DefaultConfig(), goldenNPU, nil, nil)}
-	// Every process is defaulted and adds no QPs: headroom is the free HBM.
+	// Every process is unknown and adds no QPs: headroom is the free HBM.
 	// Chip 0/0: 65536−63900 = 1636 MiB = 1715470336 bytes.
 	want := `
 # HELP hccl_link_setup_headroom_bytes HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound="high"} − hccl_ccl_buffer_pending_bytes: below zero the link setup still ahead on the chip may fail with EI0011. Links already set up are not subtracted again.
@@ -119,14 +119,17 @@ func TestCollectorWithoutSettingsSource(t *testing.T) {
 hccl_link_setup_headroom_bytes{chip="0",npu="0"} 1715470336
 hccl_link_setup_headroom_bytes{chip="1",npu="0"} 67670900736
 hccl_link_setup_headroom_bytes{chip="0",npu="1"} 37262196736
-# HELP hccl_link_setup_processes Processes on the chip by where the model's HCCL settings came from: settings=known (CANN logs), settings=defaulted (HCCL defaults assumed; a pid absent from the logs adds no QPs).
+# HELP hccl_link_setup_processes Processes on the chip by where the model's HCCL settings came from: settings=known (CANN logs), settings=defaulted (in the logs, but an HCCL default assumed for a value not printed), settings=unknown (the exporter does not read its CANN logs: its link setups ahead are not counted, so the chip's pending QPs and headroom are not a verdict).
 # TYPE hccl_link_setup_processes gauge
-hccl_link_setup_processes{chip="0",npu="0",settings="defaulted"} 1
+hccl_link_setup_processes{chip="0",npu="0",settings="defaulted"} 0
 hccl_link_setup_processes{chip="0",npu="0",settings="known"} 0
+hccl_link_setup_processes{chip="0",npu="0",settings="unknown"} 1
 hccl_link_setup_processes{chip="1",npu="0",settings="defaulted"} 0
 hccl_link_setup_processes{chip="1",npu="0",settings="known"} 0
-hccl_link_setup_processes{chip="0",npu="1",settings="defaulted"} 2
+hccl_link_setup_processes{chip="1",npu="0",settings="unknown"} 0
+hccl_link_setup_processes{chip="0",npu="1",settings="defaulted"} 0
 hccl_link_setup_processes{chip="0",npu="1",settings="known"} 0
+hccl_link_setup_processes{chip="0",npu="1",settings="unknown"} 2
 `
 	if err := testutil.CollectAndCompare(pc, strings.NewReader(want),
 		"hccl_link_setup_headroom_bytes", "hccl_link_setup_processes"); err != nil {
@@ -148,9 +151,9 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 			for range ch {
 				n++
 			}
-			// 3 chips × (2 qp memory + 2 pending qps + 1 established + 2 buffer + 2 processes + 1 headroom).
-			if n != 30 {
-				t.Errorf("Update sent %d metrics, want 30", n)
+			// 3 chips × (2 qp memory + 2 pending qps + 1 established + 2 buffer + 3 processes + 1 headroom).
+			if n != 33 {
+				t.Errorf("Update sent %d metrics, want 33", n)
 			}
 		})
 	}

@@ -46,8 +46,8 @@ func TestDocsPromQL(t *testing.T) {
               value: 1621
             - labels: '{instance="n1",job="hccl",npu="2",chip="0"}'
               value: 188`,
-		// Chips with defaulted processes.
-		`- labels: 'hccl_link_setup_processes{instance="n1",job="hccl",npu="1",chip="0",settings="defaulted"}'
+		// Chips with defaulted processes or processes whose logs are not read.
+		`- labels: 'hccl_link_setup_processes{instance="n1",job="hccl",npu="1",chip="0",settings="unknown"}'
               value: 1`,
 	}
 	if len(blocks) != len(want) {
@@ -94,7 +94,8 @@ func TestDocsPromQL(t *testing.T) {
 		{"hccl_link_setup_processes", `npu="0",chip="1",settings="known"`, "0"},
 		{"hccl_link_setup_processes", `npu="0",chip="1",settings="defaulted"`, "0"},
 		{"hccl_link_setup_processes", `npu="1",chip="0",settings="known"`, "1"},
-		{"hccl_link_setup_processes", `npu="1",chip="0",settings="defaulted"`, "1"},
+		{"hccl_link_setup_processes", `npu="1",chip="0",settings="defaulted"`, "0"},
+		{"hccl_link_setup_processes", `npu="1",chip="0",settings="unknown"`, "1"},
 		{"hccl_link_setup_processes", `npu="2",chip="0",settings="known"`, "1"},
 		{"hccl_link_setup_processes", `npu="2",chip="0",settings="defaulted"`, "0"},
 		{"ascend_npu_process_memory_bytes", `npu="0",chip="0",pid="100",process="python"`, "1e9"},

@@ -103,7 +103,7 @@ func FuzzModel(f *testing.F) {
 			if !h.HBMKnown && (h.HeadroomBytes != 0 || h.FreeHBMBytes != 0) {
 				t.Fatalf("chip %v: HBM unknown but headroom %v free %v", k, h.HeadroomBytes, h.FreeHBMBytes)
 			}
-			if n := h.ProcessesKnown + h.ProcessesDefaulted; n != len(distinct[k]) {
+			if n := h.ProcessesKnown + h.ProcessesDefaulted + h.ProcessesUnknown; n != len(distinct[k]) {
 				t.Fatalf("chip %v: %d processes counted, %d distinct pids", k, n, len(distinct[k]))
 			}
 		}

@@ -149,12 +149,13 @@ type ChipHeadroom struct {
 	HeadroomBytes float64
 
 	// ProcessesKnown counts the chip's processes whose QP and buffer
-	// settings all came from the CANN logs; ProcessesDefaulted those for
-	// which at least one HCCL default was assumed (pid absent from the logs,
-	// a value not printed, or a value outside HCCL's range). A pid absent
-	// from the logs also has no known communicators, so it adds nothing to
-	// the QP and buffer sums: the bounds may under-count on such chips.
-	ProcessesKnown, ProcessesDefaulted int
+	// settings all came from the CANN logs; ProcessesDefaulted those of
+	// the logs for which at least one HCCL default was assumed (a value not
+	// printed, or outside HCCL's range); ProcessesUnknown those whose logs
+	// the exporter does not read at all. An unknown process has no known
+	// communicators, so it adds nothing to the QP and buffer sums: on such
+	// a chip "nothing pending" means "nothing seen", not "nothing ahead".
+	ProcessesKnown, ProcessesDefaulted, ProcessesUnknown int
 }
 
 // Model computes the headroom of every chip. It is pure: the result depends
@@ -251,13 +252,14 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 	} else {
 		defaulted = true
 	}
-	if defaulted {
-		h.ProcessesDefaulted++
-	} else {
-		h.ProcessesKnown++
-	}
-	if !found {
+	switch {
+	case !found:
+		h.ProcessesUnknown++
 		return
+	case defaulted:
+		h.ProcessesDefaulted++
+	default:
+		h.ProcessesKnown++
 	}
 	var pendingBuf, allocated, established float64
 	for _, c := range s.Communicators {

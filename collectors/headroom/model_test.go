@@ -266,8 +266,8 @@ func TestModel(t *testing.T) {
 			}},
 		},
 		{
-			// pid 200 is in no CANN log: defaulted, no communicators known, so it adds nothing.
-			name:     "unknown pid is defaulted and visible",
+			// pid 200 is in no CANN log: unknown, no communicators known, so it adds nothing.
+			name:     "pid absent from the logs is unknown and visible",
 			chips:    []ChipMemory{chip0},
 			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 200}},
 			settings: map[int]ProcessSettings{100: known(1, 200, world64)},
@@ -277,7 +277,7 @@ func TestModel(t *testing.T) {
 				QPMemoryLowBytes: 512 * kib, QPMemoryHighBytes: 168 * mib,
 				CCLBufferPendingBytes: cclBuf,
 				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1067 * mib,
-				ProcessesKnown: 1, ProcessesDefaulted: 1,
+				ProcessesKnown: 1, ProcessesUnknown: 1,
 			}},
 		},
 		{
@@ -382,7 +382,7 @@ func TestModelNilSettings(t *testing.T) {
 	got := Model(DefaultConfig(),
 		[]ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 10, HBMTotalBytes: 100}},
 		[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, nil)
-	want := []ChipHeadroom{{NPU: "0", Chip: "0", HBMKnown: true, FreeHBMBytes: 90, HeadroomBytes: 90, ProcessesDefaulted: 1}}
+	want := []ChipHeadroom{{NPU: "0", Chip: "0", HBMKnown: true, FreeHBMBytes: 90, HeadroomBytes: 90, ProcessesUnknown: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Model(nil settings) = %+v, want %+v", got, want)
 	}

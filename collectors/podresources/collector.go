@@ -34,7 +34,7 @@ type ProcessChip struct {
 	Process   string // the process name its plog lines print
 	Settings  string // its settings set, the settings label of the cannlog series
 	NPU, Chip string // empty when npu-smi's process table does not show it
-	JoinedBy  string // how the join found it: pid, container_pid, device, or none
+	JoinedBy  string // how the join found it: procfs, pid, container_pid, device, or none
 }
 
 // ProcessChips lists the processes of the CANN logs matched to chips.
@@ -45,7 +45,7 @@ type ProcessChips interface {
 var (
 	processInfoDesc = prometheus.NewDesc("hccl_process_info",
 		"1 for each process of the CANN logs: its settings set (the settings label of the hccl_env_* and hccl_communicator_info series) and the chip npu-smi shows it on; "+
-			"joined_by says how it was matched: pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print), "+
+			"joined_by says how it was matched: procfs (its host pid, found through --path.procfs), pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print), "+
 			"none (npu-smi's process table does not show it: npu and chip are empty).",
 		[]string{"pid", "process", "settings", "npu", "chip", "joined_by"}, nil)
 	podInfoDesc = prometheus.NewDesc("ascend_npu_pod_info",

@@ -286,7 +286,7 @@ func TestProcessInfo(t *testing.T) {
 		{PID: "4242", Process: "gone", Settings: "", JoinedBy: "none"},
 	})
 	want := `
-# HELP hccl_process_info 1 for each process of the CANN logs: its settings set (the settings label of the hccl_env_* and hccl_communicator_info series) and the chip npu-smi shows it on; joined_by says how it was matched: pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print), none (npu-smi's process table does not show it: npu and chip are empty).
+# HELP hccl_process_info 1 for each process of the CANN logs: its settings set (the settings label of the hccl_env_* and hccl_communicator_info series) and the chip npu-smi shows it on; joined_by says how it was matched: procfs (its host pid, found through --path.procfs), pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print), none (npu-smi's process table does not show it: npu and chip are empty).
 # TYPE hccl_process_info gauge
 hccl_process_info{chip="",joined_by="none",npu="",pid="4242",process="gone",settings=""} 1
 hccl_process_info{chip="0",joined_by="device",npu="6",pid="156",process="python3",settings="a18a22cb"} 1

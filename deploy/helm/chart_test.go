@@ -387,3 +387,50 @@ func TestTLSWebConfig(t *testing.T) {
 		t.Errorf("ServiceMonitor endpoint does not scrape over HTTPS: %+v", sm)
 	}
 }
+
+// TestProcfs: by default the host's /proc is mounted read-only at
+// /host/proc and passed as --path.procfs, and the ServiceMonitor honours the
+// exporter's pod labels; procfs.enabled=false drops the mount and turns
+// discovery off explicitly (the binary's default would read the
+// container's own /proc).
+func TestProcfs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		on   bool
+	}{
+		{"default", nil, true},
+		{"disabled", []string{"--set", "procfs.enabled=false"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := render(t, tc.args...)
+			pod := daemonSet(t, objs).Spec.Template.Spec
+			c := pod.Containers[0]
+			want := "--path.procfs="
+			if tc.on {
+				want += "/host/proc"
+			}
+			if !slices.Contains(c.Args, want) {
+				t.Errorf("args %v lack %s", c.Args, want)
+			}
+			vm := manifest.MountFor(c.VolumeMounts, "/host/proc")
+			var hostProc *corev1.Volume
+			for i, v := range pod.Volumes {
+				if v.HostPath != nil && v.HostPath.Path == "/proc" {
+					hostProc = &pod.Volumes[i]
+				}
+			}
+			if tc.on && (vm == nil || !vm.ReadOnly || hostProc == nil || vm.Name != hostProc.Name) {
+				t.Errorf("the host's /proc is not mounted read-only at /host/proc: %+v %+v", vm, hostProc)
+			}
+			if !tc.on && (vm != nil || hostProc != nil) {
+				t.Errorf("procfs.enabled=false still mounts the host's /proc: %+v %+v", vm, hostProc)
+			}
+			for _, d := range objs {
+				if sm, ok := d.Obj.(*monitoringv1.ServiceMonitor); ok && !sm.Spec.Endpoints[0].HonorLabels {
+					t.Error("ServiceMonitor without honorLabels: the training pod's labels would become exported_*")
+				}
+			}
+		})
+	}
+}

@@ -294,7 +294,8 @@ func TestDaemonSet(t *testing.T) {
 			if vm.Name != "state" && vm.Name != "hccn-tool-log" && !isDevice && !vm.ReadOnly {
 				t.Errorf("host path %s is mounted writable; only the state directory and hccn_tool's log may be", hp.Path)
 			}
-			if hp.Path != vm.MountPath {
+			// The host's /proc cannot sit on the container's own /proc.
+			if hp.Path != vm.MountPath && hp.Path != "/proc" {
 				t.Errorf("host path %s mounted at %s: keep host paths (labels and npu-smi expect them)", hp.Path, vm.MountPath)
 			}
 		}
@@ -350,6 +351,14 @@ func TestDaemonSet(t *testing.T) {
 			t.Errorf("%s is under the writable mount %s; logs and binaries are read-only", p, vm.MountPath)
 		}
 	}
+	// Discovery: the host's /proc, read-only, is what --path.procfs names
+	// (the container's own /proc shows its own pid namespace only).
+	if procfs := flags["path.procfs"]; len(procfs) != 1 {
+		t.Errorf("--path.procfs %v: name the host's /proc so every NPU process's logs are found", procfs)
+	} else if vm := manifest.MountFor(c.VolumeMounts, procfs[0]); vm == nil || vm.MountPath != procfs[0] || !vm.ReadOnly ||
+		vols[vm.Name].HostPath == nil || vols[vm.Name].HostPath.Path != "/proc" {
+		t.Errorf("--path.procfs=%s is not the host's /proc mounted read-only there", procfs[0])
+	}
 	for _, d := range append(flags["npu-smi.timeout"], append(flags["hccn-tool.timeout"], flags["hccn-tool.interval"]...)...) {
 		if _, err := time.ParseDuration(d); err != nil {
 			t.Errorf("duration flag %q: %v", d, err)
@@ -400,6 +409,9 @@ func TestServiceAndServiceMonitor(t *testing.T) {
 	ep := sm.Spec.Endpoints[0]
 	if ep.Port != "metrics" {
 		t.Errorf("endpoint port %q, want metrics", ep.Port)
+	}
+	if !ep.HonorLabels {
+		t.Error("honorLabels must be true: the training pod's namespace/pod/container labels would become exported_* (TestScrapeKeepsTrainingPodLabels)")
 	}
 	interval, err1 := time.ParseDuration(string(ep.Interval))
 	timeout, err2 := time.ParseDuration(string(ep.ScrapeTimeout))

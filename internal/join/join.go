@@ -7,6 +7,8 @@
 // A row of npu-smi's process table (a host pid on a chip) is matched to a
 // process of the CANN logs (a log directory and the pid the process saw) by
 // Match, trying in order:
+//  0. the process found through --path.procfs for that host pid: its root
+//     and its pid in its own namespace (NSpid) are known, nothing is guessed;
 //  1. the host pid, when the logs know it and it drives this chip or its
 //     device is unknown;
 //  2. the "Process id in container" npu-smi prints on A3, likewise (a
@@ -57,6 +59,7 @@ type Logs interface {
 
 // How a row was matched, the joined_by label.
 const (
+	ByProcfs       = "procfs"
 	ByPID          = "pid"
 	ByContainerPID = "container_pid"
 	ByDevice       = "device"
@@ -79,11 +82,19 @@ func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
 		phyOf[c] = phy
 	}
 	byPID := map[int][]cannlog.ProcessDevice{}
+	byHost := map[int]cannlog.ProcessDevice{}
 	for _, d := range devs {
 		byPID[d.Key.PID] = append(byPID[d.Key.PID], d)
+		if d.HostPID > 0 {
+			byHost[d.HostPID] = d
+		}
 	}
 	out := make([]Matched, len(snap.Processes))
 	claimed := map[cannlog.ProcessKey]bool{}
+	// Rule 0 first, so that no guess takes a process /proc has placed.
+	for _, d := range byHost {
+		claimed[d.Key] = true
+	}
 	// pick chooses among the processes with one pid: the one driving the
 	// chip; else one whose device is unknown, preferring one no other row
 	// took (two pods' pid 156 on two chips) over one another row took (a
@@ -92,6 +103,9 @@ func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
 		var free, taken *cannlog.ProcessDevice
 		for i := range cands {
 			d := &cands[i]
+			if d.HostPID > 0 {
+				continue // placed by /proc (rule 0), never guessed onto another row
+			}
 			if phyKnown && d.DevicePhyID == phy {
 				return *d, true
 			}
@@ -115,6 +129,10 @@ func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
 	}
 	for i, p := range snap.Processes {
 		out[i] = Matched{Row: p, Log: cannlog.ProcessDevice{Key: cannlog.ProcessKey{PID: p.PID}, Label: strconv.Itoa(p.PID), DevicePhyID: -1}}
+		if d, ok := byHost[p.PID]; ok {
+			out[i].Log, out[i].By = d, ByProcfs
+			continue
+		}
 		phy, phyKnown := phyOf[podresources.Chip{NPU: p.NPU, Chip: p.Chip}]
 		if d, ok := pick(byPID[p.PID], phy, phyKnown); ok {
 			out[i].Log, out[i].By = d, ByPID
@@ -469,4 +487,64 @@ func (a Attribution) ProcessChips(ctx context.Context) ([]podresources.ProcessCh
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out, nil
+}
+
+// ProcessTable gives cannlog's discovery and coverage npu-smi's process
+// table of the last successful run, without running npu-smi.
+type ProcessTable struct{ NPU NPU }
+
+var _ cannlog.ProcessTable = ProcessTable{}
+
+// NPUProcesses lists the rows of the last successful npu-smi run.
+func (p ProcessTable) NPUProcesses() ([]cannlog.NPUProcess, time.Time, bool) {
+	snap, at, ok := p.NPU.Latest()
+	if !ok {
+		return nil, time.Time{}, false
+	}
+	out := make([]cannlog.NPUProcess, 0, len(snap.Processes))
+	for _, r := range snap.Processes {
+		out = append(out, cannlog.NPUProcess{NPU: r.NPU, Chip: r.Chip, PID: r.PID})
+	}
+	return out, at, true
+}
+
+// Discovered is what Coverage needs of the cannlog collector: for each
+// host pid, whether its own logs were found through --path.procfs.
+type Discovered interface {
+	DiscoveredLogs() map[int]bool
+}
+
+// Coverage tells, for each row of the last successful npu-smi run, whether
+// the exporter reads that process's CANN logs: found through /proc, or
+// matched (Match) to a process the logs describe. It runs no npu-smi and
+// does no file I/O, so it may run on the scrape path.
+type Coverage struct {
+	NPU       NPU
+	Logs      Logs
+	Discovery Discovered // nil without discovery
+}
+
+// Coverage lists the rows with their verdicts; ok is false before npu-smi
+// first answered.
+func (c Coverage) Coverage() ([]cannlog.CoverageRow, bool) {
+	if c.NPU == nil {
+		return nil, false
+	}
+	snap, _, ok := c.NPU.Latest()
+	if !ok {
+		return nil, false
+	}
+	var found map[int]bool
+	if c.Discovery != nil {
+		found = c.Discovery.DiscoveredLogs()
+	}
+	var devs []cannlog.ProcessDevice
+	if c.Logs != nil {
+		devs = c.Logs.Devices()
+	}
+	out := make([]cannlog.CoverageRow, 0, len(snap.Processes))
+	for _, m := range Match(snap, devs) {
+		out = append(out, cannlog.CoverageRow{NPU: m.Row.NPU, Chip: m.Row.Chip, Found: found[m.Row.PID] || m.By != ""})
+	}
+	return out, true
 }

@@ -380,3 +380,62 @@ func TestAttribution(t *testing.T) {
 		t.Errorf("npu-smi failing: %v", err)
 	}
 }
+
+// Rule 0: a process /proc placed (its host pid known) is matched to its own
+// row, never guessed onto another row by pid or device, and the other rows
+// still match by the old rules.
+func TestMatchByProcfsFirst(t *testing.T) {
+	snap := &npusmi.Snapshot{
+		Chips: []npusmi.Chip{{NPU: "0", Chip: "0"}, {NPU: "1", Chip: "0"}},
+		Processes: []npusmi.Process{
+			{NPU: "0", Chip: "0", PID: 4242}, // a container process, nspid 7
+			{NPU: "1", Chip: "0", PID: 7},    // a host process whose pid is 7
+		},
+	}
+	devs := []cannlog.ProcessDevice{
+		{Key: cannlog.ProcessKey{Dir: "/proc/4242/root/logs", PID: 7}, Label: "7", DevicePhyID: 1, HostPID: 4242},
+		{Key: cannlog.ProcessKey{Dir: "/root/ascend/log", PID: 7}, Label: "7@/root/ascend/log", DevicePhyID: -1},
+	}
+	got := Match(snap, devs)
+	if got[0].By != ByProcfs || got[0].Log.Key != devs[0].Key {
+		t.Errorf("row 0: %+v, want the /proc process", got[0])
+	}
+	if got[1].By != ByPID || got[1].Log.Key != devs[1].Key {
+		t.Errorf("row 1: %+v, want the host-path process by pid", got[1])
+	}
+	// Without the host process, row 1 (pid 7, on the chip the /proc
+	// process prints) must not take the /proc process by pid or device.
+	got = Match(snap, devs[:1])
+	if got[1].By != "" {
+		t.Errorf("row 1 guessed onto the /proc process: %+v", got[1])
+	}
+}
+
+type fakeDiscovered map[int]bool
+
+func (f fakeDiscovered) DiscoveredLogs() map[int]bool { return f }
+
+// Coverage: a row is found when discovery found its logs or the logs know
+// its process by any rule; missing otherwise.
+func TestCoverage(t *testing.T) {
+	npu := &fakeNPU{snap: &npusmi.Snapshot{
+		Chips: []npusmi.Chip{{NPU: "0", Chip: "0"}, {NPU: "1", Chip: "0"}},
+		Processes: []npusmi.Process{
+			{NPU: "0", Chip: "0", PID: 100}, // discovered
+			{NPU: "0", Chip: "0", PID: 200}, // in a configured root under its host pid
+			{NPU: "1", Chip: "0", PID: 300}, // nowhere
+		},
+	}}
+	logs := logState(t, logProc{dir: "/var/log/npu", pid: 200, qps: 1, buffMiB: 200})
+	got, ok := Coverage{NPU: npu, Logs: logs, Discovery: fakeDiscovered{100: true, 300: false}}.Coverage()
+	want := []cannlog.CoverageRow{{NPU: "0", Chip: "0", Found: true}, {NPU: "0", Chip: "0", Found: true}, {NPU: "1", Chip: "0", Found: false}}
+	if !ok || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v %v, want %v", got, ok, want)
+	}
+	if _, ok := (Coverage{NPU: &fakeNPU{err: errors.New("down")}}).Coverage(); ok {
+		t.Fatal("coverage before npu-smi answered")
+	}
+	if _, ok := (Coverage{}).Coverage(); ok {
+		t.Fatal("coverage without npu-smi")
+	}
+}

@@ -432,6 +432,33 @@
               runbook_url: cfg.runbookURLBase + '#cannlogtimezonemismatch',
             },
           },
+          // The exporter is blind to processes that run on a chip: their
+          // settings, link setups and plog faults never reach any other
+          // alert, and the chip's headroom counts none of their links.
+          // 10 minutes: discovery follows npu-smi runs, and a process may
+          // take a while to write its first plog.
+          {
+            alert: 'HCCLLogsNotVisible',
+            expr: |||
+              (ascend_npu_processes{%(hcclSelectorComma)scann_logs="missing"} > 0) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
+              or ignoring (namespace, pod)
+              ascend_npu_processes{%(hcclSelectorComma)scann_logs="missing"} > 0
+            ||| % cfg,
+            'for': '10m',
+            labels: {
+              severity: 'warning',
+            },
+            annotations: {
+              summary: 'hccl_exporter cannot read the CANN logs of processes on an NPU chip.',
+              description: std.join(' ', [
+                '{{ $value }} process(es) on NPU {{ $labels.npu }} chip {{ $labels.chip }} of {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}',
+                'have written no CANN log the exporter can read for 10 minutes: their HCCL settings, link setups and EI0011',
+                'are invisible, and the headroom of the chip counts none of their link setups.',
+                "Mount the host's /proc and run with --path.procfs (as root), or give --cannlog.root their log directory.",
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hccllogsnotvisible',
+            },
+          },
           // A failed npu-smi run shows as ascend_npu_smi_up 0 even when the
           // collector itself reports success; both count as failing.
           {

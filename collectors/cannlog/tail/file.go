@@ -41,6 +41,9 @@ type File struct {
 	Kind Kind
 	// PID comes from the plog/device file name; 0 for screen logs.
 	PID int
+	// HostPID is the writer's pid on the host where the file was reached
+	// through its /proc entry (ProcRoot); 0 otherwise.
+	HostPID int
 	// Namespace, Pod and Container come from Kubernetes log paths
 	// (/var/log/pods/<ns>_<pod>_<uid>/<container>/N.log or
 	// /var/log/containers/<pod>_<ns>_<container>-<id>.log); empty otherwise.

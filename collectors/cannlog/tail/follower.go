@@ -74,6 +74,9 @@ type Config struct {
 	MaxLineBytes int
 	// DisableNotify turns off inotify and falls back to pure polling.
 	DisableNotify bool
+	// AwaitProcRoots keeps the saved offsets of the state file until the
+	// first SetProcRoots call (see there).
+	AwaitProcRoots bool
 }
 
 // ErrClosed is returned by methods of a closed Follower.
@@ -109,6 +112,10 @@ type tracked struct {
 	midLine bool
 	// changed: the last scan saw a size other than what was read.
 	changed bool
+	// pinned: reached through a ProcRoot; its descriptor is not closed
+	// when idle (the process's /proc entry may be gone when it next
+	// writes).
+	pinned bool
 
 	lastChange time.Time
 	seen       uint64 // rescan generation
@@ -149,6 +156,10 @@ type Follower struct {
 	openFDs      int
 	pollSeq      uint64
 	w            *watcher
+	// procRoots are the per-process roots of SetProcRoots; procRootsSet
+	// says it was called.
+	procRoots    []ProcRoot
+	procRootsSet bool
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -255,7 +266,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		f.rescan(now, &c)
 		f.nextScan = now.Add(f.cfg.RescanInterval)
 		f.polled = true
-		if f.pending != nil && !f.hasDirProblems() {
+		if f.pending != nil && !f.hasDirProblems() && (f.procRootsSet || !f.cfg.AwaitProcRoots) {
 			// Entries not matched by a few clean full scans belong to
 			// files deleted while we were down. One scan is not enough: a
 			// file renamed while it was listed (kubelet rotation) is only
@@ -380,7 +391,7 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, 
 		f.finish(t, handle, c)
 		f.closeFD(t)
 		t.done = true
-	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose:
+	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose && !t.pinned:
 		f.closeFD(t)
 	}
 	return true

@@ -35,6 +35,9 @@ type scanCtx struct {
 	c        *pollCounters
 	problems map[string]problem
 	changed  bool // the set or names of followed files changed
+	// only and hostPID are set while a ProcRoot is walked: only files of
+	// pid only are followed, and they carry hostPID.
+	only, hostPID int
 }
 
 // rescan lists every root and glob, follows new files, notices renamed,
@@ -63,6 +66,7 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 			f.walk(filepath.Join(root, sd), true, sc)
 		}
 	}
+	f.scanProcRoots(sc)
 	for _, g := range f.cfg.ScreenGlobs {
 		// Watch before listing, so a file created in between is not missed.
 		f.watchGlobDirs(g)
@@ -204,7 +208,10 @@ func (f *Follower) walk(dir string, top bool, sc *scanCtx) {
 			f.walk(p, false, sc)
 			continue
 		}
-		if kind, pid, ok := parseCANNName(name); ok {
+		if sc.only != 0 && e.Type()&fs.ModeSymlink != 0 {
+			continue // see walkQuiet
+		}
+		if kind, pid, ok := parseCANNName(name); ok && (sc.only == 0 || pid == sc.only) {
 			f.consider(p, kind, pid, sc)
 		}
 	}
@@ -258,8 +265,12 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		sc.changed = true
 	}
 	if t := f.byID[id]; t != nil {
+		if sc.hostPID != 0 {
+			// Also (or only) reached through its process's /proc entry.
+			t.HostPID, t.pinned = sc.hostPID, true
+		}
 		if t.seen == sc.gen {
-			return // a second name (symlink, hard link) of a file seen already
+			return // a second name (symlink, hard link, /proc) of a file seen already
 		}
 		t.seen = sc.gen
 		if t.Path != path {
@@ -289,7 +300,8 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		return
 	}
 	t := &tracked{
-		File:       File{Kind: kind, PID: pid},
+		File:       File{Kind: kind, PID: pid, HostPID: sc.hostPID},
+		pinned:     sc.hostPID != 0,
 		id:         id,
 		fd:         -1,
 		lastChange: sc.now,

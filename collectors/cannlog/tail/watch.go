@@ -68,8 +68,8 @@ func (f *Follower) applyHint(h *notifyHint, now time.Time, c *pollCounters) (res
 // one to follow: a CANN log name, a screen log (or its kubelet rotation),
 // or a directory (new device-N/, run/, a root created late).
 func (f *Follower) interesting(name string) bool {
-	if _, _, ok := parseCANNName(filepath.Base(name)); ok {
-		return true
+	if _, pid, ok := parseCANNName(filepath.Base(name)); ok {
+		return f.wantedCANN(name, pid)
 	}
 	for _, g := range f.cfg.ScreenGlobs {
 		if ok, _ := filepath.Match(g, name); ok {

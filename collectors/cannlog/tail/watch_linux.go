@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"slices"
 	"syscall"
 )
 
@@ -13,10 +14,14 @@ import (
 // are only hints: periodic rescans still catch what they miss (a full
 // queue, NFS, a directory beyond the watch limit).
 type watcher struct {
-	fd      int
-	log     *slog.Logger
-	buf     []byte
-	wds     map[int32]string
+	fd  int
+	log *slog.Logger
+	buf []byte
+	// wds maps a watch to every followed name of its directory: inotify
+	// gives one watch per inode, and a pod's log directory is reached
+	// through the /proc entry of each of its ranks (and perhaps a host
+	// path too).
+	wds     map[int32][]string
 	dirs    map[string]int32
 	changed map[string]evOp
 	failed  bool // some directory could not be watched
@@ -39,7 +44,7 @@ func newWatcher(logger *slog.Logger) (*watcher, error) {
 		fd:      fd,
 		log:     logger,
 		buf:     make([]byte, 64<<10),
-		wds:     make(map[int32]string),
+		wds:     make(map[int32][]string),
 		dirs:    make(map[string]int32),
 		changed: make(map[string]evOp),
 	}, nil
@@ -58,7 +63,9 @@ func (w *watcher) add(dir string) {
 		}
 		return
 	}
-	w.wds[int32(wd)] = dir
+	if !slices.Contains(w.wds[int32(wd)], dir) {
+		w.wds[int32(wd)] = append(w.wds[int32(wd)], dir)
+	}
 	w.dirs[dir] = int32(wd)
 }
 
@@ -88,7 +95,7 @@ func (w *watcher) take() *notifyHint {
 				h.overflow = true
 				continue
 			}
-			dir, ok := w.wds[wd]
+			dirs, ok := w.wds[wd]
 			if !ok {
 				continue
 			}
@@ -98,10 +105,12 @@ func (w *watcher) take() *notifyHint {
 				if mask&syscall.IN_IGNORED != 0 {
 					delete(w.wds, wd)
 				}
-				if w.dirs[dir] == wd {
-					delete(w.dirs, dir)
+				for _, dir := range dirs {
+					if w.dirs[dir] == wd {
+						delete(w.dirs, dir)
+					}
+					w.note(h, dir, opRemove)
 				}
-				w.note(h, dir, opRemove)
 				continue
 			}
 			name := w.buf[nameAt:off]
@@ -119,7 +128,9 @@ func (w *watcher) take() *notifyHint {
 			case mask&syscall.IN_MOVED_FROM != 0:
 				op = opRename
 			}
-			w.note(h, dir+"/"+string(name), op)
+			for _, dir := range dirs {
+				w.note(h, dir+"/"+string(name), op)
+			}
 		}
 	}
 	h.changed = w.changed

@@ -1,0 +1,323 @@
+// Package discover owns finding a running process's CANN log root through
+// the host's /proc (--path.procfs), so that the cannlog collector reads the
+// logs a training container writes inside itself without a host path.
+//
+// For one host pid it reads two files and nothing else: <procfs>/<pid>/status
+// for the pid the process has in its own pid namespace (NSpid: the pid in
+// its plog file names and line headers) and its uid, and
+// <procfs>/<pid>/environ, of which it keeps ASCEND_PROCESS_LOG_PATH,
+// ASCEND_WORK_PATH and HOME only: every other variable is skipped byte by
+// byte as it is read and the read buffer is cleared, so no other value is
+// ever held, logged or exported. The root is resolved as CANN resolves it
+// (ASCEND_PROCESS_LOG_PATH, else ASCEND_WORK_PATH/log, else $HOME/ascend/log)
+// and reached through <procfs>/<pid>/root, the process's own view of its
+// mount namespace.
+package discover
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// errESRCH is what reading the environ of a process that is exiting gives.
+var errESRCH error = syscall.ESRCH
+
+// The variables read from a process's environment, in CANN's precedence.
+const (
+	VarProcessLogPath = "ASCEND_PROCESS_LOG_PATH"
+	VarWorkPath       = "ASCEND_WORK_PATH"
+	VarHome           = "HOME"
+)
+
+// Limits on what is read: a path longer than PATH_MAX is not a path CANN
+// could open, and environ is bounded by the kernel's ARG_MAX anyway.
+const (
+	maxValueLen   = 4096
+	maxEnvironLen = 16 << 20
+	maxStatusLen  = 64 << 10
+	maxNameLen    = len(VarProcessLogPath)
+)
+
+// Errors of Resolve, wrapped with the path and the cause.
+var (
+	// ErrGone: the process exited (its /proc entry is gone).
+	ErrGone = errors.New("process exited")
+	// ErrPermission: the exporter may not read the process's environ or
+	// root (run as root, or with CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH).
+	ErrPermission = errors.New("permission denied")
+	// ErrNoRoot: none of the variables is set and the uid's home is not
+	// known (not root).
+	ErrNoRoot = errors.New("no CANN log root: ASCEND_PROCESS_LOG_PATH, ASCEND_WORK_PATH and HOME unset")
+)
+
+// Env holds the three log variables of one process; a variable that is not
+// set (or set empty, which CANN ignores) is "".
+type Env struct {
+	ProcessLogPath, WorkPath, Home string
+}
+
+// ParseEnviron reads a NUL-separated environment (/proc/<pid>/environ) and
+// keeps the three log variables only. The first occurrence of a name wins,
+// as for getenv. A value longer than PATH_MAX is dropped.
+func ParseEnviron(r io.Reader) (Env, error) {
+	var env Env
+	buf := make([]byte, 4096)
+	defer clear(buf)
+	var (
+		name    [maxNameLen + 1]byte
+		nameLen int
+		inValue bool
+		skip    bool // the rest of this entry is not ours
+		dst     *string
+		val     []byte
+		total   int
+	)
+	var seen [3]bool
+	slot := func() (*string, int) {
+		switch string(name[:nameLen]) {
+		case VarProcessLogPath:
+			return &env.ProcessLogPath, 0
+		case VarWorkPath:
+			return &env.WorkPath, 1
+		case VarHome:
+			return &env.Home, 2
+		}
+		return nil, -1
+	}
+	endEntry := func() {
+		if inValue && dst != nil && val != nil {
+			*dst = string(val)
+		}
+		clear(val)
+		val, dst, nameLen, inValue, skip = val[:0], nil, 0, false, false
+	}
+	for {
+		n, err := r.Read(buf)
+		total += n
+		for _, b := range buf[:n] {
+			switch {
+			case b == 0:
+				endEntry()
+			case skip:
+			case inValue:
+				if len(val) >= maxValueLen {
+					clear(val)
+					val, dst, skip = val[:0], nil, true
+					continue
+				}
+				val = append(val, b)
+			case b == '=':
+				d, i := slot()
+				if d == nil || seen[i] {
+					skip = true
+					continue
+				}
+				seen[i] = true
+				dst, inValue, val = d, true, make([]byte, 0, 64)
+			default:
+				if nameLen == len(name) {
+					skip = true
+					continue
+				}
+				name[nameLen] = b
+				nameLen++
+			}
+		}
+		if total > maxEnvironLen {
+			endEntry()
+			return env, fmt.Errorf("environ longer than %d bytes", maxEnvironLen)
+		}
+		if err == io.EOF {
+			endEntry() // an entry the kernel cut without its NUL
+			return env, nil
+		}
+		if err != nil {
+			clear(val)
+			return env, err
+		}
+	}
+}
+
+// Root is the CANN log root these variables give, by CANN's precedence:
+// ASCEND_PROCESS_LOG_PATH, else ASCEND_WORK_PATH/log, else
+// $HOME/ascend/log; without HOME, root's home /root for uid 0. via names
+// the variable that decided ("" for the uid default).
+func (e Env) Root(uid int) (root, via string, err error) {
+	switch {
+	case e.ProcessLogPath != "":
+		return e.ProcessLogPath, VarProcessLogPath, nil
+	case e.WorkPath != "":
+		return path.Join(e.WorkPath, "log"), VarWorkPath, nil
+	case e.Home != "":
+		return path.Join(e.Home, "ascend", "log"), VarHome, nil
+	case uid == 0:
+		return "/root/ascend/log", "", nil
+	}
+	return "", "", ErrNoRoot
+}
+
+// Status is what is read of /proc/<pid>/status.
+type Status struct {
+	// NSpid is the pid in the process's innermost pid namespace (the last
+	// field of NSpid:), 0 when the kernel prints no NSpid line (before
+	// 4.1: the caller uses the host pid).
+	NSpid int
+	// UID is the real uid, -1 unknown.
+	UID int
+}
+
+// ParseStatus reads the NSpid and Uid lines of /proc/<pid>/status.
+func ParseStatus(r io.Reader) (Status, error) {
+	st := Status{UID: -1}
+	sc := bufio.NewScanner(io.LimitReader(r, maxStatusLen))
+	sc.Buffer(make([]byte, 0, 4096), maxStatusLen)
+	for sc.Scan() {
+		line := sc.Text()
+		key, rest, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		switch key {
+		case "NSpid":
+			n, err := strconv.Atoi(fields[len(fields)-1])
+			if err != nil || n <= 0 {
+				return st, fmt.Errorf("bad NSpid line %q", line)
+			}
+			st.NSpid = n
+		case "Uid":
+			n, err := strconv.Atoi(fields[0])
+			if err != nil || n < 0 {
+				return st, fmt.Errorf("bad Uid line %q", line)
+			}
+			st.UID = n
+		}
+	}
+	return st, sc.Err()
+}
+
+// Process is a process's CANN log root as discovery found it.
+type Process struct {
+	HostPID int
+	// NSpid is its pid in its own pid namespace: the pid of its plog
+	// names (HostPID where the kernel does not say).
+	NSpid int
+	// Root is the log root as the process sees it; Via the variable that
+	// chose it.
+	Root, Via string
+	// Path reaches Root from the exporter: <procfs>/<pid>/root<Root> (or
+	// <procfs>/<pid>/cwd/<Root> for a relative one).
+	Path string
+}
+
+// Resolve finds the CANN log root of host pid pid below procfs. It does
+// not check that the root exists: Logs does.
+func Resolve(procfs string, pid int) (Process, error) {
+	p := Process{HostPID: pid, NSpid: pid}
+	base := path.Join(procfs, strconv.Itoa(pid))
+	st, err := readWith(path.Join(base, "status"), ParseStatus)
+	if err != nil {
+		return p, err
+	}
+	if st.NSpid > 0 {
+		p.NSpid = st.NSpid
+	}
+	env, err := readWith(path.Join(base, "environ"), ParseEnviron)
+	if err != nil {
+		return p, err
+	}
+	if p.Root, p.Via, err = env.Root(st.UID); err != nil {
+		return p, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	// The value is the process's to choose: cleaned as an absolute path
+	// first, a "../" cannot climb out of its root (or working directory)
+	// into the exporter's own file system.
+	inside := path.Clean("/" + p.Root)
+	if path.IsAbs(p.Root) {
+		p.Path = path.Join(base, "root", inside)
+	} else {
+		// CANN opens a relative path from its working directory.
+		p.Path = path.Join(base, "cwd", inside)
+	}
+	return p, nil
+}
+
+func readWith[T any](name string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	f, err := os.Open(name)
+	if err != nil {
+		return zero, classify(err)
+	}
+	defer f.Close()
+	v, err := parse(f)
+	if err != nil {
+		return zero, fmt.Errorf("read %s: %w", name, classify(err))
+	}
+	return v, nil
+}
+
+// classify wraps the errors a caller acts on in ErrGone and ErrPermission.
+func classify(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, errESRCH):
+		return fmt.Errorf("%w: %w", ErrGone, err)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%w: %w", ErrPermission, err)
+	}
+	return err
+}
+
+// Logs reports whether the root holds a CANN log of process nspid
+// (plog-<nspid>_*.log or device-<nspid>_*.log under run/ or debug/): a
+// readable root where the process has not written yet is not its logs.
+func Logs(root string, nspid int) (bool, error) {
+	plog := "plog-" + strconv.Itoa(nspid) + "_"
+	device := "device-" + strconv.Itoa(nspid) + "_"
+	mine := func(name string) bool {
+		return strings.HasSuffix(name, ".log") && (strings.HasPrefix(name, plog) || strings.HasPrefix(name, device))
+	}
+	var firstErr error
+	for _, sd := range []string{"run", "debug"} {
+		entries, err := os.ReadDir(path.Join(root, sd))
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
+				firstErr = classify(err)
+			}
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			files, err := os.ReadDir(path.Join(root, sd, e.Name()))
+			if err != nil {
+				if firstErr == nil {
+					firstErr = classify(err)
+				}
+				continue
+			}
+			for _, f := range files {
+				if mine(f.Name()) {
+					return true, nil
+				}
+			}
+		}
+	}
+	if firstErr == nil {
+		if _, err := os.Stat(root); err != nil {
+			firstErr = classify(err)
+		}
+	}
+	return false, firstErr
+}

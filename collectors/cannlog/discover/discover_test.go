@@ -1,0 +1,157 @@
+package discover
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeProc writes <procfs>/<pid>/{status,environ} and the root and cwd
+// links of one process, its root being a directory of the test.
+func fakeProc(t *testing.T, procfs string, pid, status, environ string) (root string) {
+	t.Helper()
+	dir := filepath.Join(procfs, pid)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root = filepath.Join(t.TempDir(), "container-root")
+	if err := os.MkdirAll(filepath.Join(root, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"status": status, "environ": environ} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o400); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(root, filepath.Join(dir, "root")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "work"), filepath.Join(dir, "cwd")); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+const statusNS = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4242\nPPid:\t1\n" +
+	"Uid:\t1000\t1000\t1000\t1000\nGid:\t1000\t1000\t1000\t1000\nNSpid:\t4242\t7\nNSpgid:\t4242\t7\n"
+
+func env(kv ...string) string { return strings.Join(kv, "\x00") + "\x00" }
+
+func TestResolve(t *testing.T) {
+	cases := []struct {
+		name, status, environ string
+		wantRoot, wantVia     string
+		wantNSpid             int
+		wantRel               bool
+		wantPath              string // below <procfs>/<pid>/root, where it is not Root
+		wantErr               error
+	}{
+		{name: "process log path wins", status: statusNS,
+			environ:  env("PATH=/bin", "ASCEND_WORK_PATH=/w", "ASCEND_PROCESS_LOG_PATH=/logs/a", "HOME=/home/u", "TOKEN=secret"),
+			wantRoot: "/logs/a", wantVia: VarProcessLogPath, wantNSpid: 7},
+		{name: "work path", status: statusNS, environ: env("HOME=/home/u", "ASCEND_WORK_PATH=/w"),
+			wantRoot: "/w/log", wantVia: VarWorkPath, wantNSpid: 7},
+		{name: "home", status: statusNS, environ: env("HOME=/home/u"),
+			wantRoot: "/home/u/ascend/log", wantVia: VarHome, wantNSpid: 7},
+		{name: "empty value is unset", status: statusNS, environ: env("ASCEND_PROCESS_LOG_PATH=", "HOME=/h"),
+			wantRoot: "/h/ascend/log", wantVia: VarHome, wantNSpid: 7},
+		{name: "first occurrence wins", status: statusNS, environ: env("HOME=/first", "HOME=/second"),
+			wantRoot: "/first/ascend/log", wantVia: VarHome, wantNSpid: 7},
+		{name: "no NSpid line: host pid", status: "Name:\tx\nUid:\t0\t0\t0\t0\n", environ: env("HOME=/root"),
+			wantRoot: "/root/ascend/log", wantVia: VarHome, wantNSpid: 4242},
+		{name: "root without HOME", status: "Uid:\t0\t0\t0\t0\nNSpid:\t4242\n", environ: env("A=b"),
+			wantRoot: "/root/ascend/log", wantVia: "", wantNSpid: 4242},
+		{name: "user without HOME", status: statusNS, environ: env("A=b"), wantErr: ErrNoRoot},
+		{name: "relative path from the working directory", status: statusNS, environ: env("ASCEND_PROCESS_LOG_PATH=plogs"),
+			wantRoot: "plogs", wantVia: VarProcessLogPath, wantNSpid: 7, wantRel: true},
+		{name: "dot-dot stays inside the root", status: statusNS, environ: env("ASCEND_PROCESS_LOG_PATH=/../../../../var/log/pods"),
+			wantRoot: "/../../../../var/log/pods", wantVia: VarProcessLogPath, wantNSpid: 7, wantPath: "var/log/pods"},
+		{name: "overlong value dropped", status: statusNS,
+			environ:  env("ASCEND_PROCESS_LOG_PATH=/"+strings.Repeat("x", maxValueLen+1), "HOME=/h"),
+			wantRoot: "/h/ascend/log", wantVia: VarHome, wantNSpid: 7},
+		{name: "cut last entry", status: statusNS, environ: "HOME=/h\x00ASCEND_WORK_PATH=/cut",
+			wantRoot: "/cut/log", wantVia: VarWorkPath, wantNSpid: 7},
+		{name: "bad NSpid", status: "NSpid:\tx\n", environ: env("HOME=/h"), wantErr: errors.New("bad NSpid")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			procfs := t.TempDir()
+			fakeProc(t, procfs, "4242", tc.status, tc.environ)
+			p, err := Resolve(procfs, 4242)
+			if tc.wantErr != nil {
+				if err == nil || (!errors.Is(err, tc.wantErr) && !strings.Contains(err.Error(), tc.wantErr.Error())) {
+					t.Fatalf("err %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Root != tc.wantRoot || p.Via != tc.wantVia || p.NSpid != tc.wantNSpid || p.HostPID != 4242 {
+				t.Fatalf("got %+v, want root %q via %q nspid %d", p, tc.wantRoot, tc.wantVia, tc.wantNSpid)
+			}
+			want := filepath.Join(procfs, "4242", "root", tc.wantRoot)
+			if tc.wantPath != "" {
+				want = filepath.Join(procfs, "4242", "root", tc.wantPath)
+			}
+			if tc.wantRel {
+				want = filepath.Join(procfs, "4242", "cwd", tc.wantRoot)
+			}
+			if p.Path != want {
+				t.Fatalf("path %q, want %q", p.Path, want)
+			}
+		})
+	}
+}
+
+func TestResolveGone(t *testing.T) {
+	_, err := Resolve(t.TempDir(), 99)
+	if !errors.Is(err, ErrGone) {
+		t.Fatalf("err %v, want ErrGone", err)
+	}
+}
+
+// Nothing but the three variables survives parsing.
+func TestParseEnvironKeepsOnlyLogVars(t *testing.T) {
+	in := env("AWS_SECRET_ACCESS_KEY=hunter2", "HOME=/home/u", "HOMEX=/no", "XHOME=/no", "ASCEND_WORK_PATH=/w",
+		"ASCEND_PROCESS_LOG_PATHX=/no", "=weird", "noequals")
+	e, err := ParseEnviron(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (e != Env{WorkPath: "/w", Home: "/home/u"}) {
+		t.Fatalf("got %+v", e)
+	}
+}
+
+func TestLogs(t *testing.T) {
+	root := t.TempDir()
+	if ok, err := Logs(root, 7); ok || err != nil {
+		t.Fatalf("empty root: %v %v", ok, err)
+	}
+	plog := filepath.Join(root, "run", "plog")
+	if err := os.MkdirAll(plog, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(plog, "plog-8_20260101000000000.log"), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := Logs(root, 7); ok {
+		t.Fatal("another rank's plog counted")
+	}
+	dev := filepath.Join(root, "debug", "device-3")
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dev, "device-7_20260101000000000.log"), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := Logs(root, 7); !ok || err != nil {
+		t.Fatalf("device log not found: %v %v", ok, err)
+	}
+	if ok, err := Logs(filepath.Join(root, "gone"), 7); ok || !errors.Is(err, ErrGone) {
+		t.Fatalf("missing root: %v %v", ok, err)
+	}
+}

@@ -1,0 +1,284 @@
+package cannlog
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// fakeTable is npu-smi's process table as discovery sees it.
+type fakeTable struct {
+	mu   sync.Mutex
+	rows []NPUProcess
+	at   time.Time
+}
+
+func (f *fakeTable) NPUProcesses() ([]NPUProcess, time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rows, f.at, !f.at.IsZero()
+}
+
+func (f *fakeTable) set(rows ...NPUProcess) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rows, f.at = rows, f.at.Add(time.Second)
+	if f.at.Year() < 2000 {
+		f.at = time.Now()
+	}
+}
+
+// fakeProcess builds <procfs>/<hostPID>/{status,environ,root} for a process
+// whose pid in its own namespace is nspid, with its container's files in a
+// directory of their own (what <procfs>/<pid>/root shows).
+func fakeProcess(t *testing.T, procfs string, hostPID, nspid int, environ ...string) (containerRoot string) {
+	t.Helper()
+	dir := filepath.Join(procfs, strconv.Itoa(hostPID))
+	containerRoot = filepath.Join(t.TempDir(), "rootfs")
+	for _, d := range []string{dir, containerRoot} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := "Name:\tpython3\nPid:\t" + strconv.Itoa(hostPID) + "\nUid:\t0\t0\t0\t0\nNSpid:\t" +
+		strconv.Itoa(hostPID) + "\t" + strconv.Itoa(nspid) + "\n"
+	files := map[string]string{"status": status, "environ": strings.Join(environ, "\x00") + "\x00"}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o400); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(containerRoot, filepath.Join(dir, "root")); err != nil {
+		t.Fatal(err)
+	}
+	return containerRoot
+}
+
+// writePlog writes the settings and communicator lines of the test plog as
+// process nspid into <root>/run/plog.
+func writePlog(t *testing.T, root string, nspid int, extra string) string {
+	t.Helper()
+	head, err := os.ReadFile(filepath.Join("testdata", "discovery", "plog-head.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "run", "plog")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "plog-"+strconv.Itoa(nspid)+"_20260106153829870.log")
+	data := strings.ReplaceAll(string(head), "210001", strconv.Itoa(nspid)) + extra
+	if err := os.WriteFile(p, []byte(data), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// staticCoverage reports every row of the table found when discovery found
+// it: the join's other rules are tested in internal/join.
+type staticCoverage struct {
+	tab *fakeTable
+	c   *Collector
+}
+
+func (s staticCoverage) Coverage() ([]CoverageRow, bool) {
+	rows, _, ok := s.tab.NPUProcesses()
+	found := s.c.DiscoveredLogs()
+	var out []CoverageRow
+	for _, r := range rows {
+		out = append(out, CoverageRow{NPU: r.NPU, Chip: r.Chip, Found: found[r.PID]})
+	}
+	return out, ok
+}
+
+// Processes npu-smi lists are read from their own roots found through a
+// fake procfs: settings and communicators under their namespace pid, joined
+// to their host pid; a process without logs, one not in procfs and one with
+// no root are missing; no other variable of any environment leaks into the
+// metrics or the log.
+func TestDiscoveryThroughProcfs(t *testing.T) {
+	procfs := t.TempDir()
+	rootA := fakeProcess(t, procfs, 4242, 7, "PATH=/usr/bin", "ASCEND_PROCESS_LOG_PATH=/job/logs",
+		"AWS_SECRET_ACCESS_KEY=hunter2", "HOME=/root")
+	writePlog(t, filepath.Join(rootA, "job", "logs"), 7, "")
+	// Another rank of the same pod writes to the same directory: read
+	// through its own entry only.
+	fakeProcess(t, procfs, 4243, 8, "ASCEND_PROCESS_LOG_PATH=/job/logs", "DB_PASSWORD=swordfish")
+	fakeProcess(t, procfs, 5000, 9, "HOME=/home/nobody", "API_TOKEN=letmein") // no logs yet
+	fakeProcess(t, procfs, 5001, 10, "LANG=C", "GITHUB_TOKEN=ghp_secret")     // uid 0 default root, empty
+	tab := &fakeTable{}
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242}, NPUProcess{NPU: "1", Chip: "0", PID: 5000},
+		NPUProcess{NPU: "1", Chip: "0", PID: 5001}, NPUProcess{NPU: "2", Chip: "0", PID: 6000})
+
+	var logBuf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// The logs are older than the TTL: alive keeps them (join.Liveness does,
+	// by the host pid, in the exporter).
+	alive := LivenessFunc(func(int) bool { return true })
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, alive, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	c.SetCoverage(staticCoverage{tab, c})
+	c.pollOnce(time.Now())
+	c.pollOnce(time.Now())
+
+	keyA := ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 7}
+	pv, ok := c.Process(keyA)
+	if !ok {
+		t.Fatalf("process not read through procfs; have %+v stats %+v disc %+v log %s", c.Processes(), c.f.Stats(), c.DiscoveredLogs(), logBuf.String())
+	}
+	if pv.Env["HCCL_BUFFSIZE"].Value == "" || len(pv.Communicators) != 1 || pv.Communicators[0].RankSize != 64 {
+		t.Fatalf("settings/communicators not read: %+v", pv)
+	}
+	var host int
+	for _, d := range c.State().Devices() {
+		if d.Key == keyA {
+			host = d.HostPID
+		}
+	}
+	if host != 4242 {
+		t.Fatalf("host pid of the discovered process = %d, want 4242", host)
+	}
+	if got := c.DiscoveredLogs(); len(got) != 4 || !got[4242] || got[5000] || got[5001] || got[6000] {
+		t.Fatalf("discovered logs %v", got)
+	}
+	want := `
+# HELP ascend_npu_processes Processes npu-smi lists on the chip, by whether the exporter reads their CANN logs: cann_logs=found (through --path.procfs or a --cannlog.root), cann_logs=missing (their settings, link setups and plog faults are not seen; see the HCCLLogsNotVisible runbook).
+# TYPE ascend_npu_processes gauge
+ascend_npu_processes{cann_logs="found",chip="0",npu="0"} 1
+ascend_npu_processes{cann_logs="found",chip="0",npu="1"} 0
+ascend_npu_processes{cann_logs="found",chip="0",npu="2"} 0
+ascend_npu_processes{cann_logs="missing",chip="0",npu="0"} 0
+ascend_npu_processes{cann_logs="missing",chip="0",npu="1"} 2
+ascend_npu_processes{cann_logs="missing",chip="0",npu="2"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "ascend_npu_processes"); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %v", problems, err)
+	}
+
+	// The process without logs writes its first plog: found at the next
+	// look, without a change in npu-smi's table.
+	writePlog(t, filepath.Join(procfs, "5000", "root", "home", "nobody", "ascend", "log"), 9, "")
+	c.pollOnce(time.Now().Add(discoveryRecheck))
+	c.pollOnce(time.Now().Add(discoveryRecheck))
+	if !c.DiscoveredLogs()[5000] {
+		t.Fatal("a process's first plog was not found on recheck")
+	}
+	if _, ok := c.Process(ProcessKey{Dir: filepath.Join(procfs, "5000", "root", "home", "nobody", "ascend", "log"), PID: 9}); !ok {
+		t.Fatal("the late process's settings were not read")
+	}
+
+	// Nothing of any environment but the log root reaches metrics or log.
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page strings.Builder
+	for _, mf := range mfs {
+		page.WriteString(mf.String())
+	}
+	for _, secret := range []string{"hunter2", "AWS_SECRET", "swordfish", "DB_PASSWORD", "letmein", "API_TOKEN",
+		"ghp_secret", "GITHUB_TOKEN", "/usr/bin", "LANG"} {
+		if strings.Contains(page.String(), secret) {
+			t.Errorf("metrics leak %q", secret)
+		}
+		if strings.Contains(logBuf.String(), secret) {
+			t.Errorf("log leaks %q:\n%s", secret, logBuf.String())
+		}
+	}
+}
+
+// An idle node (npu-smi lists no process) costs nothing: no procfs read, no
+// root, no rescan.
+func TestDiscoveryIdleNode(t *testing.T) {
+	tab := &fakeTable{}
+	tab.set()
+	c, err := New(Config{Procfs: filepath.Join(t.TempDir(), "no-such-proc"), Processes: tab, Timezone: "UTC"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	c.pollOnce(time.Now())
+	if c.disc.lastAt.IsZero() || !c.disc.set {
+		t.Fatal("discovery did not take the empty table")
+	}
+	at := c.disc.lastAt
+	c.pollOnce(time.Now())
+	if c.disc.lastAt != at || len(c.DiscoveredLogs()) != 0 {
+		t.Fatal("discovery ran again without a new npu-smi run")
+	}
+}
+
+// A process read through <procfs>/<host pid>/root is alive while its host
+// pid is, not while some host process has the pid its logs print.
+func TestProcLivenessOfDiscoveredProcess(t *testing.T) {
+	procfs := t.TempDir()
+	for _, pid := range []string{"1", "4242"} {
+		if err := os.MkdirAll(filepath.Join(procfs, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := ProcLiveness{Root: procfs}
+	cases := []struct {
+		key  ProcessKey
+		want bool
+	}{
+		{ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 1}, true},
+		{ProcessKey{Dir: filepath.Join(procfs, "5000", "root", "job", "logs"), PID: 1}, false}, // exited; host pid 1 is init
+		{ProcessKey{Dir: filepath.Join(procfs, "5000", "cwd", "plogs"), PID: 4242}, false},
+		{ProcessKey{Dir: "/var/log/npu", PID: 4242}, true}, // a host path: its pid is a host pid
+		{ProcessKey{Dir: "/var/log/npu", PID: 77}, false},
+	}
+	for _, c := range cases {
+		if got := live.AliveProcess(c.key); got != c.want {
+			t.Errorf("AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
+		}
+		if got := (AnyAlive{nil, live}).AliveProcess(c.key); got != c.want {
+			t.Errorf("AnyAlive.AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
+		}
+	}
+}
+
+// A process whose logs a configured root (a host-path layout) and /proc both
+// reach: read once, under the configured directory, and still joined by the
+// host pid /proc gave.
+func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
+	procfs := t.TempDir()
+	rootfs := fakeProcess(t, procfs, 7000, 3, "ASCEND_PROCESS_LOG_PATH=/logs")
+	hostPath := filepath.Join(rootfs, "logs") // what the pod mounted from the host
+	writePlog(t, hostPath, 3, "")
+	tab := &fakeTable{}
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 7000})
+	alive := LivenessFunc(func(int) bool { return true })
+	c, err := New(Config{Roots: []string{hostPath}, Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, alive, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	for range 3 {
+		c.pollOnce(time.Now())
+	}
+	devs := c.State().Devices()
+	if len(devs) != 1 || devs[0].Key != (ProcessKey{Dir: hostPath, PID: 3}) || devs[0].HostPID != 7000 {
+		t.Fatalf("devices %+v, want one process under %s with host pid 7000", devs, hostPath)
+	}
+	if st := c.f.Stats(); st.FilesTracked != 1 || st.LinesRead != 32 {
+		t.Fatalf("files %d, lines %d: want the one file read once", st.FilesTracked, st.LinesRead)
+	}
+}

@@ -1,0 +1,111 @@
+package tail
+
+import (
+	"slices"
+	"syscall"
+)
+
+// ProcRoot is the CANN log root of one running process, reached through the
+// host's /proc (<procfs>/<host pid>/root/<its root>), so that a process
+// whose logs live only inside its container is read without a host path.
+// Only that process's own files are followed below it: its pid (as printed
+// in its file names, the pid in its own pid namespace) selects them, since
+// the ranks of one pod share a root and each is reached through its own
+// /proc entry. Such files stay open while followed (not closed when idle):
+// once the process exits its /proc entry, and with it the only way to
+// reopen them, is gone, and the last lines it wrote (EI0011) must still be
+// read.
+type ProcRoot struct {
+	// Path is the root as seen from the process's mount namespace.
+	Path string
+	// PID is the process's pid in its own pid namespace (NSpid): only
+	// plog-<PID>_* and device-<PID>_* files are followed below Path.
+	PID int
+	// HostPID is its pid on the host, passed on in File.HostPID.
+	HostPID int
+}
+
+// procSortDirs are the sort directories followed below a ProcRoot: HCCL and
+// HCCP write to run/ and debug/ (plog/ and device-<id>/); security/ holds no
+// HCCL line.
+var procSortDirs = []string{"run", "debug"}
+
+// SetProcRoots replaces the set of per-process roots. Files of a root that
+// is dropped (the process left npu-smi's table) or that disappears (the
+// process exited) are not dropped at once: like a deleted or renamed file,
+// each is read to its end through the descriptor held since it was found,
+// then let go. A root that cannot be listed is not counted as a read error
+// here: the caller, which found it, says why (ascend_npu_processes).
+//
+// Saved offsets of the state file wait for the first call when
+// Config.AwaitProcRoots is set, so that a restart resumes the files of
+// processes that are found only through /proc instead of reading them again.
+// The next Poll rescans, also when the roots did not change: the caller
+// calls when it has news (a root that was empty has a log now, and a root
+// created after it was set has no watch yet).
+func (f *Follower) SetProcRoots(roots []ProcRoot) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.procRootsSet = true
+	f.procRoots = slices.Clone(roots)
+	f.nextScan = f.now().Add(-1)
+}
+
+// scanProcRoots walks every per-process root after the configured ones, so
+// a file that a configured root also reaches keeps the configured path.
+func (f *Follower) scanProcRoots(sc *scanCtx) {
+	defer func() { sc.only, sc.hostPID = 0, 0 }()
+	for _, r := range f.procRoots {
+		var st syscall.Stat_t
+		if err := syscall.Stat(r.Path, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			// The process exited (or its root cannot be read): its files
+			// are not seen by this scan and are drained as orphans.
+			continue
+		}
+		sc.only, sc.hostPID = r.PID, r.HostPID
+		f.watchDir(r.Path)
+		for _, sd := range procSortDirs {
+			f.walkQuiet(r.Path+"/"+sd, sc)
+		}
+	}
+}
+
+// walkQuiet walks a directory below a per-process root: as walk, but an
+// unreadable directory is not a problem of the follower (see SetProcRoots),
+// and a symlink is not followed (sc.only is set): the process owns this
+// tree, and an absolute link below <procfs>/<pid>/root resolves in the
+// exporter's own file system, not the process's.
+func (f *Follower) walkQuiet(dir string, sc *scanCtx) {
+	saved := sc.problems
+	sc.problems = make(map[string]problem)
+	f.walk(dir, true, sc)
+	for d := range sc.problems {
+		f.keepBelow(d, sc.gen)
+	}
+	sc.problems = saved
+}
+
+// wantedCANN reports whether a CANN log name with events belongs to a
+// followed root: under a per-process root only that process's own files do
+// (the other ranks of a pod share the directory and are followed through
+// their own roots); elsewhere every name does.
+func (f *Follower) wantedCANN(path string, pid int) bool {
+	under := false
+	for _, r := range f.procRoots {
+		if hasDirPrefix(path, r.Path) {
+			if r.PID == pid {
+				return true
+			}
+			under = true
+		}
+	}
+	if !under {
+		return true
+	}
+	for _, root := range f.cfg.Roots {
+		if hasDirPrefix(path, root) {
+			return true
+		}
+	}
+	return false
+}
