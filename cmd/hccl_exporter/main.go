@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	hcclexporter "github.com/hccl-exporter/hccl_exporter"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 )
 
@@ -31,6 +32,14 @@ const exporterName = "hccl_exporter"
 
 func main() {
 	os.Exit(run(os.Args[1:]))
+}
+
+// init sets the version every build reports (--version, the landing page,
+// hccl_exporter_build_info) from the embedded VERSION file, so that a plain
+// `go build` or `go install` says 0.3.0 rather than nothing; the Makefile and
+// the Dockerfile add only the revision, branch, user and date by ldflags.
+func init() {
+	version.Version = hcclexporter.Version()
 }
 
 func run(args []string) int {
@@ -137,6 +146,10 @@ func run(args []string) int {
 			Links: []web.LandingLinks{
 				{Address: *metricsPath, Text: "Metrics"},
 			},
+			// The toolkit links /debug/pprof/ by default; this exporter
+			// serves no pprof handlers (they would expose the heap of a
+			// process that reads job logs), so the links would 404.
+			Profiling: "false",
 		})
 		if err != nil {
 			logger.Error("cannot build landing page", "err", err)
