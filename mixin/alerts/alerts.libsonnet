@@ -36,6 +36,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0011"})',
             labels: {
               severity: 'critical',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'HCCL ran out of NPU memory creating RoCE queue pairs (EI0011); the job has most likely failed.',
@@ -56,6 +57,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0006"})',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'HCCL parameter-plane link setup timed out (EI0006).',
@@ -75,6 +77,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code=~"EI0019|EI0020"})',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'HCCL could not listen on its socket port ({{ $labels.code }}).',
@@ -91,6 +94,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0005"})',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'Ranks called a collective with inconsistent arguments (EI0005).',
@@ -110,6 +114,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EL0004"})',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'The driver could not allocate device memory while HCCL set up its buffers (EL0004).',
@@ -139,6 +144,8 @@
           // and fall back to themselves with `or ignoring (namespace, pod)`, so
           // they still fire where no pod info exists (bare metal, systemd).
           $._hcclRecordingRules['hccl:npu_pod:unique'],
+          // The same per process (pid), through the chips it runs on.
+          $._hcclRecordingRules['hccl:process_pod:unique'],
         ],
       },
       {
@@ -176,6 +183,7 @@
             'for': '2m',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'An NPU may not have enough free HBM for the HCCL link setup still ahead on it.',
@@ -201,17 +209,25 @@
           },
           {
             alert: 'HCCLQPsPerConnectionAboveRecommended',
-            expr: 'hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d' % cfg,
+            // The pod of the process (hccl:process_pod:unique), for the
+            // job owner's route; without pod information it fires alone.
+            expr: |||
+              (hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d)
+              * on (job, instance, pid) group_left (namespace, pod) hccl:process_pod:unique
+              or ignoring (namespace, pod)
+              hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d
+            ||| % cfg,
             'for': '1m',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'A training process uses more than %(qpsPerConnectionLimit)d queue pairs per connection.' % cfg,
               description: std.join(' ', [
                 'Process {{ $labels.pid }}',
                 '{{- with printf "hccl_env_info{instance=%%q,pid=%%q,variable=\\"HCCL_RDMA_QPS_PER_CONNECTION\\"}" $labels.instance $labels.pid | query }} ({{ . | first | label "process" }}){{ end }}',
-                'on {{ $labels.instance }} runs with HCCL_RDMA_QPS_PER_CONNECTION={{ $value }} (allowed 1–32,',
+                'on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} runs with HCCL_RDMA_QPS_PER_CONNECTION={{ $value }} (allowed 1–32,',
                 'recommended 1–%(qpsPerConnectionLimit)d): every RoCE connection creates that many queue pairs plus one, 0.25–3 MiB of HBM each,',
                 'with no guaranteed speed-up above %(qpsPerConnectionLimit)d, and EI0011 becomes likely.',
               ]) % cfg,
@@ -237,6 +253,7 @@
             'for': '10m',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'Nodes of one job run different values of {{ $labels.variable }}.',

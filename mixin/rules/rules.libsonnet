@@ -52,6 +52,25 @@
           (count by (job, instance, npu, chip) (max by (job, instance, npu, chip, namespace, pod) (ascend_npu_pod_info%(hcclSelectorBraces)s)) == 1)
       ||| % cfg,
     },
+    // The namespace and pod of every process (pid) whose chips
+    // (hccl_process_chip_info) all belong to one pod, value 1: a per-process
+    // alert joins it like hccl:npu_pod:unique, for the job owner's route.
+    'hccl:process_pod:unique': {
+      record: 'hccl:process_pod:unique',
+      expr: |||
+        max by (job, instance, pid, namespace, pod) (
+          hccl_process_chip_info%(hcclSelectorBraces)s * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
+        )
+        and on (job, instance, pid)
+          (
+            count by (job, instance, pid) (
+              max by (job, instance, pid, namespace, pod) (
+                hccl_process_chip_info%(hcclSelectorBraces)s * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
+              )
+            ) == 1
+          )
+      ||| % cfg,
+    },
     // Nodes per (cluster, variable, value) of the settings that must match on
     // every node of a job. Change `cluster` here and below to group by
     // another scrape-config label.
