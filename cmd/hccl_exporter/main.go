@@ -43,6 +43,16 @@ func init() {
 }
 
 func run(args []string) int {
+	// diagnose has its own parser, so that its --help shows its flags.
+	if dargs, ok := diagnoseArgs(args); ok {
+		d := newDiagnose(os.Stdout, os.Stderr)
+		if err := d.parse(dargs); err != nil {
+			fmt.Fprintf(os.Stderr, "%s diagnose: %v (try %s diagnose --help)\n", exporterName, err, exporterName)
+			return 2
+		}
+		return d.run(promslog.New(d.log))
+	}
+
 	app := kingpin.New(exporterName, "Prometheus exporter for Huawei Ascend NPU clusters: NPU memory from npu-smi, "+
 		"effective HCCL settings and HCCL fault codes from CANN logs and training screen logs, and the NPU memory "+
 		"headroom left before HCCL link setup (to warn before EI0011). Run without a command to serve metrics.")
@@ -86,7 +96,8 @@ func run(args []string) int {
 	promslogConfig := &promslog.Config{}
 	flag.AddFlags(app, promslogConfig)
 
-	diag := addDiagnoseCommand(app)
+	// Listed in --help; run() dispatches it before this parser.
+	app.Command("diagnose", diagnoseHelp)
 
 	cmd, err := app.Parse(args)
 	if err != nil {
@@ -95,9 +106,7 @@ func run(args []string) int {
 	}
 	logger := promslog.New(promslogConfig)
 
-	if diag != nil && diag.matches(cmd) {
-		return diag.run(logger)
-	}
+	_ = cmd
 
 	// SIGTERM (Kubernetes, systemd) and SIGINT stop the exporter
 	// gracefully: requests in flight finish and the log state is
