@@ -39,6 +39,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"join":        strings.Join,
 	"joinAnd":     joinAnd,
 	"pids":        pidList,
+	"zoneName":    zoneName,
 	"where":       where,
 	"timeline":    timelineSVG,
 	"zonesDiffer": zonesDiffer,

@@ -81,17 +81,11 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	p("hccl_exporter diagnose: %d node(s), %d file(s), %s, %d lines; status %s (exit %d)",
 		len(r.Nodes), files, fmtBytes(float64(bytes)), lines, r.Status, r.ExitCode)
-	switch zone := r.TimeZone; {
-	case zone == "Local" && !zonesDiffer(r):
-		// "Local" says nothing to a reader of a report made elsewhere.
-		_, off := time.Now().Zone()
-		p("Times are read in this machine's local zone (%s): the logs print none and none could be inferred; "+
-			"pass --timezone if the nodes printed theirs in another.", offsetName(off))
+	switch zone := zoneName(r.TimeZone); {
+	case r.TimeZone == "Local" && !zonesDiffer(r):
+		p("Times are read in %s: the logs print none and none could be inferred; "+
+			"pass --timezone if the nodes printed theirs in another.", zone)
 	case zonesDiffer(r):
-		if zone == "Local" {
-			_, off := time.Now().Zone()
-			zone = "this machine's local zone (" + offsetName(off) + ")"
-		}
 		p("Times are in %s; nodes that printed theirs in another zone are converted to it (see CLOCKS).", zone)
 	default:
 		p("Times are in %s, as printed in the logs.", zone)
@@ -247,6 +241,17 @@ func quoteEmpty(s string) string {
 		return `""`
 	}
 	return s
+}
+
+// zoneName is the report's zone for a reader: "Local" says nothing to
+// someone reading a report made on another machine, so it becomes this
+// machine's zone with its offset.
+func zoneName(z string) string {
+	if z != "Local" {
+		return z
+	}
+	_, off := time.Now().Zone()
+	return "this machine's local zone (" + offsetName(off) + ")"
 }
 
 // offsetName renders a UTC offset in seconds as "UTC+08:00".

@@ -88,6 +88,13 @@ func TestLocalZoneNamed(t *testing.T) {
 	if strings.Contains(head, "in Local") || !regexp.MustCompile(`local zone \(UTC[+-]\d\d:\d\d\)`).MatchString(head) {
 		t.Errorf("zone line %q does not name the zone", head)
 	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(page.String(), "Times are in Local") || !regexp.MustCompile(`Times are in this machine&#39;s local zone \(UTC(&#43;|-)\d\d:\d\d\)`).MatchString(page.String()) {
+		t.Errorf("HTML report does not name the local zone")
+	}
 }
 
 // TestTimelineTicksDistinct: the consequences of an incident arrive within
