@@ -2,9 +2,15 @@
 #
 # hccl_exporter container image.
 #
+#   make image IMAGE=<registry>/hccl_exporter:$(cat VERSION)
+#
+# or, multi-arch:
+#
 #   docker buildx build --platform linux/amd64,linux/arm64 \
-#     --build-arg VERSION=$(git describe --tags --always --dirty) \
-#     --build-arg REVISION=$(git rev-parse HEAD) -t hccl_exporter .
+#     --build-arg REVISION=$(git rev-parse HEAD) \
+#     -t <registry>/hccl_exporter:$(cat VERSION) --push .
+#
+# The version is not a build argument: the binary embeds the VERSION file.
 #
 # Stage 1 compiles on the build machine's own platform ($BUILDPLATFORM) and
 # cross-compiles for the target with GOOS/GOARCH: no emulation is needed for an
@@ -18,7 +24,6 @@ FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm AS build
 
 ARG TARGETOS=linux
 ARG TARGETARCH
-ARG VERSION=0.0.0-dev
 ARG REVISION=unknown
 ARG BRANCH=unknown
 ARG BUILD_USER=docker
@@ -31,7 +36,6 @@ RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath \
       -ldflags "-s -w \
-        -X github.com/prometheus/common/version.Version=${VERSION} \
         -X github.com/prometheus/common/version.Revision=${REVISION} \
         -X github.com/prometheus/common/version.Branch=${BRANCH} \
         -X github.com/prometheus/common/version.BuildUser=${BUILD_USER} \

@@ -5,13 +5,16 @@
 GO          ?= go
 BINARY      ?= hccl_exporter
 PKG         := github.com/hccl-exporter/hccl_exporter
-VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.0.0-dev)
+# The release version is the VERSION file: the binary embeds it (so a plain
+# `go build` reports it too), and the release tarballs, the image tag and the
+# Helm chart carry it (a test checks they agree). ldflags add only the build
+# context: revision, branch, user, date.
+VERSION     := $(shell cat VERSION)
 REVISION    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BRANCH      ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
 BUILD_DATE  ?= $(shell date -u +%Y%m%d-%H:%M:%S)
 VERSION_PKG := github.com/prometheus/common/version
 LDFLAGS     := -s -w \
-	-X $(VERSION_PKG).Version=$(VERSION) \
 	-X $(VERSION_PKG).Revision=$(REVISION) \
 	-X $(VERSION_PKG).Branch=$(BRANCH) \
 	-X $(VERSION_PKG).BuildUser=$(shell id -un 2>/dev/null || echo unknown)@$(shell hostname 2>/dev/null || echo unknown) \
@@ -19,12 +22,25 @@ LDFLAGS     := -s -w \
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -timeout 15m
 
-.PHONY: all build demo run-demo test test-short test-deps unit lint fmt vet staticcheck fuzz bench clean mixin
+.PHONY: all build image image-push demo run-demo test test-short test-deps unit lint fmt vet staticcheck fuzz bench clean mixin
 
 all: lint build test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) ./cmd/hccl_exporter
+
+# The container image, tagged with VERSION. Push it where your nodes pull
+# from: make image image-push IMAGE=registry.example.com/infra/hccl_exporter:$(VERSION)
+# (multi-arch: docker buildx build --platform linux/amd64,linux/arm64 --push
+# with the same --build-arg's).
+DOCKER ?= docker
+IMAGE  ?= hccl_exporter:$(VERSION)
+image:
+	$(DOCKER) build --build-arg REVISION=$(REVISION) --build-arg BRANCH=$(BRANCH) \
+		--build-arg BUILD_DATE=$(BUILD_DATE) -t $(IMAGE) .
+
+image-push:
+	$(DOCKER) push $(IMAGE)
 
 # Runs the exporter on the bundled demo data (fake npu-smi, CANN log root,
 # screen log) and prints the interesting part of its metrics page.

@@ -40,7 +40,15 @@ var contractAlerts = []string{
 	"CANNLogTimezoneMismatch",
 	"HCCLLogsNotVisible",
 	"HCCLExporterCollectorFailing",
+	"HCCLJobFailed",
+	"HCCLJobFailuresAcrossCluster",
+	"HCCLExporterDown",
+	"HCCLExporterLabelValuesDropped",
+	"HCCLExporterStateFileWriteErrors",
 }
+
+// clusterAlerts describe a cluster or a job, not one node.
+var clusterAlerts = []string{"HCCLSettingsInconsistentInCommunicator", "HCCLJobFailed", "HCCLJobFailuresAcrossCluster"}
 
 type ruleFile struct {
 	Groups []struct {
@@ -120,13 +128,19 @@ func TestPromtoolTestRules(t *testing.T) {
 func TestAmtoolCheckConfig(t *testing.T) {
 	amtool := testtools.EnsureTool(t, "amtool", "prometheus-alertmanager")
 	run(t, amtool, "check-config", "alertmanager.example.yml")
-	for severity, receivers := range map[string]string{
-		"critical": "pager,chat",
-		"warning":  "chat",
-		"info":     "chat",
+	// The policy by label (docs/runbooks.md): only the infrastructure's
+	// critical alerts page; the job owner's never do, whatever severity.
+	for _, c := range []struct{ labels, receivers string }{
+		{"severity=critical audience=infra", "pager,chat"},
+		{"severity=warning audience=infra", "chat"},
+		{"severity=info audience=infra", "chat"},
+		{"severity=critical audience=job-owner", "job-owner"},
+		{"severity=warning audience=job-owner namespace=train", "job-owner"},
+		{"severity=none audience=none", "blackhole"},
+		{"severity=critical", "pager,chat"}, // an alert without audience is triaged by infra
 	} {
-		run(t, amtool, "config", "routes", "test", "--config.file=alertmanager.example.yml",
-			"--verify.receivers="+receivers, "severity="+severity, "alertname=X", "instance=node-1:9842")
+		run(t, amtool, append([]string{"config", "routes", "test", "--config.file=alertmanager.example.yml",
+			"--verify.receivers=" + c.receivers, "alertname=X", "instance=node-1:9842"}, strings.Fields(c.labels)...)...)
 	}
 	// A job's QPS warnings (one per node) have their own grouping route,
 	// still to chat (internal/e2e TestJobSettingsWarningsNotifyOnce shows
@@ -155,8 +169,11 @@ func TestAlertContract(t *testing.T) {
 		if !slices.Contains(contractAlerts, r.Alert) {
 			t.Errorf("alert %s is not in the design's contract", r.Alert)
 		}
-		if s := r.Labels["severity"]; s != "critical" && s != "warning" && s != "info" {
-			t.Errorf("%s: severity %q, want critical, warning or info", r.Alert, s)
+		switch a, s := r.Labels["audience"], r.Labels["severity"]; {
+		case a == "none" && s == "none" && r.Labels["inhibits"] != "":
+		case (a == "job-owner" || a == "infra") && (s == "critical" || s == "warning" || s == "info"):
+		default:
+			t.Errorf("%s: audience %q severity %q, want job-owner or infra with critical, warning or info (or an inhibitor: none, none)", r.Alert, a, s)
 		}
 		for _, a := range []string{"summary", "description", "runbook_url"} {
 			if strings.TrimSpace(r.Annotations[a]) == "" {
@@ -170,7 +187,7 @@ func TestAlertContract(t *testing.T) {
 		if !anchors[anchor] {
 			t.Errorf("%s: docs/runbooks.md has no section with anchor #%s", r.Alert, anchor)
 		}
-		if !strings.Contains(r.Annotations["description"], "$labels.instance") && r.Alert != "HCCLSettingsInconsistentInCommunicator" {
+		if !strings.Contains(r.Annotations["description"], "$labels.instance") && !slices.Contains(clusterAlerts, r.Alert) {
 			t.Errorf("%s: description does not name the node ($labels.instance)", r.Alert)
 		}
 	}
@@ -232,7 +249,7 @@ func TestEveryAlertTestedBothSides(t *testing.T) {
 							t.Errorf("%s %q: %s at %s does not spell out annotation %s", file, tg.Name, at.Alertname, at.EvalTime, a)
 						}
 					}
-					if ea.ExpLabels["instance"] == "" && at.Alertname != "HCCLSettingsInconsistentInCommunicator" {
+					if ea.ExpLabels["instance"] == "" && !slices.Contains(clusterAlerts, at.Alertname) {
 						t.Errorf("%s %q: %s at %s expects no instance label", file, tg.Name, at.Alertname, at.EvalTime)
 					}
 					if d, ok := absent[at.Alertname]; ok && d < mustDuration(t, at.EvalTime) {
@@ -281,9 +298,12 @@ func markdownAnchors(md string) map[string]bool {
 }
 
 // TestAlertmanagerExampleInhibits runs the example configuration in a real
-// Alertmanager (receivers pointed at a local webhook) and checks that a
-// critical alert inhibits the warnings of its node only, and that pages and
-// warnings reach their receivers.
+// Alertmanager (receivers pointed at a local webhook) and checks the policy:
+// a failed job's inhibitor holds back the waiting codes of that job (same
+// cluster and namespace) on every node and no other job's; the job owner's
+// alerts reach the job-owner receiver and never the pager, even critical
+// and even while the node has a critical infrastructure alert; that one
+// pages and holds back the node's other infrastructure warnings.
 func TestAlertmanagerExampleInhibits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Alertmanager")
@@ -292,16 +312,26 @@ func TestAlertmanagerExampleInhibits(t *testing.T) {
 	am := testtools.StartAlertmanager(t, exampleWithWebhook(t, hook.URL))
 
 	now := time.Now().UTC()
-	alert := func(name, severity, instance string) map[string]any {
-		return map[string]any{
-			"labels":   map[string]string{"alertname": name, "severity": severity, "instance": instance, "cluster": "llm"},
-			"startsAt": now.Format(time.RFC3339),
+	alert := func(name string, labels ...string) map[string]any {
+		l := map[string]string{"alertname": name, "cluster": "llm"}
+		for i := 0; i+1 < len(labels); i += 2 {
+			l[labels[i]] = labels[i+1]
 		}
+		return map[string]any{"labels": l, "startsAt": now.Format(time.RFC3339)}
 	}
 	body, _ := json.Marshal([]map[string]any{
-		alert("HCCLQPMemoryAllocationFailed", "critical", "node-1:9842"),
-		alert("HCCLLinkSetupTimeout", "warning", "node-1:9842"),
-		alert("HCCLLinkSetupTimeout", "warning", "node-2:9842"),
+		alert("HCCLJobFailed", "severity", "none", "audience", "none", "inhibits", "job-consequences", "namespace", "train"),
+		alert("HCCLQPMemoryAllocationFailed", "severity", "critical", "audience", "job-owner", "code", "EI0011", "instance", "node-3:9842", "namespace", "train"),
+		// Peers of the failed job on other nodes: held back.
+		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-1:9842", "namespace", "train"),
+		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-2:9842", "namespace", "train"),
+		// Another job's timeout is its own.
+		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-4:9842", "namespace", "other"),
+		// A chip in Critical health on node-5: pages, holds back the node's
+		// RoCE warning, not the job owner's headroom warning.
+		alert("NPUHealthDegraded", "severity", "critical", "audience", "infra", "instance", "node-5:9842", "npu", "0", "chip", "0"),
+		alert("RoCELinkDown", "severity", "warning", "audience", "infra", "instance", "node-5:9842", "npu", "0", "chip", "0"),
+		alert("NPULinkSetupHeadroomLow", "severity", "warning", "audience", "job-owner", "instance", "node-5:9842", "npu", "1", "chip", "0", "namespace", "train"),
 	})
 	resp, err := http.Post(am.URL+"/api/v2/alerts", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -313,34 +343,50 @@ func TestAlertmanagerExampleInhibits(t *testing.T) {
 	}
 
 	for _, want := range []struct{ receiver, alert, instance string }{
-		{"pager", "HCCLQPMemoryAllocationFailed", "node-1:9842"},
-		{"chat", "HCCLQPMemoryAllocationFailed", "node-1:9842"},
-		{"chat", "HCCLLinkSetupTimeout", "node-2:9842"},
+		{"job-owner", "HCCLQPMemoryAllocationFailed", "node-3:9842"},
+		{"job-owner", "HCCLLinkSetupTimeout", "node-4:9842"},
+		{"job-owner", "NPULinkSetupHeadroomLow", "node-5:9842"},
+		{"pager", "NPUHealthDegraded", "node-5:9842"},
+		{"chat", "NPUHealthDegraded", "node-5:9842"},
+		{"blackhole", "HCCLJobFailed", ""},
 	} {
 		hook.WaitForAlert(t, 30*time.Second, func(a testtools.WebhookAlert) bool {
 			return a.Receiver == want.receiver && a.Labels["alertname"] == want.alert && a.Labels["instance"] == want.instance
 		})
 	}
 
+	held := []string{"HCCLLinkSetupTimeout/node-1:9842", "HCCLLinkSetupTimeout/node-2:9842", "RoCELinkDown/node-5:9842"}
 	var got map[string][]string
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		got = inhibitedBy(t, am.URL)
-		if len(got["HCCLLinkSetupTimeout/node-1:9842"]) > 0 || time.Now().After(deadline) {
+		all := true
+		for _, k := range held {
+			all = all && len(got[k]) > 0
+		}
+		if all || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if len(got["HCCLLinkSetupTimeout/node-1:9842"]) == 0 {
-		t.Errorf("warning on node-1 not inhibited by its critical alert: %v", got)
+	for _, k := range held {
+		if len(got[k]) == 0 {
+			t.Errorf("%s not inhibited: %v", k, got)
+		}
 	}
-	if len(got["HCCLLinkSetupTimeout/node-2:9842"]) != 0 {
-		t.Errorf("warning on node-2 inhibited by another node's critical alert: %v", got)
+	for _, k := range []string{"HCCLLinkSetupTimeout/node-4:9842", "NPULinkSetupHeadroomLow/node-5:9842", "HCCLQPMemoryAllocationFailed/node-3:9842"} {
+		if len(got[k]) != 0 {
+			t.Errorf("%s inhibited: %v", k, got)
+		}
 	}
 	for _, m := range hook.Messages() {
 		for _, a := range m.Alerts {
-			if a.Labels["alertname"] == "HCCLLinkSetupTimeout" && a.Labels["instance"] == "node-1:9842" {
-				t.Errorf("inhibited warning was delivered to %s", m.Receiver)
+			k := a.Labels["alertname"] + "/" + a.Labels["instance"]
+			if slices.Contains(held, k) {
+				t.Errorf("inhibited %s was delivered to %s", k, m.Receiver)
+			}
+			if m.Receiver == "pager" && a.Labels["audience"] != "infra" {
+				t.Errorf("the pager got %s (audience %q)", k, a.Labels["audience"])
 			}
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // nodes and so need every node of a cluster in one evaluation. With sharded
 // Prometheus servers they run in a global ruler; every other group runs where
 // the nodes are scraped (docs/scale.md).
-var ClusterGroups = []string{"hccl-exporter-cluster"}
+var ClusterGroups = []string{"hccl-exporter-cluster", "hccl-exporter-job-failures"}
 
 // The two halves SplitRules writes, in sharded/.
 const (

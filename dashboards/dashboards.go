@@ -95,11 +95,12 @@ func Parse(b []byte) (Dashboard, error) {
 // Vars are the values Grafana substitutes into a query.
 type Vars struct {
 	Job, Instance string // literal values; regex-escaped on substitution as Grafana does
-	// Namespace and Pod filter by the pod the kubelet assigned a chip to;
-	// empty means All (".*", the variables' allValue).
-	Namespace, Pod string
-	RateInterval   string // $__rate_interval, e.g. "1m"
-	Range          string // $__range, e.g. "1h"
+	// Cluster filters by the rules' cluster label; Namespace and Pod by
+	// the pod the kubelet assigned a chip to. Empty means All (".*", the
+	// variables' allValue, which also matches series without the label).
+	Cluster, Namespace, Pod string
+	RateInterval            string // $__rate_interval, e.g. "1m"
+	Range                   string // $__range, e.g. "1h"
 }
 
 // Expand substitutes v into expr. Job and Instance are escaped for the
@@ -108,6 +109,8 @@ func Expand(expr string, v Vars) string {
 	r := strings.NewReplacer(
 		"$__rate_interval", v.RateInterval,
 		"$__range", v.Range,
+		"${cluster}", allOr(v.Cluster),
+		"$cluster", allOr(v.Cluster),
 		"${job}", promRegex(v.Job),
 		"$job", promRegex(v.Job),
 		"${instance}", promRegex(v.Instance),

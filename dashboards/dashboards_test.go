@@ -132,6 +132,9 @@ func TestDashboardsImportable(t *testing.T) {
 				t.Errorf("%s: stat and table panels use instant queries, time series range queries", where)
 			}
 			for _, tg := range p.Targets {
+				if strings.Contains(tg.Expr, `job=~"$job"`) && strings.Count(tg.Expr, `cluster=~"$cluster"`) != strings.Count(tg.Expr, `job=~"$job"`) {
+					t.Errorf("%s target %s: a selector filters by $job but not by $cluster: %s", where, tg.RefID, tg.Expr)
+				}
 				checkDatasource(t, where+" target "+tg.RefID, tg.Datasource)
 				checkExpr(t, where+" target "+tg.RefID, tg.Expr)
 			}
@@ -157,6 +160,9 @@ func checkVariables(t *testing.T, name string, vars []Variable) {
 	if ds, ok := byName["datasource"]; !ok || ds.Type != "datasource" || ds.Query != "prometheus" {
 		t.Errorf("%s: no Prometheus datasource variable: %+v", name, ds)
 	}
+	if v, ok := byName["cluster"]; !ok || v.Type != "query" || v.AllValue != ".*" {
+		t.Errorf("%s: no cluster query variable whose All matches series without the label: %+v", name, v)
+	}
 	for _, n := range []string{"job", "instance"} {
 		v, ok := byName[n]
 		if !ok || v.Type != "query" {
@@ -167,6 +173,9 @@ func checkVariables(t *testing.T, name string, vars []Variable) {
 		q, _ := json.Marshal(v.Query)
 		if !strings.Contains(string(q), "label_values(hccl_exporter_build_info") {
 			t.Errorf("%s: variable %s query %s does not list the exporter's targets", name, n, q)
+		}
+		if !strings.Contains(string(q), `cluster=~\"$cluster\"`) {
+			t.Errorf("%s: variable %s does not follow $cluster: %s", name, n, q)
 		}
 		if n == "instance" && !strings.Contains(string(q), `job=~\"$job\"`) {
 			t.Errorf("%s: instance variable does not follow $job: %s", name, q)

@@ -221,9 +221,10 @@ func checkCopy(t *testing.T, in instruction, root string, stages map[string]bool
 	}
 }
 
-// checkGoBuild checks that the built package exists and that the version
-// variables are injected at their real import path (a typo there makes the
-// linker silently ignore -X).
+// checkGoBuild checks that the built package exists and that the build
+// context variables are injected at their real import path (a typo there
+// makes the linker silently ignore -X). The version itself is never
+// injected: the binary embeds the VERSION file, which also tags the image.
 func checkGoBuild(t *testing.T, in instruction, root string) {
 	t.Helper()
 	pkg := regexp.MustCompile(`\./cmd/[A-Za-z0-9_/]+`).FindString(in.args)
@@ -232,10 +233,13 @@ func checkGoBuild(t *testing.T, in instruction, root string) {
 	} else if _, err := os.Stat(filepath.Join(root, pkg, "main.go")); err != nil {
 		t.Errorf("line %d: built package %s: %v", in.line, pkg, err)
 	}
-	for _, v := range []string{"Version", "Revision", "Branch", "BuildUser", "BuildDate"} {
+	for _, v := range []string{"Revision", "Branch", "BuildUser", "BuildDate"} {
 		if !strings.Contains(in.args, "-X github.com/prometheus/common/version."+v+"=") {
 			t.Errorf("line %d: go build does not inject version.%s", in.line, v)
 		}
+	}
+	if strings.Contains(in.args, "version.Version=") {
+		t.Errorf("line %d: go build injects version.Version; the binary embeds VERSION", in.line)
 	}
 	for _, want := range []string{"CGO_ENABLED=0", "GOOS=${TARGETOS}", "GOARCH=${TARGETARCH}"} {
 		if !strings.Contains(in.args, want) {

@@ -459,24 +459,47 @@ func fewOf(items []string) string {
 	return fmt.Sprintf("%s and %d more (all in --format=json)", strings.Join(items[:textListMax], ", "), len(items)-textListMax)
 }
 
+// whereNodesMax bounds the nodes one "where" names, and pidListMax the pids
+// one list names: a job's 64 processes on 8 nodes made lines of 900
+// characters. Counts are always given; the JSON report has every pid.
+const (
+	whereNodesMax = 4
+	pidListMax    = 4
+)
+
 func where(nodes []NodePIDs) string {
-	n := min(len(nodes), textListMax+1) // only what fewOf shows is built
+	if len(nodes) == 1 {
+		return nodes[0].Node + " (" + pidList(nodes[0].PIDs) + ")"
+	}
+	n := min(len(nodes), whereNodesMax)
 	parts := make([]string, 0, n)
 	for _, nd := range nodes[:n] {
-		parts = append(parts, nd.Node+" ("+pidList(nd.PIDs)+")")
+		parts = append(parts, nd.Node+" ("+pidCount(nd.PIDs)+")")
 	}
-	if len(nodes) > textListMax {
-		return fmt.Sprintf("%d nodes: %s and %d more (all in --format=json)",
-			len(nodes), strings.Join(parts[:textListMax], ", "), len(nodes)-textListMax)
+	if len(nodes) > whereNodesMax {
+		total := 0
+		for _, nd := range nodes {
+			total += len(nd.PIDs)
+		}
+		return fmt.Sprintf("%d nodes, %d pids: %s and %d more node(s) (all in --format=json)",
+			len(nodes), total, strings.Join(parts, ", "), len(nodes)-whereNodesMax)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// pidCount names up to two pids, and counts more.
+func pidCount(pids []int) string {
+	if len(pids) <= 2 {
+		return pidList(pids)
+	}
+	return fmt.Sprintf("%d pids", len(pids))
 }
 
 func pidList(pids []int) string {
 	if len(pids) == 0 {
 		return "no pid"
 	}
-	n := min(len(pids), textListMax+1)
+	n := min(len(pids), pidListMax+1)
 	s := make([]string, 0, n)
 	for _, p := range pids[:n] {
 		s = append(s, fmt.Sprint(p))
@@ -484,8 +507,8 @@ func pidList(pids []int) string {
 	switch {
 	case len(pids) == 1:
 		return "pid " + s[0]
-	case len(pids) > textListMax:
-		return fmt.Sprintf("%d pids: %s and %d more", len(pids), strings.Join(s[:textListMax], ", "), len(pids)-textListMax)
+	case len(pids) > pidListMax:
+		return fmt.Sprintf("%d pids: %s and %d more", len(pids), strings.Join(s[:pidListMax], ", "), len(pids)-pidListMax)
 	}
 	return "pids " + strings.Join(s, ", ")
 }

@@ -344,11 +344,30 @@ func incidentBundles() map[string]map[string]string {
 	return out
 }
 
+// exampleBundles are the bundles the README walks through, copied to
+// examples/bundles/ under these names: one incident with its root cause in
+// the bundle, one with only its consequences.
+var exampleBundles = map[string]string{
+	"ei0011":            "ei0011-root-cause",
+	"only-consequences": "consequences-only",
+}
+
 // TestIncidentBundlesUpToDate checks (or, with -update, writes) the
-// committed bundles of testdata/incidents.
+// committed bundles of testdata/incidents and their copies in examples/.
 func TestIncidentBundlesUpToDate(t *testing.T) {
+	type bundle struct {
+		dir   string
+		files map[string]string
+	}
+	var bundles []bundle
 	for name, files := range incidentBundles() {
-		dir := filepath.Join("testdata", "incidents", name)
+		bundles = append(bundles, bundle{filepath.Join("testdata", "incidents", name), files})
+		if ex, ok := exampleBundles[name]; ok {
+			bundles = append(bundles, bundle{filepath.Join("..", "examples", "bundles", ex), files})
+		}
+	}
+	for _, bd := range bundles {
+		dir, files := bd.dir, bd.files
 		if *update {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)

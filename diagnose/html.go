@@ -39,6 +39,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"join":        strings.Join,
 	"joinAnd":     joinAnd,
 	"pids":        pidList,
+	"zoneName":    zoneName,
 	"where":       where,
 	"timeline":    timelineSVG,
 	"zonesDiffer": zonesDiffer,
@@ -133,11 +134,18 @@ func timelineSVG(in Incident) template.HTML {
 	// Axis: ticks at round steps, labelled by seconds after the first
 	// event and by wall-clock time.
 	step := niceStep(span / tlMaxTicks)
+	// Sub-second steps (consequences that all arrive within a second)
+	// need milliseconds in the wall-clock label, or every tick reads the
+	// same time.
+	clock := "15:04:05"
+	if step < 1 {
+		clock = "15:04:05.000"
+	}
 	for s := 0.0; s <= span+1e-9; s += step {
 		x := xOf(start.Add(time.Duration(s * float64(time.Second))))
 		fmt.Fprintf(&b, `<line class="tick" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, x, tlTop-4, x, h-tlBottom)
 		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">+%s</text>`, x, tlTop-18, html.EscapeString(fmtSeconds(s)))
-		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, h-8, start.Add(time.Duration(s*float64(time.Second))).Format("15:04:05"))
+		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, h-8, start.Add(time.Duration(s*float64(time.Second))).Format(clock))
 	}
 	// Marks: consequences first, the root last (on top).
 	evs := append([]Event(nil), in.Events...)

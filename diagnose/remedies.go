@@ -55,11 +55,19 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	procs := r.processes()
 	model := r.QPModel
 	qpSized, bufSized := ei0011Allocations(r, procs, nodes)
+	// The example process of the bundle-wide findings is one that reported
+	// EI0011 where the logs say which (the root cause's node, not the
+	// first node of the bundle whose processes merely have the same
+	// settings); any process otherwise.
+	examples := reportersOf(procs, f)
+	if len(examples) == 0 {
+		examples = procs
+	}
 
 	// 1. The job's own memory use.
 	reduce := Remedy{ID: RemedyReduceMemoryUse,
 		Title: "Lower the job's own NPU memory use (smaller batch size, close unneeded processes, merge or serialise communicators)"}
-	if p, ok := maxBy(procs, func(q *Process) float64 { return q.QPs.QPMemoryHighBytes }); ok && p.p.QPs.QPMemoryHighBytes > 0 {
+	if p, ok := maxBy(examples, func(q *Process) float64 { return q.QPs.QPMemoryHighBytes }); ok && p.p.QPs.QPMemoryHighBytes > 0 {
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf(
 			"Link setup needs up to %s of NPU memory for QPs in one process: %s pid %d, %s QPs × %s (low bound %s QPs × %s = %s).",
 			fmtBytes(p.p.QPs.QPMemoryHighBytes), p.node, p.p.PID, fmtNum(p.p.QPs.QPsHigh), fmtBytes(model.QPBytesHigh),
@@ -72,7 +80,7 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	for _, p := range procs {
 		comms += p.p.QPs.Communicators
 	}
-	if p, ok := maxBy(procs, func(q *Process) float64 { return q.QPs.CCLBufferBytes }); ok && p.p.QPs.CCLBufferBytes > 0 {
+	if p, ok := maxBy(examples, func(q *Process) float64 { return q.QPs.CCLBufferBytes }); ok && p.p.QPs.CCLBufferBytes > 0 {
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf(
 			"HCCL also holds 2 × HCCL_BUFFSIZE + 1 MiB per communicator: up to %s in one process (%s pid %d: %d communicator(s) × (2 × %s + 1 MiB)); %d communicator(s) in %d process(es) in all.",
 			fmtBytes(p.p.QPs.CCLBufferBytes), p.node, p.p.PID, p.p.QPs.Communicators, fmtBytes(p.p.QPs.BuffSizeBytes), comms, len(procs)))
@@ -327,6 +335,27 @@ func buffSizeFindings(r *Report) []string {
 	}
 	if !s.Consistent {
 		out = append(out, "HCCL_BUFFSIZE differs between processes: the guide requires the same value on every node.")
+	}
+	return out
+}
+
+// reportersOf returns the processes that reported fault f (by node and
+// pid), with a QP model only.
+func reportersOf(procs []procRef, f *Fault) []procRef {
+	reported := map[string]map[int]bool{}
+	for _, n := range f.Nodes {
+		for _, pid := range n.PIDs {
+			if reported[n.Node] == nil {
+				reported[n.Node] = map[int]bool{}
+			}
+			reported[n.Node][pid] = true
+		}
+	}
+	var out []procRef
+	for _, p := range procs {
+		if reported[p.node][p.p.PID] && p.p.QPs.QPMemoryHighBytes > 0 {
+			out = append(out, p)
+		}
 	}
 	return out
 }

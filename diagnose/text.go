@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // textProcessesMax bounds the processes the text report details per node:
@@ -18,6 +19,39 @@ const textProcessesMax = 32
 // microsecond, in the report's zone (stated in its header).
 const textTime = "2006-01-02 15:04:05.000000"
 
+// textWidth is where the text report wraps a line, at a space, with the
+// continuation indented under the line's text. Quoted log lines ("line:
+// <file>:<n>: …") are kept whole, so that they can be searched for.
+const textWidth = 160
+
+func writeWrapped(w *bufio.Writer, line string) {
+	if len(line) <= textWidth || strings.HasPrefix(strings.TrimLeft(line, " "), "line: ") {
+		w.WriteString(line)
+		w.WriteByte('\n')
+		return
+	}
+	body := strings.TrimLeft(line, " ")
+	hang := len(line) - len(body) + 2
+	if strings.HasPrefix(body, "- ") {
+		hang = len(line) - len(body) + 2
+	} else if i := strings.Index(body, ". "); i > 0 && i <= 3 && strings.Trim(body[:i], "0123456789") == "" {
+		hang = len(line) - len(body) + i + 2
+	}
+	pad := strings.Repeat(" ", hang)
+	width := textWidth
+	for len(line) > width {
+		cut := strings.LastIndexByte(line[:width+1], ' ')
+		if cut <= hang || strings.TrimSpace(line[:cut]) == "" {
+			break // one word longer than the width: keep it whole
+		}
+		w.WriteString(line[:cut])
+		w.WriteByte('\n')
+		line = pad + strings.TrimLeft(line[cut+1:], " ")
+	}
+	w.WriteString(line)
+	w.WriteByte('\n')
+}
+
 // WriteJSON writes the report as indented JSON (docs/diagnose.md).
 func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
@@ -29,7 +63,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 // WriteText writes the report for a person.
 func WriteText(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
-	p := func(format string, a ...any) { fmt.Fprintf(bw, format+"\n", a...) }
+	p := func(format string, a ...any) { writeWrapped(bw, fmt.Sprintf(format, a...)) }
 	// values prints a variable's values one a line, as both the
 	// disagreeing and the effective settings list them.
 	values := func(groups []SettingGroup) {
@@ -47,10 +81,14 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 	p("hccl_exporter diagnose: %d node(s), %d file(s), %s, %d lines; status %s (exit %d)",
 		len(r.Nodes), files, fmtBytes(float64(bytes)), lines, r.Status, r.ExitCode)
-	if zonesDiffer(r) {
-		p("Times are in %s; nodes that printed theirs in another zone are converted to it (see CLOCKS).", r.TimeZone)
-	} else {
-		p("Times are in %s, as printed in the logs.", r.TimeZone)
+	switch zone := zoneName(r.TimeZone); {
+	case r.TimeZone == "Local" && !zonesDiffer(r):
+		p("Times are read in %s: the logs print none and none could be inferred; "+
+			"pass --timezone if the nodes printed theirs in another.", zone)
+	case zonesDiffer(r):
+		p("Times are in %s; nodes that printed theirs in another zone are converted to it (see CLOCKS).", zone)
+	default:
+		p("Times are in %s, as printed in the logs.", zone)
 	}
 	writeIncidents(p, r)
 
@@ -203,4 +241,24 @@ func quoteEmpty(s string) string {
 		return `""`
 	}
 	return s
+}
+
+// zoneName is the report's zone for a reader: "Local" says nothing to
+// someone reading a report made on another machine, so it becomes this
+// machine's zone with its offset.
+func zoneName(z string) string {
+	if z != "Local" {
+		return z
+	}
+	_, off := time.Now().Zone()
+	return "this machine's local zone (" + offsetName(off) + ")"
+}
+
+// offsetName renders a UTC offset in seconds as "UTC+08:00".
+func offsetName(off int) string {
+	sign := '+'
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	return fmt.Sprintf("UTC%c%02d:%02d", sign, off/3600, off%3600/60)
 }

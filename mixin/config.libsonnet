@@ -34,6 +34,28 @@
     // is no guaranteed speed-up and EI0011 becomes likely).
     qpsPerConnectionLimit: 8,
 
+    // The alerting policy (alerts/policy.libsonnet, docs/runbooks.md).
+    //
+    // Labels that tell one job from another: the target's cluster label and
+    // the pod's namespace. Consequences are inhibited, and failures counted,
+    // per job. Without pod information (bare metal) a cluster is one job.
+    jobLabels: [self.clusterLabel, 'namespace'],
+    // Fault codes a rank raises because a peer failed or did not answer in
+    // time (diagnose's waiting role, diagnose/roles.go): they never count
+    // as a job's failure and are inhibited while a root cause of the same
+    // job is recent.
+    waitingCodes: ['EI0002', 'EI0005', 'EI0006', 'EI0015'],
+    // HCCL's defaults of the peers' timers, used where the logs print no
+    // setting (internal/hcclenv).
+    defaultConnectTimeoutSeconds: 120,
+    defaultExecTimeoutSeconds: 1836,
+    // Root-cause faults in this many jobs, or on this many nodes, of one
+    // cluster within the window page the infrastructure on-call
+    // (HCCLJobFailuresAcrossCluster); fewer go to the jobs' owners only.
+    clusterFailureJobs: 2,
+    clusterFailureNodes: 4,
+    clusterFailureWindowSeconds: 1800,
+
     // Every alert's runbook_url is this plus '#<alertname in lower case>'.
     runbookURLBase: 'https://github.com/hccl-exporter/hccl_exporter/blob/main/docs/runbooks.md',
 

@@ -10,4 +10,6 @@
 (import 'config.libsonnet') +
 (import 'rules/rules.libsonnet') +
 (import 'alerts/alerts.libsonnet') +
-(import 'dashboards/dashboards.libsonnet')
+(import 'dashboards/dashboards.libsonnet') +
+// Last: the policy's default labels apply to every alert above.
+(import 'alerts/policy.libsonnet')

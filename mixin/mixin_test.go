@@ -222,7 +222,8 @@ func TestSecondConfiguration(t *testing.T) {
 		t.Errorf("promtool test rules (second configuration): %v\n%s", err, b)
 	}
 
-	// Dashboards: the job variable lists only the selected jobs.
+	// Dashboards: the cluster variable lists the configured label, the job
+	// variable only the selected jobs of the chosen clusters.
 	dashboards, err := filepath.Glob(filepath.Join(out, "dashboards", "*.json"))
 	if err != nil || len(dashboards) == 0 {
 		t.Fatalf("no rendered dashboards (%v)", err)
@@ -232,8 +233,11 @@ func TestSecondConfiguration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(b, []byte(`label_values(hccl_exporter_build_info{job=\"npu-exporter\"}, job)`)) {
-			t.Errorf("%s: the job variable does not use the configured selector", filepath.Base(f))
+		if !bytes.Contains(b, []byte(`label_values(hccl_exporter_build_info{job=\"npu-exporter\", training_job=~\"$cluster\"}, job)`)) {
+			t.Errorf("%s: the job variable does not use the configured selector and cluster label", filepath.Base(f))
+		}
+		if !bytes.Contains(b, []byte(`label_values(hccl_exporter_build_info{job=\"npu-exporter\"}, training_job)`)) {
+			t.Errorf("%s: the cluster variable does not list the configured cluster label", filepath.Base(f))
 		}
 	}
 }

@@ -43,10 +43,10 @@ for _ in $(seq 1 50); do
 done
 sleep 1.5 # let the log follower read the demo logs once
 curl -fsS "http://127.0.0.1:$port/metrics" -o "$work/metrics.txt"
-echo "# hccl_exporter demo: http://127.0.0.1:$port/metrics ($(wc -l <"$work/metrics.txt") lines)."
-echo "# Excerpt for NPUs 0-1, their processes, the settings sets and communicator (210001 sets HCCL_RDMA_QPS_PER_CONNECTION=16, so 17 QPs per connection, and splits its communicator across two settings sets; NPU 0 is nearly full)."
-echo "# The fake npu-smi's pids are not in this host's /proc: discovery finds nothing there, and ascend_npu_processes shows"
-echo "# them found through the demo's --cannlog.root (joined by pid), or missing where no log of theirs is read:"
+echo "# hccl_exporter demo: $(wc -l <"$work/metrics.txt") lines of metrics (the exporter stops with this script; \`make run-demo\` keeps it serving on :9842)."
+echo "# Excerpt for NPUs 0-1 and their processes. 210001 on NPU 0 sets HCCL_RDMA_QPS_PER_CONNECTION=16 (17 QPs per connection):"
+echo "# the link setup still ahead does not fit in NPU 0's free HBM, so its headroom is negative, and its screen log holds"
+echo "# the EI0011 it then reported (\`go run ./cmd/hccl_exporter diagnose examples/demo\` names it the root cause):"
 grep -E '^(ascend_npu_processes|ascend_npu_hbm_(used|total)_bytes|ascend_npu_smi_up|ascend_hccn_tool_up|ascend_roce_(link_up|link_down_events_total|active_qps|retransmitted_packets_total|qp_status_errors_total)|ascend_roce_network_health\{.*status="Success"|hccl_link_setup_headroom_bytes|hccl_link_setup_qp_memory_bytes|hccl_ccl_buffer_bytes|hccl_env_rdma_qps_per_connection|hccl_env_buffsize_bytes|hccl_process_info|hccl_communicator_(info|ranks|servers|processes)|hccl_fault_events_total\{code="EI0011"|hccl_exporter_collector_success)' "$work/metrics.txt" |
 	grep -E 'npu="[01]"|pid="21000[12]"|settings=|communicator=|^[a-z_]+(\{[^}]*collector=|\{code=| )' |
 	grep -v 'source="plog"'

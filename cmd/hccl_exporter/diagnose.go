@@ -10,22 +10,21 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/common/version"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 	"github.com/hccl-exporter/hccl_exporter/diagnose"
 )
 
 // diagnoseCommand is the offline `hccl_exporter diagnose` command. It has
-// two subcommands: `report` (the default, so `diagnose PATH...` works: kingpin
-// cannot mix positional arguments and subcommands on one command, but it
-// hands the arguments of a command to its default subcommand) and
-// `buffsize`. A bundle whose path is literally "report" or "buffsize" must
-// be written ./report.
+// its own parsers, so that `hccl_exporter diagnose --help` lists its flags
+// rather than the server's: `diagnose [flags] PATH...` reports (the word
+// `report` may follow `diagnose`, as in earlier versions), and
+// `diagnose buffsize [flags]` computes HCCL_BUFFSIZE. A bundle whose path is
+// literally "report" or "buffsize" must be written ./report.
 type diagnoseCommand struct {
-	cmd      *kingpin.CmdClause
-	report   *kingpin.CmdClause
-	buffsize *kingpin.CmdClause
-
 	format   string
 	layout   string
 	timezone string
@@ -37,37 +36,95 @@ type diagnoseCommand struct {
 	dtype                      string
 
 	buffsizeSelected bool
+	log              *promslog.Config
 
 	stdout, stderr io.Writer
+	// terminate ends the process after --help or --version (kingpin's
+	// default, os.Exit); tests replace it.
+	terminate func(int)
 }
 
-func addDiagnoseCommand(app *kingpin.Application) *diagnoseCommand {
-	d := &diagnoseCommand{stdout: os.Stdout, stderr: os.Stderr}
-	d.cmd = app.Command("diagnose", "Analyse a bundle of CANN logs and screen logs collected from the nodes of a failed job, offline (docs/diagnose.md).")
-	d.cmd.Flag("format", "Output format: text (for a person), json (for a program; docs/diagnose.md), or html (one self-contained page: incidents with a timeline per node, and the text report's tables; the buffsize subcommand prints text).").Default("text").EnumVar(&d.format, "text", "json", "html")
-
-	d.report = d.cmd.Command("report", "Report fault codes, effective HCCL settings, settings that disagree between nodes and the EI0011 remedies with the bundle's numbers (the default: `diagnose PATH...`). Exit 0 clean, 1 findings, 2 bad input.").Default()
-	d.report.Flag("layout", "How files map to nodes: auto (node directories are detected), nodes (each first-level directory of a PATH is a node), node (each PATH is one node).").
-		Default(string(diagnose.LayoutAuto)).EnumVar(&d.layout, string(diagnose.LayoutAuto), string(diagnose.LayoutNodes), string(diagnose.LayoutNode))
-	d.report.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC, an IANA name such as Asia/Shanghai, an offset such as +08:00, or auto (each node's zone from its communicators' identifiers, which carry the root's creation time in UTC; Local where they show none).").
-		Default("auto").StringVar(&d.timezone)
-	d.report.Flag("node-timezone", "NODE=ZONE: a node that printed its times in another zone than --timezone (repeatable). The report's CLOCKS section names nodes whose clocks are off by whole quarter-hours.").
-		PlaceHolder("NODE=ZONE").StringsVar(&d.nodeTZ)
-	d.report.Flag("workers", "Files read concurrently; 0 means GOMAXPROCS.").Default("0").IntVar(&d.workers)
-	d.report.Arg("path", "Directories (one per node, or a root holding one directory per node) and .tar.gz/.tgz/.tar archives of them.").
-		Required().StringsVar(&d.paths)
-
-	d.buffsize = d.cmd.Command("buffsize", "Print the HCCL_BUFFSIZE the troubleshooting guide recommends for a large language model: ceil(micro-batch size × sequence length × hidden size × sizeof(dtype) / 1 MiB) MB.")
-	d.buffsize.Flag("micro-batch-size", "Micro-batch size.").Required().Uint64Var(&d.microBatch)
-	d.buffsize.Flag("seq-len", "Sequence length.").Required().Uint64Var(&d.seqLen)
-	d.buffsize.Flag("hidden-size", "Hidden size.").Required().Uint64Var(&d.hidden)
-	d.buffsize.Flag("dtype", "Data type of the communicated activations: "+strings.Join(diagnose.DTypes(), ", ")+".").Required().EnumVar(&d.dtype, diagnose.DTypes()...)
-	d.buffsize.Action(func(*kingpin.ParseContext) error { d.buffsizeSelected = true; return nil })
-	return d
+func newDiagnose(stdout, stderr io.Writer) *diagnoseCommand {
+	return &diagnoseCommand{stdout: stdout, stderr: stderr, terminate: os.Exit, log: &promslog.Config{}}
 }
 
-func (d *diagnoseCommand) matches(cmd string) bool {
-	return d != nil && d.cmd != nil && (cmd == d.report.FullCommand() || cmd == d.buffsize.FullCommand() || cmd == d.cmd.FullCommand())
+// diagnoseArgs returns the arguments of the diagnose command when args
+// select it: "diagnose" is the first argument that is not a flag. Flags
+// before it (--log.level=debug) are kept for the diagnose parser.
+func diagnoseArgs(args []string) ([]string, bool) {
+	for i, a := range args {
+		if a == "diagnose" {
+			return append(append([]string(nil), args[:i]...), args[i+1:]...), true
+		}
+		if !strings.HasPrefix(a, "-") {
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// diagnoseHelp is the command's line in the server's --help.
+const diagnoseHelp = "Analyse a bundle of CANN logs and screen logs collected from the nodes of a failed job, offline " +
+	"(docs/diagnose.md). Its own flags: hccl_exporter diagnose --help, hccl_exporter diagnose buffsize --help."
+
+// parse reads the diagnose command's arguments (after "diagnose").
+func (d *diagnoseCommand) parse(args []string) error {
+	rest := make([]string, 0, len(args))
+	for _, a := range args {
+		if a == "buffsize" && !d.buffsizeSelected {
+			d.buffsizeSelected = true
+			continue
+		}
+		rest = append(rest, a)
+	}
+	if !d.buffsizeSelected {
+		// "diagnose report PATH..." as in earlier versions.
+		for i, a := range rest {
+			if a == "report" {
+				rest = append(rest[:i:i], rest[i+1:]...)
+				break
+			}
+			if !strings.HasPrefix(a, "-") {
+				break
+			}
+		}
+	}
+	var app *kingpin.Application
+	formatHelp := "Output format: text (for a person), json (for a program; docs/diagnose.md), or html (one self-contained page: " +
+		"incidents with a timeline per node, and the text report's tables)."
+	if d.buffsizeSelected {
+		app = kingpin.New(exporterName+" diagnose buffsize", "Print the HCCL_BUFFSIZE the troubleshooting guide recommends for a "+
+			"large language model: ceil(micro-batch size × sequence length × hidden size × sizeof(dtype) / 1 MiB) MB.")
+		formatHelp = "Output format: text (the value, the formula and the export line) or json (the same fields for a program)."
+		app.Flag("format", formatHelp).Default("text").EnumVar(&d.format, "text", "json")
+		app.Flag("micro-batch-size", "Micro-batch size.").Required().Uint64Var(&d.microBatch)
+		app.Flag("seq-len", "Sequence length.").Required().Uint64Var(&d.seqLen)
+		app.Flag("hidden-size", "Hidden size.").Required().Uint64Var(&d.hidden)
+		app.Flag("dtype", "Data type of the communicated activations: "+strings.Join(diagnose.DTypes(), ", ")+".").Required().EnumVar(&d.dtype, diagnose.DTypes()...)
+	} else {
+		app = kingpin.New(exporterName+" diagnose", "Analyse a bundle of CANN logs and screen logs collected from the nodes of a failed job, "+
+			"offline: fault codes, the first failing rank of each incident and its consequences, effective HCCL settings, settings that "+
+			"disagree between nodes, and the EI0011 remedies with the bundle's numbers (docs/diagnose.md). Exit 0 clean, 1 findings, "+
+			"2 bad input. To compute HCCL_BUFFSIZE for a model: "+exporterName+" diagnose buffsize --help.")
+		app.Flag("format", formatHelp).Default("text").EnumVar(&d.format, "text", "json", "html")
+		app.Flag("layout", "How files map to nodes: auto (node directories are detected), nodes (each first-level directory of a PATH is a node), node (each PATH is one node).").
+			Default(string(diagnose.LayoutAuto)).EnumVar(&d.layout, string(diagnose.LayoutAuto), string(diagnose.LayoutNodes), string(diagnose.LayoutNode))
+		app.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC, an IANA name such as Asia/Shanghai, an offset such as +08:00, or auto (each node's zone from its communicators' identifiers, which carry the root's creation time in UTC; this machine's local zone where they show none).").
+			Default("auto").StringVar(&d.timezone)
+		app.Flag("node-timezone", "NODE=ZONE: a node that printed its times in another zone than --timezone (repeatable). The report's CLOCKS section names nodes whose clocks are off by whole quarter-hours.").
+			PlaceHolder("NODE=ZONE").StringsVar(&d.nodeTZ)
+		app.Flag("workers", "Files read concurrently; 0 means GOMAXPROCS.").Default("0").IntVar(&d.workers)
+		app.Arg("path", "Directories (one per node, or a root holding one directory per node) and .tar.gz/.tgz/.tar archives of them.").
+			Required().StringsVar(&d.paths)
+	}
+	app.Version(version.Print(exporterName))
+	app.HelpFlag.Short('h')
+	app.UsageWriter(d.stdout)
+	app.ErrorWriter(d.stderr)
+	app.Terminate(d.terminate)
+	flag.AddFlags(app, d.log)
+	_, err := app.Parse(rest)
+	return err
 }
 
 func (d *diagnoseCommand) run(logger *slog.Logger) int {

@@ -8,32 +8,68 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/alecthomas/kingpin/v2"
 )
 
 // sampleBundle is the diagnose package's sample bundle (three nodes).
 var sampleBundle = filepath.Join("..", "..", "diagnose", "testdata", "bundle")
 
-// parseDiagnose builds an application shaped like main's (a default serve
-// command beside diagnose) and runs args through it.
+// parseDiagnose runs args as main's run does: the diagnose command when
+// they select it, with its own parser.
 func parseDiagnose(t *testing.T, args ...string) (selected bool, code int, stdout, stderr string, parseErr error) {
 	t.Helper()
-	app := kingpin.New(exporterName, "test")
-	app.Command("serve", "Serve metrics.").Default()
-	app.Flag("web.telemetry-path", "").Default("/metrics").String()
-	d := addDiagnoseCommand(app)
-	var out, errOut bytes.Buffer
-	d.stdout, d.stderr = &out, &errOut
-	cmd, err := app.Parse(args)
-	if err != nil {
-		return false, 0, "", "", err
-	}
-	if !d.matches(cmd) {
+	dargs, ok := diagnoseArgs(args)
+	if !ok {
 		return false, 0, "", "", nil
+	}
+	var out, errOut bytes.Buffer
+	d := newDiagnose(&out, &errOut)
+	d.terminate = func(int) { t.Fatalf("%v: the parser terminated:\n%s%s", args, out.String(), errOut.String()) }
+	if err := d.parse(dargs); err != nil {
+		return false, 0, "", "", err
 	}
 	code = d.run(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return true, code, out.String(), errOut.String(), nil
+}
+
+// TestDiagnoseHelp: `diagnose --help` shows diagnose's own flags, not the
+// server's, and says how to reach buffsize; `diagnose buffsize --help`
+// offers json as --format does.
+func TestDiagnoseHelp(t *testing.T) {
+	help := func(args ...string) string {
+		dargs, ok := diagnoseArgs(args)
+		if !ok {
+			t.Fatalf("%v does not select diagnose", args)
+		}
+		var out, errOut bytes.Buffer
+		d := newDiagnose(&out, &errOut)
+		terminated := false
+		d.terminate = func(int) { terminated = true }
+		_ = d.parse(dargs)
+		if !terminated {
+			t.Errorf("%v did not end after the help", args)
+		}
+		return out.String()
+	}
+	report := help("diagnose", "--help")
+	for _, want := range []string{"usage: hccl_exporter diagnose [<flags>] <path>...", "--layout=auto", "--timezone=", "--node-timezone=NODE=ZONE", "--workers=0", "--format=text", "diagnose buffsize --help"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("diagnose --help lacks %q:\n%s", want, report)
+		}
+	}
+	for _, server := range []string{"--web.", "--cannlog.", "--npu-smi.", "serve"} {
+		if strings.Contains(report, server) {
+			t.Errorf("diagnose --help shows the server's %q:\n%s", server, report)
+		}
+	}
+	buff := help("--log.level=debug", "diagnose", "buffsize", "--help")
+	for _, want := range []string{"--micro-batch-size=", "--dtype=DTYPE", "json (the same fields"} {
+		if !strings.Contains(buff, want) {
+			t.Errorf("diagnose buffsize --help lacks %q:\n%s", want, buff)
+		}
+	}
+	if strings.Contains(buff, "--layout") || strings.Contains(buff, "html") {
+		t.Errorf("diagnose buffsize --help offers report flags:\n%s", buff)
+	}
 }
 
 func TestDiagnoseCLI(t *testing.T) {
@@ -59,6 +95,8 @@ func TestDiagnoseCLI(t *testing.T) {
 		{name: "node timezone", args: []string{"diagnose", "--timezone", "+00:00", "--node-timezone", "node-a=+08:00", sampleBundle}, selected: true, code: 1, stdout: "node-a: zone UTC+08:00"},
 		{name: "no path", args: []string{"diagnose"}, parseErr: "required argument 'path' not provided"},
 		{name: "bad format", args: []string{"diagnose", "--format", "yaml", sampleBundle}, parseErr: "enum value must be one of text,json,html"},
+		{name: "buffsize html", args: []string{"diagnose", "buffsize", "--format", "html", "--micro-batch-size", "1", "--seq-len", "1", "--hidden-size", "1", "--dtype", "bf16"}, parseErr: "enum value must be one of text,json"},
+		{name: "server flag is not diagnose's", args: []string{"diagnose", "--web.telemetry-path=/x", sampleBundle}, parseErr: "unknown long flag"},
 		{name: "html", args: []string{"diagnose", "--format", "html", "--timezone", "UTC", sampleBundle}, selected: true, code: 1, stdout: `<svg class="timeline"`},
 		{name: "buffsize", args: []string{"diagnose", "buffsize", "--micro-batch-size", "1", "--seq-len", "4096", "--hidden-size", "8192", "--dtype", "bf16"},
 			selected: true, code: 0, stdout: "export HCCL_BUFFSIZE=64\n"},

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	hcclexporter "github.com/hccl-exporter/hccl_exporter"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 )
 
@@ -33,7 +34,25 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// init sets the version every build reports (--version, the landing page,
+// hccl_exporter_build_info) from the embedded VERSION file, so that a plain
+// `go build` or `go install` says 0.3.0 rather than nothing; the Makefile and
+// the Dockerfile add only the revision, branch, user and date by ldflags.
+func init() {
+	version.Version = hcclexporter.Version()
+}
+
 func run(args []string) int {
+	// diagnose has its own parser, so that its --help shows its flags.
+	if dargs, ok := diagnoseArgs(args); ok {
+		d := newDiagnose(os.Stdout, os.Stderr)
+		if err := d.parse(dargs); err != nil {
+			fmt.Fprintf(os.Stderr, "%s diagnose: %v (try %s diagnose --help)\n", exporterName, err, exporterName)
+			return 2
+		}
+		return d.run(promslog.New(d.log))
+	}
+
 	app := kingpin.New(exporterName, "Prometheus exporter for Huawei Ascend NPU clusters: NPU memory from npu-smi, "+
 		"effective HCCL settings and HCCL fault codes from CANN logs and training screen logs, and the NPU memory "+
 		"headroom left before HCCL link setup (to warn before EI0011). Run without a command to serve metrics.")
@@ -77,7 +96,8 @@ func run(args []string) int {
 	promslogConfig := &promslog.Config{}
 	flag.AddFlags(app, promslogConfig)
 
-	diag := addDiagnoseCommand(app)
+	// Listed in --help; run() dispatches it before this parser.
+	app.Command("diagnose", diagnoseHelp)
 
 	cmd, err := app.Parse(args)
 	if err != nil {
@@ -86,9 +106,7 @@ func run(args []string) int {
 	}
 	logger := promslog.New(promslogConfig)
 
-	if diag != nil && diag.matches(cmd) {
-		return diag.run(logger)
-	}
+	_ = cmd
 
 	// SIGTERM (Kubernetes, systemd) and SIGINT stop the exporter
 	// gracefully: requests in flight finish and the log state is
@@ -137,6 +155,10 @@ func run(args []string) int {
 			Links: []web.LandingLinks{
 				{Address: *metricsPath, Text: "Metrics"},
 			},
+			// The toolkit links /debug/pprof/ by default; this exporter
+			// serves no pprof handlers (they would expose the heap of a
+			// process that reads job logs), so the links would 404.
+			Profiling: "false",
 		})
 		if err != nil {
 			logger.Error("cannot build landing page", "err", err)

@@ -145,6 +145,13 @@ func writePlogs(t *testing.T, root string, at time.Time) {
 	}
 }
 
+// ei0006 is the link-setup timeout a peer of a failed rank prints to its
+// screen log (collectors/cannlog/testdata/screen-log/train-ei0006-older-format.log).
+func ei0006(pid int, at time.Time) string {
+	return fmt.Sprintf("EI0006: [PID: %d] %s Getting socket times out. Reason: Remote Rank did not send the data in time. Please check the reason for the rank being stuck\n",
+		pid, cannTime(at))
+}
+
 // ei0011 is the EI0011 report torch_npu prints to a training job's screen
 // log (collectors/cannlog/testdata/screen-log/train-ei0011.log).
 func ei0011(pid int, at time.Time) string {
@@ -153,10 +160,11 @@ func ei0011(pid int, at time.Time) string {
 }
 
 // alertmanagerConfig derives the test's Alertmanager configuration from the
-// shipped example: the same routes (critical → pager, continue → chat),
-// grouping and inhibition, with every receiver replaced by a webhook of the
-// test and the group timers cut to 1s so a page arrives in seconds.
-func alertmanagerConfig(t *testing.T, pagerURL, chatURL string) string {
+// shipped example: the same routes (job owner, infra critical → pager and
+// chat, the rest → chat, inhibitors → blackhole), grouping and inhibition,
+// with every notifying receiver replaced by a webhook of the test and the
+// group timers cut to 1s so a notification arrives in seconds.
+func alertmanagerConfig(t *testing.T, pagerURL, chatURL, ownerURL string) string {
 	t.Helper()
 	cfg := string(alerts.AlertmanagerExample)
 	i := strings.Index(cfg, "\nreceivers:\n")
@@ -169,7 +177,7 @@ func alertmanagerConfig(t *testing.T, pagerURL, chatURL string) string {
 		t.Fatalf("alertmanager.example.yml: expected group_wait and group_interval in its routes:\n%s", cfg)
 	}
 	cfg = timers.ReplaceAllString(cfg, "${1}: 1s")
-	for _, want := range []string{"receiver: pager", "receiver: chat", "inhibit_rules:"} {
+	for _, want := range []string{"receiver: pager", "receiver: chat", "receiver: job-owner", "receiver: blackhole", "inhibit_rules:"} {
 		if !strings.Contains(cfg, want) {
 			t.Fatalf("alertmanager.example.yml lacks %q; the e2e test relies on it", want)
 		}
@@ -183,7 +191,12 @@ func alertmanagerConfig(t *testing.T, pagerURL, chatURL string) string {
     webhook_configs:
       - url: %q
         send_resolved: true
-`, pagerURL, chatURL)
+  - name: job-owner
+    webhook_configs:
+      - url: %q
+        send_resolved: true
+  - name: blackhole
+`, pagerURL, chatURL, ownerURL)
 }
 
 // e2eHeadroomFor is the `for:` the test gives NPULinkSetupHeadroomLow and
@@ -314,12 +327,16 @@ func isFaultAlert(name string) bool {
 // TestAlertingEndToEnd runs the real exporter on a simulated node, a real
 // Prometheus with the shipped rules and a real Alertmanager routed as the
 // shipped example, and checks what an operator relies on:
-//   - an EI0011 already in the logs when the exporter starts pages nobody;
-//   - a fresh EI0011 in a screen log pages (severity critical, receiver
-//     pager) within a minute — the latency is logged;
+//   - an EI0011 already in the logs when the exporter starts notifies nobody;
+//   - a fresh EI0011 in a screen log reaches the job owner (severity
+//     critical, receiver job-owner) within a minute — the latency is
+//     logged — and pages no one: one failed job is its owner's;
+//   - the EI0006 its peer prints afterwards fires HCCLLinkSetupTimeout in
+//     Prometheus, which Alertmanager holds back (HCCLJobFailed inhibits the
+//     job's waiting codes);
 //   - a chip whose free HBM drops below the QP memory of its processes'
-//     next link setup fires NPULinkSetupHeadroomLow, inhibited in
-//     Alertmanager while the node's EI0011 page fires;
+//     next link setup fires NPULinkSetupHeadroomLow with the pod's
+//     namespace, delivered to the job owner, not inhibited;
 //   - the RoCE NICs (fake hccn_tool): a DOWN link under a process, a flap
 //     and an unreachable detect IP fire RoCELinkDown, RoCELinkFlapping and
 //     RoCENetworkUnhealthy for their chip only; live QPs, health and error
@@ -407,8 +424,8 @@ func TestAlertingEndToEnd(t *testing.T) {
 		"--kubelet.pod-resources-interval=1s",
 	)
 
-	pager, chat := testtools.NewWebhook(t), testtools.NewWebhook(t)
-	am := testtools.StartAlertmanager(t, alertmanagerConfig(t, pager.URL, chat.URL))
+	pager, chat, owner := testtools.NewWebhook(t), testtools.NewWebhook(t), testtools.NewWebhook(t)
+	am := testtools.StartAlertmanager(t, alertmanagerConfig(t, pager.URL, chat.URL, owner.URL))
 	rules := filepath.Join(dir, "hccl_exporter.rules.yml")
 	if err := os.WriteFile(rules, []byte(rulesForTest(t)), 0o644); err != nil {
 		t.Fatal(err)
@@ -461,7 +478,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 			t.Errorf("alert %s %s on the history present at startup: %v", a.Labels["alertname"], a.State, a.Labels)
 		}
 	}
-	for _, hook := range []*testtools.Webhook{pager, chat} {
+	for _, hook := range []*testtools.Webhook{pager, chat, owner} {
 		for _, m := range hook.Messages() {
 			for _, a := range m.Alerts {
 				if isFaultAlert(a.Labels["alertname"]) {
@@ -503,17 +520,17 @@ func TestAlertingEndToEnd(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	page := pager.WaitForAlert(t, 60*time.Second, isPage)
+	page := owner.WaitForAlert(t, 60*time.Second, isPage)
 	latency := time.Since(appended)
 	var firingAfter time.Duration
 	select {
 	case firingAfter = <-inProm:
 	case <-time.After(2 * time.Second):
 	}
-	t.Logf("EI0011 appended → page at the webhook: %s (firing in Prometheus after ≈%s)",
+	t.Logf("EI0011 appended → job owner's webhook: %s (firing in Prometheus after ≈%s)",
 		latency.Round(time.Millisecond), firingAfter.Round(50*time.Millisecond))
-	if page.Labels["severity"] != "critical" || page.Receiver != "pager" {
-		t.Errorf("page: severity %q via receiver %q, want critical via pager", page.Labels["severity"], page.Receiver)
+	if page.Labels["severity"] != "critical" || page.Labels["audience"] != "job-owner" || page.Receiver != "job-owner" {
+		t.Errorf("EI0011: severity %q audience %q via receiver %q, want critical job-owner via job-owner", page.Labels["severity"], page.Labels["audience"], page.Receiver)
 	}
 	for k, want := range map[string]string{"cluster": "e2e", "instance": addr, "job": "hccl_exporter", "code": "EI0011"} {
 		if page.Labels[k] != want {
@@ -529,15 +546,43 @@ func TestAlertingEndToEnd(t *testing.T) {
 		!strings.Contains(d, fmt.Sprintf("HCCL_RDMA_QPS_PER_CONNECTION: %d", e2eBusyQPS)) {
 		t.Errorf("page description lacks the node's numbers: %q", d)
 	}
-	// continue: true also posts the page to chat.
-	chat.WaitForAlert(t, 15*time.Second, isPage)
+
+	// The failed rank's peer times out at link setup and prints EI0006: a
+	// consequence. Prometheus fires it; Alertmanager holds it back while
+	// HCCLJobFailed (the job's root cause, plus its peers' timers) fires.
+	f, err = os.OpenFile(screen, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(ei0006(e2eBusyPID+1, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var timeout amAlert
+	waitFor(t, 60*time.Second, func() bool {
+		var as []amAlert
+		q := url.Values{"filter": {`alertname="HCCLLinkSetupTimeout"`}}
+		if err := getJSON(am.URL+"/api/v2/alerts?"+q.Encode(), &as); err != nil || len(as) == 0 {
+			return false
+		}
+		timeout = as[0]
+		return as[0].Status.State == "suppressed" && len(as[0].Status.InhibitedBy) > 0
+	}, func() string {
+		return fmt.Sprintf("HCCLLinkSetupTimeout in Alertmanager = %+v, want suppressed by HCCLJobFailed", timeout)
+	})
+	if inh := alertsNamed(t, am.URL, "HCCLJobFailed"); len(inh) != 1 || inh[0].Labels["inhibits"] != "job-consequences" || inh[0].Labels["cluster"] != "e2e" {
+		t.Errorf("HCCLJobFailed in Alertmanager = %+v, want one for cluster e2e", inh)
+	}
 
 	// The communicator whose members run two settings sets (NPU 0's QPS
-	// 16 against 1) warns in chat, once, naming the variable that differs.
+	// 16 against 1) warns the job owner, once, naming the variable that
+	// differs.
 	isSplit := func(a testtools.WebhookAlert) bool {
 		return a.Labels["alertname"] == "HCCLSettingsInconsistentInCommunicator" && a.Status == "firing"
 	}
-	split := chat.WaitForAlert(t, 60*time.Second, isSplit)
+	split := owner.WaitForAlert(t, 60*time.Second, isSplit)
 	if split.Labels["severity"] != "warning" || split.Labels["communicator"] == "" ||
 		!strings.Contains(split.Annotations["description"], "run 2 different settings sets") ||
 		!strings.Contains(split.Annotations["description"], "HCCL_RDMA_QPS_PER_CONNECTION (2 values)") {
@@ -584,21 +629,16 @@ func TestAlertingEndToEnd(t *testing.T) {
 			t.Errorf("NPULinkSetupHeadroomLow for a chip with room: %v", a.Labels)
 		}
 	}
-	// Alertmanager holds the warning back: the node's EI0011 page inhibits it.
-	var suppressed amAlert
-	waitFor(t, 15*time.Second, func() bool {
-		var as []amAlert
-		q := url.Values{"filter": {`alertname="NPULinkSetupHeadroomLow"`}}
-		if err := getJSON(am.URL+"/api/v2/alerts?"+q.Encode(), &as); err != nil || len(as) == 0 {
-			return false
-		}
-		suppressed = as[0]
-		return as[0].Status.State == "suppressed"
-	}, func() string {
-		return fmt.Sprintf("NPULinkSetupHeadroomLow in Alertmanager = %+v, want suppressed by the EI0011 page", suppressed)
+	// The warning is the job owner's to act on: delivered to them with the
+	// pod's namespace, never held back by the node's other alerts.
+	warned := owner.WaitForAlert(t, 30*time.Second, func(a testtools.WebhookAlert) bool {
+		return a.Labels["alertname"] == "NPULinkSetupHeadroomLow" && a.Status == "firing"
 	})
-	if len(suppressed.Status.InhibitedBy) == 0 {
-		t.Errorf("NPULinkSetupHeadroomLow suppressed but not inhibited: %+v", suppressed)
+	if warned.Labels["namespace"] != "train" || warned.Labels["audience"] != "job-owner" {
+		t.Errorf("NPULinkSetupHeadroomLow at the job owner: labels %v, want namespace train, audience job-owner", warned.Labels)
+	}
+	if as := alertsNamed(t, am.URL, "NPULinkSetupHeadroomLow"); len(as) != 1 || as[0].Status.State != "active" {
+		t.Errorf("NPULinkSetupHeadroomLow in Alertmanager = %+v, want one, active", as)
 	}
 
 	// The RoCE network: NPU 5's link goes down and up twice more; the
@@ -664,10 +704,13 @@ func TestAlertingEndToEnd(t *testing.T) {
 			t.Errorf("%s / %q %s: no data from the real exporter\n%s", q.Dashboard, q.Panel, q.RefID, q.Expr)
 		}
 	}
-	// The split communicator paged exactly once (one label set), to chat
-	// only: a warning.
-	if sets := firingSets(chat)["HCCLSettingsInconsistentInCommunicator"]; len(sets) != 1 {
-		t.Errorf("HCCLSettingsInconsistentInCommunicator reached chat with %d label sets, want exactly 1: %v", len(sets), sets)
+	// The split communicator notified exactly once (one label set), the
+	// job owner only: a warning of theirs.
+	if sets := firingSets(owner)["HCCLSettingsInconsistentInCommunicator"]; len(sets) != 1 {
+		t.Errorf("HCCLSettingsInconsistentInCommunicator reached the job owner with %d label sets, want exactly 1: %v", len(sets), sets)
+	}
+	if sets := firingSets(chat)["HCCLSettingsInconsistentInCommunicator"]; len(sets) != 0 {
+		t.Errorf("HCCLSettingsInconsistentInCommunicator reached the infrastructure chat: %v", sets)
 	}
 	if sets := firingSets(pager)["HCCLSettingsInconsistentInCommunicator"]; len(sets) != 0 {
 		t.Errorf("HCCLSettingsInconsistentInCommunicator paged: %v", sets)
@@ -675,7 +718,32 @@ func TestAlertingEndToEnd(t *testing.T) {
 	if done, err := exporter.Exited(); done {
 		t.Errorf("exporter exited during the test: %v", err)
 	}
+	// One job failing on one node paged no one, and the job owner got
+	// no consequence.
+	for _, m := range pager.Messages() {
+		for _, a := range m.Alerts {
+			t.Errorf("the pager got %s: %v", a.Labels["alertname"], a.Labels)
+		}
+	}
+	for _, m := range owner.Messages() {
+		for _, a := range m.Alerts {
+			if a.Labels["alertname"] == "HCCLLinkSetupTimeout" {
+				t.Errorf("the held-back EI0006 reached the job owner: %v", a.Labels)
+			}
+		}
+	}
 	t.Logf("total %s", time.Since(start).Round(time.Millisecond))
+}
+
+// alertsNamed returns Alertmanager's alerts of one name.
+func alertsNamed(t *testing.T, amURL, name string) []amAlert {
+	t.Helper()
+	var as []amAlert
+	q := url.Values{"filter": {fmt.Sprintf("alertname=%q", name)}}
+	if err := getJSON(amURL+"/api/v2/alerts?"+q.Encode(), &as); err != nil {
+		t.Errorf("alerts %s: %v", name, err)
+	}
+	return as
 }
 
 // linkStat is `hccn_tool -i <phy> -link_stat -g` with the given counts, in

@@ -14,14 +14,14 @@ import (
 // TestJobSettingsWarningsNotifyOnce: a 64-rank job on 8 nodes with
 // HCCL_RDMA_QPS_PER_CONNECTION=16 raises HCCLQPsPerConnectionAboveRecommended
 // once per node (once per settings set per node, alerts/tests/capacity.yml);
-// the shipped Alertmanager example routes them as one notification, and
-// another job's set as another.
+// the shipped Alertmanager example routes them to the job owner as one
+// notification, and another job's set as another.
 func TestJobSettingsWarningsNotifyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Alertmanager")
 	}
-	pager, chat := testtools.NewWebhook(t), testtools.NewWebhook(t)
-	am := testtools.StartAlertmanager(t, alertmanagerConfig(t, pager.URL, chat.URL))
+	pager, chat, owner := testtools.NewWebhook(t), testtools.NewWebhook(t), testtools.NewWebhook(t)
+	am := testtools.StartAlertmanager(t, alertmanagerConfig(t, pager.URL, chat.URL, owner.URL))
 	type postable struct {
 		Labels      map[string]string `json:"labels"`
 		Annotations map[string]string `json:"annotations"`
@@ -31,7 +31,7 @@ func TestJobSettingsWarningsNotifyOnce(t *testing.T) {
 	var batch []postable
 	alert := func(instance, settings string) postable {
 		return postable{Labels: map[string]string{
-			"alertname": "HCCLQPsPerConnectionAboveRecommended", "severity": "warning", "cluster": "llm",
+			"alertname": "HCCLQPsPerConnectionAboveRecommended", "severity": "warning", "audience": "job-owner", "cluster": "llm",
 			"job": "hccl_exporter", "instance": instance, "settings": settings,
 		}, Annotations: map[string]string{"summary": "s"}, StartsAt: now}
 	}
@@ -52,11 +52,11 @@ func TestJobSettingsWarningsNotifyOnce(t *testing.T) {
 		t.Fatalf("POST alerts: %s", resp.Status)
 	}
 	isOther := func(a testtools.WebhookAlert) bool { return a.Labels["settings"] == "0c4be4a2" }
-	chat.WaitForAlert(t, 30*time.Second, isOther)
-	chat.WaitForAlert(t, 30*time.Second, func(a testtools.WebhookAlert) bool { return a.Labels["settings"] == "5e771a6d" })
+	owner.WaitForAlert(t, 30*time.Second, isOther)
+	owner.WaitForAlert(t, 30*time.Second, func(a testtools.WebhookAlert) bool { return a.Labels["settings"] == "5e771a6d" })
 	time.Sleep(3 * time.Second) // several group intervals: a split group would show by now
 	groups := map[string]int{}  // settings → notifications
-	for _, m := range chat.Messages() {
+	for _, m := range owner.Messages() {
 		sets := map[string]int{}
 		for _, a := range m.Alerts {
 			sets[a.Labels["settings"]]++
@@ -76,5 +76,8 @@ func TestJobSettingsWarningsNotifyOnce(t *testing.T) {
 	}
 	if n := len(pager.Messages()); n != 0 {
 		t.Errorf("%d pages for a warning", n)
+	}
+	if n := len(chat.Messages()); n != 0 {
+		t.Errorf("%d notifications of the job owner's warning in the infrastructure chat", n)
 	}
 }

@@ -37,6 +37,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0011"})',
             labels: {
               severity: 'critical',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'HCCL ran out of NPU memory creating RoCE queue pairs (EI0011); the job has most likely failed.',
@@ -57,6 +58,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0006"})',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'HCCL parameter-plane link setup timed out (EI0006).',
@@ -76,6 +78,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code=~"EI0019|EI0020"})',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'HCCL could not listen on its socket port ({{ $labels.code }}).',
@@ -92,6 +95,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0005"})',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'Ranks called a collective with inconsistent arguments (EI0005).',
@@ -111,6 +115,7 @@
             expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EL0004"})',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'The driver could not allocate device memory while HCCL set up its buffers (EL0004).',
@@ -140,6 +145,9 @@
           // and fall back to themselves with `or ignoring (namespace, pod)`, so
           // they still fire where no pod info exists (bare metal, systemd).
           $._hcclRecordingRules['hccl:npu_pod:unique'],
+          // The same per settings set of a node, through the chips its
+          // processes run on.
+          $._hcclRecordingRules['hccl:settings_pod:unique'],
         ],
       },
       {
@@ -177,6 +185,7 @@
             'for': '2m',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'An NPU may not have enough free HBM for the HCCL link setup still ahead on it.',
@@ -205,10 +214,18 @@
           // 8 alerts in one notification group, not 64.
           {
             alert: 'HCCLQPsPerConnectionAboveRecommended',
-            expr: 'hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d' % cfg,
+            // The pod of the settings set (hccl:settings_pod:unique), for the
+            // job owner's route; without pod information it fires alone.
+            expr: |||
+              (hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d)
+              * on (job, instance, settings) group_left (namespace, pod) hccl:settings_pod:unique
+              or ignoring (namespace, pod)
+              hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d
+            ||| % cfg,
             'for': '1m',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'A training job uses more than %(qpsPerConnectionLimit)d queue pairs per connection.' % cfg,
@@ -216,7 +233,7 @@
                 '{{ with printf "count(hccl_process_info{instance=%%q,settings=%%q})" $labels.instance $labels.settings | query }}{{ . | first | value | humanize }}{{ else }}The{{ end }}',
                 'process(es)',
                 '{{- with printf "hccl_process_info{instance=%%q,settings=%%q}" $labels.instance $labels.settings | query }} ({{ . | first | label "process" }}){{ end }}',
-                'of settings set {{ $labels.settings }} on {{ $labels.instance }} run with HCCL_RDMA_QPS_PER_CONNECTION={{ $value }} (allowed 1–32,',
+                'of settings set {{ $labels.settings }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} run with HCCL_RDMA_QPS_PER_CONNECTION={{ $value }} (allowed 1–32,',
                 'recommended 1–%(qpsPerConnectionLimit)d): every RoCE connection creates that many queue pairs plus one, 0.25–3 MiB of HBM each,',
                 'with no guaranteed speed-up above %(qpsPerConnectionLimit)d, and EI0011 becomes likely.',
               ]) % cfg,
@@ -249,6 +266,7 @@
             'for': '5m',
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'Members of one HCCL communicator run different settings.',

@@ -17,9 +17,11 @@ function(config={})
     # alerts/sharded/, docs/scale.md). Runbooks:
     # https://github.com/hccl-exporter/hccl_exporter/blob/main/docs/runbooks.md
     #
-    # Severity: `critical` pages (EI0011, a chip in Critical health); `warning`
-    # goes to chat and is inhibited on a node while a critical alert fires there
-    # (see alertmanager.example.yml).
+    # Routing (docs/runbooks.md, "Who gets which alert"): `audience` says who
+    # can act — `job-owner` (with the pod's namespace where known; never pages),
+    # `infra` (`severity: critical` pages) or `none` (HCCLJobFailed, which
+    # inhibits a failed job's waiting codes on every node of the job). See
+    # alertmanager.example.yml.
     #
     # No grouping label is needed: HCCLSettingsInconsistentInCommunicator
     # compares the members of one communicator, whose identifier is the same on

@@ -52,6 +52,26 @@
           (count by (job, instance, npu, chip) (max by (job, instance, npu, chip, namespace, pod) (ascend_npu_pod_info%(hcclSelectorBraces)s)) == 1)
       ||| % cfg,
     },
+    // The namespace and pod of every settings set on a node whose
+    // processes' chips (hccl_process_info) all belong to one pod, value 1:
+    // the per-settings-set alerts join it like hccl:npu_pod:unique, for the
+    // job owner's route. A set shared by two pods on one node names none.
+    'hccl:settings_pod:unique': {
+      record: 'hccl:settings_pod:unique',
+      expr: |||
+        max by (job, instance, settings, namespace, pod) (
+          hccl_process_info%(hcclSelectorBraces)s * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
+        )
+        and on (job, instance, settings)
+          (
+            count by (job, instance, settings) (
+              max by (job, instance, settings, namespace, pod) (
+                hccl_process_info%(hcclSelectorBraces)s * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
+              )
+            ) == 1
+          )
+      ||| % cfg,
+    },
     // Settings sets the members of each communicator run, over all nodes:
     // the communicator identifier is the same on every node of a job and
     // unique to it, so this needs no cluster label and never compares two
