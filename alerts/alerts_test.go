@@ -39,6 +39,10 @@ var contractAlerts = []string{
 	"RoCENetworkUnhealthy",
 	"CANNLogTimezoneMismatch",
 	"HCCLExporterCollectorFailing",
+	"HCCLQPResourceExhausted",
+	"HCCLTransportInitFailed",
+	"HCCLRoCERetransmissionTimeout",
+	"HCCLExecutionTimeout",
 }
 
 type ruleFile struct {

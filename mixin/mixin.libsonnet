@@ -10,4 +10,5 @@
 (import 'config.libsonnet') +
 (import 'rules/rules.libsonnet') +
 (import 'alerts/alerts.libsonnet') +
+(import 'alerts/transport.libsonnet') +
 (import 'dashboards/dashboards.libsonnet')

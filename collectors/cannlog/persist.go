@@ -177,6 +177,7 @@ func sortedInts(m map[int]struct{}) []int {
 
 type snapFault struct {
 	Code      string    `json:"code"`
+	Resource  string    `json:"resource,omitempty"` // absent in files written before it existed: none
 	Source    string    `json:"source"`
 	Namespace string    `json:"namespace,omitempty"`
 	Pod       string    `json:"pod,omitempty"`
@@ -222,7 +223,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		snap.Processes = append(snap.Processes, sp)
 	}
 	for k, v := range s.faults {
-		snap.Faults = append(snap.Faults, snapFault{Code: k.code, Source: k.source, Namespace: k.namespace, Pod: k.pod, Container: k.container, Count: v.count, Last: v.last})
+		snap.Faults = append(snap.Faults, snapFault{Code: k.code, Resource: k.resource, Source: k.source, Namespace: k.namespace, Pod: k.pod, Container: k.container, Count: v.count, Last: v.last})
 	}
 	for c := range s.extraCodes {
 		snap.ExtraCodes = append(snap.ExtraCodes, c)
@@ -291,7 +292,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		fresh.nComms += len(p.Communicators)
 	}
 	for _, f := range snap.Faults {
-		fresh.faults[faultKey{f.Code, f.Source, f.Namespace, f.Pod, f.Container}] = &faultCount{count: f.Count, last: f.Last}
+		fresh.faults[faultKey{f.Code, f.Resource, f.Source, f.Namespace, f.Pod, f.Container}] = &faultCount{count: f.Count, last: f.Last}
 	}
 	for _, c := range snap.ExtraCodes {
 		fresh.extraCodes[c] = struct{}{}

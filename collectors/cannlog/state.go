@@ -220,6 +220,8 @@ type State struct {
 	partial    map[partialKey][]byte
 	recent     [dedupWindow]string
 	recentNext int
+	// incidents are the open cause lines of two-line failures (countsAsNew).
+	incidents map[incidentKey]openIncident
 
 	// procMetrics caches the per-process series between scrapes while
 	// procMetricsOK; see buildProcMetrics.
@@ -248,6 +250,7 @@ func NewState(opts Options) *State {
 		unparsable: map[string]uint64{},
 		rejected:   map[string]uint64{},
 		partial:    map[partialKey][]byte{},
+		incidents:  map[incidentKey]openIncident{},
 	}
 }
 

@@ -80,12 +80,20 @@ func FuzzScreenLine(f *testing.F) {
 		f.Add(l)
 	}
 	f.Add([]byte("RuntimeError: EI0007: [rank1]: EI0009:"))
+	f.Add([]byte("EI0007: Failed to allocate resource[qp] with info [aicpu rank:7]"))
+	f.Add([]byte("Allocation_Failure(EI0007): Failed to allocate resource[DeviceMemory"))
+	f.Add([]byte("resource[]resource[HostMemory]"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		code, at := FindFaultCode(line)
 		if code != nil && (len(code) != 6 || code[0] != 'E' || !bytes.Equal(line[at:at+6], code)) {
 			t.Fatalf("bad code %q at %d", code, at)
 		}
 		ScreenPID(line)
+		switch r := ScreenResource(line); r {
+		case "", ResourceQP, ResourceDeviceMemory, ResourceHostMemory, ResourceOther:
+		default:
+			t.Fatalf("resource %q outside the fixed set", r)
+		}
 		if raw := FindPlogTime(line); raw != nil {
 			if _, ok := ParsePlogTime(raw, time.UTC); !ok && looksPlogTime(raw) {
 				t.Logf("time-shaped but invalid: %q", raw)
