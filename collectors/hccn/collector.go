@@ -188,6 +188,9 @@ type QPReading struct {
 	PhyID     int
 	// ActiveQPs counts every RoCE QP on the chip's port, HCCL's and others'.
 	ActiveQPs int
+	// QPNs are their qpns, in hccn_tool's order (the headroom model tells
+	// HCCL's own from other RDMA users' by them).
+	QPNs []uint32
 	// At is when the sweep that read it finished.
 	At time.Time
 	// Fresh: that sweep finished within FreshFor of now. A stale reading is
@@ -213,7 +216,11 @@ func (c *Collector) ActiveQPs() []QPReading {
 	for i := range s.Devices {
 		r := &s.Devices[i]
 		if r.HasQPs {
-			out = append(out, QPReading{NPU: r.NPU, Chip: r.Chip, PhyID: r.PhyID, ActiveQPs: len(r.QPs), At: s.Finished, Fresh: fresh})
+			qpns := make([]uint32, len(r.QPs))
+			for j, q := range r.QPs {
+				qpns[j] = q.QPN
+			}
+			out = append(out, QPReading{NPU: r.NPU, Chip: r.Chip, PhyID: r.PhyID, ActiveQPs: len(r.QPs), QPNs: qpns, At: s.Finished, Fresh: fresh})
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -502,8 +503,8 @@ func TestActiveQPsView(t *testing.T) {
 	at := time.Unix(1700000000, 0)
 	c.Sweep(context.Background())
 	got := c.ActiveQPs()
-	want := []QPReading{{NPU: "0", Chip: "0", PhyID: 0, ActiveQPs: 4, At: at, Fresh: true}}
-	if !slices.Equal(got, want) {
+	want := []QPReading{{NPU: "0", Chip: "0", PhyID: 0, ActiveQPs: 4, QPNs: []uint32{1322, 1323, 1410, 1411}, At: at, Fresh: true}}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ActiveQPs = %+v, want %+v (the busy chip absent, not 0)", got, want)
 	}
 	c.now = func() time.Time { return at.Add(c.FreshFor() + time.Second) }

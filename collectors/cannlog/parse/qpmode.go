@@ -18,12 +18,11 @@ import "bytes"
 // ENV_HCCL_RDMA_QPS_PER_CONNECTION: the source multi-QP came from).
 
 var (
-	markQPSSetTo   = []byte("HCCL_RDMA_QPS_PER_CONNECTION is set to [")
-	markBut        = []byte("] but ")
-	markOffline    = []byte("] but it is not effective in offline mode")
-	markNoMultiQP  = []byte("does not support multi-QP")
-	tagMulQpInfo   = []byte("[MultiQp][MulQpInfo] Init Success")
-	markConfigFrom = []byte("MultiQp config from type[")
+	markQPSSetTo  = []byte("HCCL_RDMA_QPS_PER_CONNECTION is set to [")
+	markBut       = []byte("] but ")
+	markOffline   = []byte("] but it is not effective in offline mode")
+	markNoMultiQP = []byte("does not support multi-QP")
+	tagMulQpInfo  = []byte("[MultiQp][MulQpInfo] Init Success")
 )
 
 // QPMode is what one QP mode line says.
