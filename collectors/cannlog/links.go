@@ -257,10 +257,15 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 		pr.links.peers[c.Name] = ps
 	}
 	set := ps.other
-	if t.HasQPN {
+	switch {
+	case t.HasQPN:
 		c.EstablishedQPs++
 		set = ps.roce
 		pr.links.addQPN(t.QPN)
+	case t.Type == transportRoCE:
+		// The AI CPU transport line (transport_device_ibverbs.cc) prints
+		// no qpn: a RoCE link whose QPs live on the device.
+		set = ps.roce
 	}
 	if _, seen := set[t.RemoteRank]; !seen && len(set) < maxPeersPerComm {
 		set[t.RemoteRank] = struct{}{}
@@ -290,6 +295,9 @@ func (pr *process) commForTag(t parse.Transport) *CommunicatorView {
 	}
 	return nil
 }
+
+// transportRoCE is transporttype[…] of an RDMA link.
+const transportRoCE = "ROCE"
 
 // maxQPNsPerProc bounds the qpns kept per process: DCMI's MAX_QPN_NUM, the
 // most QPs one port holds.

@@ -340,6 +340,8 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 		"[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x1], size[420478976]",
 		"create hccl transport:communicator[AllReduce_w], local rank[0], ip[a], remote rank[8], ip[b], transporttype[ROCE], rdma qpn[1], rdma qp sport[2], rdma TC[132], rdma SL[4]",
 		"HCCL_RDMA_QPS_PER_CONNECTION is set to [4] but it is not effective in offline mode.",
+		// The AI CPU form (transport_device_ibverbs.cc; built from the format string): a RoCE link without qpn.
+		"create hccl transport:communicator[AllReduce_w], local rank[0], remote rank[9],transporttype[ROCE], atomicWrite[1]",
 		"[Load] comm config of [w]: bufferSize[104857600], deterministic[0], trafficClass[132], serviceLevel[4], execTimeOut[1836]s, bufferName[shared], hcclQos[0], symmetricMemoryStride[0], aclGraphZeroCopyEnable[0]",
 	} {
 		st.Ingest(src, []byte("[INFO] HCCL(7,python3):2026-01-07-10:00:00.000.000 [x.cc:1] [7]"+m))
@@ -352,7 +354,7 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 		t.Errorf("mode, qpns, bufferName: %+v", s)
 	}
 	c := s.Communicators[0]
-	if c.SuperPodNum != 1 || c.SuperPodMode != 1 || c.StandardCard != 0 || c.CCLBufferBytes != 420478976 || c.EstablishedQPs != 1 || c.RoCEPeers != 1 {
+	if c.SuperPodNum != 1 || c.SuperPodMode != 1 || c.StandardCard != 0 || c.CCLBufferBytes != 420478976 || c.EstablishedQPs != 1 || c.RoCEPeers != 2 {
 		t.Errorf("communicator %+v", c)
 	}
 }
