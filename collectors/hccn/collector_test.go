@@ -160,6 +160,14 @@ func node910B(n *fakeNode) {
 		n.set(phy, "link_stat", strings.ReplaceAll(linkStat, "[devid 0]", fmt.Sprintf("[devid %d]", phy)))
 		n.set(phy, "stat", stat)
 		n.set(phy, "qp_info", string(capture(n.t, "qp_info-4qp-2peers-from-format.txt")))
+		n.set(phy, "tls", strings.Split(string(capture(n.t, "batch-910b3-8dev-tls-grep-switch.txt")), "\n")[phy]+"\n")
+		n.set(phy, "speed", string(capture(n.t, "speed-200g-from-format.txt")))
+		if phy == 7 {
+			// No module: the tool exits non-zero with the answer on stdout.
+			n.fail(phy, "optical", 1, "stdout", "Optical module is not present.")
+		} else {
+			n.set(phy, "optical", string(capture(n.t, "optical-910a-qsfp-4lane.txt")))
+		}
 	}
 }
 
