@@ -88,7 +88,7 @@ func TestClusterGroupsHoldCrossNodeRules(t *testing.T) {
 			got = append(got, r.Alert+r.Record)
 		}
 	}
-	want := []string{"cluster_variable_value:hccl_env_info:nodes", "HCCLEnvInconsistentAcrossNodes"}
+	want := []string{"cluster_variable_value:hccl_env_info:nodes", "HCCLEnvInconsistentAcrossNodes", "HCCLTLSInconsistent"}
 	if !slices.Equal(got, want) {
 		t.Errorf("cluster rules %v, want %v", got, want)
 	}

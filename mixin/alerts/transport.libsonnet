@@ -93,7 +93,40 @@
           },
         ],
       },
-      super.groups
+      // HCCL requires the same TLS switch on every rank's RoCE port
+      // (communicator init fails with EI0016 from HDK 25.2.0, older builds
+      // time out at link setup). Compares nodes, so it joins the
+      // cross-node group.
+      std.map(
+        function(g) if g.name != 'hccl-exporter-cluster' then g else g {
+          rules+: [
+            {
+              alert: 'HCCLTLSInconsistent',
+              expr: |||
+                max by (%(clusterLabel)s) (ascend_roce_tls_enabled%(hcclSelectorBraces)s and on (job, instance, npu, chip) count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s))
+                !=
+                min by (%(clusterLabel)s) (ascend_roce_tls_enabled%(hcclSelectorBraces)s and on (job, instance, npu, chip) count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s))
+              ||| % cfg,
+              'for': '5m',
+              labels: {
+                severity: 'warning',
+              },
+              annotations: {
+                summary: 'RoCE ports of one job disagree on TLS.',
+                description: std.join(' ', [
+                  '{{ with $labels.%s }}Cluster {{ . }}{{ else }}Nodes without a cluster label{{ end }}:' % cfg.clusterLabel,
+                  'chips running processes have TLS on (hccn_tool -tls -g tls switch[1]) on some RoCE ports and off on others.',
+                  'HCCL requires the same TLS setting on every rank: communicator init fails (EI0016) or link setup times out (EI0006).',
+                  '{{- with printf "count(ascend_roce_tls_enabled{%s=%%q} == 1)" $labels.%s | query }}' % [cfg.clusterLabel, cfg.clusterLabel],
+                  'Ports with TLS on: {{ . | first | value }}.{{ end }}',
+                ]),
+                runbook_url: cfg.runbookURLBase + '#hccltlsinconsistent',
+              },
+            },
+          ],
+        },
+        super.groups
+      )
     ),
   },
 }
