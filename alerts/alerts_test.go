@@ -44,6 +44,7 @@ var contractAlerts = []string{
 	"HCCLRoCERetransmissionTimeout",
 	"HCCLExecutionTimeout",
 	"HCCLTLSInconsistent",
+	"NPUMemoryHeldWithoutProcess",
 }
 
 // crossNodeAlerts compare nodes: they carry the cluster label, no instance.

@@ -11,4 +11,5 @@
 (import 'rules/rules.libsonnet') +
 (import 'alerts/alerts.libsonnet') +
 (import 'alerts/transport.libsonnet') +
+(import 'alerts/memory.libsonnet') +
 (import 'dashboards/dashboards.libsonnet')
