@@ -164,8 +164,13 @@ var table = []Setting{
 		Wordings: []Wording{
 			{EraUntagged, "environmental variable HCCL_INTER_HCCS_DISABLE is set to [%v], interHccsDisable[1]"},
 		}},
-	{Name: RDMATimeout, Kind: Number, Default: 20, Min: 5, Max: 20, Unit: "",
-		Effective: "RoCE retransmission timeout exponent.",
+	// Max is the largest value any device accepts: 24 on 910 (A1), 20 on
+	// 910B and 910_93 (HCOMM-HEAD env_config.h HCCL_RDMA_TIMEOUT_MAX = 24,
+	// HCCL_RDMA_TIMEOUT_MAX_910_93 = 20, applied per device type by
+	// env_config.cc); a settings line does not say the device, so 21–24
+	// are not refused here.
+	{Name: RDMATimeout, Kind: Number, Default: 20, Min: 5, Max: 24, Unit: "",
+		Effective: "RoCE retransmission timeout exponent (4.096 µs × 2^value per try); at most 24 on 910, 20 on 910B and 910_93.",
 		Wordings:  []Wording{{EraUntagged, "HCCL_RDMA_TIMEOUT set by default to [%v]"}}},
 	{Name: RDMARetryCnt, Kind: Number, Default: 7, Min: 1, Max: 7, Unit: "",
 		Effective: "RoCE retransmissions before an error CQE.",
