@@ -100,7 +100,7 @@ type Wording struct {
 // unitScale converts a printed unit to base units (bytes, seconds).
 var unitScale = map[string]float64{
 	"":  1,
-	"M": 1 << 20, "MB": 1 << 20, "K": 1 << 10, "KB": 1 << 10, "G": 1 << 30, "GB": 1 << 30,
+	"B": 1, "M": 1 << 20, "MB": 1 << 20, "K": 1 << 10, "KB": 1 << 10, "G": 1 << 30, "GB": 1 << 30,
 	"s": 1, "ms": 1e-3,
 }
 
@@ -147,6 +147,9 @@ var table = []Setting{
 		Wordings: []Wording{
 			{EraUntagged, "HCCL_MULTI_QP_THRESHOLD is set to default value [%v]KB"},
 			{EraUntagged, "environmental variable HCCL_MULTI_QP_THRESHOLD is set to [%v]KB"},
+			// Ascend 950 prints it converted to bytes (HCOMM-HEAD
+			// ascend950 base_config_legacy.cc:133).
+			{EraTagged, "[HCCL_ENV] HCCL_MULTI_QP_THRESHOLD set by environment to [%v]B"},
 		}},
 	{Name: IntraRoCEEnable, Kind: Bool, Default: 0, Min: 0, Max: 1,
 		Effective: "only on PCIe-connected products (Atlas 300T Pro, Atlas 200T A2 Box16: isStandardCard[1]); on HCCS-connected servers it adds no same-server RoCE links. Not allowed together with HCCL_INTRA_PCIE_ENABLE=1.",
