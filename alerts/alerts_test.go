@@ -45,10 +45,16 @@ var contractAlerts = []string{
 	"HCCLExporterDown",
 	"HCCLExporterLabelValuesDropped",
 	"HCCLExporterStateFileWriteErrors",
+	"HCCLQPResourceExhausted",
+	"HCCLTransportInitFailed",
+	"HCCLRoCERetransmissionTimeout",
+	"HCCLExecutionTimeout",
+	"HCCLTLSInconsistent",
+	"NPUMemoryHeldWithoutProcess",
 }
 
 // clusterAlerts describe a cluster or a job, not one node.
-var clusterAlerts = []string{"HCCLSettingsInconsistentInCommunicator", "HCCLJobFailed", "HCCLJobFailuresAcrossCluster"}
+var clusterAlerts = []string{"HCCLSettingsInconsistentInCommunicator", "HCCLJobFailed", "HCCLJobFailuresAcrossCluster", "HCCLTLSInconsistent"}
 
 type ruleFile struct {
 	Groups []struct {

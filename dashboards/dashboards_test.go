@@ -47,6 +47,8 @@ var contractMetrics = []string{
 	"ascend_roce_tx_cnp_packets_total", "ascend_roce_rx_packets_total", "ascend_roce_tx_packets_total",
 	"ascend_hccn_tool_up", "ascend_hccn_tool_last_sweep_timestamp_seconds", "ascend_hccn_tool_last_sweep_duration_seconds",
 	"ascend_hccn_tool_calls_total",
+	"ascend_roce_optical_present", "ascend_roce_optical_temperature_celsius", "ascend_roce_optical_rx_power_watts",
+	"ascend_roce_optical_tx_power_watts", "ascend_roce_tls_enabled", "ascend_roce_link_speed_bytes_per_second",
 	"ascend_npu_pod_info", "hccl_process_info",
 }
 

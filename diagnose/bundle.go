@@ -273,6 +273,7 @@ func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 			ew.cur = line
 			g.state.Ingest(src, line)
 			w.observe(line)
+			ew.observeLink(line, true)
 		})
 		w.flush()
 		g.oom = append(g.oom, w.found...)
@@ -282,6 +283,7 @@ func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 			ew.cur = line
 			g.state.Ingest(src, line)
 			ew.followUp(line)
+			ew.observeLink(line, false)
 		})
 	}
 	ew.cur = nil

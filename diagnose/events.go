@@ -72,6 +72,10 @@ type eventWatch struct {
 	// to read for the peer it names.
 	follow    int
 	eventLine int64
+	// links are the failing links HCCL named (linkfail.go), linkIndex
+	// their index by process and pair.
+	links     []LinkFailure
+	linkIndex map[linkKey]int
 }
 
 func newEventWatch(loc *time.Location) *eventWatch {

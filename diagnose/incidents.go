@@ -106,7 +106,10 @@ type Incident struct {
 	// SuspectedPeers are the ranks or addresses the waiting events point
 	// at, most named first.
 	SuspectedPeers []PeerCount `json:"suspected_peers"`
-	Nodes          []string    `json:"nodes"`
+	// LinkFailures are the failing links HCCL named during the incident
+	// (detector results first).
+	LinkFailures []LinkFailure `json:"link_failures"`
+	Nodes        []string      `json:"nodes"`
 	// Remedy is what to do, starting from the root cause.
 	Remedy []Remedy `json:"remedy"`
 	// Events lists the incident's events in time order (at most 4096;
@@ -191,6 +194,7 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 		}
 	}
 	r.UntimedEvents = untimed
+	r.LinkFailures = alignLinks(nodes, cm, opts.Location)
 	sort.SliceStable(evs, func(i, j int) bool {
 		if !evs[i].at.Equal(evs[j].at) {
 			return evs[i].at.Before(evs[j].at)
@@ -395,7 +399,7 @@ func timerFor(t timer, p *procData, common map[string]float64) (float64, string)
 
 func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clockModel, opts Options) Incident {
 	in := Incident{ID: id, RootInBundle: rooted, Alternatives: []Event{}, Groups: []EventGroup{},
-		SuspectedPeers: []PeerCount{}, Nodes: []string{}, Remedy: []Remedy{}, Events: []Event{}}
+		SuspectedPeers: []PeerCount{}, Nodes: []string{}, Remedy: []Remedy{}, Events: []Event{}, LinkFailures: []LinkFailure{}}
 	root := first
 	if rooted {
 		// Only the first of the root's own lines is the root; the others
@@ -422,6 +426,9 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 	start := evs[0].at
 	end := evs[len(evs)-1].at
 	in.Start, in.End = Timestamp{start.In(opts.Location)}, Timestamp{end.In(opts.Location)}
+	if ls := linksDuring(r.LinkFailures, start, end); len(ls) > 0 {
+		in.LinkFailures = ls
+	}
 	nodes := map[string]bool{}
 	for _, e := range evs {
 		nodes[e.Node] = true
@@ -575,6 +582,10 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 			strings.Join(codes, "; "), root.Code, who(root.Event), at)
 		reasons = append(reasons, fmt.Sprintf("%s is reported by a rank about its peers (%s), not about itself: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
 			root.Code, root.role.Why, root.basis))
+		if len(in.LinkFailures) > 0 {
+			reasons = append(reasons, linkReason(in.LinkFailures))
+			summary += " HCCL names the failing link: " + in.LinkFailures[0].Pair() + "."
+		}
 		if len(in.SuspectedPeers) > 0 {
 			var named []string
 			for i, p := range in.SuspectedPeers {
@@ -630,6 +641,13 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 	}
 	if pointed > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d of the %d consequence(s) name %s, the root's rank, as the peer they waited for.", pointed, waiting, rankName))
+	}
+	if len(in.LinkFailures) > 0 {
+		if root.role.Role == RoleLocal {
+			reasons = append(reasons, linksToRoot(in.LinkFailures, root.Rank))
+		} else {
+			reasons = append(reasons, linkReason(in.LinkFailures))
+		}
 	}
 	if len(in.Alternatives) > 0 {
 		lower(ConfidenceMedium)

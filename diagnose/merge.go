@@ -25,6 +25,7 @@ type nodeData struct {
 	heartbeats int
 	ranks      map[int][]rankInfo
 	sync       map[string]time.Time
+	links      []LinkFailure
 }
 
 type procData struct {
@@ -48,6 +49,7 @@ func (n *nodeData) merge() {
 			n.events = append(n.events, w.events...)
 			n.dropped += w.dropped
 			n.heartbeats += w.heartbeats
+			n.links = append(n.links, w.links...)
 			for pid, rs := range w.ranks {
 				n.ranks[pid] = append(n.ranks[pid], rs...)
 			}

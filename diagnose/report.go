@@ -102,6 +102,10 @@ type Report struct {
 	// the incidents: HCCL prints no fault code for them, so they are not
 	// in the fault table.
 	HeartbeatEvents int `json:"heartbeat_events"`
+	// LinkFailures are the failing links HCCL named (its link-failure
+	// detector and the createLink parameters of failed links), in time
+	// order; each incident lists those during it.
+	LinkFailures []LinkFailure `json:"link_failures"`
 
 	QPModel   QPModel          `json:"qp_model"`
 	EI0011    *EI0011Report    `json:"ei0011"`

@@ -37,6 +37,35 @@ func rootRemedies(r *Report) {
 }
 
 func incidentRemedy(r *Report, in *Incident) []Remedy {
+	rems := incidentRemedyByRoot(r, in)
+	// A rank's own failure makes its peers' links fail: the link is then
+	// a consequence, not a thing to fix.
+	if len(in.LinkFailures) > 0 && (in.Root == nil || in.Root.Role != RoleLocal) {
+		rems = append(rems, linkRemedy(in.LinkFailures))
+	}
+	return rems
+}
+
+// RemedyCheckLink is the remedy ID of a failing link HCCL named.
+const RemedyCheckLink = "check_link"
+
+// linkRemedy turns the failing links HCCL named into what to check: both
+// ends' logs, then the link (HCOMM's EI0009 steps for RoCE).
+func linkRemedy(ls []LinkFailure) Remedy {
+	rem := Remedy{ID: RemedyCheckLink, Title: "Check the link HCCL names as failing: " + ls[0].Pair()}
+	for i, l := range ls {
+		if i == 3 {
+			break
+		}
+		rem.Findings = append(rem.Findings, fmt.Sprintf("%s on %s (pid %d, %s:%d): %s.", l.Source, l.Node, l.PID, l.File, l.Line, l.Pair()))
+	}
+	rem.Findings = append(rem.Findings,
+		"Read the logs of both ends first: a rank that failed or exited on its own makes its peers' links fail.",
+		"For a RoCE link, on both servers: `hccn_tool -i <phy> -link -g` (UP?), `-optical -g` (module present, Rx power), `-ip -g` (NIC address as in the ranktable), `-tls -g` (TLS must be the same on both ends), `-speed -g` (same speed), and `-lldp -g` for the switch port.")
+	return rem
+}
+
+func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
 	if in.Root == nil {
 		find := Remedy{ID: "find_root", Title: "Find the rank that failed first: its logs are not in the bundle"}
 		find.Findings = append(find.Findings,

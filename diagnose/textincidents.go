@@ -57,6 +57,13 @@ func writeIncidents(p func(string, ...any), r *Report) {
 			}
 			p("      peers the waiting events name: %s", strings.Join(ps, ", "))
 		}
+		for i, l := range in.LinkFailures {
+			if i == maxListed {
+				p("      … %d more failing link(s)", len(in.LinkFailures)-maxListed)
+				break
+			}
+			p("      failing link (%s, %s pid %d, ×%d): %s  [%s:%d]", l.Source, l.Node, l.PID, l.Count, l.Pair(), l.File, l.Line)
+		}
 		p("      remedy, from the root cause:")
 		for i, rem := range in.Remedy {
 			p("        %d. %s", i+1, rem.Title)

@@ -10,6 +10,8 @@
 (import 'config.libsonnet') +
 (import 'rules/rules.libsonnet') +
 (import 'alerts/alerts.libsonnet') +
+(import 'alerts/transport.libsonnet') +
+(import 'alerts/memory.libsonnet') +
 (import 'dashboards/dashboards.libsonnet') +
 // Last: the policy's default labels apply to every alert above.
 (import 'alerts/policy.libsonnet')

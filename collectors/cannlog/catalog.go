@@ -2,6 +2,7 @@ package cannlog
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
@@ -18,7 +19,37 @@ type Fault struct {
 	// for the line to count as this code (source "plog").
 	Fingerprint []string
 	Remedy      string
+	// Resource is the resource label of the events this row counts: what
+	// EI0007 says it failed to allocate (Resources). Empty for other codes.
+	Resource string
+	// Incident names a failure that HCCL logs as a cause line followed by
+	// a summary line (a failed QP create: the adapter's `ra … qp create
+	// fail`, then the transport's `create qp failed`). A cause row opens
+	// the incident for its process; a Summary row closes an open one
+	// without counting, and counts only when no cause line preceded it, so
+	// one failed QP counts once whichever lines the build prints.
+	Incident string
+	Summary  bool
 }
+
+// Resources are the values of the resource label of hccl_fault_events_total,
+// a fixed set: EI0007's resource_type (HCOMM-HEAD adapter_hccp.cc,
+// adapter_rts.cc, transport_ibverbs.cc: "qp", "DeviceMemory", "HostMemory",
+// "event", "stream", …) folded into the kinds an operator acts on
+// differently; empty for every other code.
+const (
+	ResourceNone         = ""
+	ResourceQP           = parse.ResourceQP
+	ResourceDeviceMemory = parse.ResourceDeviceMemory
+	ResourceHostMemory   = parse.ResourceHostMemory
+	ResourceOther        = parse.ResourceOther
+)
+
+// Resources lists the values of the resource label.
+var Resources = []string{ResourceNone, ResourceQP, ResourceDeviceMemory, ResourceHostMemory, ResourceOther}
+
+// incidentQPCreate is the Incident of the QP-create rows.
+const incidentQPCreate = "qp_create"
 
 // catalog is the fault table: codes from the HCCL fault-diagnosis docs and
 // HCOMM's error JSON, plog fingerprints from the HCCL docs, HCOMM sources and
@@ -49,23 +80,51 @@ var catalog = []Fault{
 	{Code: "EI0006", Stage: parse.StageLinkSetup, Title: "Communication_Error_Get_Socket",
 		Fingerprint: []string{"wait socket establish timeout"},
 		Remedy:      "Link setup socket timed out (HCCL_CONNECT_TIMEOUT + 20 s): a peer did not reach link setup in time; check the peer's logs and network."},
-	// EI0007 "Failed to allocate resource[qp]" is QP exhaustion at link
-	// setup; "resource[DeviceMemory] with info [size:N]" is an HCCL device
-	// allocation that failed in builds before the exact-size EI0011 (Jan
-	// 2026). A QP-create failure without "out of memory" (or, on A5, without
-	// ROCE_ENOMEM_RET) counts here, not as EI0011.
-	// HCOMM-init adapter_rts.cc reports a failed aclrtMalloc as EI0007
-	// resource[DeviceMemory].
-	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error",
+	// EI0007 "Failed to allocate resource[qp]" is a QP create that failed
+	// for a reason other than out-of-memory (EI0011): HCOMM-HEAD
+	// transport_ibverbs.cc:711 raises it whenever the adapter's create
+	// fails, and users hit it with HBM to spare (vllm-ascend #9005, fixed by
+	// a driver/firmware upgrade). "resource[DeviceMemory] with info
+	// [size:N]" is an HCCL device allocation that failed in builds before
+	// the exact-size EI0011 (Jan 2026). The resource label tells them apart.
+	//
+	// Device memory: HCOMM-init adapter_rts.cc "[Malloc][Mem]errNo[…]
+	// aclrtMalloc failed" (EI0007 DeviceMemory); HCOMM-HEAD adapter_rts.cc:713
+	// "[Malloc][Mem]errNo[…] aclrtMallocWithCfg failed" and :790
+	// "[InitGroupStage][Resource]errNo[…] rtMalloc failed" (EI0007
+	// DeviceMemory at :784; the out-of-memory case is EI0011 below).
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error", Resource: ResourceDeviceMemory,
 		Fingerprint: []string{"[Malloc][Mem]errNo[", "aclrtMalloc failed"},
-		Remedy: "HCCL could not allocate a resource at link setup. resource[qp]: the QPs are exhausted (too many connections × " +
-			"HCCL_RDMA_QPS_PER_CONNECTION, or an old driver): fewer QPs per connection, fewer RoCE links, free memory, update the driver. " +
-			"resource[DeviceMemory] with a size: an HCCL device allocation; a size of about 2 × HCCL_BUFFSIZE is its cclBuffer (lower HCCL_BUFFSIZE)."},
+		Remedy: "HCCL could not allocate a resource at link setup; the resource label (resource[…] in the screen log) says which. " +
+			"qp: a queue-pair create failed for a reason other than out-of-memory — often an old NPU driver/firmware (HDK) for the CANN " +
+			"version (upgrade it; vllm-ascend #9005 had > 20 GB HBM free), or the device's QPs used up: fewer QPs per connection " +
+			"(HCCL_RDMA_QPS_PER_CONNECTION), fewer RoCE links, and check what else holds QPs on the chip (`hccn_tool -i <phy> -qp_info -g`: " +
+			"Mooncake, HIXL, leftover processes). device_memory with a size: an HCCL device allocation; a size of about 2 × HCCL_BUFFSIZE " +
+			"is its cclBuffer (lower HCCL_BUFFSIZE)."},
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error", Resource: ResourceDeviceMemory,
+		Fingerprint: []string{"[Malloc][Mem]errNo[", "aclrtMallocWithCfg failed"}},
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error", Resource: ResourceDeviceMemory,
+		Fingerprint: []string{"[InitGroupStage][Resource]errNo[", "rtMalloc failed"}},
 	{Code: "EI0008", Stage: parse.StageLinkSetup, Title: "Package_Error_Incorrect_HCCL_Version",
 		Fingerprint: []string{"[InitChannelStage][VersionConflict]"},
 		Remedy:      "CANN/HCCL versions differ between ranks; install the same version on every node."},
+	// EI0009 with reason "The network port is down": RDMA init returned
+	// HCCP_ELINKDOWN (328004) (HCOMM-HEAD adapter_hccp.cc:933, :972, :1028),
+	// which logs "[InitGroupStage][Resource]rdma init failed because RoCE
+	// link status is down" (:975, :1031). The remedy is HCOMM's own EI0009
+	// Solution (error_code.cc). A QP that never reaches the ready state
+	// ("[Connect][Qp]get qp status timeout", transport_ibverbs.cc:897, :944)
+	// fails transport init the same way; HCOMM raises no code there, the
+	// screen then shows EI0009 "Transport init error" (vllm-ascend #3162).
 	{Code: "EI0009", Stage: parse.StageLinkSetup, Title: "Communication_Error_Initialize_Transport",
-		Remedy: "Transport initialisation failed between devices."},
+		Fingerprint: []string{"RoCE link status is down"},
+		Remedy: "Transport initialisation failed. Reason \"The network port is down\": the chip's RoCE port is down (RoCELinkDown); " +
+			"HCOMM's own steps: 1. is the optical module in place (`hccn_tool -i <phy> -optical -g | grep present`), 2. is the NIC IP " +
+			"configured (`hccn_tool -i <phy> -ip -g`), 3. is the switch connected (`hccn_tool -i <phy> -lldp -g`). Other reasons " +
+			"(Create Dest error, QP status timeout): the peer named in createLink para failed or is unreachable; check its logs and " +
+			"the link between the two (TLS switch and speed must match on both ends)."},
+	{Code: "EI0009", Stage: parse.StageLinkSetup, Title: "Communication_Error_Initialize_Transport",
+		Fingerprint: []string{"[Connect][Qp]get qp status timeout"}},
 	{Code: "EI0010", Stage: parse.StageLinkSetup, Title: "Communication_Error_P2P",
 		Remedy: "P2P between devices failed; set HCCL_INTRA_ROCE_ENABLE=1 when devices are not on the same plane."},
 	// EI0011 prints the size of the failed allocation. The range forms
@@ -75,7 +134,7 @@ var catalog = []Fault{
 	// is EI0011 with the exact size (plog "[Malloc][Mem] rtMalloc failed,
 	// Reason: out of memory"): a size of 2 × buffer + 1 MiB is the cclBuffer.
 	{Code: "EI0011", Stage: parse.StageLinkSetup, Title: "Resource_Error_Insufficient_Device_Memory",
-		Fingerprint: []string{"ra qp create fail", "out of memory"},
+		Fingerprint: []string{"ra qp create fail", "out of memory"}, Incident: incidentQPCreate,
 		Remedy: "Not enough free NPU memory for an HCCL allocation at link setup. A size of 0.25–3 MB (or the range form) is a QP: " +
 			"free memory (batch size, other processes), lower HCCL_RDMA_QPS_PER_CONNECTION (recommended 1..8; N > 1 makes N + 1 QPs per connection), " +
 			"use algorithms with fewer RoCE links. A size of about 2 × HCCL_BUFFSIZE + 1 MiB is the cclBuffer: lower HCCL_BUFFSIZE or the number of " +
@@ -86,10 +145,27 @@ var catalog = []Fault{
 	// returns ROCE_ENOMEM_RET (328100), and its "[Create][RaQp] … ra qp create
 	// fail" line has no "out of memory" text: the return code tells.
 	{Code: "EI0011", Stage: parse.StageLinkSetup, Title: "Resource_Error_Insufficient_Device_Memory",
-		Fingerprint: []string{"ra qp create fail", "ret[328100]"}},
-	// Any other QP-create failure (after the EI0011 rows: first match wins).
-	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error",
+		Fingerprint: []string{"ra qp create fail", "ret[328100]"}, Incident: incidentQPCreate},
+	// Any other QP-create failure (after the EI0011 rows: first match wins):
+	// the adapter's cause lines (HCOMM-HEAD adapter_hccp.cc: "[Create][RaQp]…
+	// ra qp create fail", "[Create][RaQp]… ra qp create with attrs fail",
+	// :3116 "[Create][RaAiQp]… ra ai qp create fail" for the AI CPU QPs of
+	// A3 AICPU mode, and "this package does not support hrtRaAiQpCreate"
+	// when the driver is too old for them), then the transport's summary
+	// line (transport_ibverbs.cc:717 and transport_direct_npu.cc:549
+	// "[InitGroupStage][Resource]create qp failed, localDeviceId[…]";
+	// "[Create][Qp]create qp failed, …" in HCOMM-init), which HCCL prints
+	// after every failed create, out-of-memory included.
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error", Resource: ResourceQP, Incident: incidentQPCreate,
+		Fingerprint: []string{"ra ai qp create fail"}},
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error", Resource: ResourceQP, Incident: incidentQPCreate,
+		Fingerprint: []string{"does not support hrtRaAiQpCreate"}},
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error", Resource: ResourceQP, Incident: incidentQPCreate,
+		Fingerprint: []string{"ra qp create with attrs fail"}},
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error", Resource: ResourceQP, Incident: incidentQPCreate,
 		Fingerprint: []string{"ra qp create fail"}},
+	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error", Resource: ResourceQP, Incident: incidentQPCreate, Summary: true,
+		Fingerprint: []string{"create qp failed, localDeviceId["}},
 	{Code: "EI0012", Stage: parse.StageExecution, Title: "Execution_Error_SDMA",
 		Remedy: "SDMA copy task exception (page fault or HCCS link)."},
 	{Code: "EI0013", Stage: parse.StageExecution, Title: "Execution_Error_ROCE_CQE",
@@ -97,7 +173,10 @@ var catalog = []Fault{
 		Remedy:      "RoCE retransmission timed out (error CQE 12): check the parameter-plane network, HCCL_RDMA_TIMEOUT and HCCL_RDMA_RETRY_CNT."},
 	{Code: "EI0014", Stage: parse.StageInit, Title: "Config_Error_Ranktable",
 		Fingerprint: []string{"[InitGroupStage][RanktableCheck]"},
-		Remedy:      "The ranktable or cluster information failed its checks."},
+		Remedy: "The ranktable or cluster information failed its checks; the message names the value, the variable and what was " +
+			"expected. Variable IP (\"the IP address in the ranktable is inconsistent with the IP address of the network adapter\", " +
+			"HCCP_EINVALIDIPS): the device IP in the ranktable differs from the NIC's (`hccn_tool -i <phy> -ip -g`); fix the ranktable " +
+			"or the NIC address."},
 	{Code: "EI0015", Stage: parse.StageInit, Title: "Communication_Error_Ranktable_Detect",
 		Fingerprint: []string{"topo exchange", "get socket timeout"},
 		Remedy:      "Ranks did not reach the root during cluster-information negotiation; check that every rank started and can reach the root's host NIC."},
@@ -116,7 +195,10 @@ var catalog = []Fault{
 	{Code: "EI0020", Stage: parse.StageLinkSetup, Title: "Communication_Error_Bind_IP_Port",
 		Fingerprint: []string{"socket type[1]", "Please check the port status"}},
 	{Code: "EI9999", Stage: parse.StageUnknown, Title: "Inner_Error"},
-	{Code: "EJ0001", Stage: parse.StageInit, Title: "HCCP_Process_Initialization_Failure"},
+	{Code: "EJ0001", Stage: parse.StageInit, Title: "HCCP_Process_Initialization_Failure",
+		Remedy: "HCCP (the NPU-side network process) failed to start for this device. Most often the device is still held by a " +
+			"previous process that has not exited (`npu-smi info` lists it; ascend_npu_process_memory_bytes): stop it and wait until " +
+			"its memory is freed; otherwise check the driver (`npu-smi info`, dmesg) and reset the chip."},
 	// "The network port is down": the RoCE port link setup needs.
 	{Code: "EJ0002", Stage: parse.StageLinkSetup, Title: "Environment_Error",
 		Remedy: "The NPU's RoCE network port is down, so link setup cannot reach its peers: check `hccn_tool -i <phy> -link -g`, the optical module and the switch port (RoCELinkDown)."},
@@ -144,16 +226,25 @@ type catalogIndex struct {
 	codes  map[string]codeInfo
 	order  []string // codes in catalog order
 	prints []fingerprint
+	// resources are the resource label values of each code's rows, in
+	// catalog order: the series that start at 0.
+	resources map[string][]string
 }
 
 type fingerprint struct {
-	code  string
-	parts [][]byte
+	code     string
+	resource string
+	incident string
+	summary  bool
+	parts    [][]byte
 }
 
 func buildCatalog(rows []Fault) *catalogIndex {
-	ix := &catalogIndex{codes: map[string]codeInfo{}}
+	ix := &catalogIndex{codes: map[string]codeInfo{}, resources: map[string][]string{}}
 	for _, r := range rows {
+		if !slices.Contains(ix.resources[r.Code], r.Resource) {
+			ix.resources[r.Code] = append(ix.resources[r.Code], r.Resource)
+		}
 		if _, ok := ix.codes[r.Code]; !ok {
 			ix.codes[r.Code] = codeInfo{Stage: r.Stage, Title: r.Title, Remedy: r.Remedy}
 			ix.order = append(ix.order, r.Code)
@@ -163,7 +254,7 @@ func buildCatalog(rows []Fault) *catalogIndex {
 			ix.codes[r.Code] = ci
 		}
 		if len(r.Fingerprint) > 0 {
-			fp := fingerprint{code: r.Code}
+			fp := fingerprint{code: r.Code, resource: r.Resource, incident: r.Incident, summary: r.Summary}
 			for _, s := range r.Fingerprint {
 				fp.parts = append(fp.parts, []byte(s))
 			}
@@ -175,16 +266,25 @@ func buildCatalog(rows []Fault) *catalogIndex {
 
 // match returns the code of the first fingerprint whose parts all occur in msg.
 func (ix *catalogIndex) match(msg []byte) (string, bool) {
+	if fp := ix.matchRow(msg); fp != nil {
+		return fp.code, true
+	}
+	return "", false
+}
+
+// matchRow returns the first fingerprint whose parts all occur in msg, or nil.
+func (ix *catalogIndex) matchRow(msg []byte) *fingerprint {
 next:
-	for _, fp := range ix.prints {
+	for i := range ix.prints {
+		fp := &ix.prints[i]
 		for _, p := range fp.parts {
 			if !bytes.Contains(msg, p) {
 				continue next
 			}
 		}
-		return fp.code, true
+		return fp
 	}
-	return "", false
+	return nil
 }
 
 func (ix *catalogIndex) stage(code string) string {

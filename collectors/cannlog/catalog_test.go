@@ -1,7 +1,9 @@
 package cannlog
 
 import (
+	"maps"
 	"testing"
+	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
@@ -67,7 +69,21 @@ func TestCatalogFingerprints(t *testing.T) {
 		// Exact-size EI0011 (HCOMM from Jan 2026) and the EI0007 DeviceMemory form before it.
 		{"[5151][Malloc][Mem] rtMalloc failed, Reason: out of memory, return[207001], para: devPtrAddr[0x0], size[420478976 Byte].", "EI0011"},
 		{"[5151][Malloc][Mem]errNo[0x0000000005000003] aclrtMalloc failed, return[207001], para: devPtrAddr[0x0], size[420478976 Byte], isTsMem[0].", "EI0007"},
-		// Lines that must not map. CCLBufferManager's failure line cannot print on an out-of-memory.
+		// HCOMM-HEAD wordings (format strings of libochao-huawei/hcomm @ 8958adbf03).
+		{"[Malloc][Mem]errNo[0x0000000005000004] aclrtMallocWithCfg failed, return[507899], para: devPtr[(nil)], size[420478976 Byte].", "EI0007"},      // adapter_rts.cc:713
+		{"[InitGroupStage][Resource]errNo[0x0000000005000004] rtMalloc failed, return[107002], para: devPtrAddr[(nil)], size[1048576 Byte].", "EI0007"}, // adapter_rts.cc:790
+		{"[InitGroupStage][Resource]rdma init failed because RoCE link status is down, please check the network adapter configuration.", "EI0009"},      // adapter_hccp.cc:975
+		{"[Connect][Qp]get qp status timeout_=[120000 ms], qp_status=[0]", "EI0009"},                                                                    // transport_ibverbs.cc:897
+		{"[Connect][Qp]get qp status timeout_=[120000 ms], qp_status=[0], index[1]", "EI0009"},                                                          // transport_ibverbs.cc:944
+		{"[Create][RaAiQp]errNo[0x0000000005000013] ra ai qp create fail. return: ret[-1]", "EI0007"},                                                   // adapter_hccp.cc:3116
+		{"this package does not support hrtRaAiQpCreate for device, please change new package", "EI0007"},                                               // adapter_hccp.cc:3098
+		{"[Create][RaQp]errNo[0x0000000005000013] ra qp create with attrs fail. qpInfo:[x], return: ret[-12]", "EI0007"},                                // adapter_hccp.cc:3054
+		{"[hrtRaAiQpCreate] ra qp create fail, reason: out of memory. qpInfo:[x], return: ret[328100]", "EI0011"},                                       // CHK_OOM_RET, adapter_hccp.cc:42
+		{"[InitGroupStage][Resource]create qp failed, localDeviceId[3], qpMode[2]", "EI0007"},                                                           // transport_ibverbs.cc:717
+		{"[Create][Qp]create qp failed, localDeviceId[3], qpMode[2]", "EI0007"},                                                                         // HCOMM-init transport_ibverbs.cc:623
+		{"[InitGroupStage][RanktableCheck]the IP address in the ranktable is inconsistent with the IP address of the network adapter.", "EI0014"},       // adapter_hccp.cc:946
+		// Lines that must not map.
+		{"[hrtRaQpCreateWithAttrs]create qp failed because of memory error, you can try to unset HCCL_RDMA_PCIE_DIRECT_POST_NOSTRICT and execute again", ""}, // adapter_hccp.cc:3047, before the EI0011 line CCLBufferManager's failure line cannot print on an out-of-memory.
 		{"[5151][CCLBufferManager][CreateCCLbuffer]Create ccl buffer size[2147483648] fail,please check environmental variable HCCL_BUFFSIZE.", ""},
 		{"[18744][InitChannelStage][Timeout]Transport init error! createLink para:rank[1]", ""},
 		{"[18744][Wait][LinksEstablishCompleted] is failed. ret[9].", ""},
@@ -98,4 +114,74 @@ func TestCatalogFingerprints(t *testing.T) {
 func containsAll(msg string, parts [][]byte) bool {
 	code, _ := (&catalogIndex{prints: []fingerprint{{code: "x", parts: parts}}}).match([]byte(msg))
 	return code == "x"
+}
+
+// TestHCOMMHeadWordings ingests the HCOMM-HEAD error wordings
+// (testdata/hcomm-head, built from the format strings; its README lists
+// each line's source): a failed QP create counts once whether HCCL prints
+// its cause line, its summary line or both, and an out-of-memory one counts
+// as EI0011 only.
+func TestHCOMMHeadWordings(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 8, 15, 12, 0, 0, 0, time.UTC)}))
+	ingestTree(t, st, "testdata/hcomm-head")
+	want := map[string]uint64{"EI0007/qp": 4, "EI0007/device_memory": 2, "EI0011/": 1, "EI0009/": 2, "EI0014/": 1}
+	got := map[string]uint64{}
+	for k, fc := range st.faults {
+		if k.source != FaultSourcePlog {
+			t.Errorf("source %q", k.source)
+		}
+		got[k.code+"/"+k.resource] += fc.count
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("faults %v, want %v", got, want)
+	}
+}
+
+// TestScreenEI0007Resource labels real EI0007 screen reports (vllm-ascend
+// #2754 old layout, repeated by the RuntimeError; #5947 new layout) with
+// their resource, and keeps other codes' label empty.
+func TestScreenEI0007Resource(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 1, 17, 0, 0, 0, 0, time.UTC)}))
+	ingestTree(t, st, "testdata/screen-log")
+	var qp, other uint64
+	for k, fc := range st.faults {
+		switch {
+		case k.code == "EI0007" && k.resource == ResourceQP:
+			qp += fc.count
+		case k.resource != "":
+			other += fc.count
+		}
+	}
+	if qp != 2 || other != 0 {
+		t.Errorf("EI0007 resource=qp %d (want 2), other codes with a resource %d (want 0)", qp, other)
+	}
+}
+
+// TestQPIncidentPairing: interleaved threads of one process pair each
+// summary line with one open cause line; a summary long after its cause
+// counts on its own; the table of open incidents stays bounded.
+func TestQPIncidentPairing(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 8, 15, 12, 0, 0, 0, time.UTC)}))
+	src := &Source{Path: "/log/debug/plog/plog-9_1.log", Dir: "/log", Kind: SourcePlog}
+	line := func(ts, msg string) {
+		st.Ingest(src, []byte("[ERROR] HCCL(9,python3):2026-08-15-"+ts+" [x.cc:1] [9]"+msg))
+	}
+	line("10:00:00.000.001", "[Create][RaAiQp]errNo[0x1] ra ai qp create fail. return: ret[-1]")
+	line("10:00:00.000.002", "[Create][RaAiQp]errNo[0x1] ra ai qp create fail. return: ret[-1]")
+	line("10:00:00.000.003", "[InitGroupStage][Resource]create qp failed, localDeviceId[0], qpMode[2]")
+	line("10:00:00.000.004", "[InitGroupStage][Resource]create qp failed, localDeviceId[0], qpMode[2]")
+	line("10:00:00.000.005", "[InitGroupStage][Resource]create qp failed, localDeviceId[0], qpMode[2]") // third: no cause left
+	line("10:01:00.000.001", "[Create][RaQp]errNo[0x1] ra qp create fail. params: flag[0], qpMode[2]. return: ret[-1]")
+	line("10:02:00.000.001", "[InitGroupStage][Resource]create qp failed, localDeviceId[0], qpMode[2]") // a minute later: its own
+	if n := st.faults[faultKey{code: "EI0007", resource: ResourceQP, source: FaultSourcePlog}].count; n != 5 {
+		t.Errorf("EI0007 qp = %d, want 5", n)
+	}
+	for i := range maxOpenIncidents + 10 {
+		st.mu.Lock()
+		st.countsAsNew(&defaultCatalog.prints[0], "/d", i, time.Unix(0, 0))
+		st.mu.Unlock()
+	}
+	if len(st.incidents) > maxOpenIncidents {
+		t.Errorf("%d open incidents", len(st.incidents))
+	}
 }

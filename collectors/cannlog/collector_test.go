@@ -91,7 +91,7 @@ func TestCollectorSamples(t *testing.T) {
 	extra := `
 # HELP ascend_log_files_tracked Log files followed (CANN plogs and screen logs).
 # TYPE ascend_log_files_tracked gauge
-ascend_log_files_tracked 22
+ascend_log_files_tracked 24
 # HELP ascend_log_read_errors_total Errors reading log files and directories (missing roots, unreadable directories, failed reads).
 # TYPE ascend_log_read_errors_total counter
 ascend_log_read_errors_total 0
@@ -198,8 +198,17 @@ func TestCollectorMissingRoot(t *testing.T) {
 	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %+v", err, problems)
 	}
-	if n := testutil.CollectAndCount(c, "hccl_fault_events_total"); n != 2*len(defaultCatalog.order) {
-		t.Errorf("%d pre-initialised fault series, want %d", n, 2*len(defaultCatalog.order))
+	// One series per catalog code and source, and per resource of EI0007's
+	// rows (qp, device_memory): the alerts' increase() sees the first event.
+	want := 0
+	for _, code := range defaultCatalog.order {
+		want += 2 * len(defaultCatalog.resources[code])
+	}
+	if want != 2*(len(defaultCatalog.order)+1) {
+		t.Errorf("pre-initialised resources %v: want two for EI0007, one for every other code", defaultCatalog.resources)
+	}
+	if n := testutil.CollectAndCount(c, "hccl_fault_events_total"); n != want {
+		t.Errorf("%d pre-initialised fault series, want %d", n, want)
 	}
 }
 

@@ -10,9 +10,12 @@ import (
 
 // FaultEvent is one counted fault event, as handed to Options.OnFault.
 type FaultEvent struct {
-	Code   string
-	Source string // FaultSourceScreen or FaultSourcePlog
-	PID    int    // 0 when the line printed none
+	Code string
+	// Resource is what an EI0007 failed to allocate (Resources), empty for
+	// other codes and where the line does not say.
+	Resource string
+	Source   string // FaultSourceScreen or FaultSourcePlog
+	PID      int    // 0 when the line printed none
 	// Time is the time printed in the line (in Options.Location), or
 	// Options.Now() when it printed none.
 	Time time.Time
@@ -32,7 +35,7 @@ type FaultSummary struct {
 }
 
 type faultKey struct {
-	code, source, namespace, pod, container string
+	code, resource, source, namespace, pod, container string
 }
 
 type faultCount struct {
@@ -44,7 +47,7 @@ type podKey struct{ namespace, pod, container string }
 
 type plogErrKey struct{ stage, reason string }
 
-func (s *State) recordFault(code, source string, src *Source, pid int, ts time.Time) {
+func (s *State) recordFault(code, resource, source string, src *Source, pid int, ts time.Time) {
 	if _, known := s.cat.codes[code]; !known {
 		if _, seen := s.extraCodes[code]; !seen {
 			if len(s.extraCodes) >= s.opts.MaxCodes {
@@ -67,7 +70,7 @@ func (s *State) recordFault(code, source string, src *Source, pid int, ts time.T
 			}
 		}
 	}
-	k := faultKey{code: code, source: source, namespace: ns, pod: pod, container: ctr}
+	k := faultKey{code: code, resource: resource, source: source, namespace: ns, pod: pod, container: ctr}
 	fc := s.faults[k]
 	if fc == nil {
 		fc = &faultCount{}
@@ -92,7 +95,7 @@ func (s *State) recordFault(code, source string, src *Source, pid int, ts time.T
 		sm.Last = ts
 	}
 	if s.opts.OnFault != nil {
-		s.opts.OnFault(FaultEvent{Code: code, Source: source, PID: pid, Time: ts})
+		s.opts.OnFault(FaultEvent{Code: code, Resource: resource, Source: source, PID: pid, Time: ts})
 	}
 	if pid > 0 && len(sm.PIDs) < maxSummaryPIDs {
 		i := sort.SearchInts(sm.PIDs, pid)
@@ -120,4 +123,56 @@ func (s *State) Faults() []FaultSummary {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
 	return out
+}
+
+// incidentKey is one process's open incident of a kind (Fault.Incident).
+type incidentKey struct {
+	dir      string
+	pid      int
+	incident string
+}
+
+type openIncident struct {
+	n    int       // cause lines not yet closed by a summary line
+	last time.Time // time of the latest cause line
+}
+
+// incidentWindow is how long after its cause line a summary line belongs
+// to the same failure: HCCL prints both within the same call.
+const incidentWindow = 10 * time.Second
+
+// maxOpenIncidents bounds the open-incident table; builds whose cause
+// lines have no summary line (A5) would otherwise grow it.
+const maxOpenIncidents = 4096
+
+// countsAsNew reports whether a plog line of fingerprint fp starts a new
+// fault event, and records cause lines so that their summary line does
+// not count again.
+func (s *State) countsAsNew(fp *fingerprint, dir string, pid int, ts time.Time) bool {
+	if fp.incident == "" {
+		return true
+	}
+	k := incidentKey{dir, pid, fp.incident}
+	oi := s.incidents[k]
+	if fp.summary {
+		if oi.n > 0 && ts.Sub(oi.last) <= incidentWindow && oi.last.Sub(ts) <= incidentWindow {
+			if oi.n--; oi.n == 0 {
+				delete(s.incidents, k)
+			} else {
+				s.incidents[k] = oi
+			}
+			return false
+		}
+		return true
+	}
+	if oi.n == 0 && len(s.incidents) >= maxOpenIncidents {
+		clear(s.incidents)
+	}
+	if oi.n > 0 && ts.Sub(oi.last) > incidentWindow {
+		oi.n = 0 // an earlier cause that never got its summary line
+	}
+	oi.n++
+	oi.last = ts
+	s.incidents[k] = oi
+	return true
 }

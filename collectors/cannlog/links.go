@@ -1,6 +1,7 @@
 package cannlog
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
@@ -26,6 +27,11 @@ type processLinks struct {
 	// configs holds `[Load] comm config` buffer sizes by communicator name
 	// until the communicator is created.
 	configs map[string]uint64
+	// bufferNames holds their bufferName[…] likewise (only non-empty ones).
+	bufferNames map[string]string
+	// qpns are the `rdma qpn[…]` of its QPs (up to maxQPNsPerProc), which
+	// the headroom model matches to hccn_tool's live QPs.
+	qpns map[uint32]struct{}
 	// peers holds the distinct remote ranks linked, per communicator.
 	peers map[string]*peerSets
 }
@@ -61,6 +67,16 @@ func (s *State) applyHCCL(dir string, p *parse.PlogLine, kind parse.LineKind) {
 		if t, ok := parse.ParseTransport(p.Msg); ok {
 			s.applyTransport(key, p, t)
 		}
+	case parse.KindQPMode:
+		if m, ok := parse.ParseQPMode(p.Msg); ok {
+			if pr := s.process(key, p.PName, s.lineTime(p.Time)); pr != nil {
+				pr.qpMode.Offline = pr.qpMode.Offline || m.Offline
+				pr.qpMode.NoMultiQP = pr.qpMode.NoMultiQP || m.NoMultiQP
+				if m.MultiQPFrom != "" {
+					pr.qpMode.MultiQPFrom = m.MultiQPFrom
+				}
+			}
+		}
 	case parse.KindListen:
 		// Only for a process the logs already describe: the listener
 		// alone creates no series.
@@ -91,6 +107,8 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		setIfKnown(&c.ServerNum, ci.ServerNum)
 		setIfKnown(&c.SuperPodNum, ci.SuperPodNum)
 		setIfKnown(&c.ModuleNum, ci.ModuleNum)
+		setIfKnown(&c.MultiModuleDiffDeviceNum, ci.MultiModuleDiffDeviceNum)
+		setIfKnown(&c.MultiSuperPodDiffServerNum, ci.MultiSuperPodDiffServerNum)
 		setIfKnown(&c.DeviceType, ci.DeviceType)
 		setIfKnown(&c.DevicePhyID, ci.DevicePhyID)
 		setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
@@ -102,11 +120,16 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 	}
 	s.nComms++
 	c := CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, SuperPodNum: ci.SuperPodNum, ModuleNum: ci.ModuleNum,
-		DeviceType: ci.DeviceType, UserRank: -1, DevicePhyID: ci.DevicePhyID, SuperPodMode: -1, StandardCard: -1}
+		DeviceType: ci.DeviceType, UserRank: -1, DevicePhyID: ci.DevicePhyID, SuperPodMode: -1, StandardCard: -1,
+		MultiModuleDiffDeviceNum: ci.MultiModuleDiffDeviceNum, MultiSuperPodDiffServerNum: ci.MultiSuperPodDiffServerNum}
 	setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
 	if b, ok := pr.links.configs[name]; ok {
 		c.BufferSizeBytes = b
 		delete(pr.links.configs, name)
+	}
+	if bn, ok := pr.links.bufferNames[name]; ok {
+		c.BufferName = bn
+		delete(pr.links.bufferNames, name)
 	}
 	pr.comms = append(pr.comms, c)
 }
@@ -172,6 +195,7 @@ func (s *State) applyCommConfig(key ProcessKey, p *parse.PlogLine, cc parse.Comm
 	for i := range pr.comms {
 		if pr.comms[i].Name == name {
 			pr.comms[i].BufferSizeBytes = cc.BufferBytes
+			pr.comms[i].BufferName = cc.BufferName
 			return
 		}
 	}
@@ -181,6 +205,12 @@ func (s *State) applyCommConfig(key ProcessKey, p *parse.PlogLine, cc parse.Comm
 	}
 	if _, ok := pr.links.configs[name]; ok || len(pr.links.configs) < maxConfigsPerProc {
 		pr.links.configs[name] = cc.BufferBytes
+		if cc.BufferName != "" {
+			if pr.links.bufferNames == nil {
+				pr.links.bufferNames = map[string]string{}
+			}
+			pr.links.bufferNames[name] = cc.BufferName
+		}
 	}
 }
 
@@ -197,6 +227,7 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 	if c == nil {
 		if t.HasQPN {
 			pr.links.orphanQPs++
+			pr.links.addQPN(t.QPN)
 		}
 		return
 	}
@@ -212,8 +243,14 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 		pr.links.peers[c.Name] = ps
 	}
 	set := ps.other
-	if t.HasQPN {
+	switch {
+	case t.HasQPN:
 		c.EstablishedQPs++
+		set = ps.roce
+		pr.links.addQPN(t.QPN)
+	case t.Type == transportRoCE:
+		// The AI CPU transport line (transport_device_ibverbs.cc) prints
+		// no qpn: a RoCE link whose QPs live on the device.
 		set = ps.roce
 	}
 	if _, seen := set[t.RemoteRank]; !seen && len(set) < maxPeersPerComm {
@@ -242,4 +279,35 @@ func (pr *process) commForTag(t parse.Transport) *CommunicatorView {
 		return &pr.comms[0]
 	}
 	return nil
+}
+
+// transportRoCE is transporttype[…] of an RDMA link.
+const transportRoCE = "ROCE"
+
+// maxQPNsPerProc bounds the qpns kept per process: DCMI's MAX_QPN_NUM, the
+// most QPs one port holds.
+const maxQPNsPerProc = 8192
+
+func (l *processLinks) addQPN(qpn uint32) {
+	if qpn == 0 {
+		return // not printed or not a number
+	}
+	if l.qpns == nil {
+		l.qpns = map[uint32]struct{}{}
+	}
+	if len(l.qpns) < maxQPNsPerProc {
+		l.qpns[qpn] = struct{}{}
+	}
+}
+
+func (l *processLinks) sortedQPNs() []uint32 {
+	if len(l.qpns) == 0 {
+		return nil
+	}
+	out := make([]uint32, 0, len(l.qpns))
+	for q := range l.qpns {
+		out = append(out, q)
+	}
+	slices.Sort(out)
+	return out
 }

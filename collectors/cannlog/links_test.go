@@ -38,7 +38,7 @@ func TestErasSample(t *testing.T) {
 	}
 	ca := a.Communicators[0]
 	want := CommunicatorView{Name: "10.20.0.11%eth0_60000_0_1732004711518342", RankSize: 16, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1,
-		DeviceType: 2, UserRank: -1, DevicePhyID: 0, SuperPodMode: -1, StandardCard: -1,
+		MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: 2, UserRank: -1, DevicePhyID: 0, SuperPodMode: -1, StandardCard: -1,
 		CCLBufferBytes: 2 * 209715200, EstablishedQPs: 14, RoCEPeers: 12, OtherPeers: 3}
 	if ca != want {
 		t.Errorf("job A communicator\n got %+v\nwant %+v", ca, want)
@@ -244,7 +244,7 @@ func TestStateFileBeforeHeadroomV2(t *testing.T) {
 	if !ok || len(p.Communicators) != 1 {
 		t.Fatalf("process %+v", p)
 	}
-	want := CommunicatorView{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, UserRank: 3, DevicePhyID: 3, SuperPodMode: -1, StandardCard: -1}
+	want := CommunicatorView{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, UserRank: 3, DevicePhyID: 3, SuperPodMode: -1, StandardCard: -1}
 	if c := p.Communicators[0]; c != want {
 		t.Errorf("communicator\n got %+v\nwant %+v", c, want)
 	}

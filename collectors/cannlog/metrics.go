@@ -10,15 +10,15 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
-var faultLabels = []string{"code", "stage", "source", "namespace", "pod", "container"}
+var faultLabels = []string{"code", "resource", "stage", "source", "namespace", "pod", "container"}
 
 var (
 	faultEventsDesc = prometheus.NewDesc("hccl_fault_events_total",
-		"HCCL-related fault events: fault codes printed in screen logs (source=screen) and plog ERROR lines the fault catalog maps to a code (source=plog).",
+		"HCCL-related fault events: fault codes printed in screen logs (source=screen) and plog ERROR lines the fault catalog maps to a code (source=plog). resource: what an EI0007 failed to allocate (qp, device_memory, host_memory, other), empty otherwise.",
 		faultLabels, nil)
 	faultLastDesc = prometheus.NewDesc("hccl_fault_last_event_timestamp_seconds",
 		"Time printed in the log line of the latest fault event, in seconds since the epoch.",
-		[]string{"code", "source", "namespace", "pod", "container"}, nil)
+		[]string{"code", "resource", "source", "namespace", "pod", "container"}, nil)
 	plogErrorsDesc = prometheus.NewDesc("hccl_plog_errors_total",
 		"ERROR lines of HCCL and HCCP in CANN plogs by the HCCL multi-level keyword: stage from the level-1 word, reason the level-2 word (unknown where the line has none).",
 		[]string{"stage", "reason"}, nil)
@@ -111,15 +111,17 @@ func (s *State) metrics() (out []prometheus.Metric) {
 
 	// Catalog codes start at 0 for both sources so increase() sees the first event.
 	for _, code := range s.cat.order {
-		for _, src := range faultSources {
-			if _, ok := s.faults[faultKey{code: code, source: src}]; !ok {
-				add(faultEventsDesc, prometheus.CounterValue, 0, code, s.cat.stage(code), src, "", "", "")
+		for _, res := range s.cat.resources[code] {
+			for _, src := range faultSources {
+				if _, ok := s.faults[faultKey{code: code, resource: res, source: src}]; !ok {
+					add(faultEventsDesc, prometheus.CounterValue, 0, code, res, s.cat.stage(code), src, "", "", "")
+				}
 			}
 		}
 	}
 	for k, fc := range s.faults {
-		add(faultEventsDesc, prometheus.CounterValue, float64(fc.count), k.code, s.cat.stage(k.code), k.source, k.namespace, k.pod, k.container)
-		add(faultLastDesc, prometheus.GaugeValue, float64(fc.last.UnixNano())/1e9, k.code, k.source, k.namespace, k.pod, k.container)
+		add(faultEventsDesc, prometheus.CounterValue, float64(fc.count), k.code, k.resource, s.cat.stage(k.code), k.source, k.namespace, k.pod, k.container)
+		add(faultLastDesc, prometheus.GaugeValue, float64(fc.last.UnixNano())/1e9, k.code, k.resource, k.source, k.namespace, k.pod, k.container)
 	}
 	for k, n := range s.plogErrors {
 		add(plogErrorsDesc, prometheus.CounterValue, float64(n), k.stage, k.reason)

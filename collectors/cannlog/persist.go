@@ -47,6 +47,7 @@ type snapProcess struct {
 	Communicators []snapComm         `json:"communicators,omitempty"`
 	Links         *snapLinks         `json:"links,omitempty"`
 	DevicePhyID   *int               `json:"device_phy_id,omitempty"` // absent in older files: unknown
+	QPMode        *QPModeView        `json:"qp_mode,omitempty"`       // absent: nothing printed
 }
 
 // The state file has types of its own, so that the exported views
@@ -71,6 +72,8 @@ type snapComm struct {
 	ServerNum       int    `json:"ServerNum"`
 	SuperPodNum     *int   `json:"SuperPodNum,omitempty"`
 	ModuleNum       *int   `json:"ModuleNum,omitempty"`
+	MultiModuleDiff *int   `json:"MultiModuleDiffDeviceNum,omitempty"`
+	MultiSPDiff     *int   `json:"MultiSuperPodDiffServerNum,omitempty"`
 	DeviceType      *int   `json:"DeviceType,omitempty"`
 	UserRank        int    `json:"UserRank"`
 	DevicePhyID     int    `json:"DevicePhyID"`
@@ -78,6 +81,7 @@ type snapComm struct {
 	SuperPodMode    *int   `json:"SuperPodMode,omitempty"`
 	StandardCard    *int   `json:"StandardCard,omitempty"`
 	BufferSizeBytes uint64 `json:"BufferSizeBytes,omitempty"`
+	BufferName      string `json:"BufferName,omitempty"`
 	CCLBufferBytes  uint64 `json:"CCLBufferBytes,omitempty"`
 	EstablishedQPs  uint64 `json:"EstablishedQPs,omitempty"`
 	RoCEPeers       int    `json:"RoCEPeers,omitempty"`
@@ -87,8 +91,9 @@ type snapComm struct {
 func toSnapComm(c CommunicatorView) snapComm {
 	ip := func(v int) *int { return &v }
 	return snapComm{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: ip(c.SuperPodNum), ModuleNum: ip(c.ModuleNum),
+		MultiModuleDiff: ip(c.MultiModuleDiffDeviceNum), MultiSPDiff: ip(c.MultiSuperPodDiffServerNum),
 		DeviceType: ip(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
-		SuperPodMode: ip(c.SuperPodMode), StandardCard: ip(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes,
+		SuperPodMode: ip(c.SuperPodMode), StandardCard: ip(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes, BufferName: c.BufferName,
 		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
 }
 
@@ -100,8 +105,9 @@ func (c snapComm) view() CommunicatorView {
 		return *p
 	}
 	return CommunicatorView{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: or(c.SuperPodNum), ModuleNum: or(c.ModuleNum),
+		MultiModuleDiffDeviceNum: or(c.MultiModuleDiff), MultiSuperPodDiffServerNum: or(c.MultiSPDiff),
 		DeviceType: or(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
-		SuperPodMode: or(c.SuperPodMode), StandardCard: or(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes,
+		SuperPodMode: or(c.SuperPodMode), StandardCard: or(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes, BufferName: c.BufferName,
 		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
 }
 
@@ -123,6 +129,8 @@ type snapLinks struct {
 	PendingBuf uint64               `json:"pending_buffer_bytes,omitempty"`
 	OrphanQPs  uint64               `json:"orphan_qps,omitempty"`
 	Configs    map[string]uint64    `json:"configs,omitempty"`
+	BufNames   map[string]string    `json:"buffer_names,omitempty"`
+	QPNs       []uint32             `json:"qpns,omitempty"`
 	Peers      map[string]snapPeers `json:"peers,omitempty"`
 }
 
@@ -132,10 +140,10 @@ type snapPeers struct {
 }
 
 func (l *processLinks) snapshot() *snapLinks {
-	if l.pendingBuf == 0 && l.orphanQPs == 0 && len(l.configs) == 0 && len(l.peers) == 0 {
+	if l.pendingBuf == 0 && l.orphanQPs == 0 && len(l.configs) == 0 && len(l.bufferNames) == 0 && len(l.qpns) == 0 && len(l.peers) == 0 {
 		return nil
 	}
-	out := &snapLinks{PendingBuf: l.pendingBuf, OrphanQPs: l.orphanQPs, Configs: l.configs}
+	out := &snapLinks{PendingBuf: l.pendingBuf, OrphanQPs: l.orphanQPs, Configs: l.configs, BufNames: l.bufferNames, QPNs: l.sortedQPNs()}
 	if len(l.peers) > 0 {
 		out.Peers = make(map[string]snapPeers, len(l.peers))
 		for name, ps := range l.peers {
@@ -149,7 +157,10 @@ func (sl *snapLinks) restore() processLinks {
 	if sl == nil {
 		return processLinks{}
 	}
-	l := processLinks{pendingBuf: sl.PendingBuf, orphanQPs: sl.OrphanQPs, configs: sl.Configs}
+	l := processLinks{pendingBuf: sl.PendingBuf, orphanQPs: sl.OrphanQPs, configs: sl.Configs, bufferNames: sl.BufNames}
+	for _, q := range sl.QPNs {
+		l.addQPN(q)
+	}
 	if len(sl.Peers) > 0 {
 		l.peers = make(map[string]*peerSets, len(sl.Peers))
 		for name, sp := range sl.Peers {
@@ -177,6 +188,7 @@ func sortedInts(m map[int]struct{}) []int {
 
 type snapFault struct {
 	Code      string    `json:"code"`
+	Resource  string    `json:"resource,omitempty"` // absent in files written before it existed: none
 	Source    string    `json:"source"`
 	Namespace string    `json:"namespace,omitempty"`
 	Pod       string    `json:"pod,omitempty"`
@@ -213,6 +225,10 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	for k, pr := range s.procs {
 		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr), Env: make(map[string]snapEnv, len(pr.env)),
 			Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID}
+		if pr.qpMode != (QPModeView{}) {
+			m := pr.qpMode
+			sp.QPMode = &m
+		}
 		for k, v := range pr.env {
 			sp.Env[k] = snapEnv(v)
 		}
@@ -222,7 +238,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		snap.Processes = append(snap.Processes, sp)
 	}
 	for k, v := range s.faults {
-		snap.Faults = append(snap.Faults, snapFault{Code: k.code, Source: k.source, Namespace: k.namespace, Pod: k.pod, Container: k.container, Count: v.count, Last: v.last})
+		snap.Faults = append(snap.Faults, snapFault{Code: k.code, Resource: k.resource, Source: k.source, Namespace: k.namespace, Pod: k.pod, Container: k.container, Count: v.count, Last: v.last})
 	}
 	for c := range s.extraCodes {
 		snap.ExtraCodes = append(snap.ExtraCodes, c)
@@ -284,6 +300,9 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		if p.DevicePhyID != nil {
 			pr.devicePhyID = *p.DevicePhyID
 		}
+		if p.QPMode != nil {
+			pr.qpMode = *p.QPMode
+		}
 		if pr.label == "" {
 			pr.label = strconv.Itoa(p.PID)
 		}
@@ -291,7 +310,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		fresh.nComms += len(p.Communicators)
 	}
 	for _, f := range snap.Faults {
-		fresh.faults[faultKey{f.Code, f.Source, f.Namespace, f.Pod, f.Container}] = &faultCount{count: f.Count, last: f.Last}
+		fresh.faults[faultKey{f.Code, f.Resource, f.Source, f.Namespace, f.Pod, f.Container}] = &faultCount{count: f.Count, last: f.Last}
 	}
 	for _, c := range snap.ExtraCodes {
 		fresh.extraCodes[c] = struct{}{}

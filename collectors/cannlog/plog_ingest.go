@@ -65,8 +65,11 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 		}
 		stage, reason := parse.StageKeywords(p.Msg)
 		s.plogErrors[plogErrKey{stage, reason}]++
-		if code, ok := s.cat.match(p.Msg); ok {
-			s.recordFault(code, FaultSourcePlog, s.podSource(src, p.PID), p.PID, s.lineTime(p.Time))
+		if fp := s.cat.matchRow(p.Msg); fp != nil {
+			ts := s.lineTime(p.Time)
+			if s.countsAsNew(fp, src.Dir, p.PID, ts) {
+				s.recordFault(fp.code, fp.resource, FaultSourcePlog, s.podSource(src, p.PID), p.PID, ts)
+			}
 		}
 	}
 }

@@ -39,6 +39,24 @@ type ProcessView struct {
 	// UnattributedQPs QPs whose operator tag names no live communicator.
 	UnattributedBufferBytes uint64
 	UnattributedQPs         uint64
+	// QPMode is what the process's QP mode lines said (parse.KindQPMode).
+	QPMode QPModeView
+	// QPNs are the qpns of the QPs its transport lines logged (`rdma
+	// qpn[…]`), sorted; the headroom model tells HCCL's own live QPs from
+	// other RDMA users' by them.
+	QPNs []uint32
+}
+
+// QPModeView is what a process printed about the QPs of its RoCE links.
+type QPModeView struct {
+	// Offline: `… is not effective in offline mode.`: graph mode, one QP
+	// per link.
+	Offline bool
+	// NoMultiQP: `… does not support multi-QP.`: one QP per link.
+	NoMultiQP bool
+	// MultiQPFrom: `[MultiQp][MulQpInfo] Init Success … config from
+	// type[X]`: multi-QP is on, configured by X (parse.MultiQPFrom*).
+	MultiQPFrom string
 }
 
 // EnvSetting is one effective HCCL setting of a process.
@@ -61,6 +79,12 @@ type CommunicatorView struct {
 	// ModuleNum (moduleNum) counts the HCCS meshes: above ServerNum a
 	// server's ranks span two modules (910B A+X); -1 where not printed.
 	ModuleNum int
+	// MultiModuleDiffDeviceNum and MultiSuperPodDiffServerNum are the
+	// `[Communicator Key Info]` switches multiModuleDiffDeviceNumMode and
+	// multiSuperPodDiffServerNumMode (1: HCCL links same-server ranks over
+	// RoCE); -1 where not printed.
+	MultiModuleDiffDeviceNum   int
+	MultiSuperPodDiffServerNum int
 	// DeviceType is HCCL's deviceType[N] (parse.DevType*), -1 unknown.
 	DeviceType int
 	// UserRank and DevicePhyID come from the `[LocalRank Key Info]` line
@@ -77,6 +101,10 @@ type CommunicatorView struct {
 	// BufferSizeBytes is the communicator's own buffer size from `[Load]
 	// comm config` (HcclCommConfig.hcclBufferSize); 0 means HCCL_BUFFSIZE.
 	BufferSizeBytes uint64
+	// BufferName is its `[Load] comm config` bufferName (HcclCommConfig):
+	// communicators of the process with the same non-empty name share one
+	// cclBuffer. "" when not printed.
+	BufferName string
 	// CCLBufferBytes is what `Create ccl buffer success` lines show
 	// allocated for it: 0 until its first collective (HCCL allocates the
 	// cclBuffer lazily, together with link setup).
@@ -108,6 +136,7 @@ type process struct {
 	// [LocalRank Key Info], phydevId[] of SetupAgent); -1 unknown. Kept
 	// when its communicators are destroyed.
 	devicePhyID int
+	qpMode      QPModeView
 }
 
 func (pr *process) touchRaw(raw []byte) {
@@ -294,7 +323,8 @@ func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
 		Settings: SettingsID(pr.env), DevicePhyID: pr.devicePhyID,
 		Communicators:           append([]CommunicatorView(nil), pr.comms...),
-		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs}
+		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs, QPMode: pr.qpMode,
+		QPNs: pr.links.sortedQPNs()}
 	if names != nil {
 		pv.Env = make(map[string]EnvSetting, len(names))
 		for _, n := range names {

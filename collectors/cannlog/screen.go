@@ -12,6 +12,10 @@ import (
 // wrapped by Kubernetes CRI or Docker json-file, whose long lines arrive in
 // partial entries that are joined here before a code is looked for.
 
+// codeResource is the code whose reports name the resource that ran out
+// (`Failed to allocate resource[%s] with info [%s]`).
+const codeResource = "EI0007"
+
 type partialKey struct {
 	path   string
 	stream uint8
@@ -107,7 +111,11 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 		s.recent[s.recentNext] = key
 		s.recentNext = (s.recentNext + 1) % dedupWindow
 	}
-	s.recordFault(string(code), FaultSourceScreen, src, pid, ts)
+	resource := ""
+	if string(code) == codeResource {
+		resource = parse.ScreenResource(msg)
+	}
+	s.recordFault(string(code), resource, FaultSourceScreen, src, pid, ts)
 }
 
 func streamID(stream string) uint8 {

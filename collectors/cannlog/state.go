@@ -226,6 +226,8 @@ type State struct {
 	// fileHost are host pids learnt from files a configured root and
 	// /proc both reach (read under the configured path).
 	fileHost map[ProcessKey]int
+	// incidents are the open cause lines of two-line failures (countsAsNew).
+	incidents map[incidentKey]openIncident
 }
 
 // NewState returns an empty state.
@@ -246,6 +248,7 @@ func NewState(opts Options) *State {
 		unparsable: map[string]uint64{},
 		rejected:   map[string]uint64{},
 		partial:    map[partialKey][]byte{},
+		incidents:  map[incidentKey]openIncident{},
 	}
 }
 

@@ -188,6 +188,9 @@ type QPReading struct {
 	PhyID     int
 	// ActiveQPs counts every RoCE QP on the chip's port, HCCL's and others'.
 	ActiveQPs int
+	// QPNs are their qpns, in hccn_tool's order (the headroom model tells
+	// HCCL's own from other RDMA users' by them).
+	QPNs []uint32
 	// At is when the sweep that read it finished.
 	At time.Time
 	// Fresh: that sweep finished within FreshFor of now. A stale reading is
@@ -213,7 +216,11 @@ func (c *Collector) ActiveQPs() []QPReading {
 	for i := range s.Devices {
 		r := &s.Devices[i]
 		if r.HasQPs {
-			out = append(out, QPReading{NPU: r.NPU, Chip: r.Chip, PhyID: r.PhyID, ActiveQPs: len(r.QPs), At: s.Finished, Fresh: fresh})
+			qpns := make([]uint32, len(r.QPs))
+			for j, q := range r.QPs {
+				qpns[j] = q.QPN
+			}
+			out = append(out, QPReading{NPU: r.NPU, Chip: r.Chip, PhyID: r.PhyID, ActiveQPs: len(r.QPs), QPNs: qpns, At: s.Finished, Fresh: fresh})
 		}
 	}
 	return out
@@ -228,7 +235,7 @@ var (
 	sweepDurationDesc = prometheus.NewDesc("ascend_hccn_tool_last_sweep_duration_seconds",
 		"How long the last hccn_tool sweep took (all devices, one call at a time).", nil, nil)
 	callsDesc = prometheus.NewDesc("ascend_hccn_tool_calls_total",
-		"hccn_tool calls by command (link, net_health, link_stat, stat, qp_info) and result (success, timeout, busy, unsupported, error, parse_error).",
+		"hccn_tool calls by command (link, net_health, link_stat, stat, optical, tls, speed, qp_info) and result (success, timeout, busy, unsupported, error, parse_error).",
 		[]string{"command", "result"}, nil)
 
 	chipLabels = []string{"npu", "chip"}
@@ -240,6 +247,23 @@ var (
 	healthDesc = prometheus.NewDesc("ascend_roce_network_health",
 		"Reachability of the RoCE port's detect IP (hccn_tool -net_health -g): 1 for the current status, 0 for the others. Success = reachable; Init = no detect IP set or not probed yet.",
 		[]string{"npu", "chip", "status"}, nil)
+	laneLabels         = []string{"npu", "chip", "lane"}
+	opticalPresentDesc = prometheus.NewDesc("ascend_roce_optical_present",
+		"1 when the NPU chip's RoCE port has an optical module, 0 when hccn_tool -optical -g says not present (a port without one is always DOWN).", chipLabels, nil)
+	opticalTempDesc = prometheus.NewDesc("ascend_roce_optical_temperature_celsius",
+		"Temperature of the port's optical module (hccn_tool -optical -g temperature).", chipLabels, nil)
+	opticalVccDesc = prometheus.NewDesc("ascend_roce_optical_vcc_volts",
+		"Supply voltage of the port's optical module (hccn_tool -optical -g Vcc).", chipLabels, nil)
+	opticalTxPowerDesc = prometheus.NewDesc("ascend_roce_optical_tx_power_watts",
+		"Transmit power of one lane of the optical module (hccn_tool -optical -g Tx Power<lane>; lane 0 for single-lane modules).", laneLabels, nil)
+	opticalRxPowerDesc = prometheus.NewDesc("ascend_roce_optical_rx_power_watts",
+		"Receive power of one lane of the optical module (hccn_tool -optical -g Rx Power<lane>): near 0 means no light from the far end.", laneLabels, nil)
+	opticalTxBiasDesc = prometheus.NewDesc("ascend_roce_optical_tx_bias_amperes",
+		"Laser bias current of one lane of the optical module (hccn_tool -optical -g Tx Bias<lane>).", laneLabels, nil)
+	tlsEnabledDesc = prometheus.NewDesc("ascend_roce_tls_enabled",
+		"1 when the TLS switch of the chip's RoCE port is on (hccn_tool -tls -g tls switch[1]). Every rank of a job must agree, or communicator init or link setup fails.", chipLabels, nil)
+	speedDesc = prometheus.NewDesc("ascend_roce_link_speed_bytes_per_second",
+		"Speed of the chip's RoCE port (hccn_tool -speed -g `Speed: N Mb/s`, in bytes per second); absent while the port reports Unknown.", chipLabels, nil)
 	activeQPsDesc = prometheus.NewDesc("ascend_roce_active_qps",
 		"RoCE queue pairs that exist now on the NPU chip's port, every user's (hccn_tool -qp_info -g, total_qp_count): a measurement, not a model.",
 		chipLabels, nil)
@@ -391,9 +415,41 @@ func exportReading(ch chan<- prometheus.Metric, r *Reading) {
 	if r.HasQPs {
 		ch <- prometheus.MustNewConstMetric(activeQPsDesc, prometheus.GaugeValue, float64(len(r.QPs)), r.NPU, r.Chip)
 	}
+	if o := r.Optical; o != nil {
+		if o.HasPresent {
+			ch <- prometheus.MustNewConstMetric(opticalPresentDesc, prometheus.GaugeValue, boolValue(o.Present), r.NPU, r.Chip)
+		}
+		if o.HasTemperature {
+			ch <- prometheus.MustNewConstMetric(opticalTempDesc, prometheus.GaugeValue, o.TemperatureC, r.NPU, r.Chip)
+		}
+		if o.HasVcc {
+			ch <- prometheus.MustNewConstMetric(opticalVccDesc, prometheus.GaugeValue, o.VccVolts, r.NPU, r.Chip)
+		}
+		for _, l := range []struct {
+			desc *prometheus.Desc
+			m    map[string]float64
+		}{{opticalTxPowerDesc, o.TxPowerW}, {opticalRxPowerDesc, o.RxPowerW}, {opticalTxBiasDesc, o.TxBiasA}} {
+			for lane, v := range l.m {
+				ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, v, r.NPU, r.Chip, lane)
+			}
+		}
+	}
+	if r.HasTLS {
+		ch <- prometheus.MustNewConstMetric(tlsEnabledDesc, prometheus.GaugeValue, boolValue(r.TLSEnabled), r.NPU, r.Chip)
+	}
+	if r.HasSpeed {
+		ch <- prometheus.MustNewConstMetric(speedDesc, prometheus.GaugeValue, r.SpeedBytesPerSecond, r.NPU, r.Chip)
+	}
 	for _, sc := range statCounters {
 		if v, ok := r.Stat[sc.key]; ok {
 			ch <- prometheus.MustNewConstMetric(sc.desc, prometheus.CounterValue, float64(v), r.NPU, r.Chip)
 		}
 	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -154,6 +155,14 @@ func node910B(n *fakeNode) {
 		n.set(phy, "link_stat", strings.ReplaceAll(linkStat, "[devid 0]", fmt.Sprintf("[devid %d]", phy)))
 		n.set(phy, "stat", stat)
 		n.set(phy, "qp_info", string(capture(n.t, "qp_info-4qp-2peers-from-format.txt")))
+		n.set(phy, "tls", strings.Split(string(capture(n.t, "batch-910b3-8dev-tls-grep-switch.txt")), "\n")[phy]+"\n")
+		n.set(phy, "speed", string(capture(n.t, "speed-200g-from-format.txt")))
+		if phy == 7 {
+			// No module: the tool exits non-zero with the answer on stdout.
+			n.fail(phy, "optical", 1, "stdout", "Optical module is not present.")
+		} else {
+			n.set(phy, "optical", string(capture(n.t, "optical-910a-qsfp-4lane.txt")))
+		}
 	}
 }
 
@@ -506,8 +515,8 @@ func TestActiveQPsView(t *testing.T) {
 	at := time.Unix(1700000000, 0)
 	c.Sweep(context.Background())
 	got := c.ActiveQPs()
-	want := []QPReading{{NPU: "0", Chip: "0", PhyID: 0, ActiveQPs: 4, At: at, Fresh: true}}
-	if !slices.Equal(got, want) {
+	want := []QPReading{{NPU: "0", Chip: "0", PhyID: 0, ActiveQPs: 4, QPNs: []uint32{1322, 1323, 1410, 1411}, At: at, Fresh: true}}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ActiveQPs = %+v, want %+v (the busy chip absent, not 0)", got, want)
 	}
 	c.now = func() time.Time { return at.Add(c.FreshFor() + time.Second) }

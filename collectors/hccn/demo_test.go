@@ -37,7 +37,8 @@ func TestDemoFakeHCCNTool(t *testing.T) {
 			wantQPs = 112
 		}
 		if !r.HasLink || !r.LinkUp || r.NetHealth != "Success" || len(r.QPs) != wantQPs ||
-			r.LinkStat == nil || r.LinkDownEvents != 1 || len(r.Stat) != 46 {
+			r.LinkStat == nil || r.LinkDownEvents != 1 || len(r.Stat) != 46 ||
+			r.Optical == nil || !r.Optical.Present || len(r.Optical.RxPowerW) != 4 || !r.HasTLS || r.TLSEnabled || r.SpeedBytesPerSecond != 25e9 {
 			t.Errorf("demo chip %d: %+v", r.PhyID, r)
 		}
 	}
@@ -58,7 +59,7 @@ func TestDemoFakeHCCNTool(t *testing.T) {
 	}
 
 	// Unknown devices and commands fail as the real tool does.
-	for _, args := range [][]string{{"-i", "8", "-link", "-g"}, {"-i", "0", "-optical", "-g"}, {"-link", "-g"}} {
+	for _, args := range [][]string{{"-i", "8", "-link", "-g"}, {"-i", "0", "-lldp", "-g"}, {"-link", "-g"}} {
 		o := runTool(context.Background(), path, args, 10*time.Second)
 		if res, err := classify(o); res == resultSuccess || err == nil {
 			t.Errorf("demo hccn_tool %s: %s, want a failure", strings.Join(args, " "), res)

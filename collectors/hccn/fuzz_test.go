@@ -1,6 +1,7 @@
 package hccn
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -122,5 +123,36 @@ func FuzzParseStat(f *testing.F) {
 			t.Fatal("no counters and no error")
 		}
 		exportable(t, &Reading{Device: fuzzDevice, Stat: s})
+	})
+}
+
+// FuzzParseWire: -optical, -tls and -speed answers never panic, give
+// finite values and lanes that are one digit, and export cleanly.
+func FuzzParseWire(f *testing.F) {
+	seeds(f)
+	f.Add([]byte("Tx Power9 : 1e308 mW\nRx Power : NaN mW\ntemperature : -0 C\n"))
+	f.Add([]byte("Speed: 4294967295 Mb/s"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := &Reading{Device: fuzzDevice}
+		if o, err := ParseOptical(in); err == nil {
+			for _, m := range []map[string]float64{o.TxPowerW, o.RxPowerW, o.TxBiasA} {
+				for lane, v := range m {
+					if len(lane) != 1 || lane[0] < '0' || lane[0] > '9' || v != v || math.IsInf(v, 0) {
+						t.Fatalf("lane %q value %v", lane, v)
+					}
+				}
+			}
+			r.Optical = &o
+		}
+		if on, err := ParseTLS(in); err == nil {
+			r.TLSEnabled, r.HasTLS = on, true
+		}
+		if v, known, err := ParseSpeed(in); err == nil && known {
+			if v < 0 || v > 1e15 {
+				t.Fatalf("speed %v", v)
+			}
+			r.SpeedBytesPerSecond, r.HasSpeed = v, true
+		}
+		exportable(t, r)
 	})
 }

@@ -2,6 +2,7 @@ package hccn
 
 import (
 	"errors"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -293,5 +294,48 @@ func TestDavinciNodes(t *testing.T) {
 	}
 	if got := davinciNodes(filepath.Join(dir, "missing")); got != nil {
 		t.Errorf("missing dir: %v", got)
+	}
+}
+
+// TestParseWire reads the -optical, -tls and -speed samples (captures:
+// sources in the sample set's README; *-from-format: HT format strings).
+func TestParseWire(t *testing.T) {
+	o, err := ParseOptical(capture(t, "optical-910a-qsfp-4lane.txt"))
+	if err != nil || !o.HasPresent || o.Present || o.TemperatureC != 47 || math.Abs(o.VccVolts-3.2629) > 1e-9 ||
+		len(o.TxPowerW) != 4 || math.Abs(o.RxPowerW["1"]-0.0000054) > 1e-12 || math.Abs(o.TxBiasA["3"]-0.007924) > 1e-12 {
+		t.Errorf("4-lane: %+v %v", o, err)
+	}
+	if o, err := ParseOptical(dropElisions(capture(t, "optical-single-lane-excerpt.txt"))); err != nil || len(o.RxPowerW) != 1 || math.Abs(o.RxPowerW["0"]-0.0010189) > 1e-12 {
+		t.Errorf("single lane: %+v %v", o, err)
+	}
+	for _, f := range []string{"optical-910b3-not-present.txt", "optical-not-present-message-from-format.txt"} {
+		if o, err := ParseOptical(capture(t, f)); err != nil || !o.HasPresent || o.Present {
+			t.Errorf("%s: %+v %v", f, o, err)
+		}
+	}
+	if _, err := ParseOptical([]byte("This device does not support optical cmd.\n")); err == nil {
+		t.Error("an answer without optical keys must be an error")
+	}
+	for _, f := range []string{"batch-910b3-8dev-tls-grep-switch.txt", "tls-old-with-certs-excerpt.txt"} {
+		if on, err := ParseTLS(capture(t, f)); err != nil || on {
+			t.Errorf("%s: enabled %v %v", f, on, err)
+		}
+	}
+	if on, err := ParseTLS([]byte("dev_id:3, tls switch[1](0:disable, 1:enable), tls alarm time threshold[60]days\n")); err != nil || !on {
+		t.Errorf("tls on: %v %v", on, err)
+	}
+	if _, err := ParseTLS([]byte("dev_id:3, tls switch[7](0:disable, 1:enable)")); err == nil {
+		t.Error("tls switch[7] accepted")
+	}
+	if v, known, err := ParseSpeed(capture(t, "speed-200g-from-format.txt")); err != nil || !known || v != 25e9 {
+		t.Errorf("speed: %v %v %v", v, known, err)
+	}
+	if _, known, err := ParseSpeed(capture(t, "speed-unknown-from-format.txt")); err != nil || known {
+		t.Errorf("speed unknown: %v %v", known, err)
+	}
+	for _, bad := range []string{"", "Speed: fast", "Speed: 100 Gb/s", "speed 100"} {
+		if _, _, err := ParseSpeed([]byte(bad)); err == nil {
+			t.Errorf("ParseSpeed(%q) accepted", bad)
+		}
 	}
 }

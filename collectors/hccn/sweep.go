@@ -1,6 +1,7 @@
 package hccn
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,10 @@ import (
 type command struct {
 	name  string // label value of ascend_hccn_tool_calls_total{command}
 	parse func(c *Collector, r *Reading, stdout []byte) error
+	// answer, when set, recognises an output that the tool exits non-zero
+	// with but that is an answer, not a failure ("Optical module is not
+	// present."): it is parsed and counted as success.
+	answer func(stdout []byte) bool
 }
 
 // commands run in this order per device: the cheap one-line answers first,
@@ -23,12 +28,12 @@ var commands = []command{
 		up, err := ParseLink(b)
 		r.LinkUp, r.HasLink = up, err == nil
 		return err
-	}},
+	}, nil},
 	{"net_health", func(_ *Collector, r *Reading, b []byte) error {
 		s, raw, err := ParseNetHealth(b)
 		r.NetHealth, r.NetHealthRaw = s, raw
 		return err
-	}},
+	}, nil},
 	{"link_stat", func(c *Collector, r *Reading, b []byte) error {
 		s, err := ParseLinkStat(b, c.loc)
 		if err != nil {
@@ -37,17 +42,34 @@ var commands = []command{
 		r.LinkStat = &s
 		r.LinkDownEvents = c.downEvents(r.PhyID, s)
 		return nil
-	}},
+	}, nil},
 	{"stat", func(_ *Collector, r *Reading, b []byte) error {
 		s, err := ParseStat(b)
 		r.Stat = s
+		return err
+	}, nil},
+	{name: "optical", parse: func(_ *Collector, r *Reading, b []byte) error {
+		o, err := ParseOptical(b)
+		if err == nil {
+			r.Optical = &o
+		}
+		return err
+	}, answer: func(b []byte) bool { return bytes.Contains(b, []byte(opticalNotPresent)) }},
+	{name: "tls", parse: func(_ *Collector, r *Reading, b []byte) error {
+		on, err := ParseTLS(b)
+		r.TLSEnabled, r.HasTLS = on, err == nil
+		return err
+	}},
+	{name: "speed", parse: func(_ *Collector, r *Reading, b []byte) error {
+		v, known, err := ParseSpeed(b)
+		r.SpeedBytesPerSecond, r.HasSpeed = v, known && err == nil
 		return err
 	}},
 	{"qp_info", func(_ *Collector, r *Reading, b []byte) error {
 		qps, err := ParseQPInfo(b)
 		r.QPs, r.HasQPs = qps, err == nil
 		return err
-	}},
+	}, nil},
 }
 
 // Reading is what one sweep read from one device. A command that failed
@@ -66,6 +88,13 @@ type Reading struct {
 	QPs             []QP
 	HasQPs          bool
 	Stat            map[string]uint64 // nil when not read
+	// Optical is the optical module (-optical -g), nil when not read.
+	Optical *Optical
+	// TLSEnabled is the TLS switch (-tls -g) when HasTLS.
+	TLSEnabled, HasTLS bool
+	// SpeedBytesPerSecond is the port speed (-speed -g) when HasSpeed.
+	SpeedBytesPerSecond float64
+	HasSpeed            bool
 }
 
 // Sweep is one pass over every device. Sweeps handed out are shared and
@@ -109,6 +138,9 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 			args := []string{"-i", strconv.Itoa(d.PhyID), "-" + cmd.name, "-g"}
 			out := c.exec(ctx, bin, args)
 			result, err := classify(out)
+			if err != nil && result == resultError && cmd.answer != nil && !out.TimedOut && cmd.answer(out.Stdout) {
+				result, err = resultSuccess, nil
+			}
 			if err == nil {
 				if perr := cmd.parse(c, &r, out.Stdout); perr != nil {
 					result, err = resultParseError, perr

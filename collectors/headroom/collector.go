@@ -54,6 +54,9 @@ var (
 		"HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound=\"high\"} − hccl_ccl_buffer_pending_bytes: below zero "+
 			"the link setup still ahead on the chip may fail with EI0011. Links already set up are not subtracted again.",
 		[]string{"npu", "chip"}, nil)
+	foreignQPsDesc = prometheus.NewDesc("ascend_roce_foreign_qps",
+		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
+		[]string{"npu", "chip"}, nil)
 	processesDesc = prometheus.NewDesc("hccl_link_setup_processes",
 		"Processes on the chip by where the model's HCCL settings came from: settings=known (CANN logs), "+
 			"settings=defaulted (in the logs, but an HCCL default assumed for a value not printed), "+
@@ -119,6 +122,9 @@ func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
 	gauge(establishedQPsDesc, h.EstablishedQPs, h.NPU, h.Chip)
 	gauge(cclBufferDesc, h.CCLBufferBytes, h.NPU, h.Chip)
 	gauge(cclBufferPendingDesc, h.CCLBufferPendingBytes, h.NPU, h.Chip)
+	if h.ForeignQPsKnown {
+		gauge(foreignQPsDesc, h.ForeignQPs, h.NPU, h.Chip)
+	}
 	gauge(processesDesc, float64(h.ProcessesKnown), h.NPU, h.Chip, settingsKnown)
 	gauge(processesDesc, float64(h.ProcessesDefaulted), h.NPU, h.Chip, settingsDefaulted)
 	gauge(processesDesc, float64(h.ProcessesUnknown), h.NPU, h.Chip, settingsUnknown)

@@ -200,3 +200,31 @@ func TestAddFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectorForeignQPs: live QPs whose qpn no process on the chip logged
+// are exported per chip; chips without a qpn list or logged qpns export
+// no series (unknown, not zero).
+func TestCollectorForeignQPs(t *testing.T) {
+	npu := fakeNPU{
+		chips: []ChipMemory{
+			{NPU: "0", Chip: "0", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib,
+				LiveQPs: 5, LiveQPsKnown: true, LiveQPNs: []uint32{1290, 1291, 7001, 7002, 7003}, LiveQPNsKnown: true},
+			{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib, LiveQPs: 3, LiveQPsKnown: true},
+		},
+		procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "1", PID: 101}},
+	}
+	s := known(1, 200, world64)
+	s.QPNs = []uint32{1290, 1291, 1292}
+	pc := &promCollector{c: New(DefaultConfig(), npu, fakeSettings{100: s, 101: s}, nil)}
+	want := `
+# HELP ascend_roce_foreign_qps Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL ` + "`create hccl transport:`" + ` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.
+# TYPE ascend_roce_foreign_qps gauge
+ascend_roce_foreign_qps{chip="0",npu="0"} 3
+`
+	if err := testutil.CollectAndCompare(pc, strings.NewReader(want), "ascend_roce_foreign_qps"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(pc); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
+}

@@ -22,6 +22,12 @@ type Config struct {
 	// DefaultBuffSizeBytes is assumed where the logs do not print
 	// HCCL_BUFFSIZE.
 	DefaultBuffSizeBytes float64
+	// GraphQPBytes is the memory of one QP in graph (offline) mode, whose
+	// QPs have the smallest depth, 128 (qpBytes).
+	GraphQPBytes float64
+	// QPBytesSetByUser: --headroom.qp-bytes-low or -high was given; the
+	// pair then applies to every mode.
+	QPBytesSetByUser bool
 }
 
 // DefaultConfig is the configuration with every flag at its default.
@@ -31,6 +37,7 @@ func DefaultConfig() Config {
 		QPBytesHigh:             3 << 20,
 		DefaultQPsPerConnection: HCCLDefaultQPsPerConnection,
 		DefaultBuffSizeBytes:    HCCLDefaultBuffSizeBytes,
+		GraphQPBytes:            256 << 10,
 	}
 }
 
@@ -38,12 +45,19 @@ func DefaultConfig() Config {
 // in when app parses its arguments; call Validate after parsing.
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := DefaultConfig()
+	var highSet bool
 	app.Flag("headroom.qp-bytes-low",
 		"Lower bound of the NPU memory one HCCL QP takes (depends on QP depth), with a unit: 256KiB, 0.25MiB. KiB = 1024 bytes.").
-		Default("256KiB").SetValue(&bytesValue{dst: &cfg.QPBytesLow})
+		Default("256KiB").IsSetByUser(&cfg.QPBytesSetByUser).SetValue(&bytesValue{dst: &cfg.QPBytesLow})
 	app.Flag("headroom.qp-bytes-high",
-		"Upper bound of the NPU memory one HCCL QP takes (depends on QP depth), with a unit: 3MiB. The headroom subtracts this bound.").
-		Default("3MiB").SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
+		"Upper bound of the NPU memory one HCCL QP takes (depends on QP depth), with a unit: 3MiB. The headroom subtracts this bound. "+
+			"Unless either flag is given, a process that prints it runs in graph mode (QP depth 128) uses 256KiB for both bounds.").
+		Default("3MiB").IsSetByUser(&highSet).SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
+	// Either flag given makes the pair apply to every mode.
+	app.Action(func(*kingpin.ParseContext) error {
+		cfg.QPBytesSetByUser = cfg.QPBytesSetByUser || highSet
+		return nil
+	})
 	return &cfg
 }
 
@@ -94,6 +108,9 @@ func (c Config) sanitized() Config {
 	}
 	if !(c.DefaultQPsPerConnection >= 1 && c.DefaultQPsPerConnection <= HCCLMaxQPsPerConnection) {
 		c.DefaultQPsPerConnection = d.DefaultQPsPerConnection
+	}
+	if !usable(c.GraphQPBytes) {
+		c.GraphQPBytes = d.GraphQPBytes
 	}
 	return c
 }

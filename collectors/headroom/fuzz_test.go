@@ -34,15 +34,27 @@ func FuzzModel(f *testing.F) {
 			}
 			comms[i] = Communicator{RankSize: int(rankSize) - i, ServerNum: int(serverNum) + i, SuperPodNum: b(0)%4 - 1,
 				DeviceType: b(1)%6 - 1, SuperPodMode: b(2)%3 - 1, StandardCard: b(3)%3 - 1, RoCEPeers: b(4) - 8, OtherPeers: b(5),
-				EstablishedQPs: float64(b(6)) * qps, CCLBufferBytes: float64(b(7)%2) * buff, BufferSizeBytes: float64(b(0)) * used}
+				EstablishedQPs: float64(b(6)) * qps, CCLBufferBytes: float64(b(7)%2) * buff, BufferSizeBytes: float64(b(0)) * used,
+				MultiModuleDiffDeviceNum: b(8)%3 - 1, MultiSuperPodDiffServerNum: b(9)%3 - 1, BufferName: []string{"", "a", "b"}[b(10)%3]}
 		}
 		settings := ProcessSettings{QPsPerConnection: qps, QPsKnown: qpsKnown, BuffSizeBytes: buff, BuffSizeKnown: buffKnown,
-			IntraRoCE: intraRoCE, InterHCCSDisabled: !intraRoCE, Communicators: comms, UnattributedBufferBytes: total, UnattributedQPs: qpLow}
+			IntraRoCE: intraRoCE, InterHCCSDisabled: !intraRoCE, Communicators: comms, UnattributedBufferBytes: total, UnattributedQPs: qpLow,
+			GraphMode: len(layout) > 0 && layout[0]%2 == 1, SingleQP: len(layout) > 1 && layout[1]%2 == 1}
+		var liveQPNs []uint32
+		for i, c := range layout {
+			if i%2 == 0 {
+				settings.QPNs = append(settings.QPNs, uint32(c))
+			} else {
+				liveQPNs = append(liveQPNs, uint32(c))
+			}
+		}
+		cfg.QPBytesSetByUser = buffKnown
 
 		// layout: pairs of bytes place processes (chip index, pid) over 4 chips;
 		// odd pids are unknown to the settings source.
 		chips := []ChipMemory{
-			{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total, LiveQPs: qpHigh, LiveQPsKnown: qpsKnown},
+			{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total, LiveQPs: qpHigh, LiveQPsKnown: qpsKnown,
+				LiveQPNs: liveQPNs, LiveQPNsKnown: intraRoCE},
 			{NPU: "0", Chip: "1", HBMUsedBytes: total, HBMTotalBytes: used},
 			{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1}, // duplicate chip row
 		}
@@ -82,7 +94,7 @@ func FuzzModel(f *testing.F) {
 				"QPsLow": h.QPsLow, "QPsHigh": h.QPsHigh, "QPMemoryLowBytes": h.QPMemoryLowBytes,
 				"QPMemoryHighBytes": h.QPMemoryHighBytes, "CCLBufferBytes": h.CCLBufferBytes,
 				"CCLBufferPendingBytes": h.CCLBufferPendingBytes, "EstablishedQPs": h.EstablishedQPs,
-				"FreeHBMBytes": h.FreeHBMBytes, "HeadroomBytes": h.HeadroomBytes,
+				"FreeHBMBytes": h.FreeHBMBytes, "HeadroomBytes": h.HeadroomBytes, "ForeignQPs": h.ForeignQPs,
 			} {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					t.Fatalf("chip %v: %s = %v", k, name, v)
@@ -93,6 +105,9 @@ func FuzzModel(f *testing.F) {
 			}
 			if h.QPMemoryLowBytes < 0 || h.QPMemoryHighBytes < h.QPMemoryLowBytes {
 				t.Fatalf("chip %v: QP memory low %v high %v", k, h.QPMemoryLowBytes, h.QPMemoryHighBytes)
+			}
+			if h.ForeignQPs < 0 || (!h.ForeignQPsKnown && h.ForeignQPs != 0) {
+				t.Fatalf("chip %v: foreign QPs %v known %v", k, h.ForeignQPs, h.ForeignQPsKnown)
 			}
 			if h.CCLBufferBytes < 0 || h.CCLBufferPendingBytes < 0 || h.EstablishedQPs < 0 {
 				t.Fatalf("chip %v: buffer %v pending %v established %v", k, h.CCLBufferBytes, h.CCLBufferPendingBytes, h.EstablishedQPs)

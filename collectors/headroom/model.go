@@ -47,12 +47,17 @@ const maxPlausibleBytes = 1 << 62
 // used value or a non-finite one means npu-smi gave no usable number.
 // LiveQPs is the chip's live RoCE QP count as hccn_tool measured it
 // (ascend_roce_active_qps), when LiveQPsKnown: a fresh measurement.
+//
+// LiveQPNs are the qpns of those live QPs when LiveQPNsKnown: Model tells
+// HCCL's own (the qpns its processes logged) from other RDMA users'.
 type ChipMemory struct {
 	NPU, Chip     string
 	HBMUsedBytes  float64
 	HBMTotalBytes float64
 	LiveQPs       float64
 	LiveQPsKnown  bool
+	LiveQPNs      []uint32
+	LiveQPNsKnown bool
 }
 
 // ChipProcess is one row of npu-smi's process table: a pid using a chip.
@@ -79,6 +84,10 @@ type Communicator struct {
 	// ModuleNum: HCCS meshes; above ServerNum a server spans two modules
 	// (910B A+X). -1 unknown.
 	ModuleNum int
+	// MultiModuleDiffDeviceNum and MultiSuperPodDiffServerNum are the
+	// [Communicator Key Info] RoCE switches (1 on, 0 off, -1 unknown).
+	MultiModuleDiffDeviceNum   int
+	MultiSuperPodDiffServerNum int
 	// DeviceType is HCCL's deviceType (2 = 910B, 4 = 910_93), -1 unknown.
 	DeviceType int
 	// SuperPodMode (useSuperPodMode) and StandardCard (isStandardCard: a
@@ -88,6 +97,9 @@ type Communicator struct {
 	// BufferSizeBytes is its own buffer size ([Load] comm config); 0
 	// means the process's HCCL_BUFFSIZE.
 	BufferSizeBytes float64
+	// BufferName: communicators of the process with the same non-empty
+	// name share one cclBuffer (HcclCommConfig.bufferName).
+	BufferName string
 	// CCLBufferBytes is what it has allocated; 0 before its first
 	// collective.
 	CCLBufferBytes float64
@@ -115,6 +127,17 @@ type ProcessSettings struct {
 	Communicators           []Communicator
 	UnattributedBufferBytes float64
 	UnattributedQPs         float64
+	// GraphMode: the process printed `… not effective in offline mode`
+	// (graph mode: 1 QP per link, QP depth 128, ring links with several
+	// sockets). SingleQP: it printed that or `… does not support
+	// multi-QP`: 1 QP per link whatever HCCL_RDMA_QPS_PER_CONNECTION says.
+	GraphMode bool
+	SingleQP  bool
+	// MultiQPFrom is where an enabled multi-QP configuration came from
+	// (`[MultiQp][MulQpInfo] … config from type[X]`), "" when not printed.
+	MultiQPFrom string
+	// QPNs are the qpns its transport lines logged.
+	QPNs []uint32
 }
 
 // ChipHeadroom is the model's result for one chip.
@@ -130,8 +153,15 @@ type ChipHeadroom struct {
 	// QPsHigh × qp-bytes-high.
 	QPMemoryLowBytes, QPMemoryHighBytes float64
 	// EstablishedQPs are the QPs already created: from the logs, or
-	// hccn_tool's live count where that is larger.
+	// hccn_tool's live count where that is larger and the logs print no
+	// qpns to match it with.
 	EstablishedQPs float64
+	// ForeignQPs, when ForeignQPsKnown, are live QPs on the chip whose
+	// qpn no process on it logged: other RDMA users (Mooncake, HIXL,
+	// leftovers). They hold NIC and device memory but are not HCCL's link
+	// setup, so they are reported, not subtracted from what is ahead.
+	ForeignQPs      float64
+	ForeignQPsKnown bool
 	// CCLBufferBytes is the cclBuffer allocated; CCLBufferPendingBytes
 	// what communicators that have not run their first collective will
 	// allocate then (2 × buffer size + 1 MiB each).
@@ -170,6 +200,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	index := make(map[key]int, len(chips))
 	out := make([]ChipHeadroom, 0, len(chips))
 	live := make([]float64, 0, len(chips)) // -1: no measurement
+	var liveQPNs [][]uint32                // nil: not listed
 	for _, c := range chips {
 		k := key{c.NPU, c.Chip}
 		if _, dup := index[k]; dup {
@@ -187,7 +218,16 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			l = c.LiveQPs
 		}
 		live = append(live, l)
+		var qpns []uint32
+		if l >= 0 && c.LiveQPNsKnown {
+			qpns = c.LiveQPNs
+			if qpns == nil {
+				qpns = []uint32{}
+			}
+		}
+		liveQPNs = append(liveQPNs, qpns)
 	}
+	logged := make([]map[uint32]struct{}, len(out)) // qpns the chip's processes logged
 
 	type seenKey struct {
 		chip key
@@ -207,6 +247,8 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			index[k] = i
 			out = append(out, ChipHeadroom{NPU: p.NPU, Chip: p.Chip})
 			live = append(live, -1)
+			liveQPNs = append(liveQPNs, nil)
+			logged = append(logged, nil)
 		}
 		var s ProcessSettings
 		var found bool
@@ -214,22 +256,45 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			s, found = settings(p)
 		}
 		addProcess(&out[i], cfg, s, found)
+		if found && len(s.QPNs) > 0 {
+			if logged[i] == nil {
+				logged[i] = map[uint32]struct{}{}
+			}
+			for _, q := range s.QPNs {
+				logged[i][q] = struct{}{}
+			}
+		}
 	}
 
 	for i := range out {
 		h := &out[i]
-		// Where hccn_tool counts more live QPs than the logs explain, links
-		// were set up that the logs do not show (a build without transport
-		// lines, device-side QPs): the measurement wins, and those QPs are
-		// no longer ahead.
-		if l := live[i]; l > h.EstablishedQPs {
+		switch l := live[i]; {
+		case liveQPNs[i] != nil && len(logged[i]) > 0:
+			// hccn_tool lists the live qpns and the logs print HCCL's: the
+			// QPs no process on the chip logged belong to other RDMA users
+			// (Mooncake, HIXL on PD-disaggregated inference nodes,
+			// leftovers). They are reported, not subtracted: HCCL's own
+			// link setup still ahead is unchanged by them.
+			own := 0
+			for _, q := range liveQPNs[i] {
+				if _, ok := logged[i][q]; ok {
+					own++
+				}
+			}
+			h.ForeignQPs, h.ForeignQPsKnown = float64(len(liveQPNs[i])-own), true
+		case l > h.EstablishedQPs:
+			// No qpns to match (a build without transport lines,
+			// device-side QPs, no qpn list): where hccn_tool counts more
+			// live QPs than the logs explain, links were set up that the
+			// logs do not show. The measurement wins and those QPs are no
+			// longer ahead.
 			extra := l - h.EstablishedQPs
 			h.EstablishedQPs = l
-			h.QPsLow = math.Max(0, h.QPsLow-extra)
-			h.QPsHigh = math.Max(0, h.QPsHigh-extra)
+			low, high := math.Max(0, h.QPsLow-extra), math.Max(0, h.QPsHigh-extra)
+			h.QPMemoryLowBytes = scaled(h.QPMemoryLowBytes, low, h.QPsLow)
+			h.QPMemoryHighBytes = scaled(h.QPMemoryHighBytes, high, h.QPsHigh)
+			h.QPsLow, h.QPsHigh = low, high
 		}
-		h.QPMemoryLowBytes = h.QPsLow * cfg.QPBytesLow
-		h.QPMemoryHighBytes = h.QPsHigh * cfg.QPBytesHigh
 		if h.HBMKnown {
 			h.HeadroomBytes = h.FreeHBMBytes - h.QPMemoryHighBytes - h.CCLBufferPendingBytes
 		}
@@ -262,10 +327,30 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 		h.ProcessesKnown++
 	}
 	var pendingBuf, allocated, established float64
+	// Communicators sharing a bufferName share one cclBuffer: it is
+	// pending once, and not at all once any of them allocated it.
+	shared := map[string]bool{} // name → allocated
+	for _, c := range s.Communicators {
+		if c.BufferName != "" && c.CCLBufferBytes > 0 {
+			shared[c.BufferName] = true
+		}
+	}
 	for _, c := range s.Communicators {
 		d := demand(c, s, qps, buff)
 		h.QPsLow += d.qpsLow
 		h.QPsHigh += d.qpsHigh
+		lowB, highB := qpBytes(cfg, s, c)
+		h.QPMemoryLowBytes += d.qpsLow * lowB
+		h.QPMemoryHighBytes += d.qpsHigh * highB
+		if c.BufferName != "" {
+			if shared[c.BufferName] {
+				d.buffer = 0
+			} else if _, seen := shared[c.BufferName]; seen {
+				d.buffer = 0 // counted with the first communicator of the name
+			} else {
+				shared[c.BufferName] = false
+			}
+		}
 		pendingBuf += d.buffer
 		allocated += nonNegative(c.CCLBufferBytes)
 		established += nonNegative(c.EstablishedQPs)
@@ -290,11 +375,22 @@ func demand(c Communicator, s ProcessSettings, qps, buff float64) commDemand {
 		return commDemand{} // a 1-rank communicator links nothing and never allocates its cclBuffer
 	}
 	var d commDemand
-	low, high := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
+	low, high, ring := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
 	linked := float64(max(c.RoCEPeers, 0))
 	perLink := qpsPerLink(qps, c.DeviceType)
+	if s.SingleQP {
+		perLink = 1
+	}
 	d.qpsLow = math.Max(0, low-linked) * perLink
 	d.qpsHigh = math.Max(0, high-linked) * perLink
+	if s.GraphMode {
+		// Graph mode: a ring link between servers has
+		// ⌈4 · ring size / 12⌉ sockets, one QP each (comm_ring.cc
+		// GetSocketsPerLink: rankSize × 4 RDMA tasks per link over an SQ
+		// template of 12 WQEs); mesh links have one.
+		d.qpsLow = math.Max(0, low-linked) * graphRingSockets(ring)
+		d.qpsHigh = math.Max(d.qpsHigh, d.qpsLow)
+	}
 	if c.CCLBufferBytes <= 0 {
 		b := buff
 		if c.BufferSizeBytes > 0 && validBytes(c.BufferSizeBytes) {
@@ -303,6 +399,38 @@ func demand(c Communicator, s ProcessSettings, qps, buff float64) commDemand {
 		d.buffer = hcclenv.CCLBufferBytes(b)
 	}
 	return d
+}
+
+// graphRingSockets is the sockets, hence QPs, of one graph-mode ring link
+// across a ring of n ranks: ⌈4n / 12⌉ (HCOMM-HEAD comm_ring.cc
+// GetSocketsPerLink, HCCP_SQ_TEMPLATE_CAPACITY = 12), at least 1.
+func graphRingSockets(n float64) float64 {
+	return math.Max(1, math.Ceil(4*n/12))
+}
+
+// qpBytes bounds the device memory of one QP of communicator c. The QP
+// depth is fixed per mode (HCOMM-HEAD adapter_hccp.h): graph (offline)
+// mode 128 (DEFAULT_OFFLINE_MAX_SEND_WR, QP_DEPTH_MIN), the low end of
+// EI0011's "[0.25MB, 3MB], Affected by QP depth configuration" range;
+// op-base 32768 (QP_DEPTH_MAX) on 910B, 8192 on the A3 host and 2048 in A3
+// AI CPU mode. Only graph mode off the A3 is printed (the offline line), so
+// only it narrows the bounds; A3 graph mode in AI CPU mode sizes its single
+// QP by its sockets (× 128) and keeps the wide pair. Flags the user set
+// override every mode.
+func qpBytes(cfg Config, s ProcessSettings, c Communicator) (low, high float64) {
+	if cfg.QPBytesSetByUser || !s.GraphMode || c.DeviceType == hcclenv.DevType910_93 {
+		return cfg.QPBytesLow, cfg.QPBytesHigh
+	}
+	return cfg.GraphQPBytes, cfg.GraphQPBytes
+}
+
+// scaled returns mem × n / of (0 when of is 0): QP memory after some of
+// its QPs turned out to be set up already.
+func scaled(mem, n, of float64) float64 {
+	if of <= 0 {
+		return 0
+	}
+	return mem * n / of
 }
 
 // QPsPerLink is qpsPerLink for users outside the model (diagnose).
@@ -339,31 +467,54 @@ func qpsPerLink(qps float64, deviceType int) float64 {
 //     already seen linked over HCCS/PCIe (those share the server); low 0.
 //   - serverNum 1: no RoCE initialisation at all (hccl_communicator_attrs.cc).
 //   - serverNum > rankSize cannot happen; it is capped at rankSize.
-func linkPeers(c Communicator, intraRoCE, interHCCSDisabled bool) (low, high float64) {
+//
+// The third result is the size of the ring the low bound assumes (graph
+// mode sizes its ring links by it).
+func linkPeers(c Communicator, intraRoCE, interHCCSDisabled bool) (low, high, ringSize float64) {
 	ranks := float64(c.RankSize)
 	ring := func(n float64) float64 { return math.Max(0, math.Min(n-1, 2)) }
-	spread := func(groups int) (float64, float64) {
+	spread := func(groups int) (float64, float64, float64) {
 		g := float64(min(groups, c.RankSize))
 		per := math.Max(1, math.Floor(ranks/g))
-		return ring(g), ranks - per
+		return ring(g), ranks - per, g
+	}
+	if roceLevel0(c, intraRoCE) {
+		return ring(ranks), ranks - 1, ranks
 	}
 	superPod := c.SuperPodMode == 1 || c.DeviceType == hcclenv.DevType910_93 && c.SuperPodNum >= 1
 	if superPod && !interHCCSDisabled && c.SuperPodNum >= 0 {
 		if c.SuperPodNum <= 1 {
-			return 0, 0
+			return 0, 0, 0
 		}
 		return spread(c.SuperPodNum)
 	}
-	if intraRoCE && (c.StandardCard == 1 || twoModules(c)) {
-		return ring(ranks), ranks - 1
-	}
 	if c.ServerNum < 0 {
-		return 0, math.Max(0, ranks-1-float64(max(c.OtherPeers, 0)))
+		return 0, math.Max(0, ranks-1-float64(max(c.OtherPeers, 0))), 0
 	}
 	if c.ServerNum <= 1 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	return spread(c.ServerNum)
+}
+
+// roceLevel0 reports whether HCCL links a communicator's same-server ranks
+// over RoCE (HcclCommunicatorAttrs::IsSupportEnableRoce, HCOMM-HEAD
+// hccl_communicator_attrs_host.cc:907): on 910B when
+// HCCL_INTRA_ROCE_ENABLE=1 and the ranks are not one HCCS mesh (two
+// modules) or sit on PCIe cards, or when multiModuleDiffDeviceNumMode is 1;
+// on 910_93 when multiSuperPodDiffServerNumMode is 1, or
+// multiModuleDiffDeviceNumMode is 1 across several superpods (the variable
+// does not count there); elsewhere only HCCL_INTRA_ROCE_ENABLE=1 on a PCIe
+// card. An unknown device type is read as 910B.
+func roceLevel0(c Communicator, intraRoCE bool) bool {
+	multiModule := c.MultiModuleDiffDeviceNum == 1
+	switch {
+	case c.DeviceType == hcclenv.DevType910_93:
+		return c.MultiSuperPodDiffServerNum == 1 || multiModule && c.SuperPodNum > 1
+	case c.DeviceType == hcclenv.DevType910B || c.DeviceType < 0:
+		return intraRoCE && (c.StandardCard == 1 || twoModules(c)) || multiModule
+	}
+	return intraRoCE && c.StandardCard == 1
 }
 
 // twoModules reports a 910B communicator whose servers each span two HCCS

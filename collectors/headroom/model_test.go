@@ -4,6 +4,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/alecthomas/kingpin/v2"
 )
 
 const (
@@ -50,10 +52,20 @@ func TestLinkPeers(t *testing.T) {
 		{"A3 superpod, inter HCCS disabled", superpod(comm(64, 8), 1), false, true, 2, 56},
 		// deviceType 910_93 with superPodNum printed counts as a superpod too.
 		{"910_93 with superPodNum", Communicator{RankSize: 64, ServerNum: 8, SuperPodNum: 1, DeviceType: 4, SuperPodMode: -1, StandardCard: -1}, false, false, 0, 0},
+		// The [Communicator Key Info] RoCE switches (IsSupportEnableRoce): on 910B
+		// multiModuleDiffDeviceNumMode links same-server ranks over RoCE without the variable.
+		{"910B multiModuleDiffDeviceNumMode", func() Communicator { c := comm(24, 2); c.DeviceType, c.MultiModuleDiffDeviceNum = 2, 1; return c }(), false, false, 2, 23},
+		// On 910_93 multiSuperPodDiffServerNumMode does, even inside one superpod.
+		{"910_93 multiSuperPodDiffServerNumMode", func() Communicator { c := superpod(comm(48, 6), 1); c.MultiSuperPodDiffServerNum = 1; return c }(), false, false, 2, 47},
+		// multiModuleDiffDeviceNumMode on 910_93 only across superpods.
+		{"910_93 multiModule, one superpod", func() Communicator { c := superpod(comm(48, 6), 1); c.MultiModuleDiffDeviceNum = 1; return c }(), false, false, 0, 0},
+		{"910_93 multiModule, two superpods", func() Communicator { c := superpod(comm(48, 6), 2); c.MultiModuleDiffDeviceNum = 1; return c }(), false, false, 2, 47},
+		// HCCL_INTRA_ROCE_ENABLE does not count on 910_93, even on a card.
+		{"910_93 card intra RoCE", func() Communicator { c := card(comm(8, 1)); c.DeviceType = 4; return c }(), true, false, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			low, high := linkPeers(tt.c, tt.intraRoCE, tt.hccsOff)
+			low, high, _ := linkPeers(tt.c, tt.intraRoCE, tt.hccsOff)
 			if low != tt.low || high != tt.high {
 				t.Errorf("linkPeers(%+v, %v, %v) = (%v, %v), want (%v, %v)", tt.c, tt.intraRoCE, tt.hccsOff, low, high, tt.low, tt.high)
 			}
@@ -63,7 +75,8 @@ func TestLinkPeers(t *testing.T) {
 
 // comm is a communicator with nothing set up yet and every optional field unknown.
 func comm(ranks, servers int) Communicator {
-	return Communicator{Name: "c", RankSize: ranks, ServerNum: servers, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1}
+	return Communicator{Name: "c", RankSize: ranks, ServerNum: servers, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1,
+		MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1}
 }
 
 func card(c Communicator) Communicator { c.StandardCard = 1; return c }
@@ -414,6 +427,124 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("Validate(%+v) = nil, want an error", bad)
+		}
+	}
+}
+
+// TestModelModesAndSharing covers the rules HCCL prints or configures:
+// the QP mode lines, graph-mode ring sockets and QP size, shared
+// cclBuffers (bufferName) and the split of live QPs into HCCL's own and
+// foreign ones.
+func TestModelModesAndSharing(t *testing.T) {
+	chip := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 60000 * mib, HBMTotalBytes: 65536 * mib}
+	one := []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}
+	run := func(cfg Config, c ChipMemory, s ProcessSettings) ChipHeadroom {
+		t.Helper()
+		out := Model(cfg, []ChipMemory{c}, one, func(ChipProcess) (ProcessSettings, bool) { return s, true })
+		if len(out) != 1 {
+			t.Fatalf("%d chips", len(out))
+		}
+		return out[0]
+	}
+	w := world64
+	w.DeviceType = 2
+
+	// QPS 16 on 910B: 17 QPs per link; the `does not support multi-QP` or
+	// `not effective in offline mode` line makes it 1.
+	s := known(16, 200, w)
+	if h := run(DefaultConfig(), chip, s); h.QPsHigh != 56*17 {
+		t.Errorf("multi-QP: high %v, want %v", h.QPsHigh, 56*17)
+	}
+	s.SingleQP = true
+	if h := run(DefaultConfig(), chip, s); h.QPsHigh != 56 || h.QPsLow != 2 || h.QPMemoryHighBytes != 56*3*mib {
+		t.Errorf("single QP: %+v", h)
+	}
+
+	// Graph mode: ring links of a ring of 8 servers have ⌈4·8/12⌉ = 3
+	// sockets, one QP each: low 2 peers × 3 = 6; high the mesh, 56 × 1. QPs
+	// are 256 KiB (depth 128) for both bounds.
+	s.GraphMode = true
+	h := run(DefaultConfig(), chip, s)
+	if h.QPsLow != 6 || h.QPsHigh != 56 || h.QPMemoryLowBytes != 6*256*1024 || h.QPMemoryHighBytes != 56*256*1024 {
+		t.Errorf("graph mode: %+v", h)
+	}
+	// ... unless the user set the QP size flags.
+	cfg := DefaultConfig()
+	cfg.QPBytesSetByUser = true
+	if h := run(cfg, chip, s); h.QPMemoryHighBytes != 56*3*mib {
+		t.Errorf("graph mode with flags: high memory %v", h.QPMemoryHighBytes)
+	}
+	// A ring of 2 servers: ⌈8/12⌉ = 1 socket; high never below low.
+	two := comm(16, 2)
+	if h := run(DefaultConfig(), chip, ProcessSettings{GraphMode: true, SingleQP: true, Communicators: []Communicator{two}}); h.QPsLow != 1 || h.QPsHigh != 8 {
+		t.Errorf("graph ring of 2: %+v", h)
+	}
+	if got := graphRingSockets(64); got != 22 {
+		t.Errorf("graphRingSockets(64) = %v, want 22", got)
+	}
+
+	// Three communicators, two sharing bufferName "moe": two buffers
+	// pending, not three; once one of the pair allocated, one.
+	a, b, c := w, w, w
+	a.Name, b.Name, c.Name = "a", "b", "c"
+	a.BufferName, b.BufferName = "moe", "moe"
+	if h := run(DefaultConfig(), chip, known(1, 200, a, b, c)); h.CCLBufferPendingBytes != 2*cclBuf {
+		t.Errorf("shared buffer pending %v MiB, want %v", h.CCLBufferPendingBytes/mib, 2*cclBuf/mib)
+	}
+	b.CCLBufferBytes = cclBuf
+	if h := run(DefaultConfig(), chip, known(1, 200, a, b, c)); h.CCLBufferPendingBytes != cclBuf {
+		t.Errorf("shared buffer allocated: pending %v MiB, want %v", h.CCLBufferPendingBytes/mib, cclBuf/mib)
+	}
+
+	// Live QPs: 10 HCCL logged (qpn 100–109) of which 8 are live, plus 30 a
+	// KV-transfer engine holds. Foreign 30, reported; nothing subtracted.
+	set := linked(w, 4, 1, cclBuf)
+	set.EstablishedQPs = 10
+	ps := known(1, 200, set)
+	for q := uint32(100); q < 110; q++ {
+		ps.QPNs = append(ps.QPNs, q)
+	}
+	live := chip
+	live.LiveQPsKnown, live.LiveQPNsKnown = true, true
+	for q := uint32(100); q < 108; q++ {
+		live.LiveQPNs = append(live.LiveQPNs, q)
+	}
+	for q := uint32(5000); q < 5030; q++ {
+		live.LiveQPNs = append(live.LiveQPNs, q)
+	}
+	live.LiveQPs = float64(len(live.LiveQPNs))
+	h = run(DefaultConfig(), live, ps)
+	if !h.ForeignQPsKnown || h.ForeignQPs != 30 || h.QPsHigh != 52 || h.EstablishedQPs != 10 {
+		t.Errorf("foreign QPs: %+v", h)
+	}
+	// Without qpns in the logs the old rule applies: the 38 live QPs
+	// beyond the 10 logged are taken as set up, and the QP memory shrinks
+	// in proportion.
+	ps.QPNs = nil
+	h = run(DefaultConfig(), live, ps)
+	if h.ForeignQPsKnown || h.EstablishedQPs != 38 || h.QPsHigh != 52-28 || h.QPMemoryHighBytes != 24*3*mib {
+		t.Errorf("no qpns: %+v", h)
+	}
+}
+
+// TestQPBytesFlagsSetByUser: giving either QP size flag makes the pair
+// apply to every mode; the defaults leave graph mode its own size.
+func TestQPBytesFlagsSetByUser(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		set  bool
+	}{
+		{nil, false},
+		{[]string{"--headroom.qp-bytes-high=2MiB"}, true},
+		{[]string{"--headroom.qp-bytes-low=128KiB"}, true},
+	} {
+		app := kingpin.New("x", "")
+		cfg := AddFlags(app)
+		if _, err := app.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.QPBytesSetByUser != tc.set {
+			t.Errorf("%v: set by user %v, want %v", tc.args, cfg.QPBytesSetByUser, tc.set)
 		}
 	}
 }

@@ -318,7 +318,8 @@ func waitFor(t *testing.T, timeout time.Duration, cond func() bool, what func() 
 func isFaultAlert(name string) bool {
 	switch name {
 	case "HCCLQPMemoryAllocationFailed", "HCCLLinkSetupTimeout", "HCCLPortBindFailed",
-		"HCCLParameterInconsistent", "HCCLBufferAllocationFailed":
+		"HCCLParameterInconsistent", "HCCLBufferAllocationFailed",
+		"HCCLQPResourceExhausted", "HCCLTransportInitFailed", "HCCLRoCERetransmissionTimeout", "HCCLExecutionTimeout":
 		return true
 	}
 	return false

@@ -105,7 +105,7 @@ type Wording struct {
 // unitScale converts a printed unit to base units (bytes, seconds).
 var unitScale = map[string]float64{
 	"":  1,
-	"M": 1 << 20, "MB": 1 << 20, "K": 1 << 10, "KB": 1 << 10, "G": 1 << 30, "GB": 1 << 30,
+	"B": 1, "M": 1 << 20, "MB": 1 << 20, "K": 1 << 10, "KB": 1 << 10, "G": 1 << 30, "GB": 1 << 30,
 	"s": 1, "ms": 1e-3,
 }
 
@@ -152,6 +152,9 @@ var table = []Setting{
 		Wordings: []Wording{
 			{EraUntagged, "HCCL_MULTI_QP_THRESHOLD is set to default value [%v]KB"},
 			{EraUntagged, "environmental variable HCCL_MULTI_QP_THRESHOLD is set to [%v]KB"},
+			// Ascend 950 prints it converted to bytes (HCOMM-HEAD
+			// ascend950 base_config_legacy.cc:133).
+			{EraTagged, "[HCCL_ENV] HCCL_MULTI_QP_THRESHOLD set by environment to [%v]B"},
 		}},
 	{Name: IntraRoCEEnable, Kind: Bool, Default: 0, Min: 0, Max: 1,
 		Effective: "only on PCIe-connected products (Atlas 300T Pro, Atlas 200T A2 Box16: isStandardCard[1]); on HCCS-connected servers it adds no same-server RoCE links. Not allowed together with HCCL_INTRA_PCIE_ENABLE=1.",
@@ -169,8 +172,13 @@ var table = []Setting{
 		Wordings: []Wording{
 			{EraUntagged, "environmental variable HCCL_INTER_HCCS_DISABLE is set to [%v], interHccsDisable[1]"},
 		}},
-	{Name: RDMATimeout, Kind: Number, Default: 20, Min: 5, Max: 20, Unit: "",
-		Effective: "RoCE retransmission timeout exponent.",
+	// Max is the largest value any device accepts: 24 on 910 (A1), 20 on
+	// 910B and 910_93 (HCOMM-HEAD env_config.h HCCL_RDMA_TIMEOUT_MAX = 24,
+	// HCCL_RDMA_TIMEOUT_MAX_910_93 = 20, applied per device type by
+	// env_config.cc); a settings line does not say the device, so 21–24
+	// are not refused here.
+	{Name: RDMATimeout, Kind: Number, Default: 20, Min: 5, Max: 24, Unit: "",
+		Effective: "RoCE retransmission timeout exponent (4.096 µs × 2^value per try); at most 24 on 910, 20 on 910B and 910_93.",
 		Wordings:  []Wording{{EraUntagged, "HCCL_RDMA_TIMEOUT set by default to [%v]"}}},
 	{Name: RDMARetryCnt, Kind: Number, Default: 7, Min: 1, Max: 7, Unit: "",
 		Effective: "RoCE retransmissions before an error CQE.",

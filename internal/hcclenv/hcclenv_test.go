@@ -118,3 +118,18 @@ func FuzzValue(f *testing.F) {
 		}
 	})
 }
+
+// TestMultiQPThresholdInBytes: Ascend 950 prints HCCL_MULTI_QP_THRESHOLD
+// in bytes (`[HCCL_ENV] HCCL_MULTI_QP_THRESHOLD set by %s to [%u]B`,
+// HCOMM-HEAD ascend950 base_config_legacy.cc:133); the range stays in KB.
+func TestMultiQPThresholdInBytes(t *testing.T) {
+	if v, ok, err := Value(MultiQPThreshold, "524288", "B"); !ok || err != nil || v != 512<<10 {
+		t.Errorf("512 KiB printed in bytes: %v %v %v", v, ok, err)
+	}
+	if v, ok, err := Value(MultiQPThreshold, "512", "KB"); !ok || err != nil || v != 512<<10 {
+		t.Errorf("512 KB: %v %v %v", v, ok, err)
+	}
+	if _, ok, err := Value(MultiQPThreshold, "9000000000", "B"); ok || err == nil {
+		t.Error("a threshold above 8192 KB printed in bytes must be refused")
+	}
+}

@@ -212,8 +212,9 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 		if ch.HBMUsedBytes.OK && ch.HBMTotalBytes.OK {
 			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes.V, ch.HBMTotalBytes.V
 		}
-		if n, ok := live[[2]string{ch.NPU, ch.Chip}]; ok {
-			m.LiveQPs, m.LiveQPsKnown = float64(n), true
+		if r, ok := live[[2]string{ch.NPU, ch.Chip}]; ok {
+			m.LiveQPs, m.LiveQPsKnown = float64(r.ActiveQPs), true
+			m.LiveQPNs, m.LiveQPNsKnown = r.QPNs, r.QPNs != nil
 		}
 		chips = append(chips, m)
 	}
@@ -230,14 +231,14 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 
 // freshQPs are the live QP counts of the latest hccn sweep by (npu, chip),
 // when that sweep is fresh: a stale count says nothing about the present.
-func (c Chips) freshQPs() map[[2]string]int {
+func (c Chips) freshQPs() map[[2]string]hccn.QPReading {
 	if c.QPs == nil {
 		return nil
 	}
-	out := map[[2]string]int{}
+	out := map[[2]string]hccn.QPReading{}
 	for _, r := range c.QPs.ActiveQPs() {
 		if r.Fresh {
-			out[[2]string{r.NPU, r.Chip}] = r.ActiveQPs
+			out[[2]string{r.NPU, r.Chip}] = r
 		}
 	}
 	return out
@@ -263,7 +264,9 @@ func (c Chips) Settings(row headroom.ChipProcess) (headroom.ProcessSettings, boo
 // number there (internal/hcclenv), so it counts as not printed.
 func toSettings(p cannlog.ProcessView) headroom.ProcessSettings {
 	s := headroom.ProcessSettings{PID: p.PID,
-		UnattributedBufferBytes: float64(p.UnattributedBufferBytes), UnattributedQPs: float64(p.UnattributedQPs)}
+		UnattributedBufferBytes: float64(p.UnattributedBufferBytes), UnattributedQPs: float64(p.UnattributedQPs),
+		GraphMode: p.QPMode.Offline, SingleQP: p.QPMode.Offline || p.QPMode.NoMultiQP, MultiQPFrom: p.QPMode.MultiQPFrom,
+		QPNs: p.QPNs}
 	if v, ok := p.Env[hcclenv.QPsPerConnection]; ok && v.HasNumber {
 		s.QPsPerConnection, s.QPsKnown = v.Number, true
 	}
@@ -280,7 +283,8 @@ func toSettings(p cannlog.ProcessView) headroom.ProcessSettings {
 		s.Communicators = append(s.Communicators, headroom.Communicator{Name: cm.Name, RankSize: cm.RankSize,
 			ServerNum: cm.ServerNum, SuperPodNum: cm.SuperPodNum, ModuleNum: cm.ModuleNum, DeviceType: cm.DeviceType,
 			SuperPodMode: cm.SuperPodMode, StandardCard: cm.StandardCard,
-			BufferSizeBytes: float64(cm.BufferSizeBytes), CCLBufferBytes: float64(cm.CCLBufferBytes),
+			MultiModuleDiffDeviceNum: cm.MultiModuleDiffDeviceNum, MultiSuperPodDiffServerNum: cm.MultiSuperPodDiffServerNum,
+			BufferSizeBytes: float64(cm.BufferSizeBytes), BufferName: cm.BufferName, CCLBufferBytes: float64(cm.CCLBufferBytes),
 			EstablishedQPs: float64(cm.EstablishedQPs), RoCEPeers: cm.RoCEPeers, OtherPeers: cm.OtherPeers})
 	}
 	return s

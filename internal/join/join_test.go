@@ -313,7 +313,7 @@ func (f fakeQPs) ActiveQPs() []hccn.QPReading { return f }
 func TestChipsLiveQPs(t *testing.T) {
 	npu := capture(t, "info-a3-container-pid.txt")
 	c := Chips{NPU: npu, QPs: fakeQPs{
-		{NPU: "4", Chip: "0", ActiveQPs: 112, Fresh: true},
+		{NPU: "4", Chip: "0", ActiveQPs: 112, QPNs: make([]uint32, 112), Fresh: true},
 		{NPU: "4", Chip: "1", ActiveQPs: 7, Fresh: false},
 	}}
 	mem, _, err := c.Chips(context.Background())
@@ -322,6 +322,9 @@ func TestChipsLiveQPs(t *testing.T) {
 	}
 	if len(mem) != 2 || !mem[0].LiveQPsKnown || mem[0].LiveQPs != 112 || mem[1].LiveQPsKnown {
 		t.Errorf("chips = %+v: want 112 live QPs on 4/0 and none known on 4/1 (stale)", mem)
+	}
+	if !mem[0].LiveQPNsKnown || len(mem[0].LiveQPNs) != 112 || mem[1].LiveQPNsKnown {
+		t.Errorf("chips = %+v: want the qpn list of 4/0 only", mem)
 	}
 }
 
@@ -336,6 +339,10 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 		"[LocalRank Key Info]userRank[0] hostIp[h] devicePhyId[0] server[h] deviceIp[d] superPodId[0] useSuperPodMode[1] isStandardCard[0]",
 		"[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x1], size[420478976]",
 		"create hccl transport:communicator[AllReduce_w], local rank[0], ip[a], remote rank[8], ip[b], transporttype[ROCE], rdma qpn[1], rdma qp sport[2], rdma TC[132], rdma SL[4]",
+		"HCCL_RDMA_QPS_PER_CONNECTION is set to [4] but it is not effective in offline mode.",
+		// The AI CPU form (transport_device_ibverbs.cc; built from the format string): a RoCE link without qpn.
+		"create hccl transport:communicator[AllReduce_w], local rank[0], remote rank[9],transporttype[ROCE], atomicWrite[1]",
+		"[Load] comm config of [w]: bufferSize[104857600], deterministic[0], trafficClass[132], serviceLevel[4], execTimeOut[1836]s, bufferName[shared], hcclQos[0], symmetricMemoryStride[0], aclGraphZeroCopyEnable[0]",
 	} {
 		st.Ingest(src, []byte("[INFO] HCCL(7,python3):2026-01-07-10:00:00.000.000 [x.cc:1] [7]"+m))
 	}
@@ -343,8 +350,11 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 	if !ok || !s.InterHCCSDisabled || len(s.Communicators) != 1 {
 		t.Fatalf("settings %+v %v", s, ok)
 	}
+	if !s.GraphMode || !s.SingleQP || len(s.QPNs) != 1 || s.QPNs[0] != 1 || s.Communicators[0].BufferName != "shared" {
+		t.Errorf("mode, qpns, bufferName: %+v", s)
+	}
 	c := s.Communicators[0]
-	if c.SuperPodNum != 1 || c.SuperPodMode != 1 || c.StandardCard != 0 || c.CCLBufferBytes != 420478976 || c.EstablishedQPs != 1 || c.RoCEPeers != 1 {
+	if c.SuperPodNum != 1 || c.SuperPodMode != 1 || c.StandardCard != 0 || c.CCLBufferBytes != 420478976 || c.EstablishedQPs != 1 || c.RoCEPeers != 2 {
 		t.Errorf("communicator %+v", c)
 	}
 }

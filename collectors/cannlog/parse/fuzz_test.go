@@ -80,12 +80,20 @@ func FuzzScreenLine(f *testing.F) {
 		f.Add(l)
 	}
 	f.Add([]byte("RuntimeError: EI0007: [rank1]: EI0009:"))
+	f.Add([]byte("EI0007: Failed to allocate resource[qp] with info [aicpu rank:7]"))
+	f.Add([]byte("Allocation_Failure(EI0007): Failed to allocate resource[DeviceMemory"))
+	f.Add([]byte("resource[]resource[HostMemory]"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		code, at := FindFaultCode(line)
 		if code != nil && (len(code) != 6 || code[0] != 'E' || !bytes.Equal(line[at:at+6], code)) {
 			t.Fatalf("bad code %q at %d", code, at)
 		}
 		ScreenPID(line)
+		switch r := ScreenResource(line); r {
+		case "", ResourceQP, ResourceDeviceMemory, ResourceHostMemory, ResourceOther:
+		default:
+			t.Fatalf("resource %q outside the fixed set", r)
+		}
 		if raw := FindPlogTime(line); raw != nil {
 			if _, ok := ParsePlogTime(raw, time.UTC); !ok && looksPlogTime(raw) {
 				t.Logf("time-shaped but invalid: %q", raw)
@@ -126,6 +134,8 @@ func FuzzHCCLLines(f *testing.F) {
 	}
 	f.Add([]byte("create hccl transport:communicator[_], remote rank[1],transporttype[ROCE], rdma qpn["))
 	f.Add([]byte("[Load] comm config of []: bufferSize[18446744073709551616]"))
+	f.Add([]byte("HCCL_RDMA_QPS_PER_CONNECTION is set to [] but it is not effective in offline mode"))
+	f.Add([]byte("[MultiQp][MulQpInfo] Init Success MultiQp config from type[x]"))
 	f.Add([]byte("(EI0011): Failed to allocate 420478976 bytes of NPU memory."))
 	f.Add([]byte("(EI0011): Failed to allocate 262144~3145728 bytes of NPU memory."))
 	f.Fuzz(func(t *testing.T, msg []byte) {
@@ -148,6 +158,11 @@ func FuzzHCCLLines(f *testing.F) {
 		}
 		if phy, ok := ListenDevice(msg); ok && (kind != KindListen || phy < 0) {
 			t.Fatalf("listener device %d from a %s line", phy, kind)
+		}
+		if m, ok := ParseQPMode(msg); ok {
+			if kind != KindQPMode || (!m.Offline && !m.NoMultiQP && m.MultiQPFrom == "") || len(m.MultiQPFrom) > maxMultiQPFrom {
+				t.Fatalf("QP mode %+v from a %s line", m, kind)
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -35,9 +36,13 @@ const (
 	// parameter-plane listener of the process's device, which names its
 	// physical id in eras whose communicator lines do not (ListenDevice).
 	KindListen
+	// KindQPMode: how many QPs HCCL gives a RoCE link — one in graph
+	// (offline) mode or on devices without multi-QP, and where an enabled
+	// multi-QP configuration came from (ParseQPMode).
+	KindQPMode
 )
 
-var kindNames = [...]string{"none", "settings", "communicator", "local_rank", "comm_destroy", "ccl_buffer", "comm_config", "transport", "listen"}
+var kindNames = [...]string{"none", "settings", "communicator", "local_rank", "comm_destroy", "ccl_buffer", "comm_config", "transport", "listen", "qp_mode"}
 
 func (k LineKind) String() string {
 	if int(k) < len(kindNames) {
@@ -125,6 +130,12 @@ var Wordings = []Wording{
 		"[INFO] HCCL(114664,python3):2025-06-19-09:27:26.512.004 [network_manager.cc:561] [114664][Start][Vnic]Listen on ip[192.168.2.192], port[16666] sucess, devPhyId[7], devLogicId[7], isAutoPort[0]", "real (message quoted in cann-log-eras.md; header rebuilt)"},
 	{KindListen, Era2025, "[Start][Nic]Listen on ip[",
 		"[INFO] HCCL(114664,python3):2025-06-19-09:27:26.530.118 [network_manager.cc:590] [114664][Start][Nic]Listen on ip[10.1.0.7], port[16666] sucess, devPhyId[7], devLogicId[7], isAutoPort[0]", "format string (HCOMM network_manager.cc)"},
+	{KindQPMode, Era2026, "HCCL_RDMA_QPS_PER_CONNECTION is set to [",
+		"[INFO] HCCL(7301,python3):2026-08-15-09:59:59.000.000 [transport_ibverbs.cc:599] [7301]HCCL_RDMA_QPS_PER_CONNECTION is set to [4] but it is not effective in offline mode.", "format string (HCOMM-HEAD transport_ibverbs.cc:599)"},
+	{KindQPMode, Era2026, "HCCL_RDMA_QPS_PER_CONNECTION is set to [",
+		"[INFO] HCCL(7302,python3):2026-08-15-09:59:59.000.000 [transport_ibverbs.cc:602] [7302]HCCL_RDMA_QPS_PER_CONNECTION is set to [4] but current devType[0] does not support multi-QP.", "format string (HCOMM-HEAD transport_ibverbs.cc:602)"},
+	{KindQPMode, Era2026, "[MultiQp][MulQpInfo] Init Success",
+		"[INFO] HCCL(7303,python3):2026-08-15-09:59:59.000.000 [multi_qpInfo_manager.cc:109] [7303][MultiQp][MulQpInfo] Init Success,Device PhyId[3] MultiQp config from type[DEV_CFG]", "format string (HCOMM-HEAD multi_qpInfo_manager.cc:109)"},
 	{KindTransport, EraAll, "create hccl transport:",
 		"[INFO] HCCL(412001,python):2024-11-19-16:25:31.462.844 [transport_ibverbs.cc:247][412233]create hccl transport:communicator[AllReduce_10.20.0.11%eth0_60000_0_1732004711518342], local rank[0], ip[192.168.10.10], remote rank[4], ip[192.168.11.10], transporttype[ROCE], rdma qpn[1290], rdma qp sport[50213], rdma TC[132], rdma SL[4]", "format string (HCOMM transport_ibverbs.cc)"},
 	{KindTransport, EraAll, "create hccl transport:",
@@ -161,6 +172,8 @@ func Classify(msg []byte) LineKind {
 			return KindCommConfig
 		case bytes.HasPrefix(msg, tagStartVnicListen), bytes.HasPrefix(msg, tagStartNicListen):
 			return KindListen
+		case bytes.HasPrefix(msg, tagMulQpInfo):
+			return KindQPMode
 		case bytes.HasPrefix(msg, tagStatusInit):
 			if bytes.Contains(msg, markInitByFile) {
 				return KindCommunicator
@@ -180,6 +193,11 @@ func Classify(msg []byte) LineKind {
 	case 'h':
 		if bytes.HasPrefix(msg, markCommInitInfo) {
 			return KindCommunicator
+		}
+	case 'H':
+		// Before IsEnvLine, which would read the configured value again.
+		if bytes.HasPrefix(msg, markQPSSetTo) && bytes.Contains(msg, markBut) {
+			return KindQPMode
 		}
 	}
 	if IsEnvLine(msg) {
@@ -213,8 +231,15 @@ type Communicator struct {
 	// SuperPodNum and ModuleNum come with ServerNum; -1 when not printed.
 	SuperPodNum int
 	ModuleNum   int
-	DeviceType  int // deviceType[N]; -1 when not printed
-	DevicePhyID int // phydevId[N]; -1 when not printed
+	// MultiModuleDiffDeviceNum and MultiSuperPodDiffServerNum are
+	// multiModuleDiffDeviceNumMode[…] and multiSuperPodDiffServerNumMode[…]:
+	// layouts whose modules (superpods) hold different device (server)
+	// counts, for which HCCL links same-server ranks over RoCE
+	// (IsSupportEnableRoce); -1 when not printed.
+	MultiModuleDiffDeviceNum   int
+	MultiSuperPodDiffServerNum int
+	DeviceType                 int // deviceType[N]; -1 when not printed
+	DevicePhyID                int // phydevId[N]; -1 when not printed
 }
 
 // worldGroup names the communicator HCCL creates from a ranktable file
@@ -228,7 +253,8 @@ const worldGroup = "hccl_world_group"
 // `hcclCommInitInfo:… totalRanks[N], … deviceType[T], … identifier[X]`, and
 // `hcom init by file success … rankNum[N]` (graph mode: the world group).
 func ParseCommunicator(msg []byte) (Communicator, bool) {
-	c := Communicator{ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, DevicePhyID: -1}
+	c := Communicator{ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, DevicePhyID: -1,
+		MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1}
 	var ranksField string
 	switch {
 	case bytes.HasPrefix(msg, tagCommKeyInfo):
@@ -242,6 +268,12 @@ func ParseCommunicator(msg []byte) (Communicator, bool) {
 		}
 		if n, ok := BracketInt(msg, "moduleNum"); ok {
 			c.ModuleNum = n
+		}
+		if n, ok := BracketInt(msg, "multiModuleDiffDeviceNumMode"); ok {
+			c.MultiModuleDiffDeviceNum = n
+		}
+		if n, ok := BracketInt(msg, "multiSuperPodDiffServerNumMode"); ok {
+			c.MultiSuperPodDiffServerNum = n
 		}
 		return c, true
 	case bytes.HasPrefix(msg, markCommInit):
@@ -322,7 +354,14 @@ func ParseCCLBuffer(msg []byte) (uint64, bool) {
 type CommConfig struct {
 	Name        string
 	BufferBytes uint64
+	// BufferName is HcclCommConfig.bufferName (HCOMM-HEAD: `…, bufferName[%s], …`):
+	// communicators of one process with the same non-empty name share one
+	// cclBuffer. "" when not printed or empty.
+	BufferName string
 }
+
+// maxBufferName bounds a stored bufferName.
+const maxBufferName = 128
 
 // ParseCommConfig reads a `[Load] comm config of [name]: bufferSize[N]` line.
 func ParseCommConfig(msg []byte) (CommConfig, bool) {
@@ -349,7 +388,11 @@ func ParseCommConfig(msg []byte) (CommConfig, bool) {
 	if !ok {
 		return CommConfig{}, false
 	}
-	return CommConfig{Name: string(name), BufferBytes: n}, true
+	cc := CommConfig{Name: string(name), BufferBytes: n}
+	if bn, ok := BracketField(rest[end:], "bufferName"); ok && len(bn) <= maxBufferName && printableASCII(bn) {
+		cc.BufferName = string(bn)
+	}
+	return cc, true
 }
 
 // Transport is one `create hccl transport:` line: an RDMA QP (HasQPN) or
@@ -361,6 +404,9 @@ type Transport struct {
 	RemoteRank int
 	Type       string // ROCE, HCCS, PCIE, SIO, HCCS_SW, …
 	HasQPN     bool
+	// QPN is the `rdma qpn[…]` value: the qpn `hccn_tool -qp_info -g`
+	// lists for the QP (0 when HasQPN is false or it did not parse).
+	QPN uint32
 }
 
 // Identifier is the communicator identifier in the tag: what follows the
@@ -392,8 +438,12 @@ func ParseTransport(msg []byte) (Transport, bool) {
 	if !ok || len(typ) == 0 || len(typ) > 16 {
 		return Transport{}, false
 	}
-	_, qpn := BracketField(rest, "qpn")
-	return Transport{Tag: string(tag), RemoteRank: rr, Type: string(typ), HasQPN: qpn}, true
+	v, qpn := BracketField(rest, "qpn")
+	t := Transport{Tag: string(tag), RemoteRank: rr, Type: string(typ), HasQPN: qpn}
+	if n, ok := parseUint(v); ok && n <= math.MaxUint32 {
+		t.QPN = uint32(n)
+	}
+	return t, true
 }
 
 func parseUint(v []byte) (uint64, bool) {

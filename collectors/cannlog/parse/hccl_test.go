@@ -49,6 +49,10 @@ func TestWordingsParse(t *testing.T) {
 			var phy int
 			phy, ok = ListenDevice(p.Msg)
 			ok = ok && phy >= 0
+		case KindQPMode:
+			var m QPMode
+			m, ok = ParseQPMode(p.Msg)
+			ok = ok && (m.Offline || m.NoMultiQP || m.MultiQPFrom != "")
 		}
 		if !ok {
 			t.Errorf("%s %s: the kind's parser rejects %q", w.Era, w.Kind, p.Msg)
@@ -82,17 +86,21 @@ func TestParseCommunicatorEveryEra(t *testing.T) {
 		want Communicator
 	}{
 		{wording(t, KindCommunicator, Era2023, "hcom init by file"),
-			Communicator{Identifier: "hccl_world_group", RankSize: 128, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, DevicePhyID: -1}},
+			Communicator{Identifier: "hccl_world_group", RankSize: 128, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, DevicePhyID: -1}},
 		{wording(t, KindCommunicator, Era2024, "Entry-HcclCommInitRootInfo"),
-			Communicator{Identifier: "172.16.13.183%eth0_64000_0_1721821172092650", RankSize: 2048, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, DevicePhyID: -1}},
+			Communicator{Identifier: "172.16.13.183%eth0_64000_0_1721821172092650", RankSize: 2048, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, DevicePhyID: -1}},
 		{wording(t, KindCommunicator, Era2024, "SetupAgent"),
-			Communicator{Identifier: "172.16.13.183%eth0_64000_0_1721821172092650", RankSize: 2048, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, DevicePhyID: 0}},
+			Communicator{Identifier: "172.16.13.183%eth0_64000_0_1721821172092650", RankSize: 2048, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, DevicePhyID: 0}},
 		{wording(t, KindCommunicator, Era2025, "[Flat]SetupAgent"),
-			Communicator{Identifier: "1.1.1.1%enp189s0f0_60000_0_1750325244673428", RankSize: 3, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: hcclenv.DevType910B, DevicePhyID: 0}},
+			Communicator{Identifier: "1.1.1.1%enp189s0f0_60000_0_1750325244673428", RankSize: 3, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: hcclenv.DevType910B, DevicePhyID: 0}},
 		{wording(t, KindCommunicator, Era2025, "hcclCommInitInfo"),
-			Communicator{Identifier: "group_name_17271", RankSize: 2, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, DeviceType: hcclenv.DevType910_93, DevicePhyID: -1}},
+			Communicator{Identifier: "group_name_17271", RankSize: 2, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: hcclenv.DevType910_93, DevicePhyID: -1}},
 		{wording(t, KindCommunicator, Era2026, "Communicator Key Info"),
 			Communicator{Identifier: "127.0.0.1%enp_60000_0_1765367607599032", RankSize: 8, ServerNum: 1, SuperPodNum: 0, ModuleNum: 1, DeviceType: -1, DevicePhyID: -1}},
+		// The two RoCE switches of [Communicator Key Info] (HCOMM-HEAD
+		// hccl_communicator_attrs.cc; built from the format string).
+		{"[INFO] HCCL(9,python3):2026-08-15-10:00:00.000.000 [hccl_communicator_attrs.cc:327] [9][Communicator Key Info]identifier[g] rankSize[24] serverNum[2] moduleNum[3] superPodNum[0] multiModuleDiffDeviceNumMode[1] multiSuperPodDiffServerNumMode[0]",
+			Communicator{Identifier: "g", RankSize: 24, ServerNum: 2, SuperPodNum: 0, ModuleNum: 3, MultiModuleDiffDeviceNum: 1, MultiSuperPodDiffServerNum: 0, DeviceType: -1, DevicePhyID: -1}},
 	}
 	for _, tc := range tests {
 		got, ok := ParseCommunicator(msgOf(t, tc.line))
@@ -116,7 +124,7 @@ func TestParseCommunicatorEveryEra(t *testing.T) {
 
 func TestParseTransportAndBuffers(t *testing.T) {
 	roce, ok := ParseTransport(msgOf(t, wording(t, KindTransport, EraAll, "ROCE")))
-	if !ok || roce != (Transport{Tag: "AllReduce_10.20.0.11%eth0_60000_0_1732004711518342", RemoteRank: 4, Type: "ROCE", HasQPN: true}) {
+	if !ok || roce != (Transport{Tag: "AllReduce_10.20.0.11%eth0_60000_0_1732004711518342", RemoteRank: 4, Type: "ROCE", HasQPN: true, QPN: 1290}) {
 		t.Errorf("RoCE transport: %+v %v", roce, ok)
 	}
 	if id := roce.Identifier(); id != "10.20.0.11%eth0_60000_0_1732004711518342" {
@@ -150,6 +158,15 @@ func TestParseTransportAndBuffers(t *testing.T) {
 	cc, ok := ParseCommConfig(msgOf(t, wording(t, KindCommConfig, Era2026, "bufferSize")))
 	if !ok || cc != (CommConfig{Name: "group_name_3", BufferBytes: 104857600}) {
 		t.Errorf("comm config %+v %v", cc, ok)
+	}
+	// HCOMM-HEAD prints bufferName (format string, hccl_comm_config.cc):
+	// communicators with the same name share one cclBuffer.
+	head := "[Load] comm config of [moe_ep]: bufferSize[209715200], deterministic[0], trafficClass[132], serviceLevel[4], execTimeOut[1836]s, bufferName[moe_shared], hcclQos[0], symmetricMemoryStride[0], aclGraphZeroCopyEnable[0]"
+	if cc, ok := ParseCommConfig([]byte(head)); !ok || cc != (CommConfig{Name: "moe_ep", BufferBytes: 209715200, BufferName: "moe_shared"}) {
+		t.Errorf("HEAD comm config %+v %v", cc, ok)
+	}
+	if cc, ok := ParseCommConfig([]byte(strings.Replace(head, "moe_shared", "", 1))); !ok || cc.BufferName != "" {
+		t.Errorf("empty bufferName: %+v %v", cc, ok)
 	}
 	for _, bad := range []string{"[Load] comm config of [g]: deterministic[0]", "[Load] comm config of g: bufferSize[1]", "[Load] comm config of [a b]: bufferSize[1]"} {
 		if got, ok := ParseCommConfig([]byte(bad)); ok {
@@ -196,5 +213,34 @@ func TestParseEI0011Allocation(t *testing.T) {
 		if ok != tc.ok || got != tc.want {
 			t.Errorf("ParseEI0011Allocation(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestParseQPMode reads the three QP mode lines (built from HCOMM-HEAD's
+// format strings, transport_ibverbs.cc:599/:602, multi_qpInfo_manager.cc:109)
+// and rejects look-alikes.
+func TestParseQPMode(t *testing.T) {
+	tests := []struct {
+		msg  string
+		want QPMode
+		ok   bool
+	}{
+		{"HCCL_RDMA_QPS_PER_CONNECTION is set to [4] but it is not effective in offline mode.", QPMode{Offline: true, DevicePhyID: -1}, true},
+		{"HCCL_RDMA_QPS_PER_CONNECTION is set to [8] but current devType[0] does not support multi-QP.", QPMode{NoMultiQP: true, DevicePhyID: -1}, true},
+		{"[MultiQp][MulQpInfo] Init Success,Device PhyId[3] MultiQp config from type[ENV_HCCL_RDMA_QPS_PER_CONNECTION]", QPMode{MultiQPFrom: MultiQPFromEnv, DevicePhyID: 3}, true},
+		{"[MultiQp][MulQpInfo] Init Success,Device PhyId[3] MultiQp config from type[DEV_NSLB]", QPMode{MultiQPFrom: MultiQPFromNSLB, DevicePhyID: 3}, true},
+		{"[MultiQp][MulQpInfo] Init Success,Device PhyId[3] MultiQp config from type[]", QPMode{}, false},
+		{"[MultiQp][MulQpInfo] Init Success,Device PhyId[3] MultiQp config from type[a b]", QPMode{}, false},
+		{"HCCL_RDMA_QPS_PER_CONNECTION is set to [4] but something else.", QPMode{}, false},
+		{"HCCL_RDMA_QPS_PER_CONNECTION is set to default value [1]", QPMode{}, false},
+	}
+	for _, tc := range tests {
+		got, ok := ParseQPMode([]byte(tc.msg))
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("ParseQPMode(%q) = %+v %v, want %+v %v", tc.msg, got, ok, tc.want, tc.ok)
+		}
+	}
+	if Classify([]byte("HCCL_RDMA_QPS_PER_CONNECTION is set to default value [1]")) != KindSettings {
+		t.Error("the default settings line must stay a settings line")
 	}
 }

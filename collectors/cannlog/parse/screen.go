@@ -51,3 +51,41 @@ func ScreenPID(b []byte) int {
 	}
 	return pid
 }
+
+var markResource = []byte("resource[")
+
+// The values ScreenResource returns.
+const (
+	ResourceQP           = "qp"
+	ResourceDeviceMemory = "device_memory"
+	ResourceHostMemory   = "host_memory"
+	ResourceOther        = "other"
+)
+
+// ScreenResource returns what an EI0007 report says it failed to allocate,
+// `Failed to allocate resource[%s] with info [%s]` (HCOMM error_code.cc),
+// folded into a fixed set so that it can be a label: "qp", "device_memory"
+// (DeviceMemory), "host_memory" (HostMemory), "other" for any other
+// resource_type (event, stream, Notify, …), "" when msg prints none.
+func ScreenResource(msg []byte) string {
+	i := bytes.Index(msg, markResource)
+	if i < 0 {
+		return ""
+	}
+	rest := msg[i+len(markResource):]
+	j := bytes.IndexByte(rest, ']')
+	if j < 0 {
+		return ""
+	}
+	switch v := rest[:j]; {
+	case bytes.EqualFold(v, []byte("qp")):
+		return ResourceQP
+	case bytes.EqualFold(v, []byte("DeviceMemory")):
+		return ResourceDeviceMemory
+	case bytes.EqualFold(v, []byte("HostMemory")):
+		return ResourceHostMemory
+	case len(v) == 0:
+		return ""
+	}
+	return ResourceOther
+}

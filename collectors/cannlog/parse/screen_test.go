@@ -47,3 +47,23 @@ func TestScreenPID(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenResource reads EI0007's resource_type from real reports
+// (vllm-ascend #2754, #5947, #3141) and built ones; the label set is fixed.
+func TestScreenResource(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{"RuntimeError: EI0007: [PID: 2322] 2025-09-04-09:44:05.909.517 Failed to allocate resource[qp] with info [aicpu rank:7,localUserrank:7,localIpAddr: 100.97.0.8,deviceLogicId:3,send_cq_depth:32768]. Reason: Memory resources are exhausted.", ResourceQP},
+		{"[PID: 542] 2026-01-16-04:52:41.266.655 Allocation_Failure(EI0007): Failed to allocate resource[qp] with info [aicpu rank:7,localUserrank:7,localIpAddr: 100.97.2.72,deviceLogicId:3,send_cq_depth:32768]. Reason: Memory resources are exhausted.", ResourceQP},
+		{"EI0007: [PID: 1] 2025-09-28-10:00:00.000.000 Failed to allocate resource[DeviceMemory] with info [size:2147483648]. Reason: Memory resources are exhausted.", ResourceDeviceMemory},
+		{"EI0007: [PID: 1] x Failed to allocate resource[HostMemory] with info [MallocHost, size:64 bytes].", ResourceHostMemory},
+		{"EI0007: [PID: 1] x Failed to allocate resource[event] with info [null].", ResourceOther},
+		{"EI0007: [PID: 1] x Failed to allocate resource[] with info [].", ""},
+		{"EI0007: [PID: 1] x Failed to allocate resource[qp", ""},
+		{"EI0011: [PID: 1] x Failed to allocate 262144~3145728 bytes of NPU memory.", ""},
+	}
+	for _, tc := range tests {
+		if got := ScreenResource([]byte(tc.line)); got != tc.want {
+			t.Errorf("ScreenResource(%q) = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}
