@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -116,6 +115,14 @@ type tracked struct {
 	prefix []byte // leading bytes until fpSize are known
 	fpLen  int
 	fpHash uint64
+	// tailLen and tailHash fingerprint the bytes just before offset (at
+	// most fpSize of them), and ctime is the change time of the last look:
+	// together with the head fingerprint they tell a file truncated and
+	// written again to its old length (or longer) from one that did not
+	// change, which its size cannot.
+	tailLen  int
+	tailHash uint64
+	ctime    syscall.Timespec
 
 	errMsg string // last logged error, so each failure is logged once
 }
@@ -283,10 +290,14 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		if t.done || t.fd < 0 {
 			continue
 		}
+		// A write event on a file whose size did not grow is a rewrite in
+		// place (truncated and written again to the same length): check
+		// looks at its content then, whatever the change time says.
+		event := hint != nil && hint.changed[t.Path]&opWrite != 0
 		if !t.sealed && !t.pollAlways {
 			switch {
 			case rescan:
-				if !t.changed {
+				if !t.changed && !event {
 					continue // the scan's stat saw no change
 				}
 			case hint != nil && !hint.all:
@@ -302,7 +313,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 			}
 		}
 		t.changed = false
-		if !f.check(t, handle, now, &c) {
+		if !f.check(t, handle, event, now, &c) {
 			gone = true
 		}
 	}
@@ -358,7 +369,7 @@ func (f *Follower) flush(c *pollCounters) {
 
 // check follows one live file: detects deletion, truncation and growth and
 // reads what is new. It returns false when the file was dropped.
-func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, c *pollCounters) bool {
+func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now time.Time, c *pollCounters) bool {
 	var st syscall.Stat_t
 	if err := fstat(t.fd, &st); err != nil {
 		f.fileErr(t, "stat", err, c)
@@ -372,7 +383,7 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, 
 		t.orphan = true
 		return false
 	}
-	f.readIfChanged(t, st.Size, handle, now, c)
+	f.readIfChanged(t, &st, event, handle, now, c)
 	switch {
 	case t.sealed && t.scanned >= st.Size:
 		// A newer file of this pid exists, so CANN will not write here
@@ -386,11 +397,19 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, 
 	return true
 }
 
-// readIfChanged handles truncation and growth given the current size.
-func (f *Follower) readIfChanged(t *tracked, size int64, handle func(*File, []byte), now time.Time, c *pollCounters) {
-	if size < t.scanned || size < t.offset {
+// readIfChanged handles truncation, rewrites and growth given the file's
+// current status. event says inotify reported a write since the last look.
+func (f *Follower) readIfChanged(t *tracked, st *syscall.Stat_t, event bool, handle func(*File, []byte), now time.Time, c *pollCounters) {
+	size := st.Size
+	switch {
+	case size < t.scanned || size < t.offset:
+		f.truncated(t, size, c)
+	case size == t.scanned && size > 0 && (event || st.Ctim != t.ctime) && f.rewrittenInPlace(t):
+		// Written without growing: an appending writer always grows the
+		// file, so this is a truncate-and-rewrite to the same length.
 		f.truncated(t, size, c)
 	}
+	t.ctime = st.Ctim
 	if size > t.scanned {
 		t.lastChange = now
 		f.readFile(t, handle, false, c)
@@ -403,7 +422,30 @@ func (f *Follower) truncated(t *tracked, size int64, c *pollCounters) {
 	c.truncations++
 	t.offset, t.scanned, t.skipping, t.midLine = 0, 0, false, false
 	t.prefix, t.fpLen, t.fpHash = nil, 0, 0
+	t.tailLen, t.tailHash = 0, 0
 	f.dirty = true
+}
+
+// rewrittenInPlace reports whether the bytes already read changed: the
+// leading bytes or those just before the offset no longer match their
+// fingerprints. A file whose change time moved without growing (or with an
+// event saying it was written) is checked this way; it costs at most two
+// preads of fpSize bytes. A rewrite that keeps both the first and the last
+// read bytes identical cannot be told from no change at all.
+func (f *Follower) rewrittenInPlace(t *tracked) bool {
+	if t.fpLen > 0 {
+		m, err := pread(t.fd, f.buf[:t.fpLen], 0)
+		if err == nil && (m < t.fpLen || fingerprint(f.buf[:m]) != t.fpHash) {
+			return true
+		}
+	}
+	if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
+		m, err := pread(t.fd, f.buf[:t.tailLen], t.offset-int64(t.tailLen))
+		if err == nil && (m < t.tailLen || fingerprint(f.buf[:m]) != t.tailHash) {
+			return true
+		}
+	}
+	return false
 }
 
 // followOrphan reads a file that no followed name reaches any more (renamed
@@ -419,7 +461,7 @@ func (f *Follower) followOrphan(t *tracked, handle func(*File, []byte), now time
 		f.closeFD(t)
 		return false
 	}
-	f.readIfChanged(t, st.Size, handle, now, c)
+	f.readIfChanged(t, &st, false, handle, now, c)
 	if st.Nlink == 0 || now.Sub(t.lastChange) >= orphanRetire {
 		f.finish(t, handle, c)
 		f.closeFD(t)
@@ -483,7 +525,16 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 			return true
 		}
 	}
-	checkNL := t.offset > 0 && !t.skipping && !t.midLine
+	// The bytes just before the offset must still be those read there
+	// (their fingerprint), or at least the newline that ended the last line.
+	tl, tlNL := 0, false
+	if t.offset > 0 {
+		if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
+			tl = t.tailLen
+		} else if !t.skipping && !t.midLine {
+			tl, tlNL = 1, true
+		}
+	}
 	buf := f.buf
 	maxLine := f.cfg.MaxLineBytes
 	pos := t.offset // file offset of buf[0]
@@ -493,17 +544,17 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 		want := len(buf) - n
 		var m int
 		var err error
-		if checkNL {
-			checkNL = false
-			m, err = pread(t.fd, buf, pos-1)
+		if tl > 0 {
+			m, err = pread(t.fd, buf, pos-int64(tl))
 			if err == nil && m > 0 {
-				if buf[0] != '\n' {
+				if m < tl || (tlNL && buf[0] != '\n') || (!tlNL && fingerprint(buf[:tl]) != t.tailHash) {
 					return true
 				}
-				copy(buf, buf[1:m])
-				m--
+				copy(buf, buf[tl:m])
+				m -= tl
 			}
-			want--
+			want -= tl
+			tl = 0
 		} else {
 			m, err = pread(t.fd, buf[n:], pos+int64(n))
 		}
@@ -550,6 +601,7 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 			rest = 0
 		}
 		if start > 0 {
+			t.setTail(buf[:start])
 			copy(buf, buf[start:n])
 			pos += int64(start)
 			n = rest
@@ -574,6 +626,7 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 		}
 		handle(&t.File, line)
 		t.offset = t.scanned
+		t.setTail(buf[:n])
 	} else if final && t.skipping {
 		t.offset = t.scanned
 		t.skipping = false
@@ -600,10 +653,27 @@ func (t *tracked) addPrefix(chunk []byte, at int64) {
 	}
 }
 
+// setTail fingerprints the bytes that end at the new offset.
+func (t *tracked) setTail(before []byte) {
+	if len(before) > fpSize {
+		before = before[len(before)-fpSize:]
+	}
+	t.tailLen, t.tailHash = len(before), fingerprint(before)
+}
+
+// fingerprint is 64-bit FNV-1a (the hash the state file stores), written
+// out so that hashing at every read allocates nothing.
 func fingerprint(b []byte) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	return h.Sum64()
+	const (
+		offset64 = 14695981039346656037
+		prime64  = 1099511628211
+	)
+	h := uint64(offset64)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= prime64
+	}
+	return h
 }
 
 // fileErr counts an error on one file and logs it when it differs from the

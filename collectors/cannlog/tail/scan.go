@@ -271,7 +271,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 			sc.changed = true
 		}
 		f.byPath[path] = t
-		t.changed = st.Size != t.scanned
+		t.changed = st.Size != t.scanned || st.Ctim != t.ctime
 		if t.fd < 0 && t.changed {
 			f.reopen(t, sc.c)
 		}
