@@ -48,6 +48,9 @@ const (
 	// pendingScans is how many clean rescans saved offsets wait for the
 	// files they belong to.
 	pendingScans = 3
+	// lostScans is how many rescans a closed file may go unfound before it
+	// is forgotten.
+	lostScans = 2
 )
 
 // cannSortDirs are the CANN log sort directories below each root
@@ -73,6 +76,33 @@ type Config struct {
 	MaxLineBytes int
 	// DisableNotify turns off inotify and falls back to pure polling.
 	DisableNotify bool
+	// MaxOpenFiles caps the descriptors held on log files; 0 takes
+	// DefaultMaxOpenFiles. Past it, fully read files are closed least
+	// recently written first and opened again (by path, checked to be
+	// the same device and inode) when they are written again.
+	MaxOpenFiles int
+}
+
+// OpenFilesReserve is the part of RLIMIT_NOFILE the default descriptor
+// budget leaves to the rest of the exporter: the HTTP listener and its
+// connections (--web.max-connections, 512 by default), npu-smi and
+// hccn_tool pipes, the kubelet socket, inotify, the state file.
+const OpenFilesReserve = 640
+
+// DefaultMaxOpenFiles is the log-file descriptor budget derived from the
+// process's RLIMIT_NOFILE (which the Go runtime raises to the hard limit at
+// start): the limit minus OpenFilesReserve, but at least half the limit
+// (and at least 16) where the limit is small.
+func DefaultMaxOpenFiles() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {
+		return 1 << 20
+	}
+	return maxOpenFor(int(rl.Cur))
+}
+
+func maxOpenFor(nofile int) int {
+	return max(nofile-OpenFilesReserve, nofile/2, 16)
 }
 
 // ErrClosed is returned by methods of a closed Follower.
@@ -108,6 +138,16 @@ type tracked struct {
 	midLine bool
 	// changed: the last scan saw a size other than what was read.
 	changed bool
+	// size is the size at the last look; with offset == scanned == size
+	// the file is fully read and its descriptor may go to the budget.
+	size int64
+	// wantOpen: the file needs a descriptor the budget could not give yet;
+	// Poll opens it as soon as one is free. fresh: saved offsets were not
+	// applied to it yet (it was never opened).
+	wantOpen bool
+	fresh    bool
+	// missed counts rescans a closed file was not found by (see lose).
+	missed int
 
 	lastChange time.Time
 	seen       uint64 // rescan generation
@@ -154,6 +194,8 @@ type Follower struct {
 	hasBlob      bool
 	enc          []byte
 	openFDs      int
+	maxOpen      int
+	waiting      int // tracked files with wantOpen
 	pollSeq      uint64
 	w            *watcher
 
@@ -189,7 +231,11 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 	if 2*cfg.MaxLineBytes > bufSize {
 		bufSize = 2 * cfg.MaxLineBytes
 	}
+	if cfg.MaxOpenFiles <= 0 {
+		cfg.MaxOpenFiles = DefaultMaxOpenFiles()
+	}
 	f := &Follower{
+		maxOpen:  cfg.MaxOpenFiles,
 		cfg:      cfg,
 		log:      logger,
 		byID:     make(map[fileID]*tracked),
@@ -262,7 +308,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		f.rescan(now, &c)
 		f.nextScan = now.Add(f.cfg.RescanInterval)
 		f.polled = true
-		if f.pending != nil && !f.hasDirProblems() {
+		if f.pending != nil && !f.hasDirProblems() && f.waiting == 0 {
 			// Entries not matched by a few clean full scans belong to
 			// files deleted while we were down. One scan is not enough: a
 			// file renamed while it was listed (kubelet rotation) is only
@@ -287,7 +333,22 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 	}
 	var gone bool
 	for _, t := range f.order {
-		if t.done || t.fd < 0 {
+		if t.done {
+			continue
+		}
+		if t.fd < 0 {
+			if !t.wantOpen {
+				continue
+			}
+			// Found while the budget was spent: open it now that reading
+			// the files before it made some evictable.
+			if !f.open(t, &c) {
+				continue
+			}
+			t.changed = false
+			if !f.check(t, handle, true, now, &c) {
+				gone = true
+			}
 			continue
 		}
 		// A write event on a file whose size did not grow is a rewrite in
@@ -328,6 +389,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 // taken once per Poll, not once per line.
 type pollCounters struct {
 	lines, bytes, truncLines, truncations, replaced uint64
+	limitReached                                    uint64
 	errs                                            map[string]uint64
 }
 
@@ -347,6 +409,8 @@ func (f *Follower) flush(c *pollCounters) {
 	s.TruncatedLines += c.truncLines
 	s.Truncations += c.truncations
 	s.Replacements += c.replaced
+	s.OpenFilesLimitReached += c.limitReached
+	s.OpenFilesLimit = f.maxOpen
 	for k, v := range c.errs {
 		s.ReadErrors[k] += v
 	}
@@ -410,6 +474,7 @@ func (f *Follower) readIfChanged(t *tracked, st *syscall.Stat_t, event bool, han
 		f.truncated(t, size, c)
 	}
 	t.ctime = st.Ctim
+	t.size = size
 	if size > t.scanned {
 		t.lastChange = now
 		f.readFile(t, handle, false, c)
@@ -491,6 +556,10 @@ func (f *Follower) untrack(t *tracked) {
 }
 
 func (f *Follower) closeFD(t *tracked) {
+	if t.wantOpen {
+		t.wantOpen = false
+		f.waiting--
+	}
 	if t.fd >= 0 {
 		_ = syscall.Close(t.fd)
 		t.fd = -1
