@@ -44,6 +44,11 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 	f.gen++
 	sc := &scanCtx{gen: f.gen, now: now, c: c, problems: make(map[string]problem)}
 	for _, root := range f.cfg.Roots {
+		// Watch the root's parent (or, while that is missing too, its
+		// nearest existing ancestor): a root deleted and created again,
+		// or created late, is then an event and not a wait for the next
+		// rescan. Its events ask for a rescan only for directories.
+		f.watchAncestor(root)
 		var st syscall.Stat_t
 		if err := syscall.Stat(root, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 			switch {
@@ -102,6 +107,22 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 		f.reorder()
 	}
 	f.reportProblems(sc)
+}
+
+// watchAncestor watches the nearest existing directory above path.
+func (f *Follower) watchAncestor(path string) {
+	if f.w == nil {
+		return
+	}
+	for d := filepath.Dir(filepath.Clean(path)); ; d = filepath.Dir(d) {
+		if isDir(d) {
+			f.w.add(d)
+			return
+		}
+		if d == filepath.Dir(d) {
+			return
+		}
+	}
 }
 
 // watchGlobDirs watches every existing directory the directory part of a
