@@ -202,6 +202,8 @@ type Follower struct {
 	statsMu sync.Mutex
 	stats   Stats
 
+	lock *os.File // flock on <StateFile>.lock while the follower lives
+
 	// Hooks replaced by tests.
 	readDir func(string) ([]fs.DirEntry, error)
 	now     func() time.Time
@@ -246,6 +248,13 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 		now:      time.Now,
 	}
 	f.stats.ReadErrors = make(map[string]uint64)
+	if cfg.StateFile != "" {
+		lock, err := lockState(cfg.StateFile)
+		if err != nil {
+			return nil, err
+		}
+		f.lock = lock
+	}
 	if !cfg.DisableNotify {
 		w, err := newWatcher(logger)
 		if err != nil {
@@ -271,6 +280,9 @@ func (f *Follower) Close() error {
 	}
 	for _, t := range f.orphans {
 		f.closeFD(t)
+	}
+	if f.lock != nil {
+		_ = f.lock.Close() // releases the flock
 	}
 	if f.w != nil {
 		return f.w.close()

@@ -424,7 +424,7 @@ const evictBatch = 64
 func (f *Follower) evict(n int) {
 	var cand []*tracked
 	for _, t := range f.order {
-		if t.fd >= 0 && !t.pollAlways && !t.orphan && !t.changed && f.byID[t.id] == t &&
+		if t.fd >= 0 && !t.pollAlways && !t.orphan && f.byID[t.id] == t &&
 			t.offset == t.scanned && t.size == t.scanned {
 			cand = append(cand, t)
 		}
