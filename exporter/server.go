@@ -60,6 +60,11 @@ type Server struct {
 	open    atomic.Int64
 	refused atomic.Uint64
 
+	// byAddr holds the open connections of each client address, oldest
+	// first, for the per-address share.
+	mu     sync.Mutex
+	byAddr map[string][]net.Conn
+
 	warnOnce sync.Once
 }
 
@@ -70,7 +75,7 @@ var refusedDesc = prometheus.NewDesc(
 
 // NewServer returns a server for handler with opts' limits.
 func NewServer(handler http.Handler, opts ServerOpts, logger *slog.Logger) *Server {
-	s := &Server{opts: opts, logger: logger}
+	s := &Server{opts: opts, logger: logger, byAddr: map[string][]net.Conn{}}
 	s.Server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
@@ -86,20 +91,83 @@ func NewServer(handler http.Handler, opts ServerOpts, logger *slog.Logger) *Serv
 // connState counts open connections and closes one that arrives over the
 // cap. It works on every listener exporter-toolkit opens (TCP, systemd
 // sockets, vsock, TLS), which wrapping a listener would not.
+//
+// At the cap, connections beyond a per-address share (a quarter of the
+// cap) go first: when the new connection's address holds less than its
+// share and another address holds more, that address's oldest connection
+// is closed instead of the new one. So a client holding every slot with
+// slow connections (slowloris) cannot keep a scraper from another address
+// out; the greedy address itself is still refused.
 func (s *Server) connState(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
-		if n := s.open.Add(1); s.opts.MaxConnections > 0 && n > int64(s.opts.MaxConnections) {
+		addr := hostOf(c.RemoteAddr())
+		s.mu.Lock()
+		s.byAddr[addr] = append(s.byAddr[addr], c)
+		var victim net.Conn
+		n := s.open.Add(1)
+		over := s.opts.MaxConnections > 0 && n > int64(s.opts.MaxConnections)
+		if over {
+			victim = c
+			if len(s.byAddr[addr]) <= s.share() {
+				if greedy := s.greediest(); greedy != "" && len(s.byAddr[greedy]) > s.share() {
+					victim = s.byAddr[greedy][0]
+				}
+			}
+		}
+		s.mu.Unlock()
+		if victim != nil {
 			s.refused.Add(1)
 			s.warnOnce.Do(func() {
-				s.logger.Warn("connection limit reached, closing new connections (counted in hccl_exporter_http_connections_refused_total)",
+				s.logger.Warn("connection limit reached, closing new connections, or the oldest of an address holding more than a quarter of them (counted in hccl_exporter_http_connections_refused_total)",
 					"max_connections", s.opts.MaxConnections)
 			})
-			_ = c.Close() // the server then reports it StateClosed
+			_ = victim.Close() // the server then reports it StateClosed
 		}
 	case http.StateClosed, http.StateHijacked:
 		s.open.Add(-1)
+		addr := hostOf(c.RemoteAddr())
+		s.mu.Lock()
+		conns := s.byAddr[addr]
+		for i, x := range conns {
+			if x == c {
+				conns = append(conns[:i], conns[i+1:]...)
+				break
+			}
+		}
+		if len(conns) == 0 {
+			delete(s.byAddr, addr)
+		} else {
+			s.byAddr[addr] = conns
+		}
+		s.mu.Unlock()
 	}
+}
+
+// share is how many connections one address may hold once the cap is
+// reached before its own are closed first.
+func (s *Server) share() int { return max(1, s.opts.MaxConnections/4) }
+
+// greediest is the address with the most open connections.
+func (s *Server) greediest() string {
+	best, n := "", 0
+	for a, conns := range s.byAddr {
+		if len(conns) > n {
+			best, n = a, len(conns)
+		}
+	}
+	return best
+}
+
+// hostOf is the client address without its port.
+func hostOf(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	if host, _, err := net.SplitHostPort(a.String()); err == nil {
+		return host
+	}
+	return a.String()
 }
 
 // Describe and Collect export the refused-connection counter.

@@ -87,7 +87,8 @@ func run(args []string) int {
 	app.Flag("web.max-header-bytes", "Largest request header accepted, in bytes; larger ones get 431.").
 		Default(strconv.Itoa(exporter.DefaultMaxHeaderBytes)).IntVar(&srvOpts.MaxHeaderBytes)
 	app.Flag("web.max-connections", "Most connections open at once; one beyond is closed on arrival and counted in "+
-		"hccl_exporter_http_connections_refused_total. 0 disables the cap.").
+		"hccl_exporter_http_connections_refused_total; at the cap, a client address holding more than a quarter of the slots loses its oldest connection "+
+		"to a newcomer from another address, so a local scraper keeps a slot. 0 disables the cap.").
 		Default(strconv.Itoa(exporter.DefaultMaxConnections)).IntVar(&srvOpts.MaxConnections)
 	toolkitFlags := kingpinflag.AddFlags(app, ":9842")
 

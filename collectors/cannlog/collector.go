@@ -27,6 +27,7 @@ type Config struct {
 	RescanInterval     time.Duration
 	CheckpointInterval time.Duration
 	MaxLineBytes       int
+	MaxOpenFiles       int // descriptor budget for log files; 0: from RLIMIT_NOFILE
 	MaxPIDs            int
 	MaxCommunicators   int
 	MaxCodes           int
@@ -89,6 +90,12 @@ func AddFlags(app *kingpin.Application) *Config {
 		Default("10s").DurationVar(&cfg.CheckpointInterval)
 	app.Flag("cannlog.max-line-bytes", "Longest line read; longer lines are cut and counted.").
 		Default(fmt.Sprint(tail.DefaultMaxLineBytes)).IntVar(&cfg.MaxLineBytes)
+	app.Flag("cannlog.max-open-files", fmt.Sprintf("Most log files held open at once. Past it, fully read files are closed "+
+		"least recently written first and opened again (same path, device and inode) when they are written; files with "+
+		"unread bytes, and deleted ones still being read, keep theirs. 0: RLIMIT_NOFILE minus %d reserved for the HTTP "+
+		"listener and connections, npu-smi/hccn_tool pipes and the kubelet socket (at least half the limit); now %d.",
+		tail.OpenFilesReserve, tail.DefaultMaxOpenFiles())).
+		Default("0").IntVar(&cfg.MaxOpenFiles)
 	app.Flag("cannlog.max-pids", "Cap on distinct processes (pid label) with settings or communicators.").
 		Default(fmt.Sprint(d.MaxPIDs)).IntVar(&cfg.MaxPIDs)
 	app.Flag("cannlog.max-communicators", "Cap on communicators over all processes.").
@@ -133,6 +140,10 @@ type follower interface {
 var (
 	filesTrackedDesc = prometheus.NewDesc("ascend_log_files_tracked",
 		"Log files followed (CANN plogs and screen logs).", nil, nil)
+	filesOpenDesc = prometheus.NewDesc("ascend_log_files_open",
+		"Log files held open now (at most --cannlog.max-open-files).", nil, nil)
+	openLimitDesc = prometheus.NewDesc("ascend_log_open_files_limit_reached_total",
+		"Log file opens that found --cannlog.max-open-files spent: a fully read file was closed to make room, or the file waited for one.", nil, nil)
 	readErrorsDesc = prometheus.NewDesc("ascend_log_read_errors_total",
 		"Errors reading log files and directories (missing roots, unreadable directories, failed reads).", nil, nil)
 	truncatedLinesDesc = prometheus.NewDesc("ascend_log_truncated_lines_total",
@@ -200,6 +211,7 @@ func New(cfg Config, live Liveness, logger *slog.Logger) (*Collector, error) {
 		RescanInterval: cfg.RescanInterval,
 		MaxLineBytes:   cfg.MaxLineBytes,
 		AwaitProcRoots: cfg.Procfs != "" && cfg.Processes != nil,
+		MaxOpenFiles:   cfg.MaxOpenFiles,
 	}, logger)
 	if err != nil {
 		return nil, fmt.Errorf("cannlog: start log follower: %w", err)
@@ -396,6 +408,8 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		readErrs += n
 	}
 	ch <- prometheus.MustNewConstMetric(filesTrackedDesc, prometheus.GaugeValue, float64(st.FilesTracked))
+	ch <- prometheus.MustNewConstMetric(filesOpenDesc, prometheus.GaugeValue, float64(st.FilesOpen))
+	ch <- prometheus.MustNewConstMetric(openLimitDesc, prometheus.CounterValue, float64(st.OpenFilesLimitReached))
 	ch <- prometheus.MustNewConstMetric(readErrorsDesc, prometheus.CounterValue, float64(readErrs))
 	ch <- prometheus.MustNewConstMetric(truncatedLinesDesc, prometheus.CounterValue, float64(st.TruncatedLines))
 	ch <- prometheus.MustNewConstMetric(truncationsDesc, prometheus.CounterValue, float64(st.Truncations))
@@ -417,6 +431,8 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	c.state.Describe(ch)
 	ch <- filesTrackedDesc
+	ch <- filesOpenDesc
+	ch <- openLimitDesc
 	ch <- readErrorsDesc
 	ch <- truncatedLinesDesc
 	ch <- truncationsDesc

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
@@ -65,7 +66,7 @@ var (
 		"HCCL settings lines whose value HCCL itself refuses (outside its documented range, NaN, infinite): the value is kept in hccl_env_info but not exported as a number. variable is the HCCL variable, other for variables without a known range.",
 		[]string{"variable"}, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
-		"Label values from logs dropped because the distinct values of the label reached the cap.",
+		exporter.DroppedLabelValuesHelp,
 		[]string{"label"}, nil)
 )
 

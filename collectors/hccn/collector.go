@@ -372,13 +372,27 @@ func (c *Collector) sendCalls(ch chan<- prometheus.Metric) {
 // published. It never runs hccn_tool and never waits, so it needs nothing
 // of the scrape's ctx. An incomplete sweep returns its error after sending
 // what it read; a missing hccn_tool is not an error (inference cards have
-// no RoCE NIC): only ascend_hccn_tool_up 0 is sent.
+// no RoCE NIC): only ascend_hccn_tool_up 0 is sent. A sweep that finished
+// more than two intervals ago is not served (up 0, call counters and the
+// last sweep's time only): the sweep after it hangs.
 func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
 	p := c.latest.Load()
 	if p == nil {
 		c.sendCalls(ch)
 		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
 		return errFirstSweep
+	}
+	if s := p.sweep; !s.Absent {
+		if age := c.now().Sub(s.Finished); age > 2*c.cfg.Interval {
+			// The sweep in flight hangs (a hung hccn_tool costs a timeout
+			// per chip and command): the last one is no longer the
+			// present, whatever it said.
+			c.sendCalls(ch)
+			ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
+			ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
+			return fmt.Errorf("last hccn_tool sweep finished %s ago, more than two --hccn-tool.interval (%s): the sweep in flight hangs, old readings are not served: %w",
+				age.Round(time.Second), c.cfg.Interval, exporter.ErrNoData)
+		}
 	}
 	for _, m := range p.metrics {
 		ch <- m

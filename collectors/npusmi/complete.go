@@ -11,14 +11,26 @@ import (
 // than a cut output: a cut falls at a different place each time.
 const acceptRuns = 3
 
-// expectation is what complete runs showed of the node. A table that
-// parses but lists fewer chips, or whose process table stops accounting
-// for every NPU, is a cut output that happened to end at a row boundary:
-// it fails, instead of passing as a smaller node whose missing chips'
-// series (and their headroom and health alerts) silently vanish.
+// expectation is what complete runs showed of the node. A table is
+// complete by its structure: Parse refuses one cut inside a row, after a
+// row, or inside the process table (every NPU of the device table must be
+// accounted for there). What structure cannot show is a cut on a separator
+// before the process table; so
+//   - once a run printed a process table, a table without one is cut;
+//   - a table listing fewer chips than complete runs did is the node only
+//     when it proves itself whole (it has its process table) and acceptRuns
+//     such tables in a row agree on it (a chip really gone). An HBM table
+//     (910, 910B, A3, 950: npu-smi always prints their process table)
+//     without a process table never proves itself; a non-HBM one (310,
+//     310P boards that print none) is taken after acceptRuns identical
+//     runs, since a cut falls at a different place each time.
+//
+// A smaller table that fails is an error, instead of passing as a smaller
+// node whose missing chips' series (and their headroom and health alerts)
+// silently vanish.
 type expectation struct {
-	chips         map[chipKey]bool
-	procsCoverAll bool // a complete run's process table accounted for every NPU
+	chips     map[chipKey]bool
+	procTable bool // a complete run printed a process table
 
 	shrunk     string // the smaller table seen in the last runs
 	shrunkRuns int
@@ -28,10 +40,13 @@ type expectation struct {
 // accepted is true when a smaller table was taken as the new normal.
 func (e *expectation) check(s *Snapshot) (accepted bool, err error) {
 	have := make(map[chipKey]bool, len(s.Chips))
-	npus := map[string]bool{}
 	for _, c := range s.Chips {
 		have[chipKey{c.NPU, c.Chip}] = true
-		npus[c.NPU] = true
+	}
+	hasProcs := s.ProcessNPUs != nil
+	if e.procTable && !hasProcs {
+		e.shrunk, e.shrunkRuns = "", 0
+		return false, fmt.Errorf("%w: the output stops before the process table (earlier runs printed one)", ErrTruncated)
 	}
 	var missing []chipKey
 	for k := range e.chips {
@@ -39,49 +54,40 @@ func (e *expectation) check(s *Snapshot) (accepted bool, err error) {
 			missing = append(missing, k)
 		}
 	}
-	coverAll := s.ProcessNPUs != nil
-	var uncovered []string
-	for npu := range npus {
-		if !slices.Contains(s.ProcessNPUs, npu) {
-			coverAll = false
-			uncovered = append(uncovered, npu)
-		}
-	}
-	procsCut := e.procsCoverAll && !coverAll
-	if len(missing) == 0 && !procsCut {
+	if len(missing) == 0 {
 		if e.chips == nil {
 			e.chips = map[chipKey]bool{}
 		}
 		for k := range have {
 			e.chips[k] = true
 		}
-		e.procsCoverAll = e.procsCoverAll || coverAll
+		e.procTable = e.procTable || hasProcs
 		e.shrunk, e.shrunkRuns = "", 0
 		return false, nil
 	}
-
+	slices.SortFunc(missing, func(a, b chipKey) int { return strings.Compare(a.npu+"/"+a.chip, b.npu+"/"+b.chip) })
+	fail := fmt.Errorf("%w: %d chips listed, %d of those earlier complete runs listed are missing (first: NPU %s chip %s)",
+		ErrTruncated, len(s.Chips), len(missing), missing[0].npu, missing[0].chip)
+	if s.hbm && !hasProcs {
+		// Cannot prove itself whole: never the node.
+		e.shrunk, e.shrunkRuns = "", 0
+		return false, fail
+	}
 	keys := make([]string, 0, len(have))
 	for k := range have {
 		keys = append(keys, k.npu+"/"+k.chip)
 	}
 	slices.Sort(keys)
-	sig := fmt.Sprintf("%s|%v", strings.Join(keys, ","), coverAll)
+	sig := fmt.Sprintf("%s|%v", strings.Join(keys, ","), hasProcs)
 	if sig == e.shrunk {
 		e.shrunkRuns++
 	} else {
 		e.shrunk, e.shrunkRuns = sig, 1
 	}
 	if e.shrunkRuns >= acceptRuns {
-		e.chips, e.procsCoverAll = have, coverAll
+		e.chips, e.procTable = have, hasProcs
 		e.shrunk, e.shrunkRuns = "", 0
 		return true, nil
 	}
-	if len(missing) > 0 {
-		slices.SortFunc(missing, func(a, b chipKey) int { return strings.Compare(a.npu+"/"+a.chip, b.npu+"/"+b.chip) })
-		return false, fmt.Errorf("%w: %d chips listed, %d of those earlier complete runs listed are missing (first: NPU %s chip %s)",
-			ErrTruncated, len(s.Chips), len(missing), missing[0].npu, missing[0].chip)
-	}
-	slices.Sort(uncovered)
-	return false, fmt.Errorf("%w: the process table stops before NPU %s (earlier complete runs accounted for every NPU)",
-		ErrTruncated, uncovered[0])
+	return false, fail
 }

@@ -19,12 +19,15 @@
 //     once per interval whatever the scrape load, and turns the Snapshot into the
 //     ascend_npu_* series. A failed run sets ascend_npu_smi_up to 0 and exports no
 //     per-chip values: old values are never served as if they were fresh;
-//   - a cut output is a failed run (parse_error), never a smaller node: Parse
-//     rejects a table that ends mid-line, after a row instead of a separator, or
-//     with an NPU row missing its chip row, and the collector (complete.go) rejects
-//     a table listing fewer chips than complete runs did, or a process table that
-//     stops accounting for every NPU, until the same smaller table has come back
-//     several runs in a row (a chip really gone).
+//   - a cut output is a failed run (parse_error), never a smaller node. A table is
+//     complete by its structure: Parse rejects a table that ends mid-line, after a
+//     row instead of a separator, with an NPU row missing its chip row, or with a
+//     process table that stops before an NPU of the device table (npu-smi accounts
+//     for every NPU there, by a process row or "No running processes found in NPU
+//     <id>"). The collector (complete.go) rejects a missing process table where
+//     earlier runs printed one, and a table listing fewer chips than complete runs
+//     did unless acceptRuns whole tables in a row agree on it (a chip really gone);
+//     an HBM table without its process table never proves itself whole.
 //
 // Other collectors read the same run through (*Collector).Snapshot (headroom, in
 // the same scrape) and (*Collector).Latest (process liveness, without running

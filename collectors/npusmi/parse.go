@@ -39,6 +39,11 @@ type Snapshot struct {
 	// there, so an NPU missing from a table that once listed all of them
 	// means the output was cut (see the collector's completeness check).
 	ProcessNPUs []string
+
+	// hbm: the device table has an HBM layout (910, 910B, 910_93, 950),
+	// for which npu-smi always prints the process table (SRC
+	// print_total_info*); without one, the table cannot prove it is whole.
+	hbm bool
 }
 
 // Chip is one chip block (a die on Atlas A3, a chip of a 300I Duo card).
@@ -300,6 +305,16 @@ func Parse(out []byte) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: NPU row %q has no chip row", ErrTruncated, clip(p.pending.line))
 	}
 	if p.procNPUs != nil {
+		// npu-smi prints the process table NPU by NPU after the whole
+		// device table, and accounts for every NPU there (a process row or
+		// "No running processes found in NPU <id>"): a process table that
+		// stops before an NPU of the device table was cut, even when the
+		// cut fell on a separator.
+		for _, c := range p.snap.Chips {
+			if !p.procNPUs[c.NPU] {
+				return nil, fmt.Errorf("%w: the process table stops before NPU %s (npu-smi lists every NPU there)", ErrTruncated, c.NPU)
+			}
+		}
 		p.snap.ProcessNPUs = make([]string, 0, len(p.procNPUs))
 		for npu := range p.procNPUs {
 			p.snap.ProcessNPUs = append(p.snap.ProcessNPUs, npu)
@@ -450,6 +465,7 @@ func (p *parser) deviceHeader2(cells []string) error {
 		return err
 	}
 	d.haveRow2 = true
+	p.snap.hbm = strings.Contains(cells[d.utilCol], "HBM")
 	return nil
 }
 
@@ -722,6 +738,11 @@ func (p *parser) processRow(line string, cells []string) {
 			p.procNPUs[m[1]] = true
 		}
 		return
+	}
+	// The row accounts for its NPU even when it is dropped below: the
+	// table was printed that far, which is what completeness asks.
+	if f := strings.Fields(cells[0]); len(f) > 0 && intRe.MatchString(f[0]) {
+		p.procNPUs[f[0]] = true
 	}
 	if l.cells == 0 {
 		return // header was unusable; already warned

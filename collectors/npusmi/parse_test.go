@@ -51,7 +51,7 @@ func TestParseLayouts(t *testing.T) {
 			},
 		},
 		{
-			file: "info-910a-warning-v23.0.rc1.txt", version: "23.0.rc1.b070", driver: "23.0.rc1.b070", chips: 4,
+			file: "info-910a-warning-v23.0.rc1-all-npus.txt", version: "23.0.rc1.b070", driver: "23.0.rc1.b070", chips: 4,
 			check: []wantChip{
 				{npu: "2", chip: "0", name: "910A", bus: "0000:41:00.0", health: "Warning",
 					hbmUsed: mb(30750), hbmTotal: mb(32768), memUsed: mb(1667), memTotal: mb(15137),

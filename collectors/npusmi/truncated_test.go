@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -112,9 +113,8 @@ func TestCutTableFailsTheRun(t *testing.T) {
 		{"process table cut between NPUs", full[:afterProc]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := Parse(tc.cut); err != nil {
-				t.Fatalf("the cut must parse on its own to test the learned check: %v", err)
-			}
+			// The cut between chips parses on its own (only the learned
+			// check refuses it); the process table cut is refused by Parse.
 			c, _, clk := newScripted(5*time.Second, step{out: full}, step{out: tc.cut})
 			if up := value(t, gather(t, c), "ascend_npu_smi_up", nil); up != 1 {
 				t.Fatalf("complete run: up %v", up)
@@ -182,4 +182,86 @@ func blockOf(t *testing.T, b []byte, prefix string) string {
 	}
 	k := bytes.IndexByte(rest[j+1:], '\n')
 	return string(rest[:j+1+k+1])
+}
+
+// TestCutBurstsNeverAccepted is the attack of issue 24: after a complete
+// run, bursts of cut tables — at a different point each run, and at the
+// same point run after run — must never be served as the node. Before, three
+// cuts in a row that stopped in the process table at different points were
+// taken as "the same smaller table" (the chip list agreed) and served up 1
+// with 1 of 8 processes. Every cut point of every captured table is tried.
+func TestCutBurstsNeverAccepted(t *testing.T) {
+	for name, full := range completeTables(t) {
+		want, err := Parse(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !procNPUsListed(want) {
+			// An excerpt whose process table lists NPUs its device
+			// table does not: real npu-smi never prints that, and its
+			// cut after the last listed chip's NPU looks whole.
+			continue
+		}
+		// Cuts that only drop what follows the table (a trailing notice)
+		// are the whole table.
+		whole := func(s *Snapshot) bool {
+			return len(s.Chips) == len(want.Chips) && len(s.Processes) == len(want.Processes) &&
+				slices.Equal(s.ProcessNPUs, want.ProcessNPUs)
+		}
+		var cuts [][]byte
+		for _, n := range cutPoints(full) {
+			if n > 0 && n < len(full) {
+				cuts = append(cuts, full[:n])
+			}
+		}
+		run := func(e *expectation, b []byte) (*Snapshot, bool) {
+			s, err := Parse(b)
+			if err != nil {
+				return nil, false
+			}
+			if _, err := e.check(s); err != nil {
+				return nil, false
+			}
+			return s, true
+		}
+		// A burst at different points: a sliding window of burst cuts.
+		const burst = acceptRuns + 2
+		var e expectation
+		if _, ok := run(&e, full); !ok {
+			t.Fatalf("%s: the complete table is refused", name)
+		}
+		for i := range cuts {
+			for j := i; j < min(i+burst, len(cuts)); j++ {
+				if s, ok := run(&e, cuts[j]); ok && !whole(s) {
+					t.Fatalf("%s: burst from cut %d: cut at byte %d served with %d/%d chips, %d/%d processes",
+						name, i, len(cuts[j]), len(s.Chips), len(want.Chips), len(s.Processes), len(want.Processes))
+				}
+			}
+			if _, ok := run(&e, full); !ok {
+				t.Fatalf("%s: the complete table is refused after a burst", name)
+			}
+		}
+		// The same cut, run after run (a pipe cut at a fixed buffer size).
+		for _, cut := range cuts {
+			var e expectation
+			run(&e, full)
+			for r := range burst {
+				if s, ok := run(&e, cut); ok && !whole(s) && (want.ProcessNPUs != nil || s.hbm) {
+					t.Fatalf("%s: cut at byte %d served on repeat %d with %d/%d chips, %d/%d processes",
+						name, len(cut), r+1, len(s.Chips), len(want.Chips), len(s.Processes), len(want.Processes))
+				}
+			}
+		}
+	}
+}
+
+// procNPUsListed reports whether every NPU of the process table is one of
+// the device table's.
+func procNPUsListed(s *Snapshot) bool {
+	for _, npu := range s.ProcessNPUs {
+		if !slices.ContainsFunc(s.Chips, func(c Chip) bool { return c.NPU == npu }) {
+			return false
+		}
+	}
+	return true
 }

@@ -57,6 +57,8 @@ var (
 	errorsDesc = prometheus.NewDesc("ascend_pod_resources_errors_total",
 		"Failed kubelet PodResources queries by reason: connect, list.",
 		[]string{"reason"}, nil)
+	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
+		exporter.DroppedLabelValuesHelp, []string{"label"}, nil)
 	unattributedDesc = prometheus.NewDesc("ascend_pod_resources_unmapped_devices",
 		"Ascend devices the kubelet assigned to containers whose physical id npu-smi's table does not show, so no chip can name their pod.",
 		nil, nil)
@@ -113,6 +115,11 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 	for _, r := range errorReasons {
 		ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.CounterValue, float64(c.w.errors[r]), r)
 	}
+	if st != StatusDisabled && st != StatusNoSocket {
+		for _, r := range droppedReasons {
+			ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(c.w.dropped[r]), r)
+		}
+	}
 	c.w.mu.Unlock()
 	switch st {
 	case StatusDisabled, StatusNoSocket:
@@ -155,7 +162,7 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 
 // Describe and Collect make the collector usable with a plain registry.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{processInfoDesc, podInfoDesc, upDesc, errorsDesc, unattributedDesc} {
+	for _, d := range []*prometheus.Desc{processInfoDesc, podInfoDesc, upDesc, errorsDesc, droppedDesc, unattributedDesc} {
 		ch <- d
 	}
 }

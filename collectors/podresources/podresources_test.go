@@ -116,6 +116,10 @@ ascend_pod_resources_unmapped_devices 1
 # TYPE ascend_pod_resources_errors_total counter
 ascend_pod_resources_errors_total{reason="connect"} 0
 ascend_pod_resources_errors_total{reason="list"} 0
+# HELP hccl_exporter_label_values_dropped_total Label values from logs dropped because the distinct values of the label reached the cap.
+# TYPE hccl_exporter_label_values_dropped_total counter
+hccl_exporter_label_values_dropped_total{label="kubelet_label_length"} 0
+hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)
@@ -145,6 +149,10 @@ ascend_pod_resources_up 0
 # TYPE ascend_pod_resources_errors_total counter
 ascend_pod_resources_errors_total{reason="connect"} 0
 ascend_pod_resources_errors_total{reason="list"} 1
+# HELP hccl_exporter_label_values_dropped_total Label values from logs dropped because the distinct values of the label reached the cap.
+# TYPE hccl_exporter_label_values_dropped_total counter
+hccl_exporter_label_values_dropped_total{label="kubelet_label_length"} 0
+hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(wantFailed)); err != nil {
 		t.Error(err)
@@ -262,6 +270,10 @@ func TestSocketWithoutKubelet(t *testing.T) {
 # TYPE ascend_pod_resources_errors_total counter
 ascend_pod_resources_errors_total{reason="connect"} 1
 ascend_pod_resources_errors_total{reason="list"} 0
+# HELP hccl_exporter_label_values_dropped_total Label values from logs dropped because the distinct values of the label reached the cap.
+# TYPE hccl_exporter_label_values_dropped_total counter
+hccl_exporter_label_values_dropped_total{label="kubelet_label_length"} 0
+hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 # HELP ascend_pod_resources_up 1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).
 # TYPE ascend_pod_resources_up gauge
 ascend_pod_resources_up 0

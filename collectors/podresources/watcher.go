@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kingpin/v2"
 	"google.golang.org/grpc"
@@ -22,15 +24,45 @@ import (
 // DefaultSocket is where the kubelet serves the PodResources API.
 const DefaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
 
-// maxRecvBytes bounds a List answer; a node with many pods and devices
-// stays far below it (dcgm-exporter uses the same bound).
-const maxRecvBytes = 16 << 20
+// maxRecvBytes bounds a List answer. A real node (110 pods by default,
+// at most a few hundred, 16 NPUs) answers in well under 100 KiB; 8 MiB
+// (100,000 one-device pods fit) keeps a runaway answer from costing the
+// exporter hundreds of MiB while it is decoded (a bigger one fails the
+// List, counted as a list error).
+const maxRecvBytes = 8 << 20
+
+// Bounds on what one answer may add to ascend_npu_pod_info; past them the
+// rest is dropped and counted in hccl_exporter_label_values_dropped_total.
+const (
+	// DefaultMaxPods is --kubelet.max-pods: far above a real node's
+	// max-pods (110 by default), far below what would hurt.
+	DefaultMaxPods = 1024
+	// maxPodsPerChip bounds the containers one chip is assigned to (vNPU
+	// slices of a chip: a handful on real nodes).
+	maxPodsPerChip = 64
+	// MaxLabelBytes is the longest namespace, pod or container label
+	// value kept; Kubernetes names are at most 253 bytes, so only a
+	// broken or hostile kubelet answer is cut.
+	MaxLabelBytes = 256
+)
+
+// Label values of hccl_exporter_label_values_dropped_total for the pod
+// attribution.
+const (
+	droppedPod    = "kubelet_pod"
+	droppedLength = "kubelet_label_length"
+)
+
+var droppedReasons = []string{droppedLength, droppedPod}
 
 // Config is the podresources configuration, filled by AddFlags.
 type Config struct {
 	Socket   string        // empty disables the kubelet query
 	Interval time.Duration // how often the kubelet is asked
 	Timeout  time.Duration // per List call
+	// MaxPods caps the (chip, container) assignments kept from one answer:
+	// the ascend_npu_pod_info series. 0 takes DefaultMaxPods.
+	MaxPods int
 }
 
 // AddFlags registers the --kubelet.* flags.
@@ -44,6 +76,11 @@ func AddFlags(app *kingpin.Application) *Config {
 		"background (never during a scrape).").Default("15s").DurationVar(&cfg.Interval)
 	app.Flag("kubelet.pod-resources-timeout", "Time limit of one PodResources List call.").
 		Default("5s").DurationVar(&cfg.Timeout)
+	app.Flag("kubelet.max-pods", fmt.Sprintf("Most (chip, container) assignments kept from one kubelet answer, "+
+		"i.e. ascend_npu_pod_info series (at most %d per chip; namespace, pod and container values are cut at %d bytes). "+
+		"What is dropped or cut is counted in hccl_exporter_label_values_dropped_total{label=~\"kubelet_.*\"}.",
+		maxPodsPerChip, MaxLabelBytes)).
+		Default(fmt.Sprint(DefaultMaxPods)).IntVar(&cfg.MaxPods)
 	return cfg
 }
 
@@ -83,6 +120,7 @@ type Watcher struct {
 	lastOK      time.Time
 	errors      map[string]uint64 // by reason
 	foreign     int               // device ids of the last answer that are not Ascend forms
+	dropped     map[string]uint64 // hccl_exporter_label_values_dropped_total by label
 	lastLogged  string            // the state last logged, so that each change is said once
 
 	conn *grpc.ClientConn
@@ -112,7 +150,10 @@ func NewWatcher(cfg Config, logger *slog.Logger) *Watcher {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
-	w := &Watcher{cfg: cfg, logger: logger, errors: map[string]uint64{}, done: make(chan struct{})}
+	if cfg.MaxPods <= 0 {
+		cfg.MaxPods = DefaultMaxPods
+	}
+	w := &Watcher{cfg: cfg, logger: logger, errors: map[string]uint64{}, dropped: map[string]uint64{}, done: make(chan struct{})}
 	w.list = w.grpcList
 	return w
 }
@@ -182,7 +223,17 @@ func (w *Watcher) Refresh(ctx context.Context) {
 		w.set(StatusFailed, nil, 0, reason, err.Error())
 		return
 	}
-	as, foreign := assignments(resp)
+	as, foreign, dropped := assignments(resp, w.cfg.MaxPods)
+	resp = nil // the answer is the bulk of the memory: let it go before sorting and storing
+	w.mu.Lock()
+	for k, n := range dropped {
+		w.dropped[k] += n
+	}
+	w.mu.Unlock()
+	if dropped[droppedPod] > 0 {
+		w.logger.Warn("the kubelet assigned NPUs to more containers than --kubelet.max-pods (or 64 per chip) allows; the rest are not exported",
+			"kept", len(as), "dropped", dropped[droppedPod], "max_pods", w.cfg.MaxPods)
+	}
 	w.set(StatusOK, as, foreign, "", "")
 }
 
@@ -214,12 +265,25 @@ func (w *Watcher) grpcList(ctx context.Context) (*podresourcesv1.ListPodResource
 }
 
 // assignments flattens a List answer to the Ascend devices of each
-// container, sorted, and counts the device ids of other forms.
-func assignments(resp *podresourcesv1.ListPodResourcesResponse) ([]Assignment, int) {
+// container, sorted, and counts the device ids of other forms. It keeps one
+// assignment per (chip, container) (several vNPUs of one chip in one
+// container are one), at most maxPodsPerChip per chip and maxPods in all,
+// with label values cut at MaxLabelBytes; what it drops or cuts is
+// counted by label. Its memory is bounded by the caps, whatever the answer.
+func assignments(resp *podresourcesv1.ListPodResourcesResponse, maxPods int) ([]Assignment, int, map[string]uint64) {
+	type key struct {
+		phy          int
+		ns, pod, ctr string
+	}
 	var out []Assignment
+	seen := map[key]bool{}
+	perChip := map[int]int{}
+	dropped := map[string]uint64{}
 	foreign := 0
 	for _, pod := range resp.GetPodResources() {
+		ns, name := pod.GetNamespace(), pod.GetName()
 		for _, c := range pod.GetContainers() {
+			ctr := c.GetName()
 			for _, dev := range c.GetDevices() {
 				for _, id := range dev.GetDeviceIds() {
 					d, ok := ParseDeviceID(id)
@@ -227,8 +291,24 @@ func assignments(resp *podresourcesv1.ListPodResourcesResponse) ([]Assignment, i
 						foreign++
 						continue
 					}
-					out = append(out, Assignment{Namespace: pod.GetNamespace(), Pod: pod.GetName(), Container: c.GetName(),
-						Resource: dev.GetResourceName(), Device: d})
+					k := key{d.PhyID, ns, name, ctr}
+					if seen[k] {
+						continue
+					}
+					if len(out) >= maxPods || perChip[d.PhyID] >= maxPodsPerChip {
+						dropped[droppedPod]++
+						continue
+					}
+					seen[k] = true
+					perChip[d.PhyID]++
+					a := Assignment{Namespace: cutLabel(ns, dropped), Pod: cutLabel(name, dropped),
+						Container: cutLabel(ctr, dropped), Resource: cutLabel(dev.GetResourceName(), dropped), Device: d}
+					// Copies: the strings must not pin the decoded answer.
+					a.Namespace, a.Pod, a.Container, a.Resource = strings.Clone(a.Namespace), strings.Clone(a.Pod),
+						strings.Clone(a.Container), strings.Clone(a.Resource)
+					a.Device.ID = strings.Clone(a.Device.ID)
+					a.Device.Type = strings.Clone(a.Device.Type)
+					out = append(out, a)
 				}
 			}
 		}
@@ -246,7 +326,24 @@ func assignments(resp *podresourcesv1.ListPodResourcesResponse) ([]Assignment, i
 		}
 		return a.Container < b.Container
 	})
-	return out, foreign
+	return out, foreign, dropped
+}
+
+// cutLabel cuts a label value at MaxLabelBytes (on a rune boundary, and
+// valid UTF-8 as label values must be), counting the cut.
+func cutLabel(s string, dropped map[string]uint64) string {
+	if len(s) <= MaxLabelBytes && utf8.ValidString(s) {
+		return s
+	}
+	if len(s) > MaxLabelBytes {
+		dropped[droppedLength]++
+		n := MaxLabelBytes
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 func (w *Watcher) set(st Status, as []Assignment, foreign int, reason, msg string) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -49,6 +48,9 @@ const (
 	// pendingScans is how many clean rescans saved offsets wait for the
 	// files they belong to.
 	pendingScans = 3
+	// lostScans is how many rescans a closed file may go unfound before it
+	// is forgotten.
+	lostScans = 2
 )
 
 // cannSortDirs are the CANN log sort directories below each root
@@ -77,6 +79,33 @@ type Config struct {
 	// AwaitProcRoots keeps the saved offsets of the state file until the
 	// first SetProcRoots call (see there).
 	AwaitProcRoots bool
+	// MaxOpenFiles caps the descriptors held on log files; 0 takes
+	// DefaultMaxOpenFiles. Past it, fully read files are closed least
+	// recently written first and opened again (by path, checked to be
+	// the same device and inode) when they are written again.
+	MaxOpenFiles int
+}
+
+// OpenFilesReserve is the part of RLIMIT_NOFILE the default descriptor
+// budget leaves to the rest of the exporter: the HTTP listener and its
+// connections (--web.max-connections, 512 by default), npu-smi and
+// hccn_tool pipes, the kubelet socket, inotify, the state file.
+const OpenFilesReserve = 640
+
+// DefaultMaxOpenFiles is the log-file descriptor budget derived from the
+// process's RLIMIT_NOFILE (which the Go runtime raises to the hard limit at
+// start): the limit minus OpenFilesReserve, but at least half the limit
+// (and at least 16) where the limit is small.
+func DefaultMaxOpenFiles() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {
+		return 1 << 20
+	}
+	return maxOpenFor(int(rl.Cur))
+}
+
+func maxOpenFor(nofile int) int {
+	return max(nofile-OpenFilesReserve, nofile/2, 16)
 }
 
 // ErrClosed is returned by methods of a closed Follower.
@@ -116,6 +145,16 @@ type tracked struct {
 	// when idle (the process's /proc entry may be gone when it next
 	// writes).
 	pinned bool
+	// size is the size at the last look; with offset == scanned == size
+	// the file is fully read and its descriptor may go to the budget.
+	size int64
+	// wantOpen: the file needs a descriptor the budget could not give yet;
+	// Poll opens it as soon as one is free. fresh: saved offsets were not
+	// applied to it yet (it was never opened).
+	wantOpen bool
+	fresh    bool
+	// missed counts rescans a closed file was not found by (see lose).
+	missed int
 
 	lastChange time.Time
 	seen       uint64 // rescan generation
@@ -123,6 +162,14 @@ type tracked struct {
 	prefix []byte // leading bytes until fpSize are known
 	fpLen  int
 	fpHash uint64
+	// tailLen and tailHash fingerprint the bytes just before offset (at
+	// most fpSize of them), and ctime is the change time of the last look:
+	// together with the head fingerprint they tell a file truncated and
+	// written again to its old length (or longer) from one that did not
+	// change, which its size cannot.
+	tailLen  int
+	tailHash uint64
+	ctime    syscall.Timespec
 
 	errMsg string // last logged error, so each failure is logged once
 }
@@ -154,6 +201,8 @@ type Follower struct {
 	hasBlob      bool
 	enc          []byte
 	openFDs      int
+	maxOpen      int
+	waiting      int // tracked files with wantOpen
 	pollSeq      uint64
 	w            *watcher
 	// procRoots are the per-process roots of SetProcRoots; procRootsSet
@@ -163,6 +212,8 @@ type Follower struct {
 
 	statsMu sync.Mutex
 	stats   Stats
+
+	lock *os.File // flock on <StateFile>.lock while the follower lives
 
 	// Hooks replaced by tests.
 	readDir func(string) ([]fs.DirEntry, error)
@@ -193,7 +244,11 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 	if 2*cfg.MaxLineBytes > bufSize {
 		bufSize = 2 * cfg.MaxLineBytes
 	}
+	if cfg.MaxOpenFiles <= 0 {
+		cfg.MaxOpenFiles = DefaultMaxOpenFiles()
+	}
 	f := &Follower{
+		maxOpen:  cfg.MaxOpenFiles,
 		cfg:      cfg,
 		log:      logger,
 		byID:     make(map[fileID]*tracked),
@@ -204,6 +259,13 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 		now:      time.Now,
 	}
 	f.stats.ReadErrors = make(map[string]uint64)
+	if cfg.StateFile != "" {
+		lock, err := lockState(cfg.StateFile)
+		if err != nil {
+			return nil, err
+		}
+		f.lock = lock
+	}
 	if !cfg.DisableNotify {
 		w, err := newWatcher(logger)
 		if err != nil {
@@ -229,6 +291,9 @@ func (f *Follower) Close() error {
 	}
 	for _, t := range f.orphans {
 		f.closeFD(t)
+	}
+	if f.lock != nil {
+		_ = f.lock.Close() // releases the flock
 	}
 	if f.w != nil {
 		return f.w.close()
@@ -266,7 +331,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		f.rescan(now, &c)
 		f.nextScan = now.Add(f.cfg.RescanInterval)
 		f.polled = true
-		if f.pending != nil && !f.hasDirProblems() && (f.procRootsSet || !f.cfg.AwaitProcRoots) {
+		if f.pending != nil && !f.hasDirProblems() && (f.procRootsSet || !f.cfg.AwaitProcRoots) && f.waiting == 0 {
 			// Entries not matched by a few clean full scans belong to
 			// files deleted while we were down. One scan is not enough: a
 			// file renamed while it was listed (kubelet rotation) is only
@@ -291,13 +356,32 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 	}
 	var gone bool
 	for _, t := range f.order {
-		if t.done || t.fd < 0 {
+		if t.done {
 			continue
 		}
+		if t.fd < 0 {
+			if !t.wantOpen {
+				continue
+			}
+			// Found while the budget was spent: open it now that reading
+			// the files before it made some evictable.
+			if !f.open(t, &c) {
+				continue
+			}
+			t.changed = false
+			if !f.check(t, handle, true, now, &c) {
+				gone = true
+			}
+			continue
+		}
+		// A write event on a file whose size did not grow is a rewrite in
+		// place (truncated and written again to the same length): check
+		// looks at its content then, whatever the change time says.
+		event := hint != nil && hint.changed[t.Path]&opWrite != 0
 		if !t.sealed && !t.pollAlways {
 			switch {
 			case rescan:
-				if !t.changed {
+				if !t.changed && !event {
 					continue // the scan's stat saw no change
 				}
 			case hint != nil && !hint.all:
@@ -313,7 +397,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 			}
 		}
 		t.changed = false
-		if !f.check(t, handle, now, &c) {
+		if !f.check(t, handle, event, now, &c) {
 			gone = true
 		}
 	}
@@ -328,6 +412,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 // taken once per Poll, not once per line.
 type pollCounters struct {
 	lines, bytes, truncLines, truncations, replaced uint64
+	limitReached                                    uint64
 	errs                                            map[string]uint64
 }
 
@@ -347,6 +432,8 @@ func (f *Follower) flush(c *pollCounters) {
 	s.TruncatedLines += c.truncLines
 	s.Truncations += c.truncations
 	s.Replacements += c.replaced
+	s.OpenFilesLimitReached += c.limitReached
+	s.OpenFilesLimit = f.maxOpen
 	for k, v := range c.errs {
 		s.ReadErrors[k] += v
 	}
@@ -369,7 +456,7 @@ func (f *Follower) flush(c *pollCounters) {
 
 // check follows one live file: detects deletion, truncation and growth and
 // reads what is new. It returns false when the file was dropped.
-func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, c *pollCounters) bool {
+func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now time.Time, c *pollCounters) bool {
 	var st syscall.Stat_t
 	if err := fstat(t.fd, &st); err != nil {
 		f.fileErr(t, "stat", err, c)
@@ -383,7 +470,7 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, 
 		t.orphan = true
 		return false
 	}
-	f.readIfChanged(t, st.Size, handle, now, c)
+	f.readIfChanged(t, &st, event, handle, now, c)
 	switch {
 	case t.sealed && t.scanned >= st.Size:
 		// A newer file of this pid exists, so CANN will not write here
@@ -397,11 +484,20 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), now time.Time, 
 	return true
 }
 
-// readIfChanged handles truncation and growth given the current size.
-func (f *Follower) readIfChanged(t *tracked, size int64, handle func(*File, []byte), now time.Time, c *pollCounters) {
-	if size < t.scanned || size < t.offset {
+// readIfChanged handles truncation, rewrites and growth given the file's
+// current status. event says inotify reported a write since the last look.
+func (f *Follower) readIfChanged(t *tracked, st *syscall.Stat_t, event bool, handle func(*File, []byte), now time.Time, c *pollCounters) {
+	size := st.Size
+	switch {
+	case size < t.scanned || size < t.offset:
+		f.truncated(t, size, c)
+	case size == t.scanned && size > 0 && (event || st.Ctim != t.ctime) && f.rewrittenInPlace(t):
+		// Written without growing: an appending writer always grows the
+		// file, so this is a truncate-and-rewrite to the same length.
 		f.truncated(t, size, c)
 	}
+	t.ctime = st.Ctim
+	t.size = size
 	if size > t.scanned {
 		t.lastChange = now
 		f.readFile(t, handle, false, c)
@@ -414,7 +510,30 @@ func (f *Follower) truncated(t *tracked, size int64, c *pollCounters) {
 	c.truncations++
 	t.offset, t.scanned, t.skipping, t.midLine = 0, 0, false, false
 	t.prefix, t.fpLen, t.fpHash = nil, 0, 0
+	t.tailLen, t.tailHash = 0, 0
 	f.dirty = true
+}
+
+// rewrittenInPlace reports whether the bytes already read changed: the
+// leading bytes or those just before the offset no longer match their
+// fingerprints. A file whose change time moved without growing (or with an
+// event saying it was written) is checked this way; it costs at most two
+// preads of fpSize bytes. A rewrite that keeps both the first and the last
+// read bytes identical cannot be told from no change at all.
+func (f *Follower) rewrittenInPlace(t *tracked) bool {
+	if t.fpLen > 0 {
+		m, err := pread(t.fd, f.buf[:t.fpLen], 0)
+		if err == nil && (m < t.fpLen || fingerprint(f.buf[:m]) != t.fpHash) {
+			return true
+		}
+	}
+	if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
+		m, err := pread(t.fd, f.buf[:t.tailLen], t.offset-int64(t.tailLen))
+		if err == nil && (m < t.tailLen || fingerprint(f.buf[:m]) != t.tailHash) {
+			return true
+		}
+	}
+	return false
 }
 
 // followOrphan reads a file that no followed name reaches any more (renamed
@@ -430,7 +549,7 @@ func (f *Follower) followOrphan(t *tracked, handle func(*File, []byte), now time
 		f.closeFD(t)
 		return false
 	}
-	f.readIfChanged(t, st.Size, handle, now, c)
+	f.readIfChanged(t, &st, false, handle, now, c)
 	if st.Nlink == 0 || now.Sub(t.lastChange) >= orphanRetire {
 		f.finish(t, handle, c)
 		f.closeFD(t)
@@ -460,6 +579,10 @@ func (f *Follower) untrack(t *tracked) {
 }
 
 func (f *Follower) closeFD(t *tracked) {
+	if t.wantOpen {
+		t.wantOpen = false
+		f.waiting--
+	}
 	if t.fd >= 0 {
 		_ = syscall.Close(t.fd)
 		t.fd = -1
@@ -494,7 +617,16 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 			return true
 		}
 	}
-	checkNL := t.offset > 0 && !t.skipping && !t.midLine
+	// The bytes just before the offset must still be those read there
+	// (their fingerprint), or at least the newline that ended the last line.
+	tl, tlNL := 0, false
+	if t.offset > 0 {
+		if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
+			tl = t.tailLen
+		} else if !t.skipping && !t.midLine {
+			tl, tlNL = 1, true
+		}
+	}
 	buf := f.buf
 	maxLine := f.cfg.MaxLineBytes
 	pos := t.offset // file offset of buf[0]
@@ -504,17 +636,17 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 		want := len(buf) - n
 		var m int
 		var err error
-		if checkNL {
-			checkNL = false
-			m, err = pread(t.fd, buf, pos-1)
+		if tl > 0 {
+			m, err = pread(t.fd, buf, pos-int64(tl))
 			if err == nil && m > 0 {
-				if buf[0] != '\n' {
+				if m < tl || (tlNL && buf[0] != '\n') || (!tlNL && fingerprint(buf[:tl]) != t.tailHash) {
 					return true
 				}
-				copy(buf, buf[1:m])
-				m--
+				copy(buf, buf[tl:m])
+				m -= tl
 			}
-			want--
+			want -= tl
+			tl = 0
 		} else {
 			m, err = pread(t.fd, buf[n:], pos+int64(n))
 		}
@@ -561,6 +693,7 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 			rest = 0
 		}
 		if start > 0 {
+			t.setTail(buf[:start])
 			copy(buf, buf[start:n])
 			pos += int64(start)
 			n = rest
@@ -585,6 +718,7 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 		}
 		handle(&t.File, line)
 		t.offset = t.scanned
+		t.setTail(buf[:n])
 	} else if final && t.skipping {
 		t.offset = t.scanned
 		t.skipping = false
@@ -611,10 +745,27 @@ func (t *tracked) addPrefix(chunk []byte, at int64) {
 	}
 }
 
+// setTail fingerprints the bytes that end at the new offset.
+func (t *tracked) setTail(before []byte) {
+	if len(before) > fpSize {
+		before = before[len(before)-fpSize:]
+	}
+	t.tailLen, t.tailHash = len(before), fingerprint(before)
+}
+
+// fingerprint is 64-bit FNV-1a (the hash the state file stores), written
+// out so that hashing at every read allocates nothing.
 func fingerprint(b []byte) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write(b)
-	return h.Sum64()
+	const (
+		offset64 = 14695981039346656037
+		prime64  = 1099511628211
+	)
+	h := uint64(offset64)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= prime64
+	}
+	return h
 }
 
 // fileErr counts an error on one file and logs it when it differs from the

@@ -199,11 +199,16 @@ type delivered map[int][]uint8
 
 var dupHook func(f *File, id, n int)
 
+var corruptHook func(f *File)
+
 func (d delivered) handle(t testing.TB) func(*File, []byte) {
 	return func(f *File, line []byte) {
 		id, n, ok := parseStreamLine(string(line))
 		if !ok {
-			t.Errorf("corrupt line delivered: %.80q", line)
+			t.Errorf("corrupt line delivered: %.80q from %s", line, f.Path)
+			if corruptHook != nil {
+				corruptHook(f)
+			}
 			return
 		}
 		c := d[id]
@@ -245,6 +250,9 @@ func randomRun(t *testing.T, seed uint64, ops int) {
 		RescanInterval: []time.Duration{time.Nanosecond, 5 * time.Millisecond, 50 * time.Millisecond, time.Hour}[rng.IntN(4)],
 		MaxLineBytes:   200,
 		DisableNotify:  rng.IntN(2) == 0,
+		// A small descriptor budget closes fully read files and opens
+		// them again when written (inotify) or at a rescan.
+		MaxOpenFiles: []int{0, 0, 3, 5}[rng.IntN(4)],
 	}
 	if cfg.RescanInterval == time.Hour {
 		// Only inotify events (and the first scan) find new files.
@@ -327,6 +335,22 @@ func randomRun(t *testing.T, seed uint64, ops int) {
 		t.Errorf("first duplicate: stream %d line %d from %s tracked=%+v events %v", id, n, fl.Path, tr, ev[max(0, len(ev)-8):])
 	}
 	defer func() { dupHook = nil }()
+	corruptHook = func(fl *File) {
+		for _, x := range f.byID {
+			if &x.File == fl {
+				t.Errorf("tracked %+v", *x)
+			}
+		}
+		for _, x := range f.orphans {
+			if &x.File == fl {
+				t.Errorf("orphan %+v", *x)
+			}
+		}
+		for _, s := range streams {
+			t.Errorf("stream %d events %v", s.id, s.events[max(0, len(s.events)-6):])
+		}
+	}
+	defer func() { corruptHook = nil }()
 	var kills, truncs, replaces, deletes int
 	for range ops {
 		switch r := rng.IntN(100); {
@@ -447,6 +471,6 @@ func randomRun(t *testing.T, seed uint64, ops int) {
 		}
 		total += s.next
 	}
-	t.Logf("%d lines, rescan %v, notify %v: %d kills, %d truncations, %d replacements, %d deletions",
-		total, cfg.RescanInterval, !cfg.DisableNotify, kills, truncs, replaces, deletes)
+	t.Logf("%d lines, rescan %v, notify %v, max open %d: %d kills, %d truncations, %d replacements, %d deletions",
+		total, cfg.RescanInterval, !cfg.DisableNotify, cfg.MaxOpenFiles, kills, truncs, replaces, deletes)
 }

@@ -111,3 +111,43 @@ func TestGlobDirs(t *testing.T) {
 		t.Fatalf("missing prefix: %v", got)
 	}
 }
+
+// TestRecreatedRootWatchedAtOnce is the edge of issue 24: a log directory
+// deleted and created again waited for the next rescan (30 s by default)
+// before its new files were read. Its parent (or the nearest existing
+// ancestor) is watched now, so the directory's return is an event like any
+// other.
+func TestRecreatedRootWatchedAtOnce(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "ascend", "log")
+	other := filepath.Join(base, "other")
+	appendFile(t, filepath.Join(plogDir(t, other), plogName(1, 1)), "before\n")
+	plogDir(t, root) // no file in it yet: nothing followed there
+	f := newTestFollower(t, Config{Roots: []string{other, root}, RescanInterval: time.Hour})
+	var s sink
+	poll(t, f, &s)
+	if !f.Stats().Notify {
+		t.Skip("inotify unavailable here")
+	}
+	expectLines(t, s.lines, "before")
+	for _, gone := range []string{root, filepath.Dir(root)} {
+		if err := os.RemoveAll(gone); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, f, &s)
+		poll(t, f, &s)
+		dir := plogDir(t, root)
+		appendFile(t, filepath.Join(dir, plogName(2, 1)), "after removing "+filepath.Base(gone)+"\n")
+		deadline := time.Now().Add(time.Second)
+		for len(s.lines) < 2 && time.Now().Before(deadline) {
+			poll(t, f, &s)
+			time.Sleep(10 * time.Millisecond)
+		}
+		expectLines(t, s.lines, "before", "after removing "+filepath.Base(gone))
+		if err := os.Remove(filepath.Join(dir, plogName(2, 1))); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, f, &s)
+		s.lines = s.lines[:1]
+	}
+}

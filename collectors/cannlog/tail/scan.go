@@ -47,6 +47,11 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 	f.gen++
 	sc := &scanCtx{gen: f.gen, now: now, c: c, problems: make(map[string]problem)}
 	for _, root := range f.cfg.Roots {
+		// Watch the root's parent (or, while that is missing too, its
+		// nearest existing ancestor): a root deleted and created again,
+		// or created late, is then an event and not a wait for the next
+		// rescan. Its events ask for a rescan only for directories.
+		f.watchAncestor(root)
 		var st syscall.Stat_t
 		if err := syscall.Stat(root, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 			switch {
@@ -106,6 +111,22 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 		f.reorder()
 	}
 	f.reportProblems(sc)
+}
+
+// watchAncestor watches the nearest existing directory above path.
+func (f *Follower) watchAncestor(path string) {
+	if f.w == nil {
+		return
+	}
+	for d := filepath.Dir(filepath.Clean(path)); ; d = filepath.Dir(d) {
+		if isDir(d) {
+			f.w.add(d)
+			return
+		}
+		if d == filepath.Dir(d) {
+			return
+		}
+	}
 }
 
 // watchGlobDirs watches every existing directory the directory part of a
@@ -253,6 +274,13 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		return
 	}
 	id := fileID{uint64(st.Dev), uint64(st.Ino)}
+	if t := f.byID[id]; t != nil && t.fd < 0 && !t.done && t.seen != sc.gen && path == t.Path && st.Size < t.offset {
+		// Closed (descriptor budget, idle) and now shorter than what was
+		// read, under the same name: truncated (or deleted and created
+		// again on the same inode: reading it from the start is right
+		// for both).
+		f.truncated(t, st.Size, sc.c)
+	}
 	if t := f.byID[id]; t != nil && t.fd < 0 && t.seen != sc.gen && !f.sameFile(t, path, st.Size) {
 		// We held no descriptor, so the inode number may have been freed
 		// and reused by a new file (CANN deletes old plogs; sealed ones
@@ -272,7 +300,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		if t.seen == sc.gen {
 			return // a second name (symlink, hard link, /proc) of a file seen already
 		}
-		t.seen = sc.gen
+		t.seen, t.missed = sc.gen, 0
 		if t.Path != path {
 			// Renamed, and the new name is followed too (kubelet rotation).
 			if f.byPath[t.Path] == t {
@@ -282,9 +310,10 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 			sc.changed = true
 		}
 		f.byPath[path] = t
-		t.changed = st.Size != t.scanned
+		t.changed = st.Size != t.scanned || st.Ctim != t.ctime
+		t.size = st.Size
 		if t.fd < 0 && t.changed {
-			f.reopen(t, sc.c)
+			f.open(t, sc.c)
 		}
 		return
 	}
@@ -324,37 +353,124 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 	f.byPath[path] = t
 	sc.changed = true
 	f.dirty = true
-	f.reopen(t, sc.c)
-	if f.pending != nil && t.fd >= 0 {
-		f.applyPending(t, st.Size)
-		// Whatever was saved for this inode no longer applies: this
-		// tracked file owns it now.
-		if e := f.pending.byID[id]; e != nil {
-			e.used = true
-		}
-	}
+	t.fresh = true
+	t.size = st.Size
+	f.open(t, sc.c)
 }
 
-// reopen opens a file whose descriptor was closed (or never opened).
-func (f *Follower) reopen(t *tracked, c *pollCounters) {
-	fd, _, err := openVerified(t.Path, t.id)
+// open gives a file whose descriptor was closed (or never opened) one,
+// within the budget: at the limit, fully read files are closed least
+// recently written first; if none can be, the file waits (wantOpen) and
+// Poll tries again. It reports whether the file is open.
+func (f *Follower) open(t *tracked, c *pollCounters) bool {
+	if t.fd >= 0 {
+		return true
+	}
+	if f.openFDs >= f.maxOpen {
+		c.limitReached++
+		f.evict(f.openFDs - f.maxOpen + 1)
+		if f.openFDs >= f.maxOpen {
+			f.wait(t)
+			return false
+		}
+	}
+	fd, st, err := openVerified(t.Path, t.id)
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		// The process (or the system) is out of descriptors although the
+		// budget is not spent: give some back and wait for them.
+		c.limitReached++
+		f.evict(max(1, f.maxOpen/64))
+		f.wait(t)
+		return false
+	}
 	if err != nil {
+		if t.wantOpen {
+			t.wantOpen = false
+			f.waiting--
+		}
 		if errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist) {
-			return // the next scan sees the new file
+			return false // the next scan sees the new file
 		}
 		f.fileErr(t, "open", err, c)
-		return
+		return false
+	}
+	if t.wantOpen {
+		t.wantOpen = false
+		f.waiting--
 	}
 	t.fd = fd
 	t.done = false
 	t.errMsg = ""
 	f.openFDs++
+	if t.fresh {
+		t.fresh = false
+		if f.pending != nil {
+			f.applyPending(t, st.Size)
+			// Whatever was saved for this inode no longer applies: this
+			// tracked file owns it now.
+			if e := f.pending.byID[t.id]; e != nil {
+				e.used = true
+			}
+		}
+	}
+	return true
+}
+
+func (f *Follower) wait(t *tracked) {
+	if !t.wantOpen {
+		t.wantOpen = true
+		f.waiting++
+	}
+}
+
+// evictBatch is the share of the budget closed at once when it is spent,
+// so that the sort by last write is not paid on every open.
+const evictBatch = 64
+
+// evict closes at least n descriptors of fully read, followed files, least
+// recently written first. Files with unread bytes, orphans (deleted or
+// renamed away: they could not be opened again), symlinked screen logs and
+// files reached through a process's /proc root (pinned: that root goes
+// with the process, often right after its last lines, such as an EI0011;
+// they are bounded by the processes npu-smi lists and CANN's own rotation)
+// keep theirs. A closed file stays followed: an inotify write event (or a
+// rescan seeing a new size or change time) opens it again by path, after
+// checking it is the same device and inode with the same leading bytes.
+func (f *Follower) evict(n int) {
+	var cand []*tracked
+	for _, t := range f.order {
+		if t.fd >= 0 && !t.pollAlways && !t.orphan && !t.pinned && f.byID[t.id] == t &&
+			t.offset == t.scanned && t.size == t.scanned {
+			cand = append(cand, t)
+		}
+	}
+	if len(cand) == 0 {
+		return
+	}
+	n = max(n, min(f.maxOpen/evictBatch, len(cand)))
+	if n < len(cand) {
+		slices.SortFunc(cand, func(a, b *tracked) int { return a.lastChange.Compare(b.lastChange) })
+		cand = cand[:n]
+	}
+	for _, t := range cand {
+		f.closeFD(t)
+	}
 }
 
 // lose handles a file no followed name reaches any more: deleted, renamed
 // away, or replaced by a new file under its name. A file with an open
 // descriptor is drained as an orphan; one without is forgotten.
 func (f *Follower) lose(t *tracked, sc *scanCtx) {
+	if t.fd < 0 && !t.done && t.missed < lostScans {
+		// Closed (descriptor budget, idle): a rename racing the listing
+		// (kubelet rotation) hides it from one scan; forgotten now, it
+		// would be read again from the start under its new name.
+		t.missed++
+		if f.byPath[t.Path] == t {
+			delete(f.byPath, t.Path)
+		}
+		return
+	}
 	delete(f.byID, t.id)
 	if f.byPath[t.Path] == t {
 		delete(f.byPath, t.Path)
@@ -389,7 +505,14 @@ func (f *Follower) reorder() {
 		if t.Path != newest[t.group] {
 			t.sealed = true
 			if t.fd < 0 && t.scanned == t.offset {
-				t.done = true
+				// Closed to keep within the descriptor budget, it may
+				// have been written since: read it to its end first.
+				var st syscall.Stat_t
+				if syscall.Stat(t.Path, &st) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && st.Size != t.scanned {
+					f.wait(t)
+				} else {
+					t.done = true
+				}
 			}
 		}
 	}
@@ -458,6 +581,13 @@ func kubeletRotated(path string) (base string, ok bool) {
 func (f *Follower) sameFile(t *tracked, path string, size int64) bool {
 	if path == t.Path && size == t.scanned {
 		return true // unchanged: nothing would be read anyway
+	}
+	if path != t.Path && (filepath.Dir(path) != filepath.Dir(t.Path) || (t.group != "" && cannGroup(path) != t.group)) {
+		// Renames that keep a file followed stay in their directory
+		// (kubelet rotation), and CANN never renames its logs: the inode
+		// number was freed and reused by another file. A file closed
+		// before its first bytes were read has no fingerprint to tell.
+		return false
 	}
 	if size < t.offset {
 		return false

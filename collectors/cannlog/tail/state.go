@@ -222,6 +222,14 @@ func (f *Follower) Checkpoint(blob []byte) error {
 	f.enc = encodeState(f.enc, blob, func(yield func(*savedEntry)) {
 		var e savedEntry
 		emit := func(t *tracked) {
+			if t.fresh && f.pending != nil {
+				// Not opened yet (waiting for the budget): its saved
+				// offset still stands.
+				if p := f.pending.byID[t.id]; p != nil && !p.used {
+					yield(p)
+					return
+				}
+			}
 			e = savedEntry{path: t.Path, dev: t.id.dev, ino: t.id.ino, offset: t.offset,
 				fpLen: t.fpLen, fpHash: t.fpHash, skipping: t.skipping, midLine: t.midLine}
 			yield(&e)

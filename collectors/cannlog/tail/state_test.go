@@ -2,9 +2,11 @@ package tail
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -124,6 +126,7 @@ func TestStateCorrupt(t *testing.T) {
 	if err := f.Checkpoint([]byte("ok")); err != nil {
 		t.Fatal(err)
 	}
+	_ = f.Close() // the state file is locked while a follower lives
 	f2 := newTestFollower(t, Config{Roots: []string{root}, StateFile: state})
 	if blob, err := f2.Restore(); err != nil || string(blob) != "ok" {
 		t.Fatalf("%q %v", blob, err)
@@ -184,4 +187,34 @@ func FuzzDecodeState(f *testing.F) {
 			t.Fatalf("re-encoding changed the state: %v", err)
 		}
 	})
+}
+
+// TestStateFileLocked is the edge of issue 24: two exporters on one state
+// file ran side by side without a word, each overwriting the other's
+// offsets. The second one now fails to start, naming the file and the
+// process that holds it; once the first is gone the file is free again.
+func TestStateFileLocked(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "tail.state")
+	cfg := Config{Roots: []string{t.TempDir()}, StateFile: state}
+	first, err := New(cfg, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(cfg, testLogger(t))
+	if err == nil {
+		t.Fatal("a second follower on the same state file started")
+	}
+	for _, want := range []string{state, fmt.Sprintf("pid %d", os.Getpid())} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := New(cfg, testLogger(t))
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	_ = again.Close()
 }

@@ -11,6 +11,11 @@ type Stats struct {
 	// FilesOpen is the number of descriptors held; a file unchanged for a
 	// while is closed and reopened when it changes.
 	FilesOpen int
+	// OpenFilesLimit is the descriptor budget (Config.MaxOpenFiles), and
+	// OpenFilesLimitReached counts the opens that found it spent (a file
+	// was closed to make room, or had to wait for one).
+	OpenFilesLimit        int
+	OpenFilesLimitReached uint64
 	// LinesRead and BytesRead count what was delivered and read.
 	LinesRead, BytesRead uint64
 	// TruncatedLines counts lines longer than MaxLineBytes, delivered cut.

@@ -52,7 +52,10 @@ func (f *Follower) applyHint(h *notifyHint, now time.Time, c *pollCounters) (res
 					rescan = true
 					continue
 				}
-				f.reopen(t, c)
+				t.size = st.Size
+				if !f.open(t, c) {
+					continue
+				}
 			}
 			h.files[t] = struct{}{}
 			continue

@@ -1,0 +1,5 @@
+//go:build !race
+
+package podresources
+
+const raceEnabled = false
