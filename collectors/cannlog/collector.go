@@ -36,7 +36,7 @@ type Config struct {
 	MaxModules         int
 	Timezone           string // auto, Local or an IANA name
 	// PodOfDevice labels plog faults with the pod of their device (not a
-	// flag: main wires the kubelet's answer); see Options.PodOfDevice.
+	// flag: main wires the kubelet's answer); see logstate.Options.PodOfDevice.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
 	// Procfs is the host's /proc (--path.procfs): every process of
 	// Processes is read from its own log root found there (discovery.go).
