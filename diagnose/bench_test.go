@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 // BenchmarkSampleBundle measures a whole run over the sample bundle.
@@ -38,12 +38,12 @@ func BenchmarkEventWatch(b *testing.B) {
 			[]byte(fmt.Sprintf("[INFO] HCCL(42,python):2025-02-20-16:27:32.%03d.044 [hcom.cc:454][42]Entry-HcomAllReduce:tag[HcomAllReduce_6629421139219749105_0], inputPtr[0x12c3bcb06c00], outputPtr[0x12c39e106000], count[22348800], dataType[float32], op[sum], group[hccl_world_group], streamId[13], deviceLogicId[0]", i%1000)),
 			[]byte(fmt.Sprintf("[INFO] HCCL(42,python):2025-02-20-16:27:32.%03d.051 [transport_ibverbs.cc:1010] [42]create hccl transport:communicator[AllReduce_10.0.0.1%%enp_60000_0_1], local rank[3], ip[192.168.1.3], remote rank[%d], ip[192.168.2.3], transporttype[ROCE], rdma qpn[%d], rdma qp sport[%d], rdma TC[132], rdma SL[4]", i%1000, i%64, 1000+i, 50000+i)))
 	}
-	src := &cannlog.Source{Path: "run/plog/plog-42_20250220162732000.log", Kind: cannlog.SourcePlog}
+	src := &logstate.Source{Path: "run/plog/plog-42_20250220162732000.log", Kind: logstate.SourcePlog}
 	opts := testOptions()
 	var base, with time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		st := cannlog.NewState(opts.stateOptions())
+		st := logstate.NewState(opts.stateOptions())
 		for _, l := range lines {
 			st.Ingest(src, l)
 		}
@@ -52,7 +52,7 @@ func BenchmarkEventWatch(b *testing.B) {
 		so := opts.stateOptions()
 		so.OnFault = w.onFault
 		so.OnHCCLLine = w.onHCCLLine
-		st = cannlog.NewState(so)
+		st = logstate.NewState(so)
 		for _, l := range lines {
 			w.lineNo++
 			w.cur = l

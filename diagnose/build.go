@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
@@ -227,7 +227,7 @@ func buildNode(n *nodeData, opts Options) Node {
 
 func buildProcess(p *procData, opts Options) Process {
 	out := Process{PID: p.pid, Name: p.name, LastWrite: stamp(p.lastWrite, opts),
-		SettingsSet: cannlog.SettingsID(p.env), Settings: []SettingValue{}, Communicators: []Communicator{}}
+		SettingsSet: logstate.SettingsID(p.env), Settings: []SettingValue{}, Communicators: []Communicator{}}
 	vars := sortedKeys(p.env)
 	for _, v := range vars {
 		e := p.env[v]
@@ -296,7 +296,7 @@ func buildProcess(p *procData, opts Options) Process {
 // per connection on a device type without multi-QP its QP bounds are the
 // peer bounds. The QPs per connection then follow HCCL (N + 1 for N > 1,
 // headroom.QPsPerLink).
-func links(cfg headroom.Config, c cannlog.CommunicatorView, qps float64, intraRoCE, interHCCSDisabled bool) Links {
+func links(cfg headroom.Config, c logstate.CommunicatorView, qps float64, intraRoCE, interHCCSDisabled bool) Links {
 	settings := func(headroom.ChipProcess) (headroom.ProcessSettings, bool) {
 		return headroom.ProcessSettings{PID: 1, QPsPerConnection: 1, QPsKnown: true,
 			BuffSizeBytes: headroom.HCCLDefaultBuffSizeBytes, BuffSizeKnown: true, IntraRoCE: intraRoCE, InterHCCSDisabled: interHCCSDisabled,
@@ -317,7 +317,7 @@ func links(cfg headroom.Config, c cannlog.CommunicatorView, qps float64, intraRo
 
 func buildFaults(nodes []*nodeData, opts Options) []Fault {
 	byCode := map[string]*Fault{}
-	total := map[string]*cannlog.FaultSummary{}
+	total := map[string]*logstate.FaultSummary{}
 	for _, n := range nodes {
 		codes := sortedKeys(n.faults)
 		for _, c := range codes {
@@ -348,7 +348,7 @@ func buildFaults(nodes []*nodeData, opts Options) []Fault {
 }
 
 func sources(m map[string]uint64) Sources {
-	return Sources{Screen: m[cannlog.FaultSourceScreen], Plog: m[cannlog.FaultSourcePlog]}
+	return Sources{Screen: m[logstate.FaultSourceScreen], Plog: m[logstate.FaultSourcePlog]}
 }
 
 func stamp(t time.Time, opts Options) Timestamp {

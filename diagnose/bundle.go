@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 // Layout says how the files of an input are assigned to nodes.
@@ -66,10 +66,10 @@ type input struct {
 // into.
 type group struct {
 	key   string
-	kind  cannlog.SourceKind
+	kind  logstate.SourceKind
 	files []groupFile
 	size  int64
-	state *cannlog.State
+	state *logstate.State
 	lines int64
 	bytes int64
 	// oom collects cclBuffer out-of-memory evidence in screen logs.
@@ -91,7 +91,7 @@ func (in *input) group(rel string, fc fileClass, opts *Options) *group {
 		so := opts.stateOptions()
 		so.OnFault = w.onFault
 		so.OnHCCLLine = w.onHCCLLine
-		g = &group{key: fc.group, kind: fc.kind, state: cannlog.NewState(so), watch: w}
+		g = &group{key: fc.group, kind: fc.kind, state: logstate.NewState(so), watch: w}
 		in.groups[fc.group] = g
 	}
 	return g
@@ -177,7 +177,7 @@ func (in *input) list(opts *Options) error {
 	case "file":
 		fc, ok := classify(filepath.Base(in.path))
 		if !ok {
-			fc = fileClass{kind: cannlog.SourceScreen, group: filepath.Base(in.path)}
+			fc = fileClass{kind: logstate.SourceScreen, group: filepath.Base(in.path)}
 		}
 		g := in.group(fc.group, fc, opts)
 		g.files = append(g.files, groupFile{abs: in.path, rel: filepath.Base(in.path), gzipped: fc.gzipped})
@@ -283,12 +283,12 @@ func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 		defer zr.Close()
 		r = zr
 	}
-	src := &cannlog.Source{Path: rel, Kind: g.kind}
+	src := &logstate.Source{Path: rel, Kind: g.kind}
 	var st lineStats
 	var err error
 	ew := g.watch
 	ew.file, ew.lineNo, ew.follow = rel, 0, 0
-	if g.kind == cannlog.SourceScreen {
+	if g.kind == logstate.SourceScreen {
 		w := oomWatch{file: rel}
 		st, err = scanLines(r, buf, func(line []byte) {
 			ew.lineNo++

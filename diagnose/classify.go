@@ -4,14 +4,14 @@ import (
 	"path"
 	"strings"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 // fileClass is what diagnose does with a file of a bundle.
 type fileClass struct {
-	kind cannlog.SourceKind
+	kind logstate.SourceKind
 	// group is the rotation group: the files that one writer produced, read
-	// in name order into one cannlog.State. For CANN logs it is the
+	// in name order into one logstate.State. For CANN logs it is the
 	// directory plus "plog-<pid>" or "device-<pid>" (a new file per 20 MB,
 	// named by its creation time, so name order is write order); a screen
 	// log is its own group.
@@ -35,9 +35,9 @@ const cannTimeDigits = 17
 func classify(rel string) (fileClass, bool) {
 	dir, name := path.Split(rel)
 	if prefix, ok := cannLogPrefix(name); ok {
-		kind := cannlog.SourcePlog
+		kind := logstate.SourcePlog
 		if prefix == "device-" {
-			kind = cannlog.SourceDevicePlog
+			kind = logstate.SourceDevicePlog
 		}
 		return fileClass{kind: kind, group: dir + name[:strings.IndexByte(name, '_')]}, true
 	}
@@ -47,7 +47,7 @@ func classify(rel string) (fileClass, bool) {
 		gz, base = true, strings.TrimSuffix(base, ".gz")
 	}
 	if strings.HasSuffix(base, ".log") || strings.HasSuffix(base, ".txt") || isKubeletRotation(base) {
-		return fileClass{kind: cannlog.SourceScreen, group: rel, gzipped: gz}, true
+		return fileClass{kind: logstate.SourceScreen, group: rel, gzipped: gz}, true
 	}
 	return fileClass{}, false
 }

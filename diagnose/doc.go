@@ -2,7 +2,7 @@
 // diagnose`: it reads a bundle of CANN logs and training screen logs
 // collected from the nodes of a failed job (directories and .tar.gz
 // archives, streamed, never extracted), feeds every line through the same
-// parsers and state as the cannlog collector (one cannlog.State per rotation
+// parsers and state as the cannlog collector (one logstate.State per rotation
 // group, merged per node, since pids are only unique within a node), and
 // builds one Report, written as text, JSON or one self-contained HTML page.
 //

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
 
@@ -84,7 +84,7 @@ func newEventWatch(loc *time.Location) *eventWatch {
 
 // onFault is the state's OnFault hook: it runs inside Ingest of the line in
 // cur.
-func (w *eventWatch) onFault(ev cannlog.FaultEvent) {
+func (w *eventWatch) onFault(ev logstate.FaultEvent) {
 	if len(w.events) >= maxEventsPerGroup {
 		w.dropped++
 		return
@@ -199,7 +199,7 @@ func (w *eventWatch) heartbeat(p parse.PlogLine) {
 	w.beats[k] = true
 	t, _ := parse.ParsePlogTime(p.Time, w.loc)
 	w.heartbeats++
-	w.events = append(w.events, rawEvent{code: CodeHeartbeat, source: cannlog.FaultSourcePlog, pid: p.PID, t: t,
+	w.events = append(w.events, rawEvent{code: CodeHeartbeat, source: logstate.FaultSourcePlog, pid: p.PID, t: t,
 		file: w.file, line: w.lineNo, text: excerpt(w.cur), rank: -1})
 }
 

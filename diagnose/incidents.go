@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 // An incident is one failure and what followed from it. Events are taken in
@@ -166,7 +166,7 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 				continue
 			}
 			e := &ev{node: n, proc: n.procs[re.pid], role: roleOf(re.code)}
-			stage, _, _, _ := cannlog.CodeInfo(re.code)
+			stage, _, _, _ := logstate.CodeInfo(re.code)
 			if re.code == CodeHeartbeat {
 				stage = "execution"
 			}

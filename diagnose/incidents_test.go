@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 func runIncidents(t *testing.T, name string) *Report {
@@ -481,7 +481,7 @@ func TestTimezoneAuto(t *testing.T) {
 func mustZone(t *testing.T, name string) *time.Location {
 	t.Helper()
 	if strings.HasPrefix(name, "UTC+") || strings.HasPrefix(name, "UTC-") {
-		loc, err := cannlog.ParseZone(name[3:])
+		loc, err := logstate.ParseZone(name[3:])
 		if err != nil {
 			t.Fatal(err)
 		}

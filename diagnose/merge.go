@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 // nodeData is everything read for one node: the groups of every input
@@ -16,7 +16,7 @@ type nodeData struct {
 	bytes  int64
 	lines  int64
 	procs  map[int]*procData
-	faults map[string]*cannlog.FaultSummary
+	faults map[string]*logstate.FaultSummary
 	oom    []OOMEvidence
 	// events, ranks (by pid) and sync (communicator → earliest end of
 	// its initialisation) are the root-cause inputs of eventWatch.
@@ -32,8 +32,8 @@ type procData struct {
 	pid       int
 	name      string
 	lastWrite time.Time
-	env       map[string]cannlog.EnvSetting
-	comms     []cannlog.CommunicatorView
+	env       map[string]logstate.EnvSetting
+	comms     []logstate.CommunicatorView
 }
 
 // merge combines the views of the node's group states. A pid's settings are
@@ -41,7 +41,7 @@ type procData struct {
 // group (key order: run/ after debug/, later rotation after earlier) wins.
 func (n *nodeData) merge() {
 	n.procs = map[int]*procData{}
-	n.faults = map[string]*cannlog.FaultSummary{}
+	n.faults = map[string]*logstate.FaultSummary{}
 	n.ranks = map[int][]rankInfo{}
 	n.sync = map[string]time.Time{}
 	for _, g := range n.groups {
@@ -60,9 +60,9 @@ func (n *nodeData) merge() {
 			}
 		}
 		switch g.kind {
-		case cannlog.SourcePlog:
+		case logstate.SourcePlog:
 			n.files.plog += len(g.files)
-		case cannlog.SourceDevicePlog:
+		case logstate.SourceDevicePlog:
 			n.files.device += len(g.files)
 		default:
 			n.files.screen += len(g.files)
@@ -76,7 +76,7 @@ func (n *nodeData) merge() {
 		for _, pv := range g.state.Processes() {
 			p := n.procs[pv.PID]
 			if p == nil {
-				p = &procData{pid: pv.PID, env: map[string]cannlog.EnvSetting{}}
+				p = &procData{pid: pv.PID, env: map[string]logstate.EnvSetting{}}
 				n.procs[pv.PID] = p
 			}
 			if pv.Name != "" {
@@ -107,7 +107,7 @@ func (n *nodeData) merge() {
 
 // mergeFault adds one summary to a per-code map. An event whose line printed
 // no time has a zero time; it does not move First or Last.
-func mergeFault(m map[string]*cannlog.FaultSummary, fs cannlog.FaultSummary) {
+func mergeFault(m map[string]*logstate.FaultSummary, fs logstate.FaultSummary) {
 	cur := m[fs.Code]
 	if cur == nil {
 		c := fs

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 )
 
@@ -42,8 +42,8 @@ type Options struct {
 	InferZones bool
 }
 
-func (o *Options) stateOptions() cannlog.Options {
-	opts := cannlog.DefaultOptions()
+func (o *Options) stateOptions() logstate.Options {
+	opts := logstate.DefaultOptions()
 	opts.Location = o.Location
 	// Diagnose keeps every process of the bundle, whatever its age: Expire
 	// is never called, and a line without a time gets the zero time (shown
@@ -148,7 +148,7 @@ type Process struct {
 	Name      string    `json:"name"`
 	LastWrite Timestamp `json:"last_write"`
 	// SettingsSet is its settings set, the settings label the exporter
-	// gives its series (cannlog.SettingsID); "" when it printed none of
+	// gives its series (logstate.SettingsID); "" when it printed none of
 	// the set's variables.
 	SettingsSet   string         `json:"settings_set"`
 	Settings      []SettingValue `json:"settings"`

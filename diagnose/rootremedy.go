@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
@@ -102,7 +102,7 @@ func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
 		}
 		return []Remedy{rem}
 	}
-	_, title, remedy, _ := cannlog.CodeInfo(root.Code)
+	_, title, remedy, _ := logstate.CodeInfo(root.Code)
 	rem := Remedy{ID: "code_remedy", Title: fmt.Sprintf("%s %s on %s", root.Code, title, who(root))}
 	if remedy != "" {
 		rem.Findings = append(rem.Findings, remedy)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 // ParseNodeZones reads NODE=ZONE pairs (--node-timezone).
@@ -17,7 +17,7 @@ func ParseNodeZones(pairs []string) (map[string]*time.Location, error) {
 		if !ok || node == "" {
 			return nil, fmt.Errorf("%q: want NODE=ZONE, e.g. node-3=Asia/Shanghai or node-3=+08:00", p)
 		}
-		loc, err := cannlog.ParseZone(zone)
+		loc, err := logstate.ParseZone(zone)
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", node, err)
 		}
@@ -32,7 +32,7 @@ func ParseNodeZones(pairs []string) (map[string]*time.Location, error) {
 // instant whatever the zone. Every rank prints the end of that
 // communicator's initialisation moments later in its own wall-clock time, so
 // the difference is the node's UTC offset in whole quarter-hours (plus the
-// seconds initialisation took; cannlog.InferOffset allows five minutes).
+// seconds initialisation took; logstate.InferOffset allows five minutes).
 
 // identifierTime reads the creation time from a communicator identifier.
 func identifierTime(id string) (time.Time, bool) {
@@ -66,7 +66,7 @@ func inferNodeZone(sync map[string]time.Time, from *time.Location) (*time.Locati
 		if asUTC.Before(created.Add(-time.Minute)) {
 			continue // printed before the communicator existed: not this zone
 		}
-		if off, ok := cannlog.InferOffset(asUTC, created); ok {
+		if off, ok := logstate.InferOffset(asUTC, created); ok {
 			votes[off]++
 		}
 	}
@@ -79,5 +79,5 @@ func inferNodeZone(sync map[string]time.Time, from *time.Location) (*time.Locati
 	if n == 0 {
 		return nil, 0, false
 	}
-	return cannlog.ZoneForOffset(best), n, true
+	return logstate.ZoneForOffset(best), n, true
 }

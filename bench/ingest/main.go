@@ -6,7 +6,7 @@
 //	go run ./bench/ingest run -exporter BIN -sizes 100M,1G [-rounds 3]
 //
 // run writes (or reuses) a tree per size, then times, in alternated rounds,
-// the collector's ingest path (tail.Follower.Poll + cannlog.State.Ingest
+// the collector's ingest path (tail.Follower.Poll + logstate.State.Ingest
 // until drained, this binary's read command), `hccl_exporter diagnose`,
 // `grep -rcE` and `mtail --one_shot`, each under /usr/bin/time -v for wall
 // time and peak RSS. It prints the counts of every tool side by side and

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 )
 
@@ -42,14 +42,14 @@ func readTree(root string) (Answer, error) {
 		return Answer{}, err
 	}
 	defer f.Close()
-	st := cannlog.NewState(cannlog.Options{})
+	st := logstate.NewState(logstate.Options{})
 	var env int64
-	var src cannlog.Source
+	var src logstate.Source
 	handle := func(file *tail.File, line []byte) {
 		src.Path = file.Path
-		src.Kind = cannlog.SourcePlog
+		src.Kind = logstate.SourcePlog
 		if file.Kind == tail.KindDevicePlog {
-			src.Kind = cannlog.SourceDevicePlog
+			src.Kind = logstate.SourceDevicePlog
 		}
 		st.Ingest(&src, line)
 		if len(line) > 12 && line[1] == 'I' && bytes.HasPrefix(line, []byte("[INFO] HCCL(")) && bytes.Contains(line, envTag) {
@@ -72,7 +72,7 @@ func readTree(root string) (Answer, error) {
 }
 
 // answerFromState reads the counts from the state's exported metrics.
-func answerFromState(st *cannlog.State) Answer {
+func answerFromState(st *logstate.State) Answer {
 	a := Answer{}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(st)
@@ -95,7 +95,7 @@ func answerFromState(st *cannlog.State) Answer {
 					a.Error += v
 				}
 			case "hccl_fault_events_total":
-				if l["source"] != cannlog.FaultSourcePlog {
+				if l["source"] != logstate.FaultSourcePlog {
 					continue
 				}
 				switch l["code"] {

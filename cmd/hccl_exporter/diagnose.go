@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/diagnose"
 )
 
@@ -156,7 +156,7 @@ func (d *diagnoseCommand) runReport(logger *slog.Logger) int {
 	loc, infer := time.Local, d.timezone == "auto"
 	if !infer {
 		var err error
-		if loc, err = cannlog.ParseZone(d.timezone); err != nil {
+		if loc, err = logstate.ParseZone(d.timezone); err != nil {
 			fmt.Fprintf(d.stderr, "%s diagnose: --timezone: %v\n", exporterName, err)
 			return 2
 		}

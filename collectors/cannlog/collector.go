@@ -14,6 +14,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 )
 
@@ -35,7 +36,7 @@ type Config struct {
 	MaxModules         int
 	Timezone           string // auto, Local or an IANA name
 	// PodOfDevice labels plog faults with the pod of their device (not a
-	// flag: main wires the kubelet's answer); see Options.PodOfDevice.
+	// flag: main wires the kubelet's answer); see logstate.Options.PodOfDevice.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
 	// Procfs is the host's /proc (--path.procfs): every process of
 	// Processes is read from its own log root found there (discovery.go).
@@ -67,7 +68,7 @@ func DefaultRoot(getenv func(string) string) string {
 // the environment when the flags are defined, so --help shows it.
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
-	d := DefaultOptions()
+	d := logstate.DefaultOptions()
 	app.Flag("cannlog.root", "CANN log root holding run/, debug/ and security/ (repeatable). "+
 		"Default: $ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH/log, else $HOME/ascend/log.").
 		Default(DefaultRoot(os.Getenv)).StringsVar(&cfg.Roots)
@@ -114,8 +115,8 @@ func AddFlags(app *kingpin.Application) *Config {
 	return cfg
 }
 
-func (cfg Config) stateOptions() Options {
-	o := DefaultOptions()
+func (cfg Config) stateOptions() logstate.Options {
+	o := logstate.DefaultOptions()
 	o.ProcessTTL = cfg.ProcessTTL
 	for _, p := range []struct{ dst, src *int }{
 		{&o.MaxPIDs, &cfg.MaxPIDs}, {&o.MaxCommunicators, &cfg.MaxCommunicators}, {&o.MaxCodes, &cfg.MaxCodes},
@@ -163,13 +164,13 @@ const expireEvery = 5 * time.Second
 // started by Start reads the logs; Update only reads the state.
 type Collector struct {
 	cfg    Config
-	live   Liveness
+	live   logstate.Liveness
 	logger *slog.Logger
-	state  *State
+	state  *logstate.State
 	f      follower
 
-	src    Source // reused for every line by the poll goroutine: no allocation
-	srcDir string // LogDir of src.Path
+	src    logstate.Source // reused for every line by the poll goroutine: no allocation
+	srcDir string          // logstate.LogDir of src.Path
 	srcLoc *time.Location
 	zones  *zones
 	// lastZones is when the roots' zones were last inferred (poll goroutine).
@@ -199,7 +200,7 @@ type Collector struct {
 // New builds the collector and its follower and restores the state saved
 // in --cannlog.state-file. live says which processes still run; nil means
 // only the TTL decides.
-func New(cfg Config, live Liveness, logger *slog.Logger) (*Collector, error) {
+func New(cfg Config, live logstate.Liveness, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -221,11 +222,11 @@ func New(cfg Config, live Liveness, logger *slog.Logger) (*Collector, error) {
 		f.Close()
 		return nil, fmt.Errorf("cannlog: %w", err)
 	}
-	return newCollector(cfg, live, logger, f, NewState(opts)), nil
+	return newCollector(cfg, live, logger, f, logstate.NewState(opts)), nil
 }
 
 // stateOptionsZone is stateOptions with the zone of --cannlog.timezone.
-func (cfg Config) stateOptionsZone() (Options, error) {
+func (cfg Config) stateOptionsZone() (logstate.Options, error) {
 	o := cfg.stateOptions()
 	loc, auto, err := ParseTimezone(cfg.Timezone)
 	if err != nil {
@@ -236,7 +237,7 @@ func (cfg Config) stateOptionsZone() (Options, error) {
 	return o, nil
 }
 
-func newCollector(cfg Config, live Liveness, logger *slog.Logger, f follower, st *State) *Collector {
+func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f follower, st *logstate.State) *Collector {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -321,11 +322,11 @@ func (c *Collector) pollOnce(now time.Time) {
 
 // livenessReady reports whether expiry may ask the liveness source.
 func (c *Collector) livenessReady(now time.Time) bool {
-	r, ok := c.live.(LivenessReady)
+	r, ok := c.live.(logstate.LivenessReady)
 	if !ok || r.Ready() {
 		return true
 	}
-	return now.Sub(c.created) >= ReadyGrace
+	return now.Sub(c.created) >= logstate.ReadyGrace
 }
 
 func (c *Collector) handle(f *tail.File, line []byte) {
@@ -334,26 +335,26 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 		// out once per run of lines.
 		c.srcDir, c.srcLoc = "", nil
 		if f.Kind != tail.KindScreen {
-			c.srcDir = LogDir(f.Path)
+			c.srcDir = logstate.LogDir(f.Path)
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
 			if f.HostPID != 0 {
-				c.state.noteHostPID(ProcessKey{Dir: c.srcDir, PID: f.PID}, f.HostPID)
+				c.state.NoteHostPID(logstate.ProcessKey{Dir: c.srcDir, PID: f.PID}, f.HostPID)
 			}
 		}
 	}
-	c.src = Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir, Location: c.srcLoc}
+	c.src = logstate.Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir, Location: c.srcLoc}
 	c.state.Ingest(&c.src, line)
 	c.dirty = true
 }
 
-func kindOf(k tail.Kind) SourceKind {
+func kindOf(k tail.Kind) logstate.SourceKind {
 	switch k {
 	case tail.KindDevicePlog:
-		return SourceDevicePlog
+		return logstate.SourceDevicePlog
 	case tail.KindScreen:
-		return SourceScreen
+		return logstate.SourceScreen
 	}
-	return SourcePlog
+	return logstate.SourcePlog
 }
 
 func (c *Collector) checkpoint(now time.Time) {
@@ -399,9 +400,7 @@ func (c *Collector) Close() error {
 // Update sends the cannlog metrics. It reads the state under its lock and
 // the follower's counters; it does no file I/O and needs no deadline.
 func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
-	for _, m := range c.state.metrics() {
-		ch <- m
-	}
+	c.state.Collect(ch)
 	st := c.f.Stats()
 	var readErrs uint64
 	for _, n := range st.ReadErrors {
@@ -452,13 +451,15 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 // Processes returns copies of the processes whose series are exported:
 // alive, or within the TTL after their last log write.
-func (c *Collector) Processes() []ProcessView { return c.state.Processes() }
+func (c *Collector) Processes() []logstate.ProcessView { return c.state.Processes() }
 
 // Process returns one process of Processes.
-func (c *Collector) Process(key ProcessKey) (ProcessView, bool) { return c.state.Process(key) }
+func (c *Collector) Process(key logstate.ProcessKey) (logstate.ProcessView, bool) {
+	return c.state.Process(key)
+}
 
 // Faults returns the per-code fault summaries.
-func (c *Collector) Faults() []FaultSummary { return c.state.Faults() }
+func (c *Collector) Faults() []logstate.FaultSummary { return c.state.Faults() }
 
 // State returns the collector's state, for tools that read it directly.
-func (c *Collector) State() *State { return c.state }
+func (c *Collector) State() *logstate.State { return c.state }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/discover"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 )
 
@@ -72,7 +73,7 @@ func (c *Collector) discover(now time.Time) {
 	}
 	rows, at, ok := d.table.NPUProcesses()
 	if !ok {
-		if !d.set && now.Sub(c.created) >= ReadyGrace {
+		if !d.set && now.Sub(c.created) >= logstate.ReadyGrace {
 			// npu-smi never answered: let the saved offsets go (see
 			// tail.Config.AwaitProcRoots) rather than keep them for ever.
 			c.setProcRoots(nil)
@@ -120,18 +121,18 @@ func (c *Collector) discover(now time.Time) {
 	}
 	var roots []tail.ProcRoot
 	found := make(map[int]bool, len(d.procs))
-	hostPIDs := make(map[ProcessKey]int, len(d.procs))
+	hostPIDs := make(map[logstate.ProcessKey]int, len(d.procs))
 	for pid, e := range d.procs {
 		found[pid] = e.found
 		if e.err != nil {
 			continue
 		}
 		roots = append(roots, tail.ProcRoot{Path: e.p.Path, PID: e.p.NSpid, HostPID: pid})
-		hostPIDs[ProcessKey{Dir: e.p.Path, PID: e.p.NSpid}] = pid
+		hostPIDs[logstate.ProcessKey{Dir: e.p.Path, PID: e.p.NSpid}] = pid
 	}
 	slices.SortFunc(roots, func(a, b tail.ProcRoot) int { return a.HostPID - b.HostPID })
 	c.setProcRoots(roots)
-	c.state.setHostPIDs(hostPIDs)
+	c.state.SetHostPIDs(hostPIDs)
 	d.mu.Lock()
 	d.found = found
 	d.mu.Unlock()
@@ -197,47 +198,4 @@ func (c *Collector) DiscoveredLogs() map[int]bool {
 	c.disc.mu.Lock()
 	defer c.disc.mu.Unlock()
 	return maps.Clone(c.disc.found)
-}
-
-// setHostPIDs records the host pid of the processes discovery found (by the
-// key their plogs are read under), for the joins (ProcessDevice.HostPID).
-// Host pids learnt from files (noteHostPID) are kept while discovery still
-// lists their process.
-func (s *State) setHostPIDs(m map[ProcessKey]int) {
-	s.hostMu.Lock()
-	defer s.hostMu.Unlock()
-	s.hostPIDs = m
-	listed := make(map[int]bool, len(m))
-	for _, h := range m {
-		listed[h] = true
-	}
-	for k, h := range s.fileHost {
-		if !listed[h] {
-			delete(s.fileHost, k)
-		}
-	}
-}
-
-// noteHostPID records the host pid of a process whose file a configured
-// root reaches and /proc does too: its lines are read under the configured
-// directory, and the join still need not guess.
-func (s *State) noteHostPID(k ProcessKey, host int) {
-	s.hostMu.Lock()
-	defer s.hostMu.Unlock()
-	if s.hostPIDs[k] == host || s.fileHost[k] == host {
-		return
-	}
-	if s.fileHost == nil {
-		s.fileHost = map[ProcessKey]int{}
-	}
-	s.fileHost[k] = host
-}
-
-func (s *State) hostPID(k ProcessKey) int {
-	s.hostMu.Lock()
-	defer s.hostMu.Unlock()
-	if h := s.hostPIDs[k]; h != 0 {
-		return h
-	}
-	return s.fileHost[k]
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 // fakeTable is npu-smi's process table as discovery sees it.
@@ -123,7 +125,7 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The logs are older than the TTL: alive keeps them (join.Liveness does,
 	// by the host pid, in the exporter).
-	alive := LivenessFunc(func(int) bool { return true })
+	alive := logstate.LivenessFunc(func(int) bool { return true })
 	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, alive, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +135,7 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 	c.pollOnce(time.Now())
 	c.pollOnce(time.Now())
 
-	keyA := ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 7}
+	keyA := logstate.ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 7}
 	pv, ok := c.Process(keyA)
 	if !ok {
 		t.Fatalf("process not read through procfs; have %+v stats %+v disc %+v log %s", c.Processes(), c.f.Stats(), c.DiscoveredLogs(), logBuf.String())
@@ -178,7 +180,7 @@ ascend_npu_processes{cann_logs="missing",chip="0",npu="2"} 1
 	if !c.DiscoveredLogs()[5000] {
 		t.Fatal("a process's first plog was not found on recheck")
 	}
-	if _, ok := c.Process(ProcessKey{Dir: filepath.Join(procfs, "5000", "root", "home", "nobody", "ascend", "log"), PID: 9}); !ok {
+	if _, ok := c.Process(logstate.ProcessKey{Dir: filepath.Join(procfs, "5000", "root", "home", "nobody", "ascend", "log"), PID: 9}); !ok {
 		t.Fatal("the late process's settings were not read")
 	}
 
@@ -234,22 +236,22 @@ func TestProcLivenessOfDiscoveredProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	live := ProcLiveness{Root: procfs}
+	live := logstate.ProcLiveness{Root: procfs}
 	cases := []struct {
-		key  ProcessKey
+		key  logstate.ProcessKey
 		want bool
 	}{
-		{ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 1}, true},
-		{ProcessKey{Dir: filepath.Join(procfs, "5000", "root", "job", "logs"), PID: 1}, false}, // exited; host pid 1 is init
-		{ProcessKey{Dir: filepath.Join(procfs, "5000", "cwd", "plogs"), PID: 4242}, false},
-		{ProcessKey{Dir: "/var/log/npu", PID: 4242}, true}, // a host path: its pid is a host pid
-		{ProcessKey{Dir: "/var/log/npu", PID: 77}, false},
+		{logstate.ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 1}, true},
+		{logstate.ProcessKey{Dir: filepath.Join(procfs, "5000", "root", "job", "logs"), PID: 1}, false}, // exited; host pid 1 is init
+		{logstate.ProcessKey{Dir: filepath.Join(procfs, "5000", "cwd", "plogs"), PID: 4242}, false},
+		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 4242}, true}, // a host path: its pid is a host pid
+		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 77}, false},
 	}
 	for _, c := range cases {
 		if got := live.AliveProcess(c.key); got != c.want {
 			t.Errorf("AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
 		}
-		if got := (AnyAlive{nil, live}).AliveProcess(c.key); got != c.want {
+		if got := (logstate.AnyAlive{nil, live}).AliveProcess(c.key); got != c.want {
 			t.Errorf("AnyAlive.AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
 		}
 	}
@@ -265,7 +267,7 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 	writePlog(t, hostPath, 3, "")
 	tab := &fakeTable{}
 	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 7000})
-	alive := LivenessFunc(func(int) bool { return true })
+	alive := logstate.LivenessFunc(func(int) bool { return true })
 	c, err := New(Config{Roots: []string{hostPath}, Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, alive, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +277,7 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 		c.pollOnce(time.Now())
 	}
 	devs := c.State().Devices()
-	if len(devs) != 1 || devs[0].Key != (ProcessKey{Dir: hostPath, PID: 3}) || devs[0].HostPID != 7000 {
+	if len(devs) != 1 || devs[0].Key != (logstate.ProcessKey{Dir: hostPath, PID: 3}) || devs[0].HostPID != 7000 {
 		t.Fatalf("devices %+v, want one process under %s with host pid 7000", devs, hostPath)
 	}
 	if st := c.f.Stats(); st.FilesTracked != 1 || st.LinesRead != 32 {

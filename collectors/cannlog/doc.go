@@ -1,22 +1,22 @@
-// Package cannlog owns the cannlog collector of hccl_exporter: it follows
-// the CANN process logs (plog) of every training process and the training
-// screen logs, and turns them into the effective HCCL settings of each
-// process ([HCCL_ENV] lines), its communicators, HCCL fault events (fault
-// codes printed in screen logs, plog error lines the fault catalog maps to
-// codes) and line counters.
+// Package cannlog owns the cannlog collector of hccl_exporter: its flags,
+// the follower (sub-package tail) that delivers the lines of the CANN
+// process logs (plog) of every training process and of the training screen
+// logs, the discovery of each NPU process's own log root through /proc, the
+// time zone of each log root, and the follower's, zones' and coverage
+// series.
 //
-// Data flows one way: the follower (sub-package tail) delivers lines, the
-// parsers (sub-package parse) read them, State keeps what they said, and the
-// Collector serves State as metrics and as read-only views (Processes,
-// Faults) for the headroom collector and the offline diagnose command. A
-// background goroutine polls the follower and checkpoints State together
-// with the read offsets; scrapes only read State under a lock and never do
-// file I/O.
+// What the lines say is kept by the log state (sub-package logstate): the
+// effective HCCL settings of each process, its communicators, HCCL fault
+// events and line counters. Data flows one way: the follower delivers
+// lines, the Collector hands each to logstate.State.Ingest with its source
+// (path, kind, pod, zone), and serves the state's own series next to its
+// own. A background goroutine polls the follower and checkpoints the state
+// together with the read offsets; scrapes only read the state and never do
+// file I/O. The headroom collector and internal/join read the state through
+// Processes, Faults and State; the offline diagnose command uses logstate
+// directly and does not depend on this package.
 //
-// A process is known by its CANN log directory and its pid (ProcessKey):
-// pods write to their own directories and often have equal pids in their
-// own pid namespaces. Each log root is read in the zone its writers print
-// times in (--cannlog.timezone=auto infers it from the files), and each
-// process remembers the NPU it drives (the devicePhyId its plogs print) for
-// the joins of internal/join.
+// Each log root is read in the zone its writers print times in
+// (--cannlog.timezone=auto infers it from the files' modification times and
+// last printed times).
 package cannlog

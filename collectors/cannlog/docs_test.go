@@ -7,6 +7,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
 
@@ -18,13 +19,14 @@ func TestDocsCoverCatalogAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, code := range defaultCatalog.order {
-		stage, title, _, _ := CodeInfo(code)
+	for _, f := range logstate.Catalog() {
+		code := f.Code
+		stage, title, _, _ := logstate.CodeInfo(code)
 		if !strings.Contains(doc, "| "+code+" | "+stage+" | "+title) {
 			t.Errorf("docs/cannlog.md lacks the catalog row of %s (%s, %s)", code, stage, title)
 		}
 	}
-	for _, f := range Catalog() {
+	for _, f := range logstate.Catalog() {
 		for _, p := range f.Fingerprint {
 			if !strings.Contains(doc, "`"+p+"`") {
 				t.Errorf("docs/cannlog.md lacks fingerprint %q of %s", p, f.Code)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 )
 
@@ -26,7 +27,7 @@ func TestFollowerEventsExported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newCollector(r.cfg, allAlive, nil, f, NewState(testOptions(r.clock)))
+	c := newCollector(r.cfg, allAlive, nil, f, logstate.NewState(testOptions(r.clock)))
 	t.Cleanup(func() { _ = c.Close() })
 	// Now the state file's directory is a regular file: every write fails,
 	// whoever the test runs as.

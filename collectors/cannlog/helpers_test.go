@@ -1,18 +1,21 @@
 package cannlog
 
 import (
-	"bufio"
 	"bytes"
-	"flag"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// stateTestdata holds the captured log trees and the golden outputs of the
+// log state: the collector reads the same trees through the follower and
+// must serve the same series.
+const stateTestdata = "logstate/testdata"
 
 // fakeClock is a settable clock for TTL tests.
 type fakeClock struct{ t time.Time }
@@ -20,90 +23,51 @@ type fakeClock struct{ t time.Time }
 func (c *fakeClock) Now() time.Time          { return c.t }
 func (c *fakeClock) Advance(d time.Duration) { c.t = c.t.Add(d) }
 
-// testOptions pins the zone and the clock so golden outputs do not depend
-// on the machine.
-func testOptions(clock *fakeClock) Options {
-	o := DefaultOptions()
+// testOptions pins the zone and the clock so outputs do not depend on the
+// machine.
+func testOptions(clock *fakeClock) logstate.Options {
+	o := logstate.DefaultOptions()
 	o.Location = time.UTC
 	o.Now = clock.Now
 	return o
 }
 
+// exposition renders a collector's metrics in the text format, sorted, the
+// form of the golden files.
+func exposition(t *testing.T, c prometheus.Collector) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range metrictest.Gather(t, c) {
+		if err := enc.Encode(mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
 // onlyProcess returns the process with pid, failing the test when several
 // log directories have one.
-func onlyProcess(t *testing.T, st *State, pid int) (ProcessView, bool) {
+func onlyProcess(t *testing.T, st *logstate.State, pid int) (logstate.ProcessView, bool) {
 	t.Helper()
 	keys := st.Keys(pid)
 	if len(keys) > 1 {
 		t.Fatalf("pid %d is in %d log directories: %v", pid, len(keys), keys)
 	}
 	if len(keys) == 0 {
-		return ProcessView{}, false
+		return logstate.ProcessView{}, false
 	}
 	return st.Process(keys[0])
 }
 
-// sourceFor classifies a testdata file like the follower does.
-func sourceFor(path string) *Source {
-	base := filepath.Base(path)
-	switch {
-	case strings.HasPrefix(base, "plog-"):
-		return &Source{Path: path, Kind: SourcePlog, Dir: LogDir(path)}
-	case strings.HasPrefix(base, "device-"):
-		return &Source{Path: path, Kind: SourceDevicePlog, Dir: LogDir(path)}
-	}
-	return &Source{Path: path, Kind: SourceScreen}
-}
-
-// ingestTree feeds every file under root to st, in name order.
-func ingestTree(t *testing.T, st *State, root string) {
+// countOf is how many fault events of code the state counted from source,
+// read from its per-code summary.
+func countOf(t *testing.T, st *logstate.State, code, source string) uint64 {
 	t.Helper()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		ingestFile(t, st, sourceFor(path), path)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func ingestFile(t *testing.T, st *State, src *Source, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	for sc.Scan() {
-		st.Ingest(src, sc.Bytes())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// golden compares got with testdata/golden/<name>, rewriting it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
+	for _, f := range st.Faults() {
+		if f.Code == code {
+			return f.BySource[source]
 		}
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden %s: %v (run with -update)", name, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden; got:\n%s", name, got)
-	}
+	return 0
 }

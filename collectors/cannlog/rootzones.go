@@ -10,12 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	// IANA names in --cannlog.timezone (and TZ) work in images without
-	// /usr/share/zoneinfo; the database adds about 450 KB.
-	_ "time/tzdata"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
 
@@ -52,7 +50,7 @@ func ParseTimezone(s string) (loc *time.Location, auto bool, err error) {
 	if s == TimezoneAuto || s == "" {
 		return nil, true, nil
 	}
-	loc, err = ParseZone(s)
+	loc, err = logstate.ParseZone(s)
 	if err != nil {
 		return nil, false, fmt.Errorf("--cannlog.timezone=%q: %w; or auto, to infer it per log root", s, err)
 	}
@@ -157,7 +155,7 @@ func (z *zones) inferRoot(root string, now time.Time, logWarn func(msg string, a
 		var printed time.Time
 		printed, ok = lastPrintedTime(path)
 		if ok {
-			off, ok = InferOffset(printed, mtime)
+			off, ok = logstate.InferOffset(printed, mtime)
 		}
 	}
 	z.mu.Lock()
@@ -167,7 +165,7 @@ func (z *zones) inferRoot(root string, now time.Time, logWarn func(msg string, a
 	if !ok {
 		return
 	}
-	rz.inferred, rz.offset, rz.from = ZoneForOffset(off), off, path
+	rz.inferred, rz.offset, rz.from = logstate.ZoneForOffset(off), off, path
 	_, localOff := now.In(z.local()).Zone()
 	_, appliedOff := now.In(z.applied(rz)).Zone()
 	var msg string
@@ -186,8 +184,8 @@ func (z *zones) inferRoot(root string, now time.Time, logWarn func(msg string, a
 		return
 	}
 	rz.warnedFor = key
-	logWarn(msg, "root", root, "writers_offset", zoneName(off), "exporter_offset", zoneName(time.Duration(localOff)*time.Second),
-		"applied_offset", zoneName(time.Duration(appliedOff)*time.Second), "inferred_from", path)
+	logWarn(msg, "root", root, "writers_offset", logstate.ZoneForOffset(off).String(), "exporter_offset", logstate.ZoneForOffset(time.Duration(localOff)*time.Second).String(),
+		"applied_offset", logstate.ZoneForOffset(time.Duration(appliedOff)*time.Second).String(), "inferred_from", path)
 }
 
 // metrics sends the inferred and applied offset of every root.
@@ -238,7 +236,8 @@ func newestLog(root string) (path string, mtime time.Time, ok bool) {
 			}
 		}
 	}
-	for sd := range cannSortDirs {
+	// The CANN log sort directories, as the follower and logstate.LogDir know them.
+	for _, sd := range []string{"run", "debug", "security"} {
 		walk(filepath.Join(root, sd), 0)
 	}
 	return path, mtime, ok

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 )
 
@@ -30,7 +31,7 @@ func TestThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newCollector(Config{}, allAlive, nil, f, NewState(DefaultOptions()))
+	c := newCollector(Config{}, allAlive, nil, f, logstate.NewState(logstate.DefaultOptions()))
 	defer c.Close()
 	start := time.Now()
 	c.pollOnce(start)

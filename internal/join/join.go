@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
@@ -51,10 +52,10 @@ type NPU interface {
 	Latest() (snap *npusmi.Snapshot, at time.Time, ok bool)
 }
 
-// Logs is what the joins need of the CANN log state (*cannlog.State).
+// Logs is what the joins need of the CANN log state (*logstate.State).
 type Logs interface {
-	Devices() []cannlog.ProcessDevice
-	ProcessVars(key cannlog.ProcessKey, names ...string) (cannlog.ProcessView, bool)
+	Devices() []logstate.ProcessDevice
+	ProcessVars(key logstate.ProcessKey, names ...string) (logstate.ProcessView, bool)
 }
 
 // How a row was matched, the joined_by label.
@@ -70,19 +71,19 @@ type Matched struct {
 	Row npusmi.Process
 	// Log is the process of the CANN logs; its PID is the host pid and
 	// its Dir empty when By is "".
-	Log cannlog.ProcessDevice
+	Log logstate.ProcessDevice
 	By  string // ByPID, ByContainerPID, ByDevice or "" (not in the logs)
 }
 
 // Match matches every row of snap's process table to a process of the
 // logs (package comment: the rules). It is pure.
-func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
+func Match(snap *npusmi.Snapshot, devs []logstate.ProcessDevice) []Matched {
 	phyOf := map[podresources.Chip]int{}
 	for phy, c := range PhyIDs(snap) {
 		phyOf[c] = phy
 	}
-	byPID := map[int][]cannlog.ProcessDevice{}
-	byHost := map[int]cannlog.ProcessDevice{}
+	byPID := map[int][]logstate.ProcessDevice{}
+	byHost := map[int]logstate.ProcessDevice{}
 	for _, d := range devs {
 		byPID[d.Key.PID] = append(byPID[d.Key.PID], d)
 		if d.HostPID > 0 {
@@ -90,7 +91,7 @@ func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
 		}
 	}
 	out := make([]Matched, len(snap.Processes))
-	claimed := map[cannlog.ProcessKey]bool{}
+	claimed := map[logstate.ProcessKey]bool{}
 	// Rule 0 first, so that no guess takes a process /proc has placed.
 	for _, d := range byHost {
 		claimed[d.Key] = true
@@ -99,8 +100,8 @@ func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
 	// chip; else one whose device is unknown, preferring one no other row
 	// took (two pods' pid 156 on two chips) over one another row took (a
 	// process npu-smi lists on two chips).
-	pick := func(cands []cannlog.ProcessDevice, phy int, phyKnown bool) (cannlog.ProcessDevice, bool) {
-		var free, taken *cannlog.ProcessDevice
+	pick := func(cands []logstate.ProcessDevice, phy int, phyKnown bool) (logstate.ProcessDevice, bool) {
+		var free, taken *logstate.ProcessDevice
 		for i := range cands {
 			d := &cands[i]
 			if d.HostPID > 0 {
@@ -125,10 +126,10 @@ func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
 		if taken != nil {
 			return *taken, true
 		}
-		return cannlog.ProcessDevice{}, false
+		return logstate.ProcessDevice{}, false
 	}
 	for i, p := range snap.Processes {
-		out[i] = Matched{Row: p, Log: cannlog.ProcessDevice{Key: cannlog.ProcessKey{PID: p.PID}, Label: strconv.Itoa(p.PID), DevicePhyID: -1}}
+		out[i] = Matched{Row: p, Log: logstate.ProcessDevice{Key: logstate.ProcessKey{PID: p.PID}, Label: strconv.Itoa(p.PID), DevicePhyID: -1}}
 		if d, ok := byHost[p.PID]; ok {
 			out[i].Log, out[i].By = d, ByProcfs
 			continue
@@ -154,7 +155,7 @@ func Match(snap *npusmi.Snapshot, devs []cannlog.ProcessDevice) []Matched {
 		if !ok {
 			continue
 		}
-		var best *cannlog.ProcessDevice
+		var best *logstate.ProcessDevice
 		for j := range devs {
 			d := &devs[j]
 			if d.DevicePhyID == phy && !claimed[d.Key] && (best == nil || d.LastWrite.After(best.LastWrite)) {
@@ -218,7 +219,7 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 		}
 		chips = append(chips, m)
 	}
-	var devs []cannlog.ProcessDevice
+	var devs []logstate.ProcessDevice
 	if c.Logs != nil {
 		devs = c.Logs.Devices()
 	}
@@ -253,7 +254,7 @@ func (c Chips) Settings(row headroom.ChipProcess) (headroom.ProcessSettings, boo
 	if c.Logs == nil {
 		return headroom.ProcessSettings{}, false
 	}
-	p, ok := c.Logs.ProcessVars(cannlog.ProcessKey{Dir: row.LogDir, PID: row.PID}, settingVars...)
+	p, ok := c.Logs.ProcessVars(logstate.ProcessKey{Dir: row.LogDir, PID: row.PID}, settingVars...)
 	if !ok {
 		return headroom.ProcessSettings{}, false
 	}
@@ -262,7 +263,7 @@ func (c Chips) Settings(row headroom.ChipProcess) (headroom.ProcessSettings, boo
 
 // toSettings reads the numbers cannlog kept: a value HCCL refuses has no
 // number there (internal/hcclenv), so it counts as not printed.
-func toSettings(p cannlog.ProcessView) headroom.ProcessSettings {
+func toSettings(p logstate.ProcessView) headroom.ProcessSettings {
 	s := headroom.ProcessSettings{PID: p.PID,
 		UnattributedBufferBytes: float64(p.UnattributedBufferBytes), UnattributedQPs: float64(p.UnattributedQPs),
 		GraphMode: p.QPMode.Offline, SingleQP: p.QPMode.Offline || p.QPMode.NoMultiQP, MultiQPFrom: p.QPMode.MultiQPFrom,
@@ -313,13 +314,13 @@ func (n *Liveness) SetLogs(l Logs) {
 }
 
 var (
-	_ cannlog.LivenessReady   = (*Liveness)(nil)
-	_ cannlog.ProcessLiveness = (*Liveness)(nil)
+	_ logstate.LivenessReady   = (*Liveness)(nil)
+	_ logstate.ProcessLiveness = (*Liveness)(nil)
 )
 
 // AliveProcess reports whether the last npu-smi run lists the process's
 // pid or a row Match pairs with it.
-func (n *Liveness) AliveProcess(key cannlog.ProcessKey) bool {
+func (n *Liveness) AliveProcess(key logstate.ProcessKey) bool {
 	if n.Alive(key.PID) {
 		return true
 	}
@@ -473,7 +474,7 @@ func (a Attribution) ProcessChips(ctx context.Context) ([]podresources.ProcessCh
 		return nil, err
 	}
 	devs := a.Logs.Devices()
-	chipOf := make(map[cannlog.ProcessKey]Matched, len(devs))
+	chipOf := make(map[logstate.ProcessKey]Matched, len(devs))
 	for _, m := range Match(snap, devs) {
 		if m.By != "" {
 			if _, dup := chipOf[m.Log.Key]; !dup {
@@ -542,7 +543,7 @@ func (c Coverage) Coverage() ([]cannlog.CoverageRow, bool) {
 	if c.Discovery != nil {
 		found = c.Discovery.DiscoveredLogs()
 	}
-	var devs []cannlog.ProcessDevice
+	var devs []logstate.ProcessDevice
 	if c.Logs != nil {
 		devs = c.Logs.Devices()
 	}

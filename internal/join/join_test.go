@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
@@ -42,11 +43,11 @@ func capture(t testing.TB, name string) *fakeNPU {
 
 // logState returns a CANN log state in which each process writes its
 // settings to its own log directory.
-func logState(t testing.TB, procs ...logProc) *cannlog.State {
+func logState(t testing.TB, procs ...logProc) *logstate.State {
 	t.Helper()
-	st := cannlog.NewState(cannlog.Options{Location: time.UTC})
+	st := logstate.NewState(logstate.Options{Location: time.UTC})
 	for _, p := range procs {
-		src := &cannlog.Source{Kind: cannlog.SourcePlog, Dir: p.dir,
+		src := &logstate.Source{Kind: logstate.SourcePlog, Dir: p.dir,
 			Path: fmt.Sprintf("%s/run/plog/plog-%d_20260107100000000.log", p.dir, p.pid)}
 		line := func(f string, a ...any) {
 			st.Ingest(src, fmt.Appendf(nil, "[INFO] HCCL(%d,python3):2026-01-07-10:00:00.000.000 [x.cc:1] [%d]"+f, append([]any{p.pid, p.pid}, a...)...))
@@ -212,12 +213,12 @@ func TestPhyIDs(t *testing.T) {
 // twoPods: two pods whose first training process is pid 156 in its own pid
 // namespace, each writing to its own log directory, plus a process on the
 // host that prints no device.
-func twoPods(phyA, phyB int) []cannlog.ProcessDevice {
+func twoPods(phyA, phyB int) []logstate.ProcessDevice {
 	t0 := time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)
-	return []cannlog.ProcessDevice{
-		{Key: cannlog.ProcessKey{Dir: "/logs/pod-a", PID: 156}, Label: "156", DevicePhyID: phyA, LastWrite: t0},
-		{Key: cannlog.ProcessKey{Dir: "/logs/pod-b", PID: 156}, Label: "156@/logs/pod-b", DevicePhyID: phyB, LastWrite: t0},
-		{Key: cannlog.ProcessKey{Dir: "/root/ascend/log", PID: 582939}, Label: "582939", DevicePhyID: -1, LastWrite: t0},
+	return []logstate.ProcessDevice{
+		{Key: logstate.ProcessKey{Dir: "/logs/pod-a", PID: 156}, Label: "156", DevicePhyID: phyA, LastWrite: t0},
+		{Key: logstate.ProcessKey{Dir: "/logs/pod-b", PID: 156}, Label: "156@/logs/pod-b", DevicePhyID: phyB, LastWrite: t0},
+		{Key: logstate.ProcessKey{Dir: "/root/ascend/log", PID: 582939}, Label: "582939", DevicePhyID: -1, LastWrite: t0},
 	}
 }
 
@@ -231,7 +232,7 @@ func TestMatch(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		capture string
-		devs    []cannlog.ProcessDevice
+		devs    []logstate.ProcessDevice
 		want    map[string]want // by npu/chip
 	}{
 		{"A2: host pids in npu-smi, container pids in the logs: joined by device", "info-a2-910b4.txt", twoPods(6, 7), map[string]want{
@@ -248,16 +249,16 @@ func TestMatch(t *testing.T) {
 			"4/0": {"/logs/pod-a", 156, ByContainerPID},
 			"4/1": {"/logs/pod-b", 156, ByContainerPID},
 		}},
-		{"a host pid equal to another pod's device process: the device decides", "info-a2-910b4.txt", []cannlog.ProcessDevice{
+		{"a host pid equal to another pod's device process: the device decides", "info-a2-910b4.txt", []logstate.ProcessDevice{
 			// A pod's pid 99910 drives phy 7; npu-smi's host pid 99910 runs on NPU 6.
-			{Key: cannlog.ProcessKey{Dir: "/logs/pod-b", PID: 99910}, Label: "99910", DevicePhyID: 7, LastWrite: t0},
+			{Key: logstate.ProcessKey{Dir: "/logs/pod-b", PID: 99910}, Label: "99910", DevicePhyID: 7, LastWrite: t0},
 		}, map[string]want{
 			"6/0": {"", 99910, ""},
 			"7/0": {"/logs/pod-b", 99910, ByDevice},
 		}},
-		{"a finished job and its successor claim one chip: the latest written wins", "info-a2-910b4.txt", []cannlog.ProcessDevice{
-			{Key: cannlog.ProcessKey{Dir: "/logs/old", PID: 156}, Label: "156", DevicePhyID: 6, LastWrite: t0},
-			{Key: cannlog.ProcessKey{Dir: "/logs/new", PID: 156}, Label: "156@/logs/new", DevicePhyID: 6, LastWrite: t0.Add(time.Hour)},
+		{"a finished job and its successor claim one chip: the latest written wins", "info-a2-910b4.txt", []logstate.ProcessDevice{
+			{Key: logstate.ProcessKey{Dir: "/logs/old", PID: 156}, Label: "156", DevicePhyID: 6, LastWrite: t0},
+			{Key: logstate.ProcessKey{Dir: "/logs/new", PID: 156}, Label: "156@/logs/new", DevicePhyID: 6, LastWrite: t0.Add(time.Hour)},
 		}, map[string]want{
 			"6/0": {"/logs/new", 156, ByDevice},
 		}},
@@ -281,7 +282,7 @@ func TestMatch(t *testing.T) {
 // pairs it with a row by its device.
 func TestLivenessOfAPodProcess(t *testing.T) {
 	live := &Liveness{NPU: capture(t, "info-a2-910b4.txt")}
-	podA := cannlog.ProcessKey{Dir: "/logs/pod-a", PID: 156}
+	podA := logstate.ProcessKey{Dir: "/logs/pod-a", PID: 156}
 	if live.AliveProcess(podA) {
 		t.Fatal("alive without logs")
 	}
@@ -289,20 +290,20 @@ func TestLivenessOfAPodProcess(t *testing.T) {
 	if !live.AliveProcess(podA) {
 		t.Error("pod A's process on NPU 6 (a row of npu-smi's table) is not alive")
 	}
-	if live.AliveProcess(cannlog.ProcessKey{Dir: "/logs/pod-b", PID: 156}) {
+	if live.AliveProcess(logstate.ProcessKey{Dir: "/logs/pod-b", PID: 156}) {
 		t.Error("pod B's process on phy 3 (no process in npu-smi's table) is alive")
 	}
-	if !live.AliveProcess(cannlog.ProcessKey{Dir: "/root/ascend/log", PID: 582939}) {
+	if !live.AliveProcess(logstate.ProcessKey{Dir: "/root/ascend/log", PID: 582939}) {
 		t.Error("a host pid npu-smi lists is not alive")
 	}
 }
 
 // fakeDevices serves fixed process devices.
-type fakeDevices []cannlog.ProcessDevice
+type fakeDevices []logstate.ProcessDevice
 
-func (f fakeDevices) Devices() []cannlog.ProcessDevice { return f }
-func (f fakeDevices) ProcessVars(cannlog.ProcessKey, ...string) (cannlog.ProcessView, bool) {
-	return cannlog.ProcessView{}, false
+func (f fakeDevices) Devices() []logstate.ProcessDevice { return f }
+func (f fakeDevices) ProcessVars(logstate.ProcessKey, ...string) (logstate.ProcessView, bool) {
+	return logstate.ProcessView{}, false
 }
 
 type fakeQPs []hccn.QPReading
@@ -331,8 +332,8 @@ func TestChipsLiveQPs(t *testing.T) {
 // The headroom model's input carries what the logs show set up: buffers,
 // QPs and peers per communicator, and the settings HCCL_INTER_HCCS_DISABLE.
 func TestSettingsCarryLinksAndBuffers(t *testing.T) {
-	st := cannlog.NewState(cannlog.Options{Location: time.UTC})
-	src := &cannlog.Source{Kind: cannlog.SourcePlog, Dir: "/h", Path: "/h/run/plog/plog-7_20260107100000000.log"}
+	st := logstate.NewState(logstate.Options{Location: time.UTC})
+	src := &logstate.Source{Kind: logstate.SourcePlog, Dir: "/h", Path: "/h/run/plog/plog-7_20260107100000000.log"}
 	for _, m := range []string{
 		"[HCCL_ENV] environmental variable HCCL_INTER_HCCS_DISABLE is set to [TRUE], interHccsDisable[1]",
 		"[Communicator Key Info]identifier[w] rankSize[16] serverNum[2] moduleNum[2] superPodNum[1]",
@@ -369,7 +370,7 @@ func TestAttribution(t *testing.T) {
 	for i := range devs {
 		devs[i].Name, devs[i].Settings = "python3", "a18a22cb"
 	}
-	devs = append(devs, cannlog.ProcessDevice{Key: cannlog.ProcessKey{Dir: "/root/ascend/log", PID: 4242}, Label: "4242",
+	devs = append(devs, logstate.ProcessDevice{Key: logstate.ProcessKey{Dir: "/root/ascend/log", PID: 4242}, Label: "4242",
 		Name: "gone", Settings: "b3ea955a", DevicePhyID: -1, LastWrite: devs[0].LastWrite})
 	a := Attribution{NPU: capture(t, "info-a2-910b4.txt"), Logs: fakeDevices(devs)}
 	got, err := a.ProcessChips(context.Background())
@@ -402,9 +403,9 @@ func TestMatchByProcfsFirst(t *testing.T) {
 			{NPU: "1", Chip: "0", PID: 7},    // a host process whose pid is 7
 		},
 	}
-	devs := []cannlog.ProcessDevice{
-		{Key: cannlog.ProcessKey{Dir: "/proc/4242/root/logs", PID: 7}, Label: "7", DevicePhyID: 1, HostPID: 4242},
-		{Key: cannlog.ProcessKey{Dir: "/root/ascend/log", PID: 7}, Label: "7@/root/ascend/log", DevicePhyID: -1},
+	devs := []logstate.ProcessDevice{
+		{Key: logstate.ProcessKey{Dir: "/proc/4242/root/logs", PID: 7}, Label: "7", DevicePhyID: 1, HostPID: 4242},
+		{Key: logstate.ProcessKey{Dir: "/root/ascend/log", PID: 7}, Label: "7@/root/ascend/log", DevicePhyID: -1},
 	}
 	got := Match(snap, devs)
 	if got[0].By != ByProcfs || got[0].Log.Key != devs[0].Key {

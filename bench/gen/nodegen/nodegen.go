@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 // Spec says what node to generate. Zero fields take the defaults of
@@ -259,7 +259,7 @@ func (s Spec) withDefaults() Spec {
 func catalogCodes() []Fault {
 	var out []Fault
 	seen := map[string]bool{}
-	for _, f := range cannlog.Catalog() {
+	for _, f := range logstate.Catalog() {
 		if !seen[f.Code] {
 			seen[f.Code] = true
 			out = append(out, Fault{Code: f.Code, Title: f.Title, Catalog: true})

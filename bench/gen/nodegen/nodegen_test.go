@@ -11,13 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 )
 
 // TestTreeParses writes nodes and reads them back with the exporter's own
 // parsers: the npu-smi table through npusmi.Parse, every plog and the screen
-// log through a cannlog.State. The counts must be the requested ones.
+// log through a logstate.State. The counts must be the requested ones.
 func TestTreeParses(t *testing.T) {
 	for _, s := range []Spec{
 		{NPUs: 8, ChipsPerNPU: 1, Processes: 8, Communicators: 1, Seed: 1},
@@ -97,7 +97,7 @@ func checkNPUSMI(t *testing.T, n *Node, tr *Tree) {
 
 func checkLogs(t *testing.T, n *Node, tr *Tree) {
 	t.Helper()
-	st := cannlog.NewState(cannlog.Options{})
+	st := logstate.NewState(logstate.Options{})
 	var plogs int
 	err := filepath.WalkDir(tr.LogRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -107,7 +107,7 @@ func checkLogs(t *testing.T, n *Node, tr *Tree) {
 			t.Errorf("plog name %q is not plog-<pid>_<17 digits>.log", d.Name())
 		}
 		plogs++
-		ingest(t, st, &cannlog.Source{Path: path, Kind: cannlog.SourcePlog}, path)
+		ingest(t, st, &logstate.Source{Path: path, Kind: logstate.SourcePlog}, path)
 		return nil
 	})
 	if err != nil {
@@ -158,7 +158,7 @@ func checkLogs(t *testing.T, n *Node, tr *Tree) {
 		}
 		return
 	}
-	ingest(t, st, &cannlog.Source{Path: tr.ScreenLog, Kind: cannlog.SourceScreen}, tr.ScreenLog)
+	ingest(t, st, &logstate.Source{Path: tr.ScreenLog, Kind: logstate.SourceScreen}, tr.ScreenLog)
 	faults := st.Faults()
 	if len(faults) != s.FaultCodes {
 		t.Fatalf("fault codes = %d, want %d", len(faults), s.FaultCodes)
@@ -170,7 +170,7 @@ func checkLogs(t *testing.T, n *Node, tr *Tree) {
 	}
 }
 
-func ingest(t *testing.T, st *cannlog.State, src *cannlog.Source, path string) {
+func ingest(t *testing.T, st *logstate.State, src *logstate.Source, path string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 // corpus of every fuzz test.
 func sampleLines(tb testing.TB) [][]byte {
 	tb.Helper()
-	files, _ := filepath.Glob("../testdata/cann-log/*/plog/*.log")
-	screens, _ := filepath.Glob("../testdata/screen-log/*.log")
+	files, _ := filepath.Glob("../logstate/testdata/cann-log/*/plog/*.log")
+	screens, _ := filepath.Glob("../logstate/testdata/screen-log/*.log")
 	var out [][]byte
 	for _, f := range append(files, screens...) {
 		b, err := os.ReadFile(f)

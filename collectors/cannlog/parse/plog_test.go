@@ -96,7 +96,7 @@ func TestParsePlog(t *testing.T) {
 
 // TestParsePlogSamples parses every line of the captured plogs.
 func TestParsePlogSamples(t *testing.T) {
-	files, err := filepath.Glob("../testdata/cann-log/*/plog/*.log")
+	files, err := filepath.Glob("../logstate/testdata/cann-log/*/plog/*.log")
 	if err != nil || len(files) < 17 {
 		t.Fatalf("sample plogs: %v (%d files)", err, len(files))
 	}

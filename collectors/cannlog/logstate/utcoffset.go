@@ -1,10 +1,13 @@
-package cannlog
+package logstate
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+	// IANA names in --cannlog.timezone, diagnose --timezone (and TZ) work
+	// in images without /usr/share/zoneinfo; the database adds about 450 KB.
+	_ "time/tzdata"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )

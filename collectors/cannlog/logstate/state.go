@@ -1,4 +1,4 @@
-package cannlog
+package logstate
 
 import (
 	"path/filepath"
@@ -219,7 +219,7 @@ type State struct {
 	recent     [dedupWindow]string
 	recentNext int
 	// hostPIDs are the host pids of the processes found through
-	// --path.procfs (discovery.go), under their own lock: the poll
+	// --path.procfs (SetHostPIDs), under their own lock: the poll
 	// goroutine replaces them while scrapes read them.
 	hostMu   sync.Mutex
 	hostPIDs map[ProcessKey]int

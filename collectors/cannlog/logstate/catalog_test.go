@@ -1,9 +1,11 @@
-package cannlog
+package logstate
 
 import (
 	"maps"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
 )
@@ -183,5 +185,21 @@ func TestQPIncidentPairing(t *testing.T) {
 	}
 	if len(st.incidents) > maxOpenIncidents {
 		t.Errorf("%d open incidents", len(st.incidents))
+	}
+}
+
+// TestFaultSeriesStartAtZero: an empty state serves one series per catalog
+// code and source, and per resource of EI0007's rows (qp, device_memory),
+// so that the alerts' increase() sees the first event.
+func TestFaultSeriesStartAtZero(t *testing.T) {
+	want := 0
+	for _, code := range defaultCatalog.order {
+		want += 2 * len(defaultCatalog.resources[code])
+	}
+	if want != 2*(len(defaultCatalog.order)+1) {
+		t.Errorf("pre-initialised resources %v: want two for EI0007, one for every other code", defaultCatalog.resources)
+	}
+	if n := testutil.CollectAndCount(NewState(Options{}), "hccl_fault_events_total"); n != want {
+		t.Errorf("%d pre-initialised fault series, want %d", n, want)
 	}
 }

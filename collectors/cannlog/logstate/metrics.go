@@ -1,4 +1,4 @@
-package cannlog
+package logstate
 
 import (
 	"slices"
@@ -263,8 +263,9 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 	return out
 }
 
-// Describe and Collect make a State a prometheus.Collector on its own, for
-// tests and for tools that want its metrics without the follower.
+// Describe and Collect make a State a prometheus.Collector: the state owns
+// its series. The cannlog collector serves them next to the follower's, and
+// tools and tests collect a State on its own.
 func (s *State) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range stateDescs {
 		ch <- d

@@ -1,4 +1,4 @@
-package cannlog
+package logstate
 
 import (
 	"bytes"

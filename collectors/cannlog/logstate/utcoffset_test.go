@@ -1,4 +1,4 @@
-package cannlog
+package logstate
 
 import (
 	"strings"
@@ -58,24 +58,6 @@ func TestParseZone(t *testing.T) {
 	_, err := ParseZone("Mars/Olympus")
 	if err == nil || !strings.Contains(err.Error(), "+08:00") {
 		t.Errorf("error does not say what is accepted: %v", err)
-	}
-}
-
-func TestParseTimezone(t *testing.T) {
-	for _, in := range []string{"", "auto"} {
-		if loc, auto, err := ParseTimezone(in); err != nil || !auto || loc != nil {
-			t.Errorf("ParseTimezone(%q) = %v, %v, %v; want auto", in, loc, auto, err)
-		}
-	}
-	for in, want := range map[string]int{"UTC": 0, "+08:00": 8 * 3600, "Asia/Shanghai": 8 * 3600} {
-		loc, auto, err := ParseTimezone(in)
-		if err != nil || auto || offsetAt(loc) != want {
-			t.Errorf("ParseTimezone(%q) = %v, %v, %v; want offset %d", in, loc, auto, err, want)
-		}
-	}
-	_, _, err := ParseTimezone("UTC+8")
-	if err == nil || !strings.Contains(err.Error(), "--cannlog.timezone") || !strings.Contains(err.Error(), "auto") {
-		t.Errorf("ParseTimezone(UTC+8) error %v: should name the flag and auto", err)
 	}
 }
 

@@ -1,0 +1,25 @@
+// Package logstate owns what the CANN logs said: State reads plog and
+// screen-log lines (Ingest) and keeps the effective HCCL settings of each
+// process ([HCCL_ENV] lines and older wordings), its communicators, buffers
+// and links, HCCL fault events (fault codes printed in screen logs, plog
+// error lines the fault catalog maps to codes; the catalog is one table,
+// catalog.go) and line counters.
+//
+// State serves all of it as a prometheus.Collector (the series of
+// hccl_fault_events_total, hccl_env_*, hccl_communicator_*,
+// ascend_log_lines_total …), as read-only views (Processes, Process,
+// Devices, Faults) and as a state file (MarshalBinary, UnmarshalBinary). It
+// does no file I/O and knows nothing of who feeds it: the cannlog collector
+// feeds it followed lines, the offline diagnose command the files of a
+// bundle.
+//
+// A process is known by its CANN log directory and its pid (ProcessKey):
+// pods write to their own directories and often have equal pids in their
+// own pid namespaces. Each process remembers the NPU it drives (the
+// devicePhyId its plogs print) and, where known, its host pid, for the
+// joins of internal/join. Liveness says which processes still run
+// (ProcLiveness reads /proc); Expire drops the others after their TTL.
+// The zone grammar of the flags (ParseZone) and the offset inference from
+// a printed and a true time (InferOffset) live here, for both the
+// collector and diagnose.
+package logstate
