@@ -364,14 +364,8 @@ func (in *input) readTar(r io.Reader, opts *Options, buf []byte) error {
 			}
 			continue
 		}
-		rel := cleanArchivePath(h.Name)
-		if rel == "" {
-			in.skipped++
-			continue
-		}
-		fc, ok := classify(rel)
+		rel, fc, ok := in.archiveEntry(h.Name)
 		if !ok {
-			in.skipped++
 			continue
 		}
 		g := in.group(rel, fc, opts)
@@ -415,14 +409,8 @@ func (in *input) readZip(opts *Options, buf []byte) {
 			}
 			continue
 		}
-		rel := cleanArchivePath(zf.Name)
-		if rel == "" {
-			in.skipped++
-			continue
-		}
-		fc, ok := classify(rel)
+		rel, fc, ok := in.archiveEntry(zf.Name)
 		if !ok {
-			in.skipped++
 			continue
 		}
 		rc, err := zf.Open()
@@ -438,6 +426,22 @@ func (in *input) readZip(opts *Options, buf []byte) {
 		}
 		rc.Close()
 	}
+}
+
+// archiveEntry is a regular archive entry's cleaned name and class, for
+// tar and zip alike; an entry whose name cleans to nothing or that holds no
+// log the analysis reads is counted as skipped.
+func (in *input) archiveEntry(name string) (string, fileClass, bool) {
+	rel := cleanArchivePath(name)
+	if rel == "" {
+		in.skipped++
+		return "", fileClass{}, false
+	}
+	fc, ok := classify(rel)
+	if !ok {
+		in.skipped++
+	}
+	return rel, fc, ok
 }
 
 // cleanArchivePath makes an archive entry name a clean relative path: no
