@@ -4,7 +4,7 @@
 # the rule tests and the end-to-end tests, VictoriaMetrics with vmalert
 # (victoria-metrics) for the scale-out test and the rules' vmalert check, and
 # chromium to render diagnose's HTML report headless. Needs root (or sudo)
-# only when something is missing. No service is started or stopped: the
+# only when something is missing. The host's daemons are left alone: the
 # packages are installed under a policy-rc.d that forbids starts, and the
 # tests run their own instances on loopback ports.
 set -euo pipefail
