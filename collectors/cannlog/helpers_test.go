@@ -1,12 +1,10 @@
 package cannlog
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
@@ -32,18 +30,10 @@ func testOptions(clock *fakeClock) logstate.Options {
 	return o
 }
 
-// exposition renders a collector's metrics in the text format, sorted, the
-// form of the golden files.
+// exposition renders a collector's metrics as the golden files hold them.
 func exposition(t *testing.T, c prometheus.Collector) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range metrictest.Gather(t, c) {
-		if err := enc.Encode(mf); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return buf.Bytes()
+	return metrictest.Exposition(t, c)
 }
 
 // onlyProcess returns the process with pid, failing the test when several

@@ -4,12 +4,28 @@
 package metrictest
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 )
+
+// Exposition renders c's metrics in the text format, sorted as a registry
+// sorts them: the form of the packages' golden files.
+func Exposition(t testing.TB, c prometheus.Collector) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range Gather(t, c) {
+		if err := enc.Encode(mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
 
 // Gather gathers c through a pedantic registry (which also checks that
 // every metric matches the Desc it was described with) and fails t on an

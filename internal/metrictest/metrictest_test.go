@@ -1,6 +1,7 @@
 package metrictest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,6 +50,11 @@ func TestFindAndValue(t *testing.T) {
 	}
 	if n := len(Samples(mfs, "t_up")); n != 3 {
 		t.Errorf("%d t_up samples, want 3", n)
+	}
+	text := string(Exposition(t, fixed{}))
+	if !strings.Contains(text, "# TYPE t_total counter\nt_total{code=\"EI0011\"} 7\n") ||
+		strings.Index(text, "t_raw") > strings.Index(text, "t_total") {
+		t.Errorf("exposition not sorted text format:\n%s", text)
 	}
 }
 

@@ -9,21 +9,12 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/prometheus/common/expfmt"
 )
 
-// exposition renders a collector's metrics in the text format, sorted, the
-// form of the golden files.
+// exposition renders a collector's metrics as the golden files hold them.
 func exposition(t *testing.T, c prometheus.Collector) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range metrictest.Gather(t, c) {
-		if err := enc.Encode(mf); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return buf.Bytes()
+	return metrictest.Exposition(t, c)
 }
 
 func TestSamplesGolden(t *testing.T) {
