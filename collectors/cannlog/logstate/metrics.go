@@ -194,7 +194,7 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 	gauges := map[string]map[int]float64{} // settings → envGauges index → value
 	comms := map[string]*comm{}
 	for _, pr := range s.procs {
-		set := SettingsID(pr.env)
+		set := pr.settings()
 		for name, st := range pr.env {
 			envSeen[envKey{set, name, st.Value, st.SetBy}] = true
 		}

@@ -114,6 +114,7 @@ func (s *State) applyEnv(dir string, p *parse.PlogLine) {
 			s.countRejected(st.Name)
 		}
 		pr.env[st.Name] = v
+		pr.settingsOK = false
 	}
 }
 

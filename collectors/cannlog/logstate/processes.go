@@ -137,6 +137,20 @@ type process struct {
 	// when its communicators are destroyed.
 	devicePhyID int
 	qpMode      QPModeView
+	// settingsID caches SettingsID(env) while settingsOK: it is read for
+	// every process on every scrape (series, joins), a hash over the set's
+	// values; any write to env clears settingsOK.
+	settingsID string
+	settingsOK bool
+}
+
+// settings is the process's settings set, SettingsID(pr.env), computed
+// once per change of its settings; the caller holds the state's lock.
+func (pr *process) settings() string {
+	if !pr.settingsOK {
+		pr.settingsID, pr.settingsOK = SettingsID(pr.env), true
+	}
+	return pr.settingsID
 }
 
 func (pr *process) touchRaw(raw []byte) {
@@ -305,7 +319,7 @@ func (s *State) Devices() []ProcessDevice {
 	defer s.mu.Unlock()
 	out := make([]ProcessDevice, 0, len(s.procs))
 	for k, pr := range s.procs {
-		out = append(out, ProcessDevice{Key: k, Label: pr.label, Name: pr.name, Settings: SettingsID(pr.env),
+		out = append(out, ProcessDevice{Key: k, Label: pr.label, Name: pr.name, Settings: pr.settings(),
 			DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr),
 			HostPID: s.hostPID(k)})
 	}
@@ -321,7 +335,7 @@ func (s *State) Devices() []ProcessDevice {
 // view copies a process; names, when non-nil, restricts Env to them.
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
-		Settings: SettingsID(pr.env), DevicePhyID: pr.devicePhyID,
+		Settings: pr.settings(), DevicePhyID: pr.devicePhyID,
 		Communicators:           append([]CommunicatorView(nil), pr.comms...),
 		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs, QPMode: pr.qpMode,
 		QPNs: pr.links.sortedQPNs()}
