@@ -189,7 +189,7 @@ func (c scrapeCollector) Collect(ch chan<- prometheus.Metric) { c.s.scrape(c.ctx
 
 // collectorGrace is how much earlier than the scraper's own cutoff a
 // collector's context expires, so that a collector which honours ctx returns
-// its failure series (ascend_npu_smi_up 0) before the cutoff drops them.
+// its failure series (hccl_exporter_npu_smi_up 0) before the cutoff drops them.
 const collectorGrace = 100 * time.Millisecond
 
 // run runs one collector and returns its metrics followed by its duration

@@ -224,7 +224,7 @@ exit 0
 	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	app := kingpin.New("t", "")
 	w := addCollectorFlags(app)
-	if _, err := app.Parse([]string{"--npu-smi.path=" + npuSMI, "--cannlog.root=" + emptyRoot, "--path.procfs=/proc",
+	if _, err := app.Parse([]string{"--npusmi.path=" + npuSMI, "--cannlog.root=" + emptyRoot, "--path.procfs=/proc",
 		"--cannlog.poll-interval=50ms", "--no-collector.hccn", "--no-collector.pods"}); err != nil {
 		t.Fatal(err)
 	}
@@ -256,13 +256,13 @@ exit 0
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: never happened; coverage %v, pending %v, faults %v\nlog:\n%s", what, s["ascend_npu_processes"],
-					s["hccl_link_setup_pending_qps"], s["hccl_fault_events_total"], logBuf.String())
+					s["hccl_link_setup_pending_queue_pairs"], s["hccl_fault_events_total"], logBuf.String())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	s, _ := waitFor("A's pending link setup read", func(s map[string][]sample) bool {
-		v, ok := find(s["hccl_link_setup_pending_qps"], with(npu0, "bound", "high"))
+		v, ok := find(s["hccl_link_setup_pending_queue_pairs"], with(npu0, "bound", "high"))
 		return ok && v == 952
 	})
 	checks := []struct {
@@ -274,8 +274,7 @@ exit 0
 		{"ascend_npu_processes", with(npu0, "cann_logs", "missing"), 0},
 		{"ascend_npu_processes", map[string]string{"npu": "1", "chip": "0", "cann_logs": "found"}, 0},
 		{"ascend_npu_processes", map[string]string{"npu": "1", "chip": "0", "cann_logs": "missing"}, 1},
-		{"hccl_link_setup_processes", with(npu0, "settings", "known"), 1},
-		{"hccl_link_setup_processes", map[string]string{"npu": "1", "chip": "0", "settings": "unknown"}, 1},
+		{"hccl_link_setup_processes", with(npu0, "settings_source", "known"), 1},
 		{"hccl_env_rdma_qps_per_connection", nil, 16},
 		{"hccl_communicator_ranks", nil, 64},
 		{"hccl_exporter_collector_success", map[string]string{"collector": "cannlog"}, 1},

@@ -254,10 +254,10 @@ func TestHungDeviceKilledOthersRead(t *testing.T) {
 	}
 	out := string(gather(t, adapter{c}))
 	for _, want := range []string{
-		`ascend_hccn_tool_up 0`,
-		`ascend_hccn_tool_calls_total{command="link",result="timeout"} 1`,
-		`ascend_hccn_tool_calls_total{command="qp_info",result="success"} 3`,
-		`ascend_roce_active_qps{chip="0",npu="3"} 4`,
+		`hccl_exporter_hccn_tool_up 0`,
+		`hccl_exporter_hccn_tool_calls_total{command="link",result="timeout"} 1`,
+		`hccl_exporter_hccn_tool_calls_total{command="qp_info",result="success"} 3`,
+		`ascend_roce_active_queue_pairs{chip="0",npu="3"} 4`,
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("exposition lacks %s", want)
@@ -360,7 +360,7 @@ func TestScrapeDuringHungSweep(t *testing.T) {
 }
 
 // TestAbsentTool: without hccn_tool the collector exports only
-// ascend_hccn_tool_up 0, succeeds, and says so once.
+// hccl_exporter_hccn_tool_up 0, succeeds, and says so once.
 func TestAbsentTool(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
@@ -374,9 +374,9 @@ func TestAbsentTool(t *testing.T) {
 				t.Errorf("%s: Update: %v, want no error", path, err)
 			}
 		}
-		if got := string(gather(t, adapter{c})); !strings.HasSuffix(got, "ascend_hccn_tool_up 0\n") ||
+		if got := string(gather(t, adapter{c})); !strings.HasSuffix(got, "hccl_exporter_hccn_tool_up 0\n") ||
 			strings.Count(got, "\n") != 3 {
-			t.Errorf("%s: exposition\n%s\nwant ascend_hccn_tool_up 0 only", path, got)
+			t.Errorf("%s: exposition\n%s\nwant hccl_exporter_hccn_tool_up 0 only", path, got)
 		}
 		if n := strings.Count(logs.String(), "msg=\"hccn_tool not found"); n != 1 {
 			t.Errorf("%s: logged %d times, want once:\n%s", path, n, logs.String())
@@ -434,17 +434,17 @@ func TestFailuresExportNothingStale(t *testing.T) {
 		t.Fatal("sweep with failures reported complete")
 	}
 	out := string(gather(t, adapter{c}))
-	for _, gone := range []string{`ascend_roce_active_qps{chip="0",npu="1"}`, `ascend_roce_retransmitted_packets_total{chip="0",npu="1"}`,
+	for _, gone := range []string{`ascend_roce_active_queue_pairs{chip="0",npu="1"}`, `ascend_roce_retransmitted_packets_total{chip="0",npu="1"}`,
 		`ascend_roce_link_down_events_total{chip="0",npu="0"}`} {
 		if strings.Contains(out, gone) {
 			t.Errorf("stale series served: %s", gone)
 		}
 	}
 	for _, want := range []string{
-		`ascend_hccn_tool_calls_total{command="qp_info",result="busy"} 1`,
-		`ascend_hccn_tool_calls_total{command="stat",result="error"} 1`,
-		`ascend_hccn_tool_calls_total{command="link_stat",result="parse_error"} 1`,
-		`ascend_roce_active_qps{chip="0",npu="0"} 4`,
+		`hccl_exporter_hccn_tool_calls_total{command="qp_info",result="busy"} 1`,
+		`hccl_exporter_hccn_tool_calls_total{command="stat",result="error"} 1`,
+		`hccl_exporter_hccn_tool_calls_total{command="link_stat",result="parse_error"} 1`,
+		`ascend_roce_active_queue_pairs{chip="0",npu="0"} 4`,
 		`ascend_roce_link_down_events_total{chip="0",npu="1"} 1`,
 	} {
 		if !strings.Contains(out, want+"\n") {

@@ -291,8 +291,8 @@ func TestValues(t *testing.T) {
 	}
 	wantArgs := []string{
 		"--cannlog.root=/data/ascend/log",
-		"--screenlog.path=/data/jobs/*/stdout.log",
-		"--screenlog.path=/var/log/pods/*/*/*.log",
+		"--cannlog.screen-log-path=/data/jobs/*/stdout.log",
+		"--cannlog.screen-log-path=/var/log/pods/*/*/*.log",
 		"--cannlog.state-file=/var/lib/hccl/state.json",
 		"--web.disable-exporter-metrics",
 	}
@@ -301,7 +301,7 @@ func TestValues(t *testing.T) {
 			t.Errorf("args %v lack %s", c.Args, a)
 		}
 	}
-	if !slices.Contains(c.Args, "--kubelet.pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock") {
+	if !slices.Contains(c.Args, "--pods.kubelet-socket=/var/lib/kubelet/pod-resources/kubelet.sock") {
 		t.Errorf("args %v lack the PodResources socket", c.Args)
 	} else if vm := manifest.MountFor(c.VolumeMounts, "/var/lib/kubelet/pod-resources/kubelet.sock"); vm == nil || !vm.ReadOnly {
 		t.Errorf("the PodResources socket is not mounted read-only: %+v", vm)
@@ -315,7 +315,7 @@ func TestValues(t *testing.T) {
 	}
 	for _, a := range c.Args {
 		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		if name != "cannlog.root" && name != "screenlog.path" && name != "cannlog.state-file" {
+		if name != "cannlog.root" && name != "cannlog.screen-log-path" && name != "cannlog.state-file" {
 			continue
 		}
 		vm := manifest.MountFor(c.VolumeMounts, value)
