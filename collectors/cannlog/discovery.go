@@ -127,7 +127,7 @@ func (c *Collector) discover(now time.Time) {
 		if e.err != nil {
 			continue
 		}
-		roots = append(roots, tail.ProcRoot{Path: e.p.Path, PID: e.p.NSpid, HostPID: pid})
+		roots = append(roots, tail.ProcRoot{Path: e.p.Path, Anchor: e.p.Anchor, PID: e.p.NSpid, HostPID: pid})
 		hostPIDs[logstate.ProcessKey{Dir: e.p.Path, PID: e.p.NSpid}] = pid
 	}
 	slices.SortFunc(roots, func(a, b tail.ProcRoot) int { return a.HostPID - b.HostPID })

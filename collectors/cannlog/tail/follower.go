@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -84,6 +83,16 @@ type Config struct {
 	// recently written first and opened again (by path, checked to be
 	// the same device and inode) when they are written again.
 	MaxOpenFiles int
+	// MaxDirsPerRoot, MaxWatchesPerRoot and MaxEntriesPerRoot cap what one
+	// CANN root costs per rescan (directories entered, inotify watches,
+	// names listed); MaxBytesPerPoll caps what one file costs per Poll.
+	// Zero takes the Default* values.
+	MaxDirsPerRoot, MaxWatchesPerRoot, MaxEntriesPerRoot int
+	MaxBytesPerPoll                                      int64
+	// CrossFilesystems lets the walk below a root enter other file systems
+	// (mount points), and discovered roots be on FUSE or network file
+	// systems. Off, neither is touched (see resolve.go).
+	CrossFilesystems bool
 }
 
 // OpenFilesReserve is the part of RLIMIT_NOFILE the default descriptor
@@ -209,6 +218,9 @@ type Follower struct {
 	// says it was called.
 	procRoots    []ProcRoot
 	procRootsSet bool
+	// Caps of Config, defaults applied.
+	maxDirs, maxWatches, maxEntries int
+	maxBytes                        int64
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -216,7 +228,7 @@ type Follower struct {
 	lock *os.File // flock on <StateFile>.lock while the follower lives
 
 	// Hooks replaced by tests.
-	readDir func(string) ([]fs.DirEntry, error)
+	listDir func(path string, fd, max int) ([]string, bool, error)
 	now     func() time.Time
 }
 
@@ -255,10 +267,19 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 		byPath:   make(map[string]*tracked),
 		buf:      make([]byte, bufSize),
 		problems: make(map[string]problem),
-		readDir:  os.ReadDir,
+		listDir:  listDir,
 		now:      time.Now,
 	}
+	f.maxDirs = orDefault(cfg.MaxDirsPerRoot, DefaultMaxDirsPerRoot)
+	f.maxWatches = orDefault(cfg.MaxWatchesPerRoot, DefaultMaxWatchesPerRoot)
+	f.maxEntries = orDefault(cfg.MaxEntriesPerRoot, DefaultMaxEntriesPerRoot)
+	f.maxBytes = cfg.MaxBytesPerPoll
+	if f.maxBytes <= 0 {
+		f.maxBytes = DefaultMaxBytesPerPoll
+	}
 	f.stats.ReadErrors = make(map[string]uint64)
+	f.stats.LimitsReached = make(map[string]uint64)
+	f.stats.Refused = make(map[string]uint64)
 	if cfg.StateFile != "" {
 		lock, err := lockState(cfg.StateFile)
 		if err != nil {
@@ -365,7 +386,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 			}
 			// Found while the budget was spent: open it now that reading
 			// the files before it made some evictable.
-			if !f.open(t, &c) {
+			if !f.open(t, &c, dirRef{}) {
 				continue
 			}
 			t.changed = false
@@ -413,14 +434,27 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 type pollCounters struct {
 	lines, bytes, truncLines, truncations, replaced uint64
 	limitReached                                    uint64
-	errs                                            map[string]uint64
+	holeBytes                                       uint64
+	errs, limits, refusals                          map[string]uint64
 }
 
-func (c *pollCounters) err(reason string) {
-	if c.errs == nil {
-		c.errs = make(map[string]uint64)
+func (c *pollCounters) err(reason string)     { c.errs = inc(c.errs, reason) }
+func (c *pollCounters) limit(name string)     { c.limits = inc(c.limits, name) }
+func (c *pollCounters) refused(reason string) { c.refusals = inc(c.refusals, reason) }
+
+func inc(m map[string]uint64, k string) map[string]uint64 {
+	if m == nil {
+		m = make(map[string]uint64)
 	}
-	c.errs[reason]++
+	m[k]++
+	return m
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 func (f *Follower) flush(c *pollCounters) {
@@ -437,6 +471,13 @@ func (f *Follower) flush(c *pollCounters) {
 	for k, v := range c.errs {
 		s.ReadErrors[k] += v
 	}
+	for k, v := range c.limits {
+		s.LimitsReached[k] += v
+	}
+	for k, v := range c.refusals {
+		s.Refused[k] += v
+	}
+	s.HoleBytesSkipped += c.holeBytes
 	s.FilesTracked = len(f.byID)
 	s.FilesOpen = f.openFDs
 	s.DirsUnreadable, s.RootsMissing = 0, 0
@@ -806,8 +847,20 @@ func fstat(fd int, st *syscall.Stat_t) error {
 
 // openVerified opens path and checks it is still the file identified by id.
 func openVerified(path string, id fileID) (int, syscall.Stat_t, error) {
+	return openVerifiedAt(dirRef{}, path, id)
+}
+
+// openVerifiedAt opens the file at names (by path where at is not set) and
+// checks it is a regular file, the one identified by id.
+func openVerifiedAt(at dirRef, path string, id fileID) (int, syscall.Stat_t, error) {
 	var st syscall.Stat_t
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	var fd int
+	var err error
+	if at.set() {
+		fd, err = at.open()
+	} else {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	}
 	if err != nil {
 		return -1, st, err
 	}
@@ -838,7 +891,7 @@ func hasDirPrefix(path, dir string) bool {
 
 func (f *Follower) hasDirProblems() bool {
 	for _, p := range f.problems {
-		if p.reason != reasonGlobEmpty {
+		if p.reason != reasonGlobEmpty && p.reason != reasonRefused {
 			return true
 		}
 	}
