@@ -122,7 +122,7 @@ func openInRoot(anchor, rel string, log *slog.Logger) (int, error) {
 func openDirBelow(dirfd int, name string, dev uint64, cross bool, log *slog.Logger) (int, error) {
 	if haveOpenat2(log) {
 		how := &unix.OpenHow{
-			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 		}
 		if !cross {
@@ -142,8 +142,12 @@ func openDirBelow(dirfd int, name string, dev uint64, cross bool, log *slog.Logg
 		}
 	}
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err == unix.ELOOP {
-		return -1, &errRefused{refusedSymlink}
+	if err == unix.ELOOP || err == unix.ENOTDIR {
+		// O_NOFOLLOW|O_DIRECTORY on a link fails with either.
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return -1, &errRefused{refusedSymlink}
+		}
 	}
 	if err != nil {
 		return -1, err
