@@ -269,3 +269,111 @@ func b1Child(t *testing.T) {
 		}
 	}
 }
+
+// B3: a job makes a 10 GB sparse file named like a plog (and grows it by
+// 2 GB between polls). On the old code reading its zeros cost 44 s of CPU
+// and delayed every other job's lines by as much. Now its hole is skipped
+// (SEEK_DATA) and no file is read past the per-Poll byte cap: another
+// job's line arrives within 2 s.
+func TestAttackB3SparseFile(t *testing.T) {
+	procfs := t.TempDir()
+	rootfs, attacker := fakeProc(t, procfs, 4300, 11)
+	adir := plogDir(t, filepath.Join(rootfs, "logs"))
+	sparse := filepath.Join(adir, plogName(11, 1))
+	appendFile(t, sparse, "start\n")
+	if err := os.Truncate(sparse, 10<<30); err != nil {
+		t.Skipf("no sparse files here: %v", err)
+	}
+	appendFile(t, sparse, "\nafter hole\n")
+	victimFS, victim := fakeProc(t, procfs, 4400, 12)
+	vfile := filepath.Join(plogDir(t, filepath.Join(victimFS, "logs")), plogName(12, 1))
+	appendFile(t, vfile, "victim start\n")
+
+	f := newTestFollower(t, Config{RescanInterval: time.Hour})
+	f.SetProcRoots([]ProcRoot{attacker, victim})
+	byPID := map[int][]string{}
+	handle := func(file *File, line []byte) { byPID[file.PID] = append(byPID[file.PID], string(line)) }
+	pollWithin(t, f, handle, 2*time.Second)
+	expectLines(t, byPID[11], "start", "after hole")
+	expectLines(t, byPID[12], "victim start")
+	if st := f.Stats(); st.HoleBytesSkipped < 10<<30-1<<20 {
+		t.Errorf("hole bytes skipped %d, want about 10 GiB", st.HoleBytesSkipped)
+	}
+
+	// Growing by 2 GB of hole per round, while the victim writes EI0011.
+	for round := range 3 {
+		fh, err := os.OpenFile(sparse, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := fh.Stat()
+		if err := fh.Truncate(st.Size() + 2<<30); err != nil {
+			t.Fatal(err)
+		}
+		_ = fh.Close()
+		want := fmt.Sprintf("EI0011 round %d", round)
+		written := time.Now()
+		appendFile(t, vfile, want+"\n")
+		for !containsLine(byPID[12], want) {
+			if time.Since(written) > 2*time.Second {
+				t.Fatalf("round %d: the victim's line not delivered within 2 s", round)
+			}
+			pollWithin(t, f, handle, 2*time.Second)
+		}
+		t.Logf("round %d: victim's line delivered %v after its write", round, time.Since(written))
+	}
+}
+
+func containsLine(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+// The per-Poll byte cap cuts a read, never a line: the rest comes with the
+// next Polls, every line once and in order, also after the file is deleted
+// while not yet read to its end.
+func TestByteCapPerPoll(t *testing.T) {
+	for _, del := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deleted=%v", del), func(t *testing.T) {
+			root := t.TempDir()
+			dir := plogDir(t, root)
+			big := filepath.Join(dir, plogName(1, 1))
+			var b strings.Builder
+			var want []string
+			for i := range 40000 {
+				l := fmt.Sprintf("line %06d %s", i, strings.Repeat("x", 100))
+				want = append(want, l)
+				b.WriteString(l + "\n")
+			}
+			appendFile(t, big, b.String()) // 4.4 MB
+			small := filepath.Join(dir, plogName(2, 1))
+			appendFile(t, small, "other job\n")
+			f := newTestFollower(t, Config{Roots: []string{root}, MaxBytesPerPoll: 1 << 20})
+			var s sink
+			poll(t, f, &s)
+			if len(s.byPID[2]) != 1 {
+				t.Fatalf("the other file waited for the big one: %v", s.byPID[2])
+			}
+			first := len(s.byPID[1])
+			if first == 0 || first > (1<<20+readBufSize)/108 {
+				t.Fatalf("first Poll delivered %d lines of the big file, want at most the cap's worth", first)
+			}
+			if del {
+				if err := os.Remove(big); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 10 {
+				poll(t, f, &s)
+			}
+			expectLines(t, s.byPID[1], want...)
+			if st := f.Stats(); st.LimitsReached[limitBytes] < 3 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}
