@@ -697,6 +697,16 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 		return true
 	}
 	r := reader{f: f, t: t, handle: handle, c: c, buf: f.buf, pos: t.offset, start: t.offset}
+	if t.rio != nil {
+		// A discovered root's read gets a buffer of its own: an
+		// abandoned read keeps it (see rootio.go).
+		r.buf = getReadBuf(len(f.buf))
+		defer func() {
+			if !r.abandoned {
+				putReadBuf(r.buf)
+			}
+		}()
+	}
 	r.tl, r.tlNL = t.tailCheck()
 	for {
 		r.skipHole()
@@ -705,6 +715,7 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 			return true
 		}
 		if err == errHung {
+			r.abandoned = true
 			break // its root does not answer: what was read is delivered
 		}
 		if err != nil {
@@ -739,6 +750,8 @@ type reader struct {
 	start  int64 // t.offset when the read began
 	read   int64 // bytes read so far
 	more   bool  // stopped at the byte cap, not at the end
+	// abandoned: a read on buf was abandoned and may still write to it.
+	abandoned bool
 	// dataEnd is where the data region being read ends (SEEK_HOLE): reads
 	// stop there, so that no hole is read as NULs.
 	dataEnd int64
@@ -827,7 +840,7 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 		want = int(max(left, 1))
 	}
 	if r.tl > 0 {
-		m, err = r.f.preadT(t, r.buf[:r.tl+want], r.pos-int64(r.tl), r.c)
+		m, err = r.pread(r.buf[:r.tl+want], r.pos-int64(r.tl))
 		if err == nil && m > 0 {
 			if m < r.tl || (r.tlNL && r.buf[0] != '\n') || (!r.tlNL && fingerprint(r.buf[:r.tl]) != t.tailHash) {
 				return 0, 0, true, nil
@@ -837,7 +850,7 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 		}
 		r.tl = 0
 	} else {
-		m, err = r.f.preadT(t, r.buf[r.n:r.n+want], r.pos+int64(r.n), r.c)
+		m, err = r.pread(r.buf[r.n:r.n+want], r.pos+int64(r.n))
 	}
 	if err != nil {
 		return m, want, false, err
@@ -849,6 +862,13 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 	r.read += int64(m)
 	r.c.bytes += uint64(m)
 	return m, want, false, nil
+}
+
+func (r *reader) pread(p []byte, off int64) (int, error) {
+	if r.t.rio == nil {
+		return pread(r.t.fd, p, off)
+	}
+	return r.f.preadVia(r.t, p, off, r.c, true)
 }
 
 // deliver hands every complete line in buf to the handler, cuts an

@@ -132,11 +132,24 @@ func (f *Follower) preadT(t *tracked, p []byte, off int64, c *pollCounters) (int
 	if t.rio == nil {
 		return pread(t.fd, p, off)
 	}
-	b, _ := readBufs.Get().([]byte)
-	if cap(b) < len(p) {
-		b = make([]byte, len(p))
+	return f.preadVia(t, p, off, c, false)
+}
+
+// preadVia reads through t's root worker. With private set, p is a buffer
+// of the read alone (the reader's own, see readFrom), which an abandoned
+// read may keep writing to: it is read into directly; otherwise through a
+// buffer of the call's own, copied into p on success.
+func (f *Follower) preadVia(t *tracked, p []byte, off int64, c *pollCounters, private bool) (int, error) {
+	if private {
+		var n int
+		var err error
+		fd := t.fd
+		if !f.call(t.rio, c, func() { n, err = pread(fd, p, off) }, nil) {
+			return 0, errHung
+		}
+		return n, err
 	}
-	b = b[:len(p)]
+	b := getReadBuf(len(p))
 	var n int
 	var err error
 	fd := t.fd
@@ -144,9 +157,18 @@ func (f *Follower) preadT(t *tracked, p []byte, off int64, c *pollCounters) (int
 		return 0, errHung // b stays with the abandoned read
 	}
 	copy(p, b[:n])
-	readBufs.Put(b) //nolint:staticcheck // a slice header is small next to the buffer
+	putReadBuf(b)
 	return n, err
 }
+
+func getReadBuf(size int) []byte {
+	if b, _ := readBufs.Get().(*[]byte); b != nil && cap(*b) >= size {
+		return (*b)[:size]
+	}
+	return make([]byte, size)
+}
+
+func putReadBuf(b []byte) { readBufs.Put(&b) }
 
 func (f *Follower) seekT(t *tracked, off int64, whence int, c *pollCounters) (int64, error) {
 	if t.rio == nil {
