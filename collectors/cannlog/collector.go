@@ -136,6 +136,9 @@ type follower interface {
 	Restore() ([]byte, error)
 	Stats() tail.Stats
 	Close() error
+	// SetProcRoots hands the follower the discovered rows of the table of
+	// roots, whose files it pins.
+	SetProcRoots(roots []tail.ProcRoot)
 }
 
 var (
@@ -172,10 +175,14 @@ type Collector struct {
 	src    logstate.Source // reused for every line by the poll goroutine: no allocation
 	srcDir string          // logstate.LogDir of src.Path
 	srcLoc *time.Location
-	zones  *zones
+	// roots is the table of log roots (roots.go), configured and
+	// discovered; zones infers and applies the zone of each row.
+	roots *rootTable
+	zones *zones
 	// lastZones is when the roots' zones were last inferred (poll goroutine).
 	lastZones time.Time
-	// disc finds each NPU process's own log root; nil without --path.procfs.
+	// disc finds each NPU process's own log root (the discovered rows of
+	// roots); nil without --path.procfs.
 	disc *discovery
 	// cov lists npu-smi's processes by whether their logs are read.
 	cov coverageSource // guarded by mu
@@ -253,7 +260,8 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 	if err != nil {
 		fixed, auto = time.Local, false
 	}
-	c.zones = newZones(cfg.Roots, auto, fixed)
+	c.roots = newRootTable(cfg.Roots)
+	c.zones = newZones(c.roots, auto, fixed)
 	c.disc = newDiscovery(cfg)
 	blob, err := f.Restore()
 	if err != nil {
@@ -337,8 +345,10 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 		if f.Kind != tail.KindScreen {
 			c.srcDir = logstate.LogDir(f.Path)
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
-			if f.HostPID != 0 {
-				c.state.NoteHostPID(logstate.ProcessKey{Dir: c.srcDir, PID: f.PID}, f.HostPID)
+			if f.ProcRoot != "" && !hasDirPrefix(f.Path, f.ProcRoot) {
+				// A configured root reaches a discovered process's file
+				// first: its lines are read under the configured path.
+				c.roots.noteAlias(f.ProcRoot, c.srcDir)
 			}
 		}
 	}
@@ -463,3 +473,20 @@ func (c *Collector) Faults() []logstate.FaultSummary { return c.state.Faults() }
 
 // State returns the collector's state, for tools that read it directly.
 func (c *Collector) State() *logstate.State { return c.state }
+
+// Devices returns every process of the logs with the NPU it drives
+// (logstate.State.Devices), each with the host pid the table of roots
+// knows for it (discovered through --path.procfs; 0 otherwise).
+func (c *Collector) Devices() []logstate.ProcessDevice {
+	devs := c.state.Devices()
+	for i := range devs {
+		devs[i].HostPID = c.roots.HostPID(devs[i].Key)
+	}
+	return devs
+}
+
+// ProcessVars returns one process with only the named variables
+// (logstate.State.ProcessVars).
+func (c *Collector) ProcessVars(key logstate.ProcessKey, names ...string) (logstate.ProcessView, bool) {
+	return c.state.ProcessVars(key, names...)
+}

@@ -144,7 +144,7 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 		t.Fatalf("settings/communicators not read: %+v", pv)
 	}
 	var host int
-	for _, d := range c.State().Devices() {
+	for _, d := range c.Devices() {
 		if d.Key == keyA {
 			host = d.HostPID
 		}
@@ -276,7 +276,7 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 	for range 3 {
 		c.pollOnce(time.Now())
 	}
-	devs := c.State().Devices()
+	devs := c.Devices()
 	if len(devs) != 1 || devs[0].Key != (logstate.ProcessKey{Dir: hostPath, PID: 3}) || devs[0].HostPID != 7000 {
 		t.Fatalf("devices %+v, want one process under %s with host pid 7000", devs, hostPath)
 	}

@@ -17,4 +17,5 @@ func newWatcher(*slog.Logger) (*watcher, error) {
 func (w *watcher) add(string)        {}
 func (w *watcher) take() *notifyHint { return &notifyHint{all: true} }
 func (w *watcher) count() int        { return 0 }
+func (w *watcher) dropBelow(string)  {}
 func (w *watcher) close() error      { return nil }
