@@ -167,10 +167,12 @@ const expireEvery = 5 * time.Second
 // started by Start reads the logs; Update only reads the state.
 type Collector struct {
 	cfg    Config
-	live   logstate.Liveness
 	logger *slog.Logger
-	state  *logstate.State
-	f      follower
+	// live replaces the collector's own liveness (coverage.go) in tests
+	// that need processes kept; nil in the exporter.
+	live  logstate.Liveness
+	state *logstate.State
+	f     follower
 
 	src    logstate.Source // reused for every line by the poll goroutine: no allocation
 	srcDir string          // logstate.LogDir of src.Path
@@ -184,8 +186,6 @@ type Collector struct {
 	// disc finds each NPU process's own log root (the discovered rows of
 	// roots); nil without --path.procfs.
 	disc *discovery
-	// cov lists npu-smi's processes by whether their logs are read.
-	cov coverageSource // guarded by mu
 
 	// Owned by the poll goroutine.
 	dirty          bool
@@ -205,9 +205,10 @@ type Collector struct {
 }
 
 // New builds the collector and its follower and restores the state saved
-// in --cannlog.state-file. live says which processes still run; nil means
-// only the TTL decides.
-func New(cfg Config, live logstate.Liveness, logger *slog.Logger) (*Collector, error) {
+// in --cannlog.state-file. Which processes still run is the collector's own
+// to say (coverage.go): from cfg.Processes, its table of roots and
+// cfg.Procfs; without them only the TTL decides.
+func New(cfg Config, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -229,7 +230,7 @@ func New(cfg Config, live logstate.Liveness, logger *slog.Logger) (*Collector, e
 		f.Close()
 		return nil, fmt.Errorf("cannlog: %w", err)
 	}
-	return newCollector(cfg, live, logger, f, logstate.NewState(opts)), nil
+	return newCollector(cfg, nil, logger, f, logstate.NewState(opts)), nil
 }
 
 // stateOptionsZone is stateOptions with the zone of --cannlog.timezone.
@@ -255,6 +256,9 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 		cfg.CheckpointInterval = 10 * time.Second
 	}
 	c := &Collector{cfg: cfg, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
+	if c.live == nil {
+		c.live = liveness{c}
+	}
 	// An invalid zone was refused by New; tests passing none get auto.
 	fixed, auto, err := ParseTimezone(cfg.Timezone)
 	if err != nil {
@@ -328,13 +332,10 @@ func (c *Collector) pollOnce(now time.Time) {
 	}
 }
 
-// livenessReady reports whether expiry may ask the liveness source.
+// livenessReady reports whether expiry may ask the liveness.
 func (c *Collector) livenessReady(now time.Time) bool {
 	r, ok := c.live.(logstate.LivenessReady)
-	if !ok || r.Ready() {
-		return true
-	}
-	return now.Sub(c.created) >= logstate.ReadyGrace
+	return !ok || r.Ready() || now.Sub(c.created) >= logstate.ReadyGrace
 }
 
 func (c *Collector) handle(f *tail.File, line []byte) {
@@ -450,6 +451,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- zoneOffsetDesc
 	ch <- zoneAppliedDesc
 	ch <- npuProcessesDesc
+	ch <- processInfoDesc
 }
 
 // Collect sends the metrics of Update.

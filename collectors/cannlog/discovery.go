@@ -21,12 +21,30 @@ type NPUProcess struct {
 	PID       int
 }
 
-// ProcessTable gives discovery and coverage npu-smi's process table without
-// running npu-smi.
+// ProcessTable gives discovery, coverage, liveness and hccl_process_info
+// npu-smi's process table without running npu-smi (so that nothing of it
+// runs on the scrape path). It must not call back into the collector.
 type ProcessTable interface {
 	// NPUProcesses returns the rows of the last successful npu-smi run and
 	// when it ran; ok is false before the first.
 	NPUProcesses() (rows []NPUProcess, at time.Time, ok bool)
+	// Match pairs every row of that run with the process of the logs it
+	// is, among devs (cmd/hccl_exporter's join rules), in row order; ok is
+	// false before npu-smi first answered.
+	Match(devs []logstate.ProcessDevice) (rows []MatchedRow, ok bool)
+}
+
+// MatchedRow is a row of npu-smi's process table and the process of the
+// logs it was matched to.
+type MatchedRow struct {
+	NPUProcess
+	// ContainerPID is A3's "Process id in container"; "" where npu-smi
+	// does not print it.
+	ContainerPID string
+	// Key is the process of the logs; By says by which rule (the joined_by
+	// label: procfs, pid, container_pid, device), "" when none matched.
+	Key logstate.ProcessKey
+	By  string
 }
 
 // discoveryRecheck is how often a process is looked at again in /proc:
