@@ -35,6 +35,9 @@ type Config struct {
 	MaxPods            int
 	MaxModules         int
 	Timezone           string // auto, Local or an IANA name
+	// CrossFilesystems lets the walk below a log root enter mount points,
+	// and discovered roots be on FUSE or network file systems.
+	CrossFilesystems bool
 	// PodOfDevice labels plog faults with the pod of their device (not a
 	// flag: main wires the kubelet's answer); see logstate.Options.PodOfDevice.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
@@ -107,6 +110,10 @@ func AddFlags(app *kingpin.Application) *Config {
 		Default(fmt.Sprint(d.MaxPods)).IntVar(&cfg.MaxPods)
 	app.Flag("cannlog.max-modules", "Cap on distinct plog modules.").
 		Default(fmt.Sprint(d.MaxModules)).IntVar(&cfg.MaxModules)
+	app.Flag("cannlog.cross-filesystems", "Follow CANN log directories below a root that are mount points of other "+
+		"file systems, and discovered roots (--path.procfs) on FUSE or network file systems. Off, a job's tree cannot "+
+		"lead the exporter into another file system or one whose reads can hang (counted in hccl_exporter_log_paths_refused_total).").
+		BoolVar(&cfg.CrossFilesystems)
 	app.Flag("cannlog.timezone", "Zone the log writers print their times in (CANN prints local time without a zone): "+
 		"auto infers it per log root from file modification times versus the time printed in the files' last lines "+
 		"(and, for screen logs, from the CRI or Docker time stamps), so a UTC container on a UTC+8 node is read right; "+
@@ -158,6 +165,14 @@ var (
 		"Followed log names found holding another file (replaced, or rotated by the kubelet); the old file is read to its end first.", nil, nil)
 	stateWriteErrorsDesc = prometheus.NewDesc("hccl_exporter_log_state_file_write_errors_total",
 		"Checkpoints of --cannlog.state-file that failed; until one succeeds, a restart reads again what was read since the last.", nil, nil)
+	limitReachedDesc = prometheus.NewDesc("hccl_exporter_log_limit_reached_total",
+		"Times a log root reached a cap in a rescan (limit=dirs|watches|entries: what lies past it is not followed) "+
+			"or a file's read was cut at the per-poll byte cap (limit=bytes: the rest is read by the next poll).", []string{"limit"}, nil)
+	refusedDesc = prometheus.NewDesc("hccl_exporter_log_paths_refused_total",
+		"Directories of a log root not entered, per rescan: a symlink or a mount point where CANN writes a directory, "+
+			"or a discovered root on a FUSE or network file system (--cannlog.cross-filesystems allows the last two).", []string{"reason"}, nil)
+	holeBytesDesc = prometheus.NewDesc("hccl_exporter_log_hole_bytes_skipped_total",
+		"Bytes of sparse log files' holes skipped unread (SEEK_DATA).", nil, nil)
 )
 
 // expireEvery bounds how often the process TTL is checked (it may stat /proc).
@@ -221,6 +236,9 @@ func New(cfg Config, logger *slog.Logger) (*Collector, error) {
 		MaxLineBytes:   cfg.MaxLineBytes,
 		AwaitProcRoots: cfg.Procfs != "" && cfg.Processes != nil,
 		MaxOpenFiles:   cfg.MaxOpenFiles,
+		// The tail's Default* caps per root: no flags, a root of CANN's
+		// layout stays far below them.
+		CrossFilesystems: cfg.CrossFilesystems,
 	}, logger)
 	if err != nil {
 		return nil, fmt.Errorf("cannlog: start log follower: %w", err)
@@ -425,6 +443,13 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	ch <- prometheus.MustNewConstMetric(truncationsDesc, prometheus.CounterValue, float64(st.Truncations))
 	ch <- prometheus.MustNewConstMetric(replacementsDesc, prometheus.CounterValue, float64(st.Replacements))
 	ch <- prometheus.MustNewConstMetric(stateWriteErrorsDesc, prometheus.CounterValue, float64(st.StateWriteErrors+c.encodeErrors.Load()))
+	for _, l := range tail.LimitReasons {
+		ch <- prometheus.MustNewConstMetric(limitReachedDesc, prometheus.CounterValue, float64(st.LimitsReached[l]), l)
+	}
+	for _, r := range tail.RefusedReasons {
+		ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(st.Refused[r]), r)
+	}
+	ch <- prometheus.MustNewConstMetric(holeBytesDesc, prometheus.CounterValue, float64(st.HoleBytesSkipped))
 	c.zones.metrics(ch, time.Now())
 	c.coverage(ch)
 	c.mu.Lock()
@@ -448,6 +473,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- truncationsDesc
 	ch <- replacementsDesc
 	ch <- stateWriteErrorsDesc
+	ch <- limitReachedDesc
+	ch <- refusedDesc
+	ch <- holeBytesDesc
 	ch <- zoneOffsetDesc
 	ch <- zoneAppliedDesc
 	ch <- npuProcessesDesc

@@ -170,10 +170,10 @@ func (c *Collector) discover(now time.Time) {
 // new process, another root, logs found). It logs what changed.
 func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 	p, err := discover.Resolve(c.disc.procfs, pid)
-	n := &logRoot{proc: procID{pid, p.Start}, nspid: p.NSpid, root: p.Root, via: p.Via, path: p.Path, checked: now}
+	n := &logRoot{proc: procID{pid, p.Start}, nspid: p.NSpid, root: p.Root, via: p.Via, path: p.Path, anchor: p.Anchor, checked: now}
 	if err == nil {
 		n.ok = true
-		if old != nil && old.ok && old.found && old.path == n.path && old.proc == n.proc && old.nspid == n.nspid {
+		if old != nil && old.ok && old.found && old.path == n.path && old.anchor == n.anchor && old.proc == n.proc && old.nspid == n.nspid {
 			// The same process with the same root, whose logs are read:
 			// nothing to list again.
 			c.roots.mu.Lock()

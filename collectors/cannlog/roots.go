@@ -41,9 +41,12 @@ type logRoot struct {
 	nspid int    // its pid in its own namespace: the pid of its file names
 	root  string // the root as the process sees it, and the variable that chose it
 	via   string
-	ok    bool // resolved: path is its root (else err says why not)
-	found bool // the root holds a log of its own pid
-	err   error
+	// anchor is the process's root directory (<procfs>/<pid>/root or
+	// cwd) that path lies below (tail.ProcRoot.Anchor).
+	anchor string
+	ok     bool // resolved: path is its root (else err says why not)
+	found  bool // the root holds a log of its own pid
+	err    error
 	// checked is when the process's /proc entry was last read.
 	checked time.Time
 	// aliases are log directories of configured roots that reach this
@@ -120,7 +123,7 @@ func (t *rootTable) procRoots() []tail.ProcRoot {
 	var out []tail.ProcRoot
 	for _, r := range t.byPID {
 		if r.pinned() {
-			out = append(out, tail.ProcRoot{Path: r.path, PID: r.nspid})
+			out = append(out, tail.ProcRoot{Path: r.path, Anchor: r.anchor, PID: r.nspid})
 		}
 	}
 	slices.SortFunc(out, func(a, b tail.ProcRoot) int { return strings.Compare(a.Path, b.Path) })

@@ -254,6 +254,11 @@ type Process struct {
 	// Path reaches Root from the exporter: <procfs>/<pid>/root<Root> (or
 	// <procfs>/<pid>/cwd/<Root> for a relative one).
 	Path string
+	// Anchor is the directory Path is resolved inside:
+	// <procfs>/<pid>/root (or <procfs>/<pid>/cwd). The follower opens the
+	// rest of Path from it with RESOLVE_IN_ROOT, so that a link in the
+	// process's tree cannot lead into the exporter's file system.
+	Anchor string
 }
 
 // Resolve finds the CANN log root of host pid pid below procfs. It does
@@ -286,12 +291,12 @@ func Resolve(procfs string, pid int) (Process, error) {
 	// first, a "../" cannot climb out of its root (or working directory)
 	// into the exporter's own file system.
 	inside := path.Clean("/" + p.Root)
-	if path.IsAbs(p.Root) {
-		p.Path = path.Join(base, "root", inside)
-	} else {
+	p.Anchor = path.Join(base, "root")
+	if !path.IsAbs(p.Root) {
 		// CANN opens a relative path from its working directory.
-		p.Path = path.Join(base, "cwd", inside)
+		p.Anchor = path.Join(base, "cwd")
 	}
+	p.Path = path.Join(p.Anchor, inside)
 	return p, nil
 }
 

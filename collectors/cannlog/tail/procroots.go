@@ -2,7 +2,7 @@ package tail
 
 import (
 	"slices"
-	"syscall"
+	"strings"
 )
 
 // ProcRoot is the CANN log root of one running process, reached through the
@@ -26,6 +26,11 @@ type ProcRoot struct {
 	// PID is the process's pid in its own pid namespace (NSpid): only
 	// plog-<PID>_* and device-<PID>_* files are followed below Path.
 	PID int
+	// Anchor is the process's root directory (<procfs>/<pid>/root), Path
+	// lying below it: the part of Path after Anchor is resolved inside the
+	// process's root (links in it cannot lead out). Empty: Path is opened
+	// as it is.
+	Anchor string
 }
 
 // DefaultMaxPinnedPerProcess is the default Config.MaxPinnedPerProcess: a
@@ -72,33 +77,25 @@ func (f *Follower) SetProcRoots(roots []ProcRoot) {
 func (f *Follower) scanProcRoots(sc *scanCtx) {
 	defer func() { sc.only, sc.root = 0, "" }()
 	for _, r := range f.procRoots {
-		var st syscall.Stat_t
-		if err := syscall.Stat(r.Path, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-			// The process exited (or its root cannot be read): its files
-			// are not seen by this scan and are drained as orphans.
-			continue
-		}
 		sc.only, sc.root = r.PID, r.Path
-		f.watchDir(r.Path)
-		for _, sd := range procSortDirs {
-			f.walkQuiet(r.Path+"/"+sd, sc)
+		rel := ""
+		if r.Anchor != "" {
+			rel = strings.TrimPrefix(r.Path, r.Anchor)
 		}
+		// A directory that cannot be listed is not a problem of the
+		// follower (see SetProcRoots); a process that exited leaves its
+		// files unseen by this scan, and they are drained as orphans.
+		saved := sc.problems
+		sc.problems = make(map[string]problem)
+		f.walkRoot(r.Path, r.Anchor, rel, true, procSortDirs, sc)
+		for p, pr := range sc.problems {
+			f.keepBelow(p, sc.gen)
+			if pr.reason == reasonRefused {
+				saved[p] = pr // logged once: the job's tree is not followed there
+			}
+		}
+		sc.problems = saved
 	}
-}
-
-// walkQuiet walks a directory below a per-process root: as walk, but an
-// unreadable directory is not a problem of the follower (see SetProcRoots),
-// and a symlink is not followed (sc.only is set): the process owns this
-// tree, and an absolute link below <procfs>/<pid>/root resolves in the
-// exporter's own file system, not the process's.
-func (f *Follower) walkQuiet(dir string, sc *scanCtx) {
-	saved := sc.problems
-	sc.problems = make(map[string]problem)
-	f.walk(dir, true, sc)
-	for d := range sc.problems {
-		f.keepBelow(d, sc.gen)
-	}
-	sc.problems = saved
 }
 
 // wantedCANN reports whether a CANN log name with events belongs to a

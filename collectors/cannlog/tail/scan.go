@@ -67,10 +67,7 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 			}
 			continue
 		}
-		f.watchDir(root)
-		for _, sd := range cannSortDirs {
-			f.walk(filepath.Join(root, sd), true, sc)
-		}
+		f.walkRoot(root, "", "", false, cannSortDirs, sc)
 	}
 	f.scanProcRoots(sc)
 	for _, g := range f.cfg.ScreenGlobs {
@@ -95,7 +92,7 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 				}
 			}
 			n++
-			f.consider(m, KindScreen, 0, sc)
+			f.consider(m, KindScreen, 0, dirRef{}, sc)
 			f.watchDir(filepath.Dir(m))
 		}
 		if n == 0 {
@@ -208,37 +205,6 @@ func isDir(path string) bool {
 	return syscall.Stat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR
 }
 
-// walk lists a directory below a CANN root, recursively.
-func (f *Follower) walk(dir string, top bool, sc *scanCtx) {
-	// Watch before listing, so a file created in between is not missed.
-	f.watchDir(dir)
-	entries, err := f.readDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			// A sort directory CANN has not created (yet), or one deleted
-			// while we listed: nothing to report.
-			return
-		}
-		sc.problems[dir] = problem{reasonDirUnreadable, err.Error()}
-		f.keepBelow(dir, sc.gen)
-		// Entries listed before the error are still followed.
-	}
-	for _, e := range entries {
-		name := e.Name()
-		p := filepath.Join(dir, name)
-		if e.IsDir() {
-			f.walk(p, false, sc)
-			continue
-		}
-		if sc.only != 0 && e.Type()&fs.ModeSymlink != 0 {
-			continue // see walkQuiet
-		}
-		if kind, pid, ok := parseCANNName(name); ok && (sc.only == 0 || pid == sc.only) {
-			f.consider(p, kind, pid, sc)
-		}
-	}
-}
-
 // keepBelow marks the files under an unreadable directory as seen, so that
 // they are neither dropped nor, once the directory is readable again, read
 // a second time from the start.
@@ -262,9 +228,15 @@ func (f *Follower) stillThere(t *tracked) bool {
 
 // consider follows path if it is a new file, or updates what is known of
 // a followed one.
-func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
+func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scanCtx) {
 	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
+	var err error
+	if at.set() {
+		err = at.stat(&st)
+	} else {
+		err = syscall.Stat(path, &st)
+	}
+	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			sc.c.err("stat")
 			f.log.Debug("cannot stat log file", "path", path, "err", err)
@@ -314,7 +286,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		t.changed = st.Size != t.scanned || st.Ctim != t.ctime
 		t.size = st.Size
 		if t.fd < 0 && t.changed {
-			f.open(t, sc.c)
+			f.open(t, sc.c, at)
 		}
 		return
 	}
@@ -355,14 +327,18 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 	f.dirty = true
 	t.fresh = true
 	t.size = st.Size
-	f.open(t, sc.c)
+	f.open(t, sc.c, at)
 }
 
 // open gives a file whose descriptor was closed (or never opened) one,
 // within the budget: at the limit, fully read files are closed least
 // recently written first; if none can be, the file waits (wantOpen) and
 // Poll tries again. It reports whether the file is open.
-func (f *Follower) open(t *tracked, c *pollCounters) bool {
+//
+// at, when set, names the file by its directory's descriptor (a rescan's
+// listing); otherwise it is opened by path. Either way it must be the
+// device and inode followed.
+func (f *Follower) open(t *tracked, c *pollCounters, at dirRef) bool {
 	if t.fd >= 0 {
 		return true
 	}
@@ -374,7 +350,7 @@ func (f *Follower) open(t *tracked, c *pollCounters) bool {
 			return false
 		}
 	}
-	fd, st, err := openVerified(t.Path, t.id)
+	fd, st, err := openVerifiedAt(at, t.Path, t.id)
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 		// The process (or the system) is out of descriptors although the
 		// budget is not spent: give some back and wait for them.
@@ -532,6 +508,8 @@ func (f *Follower) reportProblems(sc *scanCtx) {
 		switch p.reason {
 		case reasonGlobEmpty:
 			f.log.Info("screen log glob matches no file (yet)", "glob", path)
+		case reasonRefused:
+			f.log.Warn("log directory not followed", "path", path, "why", p.err)
 		case reasonRootMissing:
 			sc.c.err(p.reason)
 			f.log.Warn("CANN log root does not exist (yet); it is picked up once created", "root", path)

@@ -37,6 +37,16 @@ type Stats struct {
 	// Watches is the number of watched directories.
 	Notify  bool
 	Watches int
+	// LimitsReached counts, by limit (LimitReasons), the rescans a root
+	// reached a per-root cap in and the reads a file was cut at the
+	// per-Poll byte cap in.
+	LimitsReached map[string]uint64
+	// Refused counts, by reason (RefusedReasons), the directories of a
+	// root that were not entered: a symlink, a mount point, a discovered
+	// root on a FUSE or network file system. Each rescan counts again.
+	Refused map[string]uint64
+	// HoleBytesSkipped counts bytes of sparse files' holes not read.
+	HoleBytesSkipped uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -45,5 +55,7 @@ func (f *Follower) Stats() Stats {
 	defer f.statsMu.Unlock()
 	s := f.stats
 	s.ReadErrors = maps.Clone(f.stats.ReadErrors)
+	s.LimitsReached = maps.Clone(f.stats.LimitsReached)
+	s.Refused = maps.Clone(f.stats.Refused)
 	return s
 }

@@ -53,7 +53,7 @@ func (f *Follower) applyHint(h *notifyHint, now time.Time, c *pollCounters) (res
 					continue
 				}
 				t.size = st.Size
-				if !f.open(t, c) {
+				if !f.open(t, c, dirRef{}) {
 					continue
 				}
 			}
