@@ -143,6 +143,9 @@ type follower interface {
 	Restore() ([]byte, error)
 	Stats() tail.Stats
 	Close() error
+	// SetProcRoots hands the follower the discovered rows of the table of
+	// roots, whose files it pins.
+	SetProcRoots(roots []tail.ProcRoot)
 }
 
 var (
@@ -182,21 +185,25 @@ const expireEvery = 5 * time.Second
 // started by Start reads the logs; Update only reads the state.
 type Collector struct {
 	cfg    Config
-	live   logstate.Liveness
 	logger *slog.Logger
-	state  *logstate.State
-	f      follower
+	// live replaces the collector's own liveness (coverage.go) in tests
+	// that need processes kept; nil in the exporter.
+	live  logstate.Liveness
+	state *logstate.State
+	f     follower
 
 	src    logstate.Source // reused for every line by the poll goroutine: no allocation
 	srcDir string          // logstate.LogDir of src.Path
 	srcLoc *time.Location
-	zones  *zones
+	// roots is the table of log roots (roots.go), configured and
+	// discovered; zones infers and applies the zone of each row.
+	roots *rootTable
+	zones *zones
 	// lastZones is when the roots' zones were last inferred (poll goroutine).
 	lastZones time.Time
-	// disc finds each NPU process's own log root; nil without --path.procfs.
+	// disc finds each NPU process's own log root (the discovered rows of
+	// roots); nil without --path.procfs.
 	disc *discovery
-	// cov lists npu-smi's processes by whether their logs are read.
-	cov coverageSource // guarded by mu
 
 	// Owned by the poll goroutine.
 	dirty          bool
@@ -216,9 +223,10 @@ type Collector struct {
 }
 
 // New builds the collector and its follower and restores the state saved
-// in --cannlog.state-file. live says which processes still run; nil means
-// only the TTL decides.
-func New(cfg Config, live logstate.Liveness, logger *slog.Logger) (*Collector, error) {
+// in --cannlog.state-file. Which processes still run is the collector's own
+// to say (coverage.go): from cfg.Processes, its table of roots and
+// cfg.Procfs; without them only the TTL decides.
+func New(cfg Config, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -243,7 +251,7 @@ func New(cfg Config, live logstate.Liveness, logger *slog.Logger) (*Collector, e
 		f.Close()
 		return nil, fmt.Errorf("cannlog: %w", err)
 	}
-	return newCollector(cfg, live, logger, f, logstate.NewState(opts)), nil
+	return newCollector(cfg, nil, logger, f, logstate.NewState(opts)), nil
 }
 
 // stateOptionsZone is stateOptions with the zone of --cannlog.timezone.
@@ -269,12 +277,16 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 		cfg.CheckpointInterval = 10 * time.Second
 	}
 	c := &Collector{cfg: cfg, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
+	if c.live == nil {
+		c.live = liveness{c}
+	}
 	// An invalid zone was refused by New; tests passing none get auto.
 	fixed, auto, err := ParseTimezone(cfg.Timezone)
 	if err != nil {
 		fixed, auto = time.Local, false
 	}
-	c.zones = newZones(cfg.Roots, auto, fixed)
+	c.roots = newRootTable(cfg.Roots)
+	c.zones = newZones(c.roots, auto, fixed)
 	c.disc = newDiscovery(cfg)
 	blob, err := f.Restore()
 	if err != nil {
@@ -341,13 +353,10 @@ func (c *Collector) pollOnce(now time.Time) {
 	}
 }
 
-// livenessReady reports whether expiry may ask the liveness source.
+// livenessReady reports whether expiry may ask the liveness.
 func (c *Collector) livenessReady(now time.Time) bool {
 	r, ok := c.live.(logstate.LivenessReady)
-	if !ok || r.Ready() {
-		return true
-	}
-	return now.Sub(c.created) >= logstate.ReadyGrace
+	return !ok || r.Ready() || now.Sub(c.created) >= logstate.ReadyGrace
 }
 
 func (c *Collector) handle(f *tail.File, line []byte) {
@@ -358,8 +367,10 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 		if f.Kind != tail.KindScreen {
 			c.srcDir = logstate.LogDir(f.Path)
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
-			if f.HostPID != 0 {
-				c.state.NoteHostPID(logstate.ProcessKey{Dir: c.srcDir, PID: f.PID}, f.HostPID)
+			if f.ProcRoot != "" && !hasDirPrefix(f.Path, f.ProcRoot) {
+				// A configured root reaches a discovered process's file
+				// first: its lines are read under the configured path.
+				c.roots.noteAlias(f.ProcRoot, c.srcDir)
 			}
 		}
 	}
@@ -473,6 +484,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- zoneOffsetDesc
 	ch <- zoneAppliedDesc
 	ch <- npuProcessesDesc
+	ch <- processInfoDesc
 }
 
 // Collect sends the metrics of Update.
@@ -496,3 +508,20 @@ func (c *Collector) Faults() []logstate.FaultSummary { return c.state.Faults() }
 
 // State returns the collector's state, for tools that read it directly.
 func (c *Collector) State() *logstate.State { return c.state }
+
+// Devices returns every process of the logs with the NPU it drives
+// (logstate.State.Devices), each with the host pid the table of roots
+// knows for it (discovered through --path.procfs; 0 otherwise).
+func (c *Collector) Devices() []logstate.ProcessDevice {
+	devs := c.state.Devices()
+	for i := range devs {
+		devs[i].HostPID = c.roots.HostPID(devs[i].Key)
+	}
+	return devs
+}
+
+// ProcessVars returns one process with only the named variables
+// (logstate.State.ProcessVars).
+func (c *Collector) ProcessVars(key logstate.ProcessKey, names ...string) (logstate.ProcessView, bool) {
+	return c.state.ProcessVars(key, names...)
+}

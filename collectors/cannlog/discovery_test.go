@@ -30,6 +30,22 @@ func (f *fakeTable) NPUProcesses() ([]NPUProcess, time.Time, bool) {
 	return f.rows, f.at, !f.at.IsZero()
 }
 
+// Match matches a row to the process discovery found for its host pid:
+// the join's other rules are tested in cmd/hccl_exporter.
+func (f *fakeTable) Match(devs []logstate.ProcessDevice) ([]MatchedRow, bool) {
+	rows, _, ok := f.NPUProcesses()
+	out := make([]MatchedRow, len(rows))
+	for i, r := range rows {
+		out[i].NPUProcess = r
+		for _, d := range devs {
+			if d.HostPID == r.PID {
+				out[i].Key, out[i].By = d.Key, "procfs"
+			}
+		}
+	}
+	return out, ok
+}
+
 func (f *fakeTable) set(rows ...NPUProcess) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -85,23 +101,6 @@ func writePlog(t *testing.T, root string, nspid int, extra string) string {
 	return p
 }
 
-// staticCoverage reports every row of the table found when discovery found
-// it: the join's other rules are tested in internal/join.
-type staticCoverage struct {
-	tab *fakeTable
-	c   *Collector
-}
-
-func (s staticCoverage) Coverage() ([]CoverageRow, bool) {
-	rows, _, ok := s.tab.NPUProcesses()
-	found := s.c.DiscoveredLogs()
-	var out []CoverageRow
-	for _, r := range rows {
-		out = append(out, CoverageRow{NPU: r.NPU, Chip: r.Chip, Found: found[r.PID]})
-	}
-	return out, ok
-}
-
 // Processes npu-smi lists are read from their own roots found through a
 // fake procfs: settings and communicators under their namespace pid, joined
 // to their host pid; a process without logs, one not in procfs and one with
@@ -123,15 +122,13 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 
 	var logBuf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	// The logs are older than the TTL: alive keeps them (join.Liveness does,
-	// by the host pid, in the exporter).
-	alive := logstate.LivenessFunc(func(int) bool { return true })
-	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, alive, logger)
+	// The logs are older than the TTL: the table of roots keeps them alive
+	// while npu-smi lists their host pid.
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	c.SetCoverage(staticCoverage{tab, c})
 	c.pollOnce(time.Now())
 	c.pollOnce(time.Now())
 
@@ -144,7 +141,7 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 		t.Fatalf("settings/communicators not read: %+v", pv)
 	}
 	var host int
-	for _, d := range c.State().Devices() {
+	for _, d := range c.Devices() {
 		if d.Key == keyA {
 			host = d.HostPID
 		}
@@ -211,7 +208,7 @@ ascend_npu_processes{cann_logs="missing",chip="0",npu="2"} 1
 func TestDiscoveryIdleNode(t *testing.T) {
 	tab := &fakeTable{}
 	tab.set()
-	c, err := New(Config{Procfs: filepath.Join(t.TempDir(), "no-such-proc"), Processes: tab, Timezone: "UTC"}, nil, nil)
+	c, err := New(Config{Procfs: filepath.Join(t.TempDir(), "no-such-proc"), Processes: tab, Timezone: "UTC"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,33 +224,48 @@ func TestDiscoveryIdleNode(t *testing.T) {
 	}
 }
 
-// A process read through <procfs>/<host pid>/root is alive while its host
-// pid is, not while some host process has the pid its logs print.
-func TestProcLivenessOfDiscoveredProcess(t *testing.T) {
+// The collector's one liveness: a process read through <procfs>/<host
+// pid>/root is alive while its row is in the table of roots (npu-smi lists
+// its host pid), not while some host process has the pid its logs print; a
+// process of a host path is alive while npu-smi lists its pid or /proc has
+// it.
+func TestLivenessOfTheCollector(t *testing.T) {
 	procfs := t.TempDir()
-	for _, pid := range []string{"1", "4242"} {
-		if err := os.MkdirAll(filepath.Join(procfs, pid), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	fakeProcess(t, procfs, 4242, 1, "ASCEND_PROCESS_LOG_PATH=/job/logs")
+	if err := os.MkdirAll(filepath.Join(procfs, "1"), 0o755); err != nil { // init
+		t.Fatal(err)
 	}
-	live := logstate.ProcLiveness{Root: procfs}
+	tab := &fakeTable{}
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242})
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	c.pollOnce(time.Now())
+	live := c.live.(logstate.ProcessLiveness)
+	discovered := logstate.ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 1}
 	cases := []struct {
 		key  logstate.ProcessKey
 		want bool
 	}{
-		{logstate.ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 1}, true},
+		{discovered, true},
 		{logstate.ProcessKey{Dir: filepath.Join(procfs, "5000", "root", "job", "logs"), PID: 1}, false}, // exited; host pid 1 is init
 		{logstate.ProcessKey{Dir: filepath.Join(procfs, "5000", "cwd", "plogs"), PID: 4242}, false},
-		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 4242}, true}, // a host path: its pid is a host pid
+		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 4242}, true}, // a host path: its pid is a host pid npu-smi lists
+		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 1}, true},    // and one /proc has
 		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 77}, false},
 	}
-	for _, c := range cases {
-		if got := live.AliveProcess(c.key); got != c.want {
-			t.Errorf("AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
+	for _, tc := range cases {
+		if got := live.AliveProcess(tc.key); got != tc.want {
+			t.Errorf("AliveProcess(%+v) = %v, want %v", tc.key, got, tc.want)
 		}
-		if got := (logstate.AnyAlive{nil, live}).AliveProcess(c.key); got != c.want {
-			t.Errorf("AnyAlive.AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
-		}
+	}
+	// npu-smi no longer lists it: its row leaves the table, and so does its life.
+	tab.set()
+	c.pollOnce(time.Now())
+	if live.AliveProcess(discovered) {
+		t.Error("a discovered process npu-smi no longer lists is still alive")
 	}
 }
 
@@ -267,8 +279,7 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 	writePlog(t, hostPath, 3, "")
 	tab := &fakeTable{}
 	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 7000})
-	alive := logstate.LivenessFunc(func(int) bool { return true })
-	c, err := New(Config{Roots: []string{hostPath}, Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, alive, nil)
+	c, err := New(Config{Roots: []string{hostPath}, Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +287,7 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 	for range 3 {
 		c.pollOnce(time.Now())
 	}
-	devs := c.State().Devices()
+	devs := c.Devices()
 	if len(devs) != 1 || devs[0].Key != (logstate.ProcessKey{Dir: hostPath, PID: 3}) || devs[0].HostPID != 7000 {
 		t.Fatalf("devices %+v, want one process under %s with host pid 7000", devs, hostPath)
 	}

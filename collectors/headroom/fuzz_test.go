@@ -34,7 +34,7 @@ func FuzzModel(f *testing.F) {
 			}
 			comms[i] = Communicator{RankSize: int(rankSize) - i, ServerNum: int(serverNum) + i, SuperPodNum: b(0)%4 - 1,
 				DeviceType: b(1)%6 - 1, SuperPodMode: b(2)%3 - 1, StandardCard: b(3)%3 - 1, RoCEPeers: b(4) - 8, OtherPeers: b(5),
-				EstablishedQPs: float64(b(6)) * qps, CCLBufferBytes: float64(b(7)%2) * buff, BufferSizeBytes: float64(b(0)) * used,
+				EstablishedQPs: toU64(float64(b(6)) * qps), CCLBufferBytes: toU64(float64(b(7)%2) * buff), BufferSizeBytes: toU64(float64(b(0)) * used),
 				MultiModuleDiffDeviceNum: b(8)%3 - 1, MultiSuperPodDiffServerNum: b(9)%3 - 1, BufferName: []string{"", "a", "b"}[b(10)%3]}
 		}
 		settings := ProcessSettings{QPsPerConnection: qps, QPsKnown: qpsKnown, BuffSizeBytes: buff, BuffSizeKnown: buffKnown,
@@ -167,4 +167,16 @@ func TestModelRandomized(t *testing.T) {
 			}
 		}
 	}
+}
+
+// toU64 converts a fuzzed amount to the log state's unsigned counts: what
+// the logs cannot print (negative, NaN, beyond 2^63) becomes 0 or the top.
+func toU64(x float64) uint64 {
+	switch {
+	case !(x > 0):
+		return 0
+	case x >= 1<<63:
+		return 1 << 63
+	}
+	return uint64(x)
 }

@@ -207,9 +207,44 @@ func ParseStatus(r io.Reader) (Status, error) {
 	return st, sc.Err()
 }
 
+// ParseStartTime reads the start time of a process from /proc/<pid>/stat:
+// field 22, in clock ticks after boot. A pid and its start time name one
+// process for as long as the node runs: a pid reused by a new process has
+// another start time. The command name (field 2) may hold spaces and
+// parentheses, so the fields are counted from the last ')'.
+func ParseStartTime(r io.Reader) (uint64, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxStatusLen))
+	if err != nil {
+		return 0, err
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("stat without a command name: %.64q", b)
+	}
+	// After ") " come field 3 (state) onwards: field 22 is the 20th.
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 20 {
+		return 0, fmt.Errorf("stat with %d fields after the command name, want at least 20", len(fields))
+	}
+	n, err := strconv.ParseUint(fields[19], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("stat start time %q: %w", fields[19], err)
+	}
+	return n, nil
+}
+
+// StartTime reads the start time of host pid pid below procfs (see
+// ParseStartTime).
+func StartTime(procfs string, pid int) (uint64, error) {
+	return readWith(path.Join(procfs, strconv.Itoa(pid), "stat"), ParseStartTime)
+}
+
 // Process is a process's CANN log root as discovery found it.
 type Process struct {
 	HostPID int
+	// Start is its start time (ParseStartTime); 0 where procfs has no
+	// stat file.
+	Start uint64
 	// NSpid is its pid in its own pid namespace: the pid of its plog
 	// names (HostPID where the kernel does not say).
 	NSpid int
@@ -231,6 +266,13 @@ type Process struct {
 func Resolve(procfs string, pid int) (Process, error) {
 	p := Process{HostPID: pid, NSpid: pid}
 	base := path.Join(procfs, strconv.Itoa(pid))
+	start, err := readWith(path.Join(base, "stat"), ParseStartTime)
+	switch {
+	case err == nil:
+		p.Start = start
+	case !errors.Is(err, fs.ErrNotExist):
+		return p, err
+	}
 	st, err := readWith(path.Join(base, "status"), ParseStatus)
 	if err != nil {
 		return p, err

@@ -218,14 +218,6 @@ type State struct {
 	partial    map[partialKey][]byte
 	recent     [dedupWindow]string
 	recentNext int
-	// hostPIDs are the host pids of the processes found through
-	// --path.procfs (SetHostPIDs), under their own lock: the poll
-	// goroutine replaces them while scrapes read them.
-	hostMu   sync.Mutex
-	hostPIDs map[ProcessKey]int
-	// fileHost are host pids learnt from files a configured root and
-	// /proc both reach (read under the configured path).
-	fileHost map[ProcessKey]int
 	// incidents are the open cause lines of two-line failures (countsAsNew).
 	incidents map[incidentKey]openIncident
 }

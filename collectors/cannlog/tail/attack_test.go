@@ -29,7 +29,7 @@ func fakeProc(t testing.TB, procfs string, hostPID, nspid int) (rootfs string, p
 		t.Fatal(err)
 	}
 	anchor := filepath.Join(base, "root")
-	return rootfs, ProcRoot{Path: anchor + "/logs", Anchor: anchor, PID: nspid, HostPID: hostPID}
+	return rootfs, ProcRoot{Path: anchor + "/logs", Anchor: anchor, PID: nspid}
 }
 
 // pollWithin polls once and fails the test if the Poll takes longer than d
@@ -127,21 +127,21 @@ func TestAttackB5CrossTenantLink(t *testing.T) {
 			}
 			f := newTestFollower(t, Config{})
 			f.SetProcRoots([]ProcRoot{victim, attacker})
-			got := map[string]int{}
-			handle := func(file *File, line []byte) { got[string(line)] = file.HostPID }
+			got := map[string]string{} // line -> the root (the process's row) it was read through
+			handle := func(file *File, line []byte) { got[string(line)] = file.ProcRoot }
 			for range 3 {
 				pollWithin(t, f, handle, 2*time.Second)
 			}
-			if len(got) != 1 || got["victim secret"] != 5000 {
-				t.Fatalf("lines by host pid %v, want the victim's line on the victim's row (5000) only", got)
+			if len(got) != 1 || got["victim secret"] != victim.Path {
+				t.Fatalf("lines by root %v, want the victim's line on the victim's row (%s) only", got, victim.Path)
 			}
 			// The victim's later lines stay the victim's.
 			appendFile(t, filepath.Join(vdir, plogName(30, 1)), "victim later\n")
 			for range 2 {
 				pollWithin(t, f, handle, 2*time.Second)
 			}
-			if got["victim later"] != 5000 {
-				t.Fatalf("lines by host pid %v", got)
+			if got["victim later"] != victim.Path {
+				t.Fatalf("lines by root %v", got)
 			}
 		})
 	}

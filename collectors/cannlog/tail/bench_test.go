@@ -54,7 +54,7 @@ func BenchmarkPollIngest(b *testing.B) {
 					b.Fatal(err)
 				}
 				if kind == "discovered" {
-					f.SetProcRoots([]ProcRoot{{Path: root, PID: 10, HostPID: 10}})
+					f.SetProcRoots([]ProcRoot{{Path: root, PID: 10}})
 				}
 				lines := 0
 				for range 3 { // 32 MiB per file and Poll at most

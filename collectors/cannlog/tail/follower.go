@@ -82,6 +82,9 @@ type Config struct {
 	// AwaitProcRoots keeps the saved offsets of the state file until the
 	// first SetProcRoots call (see there).
 	AwaitProcRoots bool
+	// MaxPinnedPerProcess caps the files of one ProcRoot kept open under
+	// budget pressure (see evict); 0 takes DefaultMaxPinnedPerProcess.
+	MaxPinnedPerProcess int
 	// MaxOpenFiles caps the descriptors held on log files; 0 takes
 	// DefaultMaxOpenFiles. Past it, fully read files are closed least
 	// recently written first and opened again (by path, checked to be
@@ -158,10 +161,6 @@ type tracked struct {
 	midLine bool
 	// changed: the last scan saw a size other than what was read.
 	changed bool
-	// pinned: reached through a ProcRoot; its descriptor is not closed
-	// when idle (the process's /proc entry may be gone when it next
-	// writes).
-	pinned bool
 	// size is the size at the last look; with offset == scanned == size
 	// the file is fully read and its descriptor may go to the budget.
 	size int64
@@ -275,6 +274,9 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 	}
 	if cfg.MaxOpenFiles <= 0 {
 		cfg.MaxOpenFiles = DefaultMaxOpenFiles()
+	}
+	if cfg.MaxPinnedPerProcess <= 0 {
+		cfg.MaxPinnedPerProcess = DefaultMaxPinnedPerProcess
 	}
 	f := &Follower{
 		maxOpen:  cfg.MaxOpenFiles,
@@ -551,7 +553,7 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now
 		f.finish(t, handle, c)
 		f.closeFD(t)
 		t.done = true
-	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose && !t.pinned:
+	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
 		f.closeFD(t)
 	}
 	return true

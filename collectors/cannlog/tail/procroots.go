@@ -11,24 +11,32 @@ import (
 // Only that process's own files are followed below it: its pid (as printed
 // in its file names, the pid in its own pid namespace) selects them, since
 // the ranks of one pod share a root and each is reached through its own
-// /proc entry. Such files stay open while followed (not closed when idle):
-// once the process exits its /proc entry, and with it the only way to
-// reopen them, is gone, and the last lines it wrote (EI0011) must still be
-// read.
+// /proc entry. Such files are pinned while their root is set: not closed
+// when idle, and under budget pressure the Config.MaxPinnedPerProcess most
+// recently written of each root keep their descriptors, because once the
+// process exits its /proc entry, and with it the only way to reopen them,
+// is gone, and the last lines it wrote (EI0011) must still be read.
+//
+// Which host process owns a root is the caller's to know (its table of
+// roots): the follower only hands Path back in File.ProcRoot.
 type ProcRoot struct {
-	// Path is the root as seen from the process's mount namespace.
+	// Path reaches the root from the exporter: <procfs>/<host pid>/root
+	// followed by the root as the process sees it.
 	Path string
 	// PID is the process's pid in its own pid namespace (NSpid): only
 	// plog-<PID>_* and device-<PID>_* files are followed below Path.
 	PID int
-	// HostPID is its pid on the host, passed on in File.HostPID.
-	HostPID int
 	// Anchor is the process's root directory (<procfs>/<pid>/root), Path
 	// lying below it: the part of Path after Anchor is resolved inside the
 	// process's root (links in it cannot lead out). Empty: Path is opened
 	// as it is.
 	Anchor string
 }
+
+// DefaultMaxPinnedPerProcess is the default Config.MaxPinnedPerProcess: a
+// CANN process writes one live plog in run/ and one in debug/, and one
+// device log per device it drives; 16 leaves room for rotation.
+const DefaultMaxPinnedPerProcess = 16
 
 // procSortDirs are the sort directories followed below a ProcRoot: HCCL and
 // HCCP write to run/ and debug/ (plog/ and device-<id>/); security/ holds no
@@ -39,7 +47,10 @@ var procSortDirs = []string{"run", "debug"}
 // is dropped (the process left npu-smi's table) or that disappears (the
 // process exited) are not dropped at once: like a deleted or renamed file,
 // each is read to its end through the descriptor held since it was found,
-// then let go. A root that cannot be listed is not counted as a read error
+// then let go; they are no longer pinned. The watch names below a dropped
+// root go with it (a pod's ranks share a directory, and the names of an
+// exited rank would otherwise turn every write of the others into a
+// rescan). A root that cannot be listed is not counted as a read error
 // here: the caller, which found it, says why (ascend_npu_processes).
 //
 // Saved offsets of the state file wait for the first call when
@@ -51,6 +62,11 @@ var procSortDirs = []string{"run", "debug"}
 func (f *Follower) SetProcRoots(roots []ProcRoot) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for _, old := range f.procRoots {
+		if !slices.ContainsFunc(roots, func(r ProcRoot) bool { return r.Path == old.Path }) && f.w != nil {
+			f.w.dropBelow(old.Path)
+		}
+	}
 	f.procRootsSet = true
 	f.procRoots = slices.Clone(roots)
 	// A worker per root; files found through a dropped root keep theirs
@@ -68,9 +84,9 @@ func (f *Follower) SetProcRoots(roots []ProcRoot) {
 // scanProcRoots walks every per-process root after the configured ones, so
 // a file that a configured root also reaches keeps the configured path.
 func (f *Follower) scanProcRoots(sc *scanCtx) {
-	defer func() { sc.only, sc.hostPID, sc.rio = 0, 0, nil }()
+	defer func() { sc.only, sc.root, sc.rio = 0, "", nil }()
 	for _, r := range f.procRoots {
-		sc.only, sc.hostPID, sc.rio = r.PID, r.HostPID, f.rootIOs[r.Path]
+		sc.only, sc.root, sc.rio = r.PID, r.Path, f.rootIOs[r.Path]
 		if sc.rio.hung.Load() {
 			// Its file system does not answer: its files wait as they are.
 			f.keepBelow(r.Path, sc.gen)
@@ -129,4 +145,35 @@ func (f *Follower) wantedCANN(path string, pid int) bool {
 		}
 	}
 	return false
+}
+
+// pinned reports whether t's root is set: its descriptor is not closed
+// when idle.
+func (f *Follower) pinned(t *tracked) bool {
+	return t.ProcRoot != "" && slices.ContainsFunc(f.procRoots, func(r ProcRoot) bool { return r.Path == t.ProcRoot })
+}
+
+// pinnedSet returns the open files evict must leave open: of each set
+// root, its MaxPinnedPerProcess most recently written ones.
+func (f *Follower) pinnedSet() map[*tracked]struct{} {
+	if len(f.procRoots) == 0 {
+		return nil
+	}
+	byRoot := map[string][]*tracked{}
+	for _, t := range f.order {
+		if t.fd >= 0 && f.pinned(t) {
+			byRoot[t.ProcRoot] = append(byRoot[t.ProcRoot], t)
+		}
+	}
+	out := map[*tracked]struct{}{}
+	for _, ts := range byRoot {
+		if len(ts) > f.cfg.MaxPinnedPerProcess {
+			slices.SortStableFunc(ts, func(a, b *tracked) int { return b.lastChange.Compare(a.lastChange) })
+			ts = ts[:f.cfg.MaxPinnedPerProcess]
+		}
+		for _, t := range ts {
+			out[t] = struct{}{}
+		}
+	}
+	return out
 }

@@ -35,10 +35,12 @@ type scanCtx struct {
 	c        *pollCounters
 	problems map[string]problem
 	changed  bool // the set or names of followed files changed
-	// only and hostPID are set while a ProcRoot is walked: only files of
-	// pid only are followed, and they carry hostPID; rio is its worker.
-	only, hostPID int
-	rio           *rootIO
+	// only and root are set while a ProcRoot is walked: only files of
+	// pid only are followed, and they carry root (File.ProcRoot); rio is
+	// its worker.
+	only int
+	root string
+	rio  *rootIO
 }
 
 // rescan lists every root and glob, follows new files, notices renamed,
@@ -270,9 +272,9 @@ func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scan
 		sc.changed = true
 	}
 	if t := f.byID[id]; t != nil {
-		if sc.hostPID != 0 {
+		if sc.root != "" {
 			// Also (or only) reached through its process's /proc entry.
-			t.HostPID, t.pinned = sc.hostPID, true
+			t.ProcRoot = sc.root
 		}
 		if t.seen == sc.gen {
 			return // a second name (symlink, hard link, /proc) of a file seen already
@@ -306,8 +308,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scan
 		return
 	}
 	t := &tracked{
-		File:       File{Kind: kind, PID: pid, HostPID: sc.hostPID},
-		pinned:     sc.hostPID != 0,
+		File:       File{Kind: kind, PID: pid, ProcRoot: sc.root},
 		rio:        sc.rio,
 		id:         id,
 		fd:         -1,
@@ -415,16 +416,19 @@ const evictBatch = 64
 // evict closes at least n descriptors of fully read, followed files, least
 // recently written first. Files with unread bytes, orphans (deleted or
 // renamed away: they could not be opened again), symlinked screen logs and
-// files reached through a process's /proc root (pinned: that root goes
-// with the process, often right after its last lines, such as an EI0011;
-// they are bounded by the processes npu-smi lists and CANN's own rotation)
-// keep theirs. A closed file stays followed: an inotify write event (or a
-// rescan seeing a new size or change time) opens it again by path, after
-// checking it is the same device and inode with the same leading bytes.
+// the pinned files of a process's /proc root (pinned: that root goes with
+// the process, often right after its last lines, such as an EI0011; at
+// most MaxPinnedPerProcess per process, its most recently written) keep
+// theirs. Pinned files count against the budget like any other, and once
+// their process left the roots they are drained and let go. A closed file
+// stays followed: an inotify write event (or a rescan seeing a new size or
+// change time) opens it again by path, after checking it is the same
+// device and inode with the same leading bytes.
 func (f *Follower) evict(n int) {
+	pinned := f.pinnedSet()
 	var cand []*tracked
 	for _, t := range f.order {
-		if t.fd >= 0 && !t.pollAlways && !t.orphan && !t.pinned && f.byID[t.id] == t &&
+		if _, pin := pinned[t]; t.fd >= 0 && !t.pollAlways && !t.orphan && !pin && f.byID[t.id] == t &&
 			t.offset == t.scanned && t.size == t.scanned {
 			cand = append(cand, t)
 		}

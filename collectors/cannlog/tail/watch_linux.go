@@ -206,6 +206,25 @@ func (w *watcher) note(h *notifyHint, path string, op evOp) {
 	}
 }
 
+// dropBelow forgets the watch names at or below dir (a dropped ProcRoot).
+// A directory still reached by another name keeps its watch; one left
+// with no name loses it.
+func (w *watcher) dropBelow(dir string) {
+	for name, wd := range w.dirs {
+		if name != dir && !hasDirPrefix(name, dir) {
+			continue
+		}
+		delete(w.dirs, name)
+		names := slices.DeleteFunc(w.wds[wd], func(n string) bool { return n == name })
+		if len(names) > 0 {
+			w.wds[wd] = names
+			continue
+		}
+		delete(w.wds, wd)
+		_, _ = syscall.InotifyRmWatch(w.fd, uint32(wd))
+	}
+}
+
 func (w *watcher) count() int { return len(w.dirs) }
 
 func (w *watcher) close() error { return syscall.Close(w.fd) }

@@ -21,3 +21,4 @@ func (w *watcher) close() error           { return nil }
 func (w *watcher) watching(string) bool   { return false }
 func (w *watcher) addFD(string, int) bool { return false }
 func (w *watcher) fail(string, string)    {}
+func (w *watcher) dropBelow(string)       {}
