@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -698,7 +697,7 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 	if t.offset > 0 && f.headChanged(t, c) {
 		return true
 	}
-	r := reader{f: f, t: t, handle: handle, c: c, buf: f.buf, pos: t.offset, start: t.offset}
+	r := reader{f: f, t: t, handle: handle, c: c, buf: f.buf, pos: t.offset, start: t.offset, size: t.size}
 	if t.rio != nil {
 		// A discovered root's read gets a buffer of its own: an
 		// abandoned read keeps it (see rootio.go).
@@ -757,6 +756,8 @@ type reader struct {
 	// dataEnd is where the data region being read ends (SEEK_HOLE): reads
 	// stop there, so that no hole is read as NULs.
 	dataEnd int64
+	// size is the file's size at the look before this read.
+	size int64
 	// tl bytes before pos are read again with the first chunk and checked
 	// against the tail fingerprint (or, tlNL, must be the newline that
 	// ended the last line).
@@ -806,7 +807,13 @@ func (r *reader) skipHole() {
 	r.dataEnd = math.MaxInt64 // unknown: read on
 	d, err := r.f.seekT(t, at, unix.SEEK_DATA, r.c)
 	if err == unix.ENXIO {
-		d, err = r.f.seekT(t, 0, io.SeekEnd, r.c) // only a hole follows
+		// No data at or past at when the kernel looked: a hole up to the
+		// size the last look saw (taken before this call: asking for the
+		// size now would count bytes appended since as hole), or the end.
+		d, err = at, nil
+		if r.size > at {
+			d = r.size
+		}
 	}
 	if err != nil {
 		return
