@@ -14,11 +14,11 @@ func TestParseRankLine(t *testing.T) {
 		ok   bool
 	}{
 		{"[status:init] [hcom.cc:194][hccl-12337-0-1688478416-hccl_world_group][76]hcom init by file success,take time [248118]us, rankTablePath[/x.json], rankNum[128], rank[76],server[192.168.102.141], device[4]",
-			rankInfo{rank: 76, size: 128, device: 4}, true},
+			rankInfo{rank: 76, size: 128, device: 4, server: "192.168.102.141"}, true},
 		{"Entry-HcclCommInitRootInfo:ranks[2048], rank[0], rootinfo: host ip[172.16.13.183] port[64000] nicDeploy[1] identifier[172.16.13.183%eth0_64000_0_1721821172092650], deviceLogicId[0]",
 			rankInfo{comm: "172.16.13.183%eth0_64000_0_1721821172092650", rank: 0, size: 2048, device: 0}, true},
 		{"[HCCL_TRACE][Flat]SetupAgent rankNum[3], rank[0], rootInfo identifier[1.1.1.1%enp189s0f0_60000_0_1750325244673428], server[1.1.1.1%enp189s0f0], serverPort[60000]deviceType[2], logicDevId[0], phydevId[5], deviceIp[1.1.1.11]",
-			rankInfo{comm: "1.1.1.1%enp189s0f0_60000_0_1750325244673428", rank: 0, size: 3, device: 5, physical: true}, true},
+			rankInfo{comm: "1.1.1.1%enp189s0f0_60000_0_1750325244673428", rank: 0, size: 3, device: 5, physical: true, server: "1.1.1.1"}, true},
 		{"hcclCommInitInfo:commId[hccl-1382-5-1754394529-hccl_world_group], rank[1], totalRanks[2], serverId[%bond4.24], deviceType[4],logicDevId[11], identifier[group_name_17271]",
 			rankInfo{comm: "group_name_17271", rank: 1, size: 2, device: 11}, true},
 		{"Entry-HcclCreateSubCommConfig: rankNum[4], rank[3], deviceLogicId[6]", rankInfo{rank: 3, size: 4, device: 6}, true},

@@ -36,6 +36,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":         fmtNum,
 	"seconds":     fmtSeconds,
 	"who":         who,
+	"peerNamedBy": peerNamedBy,
 	"join":        strings.Join,
 	"joinAnd":     joinAnd,
 	"pids":        pidList,

@@ -116,6 +116,8 @@ type Report struct {
 	// nodesData is what was read, for the analyses that need more than
 	// the report shows.
 	nodesData []*nodeData
+	// ranks finds the bundle's processes by rank, server and device.
+	ranks *rankIndex
 }
 
 // Input is one PATH of the command line.

@@ -23,6 +23,9 @@ func writeIncidents(p func(string, ...any), r *Report) {
 	for _, in := range r.Incidents {
 		p("")
 		p("  #%d  %s to %s  %s; confidence %s", in.ID, textStamp(in.Start), textStamp(in.End), incidentHead(in), in.Confidence)
+		if in.FailingPair != nil {
+			p("      failing pair: %s", in.FailingPair)
+		}
 		p("      %s", in.Summary)
 		if in.Root != nil {
 			p("      line: %s:%d: %s", in.Root.File, in.Root.Line, in.Root.Text)
@@ -50,12 +53,15 @@ func writeIncidents(p func(string, ...any), r *Report) {
 					break
 				}
 				s := fmt.Sprintf("%s ×%d", sp.Peer, sp.Events)
+				if sp.Links > 0 {
+					s = fmt.Sprintf("%s (%s)", sp.Peer, peerNamedBy(sp))
+				}
 				if !sp.InBundle {
 					s += " (not in the bundle)"
 				}
 				ps = append(ps, s)
 			}
-			p("      peers the waiting events name: %s", strings.Join(ps, ", "))
+			p("      peers named: %s", strings.Join(ps, ", "))
 		}
 		for i, l := range in.LinkFailures {
 			if i == maxListed {
@@ -106,6 +112,10 @@ func writeIncidents(p func(string, ...any), r *Report) {
 
 // incidentHead names an incident's root in one phrase.
 func incidentHead(in Incident) string {
+	if in.Root == nil && len(in.SilentRanks) > 0 {
+		s := in.SilentRanks[0]
+		return fmt.Sprintf("LIKELY ROOT CAUSE rank %d on %s pid %d: silent, suspended or exited early", s.Rank, s.Node, s.PID)
+	}
 	if in.Root == nil {
 		return "FIRST FAILING RANK NOT IN THE BUNDLE"
 	}
