@@ -207,8 +207,9 @@ func (j *genJob) ei0011(r genRank, t, start time.Time) {
 
 func (j *genJob) ei0006(r genRank, peer genRank, timeout string, t, start time.Time) {
 	j.plog(r, "debug", "ERROR", "hccl_socket_manager.cc:797", fmt.Sprintf("[Wait][LinkEstablish]wait socket establish timeout, role[1] rank[%d] timeout[%s s]", r.rank, timeout), t, start)
-	j.plog(r, "debug", "ERROR", "transport_manager.cc:1325", fmt.Sprintf("[InitChannelStage][Timeout]Transport init error! createLink para:rank[%d]-localUserrank[%d]-localIpAddr[192.168.%d.%d/%d], remoteRank[%d]-remoteUserrank[%d]-remoteIpAddr[192.168.%d.%d/%d], machineType[1], linkMode[1], isUsedRdma[1], tag[AllReduce_%s]",
-		r.rank, r.rank, r.node, r.local, r.local, peer.rank, peer.rank, peer.node, peer.local, peer.local, j.ident), t.Add(40*time.Millisecond), start)
+	// HEAD prints the addresses as serverId/devicePhyId.
+	j.plog(r, "debug", "ERROR", "transport_manager.cc:1325", fmt.Sprintf("[InitChannelStage][Timeout]Transport init error! createLink para:rank[%d]-localUserrank[%d]-localIpAddr[%s/%d], remoteRank[%d]-remoteUserrank[%d]-remoteIpAddr[%s/%d], machineType[1], linkMode[1], isUsedRdma[1], tag[AllReduce_%s]",
+		r.rank, r.rank, j.host(r.node), r.local, peer.rank, peer.rank, j.host(peer.node), peer.local, j.ident), t.Add(40*time.Millisecond), start)
 }
 
 // ei0006Screen is the screen report of EI0006, old layout before Dec 2025.

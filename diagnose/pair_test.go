@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,15 @@ func TestPairEndString(t *testing.T) {
 		if got := tc.e.String(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
 		}
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	in := []string{"node-10", "node-2", "node-1", "node-100", "node-02", "a", "node-b", "node-"}
+	want := []string{"a", "node-", "node-1", "node-2", "node-02", "node-10", "node-100", "node-b"}
+	got := append([]string(nil), in...)
+	sort.SliceStable(got, func(i, j int) bool { return naturalLess(got[i], got[j]) })
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("%v, want %v", got, want)
 	}
 }
