@@ -215,3 +215,20 @@ func TestDiagnoseTZ(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnoseDetail: the text report summarises processes by settings set
+// and communicators; --detail lists each one.
+func TestDiagnoseDetail(t *testing.T) {
+	const perProcess = "node-b pid 2730114 pretrain_gpt, settings set 265c85d0"
+	_, code, summary, _, err := parseDiagnose(t, "diagnose", sampleBundle)
+	if err != nil || code != 1 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	if strings.Contains(summary, perProcess) || !strings.Contains(summary, "settings set 265c85d0: 1 process(es) on node-b") {
+		t.Errorf("the summary lists processes one by one, or lacks the group")
+	}
+	_, code, detail, _, err := parseDiagnose(t, "diagnose", "--detail", sampleBundle)
+	if err != nil || code != 1 || !strings.Contains(detail, perProcess) {
+		t.Errorf("--detail: exit %d, %v, lists the process: %v", code, err, strings.Contains(detail, perProcess))
+	}
+}
