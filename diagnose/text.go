@@ -111,7 +111,8 @@ func WriteTextWith(w io.Writer, r *Report, opts TextOptions) error {
 		if len(in.Nodes) > 0 {
 			nodes = "node(s) " + fewOf(in.Nodes)
 		}
-		p("  %s (%s): %s; %d file(s) skipped (not logs)", in.Path, in.Type, nodes, in.SkippedFiles)
+		p("  %s (%s): %s; %d file(s) skipped", in.Path, in.Type, nodes, in.SkippedFiles)
+		writeInputFiles(p, in, opts.Detail)
 	}
 
 	p("")
@@ -320,4 +321,47 @@ func offsetName(off int) string {
 		sign, off = '-', -off
 	}
 	return fmt.Sprintf("UTC%c%02d:%02d", sign, off/3600, off%3600/60)
+}
+
+// inputDirsListed is how many read directories and skip reasons the text
+// report names per input (--detail: all the JSON holds).
+const inputDirsListed = 6
+
+// writeInputFiles says which layout an input showed, which files were read
+// and which skipped: always when files were skipped or a collection tool
+// recognised, so that a bundle in an unknown layout shows what diagnose
+// made of it.
+func writeInputFiles(p func(string, ...any), in Input, detail bool) {
+	if in.SkippedFiles == 0 && len(in.Layouts) == 0 && !detail {
+		return
+	}
+	if len(in.Layouts) > 0 {
+		p("      layout: %s", strings.Join(in.Layouts, ", "))
+	} else {
+		p("      layout: no collection tool recognised (CANN log roots and screen logs anywhere in the tree are read)")
+	}
+	for i, d := range in.Read {
+		if i == inputDirsListed && !detail {
+			p("      read: … %d more director(ies) (--detail, or all in --format=json)", len(in.Read)-inputDirsListed+in.ReadDirsMore)
+			break
+		}
+		p("      read: %d %s file(s) in %s", d.Files, d.Kind, d.Dir)
+	}
+	if len(in.Read) == 0 {
+		p("      read: nothing")
+	}
+	for i, g := range in.Skipped {
+		if i == inputDirsListed && !detail {
+			p("      skipped: … %d more reason(s) (--detail, or all in --format=json)", len(in.Skipped)-inputDirsListed)
+			break
+		}
+		who := ""
+		if g.Tool != "" {
+			who = g.Tool + ": "
+		}
+		p("      skipped: %d file(s), %s%s, e.g. %s", g.Files, who, g.Reason, strings.Join(g.Examples, ", "))
+	}
+	for _, a := range in.Advice {
+		p("      advice: %s", a)
+	}
 }
