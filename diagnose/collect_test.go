@@ -111,10 +111,10 @@ func TestMsnpureportLayout(t *testing.T) {
 	export := map[string]string{
 		"2026-03-18-10-40-00/slog/dev-os-3/debug/device-os/device-os_20260318102900001.log": "[ERROR] KERNEL(1,sklogd):2026-03-18-10:29:00.000.000 [x.c:1] device side\n",
 		"2026-03-18-10-40-00/slog/dev-os-3/run/event/event_20260318102900001.log":           "event\n",
-		"2026-03-18-10-40-00/message/dev-os-3/syslog.txt":                                    "kernel\n",
-		"2026-03-18-10-40-00/hisi_logs/device-3/20260318102900-0000000001/log/kbox.txt":      "kbox\n",
-		"2026-03-18-10-40-00/stackcore/dev-os-3/core.txt":                                    "core\n",
-		"2026-03-18-10-40-00/event_sched/dev-os-3/event_sched.log":                           "sched\n",
+		"2026-03-18-10-40-00/message/dev-os-3/syslog.txt":                                   "kernel\n",
+		"2026-03-18-10-40-00/hisi_logs/device-3/20260318102900-0000000001/log/kbox.txt":     "kbox\n",
+		"2026-03-18-10-40-00/stackcore/dev-os-3/core.txt":                                   "core\n",
+		"2026-03-18-10-40-00/event_sched/dev-os-3/event_sched.log":                          "sched\n",
 	}
 	dir := t.TempDir()
 	writeTree(t, dir, export)
