@@ -217,3 +217,36 @@ func TestNaturalLess(t *testing.T) {
 		t.Errorf("%v, want %v", got, want)
 	}
 }
+
+// TestSilentRankStillLogging: a named peer that kept printing after its
+// peers failed (no error of its own) is named with low confidence: alive,
+// perhaps stuck elsewhere, not exited.
+func TestSilentRankStillLogging(t *testing.T) {
+	files := incidentBundles()["silent-peer-utc8"]
+	found := false
+	for p := range files {
+		if strings.HasPrefix(p, "node-2/ascend/log/run/plog/plog-670003_") {
+			files[p] += "[INFO] HCCL(670003,python3):2026-03-18-10:40:00.000.000 [op_base.cc:1] [670003]Entry-HcclAllReduce: tag[x]\n"
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("rank 11's run plog not in the bundle")
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	r, err := Run([]string{dir}, Options{Location: time.UTC, InferZones: true, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Incidents) != 1 || len(r.Incidents[0].SilentRanks) != 1 {
+		t.Fatalf("incidents %+v", r.Incidents)
+	}
+	s := r.Incidents[0].SilentRanks[0]
+	if s.Rank != 11 || s.Confidence != ConfidenceLow || s.SilentSeconds >= 0 || !strings.Contains(s.Reason, "alive") {
+		t.Errorf("silent rank %+v", s)
+	}
+	if r.Incidents[0].Confidence != ConfidenceLow {
+		t.Errorf("incident confidence %s", r.Incidents[0].Confidence)
+	}
+}
