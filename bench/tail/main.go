@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/bench/internal/probe"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 )
 
@@ -64,7 +65,7 @@ func cmdIngest(args []string) error {
 	sizes := fs.String("sizes", "100M,1G", "tree sizes (20 MB files, as CANN writes)")
 	_ = fs.Parse(args)
 	for _, s := range strings.Split(*sizes, ",") {
-		size, err := parseSize(s)
+		size, err := probe.ParseSize(s)
 		if err != nil {
 			return err
 		}
@@ -230,7 +231,7 @@ func child(args []string) error {
 	}
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
-	fmt.Fprintf(out, "in process %.3fs, %d lines, %d ERROR, peak RSS %d KiB\n", time.Since(start).Seconds(), lines, errs, vmHWM())
+	fmt.Fprintf(out, "in process %.3fs, %d lines, %d ERROR, peak RSS %d KiB\n", time.Since(start).Seconds(), lines, errs, peakRSS())
 	if mode != "steady" {
 		return nil
 	}
@@ -254,7 +255,7 @@ func child(args []string) error {
 	}
 	st := f.Stats()
 	fmt.Fprintf(out, "CPU_PERCENT=%f LINES=%d FILES=%d OPEN=%d WATCHES=%d VmHWM_KiB=%d\n",
-		100*(cpuTime()-before).Seconds()/time.Since(t0).Seconds(), lines, st.FilesTracked, st.FilesOpen, st.Watches, vmHWM())
+		100*(cpuTime()-before).Seconds()/time.Since(t0).Seconds(), lines, st.FilesTracked, st.FilesOpen, st.Watches, peakRSS())
 	return nil
 }
 
@@ -294,35 +295,14 @@ func makeTree(root string, files int, totalBytes int64) ([]string, error) {
 	return paths, nil
 }
 
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1<<30, strings.TrimSuffix(s, "G")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1<<20, strings.TrimSuffix(s, "M")
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("size %q: want e.g. 100M or 1G", s)
-	}
-	return n * mult, nil
-}
-
-// vmHWM is the process's own peak RSS in KiB.
-func vmHWM() int {
-	data, _ := os.ReadFile("/proc/self/status")
-	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return n
-		}
-	}
-	return -1
-}
-
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSS is this process's own peak RSS (VmHWM) in KiB.
+func peakRSS() int {
+	_, hwm := probe.Memory(os.Getpid())
+	return hwm
 }
