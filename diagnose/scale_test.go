@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/golden"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
@@ -153,7 +154,7 @@ func TestScaleHTMLInChromium(t *testing.T) {
 	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 2000 {
 		t.Errorf("screenshot is %v", b)
 	}
-	if *update {
+	if golden.Updating() {
 		b, err := os.ReadFile(shot)
 		if err != nil {
 			t.Fatal(err)
