@@ -243,7 +243,7 @@ var (
 	eccLifetimeDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_lifetime_errors",
 		"HBM ECC errors of the chip over its life (npu-smi info -t ecc, HBM … Aggregate Total Err Cnt).", []string{"npu", "chip", "bit"}, nil)
 	eccPagesDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_pages",
-		"HBM pages of the chip isolated for ECC errors (state=isolated) and waiting to be isolated at the next chip reset (state=pending, npu-smi Next-Isolated).", []string{"npu", "chip", "bit", "state"}, nil)
+		"HBM pages of the chip isolated for double-bit ECC errors (state=isolated) and waiting to be isolated at the next chip reset (state=pending, npu-smi Next-Isolated). Single-bit pages are never isolated (npu-smi prints a constant 0): no series.", []string{"npu", "chip", "bit", "state"}, nil)
 	eccEnabledDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_enabled",
 		"1 when HBM ECC is enabled on the chip's NPU (npu-smi info -t ecc-enable, HBM ECC-Enable Status).", chipLabels, nil)
 	pcieDesc = prometheus.NewDesc("ascend_npu_pcie_errors_total",
@@ -312,6 +312,12 @@ func (c *Collector) publish(s *Sweep) *published {
 				}
 				if v := e.Lifetime[b]; v.OK {
 					add(eccLifetimeDesc, prometheus.GaugeValue, v.V, n, ch, bits[b])
+				}
+				if b == 0 {
+					// Single-bit pages are never isolated: npu-smi prints a
+					// hard-coded 0 for Next-Isolated and the 950 manual calls
+					// both reserved. Two series per chip that cannot move.
+					continue
 				}
 				if v := e.Isolated[b]; v.OK {
 					add(eccPagesDesc, prometheus.GaugeValue, v.V, n, ch, bits[b], "isolated")
