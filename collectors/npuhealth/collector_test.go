@@ -412,3 +412,31 @@ func TestFaultCodes(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// yieldingTable has an npu-smi info run in flight until released.
+type yieldingTable struct {
+	fakeTable
+	running chan struct{}
+}
+
+func (y *yieldingTable) InFlight() <-chan struct{} { return y.running }
+
+// TestYieldsToTableRun: while the npusmi collector's npu-smi info run (a
+// scrape's) is in flight, the sweep makes no call; it goes on once the run
+// ends.
+func TestYieldsToTableRun(t *testing.T) {
+	c, f, _ := newFake(t)
+	y := &yieldingTable{fakeTable: fakeTable{chips: chips910B(1)}, running: make(chan struct{})}
+	c.table = y
+	done := make(chan struct{})
+	go func() { defer close(done); c.Sweep(context.Background()) }()
+	time.Sleep(100 * time.Millisecond)
+	if n := f.count("info -t"); n != 0 {
+		t.Errorf("%d detail calls while npu-smi info was in flight, want 0", n)
+	}
+	close(y.running)
+	<-done
+	if n := f.count("info -t"); n == 0 {
+		t.Error("no detail call after the table run ended")
+	}
+}
