@@ -20,7 +20,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 go build -o "$work/hccl_exporter" ./cmd/hccl_exporter
 go run ./bench/gen -out "$work/node" -npus 16 -chips 2 -procs 64 -comms 8 >/dev/null
 ep=$(free_port)
-"$work/hccl_exporter" --web.listen-address="127.0.0.1:$ep" --npu-smi.path="$work/node/npu-smi" \
+"$work/hccl_exporter" --web.listen-address="127.0.0.1:$ep" --npusmi.path="$work/node/npu-smi" \
 	--cannlog.root="$work/node/log" --log.level=error &
 pids+=($!)
 

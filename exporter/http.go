@@ -22,7 +22,7 @@ import (
 // DefaultScrapeCacheTTL is how long one answer is served again. It
 // matches the default --cannlog.poll-interval: the log state cannot change
 // faster than it is polled, and npu-smi values are already up to
-// --npu-smi.min-interval old, so a gather younger than this is as fresh as a
+// --npusmi.min-interval old, so a gather younger than this is as fresh as a
 // new one.
 const DefaultScrapeCacheTTL = time.Second
 

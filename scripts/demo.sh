@@ -22,10 +22,10 @@ if [ "${1:-}" != "--serve" ]; then
 fi
 args=(
 	--web.listen-address="127.0.0.1:$port"
-	--npu-smi.path="$demo/npu-smi"
-	--hccn-tool.path="$demo/hccn_tool"
+	--npusmi.path="$demo/npu-smi"
+	--hccn.path="$demo/hccn_tool"
 	--cannlog.root="$demo/log"
-	--screenlog.path="$demo/screen/*.log"
+	--cannlog.screen-log-path="$demo/screen/*.log"
 	--cannlog.state-file="$work/state.json"
 )
 if [ "${1:-}" = "--serve" ]; then
@@ -47,6 +47,6 @@ echo "# hccl_exporter demo: $(wc -l <"$work/metrics.txt") lines of metrics (the 
 echo "# Excerpt for NPUs 0-1 and their processes. 210001 on NPU 0 sets HCCL_RDMA_QPS_PER_CONNECTION=16 (17 QPs per connection):"
 echo "# the link setup still ahead does not fit in NPU 0's free HBM, so its headroom is negative, and its screen log holds"
 echo "# the EI0011 it then reported (\`go run ./cmd/hccl_exporter diagnose examples/demo\` names it the root cause):"
-grep -E '^(ascend_npu_processes|ascend_npu_hbm_(used|total)_bytes|ascend_npu_smi_up|ascend_hccn_tool_up|ascend_roce_(link_up|link_down_events_total|active_qps|retransmitted_packets_total|qp_status_errors_total)|ascend_roce_network_health\{.*status="Success"|hccl_link_setup_headroom_bytes|hccl_link_setup_qp_memory_bytes|hccl_ccl_buffer_bytes|hccl_env_rdma_qps_per_connection|hccl_env_buffsize_bytes|hccl_process_info|hccl_communicator_(info|ranks|servers|processes)|hccl_fault_events_total\{code="EI0011"|hccl_exporter_collector_success)' "$work/metrics.txt" |
+grep -E '^(ascend_npu_processes|ascend_npu_hbm_(used|total)_bytes|hccl_exporter_npu_smi_up|hccl_exporter_hccn_tool_up|ascend_roce_(link_up|link_down_events_total|active_queue_pairs|retransmitted_packets_total|qp_status_errors_total)|ascend_roce_network_health\{.*status="Success"|hccl_link_setup_headroom_bytes|hccl_link_setup_queue_pair_memory_bytes|hccl_ccl_buffer_bytes|hccl_env_rdma_qps_per_connection|hccl_env_buffsize_bytes|hccl_process_info|hccl_communicator_(info|ranks|servers|processes)|hccl_fault_events_total\{code="EI0011"|hccl_exporter_collector_success)' "$work/metrics.txt" |
 	grep -E 'npu="[01]"|pid="21000[12]"|settings=|communicator=|^[a-z_]+(\{[^}]*collector=|\{code=| )' |
 	grep -v 'source="plog"'

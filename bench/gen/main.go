@@ -6,8 +6,8 @@
 // communicators each.
 //
 //	go run ./bench/gen -out /tmp/node
-//	hccl_exporter --npu-smi.path=/tmp/node/npu-smi --cannlog.root=/tmp/node/log \
-//	    --screenlog.path='/tmp/node/screen/*.log'
+//	hccl_exporter --npusmi.path=/tmp/node/npu-smi --cannlog.root=/tmp/node/log \
+//	    --cannlog.screen-log-path='/tmp/node/screen/*.log'
 package main
 
 import (
@@ -63,9 +63,9 @@ func main() {
 	c := n.Counts()
 	fmt.Printf("wrote %s: %d chips, %d processes, %d communicators, %d fault codes (%d in the catalog); %d files, %d bytes\n",
 		tr.Dir, c.Chips, c.Processes, c.Communicators, c.FaultCodes, c.CatalogFaultCodes, tr.Files, tr.Bytes)
-	fmt.Printf("run: hccl_exporter --npu-smi.path=%s --cannlog.root=%s", tr.NPUSMI, tr.LogRoot)
+	fmt.Printf("run: hccl_exporter --npusmi.path=%s --cannlog.root=%s", tr.NPUSMI, tr.LogRoot)
 	if tr.ScreenLog != "" {
-		fmt.Printf(" --screenlog.path=%s", tr.ScreenLog)
+		fmt.Printf(" --cannlog.screen-log-path=%s", tr.ScreenLog)
 	}
 	fmt.Println()
 }

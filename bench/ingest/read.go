@@ -33,7 +33,7 @@ var envTag = []byte("[HCCL_ENV]")
 
 // readTree is the collector's ingest path: the log follower and the state,
 // one Poll after another until a Poll delivers nothing. The counts come from
-// the metrics the state exports (ascend_log_lines_total, hccl_fault_events_total);
+// the metrics the state exports (hccl_exporter_log_lines_total, hccl_fault_events_total);
 // [HCCL_ENV] lines, which the state turns into settings rather than count,
 // are counted beside it on HCCL INFO lines.
 func readTree(root string) (Answer, error) {
@@ -85,7 +85,7 @@ func answerFromState(st *logstate.State) Answer {
 			l := labels(m)
 			v := int64(m.GetCounter().GetValue())
 			switch mf.GetName() {
-			case "ascend_log_lines_total":
+			case "hccl_exporter_log_lines_total":
 				switch l["level"] {
 				case "INFO":
 					a.Info += v

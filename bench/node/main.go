@@ -2,7 +2,7 @@
 // with many tracked log files: its CPU at rest and while lines are appended
 // (steady state), and /metrics latency with sequential and concurrent
 // scrapers, checking that npu-smi runs at most once per
-// --npu-smi.min-interval whatever the scrape load.
+// --npusmi.min-interval whatever the scrape load.
 //
 //	go run ./bench/node -exporter ./hccl_exporter [-files 10000] [-idle 30s] [-busy 30s]
 //	go run ./bench/node -exporter ./hccl_exporter -baseline ./old_exporter -rounds 3 -steady=false
@@ -95,7 +95,7 @@ func main() {
 	flag.IntVar(&c.sequential, "sequential", 100, "sequential scrapes")
 	flag.DurationVar(&c.pace, "pace", 100*time.Millisecond, "interval of each scraper in the paced concurrent run")
 	flag.BoolVar(&c.steady, "steady", true, "measure steady-state CPU (off: scrapes only)")
-	flag.DurationVar(&c.minInterval, "npu-smi-min-interval", 5*time.Second, "--npu-smi.min-interval passed to the exporter")
+	flag.DurationVar(&c.minInterval, "npu-smi-min-interval", 5*time.Second, "--npusmi.min-interval passed to the exporter")
 	flag.StringVar(&c.label, "label", "default flags", "label of this run in the tables")
 	flag.DurationVar(&c.targetP99, "target-p99", 10*time.Millisecond, "p99 target of the concurrent scrapes (10ms with the default scrape cache); 0 for none, as for uncached scrapes (docs/benchmarks.md says why)")
 	flag.DurationVar(&c.targetSeqP99, "target-seq-p99", 0, "p99 target of the sequential scrapes (25ms uncached); 0 for none")
@@ -206,8 +206,8 @@ func run(c config) (*result, error) {
 	}
 	args := append([]string{
 		"--web.listen-address=" + addr,
-		"--npu-smi.path=" + npuSMI,
-		"--npu-smi.min-interval=" + c.minInterval.String(),
+		"--npusmi.path=" + npuSMI,
+		"--npusmi.min-interval=" + c.minInterval.String(),
 		"--cannlog.root=" + root,
 		// As the shipped DaemonSet and systemd unit run it: offsets and
 		// counters checkpointed while lines arrive.
@@ -237,8 +237,8 @@ func run(c config) (*result, error) {
 			if err != nil {
 				return nil, err
 			}
-			if probe.GaugeSum(fams, "ascend_log_files_tracked") == float64(len(plogs)) && probe.GaugeSum(fams, "hccl_link_setup_headroom_bytes") > 0 {
-				base = int(probe.CounterSum(fams, "ascend_log_lines_total"))
+			if probe.GaugeSum(fams, "hccl_exporter_log_files_tracked") == float64(len(plogs)) && probe.GaugeSum(fams, "hccl_link_setup_headroom_bytes") > 0 {
+				base = int(probe.CounterSum(fams, "hccl_exporter_log_lines_total"))
 				r.Files = len(plogs)
 				for _, mf := range fams {
 					r.Series += len(mf.GetMetric())
@@ -294,7 +294,7 @@ func run(c config) (*result, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.Counted = int(probe.CounterSum(fams, "ascend_log_lines_total")) - base
+			r.Counted = int(probe.CounterSum(fams, "hccl_exporter_log_lines_total")) - base
 			if r.Counted >= r.Appended {
 				break
 			}
@@ -410,7 +410,7 @@ func report(c config, r *result) {
 	if c.steady {
 		fmt.Printf("| CPU at rest (%.0f s), %% of a core | %.2f | ≤ 0.5 | %s |\n", c.idle.Seconds(), r.IdleCPU, verdict(r.IdleCPU <= 0.5))
 		fmt.Printf("| CPU with %d lines/s appended over all files (%.0f s), %% of a core | %.2f | ≤ 2 | %s |\n", c.rate, c.busy.Seconds(), r.BusyCPU, verdict(r.BusyCPU <= 2))
-		fmt.Printf("| lines appended / counted by ascend_log_lines_total | %d / %d | equal | %s |\n", r.Appended, r.Counted, verdict(r.Appended == r.Counted))
+		fmt.Printf("| lines appended / counted by hccl_exporter_log_lines_total | %d / %d | equal | %s |\n", r.Appended, r.Counted, verdict(r.Appended == r.Counted))
 	}
 	// target returns the target column and verdict of a value against
 	// limit (none when limit is 0).

@@ -54,7 +54,7 @@ func points() []point {
 		// Past the code cap: 26 catalog + 128 others (--cannlog.max-codes) kept, the rest dropped.
 		{name: "16x2/64p/8c/200k", spec: a3(16, 64, 8, 200)},
 		// Every scrape runs npu-smi (no reuse).
-		{name: "16x2/64p/8c/0k min-int=0", spec: a3(16, 64, 8, 0), args: []string{"--npu-smi.min-interval=0s"}},
+		{name: "16x2/64p/8c/0k min-int=0", spec: a3(16, 64, 8, 0), args: []string{"--npusmi.min-interval=0s"}},
 	}
 }
 
@@ -111,54 +111,54 @@ func formula(n *nodegen.Node) map[string]int {
 		"ascend_npu_temperature_celsius":      X,
 		"ascend_npu_power_watts":              Xp,
 		// Memory-Usage and Hugepages print 0 / 0 on A2/A3: no series.
-		"ascend_npu_process_memory_bytes":               P,
-		"ascend_npu_smi_up":                             1,
-		"ascend_npu_smi_last_success_timestamp_seconds": 1,
-		"ascend_npu_smi_last_run_duration_seconds":      1,
-		"ascend_npu_smi_parse_warnings_total":           1,
-		"ascend_npu_smi_runs_total":                     4,
+		"ascend_npu_process_memory_bytes":                      P,
+		"hccl_exporter_npu_smi_up":                             1,
+		"hccl_exporter_npu_smi_last_success_timestamp_seconds": 1,
+		"hccl_exporter_npu_smi_last_run_duration_seconds":      1,
+		"hccl_exporter_npu_smi_parse_warnings_total":           1,
+		"hccl_exporter_npu_smi_runs_total":                     4,
 		// headroom: per chip
-		"hccl_link_setup_qp_memory_bytes": 2 * X,
-		"hccl_link_setup_pending_qps":     2 * X,
-		"hccl_link_setup_processes":       3 * X,
-		"hccl_link_setup_established_qps": X,
-		"hccl_ccl_buffer_bytes":           X,
-		"hccl_ccl_buffer_pending_bytes":   X,
-		"hccl_link_setup_headroom_bytes":  X,
+		"hccl_link_setup_queue_pair_memory_bytes": 2 * X,
+		"hccl_link_setup_pending_queue_pairs":     2 * X,
+		"hccl_link_setup_processes":               2 * X,
+		"hccl_link_setup_established_queue_pairs": X,
+		"hccl_ccl_buffer_bytes":                   X,
+		"hccl_ccl_buffer_pending_bytes":           X,
+		"hccl_link_setup_headroom_bytes":          X,
 		// cannlog: per settings set, per communicator, per code, fixed
-		"hccl_env_info":                            S * envVariables,
-		"hccl_env_buffsize_bytes":                  S,
-		"hccl_env_rdma_qps_per_connection":         S,
-		"hccl_env_connect_timeout_seconds":         S,
-		"hccl_env_exec_timeout_seconds":            S,
-		"hccl_communicator_info":                   Cn * S,
-		"hccl_communicator_ranks":                  Cn,
-		"hccl_communicator_servers":                Cn,
-		"hccl_communicator_processes":              Cn,
-		"hccl_communicator_established_qps":        Cn,
-		"hccl_communicator_ccl_buffer_bytes":       Cn,
-		"hccl_fault_events_total":                  2*catalogCodes + (K - Kc),
-		"hccl_fault_last_event_timestamp_seconds":  K,
-		"ascend_log_lines_total":                   M,
-		"ascend_log_unparsable_lines_total":        3,
-		"hccl_exporter_label_values_dropped_total": 6,
-		"hccl_env_values_rejected_total":           14,
-		"ascend_log_files_tracked":                 1,
-		"ascend_log_read_errors_total":             1,
-		"ascend_log_truncated_lines_total":         1,
-		"ascend_log_truncations_total":             1,
-		"ascend_log_replacements_total":            1,
-		"ascend_log_state_file_write_errors_total": 1,
+		"hccl_env_info":                                   S * envVariables,
+		"hccl_env_buffsize_bytes":                         S,
+		"hccl_env_rdma_qps_per_connection":                S,
+		"hccl_env_connect_timeout_seconds":                S,
+		"hccl_env_exec_timeout_seconds":                   S,
+		"hccl_communicator_info":                          Cn * S,
+		"hccl_communicator_ranks":                         Cn,
+		"hccl_communicator_servers":                       Cn,
+		"hccl_communicator_processes":                     Cn,
+		"hccl_communicator_established_queue_pairs":       Cn,
+		"hccl_communicator_ccl_buffer_bytes":              Cn,
+		"hccl_fault_events_total":                         2*catalogCodes + (K - Kc),
+		"hccl_fault_last_event_timestamp_seconds":         K,
+		"hccl_exporter_log_lines_total":                   M,
+		"hccl_exporter_log_unparsable_lines_total":        3,
+		"hccl_exporter_label_values_dropped_total":        6,
+		"hccl_env_values_rejected_total":                  14,
+		"hccl_exporter_log_files_tracked":                 1,
+		"hccl_exporter_log_read_errors_total":             1,
+		"hccl_exporter_log_truncated_lines_total":         1,
+		"hccl_exporter_log_truncations_total":             1,
+		"hccl_exporter_log_replacements_total":            1,
+		"hccl_exporter_log_state_file_write_errors_total": 1,
 		// one log root, its zone applied (the inferred offset only once inferred)
-		"ascend_log_timezone_applied_offset_seconds": 1,
+		"hccl_exporter_log_timezone_applied_offset_seconds": 1,
 		// found/missing per chip with a process (spread round-robin)
 		"ascend_npu_processes": 2 * min(X, P),
 		// join: each process with its settings set and chip
 		"hccl_process_info": P,
 		// hccn: no hccn_tool on a generated node
-		"ascend_hccn_tool_up": 1,
+		"hccl_exporter_hccn_tool_up": 1,
 		// pods: no kubelet socket on a generated node (connect, list)
-		"ascend_pod_resources_errors_total": 2,
+		"hccl_exporter_pod_resources_errors_total": 2,
 		// exporter
 		"hccl_exporter_build_info":                     1,
 		"hccl_exporter_collector_success":              5,
@@ -280,7 +280,7 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 	}
 	args := []string{
 		"--web.listen-address=" + addr,
-		"--npu-smi.path=" + tr.NPUSMI,
+		"--npusmi.path=" + tr.NPUSMI,
 		"--cannlog.root=" + tr.LogRoot,
 		"--log.level=error",
 		// A generated node prints only the `npu-smi info` table: the detail
@@ -290,7 +290,7 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 		"--no-collector.npuhealth",
 	}
 	if tr.ScreenLog != "" {
-		args = append(args, "--screenlog.path="+tr.ScreenLog)
+		args = append(args, "--cannlog.screen-log-path="+tr.ScreenLog)
 	}
 	args = append(args, p.args...)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -378,7 +378,7 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 	}
 	r.gzipBytes = wire
 
-	runsBefore := probe.CounterSum(fams, "ascend_npu_smi_runs_total")
+	runsBefore := probe.CounterSum(fams, "hccl_exporter_npu_smi_runs_total")
 	cpu0 := probe.CPUTime(cmd.Process.Pid)
 	for i := 0; i < scrapes; i++ {
 		t0 := time.Now()
@@ -421,7 +421,7 @@ func measure(bin, dir string, p point, scrapes, concurrency int) (*result, error
 	if fams, err = probe.ParseText(last); err != nil {
 		return nil, err
 	}
-	r.npuSMIRuns = probe.CounterSum(fams, "ascend_npu_smi_runs_total") - runsBefore
+	r.npuSMIRuns = probe.CounterSum(fams, "hccl_exporter_npu_smi_runs_total") - runsBefore
 	r.rssKiB, r.hwmKiB = probe.Memory(cmd.Process.Pid)
 	return r, nil
 }

@@ -11,7 +11,7 @@ import (
 
 // closedForm is docs/scale.md's per-node formula:
 //
-//	series = 21·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 155
+//	series = 20·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 155
 //
 // (X_b chips with a process, S settings sets, C_n distinct communicators; 155 = 8 npu-smi + 52
 // zero-initialised fault counters + 15 log-reader + 1 time zone + 14
@@ -38,7 +38,7 @@ func closedForm(n *nodegen.Node) int {
 		M += min(n.Spec.NoiseLines, 3)
 	}
 	S, Cn := settingsSets(n), distinctCommunicators(n)
-	return 21*X + Xp + 2*min(X, len(n.Processes)) + 2*len(n.Processes) + S*(envVariables+4) + Cn*(S+5) + K + Kx + M + 155
+	return 20*X + Xp + 2*min(X, len(n.Processes)) + 2*len(n.Processes) + S*(envVariables+4) + Cn*(S+5) + K + Kx + M + 155
 }
 
 // TestFormula: the per-family formula the scale tool checks every scrape
@@ -78,7 +78,7 @@ func TestFormula(t *testing.T) {
 	}
 	f1, f2 := formula(worst), formula(more)
 	for _, fam := range []string{"hccl_env_info", "hccl_env_rdma_qps_per_connection", "hccl_communicator_info",
-		"hccl_communicator_ranks", "hccl_communicator_established_qps"} {
+		"hccl_communicator_ranks", "hccl_communicator_established_queue_pairs"} {
 		if f1[fam] != f2[fam] {
 			t.Errorf("%s: %d series with 64 ranks, %d with 128", fam, f1[fam], f2[fam])
 		}
@@ -91,7 +91,7 @@ func TestDocsFormula(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "series = 21·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 155"
+	const want = "series = 20·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 155"
 	if !strings.Contains(string(b), want) {
 		t.Errorf("docs/scale.md does not state the formula %q", want)
 	}

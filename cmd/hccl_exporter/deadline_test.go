@@ -15,7 +15,7 @@ import (
 )
 
 // TestHungNPUSMIStillServesFaultCounters: with npu-smi hung (it would be
-// killed only at --npu-smi.timeout, 10s), a scrape carrying Prometheus's 10s
+// killed only at --npusmi.timeout, 10s), a scrape carrying Prometheus's 10s
 // timeout header answers within it, with npu-smi down and the EI0011
 // counter from the logs served. Before scrape deadlines the scrape waited
 // the full npu-smi timeout and Prometheus dropped all of it.
@@ -34,8 +34,8 @@ func TestHungNPUSMIStillServesFaultCounters(t *testing.T) {
 		"[PID: 2103452] 2025-11-03-20:30:00.000.000 Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reg := wiredRegistry(t, "--npu-smi.path="+npuSMI, "--cannlog.root="+filepath.Join(dir, "log"),
-		"--screenlog.path="+screen, "--cannlog.poll-interval=50ms")
+	reg := wiredRegistry(t, "--npusmi.path="+npuSMI, "--cannlog.root="+filepath.Join(dir, "log"),
+		"--cannlog.screen-log-path="+screen, "--cannlog.poll-interval=50ms")
 	h, err := exporter.NewMetricsHandler(reg, slog.New(slog.NewTextHandler(io.Discard, nil)), exporter.HandlerOpts{})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestHungNPUSMIStillServesFaultCounters(t *testing.T) {
 	body := w.Body.String()
 	for _, want := range []string{
 		`(?m)^hccl_fault_events_total\{[^}]*code="EI0011"[^}]*source="screen"[^}]*\} 1$`,
-		`(?m)^ascend_npu_smi_up 0$`,
+		`(?m)^hccl_exporter_npu_smi_up 0$`,
 		`(?m)^hccl_exporter_collector_success\{collector="npusmi"\} 0$`,
 		`(?m)^hccl_exporter_collector_success\{collector="headroom"\} 0$`,
 		`(?m)^hccl_exporter_collector_success\{collector="cannlog"\} 1$`,
@@ -76,7 +76,7 @@ func TestHungNPUSMIStillServesFaultCounters(t *testing.T) {
 	}
 	for _, want := range []string{
 		`(?m)^hccl_fault_events_total\{[^}]*code="EI0011"[^}]*source="screen"[^}]*\} 1$`,
-		`(?m)^ascend_npu_smi_up 0$`,
+		`(?m)^hccl_exporter_npu_smi_up 0$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(w.Body.String()) {
 			t.Errorf("the scrape after lacks %s", want)

@@ -16,14 +16,14 @@ func TestDemoNodeTellsOneStory(t *testing.T) {
 	demo := filepath.Join("..", "..", "examples", "demo")
 	t.Setenv("DEMO_NPU_SMI_OUTPUT", "")
 	reg := wiredRegistry(t,
-		"--npu-smi.path="+filepath.Join(demo, "npu-smi"),
-		"--npu-smi.min-interval=0s",
-		"--hccn-tool.path="+filepath.Join(demo, "hccn_tool"),
-		"--hccn-tool.interval=1s",
+		"--npusmi.path="+filepath.Join(demo, "npu-smi"),
+		"--npusmi.min-interval=0s",
+		"--hccn.path="+filepath.Join(demo, "hccn_tool"),
+		"--hccn.interval=1s",
 		"--cannlog.root="+filepath.Join(demo, "log"),
-		"--screenlog.path="+filepath.Join(demo, "screen", "*.log"),
+		"--cannlog.screen-log-path="+filepath.Join(demo, "screen", "*.log"),
 		"--cannlog.poll-interval=50ms",
-		"--kubelet.pod-resources-socket=",
+		"--pods.kubelet-socket=",
 	)
 	deadline := time.Now().Add(15 * time.Second)
 	for {

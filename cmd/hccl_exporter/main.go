@@ -100,12 +100,16 @@ func run(args []string) int {
 	// Listed in --help; run() dispatches it before this parser.
 	app.Command("diagnose", diagnoseHelp)
 
+	args, deprecated := renameFlags(args)
 	cmd, err := app.Parse(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v (try --help)\n", exporterName, err)
 		return 2
 	}
 	logger := promslog.New(promslogConfig)
+	for _, w := range deprecated {
+		logger.Warn(w)
+	}
 
 	_ = cmd
 

@@ -93,9 +93,9 @@ func TestTwoPodsWithPID156(t *testing.T) {
 				testtools.PodDevice{Namespace: "train", Pod: "job-a-0", Container: "pytorch", Resource: "huawei.com/Ascend910", DeviceIDs: []string{fmt.Sprintf("Ascend910-%d", tc.phyA)}},
 				testtools.PodDevice{Namespace: "train", Pod: "job-b-0", Container: "pytorch", Resource: "huawei.com/Ascend910", DeviceIDs: []string{fmt.Sprintf("Ascend910-%d", tc.phyB)}},
 			)
-			reg := wiredRegistry(t, "--npu-smi.path="+fakeNPUSMIScript(t, tc.capture),
+			reg := wiredRegistry(t, "--npusmi.path="+fakeNPUSMIScript(t, tc.capture),
 				"--cannlog.root="+rootA, "--cannlog.root="+rootB, "--cannlog.poll-interval=50ms",
-				"--kubelet.pod-resources-socket="+kubelet.Socket, "--kubelet.pod-resources-interval=50ms",
+				"--pods.kubelet-socket="+kubelet.Socket, "--pods.kubelet-interval=50ms",
 				"--no-collector.hccn")
 
 			// Per communicator, no link set up yet: 64 ranks over 8 servers,
@@ -105,7 +105,7 @@ func TestTwoPodsWithPID156(t *testing.T) {
 			deadline := time.Now().Add(15 * time.Second)
 			for {
 				got := map[[2]string]float64{}
-				for _, s := range samples(t, reg, "hccl_link_setup_pending_qps") {
+				for _, s := range samples(t, reg, "hccl_link_setup_pending_queue_pairs") {
 					if s.labels["bound"] == "high" {
 						got[[2]string{s.labels["npu"], s.labels["chip"]}] = s.value
 					}
@@ -124,9 +124,9 @@ func TestTwoPodsWithPID156(t *testing.T) {
 				if _, ours := want[chip]; !ours {
 					continue
 				}
-				wantN := map[string]float64{"known": 1, "defaulted": 0, "unknown": 0}[s.labels["settings"]]
+				wantN := map[string]float64{"known": 1, "defaulted": 0}[s.labels["settings_source"]]
 				if s.value != wantN {
-					t.Errorf("chip %v: %s processes = %v, want %v", chip, s.labels["settings"], s.value, wantN)
+					t.Errorf("chip %v: %s processes = %v, want %v", chip, s.labels["settings_source"], s.value, wantN)
 				}
 			}
 			// Settings, one series per settings set …

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // npuSMITwoChips is an npu-smi capture of NPUs 0 and 1 (HBM usedMiB of
@@ -51,15 +52,15 @@ func npuSMITwoChips(usedMiB, pidA, pidB int) string {
 func requireUnshare(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root to run `unshare --pid --fork --mount` and mount a tmpfs (CI runs it as root)")
+		testtools.Unavailable(t, "needs root to run `unshare --pid --fork --mount` and mount a tmpfs (CI runs it as root)")
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("skipped: unshare(1) not found (util-linux)")
+		testtools.Unavailable(t, "unshare(1) not found (util-linux)")
 	}
 	dir := t.TempDir()
 	out, err := exec.Command("unshare", "--pid", "--fork", "--mount", "sh", "-c", "mount -t tmpfs tmpfs '"+dir+"'").CombinedOutput()
 	if err != nil {
-		t.Skipf("skipped: `unshare --pid --fork --mount` with a tmpfs is not permitted here: %v %s", err, out)
+		testtools.Unavailable(t, "`unshare --pid --fork --mount` with a tmpfs is not permitted here: %v %s", err, out)
 	}
 }
 
@@ -224,7 +225,7 @@ exit 0
 	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	app := kingpin.New("t", "")
 	w := addCollectorFlags(app)
-	if _, err := app.Parse([]string{"--npu-smi.path=" + npuSMI, "--cannlog.root=" + emptyRoot, "--path.procfs=/proc",
+	if _, err := app.Parse([]string{"--npusmi.path=" + npuSMI, "--cannlog.root=" + emptyRoot, "--path.procfs=/proc",
 		"--cannlog.poll-interval=50ms", "--no-collector.hccn", "--no-collector.pods"}); err != nil {
 		t.Fatal(err)
 	}
@@ -256,13 +257,13 @@ exit 0
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: never happened; coverage %v, pending %v, faults %v\nlog:\n%s", what, s["ascend_npu_processes"],
-					s["hccl_link_setup_pending_qps"], s["hccl_fault_events_total"], logBuf.String())
+					s["hccl_link_setup_pending_queue_pairs"], s["hccl_fault_events_total"], logBuf.String())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	s, _ := waitFor("A's pending link setup read", func(s map[string][]sample) bool {
-		v, ok := find(s["hccl_link_setup_pending_qps"], with(npu0, "bound", "high"))
+		v, ok := find(s["hccl_link_setup_pending_queue_pairs"], with(npu0, "bound", "high"))
 		return ok && v == 952
 	})
 	checks := []struct {
@@ -274,8 +275,7 @@ exit 0
 		{"ascend_npu_processes", with(npu0, "cann_logs", "missing"), 0},
 		{"ascend_npu_processes", map[string]string{"npu": "1", "chip": "0", "cann_logs": "found"}, 0},
 		{"ascend_npu_processes", map[string]string{"npu": "1", "chip": "0", "cann_logs": "missing"}, 1},
-		{"hccl_link_setup_processes", with(npu0, "settings", "known"), 1},
-		{"hccl_link_setup_processes", map[string]string{"npu": "1", "chip": "0", "settings": "unknown"}, 1},
+		{"hccl_link_setup_processes", with(npu0, "settings_source", "known"), 1},
 		{"hccl_env_rdma_qps_per_connection", nil, 16},
 		{"hccl_communicator_ranks", nil, 64},
 		{"hccl_exporter_collector_success", map[string]string{"collector": "cannlog"}, 1},

@@ -206,8 +206,8 @@ func TestHeadroomScenariosThroughRealCollectors(t *testing.T) {
 	tests := []struct {
 		name     string
 		log      jobLog
-		pending  float64 // hccl_link_setup_pending_qps{bound="high"}
-		est      float64 // hccl_link_setup_established_qps
+		pending  float64 // hccl_link_setup_pending_queue_pairs{bound="high"}
+		est      float64 // hccl_link_setup_established_queue_pairs
 		bufPend  float64 // hccl_ccl_buffer_pending_bytes
 		headroom float64 // hccl_link_setup_headroom_bytes, exact bytes
 	}{
@@ -241,18 +241,18 @@ func TestHeadroomScenariosThroughRealCollectors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			npuSMI, root := scenarioNode(t, 0, 63900, tc.log.pid, map[string]string{
 				fmt.Sprintf("plog-%d_20260107100000000.log", tc.log.pid): tc.log.String()}, "")
-			reg := wiredRegistry(t, "--npu-smi.path="+npuSMI, "--cannlog.root="+root, "--cannlog.poll-interval=50ms", "--no-collector.hccn")
+			reg := wiredRegistry(t, "--npusmi.path="+npuSMI, "--cannlog.root="+root, "--cannlog.poll-interval=50ms", "--no-collector.hccn")
 			waitGauge(t, reg, "hccl_link_setup_headroom_bytes", "npu=0", tc.headroom)
 			for _, g := range []struct {
 				name, labels string
 				want         float64
 			}{
-				{"hccl_link_setup_pending_qps", "bound=high", tc.pending},
-				{"hccl_link_setup_qp_memory_bytes", "bound=high", tc.pending * 3 * mib},
-				{"hccl_link_setup_established_qps", "npu=0", tc.est},
+				{"hccl_link_setup_pending_queue_pairs", "bound=high", tc.pending},
+				{"hccl_link_setup_queue_pair_memory_bytes", "bound=high", tc.pending * 3 * mib},
+				{"hccl_link_setup_established_queue_pairs", "npu=0", tc.est},
 				{"hccl_ccl_buffer_pending_bytes", "npu=0", tc.bufPend},
 				{"hccl_ccl_buffer_bytes", "npu=0", map[bool]float64{true: buffer, false: 0}[tc.log.linked]},
-				{"hccl_link_setup_processes", "settings=known", 1},
+				{"hccl_link_setup_processes", "settings_source=known", 1},
 			} {
 				if got, ok := gauge(t, reg, g.name, g.labels); !ok || got != g.want {
 					t.Errorf("%s{%s} = %v (present %v), want %v", g.name, g.labels, got, ok, g.want)
@@ -285,17 +285,17 @@ func TestHeadroomOn2024SampleTree(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			npuSMI, root := scenarioNode(t, tc.npu, 65200, tc.pid, nil, "../../collectors/cannlog/logstate/testdata/cann-log-eras")
 			npu := fmt.Sprintf("npu=%d", tc.npu)
-			reg := wiredRegistry(t, "--npu-smi.path="+npuSMI, "--cannlog.root="+root, "--cannlog.poll-interval=50ms", "--no-collector.hccn")
+			reg := wiredRegistry(t, "--npusmi.path="+npuSMI, "--cannlog.root="+root, "--cannlog.poll-interval=50ms", "--no-collector.hccn")
 			waitGauge(t, reg, "hccl_link_setup_headroom_bytes", npu, tc.headroom)
 			for _, g := range []struct {
 				name, labels string
 				want         float64
 			}{
-				{"hccl_link_setup_pending_qps", "bound=high", tc.pending},
-				{"hccl_link_setup_established_qps", npu, tc.est},
+				{"hccl_link_setup_pending_queue_pairs", "bound=high", tc.pending},
+				{"hccl_link_setup_established_queue_pairs", npu, tc.est},
 				{"hccl_ccl_buffer_bytes", npu, tc.buf},
 				{"hccl_ccl_buffer_pending_bytes", npu, tc.bufPend},
-				{"hccl_link_setup_processes", "settings=known", 1},
+				{"hccl_link_setup_processes", "settings_source=known", 1},
 			} {
 				if got, ok := gauge(t, reg, g.name, g.labels); !ok || got != g.want {
 					t.Errorf("%s{%s} = %v (present %v), want %v", g.name, g.labels, got, ok, g.want)

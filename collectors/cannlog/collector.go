@@ -77,7 +77,7 @@ func AddFlags(app *kingpin.Application) *Config {
 		"the root from ASCEND_PROCESS_LOG_PATH, ASCEND_WORK_PATH and HOME of its environment (no other variable is kept), "+
 		"its pid in its own namespace from status (NSpid). Needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH. Empty disables.").
 		Default("/proc").StringVar(&cfg.Procfs)
-	app.Flag("screenlog.path", "Glob of training screen logs: plain text, Kubernetes CRI (/var/log/pods/*/*/*.log) "+
+	app.Flag("cannlog.screen-log-path", "Glob of training screen logs: plain text, Kubernetes CRI (/var/log/pods/*/*/*.log) "+
 		"or Docker json-file (repeatable).").StringsVar(&cfg.ScreenGlobs)
 	app.Flag("cannlog.state-file", "File keeping read offsets and counters across restarts, so that a restart "+
 		"neither recounts nor skips lines. Empty: start from the beginning of every file.").StringVar(&cfg.StateFile)
@@ -103,7 +103,7 @@ func AddFlags(app *kingpin.Application) *Config {
 		Default(fmt.Sprint(d.MaxCommunicators)).IntVar(&cfg.MaxCommunicators)
 	app.Flag("cannlog.max-codes", "Cap on distinct fault codes outside the fault catalog.").
 		Default(fmt.Sprint(d.MaxCodes)).IntVar(&cfg.MaxCodes)
-	app.Flag("cannlog.max-pods", "Cap on distinct namespace/pod/container label sets of fault series.").
+	app.Flag("cannlog.max-fault-pods", "Cap on distinct namespace/pod/container label sets of fault series.").
 		Default(fmt.Sprint(d.MaxPods)).IntVar(&cfg.MaxPods)
 	app.Flag("cannlog.max-modules", "Cap on distinct plog modules.").
 		Default(fmt.Sprint(d.MaxModules)).IntVar(&cfg.MaxModules)
@@ -139,21 +139,21 @@ type follower interface {
 }
 
 var (
-	filesTrackedDesc = prometheus.NewDesc("ascend_log_files_tracked",
+	filesTrackedDesc = prometheus.NewDesc("hccl_exporter_log_files_tracked",
 		"Log files followed (CANN plogs and screen logs).", nil, nil)
-	filesOpenDesc = prometheus.NewDesc("ascend_log_files_open",
+	filesOpenDesc = prometheus.NewDesc("hccl_exporter_log_files_open",
 		"Log files held open now (at most --cannlog.max-open-files).", nil, nil)
-	openLimitDesc = prometheus.NewDesc("ascend_log_open_files_limit_reached_total",
+	openLimitDesc = prometheus.NewDesc("hccl_exporter_log_open_files_limit_reached_total",
 		"Log file opens that found --cannlog.max-open-files spent: a fully read file was closed to make room, or the file waited for one.", nil, nil)
-	readErrorsDesc = prometheus.NewDesc("ascend_log_read_errors_total",
+	readErrorsDesc = prometheus.NewDesc("hccl_exporter_log_read_errors_total",
 		"Errors reading log files and directories (missing roots, unreadable directories, failed reads).", nil, nil)
-	truncatedLinesDesc = prometheus.NewDesc("ascend_log_truncated_lines_total",
+	truncatedLinesDesc = prometheus.NewDesc("hccl_exporter_log_truncated_lines_total",
 		"Lines longer than --cannlog.max-line-bytes, read cut.", nil, nil)
-	truncationsDesc = prometheus.NewDesc("ascend_log_truncations_total",
+	truncationsDesc = prometheus.NewDesc("hccl_exporter_log_truncations_total",
 		"Followed log files found truncated (shrunk, or rewritten from the start) and read again from their first byte.", nil, nil)
-	replacementsDesc = prometheus.NewDesc("ascend_log_replacements_total",
+	replacementsDesc = prometheus.NewDesc("hccl_exporter_log_replacements_total",
 		"Followed log names found holding another file (replaced, or rotated by the kubelet); the old file is read to its end first.", nil, nil)
-	stateWriteErrorsDesc = prometheus.NewDesc("ascend_log_state_file_write_errors_total",
+	stateWriteErrorsDesc = prometheus.NewDesc("hccl_exporter_log_state_file_write_errors_total",
 		"Checkpoints of --cannlog.state-file that failed; until one succeeds, a restart reads again what was read since the last.", nil, nil)
 )
 

@@ -90,14 +90,14 @@ func TestCollectorSamples(t *testing.T) {
 		t.Errorf("followed samples differ from the ingested ones:\n%s", got)
 	}
 	extra := `
-# HELP ascend_log_files_tracked Log files followed (CANN plogs and screen logs).
-# TYPE ascend_log_files_tracked gauge
-ascend_log_files_tracked 24
-# HELP ascend_log_read_errors_total Errors reading log files and directories (missing roots, unreadable directories, failed reads).
-# TYPE ascend_log_read_errors_total counter
-ascend_log_read_errors_total 0
+# HELP hccl_exporter_log_files_tracked Log files followed (CANN plogs and screen logs).
+# TYPE hccl_exporter_log_files_tracked gauge
+hccl_exporter_log_files_tracked 24
+# HELP hccl_exporter_log_read_errors_total Errors reading log files and directories (missing roots, unreadable directories, failed reads).
+# TYPE hccl_exporter_log_read_errors_total counter
+hccl_exporter_log_read_errors_total 0
 `
-	if err := testutil.CollectAndCompare(c, strings.NewReader(extra), "ascend_log_files_tracked", "ascend_log_read_errors_total"); err != nil {
+	if err := testutil.CollectAndCompare(c, strings.NewReader(extra), "hccl_exporter_log_files_tracked", "hccl_exporter_log_read_errors_total"); err != nil {
 		t.Error(err)
 	}
 	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
@@ -212,7 +212,7 @@ func TestFlags(t *testing.T) {
 	t.Setenv("ASCEND_WORK_PATH", "/work/x")
 	app := kingpin.New("test", "")
 	cfg := AddFlags(app)
-	if _, err := app.Parse([]string{"--screenlog.path=/a/*.log", "--screenlog.path=/b/*.log", "--cannlog.process-ttl=30m"}); err != nil {
+	if _, err := app.Parse([]string{"--cannlog.screen-log-path=/a/*.log", "--cannlog.screen-log-path=/b/*.log", "--cannlog.process-ttl=30m"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(cfg.Roots) != 1 || cfg.Roots[0] != "/work/x/log" || len(cfg.ScreenGlobs) != 2 || cfg.ProcessTTL != 30*time.Minute ||

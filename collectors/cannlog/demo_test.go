@@ -28,7 +28,7 @@ func TestDemoFollowed(t *testing.T) {
 	if got := len(c.Processes()); got != 8 {
 		t.Errorf("%d processes through the follower", got)
 	}
-	if n := testutil.CollectAndCount(c, "ascend_log_files_tracked"); n != 1 {
+	if n := testutil.CollectAndCount(c, "hccl_exporter_log_files_tracked"); n != 1 {
 		t.Errorf("files tracked series: %d", n)
 	}
 }

@@ -54,24 +54,24 @@ func TestFollowerEventsExported(t *testing.T) {
 	c.checkpoint(r.clock.Now().Add(time.Minute))
 
 	want := `
-# HELP ascend_log_read_errors_total Errors reading log files and directories (missing roots, unreadable directories, failed reads).
-# TYPE ascend_log_read_errors_total counter
-ascend_log_read_errors_total 0
-# HELP ascend_log_replacements_total Followed log names found holding another file (replaced, or rotated by the kubelet); the old file is read to its end first.
-# TYPE ascend_log_replacements_total counter
-ascend_log_replacements_total 1
-# HELP ascend_log_state_file_write_errors_total Checkpoints of --cannlog.state-file that failed; until one succeeds, a restart reads again what was read since the last.
-# TYPE ascend_log_state_file_write_errors_total counter
-ascend_log_state_file_write_errors_total 2
-# HELP ascend_log_truncations_total Followed log files found truncated (shrunk, or rewritten from the start) and read again from their first byte.
-# TYPE ascend_log_truncations_total counter
-ascend_log_truncations_total 1
+# HELP hccl_exporter_log_read_errors_total Errors reading log files and directories (missing roots, unreadable directories, failed reads).
+# TYPE hccl_exporter_log_read_errors_total counter
+hccl_exporter_log_read_errors_total 0
+# HELP hccl_exporter_log_replacements_total Followed log names found holding another file (replaced, or rotated by the kubelet); the old file is read to its end first.
+# TYPE hccl_exporter_log_replacements_total counter
+hccl_exporter_log_replacements_total 1
+# HELP hccl_exporter_log_state_file_write_errors_total Checkpoints of --cannlog.state-file that failed; until one succeeds, a restart reads again what was read since the last.
+# TYPE hccl_exporter_log_state_file_write_errors_total counter
+hccl_exporter_log_state_file_write_errors_total 2
+# HELP hccl_exporter_log_truncations_total Followed log files found truncated (shrunk, or rewritten from the start) and read again from their first byte.
+# TYPE hccl_exporter_log_truncations_total counter
+hccl_exporter_log_truncations_total 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
-		"ascend_log_read_errors_total", "ascend_log_replacements_total", "ascend_log_state_file_write_errors_total", "ascend_log_truncations_total"); err != nil {
+		"hccl_exporter_log_read_errors_total", "hccl_exporter_log_replacements_total", "hccl_exporter_log_state_file_write_errors_total", "hccl_exporter_log_truncations_total"); err != nil {
 		t.Fatal(err)
 	}
-	problems, err := testutil.CollectAndLint(c, "ascend_log_replacements_total", "ascend_log_state_file_write_errors_total", "ascend_log_truncations_total")
+	problems, err := testutil.CollectAndLint(c, "hccl_exporter_log_replacements_total", "hccl_exporter_log_state_file_write_errors_total", "hccl_exporter_log_truncations_total")
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("lint: %v %v", problems, err)
 	}

@@ -35,11 +35,11 @@ const (
 )
 
 var (
-	zoneOffsetDesc = prometheus.NewDesc("ascend_log_timezone_offset_seconds",
+	zoneOffsetDesc = prometheus.NewDesc("hccl_exporter_log_timezone_offset_seconds",
 		"UTC offset the writers of a CANN log root print their times in, inferred from the newest file's modification time "+
 			"and the time printed in its last line (whole quarter-hours). Absent while no file allows it.",
 		[]string{"root"}, nil)
-	zoneAppliedDesc = prometheus.NewDesc("ascend_log_timezone_applied_offset_seconds",
+	zoneAppliedDesc = prometheus.NewDesc("hccl_exporter_log_timezone_applied_offset_seconds",
 		"UTC offset the exporter reads the times of a CANN log root in (--cannlog.timezone: the inferred one under auto).",
 		[]string{"root"}, nil)
 )

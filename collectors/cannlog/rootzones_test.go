@@ -103,14 +103,14 @@ func TestTimezoneAuto(t *testing.T) {
 				t.Errorf("EI0011 last event %v, want %v", got.UTC(), tc.wantLast.UTC())
 			}
 			want := fmt.Sprintf(`
-# HELP ascend_log_timezone_applied_offset_seconds UTC offset the exporter reads the times of a CANN log root in (--cannlog.timezone: the inferred one under auto).
-# TYPE ascend_log_timezone_applied_offset_seconds gauge
-ascend_log_timezone_applied_offset_seconds{root=%q} %s
-# HELP ascend_log_timezone_offset_seconds UTC offset the writers of a CANN log root print their times in, inferred from the newest file's modification time and the time printed in its last line (whole quarter-hours). Absent while no file allows it.
-# TYPE ascend_log_timezone_offset_seconds gauge
-ascend_log_timezone_offset_seconds{root=%q} 0
+# HELP hccl_exporter_log_timezone_applied_offset_seconds UTC offset the exporter reads the times of a CANN log root in (--cannlog.timezone: the inferred one under auto).
+# TYPE hccl_exporter_log_timezone_applied_offset_seconds gauge
+hccl_exporter_log_timezone_applied_offset_seconds{root=%q} %s
+# HELP hccl_exporter_log_timezone_offset_seconds UTC offset the writers of a CANN log root print their times in, inferred from the newest file's modification time and the time printed in its last line (whole quarter-hours). Absent while no file allows it.
+# TYPE hccl_exporter_log_timezone_offset_seconds gauge
+hccl_exporter_log_timezone_offset_seconds{root=%q} 0
 `, root, tc.wantOffset, root)
-			if err := testutil.CollectAndCompare(c, strings.NewReader(want), "ascend_log_timezone_offset_seconds", "ascend_log_timezone_applied_offset_seconds"); err != nil {
+			if err := testutil.CollectAndCompare(c, strings.NewReader(want), "hccl_exporter_log_timezone_offset_seconds", "hccl_exporter_log_timezone_applied_offset_seconds"); err != nil {
 				t.Error(err)
 			}
 			c.pollOnce(now.Add(zoneEvery))

@@ -28,13 +28,13 @@ type Config struct {
 // AddFlags registers the --hccn-tool.* flags.
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
-	app.Flag("hccn-tool.path", "The hccn_tool binary (RoCE NIC tool of the Ascend driver), run as '<path> -i <phy_id> -<command> -g' without a shell. "+
-		"The default falls back to hccn_tool in PATH; where neither exists the collector exports only ascend_hccn_tool_up 0.").
+	app.Flag("hccn.path", "The hccn_tool binary (RoCE NIC tool of the Ascend driver), run as '<path> -i <phy_id> -<command> -g' without a shell. "+
+		"The default falls back to hccn_tool in PATH; where neither exists the collector exports only hccl_exporter_hccn_tool_up 0.").
 		Default(DefaultPath).StringVar(&cfg.Path)
-	app.Flag("hccn-tool.timeout", "Kill one hccn_tool call (its whole process group) after this long. A device that is resetting holds a call for minutes; "+
+	app.Flag("hccn.timeout", "Kill one hccn_tool call (its whole process group) after this long. A device that is resetting holds a call for minutes; "+
 		"its other calls are skipped until the next sweep, so the other devices are still read.").
 		Default("5s").DurationVar(&cfg.Timeout)
-	app.Flag("hccn-tool.interval", "How often one background sweep reads every device (one hccn_tool call at a time: the tool answers 'busy' to a second caller). "+
+	app.Flag("hccn.interval", "How often one background sweep reads every device (one hccn_tool call at a time: the tool answers 'busy' to a second caller). "+
 		"Scrapes read the latest sweep and never wait for one.").
 		Default("30s").DurationVar(&cfg.Interval)
 	return cfg
@@ -43,10 +43,10 @@ func AddFlags(app *kingpin.Application) *Config {
 // Validate rejects settings the sweep cannot work with.
 func (c Config) Validate() error {
 	if c.Timeout <= 0 {
-		return fmt.Errorf("--hccn-tool.timeout=%s: must be positive", c.Timeout)
+		return fmt.Errorf("--hccn.timeout=%s: must be positive", c.Timeout)
 	}
 	if c.Interval < time.Second {
-		return fmt.Errorf("--hccn-tool.interval=%s: must be at least 1s (each sweep makes 5 calls per NPU chip)", c.Interval)
+		return fmt.Errorf("--hccn.interval=%s: must be at least 1s (each sweep makes one call per command per NPU chip)", c.Interval)
 	}
 	return nil
 }
@@ -146,7 +146,7 @@ func (c *Collector) runSweep(ctx context.Context) {
 	switch {
 	case s.Absent:
 		if !c.wasAbsent {
-			c.logger.Info("hccn_tool not found: RoCE NIC metrics are off until it is installed; exporting ascend_hccn_tool_up 0", "err", s.Err)
+			c.logger.Info("hccn_tool not found: RoCE NIC metrics are off until it is installed; exporting hccl_exporter_hccn_tool_up 0", "err", s.Err)
 		}
 	case !s.Complete:
 		if !c.wasIncomplete {
@@ -227,14 +227,14 @@ func (c *Collector) ActiveQPs() []QPReading {
 }
 
 var (
-	upDesc = prometheus.NewDesc("ascend_hccn_tool_up",
+	upDesc = prometheus.NewDesc("hccl_exporter_hccn_tool_up",
 		"1 when the last hccn_tool sweep read every call of every NPU chip (a command the product does not support counts as read); 0 when a call failed, timed out or was busy, before the first sweep, and where hccn_tool is not installed.",
 		nil, nil)
-	lastSweepDesc = prometheus.NewDesc("ascend_hccn_tool_last_sweep_timestamp_seconds",
+	lastSweepDesc = prometheus.NewDesc("hccl_exporter_hccn_tool_last_sweep_timestamp_seconds",
 		"Unix time the last hccn_tool sweep finished (whether complete or not).", nil, nil)
-	sweepDurationDesc = prometheus.NewDesc("ascend_hccn_tool_last_sweep_duration_seconds",
+	sweepDurationDesc = prometheus.NewDesc("hccl_exporter_hccn_tool_last_sweep_duration_seconds",
 		"How long the last hccn_tool sweep took (all devices, one call at a time).", nil, nil)
-	callsDesc = prometheus.NewDesc("ascend_hccn_tool_calls_total",
+	callsDesc = prometheus.NewDesc("hccl_exporter_hccn_tool_calls_total",
 		"hccn_tool calls by command (link, net_health, link_stat, stat, optical, tls, speed, qp_info) and result (success, timeout, busy, unsupported, error, parse_error).",
 		[]string{"command", "result"}, nil)
 
@@ -264,7 +264,7 @@ var (
 		"1 when the TLS switch of the chip's RoCE port is on (hccn_tool -tls -g tls switch[1]). Every rank of a job must agree, or communicator init or link setup fails.", chipLabels, nil)
 	speedDesc = prometheus.NewDesc("ascend_roce_link_speed_bytes_per_second",
 		"Speed of the chip's RoCE port (hccn_tool -speed -g `Speed: N Mb/s`, in bytes per second); absent while the port reports Unknown.", chipLabels, nil)
-	activeQPsDesc = prometheus.NewDesc("ascend_roce_active_qps",
+	activeQPsDesc = prometheus.NewDesc("ascend_roce_active_queue_pairs",
 		"RoCE queue pairs that exist now on the NPU chip's port, every user's (hccn_tool -qp_info -g, total_qp_count): a measurement, not a model.",
 		chipLabels, nil)
 )
@@ -374,7 +374,7 @@ func (c *Collector) sendCalls(ch chan<- prometheus.Metric) {
 // published. It never runs hccn_tool and never waits, so it needs nothing
 // of the scrape's ctx. An incomplete sweep returns its error after sending
 // what it read; a missing hccn_tool is not an error (inference cards have
-// no RoCE NIC): only ascend_hccn_tool_up 0 is sent. A sweep that finished
+// no RoCE NIC): only hccl_exporter_hccn_tool_up 0 is sent. A sweep that finished
 // more than two intervals ago is not served (up 0, call counters and the
 // last sweep's time only): the sweep after it hangs.
 func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
@@ -392,7 +392,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 			c.sendCalls(ch)
 			ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
 			ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
-			return fmt.Errorf("last hccn_tool sweep finished %s ago, more than two --hccn-tool.interval (%s): the sweep in flight hangs, old readings are not served: %w",
+			return fmt.Errorf("last hccn_tool sweep finished %s ago, more than two --hccn.interval (%s): the sweep in flight hangs, old readings are not served: %w",
 				age.Round(time.Second), c.cfg.Interval, exporter.ErrNoData)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,14 +18,11 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.prom from the current output")
 
 // adapter exposes the collector to client_golang's test helpers, as the
 // exporter's registry does (an unchecked collector).
@@ -63,30 +59,7 @@ func gather(t *testing.T, c prometheus.Collector) []byte {
 // (rewritten with -update), and lints it.
 func compareGolden(t *testing.T, name string, c prometheus.Collector) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".prom")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, gather(t, c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	defer want.Close()
-	if err := testutil.CollectAndCompare(c, want); err != nil {
-		t.Errorf("%s: %v", name, err)
-	}
-	problems, err := testutil.CollectAndLint(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("%s: lint %s: %s", name, p.Metric, p.Text)
-	}
+	metrictest.Golden(t, filepath.Join("testdata", "golden", name+".prom"), c)
 }
 
 // captureCommand is the command a capture file answers, from its name.
@@ -254,10 +227,10 @@ func TestHungDeviceKilledOthersRead(t *testing.T) {
 	}
 	out := string(gather(t, adapter{c}))
 	for _, want := range []string{
-		`ascend_hccn_tool_up 0`,
-		`ascend_hccn_tool_calls_total{command="link",result="timeout"} 1`,
-		`ascend_hccn_tool_calls_total{command="qp_info",result="success"} 3`,
-		`ascend_roce_active_qps{chip="0",npu="3"} 4`,
+		`hccl_exporter_hccn_tool_up 0`,
+		`hccl_exporter_hccn_tool_calls_total{command="link",result="timeout"} 1`,
+		`hccl_exporter_hccn_tool_calls_total{command="qp_info",result="success"} 3`,
+		`ascend_roce_active_queue_pairs{chip="0",npu="3"} 4`,
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("exposition lacks %s", want)
@@ -360,7 +333,7 @@ func TestScrapeDuringHungSweep(t *testing.T) {
 }
 
 // TestAbsentTool: without hccn_tool the collector exports only
-// ascend_hccn_tool_up 0, succeeds, and says so once.
+// hccl_exporter_hccn_tool_up 0, succeeds, and says so once.
 func TestAbsentTool(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
@@ -374,9 +347,9 @@ func TestAbsentTool(t *testing.T) {
 				t.Errorf("%s: Update: %v, want no error", path, err)
 			}
 		}
-		if got := string(gather(t, adapter{c})); !strings.HasSuffix(got, "ascend_hccn_tool_up 0\n") ||
+		if got := string(gather(t, adapter{c})); !strings.HasSuffix(got, "hccl_exporter_hccn_tool_up 0\n") ||
 			strings.Count(got, "\n") != 3 {
-			t.Errorf("%s: exposition\n%s\nwant ascend_hccn_tool_up 0 only", path, got)
+			t.Errorf("%s: exposition\n%s\nwant hccl_exporter_hccn_tool_up 0 only", path, got)
 		}
 		if n := strings.Count(logs.String(), "msg=\"hccn_tool not found"); n != 1 {
 			t.Errorf("%s: logged %d times, want once:\n%s", path, n, logs.String())
@@ -434,17 +407,17 @@ func TestFailuresExportNothingStale(t *testing.T) {
 		t.Fatal("sweep with failures reported complete")
 	}
 	out := string(gather(t, adapter{c}))
-	for _, gone := range []string{`ascend_roce_active_qps{chip="0",npu="1"}`, `ascend_roce_retransmitted_packets_total{chip="0",npu="1"}`,
+	for _, gone := range []string{`ascend_roce_active_queue_pairs{chip="0",npu="1"}`, `ascend_roce_retransmitted_packets_total{chip="0",npu="1"}`,
 		`ascend_roce_link_down_events_total{chip="0",npu="0"}`} {
 		if strings.Contains(out, gone) {
 			t.Errorf("stale series served: %s", gone)
 		}
 	}
 	for _, want := range []string{
-		`ascend_hccn_tool_calls_total{command="qp_info",result="busy"} 1`,
-		`ascend_hccn_tool_calls_total{command="stat",result="error"} 1`,
-		`ascend_hccn_tool_calls_total{command="link_stat",result="parse_error"} 1`,
-		`ascend_roce_active_qps{chip="0",npu="0"} 4`,
+		`hccl_exporter_hccn_tool_calls_total{command="qp_info",result="busy"} 1`,
+		`hccl_exporter_hccn_tool_calls_total{command="stat",result="error"} 1`,
+		`hccl_exporter_hccn_tool_calls_total{command="link_stat",result="parse_error"} 1`,
+		`ascend_roce_active_queue_pairs{chip="0",npu="0"} 4`,
 		`ascend_roce_link_down_events_total{chip="0",npu="1"} 1`,
 	} {
 		if !strings.Contains(out, want+"\n") {

@@ -7,24 +7,24 @@
 // resetting waits about 5 minutes inside the tool, and a second caller gets
 // "hccn_tool is busy". So nothing here runs in a scrape:
 //
-//   - the runner (runner.go) executes `<--hccn-tool.path> -i <phy_id> -<cmd> -g`
+//   - the runner (runner.go) executes `<--hccn.path> -i <phy_id> -<cmd> -g`
 //     without a shell, in its own process group, and kills the group at
-//     --hccn-tool.timeout; the exit status and the message (some failures
+//     --hccn.timeout; the exit status and the message (some failures
 //     print on stdout) classify a call as success, timeout, busy,
 //     unsupported, error or parse_error;
 //   - the parsers (parse.go) are pure, one per command (-link, -link_stat,
 //     -net_health, -qp_info, -stat), and reject cut-short output;
 //   - the sweep (sweep.go) runs in one background goroutine every
-//     --hccn-tool.interval and calls the tool once at a time, device after
+//     --hccn.interval and calls the tool once at a time, device after
 //     device; a device that times out has its remaining commands skipped
 //     for that sweep, so a hung chip costs one timeout and the others are
 //     read on time. A sweep is published whole when it ends;
 //   - the collector (collector.go) exports the latest published sweep in
 //     Update, never calling hccn_tool and never waiting. A command that
 //     failed exports nothing for its chip (no stale value); its result is
-//     counted in ascend_hccn_tool_calls_total, and ascend_hccn_tool_up says
+//     counted in hccl_exporter_hccn_tool_calls_total, and hccl_exporter_hccn_tool_up says
 //     whether the last sweep was complete. Where hccn_tool is absent the
-//     collector logs it once and exports only ascend_hccn_tool_up 0.
+//     collector logs it once and exports only hccl_exporter_hccn_tool_up 0.
 //
 // hccn_tool takes the chip's physical id; the exporter labels chips by
 // npu-smi's NPU ID and chip index. MapDevices joins the two (devices.go;

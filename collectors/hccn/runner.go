@@ -48,9 +48,9 @@ func resolve(path string) (string, error) {
 		if bin, perr := exec.LookPath(fallbackName); perr == nil {
 			return bin, nil
 		}
-		return "", fmt.Errorf("%w at %s nor in PATH (set --hccn-tool.path, or --no-collector.hccn on nodes without RoCE NICs)", ErrNotFound, DefaultPath)
+		return "", fmt.Errorf("%w at %s nor in PATH (set --hccn.path, or --no-collector.hccn on nodes without RoCE NICs)", ErrNotFound, DefaultPath)
 	}
-	return "", fmt.Errorf("%w: --hccn-tool.path=%s: %v", ErrNotFound, path, err)
+	return "", fmt.Errorf("%w: --hccn.path=%s: %v", ErrNotFound, path, err)
 }
 
 // output is what one call left behind.
@@ -67,7 +67,7 @@ func runTool(ctx context.Context, bin string, args []string, timeout time.Durati
 	return out
 }
 
-// Call results, the values of ascend_hccn_tool_calls_total{result}.
+// Call results, the values of hccl_exporter_hccn_tool_calls_total{result}.
 const (
 	resultSuccess     = "success"
 	resultTimeout     = "timeout"

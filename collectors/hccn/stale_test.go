@@ -14,7 +14,7 @@ import (
 
 // TestStaleSweepNotServed is the edge of issue 24: while hccn_tool hangs,
 // the sweep in flight can take timeout × chips × commands, and the previous
-// sweep was served with ascend_hccn_tool_up 1 all along. Data older than two
+// sweep was served with hccl_exporter_hccn_tool_up 1 all along. Data older than two
 // intervals is not served: up 0, no per-chip series, an error that says why
 // — however long the sweep in flight takes.
 func TestStaleSweepNotServed(t *testing.T) {

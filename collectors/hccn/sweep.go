@@ -13,7 +13,7 @@ import (
 
 // command is one hccn_tool query the sweep makes per device.
 type command struct {
-	name  string // label value of ascend_hccn_tool_calls_total{command}
+	name  string // label value of hccl_exporter_hccn_tool_calls_total{command}
 	parse func(c *Collector, r *Reading, stdout []byte) error
 	// answer, when set, recognises an output that the tool exits non-zero
 	// with but that is an answer, not a failure ("Optical module is not

@@ -26,20 +26,19 @@ type SettingsSource interface {
 const (
 	settingsKnown     = "known"
 	settingsDefaulted = "defaulted"
-	settingsUnknown   = "unknown"
 )
 
 var (
-	qpMemoryDesc = prometheus.NewDesc("hccl_link_setup_qp_memory_bytes",
-		"NPU memory the QPs of the HCCL link setup still ahead may need on the chip: hccl_link_setup_pending_qps "+
+	qpMemoryDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_memory_bytes",
+		"NPU memory the QPs of the HCCL link setup still ahead may need on the chip: hccl_link_setup_pending_queue_pairs "+
 			"× --headroom.qp-bytes-low (bound=low) or × --headroom.qp-bytes-high (bound=high). 0 when every link is set up.",
 		[]string{"npu", "chip", "bound"}, nil)
-	pendingQPsDesc = prometheus.NewDesc("hccl_link_setup_pending_qps",
+	pendingQPsDesc = prometheus.NewDesc("hccl_link_setup_pending_queue_pairs",
 		"RoCE QPs the chip's processes may still create: per live communicator, its peers not yet linked (bound=low: a ring "+
 			"across servers, high: a full mesh) × QPs per connection (N + 1 for HCCL_RDMA_QPS_PER_CONNECTION = N > 1), "+
 			"minus live QPs hccn_tool counts beyond the logs.",
 		[]string{"npu", "chip", "bound"}, nil)
-	establishedQPsDesc = prometheus.NewDesc("hccl_link_setup_established_qps",
+	establishedQPsDesc = prometheus.NewDesc("hccl_link_setup_established_queue_pairs",
 		"RoCE QPs already created on the chip: its processes' `create hccl transport:` lines with a qpn, or hccn_tool's "+
 			"live count where that is larger. Their memory is already in HBM used.",
 		[]string{"npu", "chip"}, nil)
@@ -51,18 +50,17 @@ var (
 			"comm config, else HCCL_BUFFSIZE) + 1 MiB each, allocated lazily together with link setup.",
 		[]string{"npu", "chip"}, nil)
 	headroomDesc = prometheus.NewDesc("hccl_link_setup_headroom_bytes",
-		"HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound=\"high\"} − hccl_ccl_buffer_pending_bytes: below zero "+
+		"HBM total − HBM used − hccl_link_setup_queue_pair_memory_bytes{bound=\"high\"} − hccl_ccl_buffer_pending_bytes: below zero "+
 			"the link setup still ahead on the chip may fail with EI0011. Links already set up are not subtracted again.",
 		[]string{"npu", "chip"}, nil)
-	foreignQPsDesc = prometheus.NewDesc("ascend_roce_foreign_qps",
+	foreignQPsDesc = prometheus.NewDesc("ascend_roce_foreign_queue_pairs",
 		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
 		[]string{"npu", "chip"}, nil)
 	processesDesc = prometheus.NewDesc("hccl_link_setup_processes",
-		"Processes on the chip by where the model's HCCL settings came from: settings=known (CANN logs), "+
-			"settings=defaulted (in the logs, but an HCCL default assumed for a value not printed), "+
-			"settings=unknown (the exporter does not read its CANN logs: its link setups ahead are not counted, "+
-			"so the chip's pending QPs and headroom are not a verdict).",
-		[]string{"npu", "chip", "settings"}, nil)
+		"Processes on the chip whose CANN logs the model reads, by where their HCCL settings came from: settings_source=known (printed), "+
+			"settings_source=defaulted (an HCCL default assumed for a value not printed). Processes whose logs are not read are "+
+			"ascend_npu_processes{cann_logs=\"missing\"}: their link setups ahead are not counted, so the chip's pending QPs and headroom are then not a verdict.",
+		[]string{"npu", "chip", "settings_source"}, nil)
 )
 
 // Collector exports the headroom model's result each scrape.
@@ -127,7 +125,6 @@ func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
 	}
 	gauge(processesDesc, float64(h.ProcessesKnown), h.NPU, h.Chip, settingsKnown)
 	gauge(processesDesc, float64(h.ProcessesDefaulted), h.NPU, h.Chip, settingsDefaulted)
-	gauge(processesDesc, float64(h.ProcessesUnknown), h.NPU, h.Chip, settingsUnknown)
 	if h.HBMKnown {
 		gauge(headroomDesc, h.HeadroomBytes, h.NPU, h.Chip)
 	}

@@ -114,22 +114,19 @@ func TestCollectorWithoutSettingsSource(t *testing.T) {
 	// Every process is unknown and adds no QPs: headroom is the free HBM.
 	// Chip 0/0: 65536−63900 = 1636 MiB = 1715470336 bytes.
 	want := `
-# HELP hccl_link_setup_headroom_bytes HBM total − HBM used − hccl_link_setup_qp_memory_bytes{bound="high"} − hccl_ccl_buffer_pending_bytes: below zero the link setup still ahead on the chip may fail with EI0011. Links already set up are not subtracted again.
+# HELP hccl_link_setup_headroom_bytes HBM total − HBM used − hccl_link_setup_queue_pair_memory_bytes{bound="high"} − hccl_ccl_buffer_pending_bytes: below zero the link setup still ahead on the chip may fail with EI0011. Links already set up are not subtracted again.
 # TYPE hccl_link_setup_headroom_bytes gauge
 hccl_link_setup_headroom_bytes{chip="0",npu="0"} 1715470336
 hccl_link_setup_headroom_bytes{chip="1",npu="0"} 67670900736
 hccl_link_setup_headroom_bytes{chip="0",npu="1"} 37262196736
-# HELP hccl_link_setup_processes Processes on the chip by where the model's HCCL settings came from: settings=known (CANN logs), settings=defaulted (in the logs, but an HCCL default assumed for a value not printed), settings=unknown (the exporter does not read its CANN logs: its link setups ahead are not counted, so the chip's pending QPs and headroom are not a verdict).
+# HELP hccl_link_setup_processes Processes on the chip whose CANN logs the model reads, by where their HCCL settings came from: settings_source=known (printed), settings_source=defaulted (an HCCL default assumed for a value not printed). Processes whose logs are not read are ascend_npu_processes{cann_logs="missing"}: their link setups ahead are not counted, so the chip's pending QPs and headroom are then not a verdict.
 # TYPE hccl_link_setup_processes gauge
-hccl_link_setup_processes{chip="0",npu="0",settings="defaulted"} 0
-hccl_link_setup_processes{chip="0",npu="0",settings="known"} 0
-hccl_link_setup_processes{chip="0",npu="0",settings="unknown"} 1
-hccl_link_setup_processes{chip="1",npu="0",settings="defaulted"} 0
-hccl_link_setup_processes{chip="1",npu="0",settings="known"} 0
-hccl_link_setup_processes{chip="1",npu="0",settings="unknown"} 0
-hccl_link_setup_processes{chip="0",npu="1",settings="defaulted"} 0
-hccl_link_setup_processes{chip="0",npu="1",settings="known"} 0
-hccl_link_setup_processes{chip="0",npu="1",settings="unknown"} 2
+hccl_link_setup_processes{chip="0",npu="0",settings_source="defaulted"} 0
+hccl_link_setup_processes{chip="0",npu="0",settings_source="known"} 0
+hccl_link_setup_processes{chip="1",npu="0",settings_source="defaulted"} 0
+hccl_link_setup_processes{chip="1",npu="0",settings_source="known"} 0
+hccl_link_setup_processes{chip="0",npu="1",settings_source="defaulted"} 0
+hccl_link_setup_processes{chip="0",npu="1",settings_source="known"} 0
 `
 	if err := testutil.CollectAndCompare(pc, strings.NewReader(want),
 		"hccl_link_setup_headroom_bytes", "hccl_link_setup_processes"); err != nil {
@@ -152,8 +149,8 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 				n++
 			}
 			// 3 chips × (2 qp memory + 2 pending qps + 1 established + 2 buffer + 3 processes + 1 headroom).
-			if n != 33 {
-				t.Errorf("Update sent %d metrics, want 33", n)
+			if n != 30 {
+				t.Errorf("Update sent %d metrics, want 30", n)
 			}
 		})
 	}
@@ -217,11 +214,11 @@ func TestCollectorForeignQPs(t *testing.T) {
 	s.QPNs = []uint32{1290, 1291, 1292}
 	pc := &promCollector{c: New(DefaultConfig(), npu, fakeSettings{100: s, 101: s}, nil)}
 	want := `
-# HELP ascend_roce_foreign_qps Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL ` + "`create hccl transport:`" + ` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.
-# TYPE ascend_roce_foreign_qps gauge
-ascend_roce_foreign_qps{chip="0",npu="0"} 3
+# HELP ascend_roce_foreign_queue_pairs Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL ` + "`create hccl transport:`" + ` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.
+# TYPE ascend_roce_foreign_queue_pairs gauge
+ascend_roce_foreign_queue_pairs{chip="0",npu="0"} 3
 `
-	if err := testutil.CollectAndCompare(pc, strings.NewReader(want), "ascend_roce_foreign_qps"); err != nil {
+	if err := testutil.CollectAndCompare(pc, strings.NewReader(want), "ascend_roce_foreign_queue_pairs"); err != nil {
 		t.Error(err)
 	}
 	if problems, err := testutil.CollectAndLint(pc); err != nil || len(problems) > 0 {

@@ -46,7 +46,7 @@ const maxPlausibleBytes = 1 << 62
 // ChipMemory is one chip's HBM as npu-smi reports it. A total ≤ 0, a negative
 // used value or a non-finite one means npu-smi gave no usable number.
 // LiveQPs is the chip's live RoCE QP count as hccn_tool measured it
-// (ascend_roce_active_qps), when LiveQPsKnown: a fresh measurement.
+// (ascend_roce_active_queue_pairs), when LiveQPsKnown: a fresh measurement.
 //
 // LiveQPNs are the qpns of those live QPs when LiveQPNsKnown: Model tells
 // HCCL's own (the qpns its processes logged) from other RDMA users'.

@@ -20,7 +20,7 @@ import (
 )
 
 // Config holds the collector's settings. Path and Timeout are the npusmi
-// collector's --npu-smi.path and --npu-smi.timeout.
+// collector's --npusmi.path and --npusmi.timeout.
 type Config struct {
 	Path    string
 	Timeout time.Duration
@@ -32,14 +32,14 @@ type Config struct {
 	DevFS string
 }
 
-// AddFlags registers --npu-smi.detail-interval, --npu-smi.fault-code-file
+// AddFlags registers --npusmi.detail-interval, --npusmi.fault-code-file
 // and --path.devfs.
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
-	app.Flag("npu-smi.detail-interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never inside a scrape. "+
+	app.Flag("npusmi.detail-interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never inside a scrape. "+
 		"Scrapes serve the latest sweep; per-chip values older than two intervals are not served.").
 		Default("60s").DurationVar(&cfg.Interval)
-	app.Flag("npu-smi.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. /usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …). "+
+	app.Flag("npusmi.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. /usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …). "+
 		"Without it every code is class=\"unknown\". Read at start.").
 		Default("").StringVar(&cfg.FaultCodeFile)
 	app.Flag("path.devfs", "The host's /dev (mounted at /host/dev in the DaemonSet): /dev/davinciN there are counted as ascend_npu_device_files.").
@@ -50,7 +50,7 @@ func AddFlags(app *kingpin.Application) *Config {
 // Validate rejects settings the sweep cannot work with.
 func (c Config) Validate() error {
 	if c.Interval < 10*time.Second {
-		return fmt.Errorf("--npu-smi.detail-interval=%s: must be at least 10s (a sweep makes about 8 npu-smi calls per chip, each starting DCMI)", c.Interval)
+		return fmt.Errorf("--npusmi.detail-interval=%s: must be at least 10s (a sweep makes about 8 npu-smi calls per chip, each starting DCMI)", c.Interval)
 	}
 	return nil
 }
@@ -63,7 +63,7 @@ type ChipID struct{ NPU, Chip string }
 type Table interface {
 	// Chips returns the chips of the last accepted table (running npu-smi
 	// info through the shared runner when its last run is older than
-	// --npu-smi.min-interval).
+	// --npusmi.min-interval).
 	Chips(ctx context.Context) ([]ChipID, error)
 	// InFlight is closed when the table's run in flight ends; nil when none.
 	InFlight() <-chan struct{}
@@ -234,7 +234,7 @@ var (
 
 	chipLabels    = []string{"npu", "chip"}
 	errorCodeDesc = prometheus.NewDesc("ascend_npu_error_code",
-		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling level from --npu-smi.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
+		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling level from --npusmi.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
 		[]string{"npu", "chip", "code", "class"}, nil)
 	errorCodesDesc = prometheus.NewDesc("ascend_npu_error_codes",
 		"Error codes active on the chip (npu-smi info -t health); 0 when none.", chipLabels, nil)
@@ -401,7 +401,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	s := p.sweep
 	ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
 	if age := c.now().Sub(s.Finished); age > 2*c.cfg.Interval {
-		return fmt.Errorf("last npu-smi detail sweep finished %s ago, more than two --npu-smi.detail-interval (%s): the sweep in flight hangs, old readings are not served: %w",
+		return fmt.Errorf("last npu-smi detail sweep finished %s ago, more than two --npusmi.detail-interval (%s): the sweep in flight hangs, old readings are not served: %w",
 			age.Round(time.Second), c.cfg.Interval, exporter.ErrNoData)
 	}
 	for _, m := range p.metrics {

@@ -3,7 +3,6 @@ package npuhealth
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,14 +13,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.prom from the current output")
 
 // adapter exposes the collector to client_golang's test helpers, as the
 // exporter's registry does (an unchecked collector).
@@ -127,34 +123,6 @@ func newFake(t *testing.T) (*Collector, *fakeNPUSMI, *fakeTable) {
 	return c, f, table
 }
 
-func compareGolden(t *testing.T, name string, c prometheus.Collector) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".prom")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, metrictest.Exposition(t, c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	defer want.Close()
-	if err := testutil.CollectAndCompare(c, want); err != nil {
-		t.Errorf("%s: %v", name, err)
-	}
-	problems, err := testutil.CollectAndLint(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("%s: lint %s: %s", name, p.Metric, p.Text)
-	}
-}
-
 // TestGolden910B: the detail answers of an 8-NPU 910B node (formats of the
 // reference; NPU 3 the real multi-code Alarm capture, NPU 5 ECC errors,
 // NPU 4 a degraded HCCS link, NPU 2 PCIe errors, NPU 6 the unsigned
@@ -165,7 +133,7 @@ func TestGolden910B(t *testing.T) {
 	if s.Err != nil {
 		t.Fatalf("sweep: %v", s.Err)
 	}
-	compareGolden(t, "910b-8npu", adapter{c})
+	metrictest.Golden(t, filepath.Join("testdata", "golden", "910b-8npu.prom"), adapter{c})
 
 	// Spot checks that do not rest on the golden file alone.
 	mfs := metrictest.Gather(t, adapter{c})
@@ -408,7 +376,7 @@ func TestFaultCodes(t *testing.T) {
 			t.Errorf("ParseFaultCodes(%s): no error", bad)
 		}
 	}
-	if _, err := LoadFaultCodes(filepath.Join("testdata", "missing.json")); err == nil || !strings.Contains(err.Error(), "--npu-smi.fault-code-file") {
+	if _, err := LoadFaultCodes(filepath.Join("testdata", "missing.json")); err == nil || !strings.Contains(err.Error(), "--npusmi.fault-code-file") {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -17,7 +17,7 @@
 //     faultCode.json format to give each error code its handling class;
 //   - the sweep (sweep.go) runs in the background, one call at a time
 //     through internal/vendorcli (no shell, timeout, process-group kill),
-//     every --npu-smi.detail-interval and never in a scrape; it waits while
+//     every --npusmi.detail-interval and never in a scrape; it waits while
 //     the npusmi collector's own `npu-smi info` run is in flight, remembers
 //     per chip the types the product does not support (asked once until
 //     restart), and carries a reading over one sweep when DCMI answered busy;

@@ -31,18 +31,18 @@ type Config struct {
 // AddFlags registers the --npu-smi.* flags.
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
-	app.Flag("npu-smi.path", "The npu-smi binary, run as '<path> info' without a shell; looked up in PATH when it has no slash.").
+	app.Flag("npusmi.path", "The npu-smi binary, run as '<path> info' without a shell; looked up in PATH when it has no slash.").
 		Default("npu-smi").StringVar(&cfg.Path)
-	app.Flag("npu-smi.timeout", "Kill npu-smi (its whole process group) when a run takes longer than this. "+
+	app.Flag("npusmi.timeout", "Kill npu-smi (its whole process group) when a run takes longer than this. "+
 		"A scrape waits for a run only until its own deadline; later scrapes do not wait again for a run one gave up on, "+
 		"and a run slower than a scrape may wait is served to the next scrape.").
 		Default("10s").DurationVar(&cfg.Timeout)
-	app.Flag("npu-smi.min-interval", "npu-smi runs at most once per this interval whatever the scrape load; scrapes in between reuse the last result.").
+	app.Flag("npusmi.min-interval", "npu-smi runs at most once per this interval whatever the scrape load; scrapes in between reuse the last result.").
 		Default("5s").DurationVar(&cfg.MinInterval)
 	return cfg
 }
 
-// Run results, the values of ascend_npu_smi_runs_total{result}.
+// Run results, the values of hccl_exporter_npu_smi_runs_total{result}.
 const (
 	resultSuccess    = "success"
 	resultTimeout    = "timeout"
@@ -185,7 +185,7 @@ var ErrBehind = errors.New("npu-smi is still running a run that no scrape waits 
 //     last run (below), which all get that run;
 //   - when it lands, no scrape has seen it yet; if it took longer than the
 //     next caller could wait, that caller's scrape is served it (once, and
-//     only within behindMaxAge; ascend_npu_smi_last_success_timestamp_seconds
+//     only within behindMaxAge; hccl_exporter_npu_smi_last_success_timestamp_seconds
 //     says when it ran) and the next run starts in the background for the
 //     scrape after. A run quick enough to wait for is run and waited for
 //     again, as before.
@@ -311,16 +311,16 @@ func (c *Collector) run(cl *call) {
 }
 
 var (
-	upDesc = prometheus.NewDesc("ascend_npu_smi_up",
+	upDesc = prometheus.NewDesc("hccl_exporter_npu_smi_up",
 		"1 when the last npu-smi info run succeeded and parsed, 0 otherwise.", nil, nil)
-	lastSuccessDesc = prometheus.NewDesc("ascend_npu_smi_last_success_timestamp_seconds",
+	lastSuccessDesc = prometheus.NewDesc("hccl_exporter_npu_smi_last_success_timestamp_seconds",
 		"Unix time the last successful npu-smi info run finished.", nil, nil)
-	runsDesc = prometheus.NewDesc("ascend_npu_smi_runs_total",
-		"npu-smi info runs by result (success, timeout, exec_error, parse_error); scrapes within --npu-smi.min-interval reuse a run.",
+	runsDesc = prometheus.NewDesc("hccl_exporter_npu_smi_runs_total",
+		"npu-smi info runs by result (success, timeout, exec_error, parse_error); scrapes within --npusmi.min-interval reuse a run.",
 		[]string{"result"}, nil)
-	durationDesc = prometheus.NewDesc("ascend_npu_smi_last_run_duration_seconds",
+	durationDesc = prometheus.NewDesc("hccl_exporter_npu_smi_last_run_duration_seconds",
 		"How long the last npu-smi info run took.", nil, nil)
-	warningsDesc = prometheus.NewDesc("ascend_npu_smi_parse_warnings_total",
+	warningsDesc = prometheus.NewDesc("hccl_exporter_npu_smi_parse_warnings_total",
 		"Rows or values of npu-smi info output dropped because they did not parse or failed validation.", nil, nil)
 
 	chipLabels = []string{"npu", "chip"}
@@ -368,7 +368,7 @@ func newChipDesc(name, help string) *prometheus.Desc {
 }
 
 // Update runs (or reuses) npu-smi and sends the metrics of this scrape. On a
-// failed run it sends only the ascend_npu_smi_* series and returns the error,
+// failed run it sends only the hccl_exporter_npu_smi_* series and returns the error,
 // so no stale per-chip value is served as fresh. It waits for a run no
 // longer than ctx allows; the run goes on for the scrapes that follow.
 func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {

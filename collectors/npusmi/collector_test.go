@@ -1,10 +1,8 @@
 package npusmi
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,12 +15,8 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.prom from the current output")
 
 // adapter exposes the collector to client_golang's test helpers, as the
 // exporter's registry does (an unchecked collector).
@@ -151,33 +145,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("Update: %v", err)
 			}
 
-			if *update {
-				var buf bytes.Buffer
-				enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-				for _, f := range gather(t, c) {
-					if err := enc.Encode(f); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.Open(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			defer want.Close()
-			if err := testutil.CollectAndCompare(adapter{c}, want); err != nil {
-				t.Error(err)
-			}
-			problems, err := testutil.CollectAndLint(adapter{c})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range problems {
-				t.Errorf("lint %s: %s", p.Metric, p.Text)
-			}
+			metrictest.Golden(t, golden, adapter{c})
 		})
 	}
 }
@@ -192,7 +160,7 @@ func TestFailureAfterSuccess(t *testing.T) {
 		step{out: []byte("dcmi module initialize failed. ret is -8005\n")},
 	)
 	fams := gather(t, c)
-	if value(t, fams, "ascend_npu_smi_up", nil) != 1 {
+	if value(t, fams, "hccl_exporter_npu_smi_up", nil) != 1 {
 		t.Fatal("first run should be up")
 	}
 	if got := value(t, fams, "ascend_npu_hbm_used_bytes", map[string]string{"npu": "0", "chip": "0"}); got != 22283*mib {
@@ -205,17 +173,17 @@ func TestFailureAfterSuccess(t *testing.T) {
 			t.Fatalf("failure %d: Update returned no error", i)
 		}
 		fams = gather(t, c) // within the interval: the same failed run
-		if value(t, fams, "ascend_npu_smi_up", nil) != 0 {
+		if value(t, fams, "hccl_exporter_npu_smi_up", nil) != 0 {
 			t.Fatal("up should be 0 after a failed run")
 		}
-		if got := value(t, fams, "ascend_npu_smi_last_success_timestamp_seconds", nil); got != 1700000000 {
+		if got := value(t, fams, "hccl_exporter_npu_smi_last_success_timestamp_seconds", nil); got != 1700000000 {
 			t.Errorf("last success = %v, want the first run's time", got)
 		}
-		if got := value(t, fams, "ascend_npu_smi_runs_total", map[string]string{"result": wantResult}); got != 1 {
+		if got := value(t, fams, "hccl_exporter_npu_smi_runs_total", map[string]string{"result": wantResult}); got != 1 {
 			t.Errorf("runs_total{%s} = %v", wantResult, got)
 		}
 		for _, f := range fams {
-			if !strings.HasPrefix(f.GetName(), "ascend_npu_smi_") {
+			if !strings.HasPrefix(f.GetName(), "hccl_exporter_npu_smi_") {
 				t.Errorf("failed run still exports %s", f.GetName())
 			}
 		}
@@ -432,7 +400,7 @@ func TestHungNPUSMIHoldsOneScrape(t *testing.T) {
 	hang := make(chan struct{})
 	c.exec = func(context.Context) ([]byte, error) {
 		<-hang
-		clk.advance(10 * time.Second) // killed at --npu-smi.timeout
+		clk.advance(10 * time.Second) // killed at --npusmi.timeout
 		return nil, ErrTimeout
 	}
 	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -462,14 +430,14 @@ func TestAddFlags(t *testing.T) {
 	if cfg.Path != "npu-smi" || cfg.Timeout != 10*time.Second || cfg.MinInterval != 5*time.Second {
 		t.Errorf("defaults = %+v", *cfg)
 	}
-	if _, err := app.Parse([]string{"--npu-smi.path=/usr/local/bin/npu-smi", "--npu-smi.timeout=3s", "--npu-smi.min-interval=0s"}); err != nil {
+	if _, err := app.Parse([]string{"--npusmi.path=/usr/local/bin/npu-smi", "--npusmi.timeout=3s", "--npusmi.min-interval=0s"}); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Path != "/usr/local/bin/npu-smi" || cfg.Timeout != 3*time.Second || cfg.MinInterval != 0 {
 		t.Errorf("parsed = %+v", *cfg)
 	}
-	help := app.GetFlag("npu-smi.min-interval").Model().Help
+	help := app.GetFlag("npusmi.min-interval").Model().Help
 	if !strings.Contains(help, "npu-smi runs at most once per this interval whatever the scrape load") {
-		t.Errorf("help does not document --npu-smi.min-interval: %q", help)
+		t.Errorf("help does not document --npusmi.min-interval: %q", help)
 	}
 }

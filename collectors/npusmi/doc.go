@@ -4,8 +4,8 @@
 //
 // It has three parts, and data flows one way through them:
 //
-//   - the runner (runner.go) executes `<--npu-smi.path> info` without a shell, in its
-//     own process group, and kills the whole group at --npu-smi.timeout, because
+//   - the runner (runner.go) executes `<--npusmi.path> info` without a shell, in its
+//     own process group, and kills the whole group at --npusmi.timeout, because
 //     npu-smi can hang inside the driver and can leave helpers holding its stdout;
 //   - the parser (parse.go) is pure: Parse turns the captured bytes into a Snapshot.
 //     It understands every known layout (HBM layout of 910/910A/910B*, Atlas A3
@@ -15,9 +15,9 @@
 //     separator lines, because separators differ between hosts. Placeholders (`NA`,
 //     `-`, `0 / 0`) become Values with OK=false, so no sample is exported for them;
 //   - the collector (collector.go) shares one npu-smi run among all concurrent
-//     callers, reuses a result for --npu-smi.min-interval so npu-smi runs at most
+//     callers, reuses a result for --npusmi.min-interval so npu-smi runs at most
 //     once per interval whatever the scrape load, and turns the Snapshot into the
-//     ascend_npu_* series. A failed run sets ascend_npu_smi_up to 0 and exports no
+//     ascend_npu_* series. A failed run sets hccl_exporter_npu_smi_up to 0 and exports no
 //     per-chip values: old values are never served as if they were fresh;
 //   - a cut output is a failed run (parse_error), never a smaller node. A table is
 //     complete by its structure: Parse rejects a table that ends mid-line, after a

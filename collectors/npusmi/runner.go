@@ -15,11 +15,11 @@ import (
 // NPUs with full process tables is a few tens of KiB.
 const maxOutputBytes = 8 << 20
 
-// ErrTimeout is returned when npu-smi did not finish within --npu-smi.timeout.
+// ErrTimeout is returned when npu-smi did not finish within --npusmi.timeout.
 var ErrTimeout = errors.New("npu-smi timed out")
 
 // ErrNotFound is returned when the npu-smi binary cannot be found.
-var ErrNotFound = errors.New("npu-smi not found in PATH; set --npu-smi.path")
+var ErrNotFound = errors.New("npu-smi not found in PATH; set --npusmi.path")
 
 // runNPUSMI runs `<path> info` through vendorcli (no shell; its process group
 // killed at the timeout and after every run) and returns its stdout.

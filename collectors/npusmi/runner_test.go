@@ -21,7 +21,7 @@ const sampleTable = "testdata/info-910b4-procs-v24.1.rc3.txt"
 func TestRunnerNotFound(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	_, err := runNPUSMI(context.Background(), "npu-smi", time.Second)
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "npu-smi not found in PATH; set --npu-smi.path") {
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "npu-smi not found in PATH; set --npusmi.path") {
 		t.Fatalf("err = %v, want ErrNotFound with the flag hint", err)
 	}
 	missing := filepath.Join(t.TempDir(), "npu-smi")
@@ -139,10 +139,10 @@ func TestCollectorGarbageAndExitThroughBinary(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNoTable", err)
 	}
 	fams := gather(t, c)
-	if got := value(t, fams, "ascend_npu_smi_up", nil); got != 0 {
-		t.Errorf("ascend_npu_smi_up = %v, want 0", got)
+	if got := value(t, fams, "hccl_exporter_npu_smi_up", nil); got != 0 {
+		t.Errorf("hccl_exporter_npu_smi_up = %v, want 0", got)
 	}
-	if got := value(t, fams, "ascend_npu_smi_runs_total", map[string]string{"result": "parse_error"}); got != 1 {
+	if got := value(t, fams, "hccl_exporter_npu_smi_runs_total", map[string]string{"result": "parse_error"}); got != 1 {
 		t.Errorf("parse_error runs = %v, want 1", got)
 	}
 }

@@ -116,7 +116,7 @@ func TestCutTableFailsTheRun(t *testing.T) {
 			// The cut between chips parses on its own (only the learned
 			// check refuses it); the process table cut is refused by Parse.
 			c, _, clk := newScripted(5*time.Second, step{out: full}, step{out: tc.cut})
-			if up := value(t, gather(t, c), "ascend_npu_smi_up", nil); up != 1 {
+			if up := value(t, gather(t, c), "hccl_exporter_npu_smi_up", nil); up != 1 {
 				t.Fatalf("complete run: up %v", up)
 			}
 			clk.advance(6 * time.Second)
@@ -125,10 +125,10 @@ func TestCutTableFailsTheRun(t *testing.T) {
 				t.Fatalf("cut run: Update = %v, want ErrTruncated", err)
 			}
 			fams := gather(t, c)
-			if up := value(t, fams, "ascend_npu_smi_up", nil); up != 0 {
+			if up := value(t, fams, "hccl_exporter_npu_smi_up", nil); up != 0 {
 				t.Errorf("cut run: up %v, want 0", up)
 			}
-			if n := value(t, fams, "ascend_npu_smi_runs_total", map[string]string{"result": resultParseError}); n != 1 {
+			if n := value(t, fams, "hccl_exporter_npu_smi_runs_total", map[string]string{"result": resultParseError}); n != 1 {
 				t.Errorf("parse_error runs = %v, want 1", n)
 			}
 			if len(metrictest.Samples(fams, "ascend_npu_hbm_used_bytes")) > 0 {
@@ -154,7 +154,7 @@ func TestSmallerTableAcceptedAfterRepeats(t *testing.T) {
 	_ = gather(t, c)
 	for run := 1; run <= acceptRuns; run++ {
 		clk.advance(2 * time.Second)
-		up := value(t, gather(t, c), "ascend_npu_smi_up", nil)
+		up := value(t, gather(t, c), "hccl_exporter_npu_smi_up", nil)
 		if want := map[bool]float64{true: 1, false: 0}[run == acceptRuns]; up != want {
 			t.Fatalf("smaller run %d: up %v, want %v", run, up, want)
 		}
@@ -162,7 +162,7 @@ func TestSmallerTableAcceptedAfterRepeats(t *testing.T) {
 	// A cut of the accepted table still fails.
 	clk.advance(2 * time.Second)
 	c.exec = (&scripted{steps: []step{{out: smaller[:bytes.Index(smaller, []byte("| 4     910B4"))]}}}).exec
-	if up := value(t, gather(t, c), "ascend_npu_smi_up", nil); up != 0 {
+	if up := value(t, gather(t, c), "hccl_exporter_npu_smi_up", nil); up != 0 {
 		t.Fatalf("cut of the accepted table: up %v", up)
 	}
 }

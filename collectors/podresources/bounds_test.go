@@ -40,7 +40,7 @@ func attackPods(n int) []testtools.PodDevice {
 
 // TestPodBounds is the attack of issue 24: 100,000 pods from the kubelet
 // were exported as 100,000 ascend_npu_pod_info series, and pod and
-// namespace names of 100 KB whole. Now at most --kubelet.max-pods series
+// namespace names of 100 KB whole. Now at most --pods.max-assignments series
 // (and 64 per chip) are kept, values are cut at 256 bytes, and both are
 // counted in hccl_exporter_label_values_dropped_total.
 func TestPodBounds(t *testing.T) {
@@ -53,7 +53,7 @@ func TestPodBounds(t *testing.T) {
 	w.Refresh(context.Background())
 	c := New(w, manyChips{}, nil)
 	if n := testutil.CollectAndCount(c, "ascend_npu_pod_info"); n != 300 {
-		t.Errorf("%d pod info series, want 300 (--kubelet.max-pods)", n)
+		t.Errorf("%d pod info series, want 300 (--pods.max-assignments)", n)
 	}
 	as, _ := w.Snapshot()
 	perChip := map[int]int{}

@@ -51,15 +51,15 @@ var (
 	podInfoDesc = prometheus.NewDesc("ascend_npu_pod_info",
 		"1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).",
 		[]string{"npu", "chip", "namespace", "pod", "container"}, nil)
-	upDesc = prometheus.NewDesc("ascend_pod_resources_up",
+	upDesc = prometheus.NewDesc("hccl_exporter_pod_resources_up",
 		"1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).",
 		nil, nil)
-	errorsDesc = prometheus.NewDesc("ascend_pod_resources_errors_total",
+	errorsDesc = prometheus.NewDesc("hccl_exporter_pod_resources_errors_total",
 		"Failed kubelet PodResources queries by reason: connect, list.",
 		[]string{"reason"}, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
 		exporter.DroppedLabelValuesHelp, []string{"label"}, nil)
-	unattributedDesc = prometheus.NewDesc("ascend_pod_resources_unmapped_devices",
+	unattributedDesc = prometheus.NewDesc("hccl_exporter_pod_resources_unmapped_devices",
 		"Ascend devices the kubelet assigned to containers whose physical id npu-smi's table does not show, so no chip can name their pod.",
 		nil, nil)
 )

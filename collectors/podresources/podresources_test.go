@@ -106,16 +106,16 @@ func TestCollectorAgainstFakeKubelet(t *testing.T) {
 ascend_npu_pod_info{chip="0",container="main",namespace="train",npu="4",pod="job-a-0"} 1
 ascend_npu_pod_info{chip="1",container="main",namespace="train",npu="4",pod="job-b-0"} 1
 ascend_npu_pod_info{chip="0",container="model",namespace="infer",npu="5",pod="svc-0"} 1
-# HELP ascend_pod_resources_up 1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).
-# TYPE ascend_pod_resources_up gauge
-ascend_pod_resources_up 1
-# HELP ascend_pod_resources_unmapped_devices Ascend devices the kubelet assigned to containers whose physical id npu-smi's table does not show, so no chip can name their pod.
-# TYPE ascend_pod_resources_unmapped_devices gauge
-ascend_pod_resources_unmapped_devices 1
-# HELP ascend_pod_resources_errors_total Failed kubelet PodResources queries by reason: connect, list.
-# TYPE ascend_pod_resources_errors_total counter
-ascend_pod_resources_errors_total{reason="connect"} 0
-ascend_pod_resources_errors_total{reason="list"} 0
+# HELP hccl_exporter_pod_resources_up 1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).
+# TYPE hccl_exporter_pod_resources_up gauge
+hccl_exporter_pod_resources_up 1
+# HELP hccl_exporter_pod_resources_unmapped_devices Ascend devices the kubelet assigned to containers whose physical id npu-smi's table does not show, so no chip can name their pod.
+# TYPE hccl_exporter_pod_resources_unmapped_devices gauge
+hccl_exporter_pod_resources_unmapped_devices 1
+# HELP hccl_exporter_pod_resources_errors_total Failed kubelet PodResources queries by reason: connect, list.
+# TYPE hccl_exporter_pod_resources_errors_total counter
+hccl_exporter_pod_resources_errors_total{reason="connect"} 0
+hccl_exporter_pod_resources_errors_total{reason="list"} 0
 # HELP hccl_exporter_label_values_dropped_total Label values from logs dropped because the distinct values of the label reached the cap.
 # TYPE hccl_exporter_label_values_dropped_total counter
 hccl_exporter_label_values_dropped_total{label="kubelet_label_length"} 0
@@ -142,13 +142,13 @@ hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 	k.Fail(errors.New("kubelet restarting"))
 	w.Refresh(context.Background())
 	wantFailed := `
-# HELP ascend_pod_resources_up 1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).
-# TYPE ascend_pod_resources_up gauge
-ascend_pod_resources_up 0
-# HELP ascend_pod_resources_errors_total Failed kubelet PodResources queries by reason: connect, list.
-# TYPE ascend_pod_resources_errors_total counter
-ascend_pod_resources_errors_total{reason="connect"} 0
-ascend_pod_resources_errors_total{reason="list"} 1
+# HELP hccl_exporter_pod_resources_up 1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).
+# TYPE hccl_exporter_pod_resources_up gauge
+hccl_exporter_pod_resources_up 0
+# HELP hccl_exporter_pod_resources_errors_total Failed kubelet PodResources queries by reason: connect, list.
+# TYPE hccl_exporter_pod_resources_errors_total counter
+hccl_exporter_pod_resources_errors_total{reason="connect"} 0
+hccl_exporter_pod_resources_errors_total{reason="list"} 1
 # HELP hccl_exporter_label_values_dropped_total Label values from logs dropped because the distinct values of the label reached the cap.
 # TYPE hccl_exporter_label_values_dropped_total counter
 hccl_exporter_label_values_dropped_total{label="kubelet_label_length"} 0
@@ -199,7 +199,7 @@ func TestMissingSocketIsSaidOnce(t *testing.T) {
 		t.Fatalf("missing socket logged %d times, want once:\n%s", n, buf.String())
 	}
 	c := New(w, a3Chips, nil)
-	if n := testutil.CollectAndCount(c, "ascend_pod_resources_up", "ascend_npu_pod_info"); n != 0 {
+	if n := testutil.CollectAndCount(c, "hccl_exporter_pod_resources_up", "ascend_npu_pod_info"); n != 0 {
 		t.Errorf("%d series without a socket, want none", n)
 	}
 	// The kubelet appears (the exporter started first): attributed from then on.
@@ -266,17 +266,17 @@ func TestSocketWithoutKubelet(t *testing.T) {
 		t.Fatalf("status %v, want failed", st)
 	}
 	want := `
-# HELP ascend_pod_resources_errors_total Failed kubelet PodResources queries by reason: connect, list.
-# TYPE ascend_pod_resources_errors_total counter
-ascend_pod_resources_errors_total{reason="connect"} 1
-ascend_pod_resources_errors_total{reason="list"} 0
+# HELP hccl_exporter_pod_resources_errors_total Failed kubelet PodResources queries by reason: connect, list.
+# TYPE hccl_exporter_pod_resources_errors_total counter
+hccl_exporter_pod_resources_errors_total{reason="connect"} 1
+hccl_exporter_pod_resources_errors_total{reason="list"} 0
 # HELP hccl_exporter_label_values_dropped_total Label values from logs dropped because the distinct values of the label reached the cap.
 # TYPE hccl_exporter_label_values_dropped_total counter
 hccl_exporter_label_values_dropped_total{label="kubelet_label_length"} 0
 hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
-# HELP ascend_pod_resources_up 1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).
-# TYPE ascend_pod_resources_up gauge
-ascend_pod_resources_up 0
+# HELP hccl_exporter_pod_resources_up 1 when the last kubelet PodResources List succeeded, 0 when it failed. Absent where the socket does not exist (bare metal, systemd).
+# TYPE hccl_exporter_pod_resources_up gauge
+hccl_exporter_pod_resources_up 0
 `
 	if err := testutil.CollectAndCompare(New(w, a3Chips, nil), strings.NewReader(want)); err != nil {
 		t.Error(err)

@@ -34,7 +34,7 @@ const maxRecvBytes = 8 << 20
 // Bounds on what one answer may add to ascend_npu_pod_info; past them the
 // rest is dropped and counted in hccl_exporter_label_values_dropped_total.
 const (
-	// DefaultMaxPods is --kubelet.max-pods: far above a real node's
+	// DefaultMaxPods is --pods.max-assignments: far above a real node's
 	// max-pods (110 by default), far below what would hurt.
 	DefaultMaxPods = 1024
 	// maxPodsPerChip bounds the containers one chip is assigned to (vNPU
@@ -68,15 +68,15 @@ type Config struct {
 // AddFlags registers the --kubelet.* flags.
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
-	app.Flag("kubelet.pod-resources-socket", "The kubelet's PodResources socket, read to learn which pod holds each NPU "+
+	app.Flag("pods.kubelet-socket", "The kubelet's PodResources socket, read to learn which pod holds each NPU "+
 		"(as dcgm-exporter does for GPUs). Mount it read-only into the exporter's pod. Where it does not exist "+
 		"(bare metal, systemd) nothing is attributed to pods, which is normal. Empty disables.").
 		Default(DefaultSocket).StringVar(&cfg.Socket)
-	app.Flag("kubelet.pod-resources-interval", "How often the kubelet is asked which pod holds which device, in the "+
+	app.Flag("pods.kubelet-interval", "How often the kubelet is asked which pod holds which device, in the "+
 		"background (never during a scrape).").Default("15s").DurationVar(&cfg.Interval)
-	app.Flag("kubelet.pod-resources-timeout", "Time limit of one PodResources List call.").
+	app.Flag("pods.kubelet-timeout", "Time limit of one PodResources List call.").
 		Default("5s").DurationVar(&cfg.Timeout)
-	app.Flag("kubelet.max-pods", fmt.Sprintf("Most (chip, container) assignments kept from one kubelet answer, "+
+	app.Flag("pods.max-assignments", fmt.Sprintf("Most (chip, container) assignments kept from one kubelet answer, "+
 		"i.e. ascend_npu_pod_info series (at most %d per chip; namespace, pod and container values are cut at %d bytes). "+
 		"What is dropped or cut is counted in hccl_exporter_label_values_dropped_total{label=~\"kubelet_.*\"}.",
 		maxPodsPerChip, MaxLabelBytes)).
@@ -130,7 +130,7 @@ type Watcher struct {
 	done                 chan struct{}
 }
 
-// Error reasons of ascend_pod_resources_errors_total.
+// Error reasons of hccl_exporter_pod_resources_errors_total.
 const (
 	reasonConnect = "connect"
 	reasonList    = "list"
@@ -231,7 +231,7 @@ func (w *Watcher) Refresh(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	if dropped[droppedPod] > 0 {
-		w.logger.Warn("the kubelet assigned NPUs to more containers than --kubelet.max-pods (or 64 per chip) allows; the rest are not exported",
+		w.logger.Warn("the kubelet assigned NPUs to more containers than --pods.max-assignments (or 64 per chip) allows; the rest are not exported",
 			"kept", len(as), "dropped", dropped[droppedPod], "max_pods", w.cfg.MaxPods)
 	}
 	w.set(StatusOK, as, foreign, "", "")

@@ -21,6 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
+
 	"github.com/hccl-exporter/hccl_exporter/deploy/internal/manifest"
 )
 
@@ -45,14 +47,14 @@ func helm(t *testing.T, args ...string) ([]byte, error) {
 	touchChart(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		unavailable(t, "go not in PATH: %v", err)
+		testtools.Unavailable(t, "go not in PATH: %v", err)
 	}
 	cmd := exec.Command(goBin, append([]string{"run", helmModule}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
 	if err != nil && strings.Contains(stderr.String(), "go: ") && !strings.Contains(stderr.String(), "Error:") {
-		unavailable(t, "go run %s: %v\n%s", helmModule, err, stderr.String())
+		testtools.Unavailable(t, "go run %s: %v\n%s", helmModule, err, stderr.String())
 	}
 	if err != nil {
 		return stdout.Bytes(), &helmError{err: err, stderr: stderr.String()}
@@ -66,14 +68,6 @@ type helmError struct {
 }
 
 func (e *helmError) Error() string { return e.err.Error() + ": " + e.stderr }
-
-func unavailable(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format+" (set CI=1 to make this a failure)", args...)
-}
 
 // touchChart reads every file of the chart (the rules file through its
 // link too), so that go test's cache, which sees only the files the test
@@ -291,8 +285,8 @@ func TestValues(t *testing.T) {
 	}
 	wantArgs := []string{
 		"--cannlog.root=/data/ascend/log",
-		"--screenlog.path=/data/jobs/*/stdout.log",
-		"--screenlog.path=/var/log/pods/*/*/*.log",
+		"--cannlog.screen-log-path=/data/jobs/*/stdout.log",
+		"--cannlog.screen-log-path=/var/log/pods/*/*/*.log",
 		"--cannlog.state-file=/var/lib/hccl/state.json",
 		"--web.disable-exporter-metrics",
 	}
@@ -301,7 +295,7 @@ func TestValues(t *testing.T) {
 			t.Errorf("args %v lack %s", c.Args, a)
 		}
 	}
-	if !slices.Contains(c.Args, "--kubelet.pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock") {
+	if !slices.Contains(c.Args, "--pods.kubelet-socket=/var/lib/kubelet/pod-resources/kubelet.sock") {
 		t.Errorf("args %v lack the PodResources socket", c.Args)
 	} else if vm := manifest.MountFor(c.VolumeMounts, "/var/lib/kubelet/pod-resources/kubelet.sock"); vm == nil || !vm.ReadOnly {
 		t.Errorf("the PodResources socket is not mounted read-only: %+v", vm)
@@ -315,7 +309,7 @@ func TestValues(t *testing.T) {
 	}
 	for _, a := range c.Args {
 		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		if name != "cannlog.root" && name != "screenlog.path" && name != "cannlog.state-file" {
+		if name != "cannlog.root" && name != "cannlog.screen-log-path" && name != "cannlog.state-file" {
 			continue
 		}
 		vm := manifest.MountFor(c.VolumeMounts, value)

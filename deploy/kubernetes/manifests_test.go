@@ -23,6 +23,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/deploy/internal/manifest"
 	"github.com/hccl-exporter/hccl_exporter/deploy/internal/strictyaml"
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 const namespace = "hccl-exporter"
@@ -329,20 +330,20 @@ func TestDaemonSet(t *testing.T) {
 	}
 	var paths []string
 	paths = append(paths, flags["cannlog.root"]...)
-	paths = append(paths, flags["screenlog.path"]...)
-	paths = append(paths, flags["npu-smi.path"]...)
-	paths = append(paths, flags["hccn-tool.path"]...)
+	paths = append(paths, flags["cannlog.screen-log-path"]...)
+	paths = append(paths, flags["npusmi.path"]...)
+	paths = append(paths, flags["hccn.path"]...)
 	// The kubelet's PodResources socket, whose directory must be mounted
 	// (read-only) for ascend_npu_pod_info.
-	paths = append(paths, flags["kubelet.pod-resources-socket"]...)
-	if len(flags["kubelet.pod-resources-socket"]) != 1 {
-		t.Errorf("--kubelet.pod-resources-socket %v: name the kubelet's socket so chips are attributed to pods", flags["kubelet.pod-resources-socket"])
+	paths = append(paths, flags["pods.kubelet-socket"]...)
+	if len(flags["pods.kubelet-socket"]) != 1 {
+		t.Errorf("--pods.kubelet-socket %v: name the kubelet's socket so chips are attributed to pods", flags["pods.kubelet-socket"])
 	}
-	if len(flags["hccn-tool.path"]) != 1 {
-		t.Errorf("--hccn-tool.path %v: name the driver's hccn_tool so the RoCE collector finds it", flags["hccn-tool.path"])
+	if len(flags["hccn.path"]) != 1 {
+		t.Errorf("--hccn.path %v: name the driver's hccn_tool so the RoCE collector finds it", flags["hccn.path"])
 	}
-	if len(flags["cannlog.root"]) == 0 || len(flags["screenlog.path"]) == 0 {
-		t.Error("no --cannlog.root or --screenlog.path: the cannlog collector would read nothing")
+	if len(flags["cannlog.root"]) == 0 || len(flags["cannlog.screen-log-path"]) == 0 {
+		t.Error("no --cannlog.root or --cannlog.screen-log-path: the cannlog collector would read nothing")
 	}
 	for _, p := range paths {
 		if vm := manifest.MountFor(c.VolumeMounts, p); vm == nil {
@@ -359,7 +360,7 @@ func TestDaemonSet(t *testing.T) {
 		vols[vm.Name].HostPath == nil || vols[vm.Name].HostPath.Path != "/proc" {
 		t.Errorf("--path.procfs=%s is not the host's /proc mounted read-only there", procfs[0])
 	}
-	for _, d := range append(flags["npu-smi.timeout"], append(flags["hccn-tool.timeout"], flags["hccn-tool.interval"]...)...) {
+	for _, d := range append(flags["npusmi.timeout"], append(flags["hccn.timeout"], flags["hccn.interval"]...)...) {
 		if _, err := time.ParseDuration(d); err != nil {
 			t.Errorf("duration flag %q: %v", d, err)
 		}
@@ -438,7 +439,7 @@ func TestServiceAndServiceMonitor(t *testing.T) {
 func TestKustomizeBuild(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Skip("kubectl not installed: kustomize build not checked (the strict decoding tests still ran)")
+		testtools.Unavailable(t, "kubectl not installed: kustomize build not checked (the strict decoding tests still ran)")
 	}
 	out, err := exec.Command(kubectl, "kustomize", ".").CombinedOutput()
 	if err != nil {

@@ -413,16 +413,16 @@ func TestAlertingEndToEnd(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", testtools.FreePort(t))
 	exporter := testtools.StartProcess(t, dir, bin,
 		"--web.listen-address="+addr,
-		"--npu-smi.path="+fake,
-		"--npu-smi.min-interval=0s",
+		"--npusmi.path="+fake,
+		"--npusmi.min-interval=0s",
 		"--cannlog.root="+root,
-		"--screenlog.path="+filepath.Join(screenDir, "*.log"),
+		"--cannlog.screen-log-path="+filepath.Join(screenDir, "*.log"),
 		"--cannlog.state-file="+filepath.Join(dir, "cannlog-state.json"),
 		"--cannlog.poll-interval=200ms",
-		"--hccn-tool.path="+hccnTool,
-		"--hccn-tool.interval=1s",
-		"--kubelet.pod-resources-socket="+kubelet.Socket,
-		"--kubelet.pod-resources-interval=1s",
+		"--hccn.path="+hccnTool,
+		"--hccn.interval=1s",
+		"--pods.kubelet-socket="+kubelet.Socket,
+		"--pods.kubelet-interval=1s",
 	)
 
 	pager, chat, owner := testtools.NewWebhook(t), testtools.NewWebhook(t), testtools.NewWebhook(t)
@@ -672,7 +672,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 			t.Errorf("%s for a healthy chip: %v", a.Labels["alertname"], a.Labels)
 		}
 	}
-	prom.WaitQuery(t, `ascend_roce_active_qps{npu="0",chip="0"}`, 10*time.Second,
+	prom.WaitQuery(t, `ascend_roce_active_queue_pairs{npu="0",chip="0"}`, 10*time.Second,
 		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 112 })
 	if s, err := prom.Query(`count(ascend_roce_retransmitted_packets_total) == 8 and count(ascend_roce_network_health == 1) == 8`); err != nil || len(s) != 1 {
 		t.Errorf("error counters and health of every chip: %v, %v", s, err)

@@ -47,9 +47,9 @@ func TestChipLossEndToEnd(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", testtools.FreePort(t))
 	exporter := testtools.StartProcess(t, dir, bin,
 		"--web.listen-address="+addr,
-		"--npu-smi.path="+fake,
-		"--npu-smi.min-interval=0s",
-		"--npu-smi.detail-interval=10s",
+		"--npusmi.path="+fake,
+		"--npusmi.min-interval=0s",
+		"--npusmi.detail-interval=10s",
 		"--path.devfs="+devfs,
 		"--no-collector.cannlog", "--no-collector.headroom", "--no-collector.pods", "--no-collector.hccn",
 	)

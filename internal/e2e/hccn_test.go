@@ -20,7 +20,7 @@ import (
 // hccn_tool that hangs on every call and leaves a child holding its stdout
 // (a chip that is resetting holds hccn_tool for minutes). Every scrape still
 // answers at once with the npu-smi and log series; the timeouts are counted;
-// ascend_hccn_tool_up is 0; and no hccn_tool process, nor its child,
+// hccl_exporter_hccn_tool_up is 0; and no hccn_tool process, nor its child,
 // outlives its timeout or the exporter.
 func TestHungHCCNToolNeverDelaysScrape(t *testing.T) {
 	bin := buildExporter(t)
@@ -43,11 +43,11 @@ func TestHungHCCNToolNeverDelaysScrape(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	exporter := testtools.StartProcess(t, dir, bin,
 		"--web.listen-address="+addr,
-		"--npu-smi.path="+npuSMI,
+		"--npusmi.path="+npuSMI,
 		"--cannlog.root="+filepath.Join(dir, "log"),
-		"--hccn-tool.path="+hung,
-		"--hccn-tool.timeout="+timeout.String(),
-		"--hccn-tool.interval=1s",
+		"--hccn.path="+hung,
+		"--hccn.timeout="+timeout.String(),
+		"--hccn.interval=1s",
 		"--web.scrape-cache-ttl=0s",
 	)
 	url := "http://" + addr + "/metrics"
@@ -67,7 +67,7 @@ func TestHungHCCNToolNeverDelaysScrape(t *testing.T) {
 
 	// A sweep over 8 hung chips takes 8 × the timeout; scrapes during it
 	// must not wait for it.
-	timeouts := regexp.MustCompile(`(?m)^ascend_hccn_tool_calls_total\{command="link",result="timeout"\} (\d+)$`)
+	timeouts := regexp.MustCompile(`(?m)^hccl_exporter_hccn_tool_calls_total\{command="link",result="timeout"\} (\d+)$`)
 	var slowest time.Duration
 	var body string
 	deadline := time.Now().Add(30 * time.Second)
@@ -83,7 +83,7 @@ func TestHungHCCNToolNeverDelaysScrape(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("hccn_tool timeouts not counted after 30s:\n%s", grepLines(body, "ascend_hccn_tool"))
+			t.Fatalf("hccn_tool timeouts not counted after 30s:\n%s", grepLines(body, "hccl_exporter_hccn_tool"))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -93,7 +93,7 @@ func TestHungHCCNToolNeverDelaysScrape(t *testing.T) {
 	if slowest > 2*time.Second {
 		t.Errorf("a scrape took %s while hccn_tool hung (call timeout %s): scrapes must not wait for the sweep", slowest, timeout)
 	}
-	for _, want := range []string{"ascend_hccn_tool_up 0", "ascend_npu_smi_up 1", `hccl_exporter_collector_success{collector="cannlog"} 1`} {
+	for _, want := range []string{"hccl_exporter_hccn_tool_up 0", "hccl_exporter_npu_smi_up 1", `hccl_exporter_collector_success{collector="cannlog"} 1`} {
 		if !strings.Contains(body, "\n"+want+"\n") {
 			t.Errorf("scrape lacks %s", want)
 		}

@@ -243,9 +243,9 @@ func TestScaleOutEndToEnd(t *testing.T) {
 		trees[i] = writeScaleNode(t, dir, i, buff, begin.Add(-5*time.Minute))
 		testtools.StartProcess(t, trees[i].Dir, bin,
 			"--web.listen-address="+addrs[i],
-			"--npu-smi.path="+trees[i].NPUSMI,
+			"--npusmi.path="+trees[i].NPUSMI,
 			"--cannlog.root="+trees[i].LogRoot,
-			"--screenlog.path="+filepath.Join(filepath.Dir(trees[i].ScreenLog), "*.log"),
+			"--cannlog.screen-log-path="+filepath.Join(filepath.Dir(trees[i].ScreenLog), "*.log"),
 			"--cannlog.state-file="+filepath.Join(trees[i].Dir, "state.json"),
 			"--cannlog.poll-interval=200ms",
 		)

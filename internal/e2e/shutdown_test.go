@@ -77,11 +77,11 @@ func TestSIGTERMFinishesScrapesAndCheckpoints(t *testing.T) {
 	url := "http://" + addr + "/metrics"
 	args := []string{
 		"--web.listen-address=" + addr,
-		"--npu-smi.path=" + fake,
-		"--npu-smi.min-interval=0s",
+		"--npusmi.path=" + fake,
+		"--npusmi.min-interval=0s",
 		"--web.scrape-cache-ttl=0s",
 		"--cannlog.root=" + filepath.Join(dir, "log"),
-		"--screenlog.path=" + screen,
+		"--cannlog.screen-log-path=" + screen,
 		"--cannlog.state-file=" + state,
 		"--cannlog.poll-interval=100ms",
 		"--cannlog.checkpoint-interval=1h",
@@ -129,7 +129,7 @@ func TestSIGTERMFinishesScrapesAndCheckpoints(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("scrape in flight at SIGTERM: %v", r.err)
 	}
-	if !screenEI0011.MatchString(r.body) || !regexp.MustCompile(`(?m)^ascend_npu_smi_up 1$`).MatchString(r.body) {
+	if !screenEI0011.MatchString(r.body) || !regexp.MustCompile(`(?m)^hccl_exporter_npu_smi_up 1$`).MatchString(r.body) {
 		t.Fatalf("scrape in flight at SIGTERM (%v) incomplete:\n%s", r.took, r.body)
 	}
 	if _, err := os.Stat(state); err != nil {

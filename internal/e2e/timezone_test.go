@@ -61,7 +61,7 @@ func TestTimezoneUTCPodOnUTC8Node(t *testing.T) {
 		"--web.listen-address="+addr,
 		"--no-collector.npusmi", "--no-collector.headroom", "--no-collector.hccn", "--no-collector.pods",
 		"--cannlog.root="+root,
-		"--screenlog.path="+filepath.Join(dir, "pods", "*", "*", "*.log"),
+		"--cannlog.screen-log-path="+filepath.Join(dir, "pods", "*", "*", "*.log"),
 		"--cannlog.poll-interval=200ms",
 	)
 
@@ -84,7 +84,7 @@ func TestTimezoneUTCPodOnUTC8Node(t *testing.T) {
 
 	// The pod's root is inferred to be UTC and read so, although the
 	// exporter's own zone is UTC+8.
-	rootQ := fmt.Sprintf(`{__name__=~"ascend_log_timezone_(applied_)?offset_seconds",root=%q}`, root)
+	rootQ := fmt.Sprintf(`{__name__=~"hccl_exporter_log_timezone_(applied_)?offset_seconds",root=%q}`, root)
 	prom.WaitQuery(t, rootQ, 20*time.Second, func(s []testtools.Sample) bool {
 		return len(s) == 2 && s[0].Value == 0 && s[1].Value == 0
 	})

@@ -165,7 +165,7 @@
                 hccl_link_setup_headroom_bytes%(hcclSelectorBraces)s < 0
                 and ignoring (bound)
                   (
-                      hccl_link_setup_pending_qps{%(hcclSelectorComma)sbound="high"} > 0
+                      hccl_link_setup_pending_queue_pairs{%(hcclSelectorComma)sbound="high"} > 0
                     or ignoring (bound)
                       hccl_ccl_buffer_pending_bytes%(hcclSelectorBraces)s > 0
                   )
@@ -176,7 +176,7 @@
                 hccl_link_setup_headroom_bytes%(hcclSelectorBraces)s < 0
                 and ignoring (bound)
                   (
-                      hccl_link_setup_pending_qps{%(hcclSelectorComma)sbound="high"} > 0
+                      hccl_link_setup_pending_queue_pairs{%(hcclSelectorComma)sbound="high"} > 0
                     or ignoring (bound)
                       hccl_ccl_buffer_pending_bytes%(hcclSelectorBraces)s > 0
                   )
@@ -192,14 +192,14 @@
               description: std.join(' ', [
                 'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: free HBM minus the memory of',
                 'the link setup still ahead (upper bound) is {{ $value | humanize1024 }}B.',
-                '{{- with printf "hccl_link_setup_pending_qps{instance=%q,npu=%q,chip=%q,bound=\\"high\\"}" $labels.instance $labels.npu $labels.chip | query }}',
+                '{{- with printf "hccl_link_setup_pending_queue_pairs{instance=%q,npu=%q,chip=%q,bound=\\"high\\"}" $labels.instance $labels.npu $labels.chip | query }}',
                 'Queue pairs still to create: up to {{ . | first | value | humanize }}{{ end }}',
-                '{{- with printf "hccl_link_setup_qp_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"low\\"}" $labels.instance $labels.npu $labels.chip | query }}',
+                '{{- with printf "hccl_link_setup_queue_pair_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"low\\"}" $labels.instance $labels.npu $labels.chip | query }}',
                 '({{ . | first | value | humanize1024 }}B{{ end }}',
-                '{{- with printf "hccl_link_setup_qp_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"high\\"}" $labels.instance $labels.npu $labels.chip | query }} to {{ . | first | value | humanize1024 }}B){{ end }}.',
+                '{{- with printf "hccl_link_setup_queue_pair_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"high\\"}" $labels.instance $labels.npu $labels.chip | query }} to {{ . | first | value | humanize1024 }}B){{ end }}.',
                 '{{- with printf "hccl_ccl_buffer_pending_bytes{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}',
                 'cclBuffer still to allocate: {{ . | first | value | humanize1024 }}B.{{ end }}',
-                '{{- with printf "hccl_link_setup_established_qps{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}',
+                '{{- with printf "hccl_link_setup_established_queue_pairs{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}',
                 'Already set up (in HBM used): {{ . | first | value | humanize }} queue pairs.{{ end }}',
                 '{{- with printf "ascend_npu_hbm_total_bytes{instance=%q,npu=%q,chip=%q} - ascend_npu_hbm_used_bytes{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip $labels.instance $labels.npu $labels.chip | query }}',
                 'Free HBM: {{ . | first | value | humanize1024 }}B.{{ end }}',
@@ -427,7 +427,7 @@
           {
             alert: 'CANNLogTimezoneMismatch',
             expr: |||
-              ascend_log_timezone_offset_seconds%(hcclSelectorBraces)s != ascend_log_timezone_applied_offset_seconds%(hcclSelectorBraces)s
+              hccl_exporter_log_timezone_offset_seconds%(hcclSelectorBraces)s != hccl_exporter_log_timezone_applied_offset_seconds%(hcclSelectorBraces)s
               or
               max by (job, instance) (hccl_fault_last_event_timestamp_seconds%(hcclSelectorBraces)s) - time() > 300
             ||| % cfg,
@@ -439,9 +439,9 @@
               summary: 'CANN log times on a node are read in the wrong time zone; fault alerts may not fire.',
               description: std.join(' ', [
                 '{{ if $labels.root }}The CANN logs under {{ $labels.root }} on {{ $labels.instance }} are printed in UTC',
-                '{{- with printf "ascend_log_timezone_offset_seconds{instance=%q,root=%q}" $labels.instance $labels.root | query }}{{ if ge (. | first | value) 0.0 }}+{{ end }}{{ . | first | value | humanizeDuration }}{{ end }}',
+                '{{- with printf "hccl_exporter_log_timezone_offset_seconds{instance=%q,root=%q}" $labels.instance $labels.root | query }}{{ if ge (. | first | value) 0.0 }}+{{ end }}{{ . | first | value | humanizeDuration }}{{ end }}',
                 'but read in UTC',
-                '{{- with printf "ascend_log_timezone_applied_offset_seconds{instance=%q,root=%q}" $labels.instance $labels.root | query }}{{ if ge (. | first | value) 0.0 }}+{{ end }}{{ . | first | value | humanizeDuration }}{{ end }}:',
+                '{{- with printf "hccl_exporter_log_timezone_applied_offset_seconds{instance=%q,root=%q}" $labels.instance $labels.root | query }}{{ if ge (. | first | value) 0.0 }}+{{ end }}{{ . | first | value | humanizeDuration }}{{ end }}:',
                 'every fault time is off by the difference, and a fresh EI0011 can look hours old and page no one.',
                 "Run the exporter with --cannlog.timezone=auto (the default) or the writers' zone.",
                 '{{- else }}A fault event on {{ $labels.instance }} is dated {{ $value | humanizeDuration }} in the future:',
@@ -477,14 +477,14 @@
               runbook_url: cfg.runbookURLBase + '#hccllogsnotvisible',
             },
           },
-          // A failed npu-smi run shows as ascend_npu_smi_up 0 even when the
+          // A failed npu-smi run shows as hccl_exporter_npu_smi_up 0 even when the
           // collector itself reports success; both count as failing.
           {
             alert: 'HCCLExporterCollectorFailing',
             expr: |||
               hccl_exporter_collector_success%(hcclSelectorBraces)s == 0
               or
-              label_replace(ascend_npu_smi_up%(hcclSelectorBraces)s == 0, "collector", "npusmi", "", "")
+              label_replace(hccl_exporter_npu_smi_up%(hcclSelectorBraces)s == 0, "collector", "npusmi", "", "")
             ||| % cfg,
             'for': '15m',
             labels: {

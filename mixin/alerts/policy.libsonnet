@@ -158,7 +158,7 @@
               description: std.join(' ', [
                 '{{ $labels.instance }} dropped {{ $value | humanize }} new value(s) of the {{ $labels.label }} label in the',
                 'last 30 minutes: the cap on distinct values (--cannlog.max-pids, --cannlog.max-communicators,',
-                '--cannlog.max-codes, --cannlog.max-pods, --cannlog.max-modules) was reached, and series of the',
+                '--cannlog.max-codes, --cannlog.max-fault-pods, --cannlog.max-modules) was reached, and series of the',
                 'processes or pods beyond it are missing, so their alerts cannot fire.',
               ]),
               runbook_url: cfg.runbookURLBase + '#hcclexporterlabelvaluesdropped',
@@ -166,7 +166,7 @@
           },
           {
             alert: 'HCCLExporterStateFileWriteErrors',
-            expr: 'increase(ascend_log_state_file_write_errors_total%(hcclSelectorBraces)s[10m]) > 0' % cfg,
+            expr: 'increase(hccl_exporter_log_state_file_write_errors_total%(hcclSelectorBraces)s[10m]) > 0' % cfg,
             'for': '10m',
             labels: {
               severity: 'warning',

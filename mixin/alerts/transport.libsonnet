@@ -32,7 +32,7 @@
                 "device's QPs used up by HCCL and other RDMA users.",
                 '{{- with printf "max(hccl_env_rdma_qps_per_connection{instance=%q})" $labels.instance | query }}',
                 'Highest HCCL_RDMA_QPS_PER_CONNECTION: {{ . | first | value }}.{{ end }}',
-                '{{- with printf "max(ascend_roce_active_qps{instance=%q})" $labels.instance | query }}',
+                '{{- with printf "max(ascend_roce_active_queue_pairs{instance=%q})" $labels.instance | query }}',
                 'Most live QPs on one chip: {{ . | first | value }}.{{ end }}',
               ]),
               runbook_url: cfg.runbookURLBase + '#hcclqpresourceexhausted',

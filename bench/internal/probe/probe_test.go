@@ -79,9 +79,9 @@ func TestPercentile(t *testing.T) {
 func TestParseOpenMetrics(t *testing.T) {
 	om := "# HELP go_memstats_alloc_bytes Bytes in use.\n# TYPE go_memstats_alloc_bytes gauge\ngo_memstats_alloc_bytes 5.0\n" +
 		"# HELP go_memstats_alloc_bytes Bytes allocated.\n# TYPE go_memstats_alloc_bytes counter\ngo_memstats_alloc_bytes_total 9.0\n" +
-		"# HELP ascend_log_lines_total Lines.\n# TYPE ascend_log_lines counter\nascend_log_lines_total{level=\"INFO\"} 3.0\nascend_log_lines_total{level=\"ERROR\"} 1.0\n" +
+		"# HELP hccl_exporter_log_lines_total Lines.\n# TYPE hccl_exporter_log_lines counter\nhccl_exporter_log_lines_total{level=\"INFO\"} 3.0\nhccl_exporter_log_lines_total{level=\"ERROR\"} 1.0\n" +
 		"# EOF\n"
-	om = strings.Replace(om, "# HELP ascend_log_lines_total", "# HELP ascend_log_lines", 1)
+	om = strings.Replace(om, "# HELP hccl_exporter_log_lines_total", "# HELP hccl_exporter_log_lines", 1)
 	fams, err := ParseText([]byte(om))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestParseOpenMetrics(t *testing.T) {
 	if got := CounterSum(fams, "go_memstats_alloc_bytes_total"); got != 9 {
 		t.Errorf("counter = %v", got)
 	}
-	if got := CounterSum(fams, "ascend_log_lines_total"); got != 4 {
+	if got := CounterSum(fams, "hccl_exporter_log_lines_total"); got != 4 {
 		t.Errorf("lines = %v", got)
 	}
 }

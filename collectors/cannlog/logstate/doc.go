@@ -7,7 +7,7 @@
 //
 // State serves all of it as a prometheus.Collector (the series of
 // hccl_fault_events_total, hccl_env_*, hccl_communicator_*,
-// ascend_log_lines_total …), as read-only views (Processes, Process,
+// hccl_exporter_log_lines_total …), as read-only views (Processes, Process,
 // Devices, Faults) and as a state file (MarshalBinary, UnmarshalBinary). It
 // does no file I/O and knows nothing of who feeds it: the cannlog collector
 // feeds it followed lines, the offline diagnose command the files of a

@@ -63,16 +63,16 @@ func TestErasSample(t *testing.T) {
 		t.Fatalf("settings sets %q and %q, want two distinct ones", a.Settings, b.Settings)
 	}
 	exp := `
-# HELP hccl_communicator_established_qps RoCE QPs the node's members of a communicator have created, from their ` + "`create hccl transport:`" + ` run-log lines with ` + "`rdma qpn[`" + ` (one per QP, over every link set they built).
-# TYPE hccl_communicator_established_qps gauge
-hccl_communicator_established_qps{communicator="10.20.0.11%eth0_60000_0_1732004711518342"} 14
-hccl_communicator_established_qps{communicator="10.20.0.12%eth0_60001_0_1732004760931254"} 0
+# HELP hccl_communicator_established_queue_pairs RoCE QPs the node's members of a communicator have created, from their ` + "`create hccl transport:`" + ` run-log lines with ` + "`rdma qpn[`" + ` (one per QP, over every link set they built).
+# TYPE hccl_communicator_established_queue_pairs gauge
+hccl_communicator_established_queue_pairs{communicator="10.20.0.11%eth0_60000_0_1732004711518342"} 14
+hccl_communicator_established_queue_pairs{communicator="10.20.0.12%eth0_60001_0_1732004760931254"} 0
 # HELP hccl_env_rdma_qps_per_connection Effective HCCL_RDMA_QPS_PER_CONNECTION of a settings set: RoCE queue pairs per rank pair.
 # TYPE hccl_env_rdma_qps_per_connection gauge
 hccl_env_rdma_qps_per_connection{settings="` + a.Settings + `"} 1
 hccl_env_rdma_qps_per_connection{settings="` + b.Settings + `"} 4
 `
-	if err := testutil.CollectAndCompare(st, strings.NewReader(exp), "hccl_communicator_established_qps", "hccl_env_rdma_qps_per_connection"); err != nil {
+	if err := testutil.CollectAndCompare(st, strings.NewReader(exp), "hccl_communicator_established_queue_pairs", "hccl_env_rdma_qps_per_connection"); err != nil {
 		t.Error(err)
 	}
 }

@@ -50,16 +50,16 @@ var (
 	commProcessesDesc = prometheus.NewDesc("hccl_communicator_processes",
 		"Processes of the node that are members of a communicator.",
 		[]string{"communicator"}, nil)
-	commQPsDesc = prometheus.NewDesc("hccl_communicator_established_qps",
+	commQPsDesc = prometheus.NewDesc("hccl_communicator_established_queue_pairs",
 		"RoCE QPs the node's members of a communicator have created, from their `create hccl transport:` run-log lines with `rdma qpn[` (one per QP, over every link set they built).",
 		[]string{"communicator"}, nil)
 	commBufferDesc = prometheus.NewDesc("hccl_communicator_ccl_buffer_bytes",
 		"cclBuffer the node's members of a communicator have allocated (`Create ccl buffer success` lines); 0 until its first collective, when HCCL allocates 2 x its buffer size + 1 MiB per member together with link setup.",
 		[]string{"communicator"}, nil)
-	logLinesDesc = prometheus.NewDesc("ascend_log_lines_total",
+	logLinesDesc = prometheus.NewDesc("hccl_exporter_log_lines_total",
 		"CANN plog lines read, by module and level.",
 		[]string{"module", "level"}, nil)
-	unparsableDesc = prometheus.NewDesc("ascend_log_unparsable_lines_total",
+	unparsableDesc = prometheus.NewDesc("hccl_exporter_log_unparsable_lines_total",
 		"Lines that did not follow their format (plog grammar, Kubernetes CRI, Docker json-file).",
 		[]string{"format"}, nil)
 	rejectedDesc = prometheus.NewDesc("hccl_env_values_rejected_total",

@@ -198,10 +198,10 @@ hccl_communicator_servers{communicator="w"} 2
 # TYPE hccl_communicator_processes gauge
 hccl_communicator_processes{communicator="t"} 2
 hccl_communicator_processes{communicator="w"} 3
-# HELP hccl_communicator_established_qps RoCE QPs the node's members of a communicator have created, from their ` + "`create hccl transport:`" + ` run-log lines with ` + "`rdma qpn[`" + ` (one per QP, over every link set they built).
-# TYPE hccl_communicator_established_qps gauge
-hccl_communicator_established_qps{communicator="t"} 0
-hccl_communicator_established_qps{communicator="w"} 2
+# HELP hccl_communicator_established_queue_pairs RoCE QPs the node's members of a communicator have created, from their ` + "`create hccl transport:`" + ` run-log lines with ` + "`rdma qpn[`" + ` (one per QP, over every link set they built).
+# TYPE hccl_communicator_established_queue_pairs gauge
+hccl_communicator_established_queue_pairs{communicator="t"} 0
+hccl_communicator_established_queue_pairs{communicator="w"} 2
 # HELP hccl_communicator_ccl_buffer_bytes cclBuffer the node's members of a communicator have allocated (` + "`Create ccl buffer success`" + ` lines); 0 until its first collective, when HCCL allocates 2 x its buffer size + 1 MiB per member together with link setup.
 # TYPE hccl_communicator_ccl_buffer_bytes gauge
 hccl_communicator_ccl_buffer_bytes{communicator="t"} 0
@@ -209,7 +209,7 @@ hccl_communicator_ccl_buffer_bytes{communicator="w"} 8.40957952e+08
 `
 	if err := testutil.CollectAndCompare(st, strings.NewReader(want), "hccl_env_info", "hccl_env_buffsize_bytes",
 		"hccl_communicator_info", "hccl_communicator_ranks", "hccl_communicator_servers", "hccl_communicator_processes",
-		"hccl_communicator_established_qps", "hccl_communicator_ccl_buffer_bytes"); err != nil {
+		"hccl_communicator_established_queue_pairs", "hccl_communicator_ccl_buffer_bytes"); err != nil {
 		t.Fatal(err)
 	}
 	if problems, err := testutil.CollectAndLint(st); err != nil || len(problems) > 0 {

@@ -60,7 +60,7 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 	case parse.LevelError:
 		if !isHCCL && !isHCCP {
 			// Fingerprints are HCCL/HCCP messages; other modules' errors
-			// are only counted in ascend_log_lines_total.
+			// are only counted in hccl_exporter_log_lines_total.
 			return
 		}
 		stage, reason := parse.StageKeywords(p.Msg)

@@ -89,7 +89,7 @@ const (
 
 var droppedLabels = []string{labelCode, labelCommunicator, labelModule, labelPID, labelPod, labelVariable}
 
-// Formats counted in ascend_log_unparsable_lines_total.
+// Formats counted in hccl_exporter_log_unparsable_lines_total.
 const (
 	formatPlog   = "plog"
 	formatCRI    = "cri"

@@ -15,7 +15,7 @@ const (
 	// KindDevicePlog is a device-side application log sent back to the
 	// host, device-<pid>_<17 digits>.log (under device-<id>/ directories).
 	KindDevicePlog
-	// KindScreen is a training screen log matched by a --screenlog.path glob
+	// KindScreen is a training screen log matched by a --cannlog.screen-log-path glob
 	// (plain stdout capture or a Kubernetes CRI log).
 	KindScreen
 )

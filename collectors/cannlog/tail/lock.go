@@ -25,7 +25,7 @@ func lockState(stateFile string) (*os.File, error) {
 	if err != nil {
 		// Where the lock cannot even be created the state file cannot
 		// be written either: that is counted at every checkpoint
-		// (ascend_log_state_file_write_errors_total), not fatal.
+		// (hccl_exporter_log_state_file_write_errors_total), not fatal.
 		return nil, nil
 	}
 	for {
