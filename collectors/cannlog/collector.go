@@ -176,6 +176,9 @@ var (
 			"or a discovered root on a FUSE or network file system (--cannlog.cross-filesystems allows the last two).", []string{"reason"}, nil)
 	holeBytesDesc = prometheus.NewDesc("hccl_exporter_log_hole_bytes_skipped_total",
 		"Bytes of sparse log files' holes skipped unread (SEEK_DATA).", nil, nil)
+	hungCallsDesc = prometheus.NewDesc("hccl_exporter_log_hung_calls_total",
+		"Calls on a discovered log root (open, stat, read, list) abandoned after 1 s: its file system does not answer "+
+			"(a hung FUSE or NFS mount); its files wait until it does, the other roots are read on.", nil, nil)
 )
 
 // expireEvery bounds how often the process TTL is checked (it may stat /proc).
@@ -454,6 +457,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(st.Refused[r]), r)
 	}
 	ch <- prometheus.MustNewConstMetric(holeBytesDesc, prometheus.CounterValue, float64(st.HoleBytesSkipped))
+	ch <- prometheus.MustNewConstMetric(hungCallsDesc, prometheus.CounterValue, float64(st.HungCalls))
 	c.zones.metrics(ch, time.Now())
 	c.coverage(ch)
 	c.mu.Lock()
@@ -481,6 +485,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- limitReachedDesc
 	ch <- refusedDesc
 	ch <- holeBytesDesc
+	ch <- hungCallsDesc
 	ch <- zoneOffsetDesc
 	ch <- zoneAppliedDesc
 	ch <- npuProcessesDesc

@@ -100,6 +100,10 @@ type Config struct {
 	// (mount points), and discovered roots be on FUSE or network file
 	// systems. Off, neither is touched (see resolve.go).
 	CrossFilesystems bool
+	// IODeadline is how long one call on a discovered root may take before
+	// it is abandoned and the root waits (see rootio.go); 0 takes
+	// DefaultIODeadline.
+	IODeadline time.Duration
 }
 
 // OpenFilesReserve is the part of RLIMIT_NOFILE the default descriptor
@@ -170,6 +174,9 @@ type tracked struct {
 	// more: the last read stopped at the per-Poll byte cap; the next
 	// Poll reads on whatever events say.
 	more bool
+	// rio is the worker of the discovered root the file was found in;
+	// nil for configured roots and screen logs.
+	rio *rootIO
 
 	lastChange time.Time
 	seen       uint64 // rescan generation
@@ -227,6 +234,9 @@ type Follower struct {
 	// Caps of Config, defaults applied.
 	maxDirs, maxWatches, maxEntries int
 	maxBytes                        int64
+	ioDeadline                      time.Duration
+	// rootIOs are the workers of the discovered roots, by ProcRoot path.
+	rootIOs map[string]*rootIO
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -286,6 +296,11 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 	if f.maxBytes <= 0 {
 		f.maxBytes = DefaultMaxBytesPerPoll
 	}
+	f.ioDeadline = cfg.IODeadline
+	if f.ioDeadline <= 0 {
+		f.ioDeadline = DefaultIODeadline
+	}
+	f.rootIOs = make(map[string]*rootIO)
 	f.stats.ReadErrors = make(map[string]uint64)
 	f.stats.LimitsReached = make(map[string]uint64)
 	f.stats.Refused = make(map[string]uint64)
@@ -445,7 +460,7 @@ type pollCounters struct {
 	lines, bytes, truncLines, truncations, replaced uint64
 	lost                                            uint64
 	limitReached                                    uint64
-	holeBytes                                       uint64
+	holeBytes, hung                                 uint64
 	errs, limits, refusals                          map[string]uint64
 }
 
@@ -490,6 +505,7 @@ func (f *Follower) flush(c *pollCounters) {
 		s.Refused[k] += v
 	}
 	s.HoleBytesSkipped += c.holeBytes
+	s.HungCalls += c.hung
 	s.FilesTracked = len(f.byID)
 	s.FilesOpen = f.openFDs
 	s.DirsUnreadable, s.RootsMissing = 0, 0
@@ -511,8 +527,10 @@ func (f *Follower) flush(c *pollCounters) {
 // reads what is new. It returns false when the file was dropped.
 func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now time.Time, c *pollCounters) bool {
 	var st syscall.Stat_t
-	if err := fstat(t.fd, &st); err != nil {
-		f.fileErr(t, "stat", err, c)
+	if err := f.fstatT(t, &st, c); err != nil {
+		if err != errHung {
+			f.fileErr(t, "stat", err, c)
+		}
 		return true
 	}
 	if st.Nlink == 0 {
@@ -551,7 +569,7 @@ func (f *Follower) readIfChanged(t *tracked, st *syscall.Stat_t, event bool, han
 	switch {
 	case size < t.scanned || size < t.offset:
 		f.truncated(t, size, c)
-	case size == t.scanned && size > 0 && (event || st.Ctim != t.ctime) && f.rewrittenInPlace(t):
+	case size == t.scanned && size > 0 && (event || st.Ctim != t.ctime) && f.rewrittenInPlace(t, c):
 		// Written without growing: an appending writer always grows the
 		// file, so this is a truncate-and-rewrite to the same length.
 		f.truncated(t, size, c)
@@ -580,12 +598,12 @@ func (f *Follower) truncated(t *tracked, size int64, c *pollCounters) {
 // event saying it was written) is checked this way; it costs at most two
 // preads of fpSize bytes. A rewrite that keeps both the first and the last
 // read bytes identical cannot be told from no change at all.
-func (f *Follower) rewrittenInPlace(t *tracked) bool {
-	if f.headChanged(t) {
+func (f *Follower) rewrittenInPlace(t *tracked, c *pollCounters) bool {
+	if f.headChanged(t, c) {
 		return true
 	}
 	if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
-		m, err := pread(t.fd, f.buf[:t.tailLen], t.offset-int64(t.tailLen))
+		m, err := f.preadT(t, f.buf[:t.tailLen], t.offset-int64(t.tailLen), c)
 		if err == nil && (m < t.tailLen || fingerprint(f.buf[:m]) != t.tailHash) {
 			return true
 		}
@@ -601,7 +619,9 @@ func (f *Follower) followOrphan(t *tracked, handle func(*File, []byte), now time
 		return false
 	}
 	var st syscall.Stat_t
-	if err := fstat(t.fd, &st); err != nil {
+	if err := f.fstatT(t, &st, c); err == errHung {
+		return true // its root does not answer: keep it as it is
+	} else if err != nil {
 		f.fileErr(t, "stat", err, c)
 		f.closeFD(t)
 		return false
@@ -651,7 +671,7 @@ func (f *Follower) closeFD(t *tracked) {
 		f.waiting--
 	}
 	if t.fd >= 0 {
-		_ = syscall.Close(t.fd)
+		closeT(t, t.fd)
 		t.fd = -1
 		f.openFDs--
 	}
@@ -678,16 +698,30 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 	if t.fd < 0 {
 		return false
 	}
-	if t.offset > 0 && f.headChanged(t) {
+	if t.offset > 0 && f.headChanged(t, c) {
 		return true
 	}
 	r := reader{f: f, t: t, handle: handle, c: c, buf: f.buf, pos: t.offset, start: t.offset}
+	if t.rio != nil {
+		// A discovered root's read gets a buffer of its own: an
+		// abandoned read keeps it (see rootio.go).
+		r.buf = getReadBuf(len(f.buf))
+		defer func() {
+			if !r.abandoned {
+				putReadBuf(r.buf)
+			}
+		}()
+	}
 	r.tl, r.tlNL = t.tailCheck()
 	for {
 		r.skipHole()
 		m, want, rewritten, err := r.fill()
 		if rewritten {
 			return true
+		}
+		if err == errHung {
+			r.abandoned = true
+			break // its root does not answer: what was read is delivered
 		}
 		if err != nil {
 			f.fileErr(t, "read", err, c)
@@ -721,6 +755,8 @@ type reader struct {
 	start  int64 // t.offset when the read began
 	read   int64 // bytes read so far
 	more   bool  // stopped at the byte cap, not at the end
+	// abandoned: a read on buf was abandoned and may still write to it.
+	abandoned bool
 	// dataEnd is where the data region being read ends (SEEK_HOLE): reads
 	// stop there, so that no hole is read as NULs.
 	dataEnd int64
@@ -733,11 +769,11 @@ type reader struct {
 
 // headChanged reports whether the file's leading bytes no longer match
 // their fingerprint: it was truncated and written again.
-func (f *Follower) headChanged(t *tracked) bool {
+func (f *Follower) headChanged(t *tracked, c *pollCounters) bool {
 	if t.fpLen == 0 {
 		return false
 	}
-	m, err := pread(t.fd, f.buf[:t.fpLen], 0)
+	m, err := f.preadT(t, f.buf[:t.fpLen], 0, c)
 	return err == nil && (m < t.fpLen || fingerprint(f.buf[:m]) != t.fpHash)
 }
 
@@ -771,7 +807,10 @@ func (r *reader) skipHole() {
 	}
 	t := r.t
 	r.dataEnd = math.MaxInt64 // unknown: read on
-	d, err := seekData(t.fd, at)
+	d, err := r.f.seekT(t, at, unix.SEEK_DATA, r.c)
+	if err == unix.ENXIO {
+		d, err = r.f.seekT(t, 0, io.SeekEnd, r.c) // only a hole follows
+	}
 	if err != nil {
 		return
 	}
@@ -789,7 +828,7 @@ func (r *reader) skipHole() {
 		t.tailLen, t.tailHash = 0, 0 // no byte read ends at pos now
 		at = d
 	}
-	if h, err := unix.Seek(t.fd, max(d, at), unix.SEEK_HOLE); err == nil && h > at {
+	if h, err := r.f.seekT(t, max(d, at), unix.SEEK_HOLE, r.c); err == nil && h > at {
 		r.dataEnd = h
 	}
 }
@@ -806,7 +845,7 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 		want = int(max(left, 1))
 	}
 	if r.tl > 0 {
-		m, err = pread(t.fd, r.buf[:r.tl+want], r.pos-int64(r.tl))
+		m, err = r.pread(r.buf[:r.tl+want], r.pos-int64(r.tl))
 		if err == nil && m > 0 {
 			if m < r.tl || (r.tlNL && r.buf[0] != '\n') || (!r.tlNL && fingerprint(r.buf[:r.tl]) != t.tailHash) {
 				return 0, 0, true, nil
@@ -816,7 +855,7 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 		}
 		r.tl = 0
 	} else {
-		m, err = pread(t.fd, r.buf[r.n:r.n+want], r.pos+int64(r.n))
+		m, err = r.pread(r.buf[r.n:r.n+want], r.pos+int64(r.n))
 	}
 	if err != nil {
 		return m, want, false, err
@@ -828,6 +867,13 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 	r.read += int64(m)
 	r.c.bytes += uint64(m)
 	return m, want, false, nil
+}
+
+func (r *reader) pread(p []byte, off int64) (int, error) {
+	if r.t.rio == nil {
+		return pread(r.t.fd, p, off)
+	}
+	return r.f.preadVia(r.t, p, off, r.c, true)
 }
 
 // deliver hands every complete line in buf to the handler, cuts an
@@ -959,14 +1005,13 @@ func (f *Follower) fileErr(t *tracked, reason string, err error, c *pollCounters
 	}
 }
 
-// seekData is lseek(SEEK_DATA): the first data byte at or after off, or the
-// file's size where only a hole follows.
-func seekData(fd int, off int64) (int64, error) {
-	d, err := unix.Seek(fd, off, unix.SEEK_DATA)
-	if err == unix.ENXIO {
-		return unix.Seek(fd, 0, io.SeekEnd)
+func seek(fd int, off int64, whence int) (int64, error) {
+	for {
+		d, err := unix.Seek(fd, off, whence)
+		if err != unix.EINTR {
+			return d, err
+		}
 	}
-	return d, err
 }
 
 func pread(fd int, p []byte, off int64) (int, error) {

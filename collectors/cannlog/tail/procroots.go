@@ -69,15 +69,29 @@ func (f *Follower) SetProcRoots(roots []ProcRoot) {
 	}
 	f.procRootsSet = true
 	f.procRoots = slices.Clone(roots)
+	// A worker per root; files found through a dropped root keep theirs
+	// (t.rio) while they are drained.
+	ios := make(map[string]*rootIO, len(roots))
+	for _, r := range roots {
+		if ios[r.Path] = f.rootIOs[r.Path]; ios[r.Path] == nil {
+			ios[r.Path] = &rootIO{}
+		}
+	}
+	f.rootIOs = ios
 	f.nextScan = f.now().Add(-1)
 }
 
 // scanProcRoots walks every per-process root after the configured ones, so
 // a file that a configured root also reaches keeps the configured path.
 func (f *Follower) scanProcRoots(sc *scanCtx) {
-	defer func() { sc.only, sc.root = 0, "" }()
+	defer func() { sc.only, sc.root, sc.rio = 0, "", nil }()
 	for _, r := range f.procRoots {
-		sc.only, sc.root = r.PID, r.Path
+		sc.only, sc.root, sc.rio = r.PID, r.Path, f.rootIOs[r.Path]
+		if sc.rio.hung.Load() {
+			// Its file system does not answer: its files wait as they are.
+			f.keepBelow(r.Path, sc.gen)
+			continue
+		}
 		rel := ""
 		if r.Anchor != "" {
 			rel = strings.TrimPrefix(r.Path, r.Anchor)
@@ -96,6 +110,16 @@ func (f *Follower) scanProcRoots(sc *scanCtx) {
 		}
 		sc.problems = saved
 	}
+}
+
+// rootIOOf returns the worker of the discovered root path lies in, if any.
+func (f *Follower) rootIOOf(path string) *rootIO {
+	for p, r := range f.rootIOs {
+		if hasDirPrefix(path, p) {
+			return r
+		}
+	}
+	return nil
 }
 
 // wantedCANN reports whether a CANN log name with events belongs to a

@@ -36,9 +36,11 @@ type scanCtx struct {
 	problems map[string]problem
 	changed  bool // the set or names of followed files changed
 	// only and root are set while a ProcRoot is walked: only files of
-	// pid only are followed, and they carry root (File.ProcRoot).
+	// pid only are followed, and they carry root (File.ProcRoot); rio is
+	// its worker.
 	only int
 	root string
+	rio  *rootIO
 }
 
 // rescan lists every root and glob, follows new files, notices renamed,
@@ -101,12 +103,12 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 	}
 	// Files no name reached this time.
 	for _, t := range f.byID {
-		if t.seen != sc.gen && !f.stillThere(t) {
+		if t.seen != sc.gen && !f.stillThere(t, sc.c) {
 			f.lose(t, sc)
 		}
 	}
 	if sc.changed {
-		f.reorder()
+		f.reorder(sc.c)
 	}
 	f.reportProblems(sc)
 }
@@ -218,9 +220,11 @@ func (f *Follower) keepBelow(dir string, gen uint64) {
 
 // stillThere reports whether an unseen file is still at its path (a glob
 // can miss it when a directory is momentarily unreadable).
-func (f *Follower) stillThere(t *tracked) bool {
+func (f *Follower) stillThere(t *tracked, c *pollCounters) bool {
 	var st syscall.Stat_t
-	if err := syscall.Stat(t.Path, &st); err != nil {
+	if err := f.statPath(t, t.Path, &st, c); err == errHung {
+		return true // its root does not answer: keep it as it is
+	} else if err != nil {
 		return false
 	}
 	return (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id
@@ -232,7 +236,9 @@ func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scan
 	var st syscall.Stat_t
 	var err error
 	if at.set() {
-		err = at.stat(&st)
+		if !f.call(sc.rio, sc.c, func() { err = at.stat(&st) }, nil) {
+			return
+		}
 	} else {
 		err = syscall.Stat(path, &st)
 	}
@@ -254,7 +260,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scan
 		// for both).
 		f.truncated(t, st.Size, sc.c)
 	}
-	if t := f.byID[id]; t != nil && t.fd < 0 && t.seen != sc.gen && !f.sameFile(t, path, st.Size) {
+	if t := f.byID[id]; t != nil && t.fd < 0 && t.seen != sc.gen && !f.sameFile(t, path, st.Size, sc.c) {
 		// We held no descriptor, so the inode number may have been freed
 		// and reused by a new file (CANN deletes old plogs; sealed ones
 		// are closed once read): the old file is gone.
@@ -303,6 +309,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scan
 	}
 	t := &tracked{
 		File:       File{Kind: kind, PID: pid, ProcRoot: sc.root},
+		rio:        sc.rio,
 		id:         id,
 		fd:         -1,
 		lastChange: sc.now,
@@ -350,7 +357,10 @@ func (f *Follower) open(t *tracked, c *pollCounters, at dirRef) bool {
 			return false
 		}
 	}
-	fd, st, err := openVerifiedAt(at, t.Path, t.id)
+	fd, st, err := f.openT(t, at, c)
+	if err == errHung {
+		return false // its root does not answer: tried again later
+	}
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 		// The process (or the system) is out of descriptors although the
 		// budget is not spent: give some back and wait for them.
@@ -467,7 +477,7 @@ func (f *Follower) lose(t *tracked, sc *scanCtx) {
 
 // reorder rebuilds the read order and the CANN sealing: in each rotation
 // group every file but the newest (by name, i.e. creation time) is sealed.
-func (f *Follower) reorder() {
+func (f *Follower) reorder(c *pollCounters) {
 	f.order = f.order[:0]
 	newest := make(map[string]string)
 	for _, t := range f.byID {
@@ -487,7 +497,7 @@ func (f *Follower) reorder() {
 				// Closed to keep within the descriptor budget, it may
 				// have been written since: read it to its end first.
 				var st syscall.Stat_t
-				if syscall.Stat(t.Path, &st) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && st.Size != t.scanned {
+				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && st.Size != t.scanned {
 					f.wait(t)
 				} else {
 					t.done = true
@@ -559,7 +569,7 @@ func kubeletRotated(path string) (base string, ok bool) {
 // sameFile checks that a closed file found again at path (same device and
 // inode) is the file we read before and not a new one reusing the inode:
 // it is no smaller than what was read and starts with the same bytes.
-func (f *Follower) sameFile(t *tracked, path string, size int64) bool {
+func (f *Follower) sameFile(t *tracked, path string, size int64, c *pollCounters) bool {
 	if path == t.Path && size == t.scanned {
 		return true // unchanged: nothing would be read anyway
 	}
@@ -575,6 +585,20 @@ func (f *Follower) sameFile(t *tracked, path string, size int64) bool {
 	}
 	if t.fpLen == 0 {
 		return true
+	}
+	if t.rio != nil {
+		// A discovered root's file is checked by its worker: read the
+		// head through a descriptor of the file as it is now.
+		probe := &tracked{File: File{Path: path}, id: t.id, rio: t.rio, fd: -1}
+		fd, _, err := f.openT(probe, dirRef{}, c)
+		if err != nil {
+			return true // cannot tell; reopen will fail and retry later
+		}
+		probe.fd = fd
+		defer closeT(probe, fd)
+		head := f.buf[:t.fpLen]
+		n, err := f.preadT(probe, head, 0, c)
+		return err == nil && n == t.fpLen && fingerprint(head) == t.fpHash
 	}
 	fd, _, err := openVerified(path, t.id)
 	if err != nil {

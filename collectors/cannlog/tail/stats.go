@@ -51,6 +51,9 @@ type Stats struct {
 	Refused map[string]uint64
 	// HoleBytesSkipped counts bytes of sparse files' holes not read.
 	HoleBytesSkipped uint64
+	// HungCalls counts calls on a discovered root abandoned at
+	// Config.IODeadline (its root then waits until the call returns).
+	HungCalls uint64
 }
 
 // Stats returns a snapshot of the counters.

@@ -52,6 +52,7 @@ type rootWalk struct {
 	// proc: a discovered root, whose files are not followed through links
 	// either.
 	proc                   bool
+	hung                   bool // its worker abandoned a call: stop
 	dirs, watches, entries int
 	capped                 [3]bool // dirs, watches, entries counted this scan
 }
@@ -61,34 +62,82 @@ type rootWalk struct {
 // directory opened from its parent's descriptor (see resolve.go). anchor is
 // set for a discovered root: rel is then resolved inside anchor.
 func (f *Follower) walkRoot(path, anchor, rel string, proc bool, sortDirs []string, sc *scanCtx) {
-	var fd int
+	rw := &rootWalk{path: path, fd: -1, proc: proc}
+	defer f.closeDir(rw, sc)
+	fd := -1
+	var dev uint64
 	var err error
-	if anchor != "" {
-		fd, err = openInRoot(anchor, rel, f.log)
-	} else {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	var kind string
+	if !f.walkCall(rw, sc, func() {
+		if anchor != "" {
+			fd, err = openInRoot(anchor, rel, f.log)
+		} else {
+			fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		}
+		if err == nil {
+			dev, err = fdDev(fd)
+			kind = remoteKind(fd)
+		}
+	}, &fd) {
+		return
 	}
+	rw.fd, rw.dev = fd, dev
 	if err != nil {
 		f.dirErr(path, err, sc)
 		return
 	}
-	defer syscall.Close(fd)
-	rw := &rootWalk{path: path, fd: fd, proc: proc}
-	if rw.dev, err = fdDev(fd); err != nil {
-		f.dirErr(path, err, sc)
+	if proc && !f.cfg.CrossFilesystems && kind != "" {
+		sc.c.refused(refusedRemote)
+		sc.problems[path] = problem{reasonRefused, "on a " + kind + " file system (--cannlog.cross-filesystems allows it)"}
+		f.keepBelow(path, sc.gen)
 		return
 	}
-	if proc && !f.cfg.CrossFilesystems {
-		if kind := remoteKind(fd); kind != "" {
-			sc.c.refused(refusedRemote)
-			sc.problems[path] = problem{reasonRefused, "on a " + kind + " file system (--cannlog.cross-filesystems allows it)"}
-			f.keepBelow(path, sc.gen)
+	f.watchIn(rw, path, rw.fd, sc)
+	for _, sd := range sortDirs {
+		if rw.hung {
 			return
 		}
-	}
-	f.watchIn(rw, path, fd, sc)
-	for _, sd := range sortDirs {
 		f.walkSortDir(rw, sd, sc)
+	}
+}
+
+// walkCall runs one blocking step of a walk through the root's worker
+// (sc.rio; directly for configured roots). If the root does not answer,
+// the walk stops, the root's files are kept as they are, and a descriptor
+// the step opens late is closed.
+func (f *Follower) walkCall(rw *rootWalk, sc *scanCtx, fn func(), opened *int) bool {
+	if rw.hung {
+		return false
+	}
+	var cleanup func()
+	if opened != nil {
+		cleanup = func() {
+			if *opened >= 0 {
+				_ = syscall.Close(*opened)
+			}
+		}
+	}
+	if f.call(sc.rio, sc.c, fn, cleanup) {
+		return true
+	}
+	rw.hung = true
+	f.keepBelow(rw.path, sc.gen)
+	return false
+}
+
+// closeDir closes the root's descriptor (on a discovered root without
+// waiting: a close can block there too).
+func (f *Follower) closeDir(rw *rootWalk, sc *scanCtx) {
+	closeDirFD(rw.fd, sc.rio)
+}
+
+func closeDirFD(fd int, rio *rootIO) {
+	switch {
+	case fd < 0:
+	case rio == nil:
+		_ = syscall.Close(fd)
+	default:
+		go syscall.Close(fd) //nolint:errcheck // nothing to do about it
 	}
 }
 
@@ -99,13 +148,13 @@ func (f *Follower) walkSortDir(rw *rootWalk, sd string, sc *scanCtx) {
 	if !ok {
 		return
 	}
-	defer syscall.Close(fd)
+	defer closeDirFD(fd, sc.rio)
 	names, err := f.list(rw, p, fd, sc)
 	if err != nil {
 		f.dirErr(p, err, sc) // names listed before the error are still followed
 	}
 	for _, name := range names {
-		if !layoutDir(name) {
+		if !layoutDir(name) || rw.hung {
 			continue
 		}
 		f.walkLogDir(rw, fd, p+"/"+name, name, sc)
@@ -119,12 +168,17 @@ func (f *Follower) walkLogDir(rw *rootWalk, parent int, p, name string, sc *scan
 	if !ok {
 		return
 	}
-	defer syscall.Close(fd)
+	defer closeDirFD(fd, sc.rio)
 	names, err := f.list(rw, p, fd, sc)
 	if err != nil {
 		f.dirErr(p, err, sc)
 	}
 	for _, n := range names {
+		if rw.hung || (sc.rio != nil && sc.rio.hung.Load()) {
+			rw.hung = true
+			f.keepBelow(rw.path, sc.gen)
+			return
+		}
 		if kind, pid, ok := parseCANNName(n); ok && (sc.only == 0 || pid == sc.only) {
 			f.consider(p+"/"+n, kind, pid, dirRef{fd: fd, name: n, noFollow: rw.proc}, sc)
 		}
@@ -140,7 +194,11 @@ func (f *Follower) enterDir(rw *rootWalk, parent int, name, p string, sc *scanCt
 		return -1, false
 	}
 	rw.dirs++
-	fd, err := openDirBelow(parent, name, rw.dev, f.cfg.CrossFilesystems, f.log)
+	fd := -1
+	var err error
+	if !f.walkCall(rw, sc, func() { fd, err = openDirBelow(parent, name, rw.dev, f.cfg.CrossFilesystems, f.log) }, &fd) {
+		return -1, false
+	}
 	if err != nil {
 		f.dirErr(p, err, sc)
 		return -1, false
@@ -157,7 +215,12 @@ func (f *Follower) list(rw *rootWalk, p string, fd int, sc *scanCtx) ([]string, 
 		f.keepBelow(p, sc.gen)
 		return nil, nil
 	}
-	names, more, err := f.listDir(p, fd, left)
+	var names []string
+	var more bool
+	var err error
+	if !f.walkCall(rw, sc, func() { names, more, err = f.listDir(p, fd, left) }, nil) {
+		return nil, nil
+	}
 	rw.entries += len(names)
 	if more {
 		f.capReached(rw, 2, limitEntries, sc)
