@@ -16,7 +16,7 @@ import (
 
 var collectorSpecs = []exporter.Spec{
 	{Name: "npusmi", Help: "NPU memory, health, power and processes from npu-smi info.", DefaultEnabled: true},
-	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs.", DefaultEnabled: true},
+	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs, and which chip each process of the logs runs on.", DefaultEnabled: true},
 	{Name: "pods", Help: "which pod holds each NPU, from the kubelet's PodResources API (--pods.kubelet-socket).", DefaultEnabled: true},
 	{Name: "headroom", Help: "NPU memory headroom before HCCL link setup (joins npu-smi's process table with the CANN logs).", DefaultEnabled: true},
 	{Name: "hccn", Help: "RoCE NIC link state, flaps, health, live queue pairs and error counters per NPU chip from hccn_tool (background sweep).", DefaultEnabled: true},
