@@ -247,13 +247,6 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-type fakeDevices []logstate.ProcessDevice
-
-func (f fakeDevices) Devices() []logstate.ProcessDevice { return f }
-func (f fakeDevices) ProcessVars(logstate.ProcessKey, ...string) (logstate.ProcessView, bool) {
-	return logstate.ProcessView{}, false
-}
-
 type fakeQPs []hccn.QPReading
 
 func (f fakeQPs) ActiveQPs() []hccn.QPReading { return f }

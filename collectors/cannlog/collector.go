@@ -163,6 +163,9 @@ var (
 		"Followed log files found truncated (shrunk, or rewritten from the start) and read again from their first byte.", nil, nil)
 	replacementsDesc = prometheus.NewDesc("hccl_exporter_log_replacements_total",
 		"Followed log names found holding another file (replaced, or rotated by the kubelet); the old file is read to its end first.", nil, nil)
+	filesLostDesc = prometheus.NewDesc("hccl_exporter_log_files_lost_total",
+		"Log files read before a restart that were gone with their directory after it: their process exited while the exporter was down, "+
+			"taking its /proc root (the only path to them), so whatever it wrote after the last checkpoint (often its last error) was not read.", nil, nil)
 	stateWriteErrorsDesc = prometheus.NewDesc("hccl_exporter_log_state_file_write_errors_total",
 		"Checkpoints of --cannlog.state-file that failed; until one succeeds, a restart reads again what was read since the last.", nil, nil)
 	limitReachedDesc = prometheus.NewDesc("hccl_exporter_log_limit_reached_total",
@@ -445,6 +448,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	ch <- prometheus.MustNewConstMetric(truncatedLinesDesc, prometheus.CounterValue, float64(st.TruncatedLines))
 	ch <- prometheus.MustNewConstMetric(truncationsDesc, prometheus.CounterValue, float64(st.Truncations))
 	ch <- prometheus.MustNewConstMetric(replacementsDesc, prometheus.CounterValue, float64(st.Replacements))
+	ch <- prometheus.MustNewConstMetric(filesLostDesc, prometheus.CounterValue, float64(st.FilesLost))
 	ch <- prometheus.MustNewConstMetric(stateWriteErrorsDesc, prometheus.CounterValue, float64(st.StateWriteErrors+c.encodeErrors.Load()))
 	for _, l := range tail.LimitReasons {
 		ch <- prometheus.MustNewConstMetric(limitReachedDesc, prometheus.CounterValue, float64(st.LimitsReached[l]), l)
@@ -476,6 +480,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- truncatedLinesDesc
 	ch <- truncationsDesc
 	ch <- replacementsDesc
+	ch <- filesLostDesc
 	ch <- stateWriteErrorsDesc
 	ch <- limitReachedDesc
 	ch <- refusedDesc

@@ -2,6 +2,7 @@ package cannlog
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -293,5 +294,123 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 	}
 	if st := c.f.Stats(); st.FilesTracked != 1 || st.LinesRead != 32 {
 		t.Fatalf("files %d, lines %d: want the one file read once", st.FilesTracked, st.LinesRead)
+	}
+}
+
+// writeStat writes <procfs>/<pid>/stat with start time start (field 22).
+func writeStat(t *testing.T, procfs string, pid int, start uint64) {
+	t.Helper()
+	stat := fmt.Sprintf("%d (py thon) S 1 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 %d 1000 10 18446744073709551615\n", pid, start)
+	p := filepath.Join(procfs, strconv.Itoa(pid), "stat")
+	_ = os.Remove(p)
+	if err := os.WriteFile(p, []byte(stat), 0o400); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewriteProcess gives host pid hostPID a new status (nspid) and environ,
+// as an exec, a rewritten environment or a new process with the pid does.
+func rewriteProcess(t *testing.T, procfs string, hostPID, nspid int, environ ...string) {
+	t.Helper()
+	dir := filepath.Join(procfs, strconv.Itoa(hostPID))
+	status := "Name:\tpython3\nPid:\t" + strconv.Itoa(hostPID) + "\nUid:\t0\t0\t0\t0\nNSpid:\t" +
+		strconv.Itoa(hostPID) + "\t" + strconv.Itoa(nspid) + "\n"
+	for name, data := range map[string]string{"status": status, "environ": strings.Join(environ, "\x00") + "\x00"} {
+		_ = os.Remove(filepath.Join(dir, name))
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o400); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// B10: a process whose root changes (an environment it rewrote, an exec)
+// or a pid npu-smi still lists that a new process took (another start time,
+// another root) is read from its new root. Before, a pid whose logs were
+// found once was never looked at again: the new job's logs were never read.
+func TestDiscoveryFollowsAChangedProcess(t *testing.T) {
+	procfs := t.TempDir()
+	rootfs := fakeProcess(t, procfs, 4242, 7, "ASCEND_PROCESS_LOG_PATH=/job/a")
+	writeStat(t, procfs, 4242, 1000)
+	writePlog(t, filepath.Join(rootfs, "job", "a"), 7, "")
+	tab := &fakeTable{}
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242})
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: 10 * 365 * 24 * time.Hour}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	now := time.Now()
+	c.pollOnce(now)
+	key := func(dir string, pid int) logstate.ProcessKey {
+		return logstate.ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", dir), PID: pid}
+	}
+	if _, ok := c.Process(key("a", 7)); !ok {
+		t.Fatal("the first root was not read")
+	}
+
+	// The process rewrites its environment (or execs with another one).
+	writePlog(t, filepath.Join(rootfs, "job", "b"), 7, "")
+	rewriteProcess(t, procfs, 4242, 7, "ASCEND_PROCESS_LOG_PATH=/job/b")
+	now = now.Add(discoveryRecheck)
+	c.pollOnce(now)
+	c.pollOnce(now)
+	if _, ok := c.Process(key("b", 7)); !ok {
+		t.Fatalf("the rewritten environment's root was not read; processes %+v", c.Processes())
+	}
+
+	// The pid is reused by a new process (another start time): pid 8 in
+	// its namespace, its own root.
+	writePlog(t, filepath.Join(rootfs, "job", "c"), 8, "")
+	writeStat(t, procfs, 4242, 2000)
+	rewriteProcess(t, procfs, 4242, 8, "ASCEND_PROCESS_LOG_PATH=/job/c")
+	now = now.Add(discoveryRecheck)
+	c.pollOnce(now)
+	c.pollOnce(now)
+	if _, ok := c.Process(key("c", 8)); !ok {
+		t.Fatalf("the new process with a reused pid was not read; processes %+v", c.Processes())
+	}
+	if host := c.roots.HostPID(key("c", 8)); host != 4242 {
+		t.Fatalf("host pid of the new process %d, want 4242", host)
+	}
+	if host := c.roots.HostPID(key("a", 7)); host != 0 {
+		t.Fatalf("the old root still owns host pid %d", host)
+	}
+}
+
+// B8: short-lived processes, each gone from npu-smi's table soon after it
+// started, fill the pid cap (here 4) within the TTL. The next healthy job
+// must still get its settings: processes that left hold no place under
+// the cap that protects live ones. Before, it was dropped
+// (settings_source="unknown" until the TTL let the others go).
+func TestShortLivedProcessesLeaveThePIDCap(t *testing.T) {
+	procfs := t.TempDir()
+	tab := &fakeTable{}
+	tab.set()
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", MaxPIDs: 4, ProcessTTL: 10 * 365 * 24 * time.Hour}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	now := time.Now()
+	for i := range 6 {
+		host, ns := 5000+i, 10+i
+		rootfs := fakeProcess(t, procfs, host, ns, "ASCEND_PROCESS_LOG_PATH=/logs")
+		writePlog(t, filepath.Join(rootfs, "logs"), ns, "")
+		tab.set(NPUProcess{NPU: "0", Chip: "0", PID: host})
+		c.pollOnce(now)
+		tab.set() // it exits
+		c.pollOnce(now)
+	}
+	rootfs := fakeProcess(t, procfs, 6000, 50, "ASCEND_PROCESS_LOG_PATH=/logs")
+	writePlog(t, filepath.Join(rootfs, "logs"), 50, "")
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 6000})
+	c.pollOnce(now)
+	c.pollOnce(now)
+	pv, ok := c.Process(logstate.ProcessKey{Dir: filepath.Join(procfs, "6000", "root", "logs"), PID: 50})
+	if !ok || pv.Settings == "" {
+		t.Fatalf("the healthy job was kept out by processes that left: %v %+v; have %d processes", ok, pv, len(c.Processes()))
+	}
+	if n := len(c.Processes()); n > 4 {
+		t.Fatalf("%d processes over the cap of 4", n)
 	}
 }

@@ -14,7 +14,10 @@
 //
 // The package joins two views that other collectors own (the npu-smi chip and
 // process tables, and what the CANN logs say about each pid) through the small
-// interfaces NPUSource and SettingsSource; it imports neither collector.
+// interfaces NPUSource and SettingsSource; of the log state it imports only
+// the communicator view (Communicator), and it links no HTTP code or flag
+// parser (its flags are registered by cmd/hccl_exporter), so that diagnose
+// can run the model offline.
 // HCCL's own facts (defaults, ranges, N + 1 QPs, buffer size) come from
 // internal/hcclenv.
 // Model is a pure function; Collector only fetches its inputs and turns the

@@ -166,7 +166,7 @@ func SettingsID(env map[string]EnvSetting) string {
 // the settings are exported once per distinct settings set and the
 // communicators once per communicator (sums over the node's members where
 // the members differ). Which process runs which set is
-// hccl_process_info{pid,settings} (package join). They are sorted as the
+// hccl_process_info{pid,settings} (the cannlog collector). They are sorted as the
 // registry sorts them (family, then label values in label-name order),
 // which makes the registry's own sort a linear pass.
 func (s *State) buildProcMetrics() []prometheus.Metric {

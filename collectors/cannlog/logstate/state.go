@@ -189,8 +189,9 @@ const (
 )
 
 // State holds what the logs said: counters, per-process settings and
-// communicators, fault events. It is safe for concurrent use; Ingest is the
-// only writer. It does no I/O, so the offline diagnose command can feed it
+// communicators, fault events. It is safe for concurrent use: the
+// collector's poll goroutine writes it (Ingest, Expire, MarkGone, and
+// UnmarshalBinary at start) while scrapes read it. It does no I/O, so the offline diagnose command can feed it
 // the files of a bundle. Its jobs live in their own files: plog ingest
 // (plog_ingest.go), HCCL settings, communicators, buffers and links
 // (links.go), screen-log reassembly (screen.go), faults (faults.go), the

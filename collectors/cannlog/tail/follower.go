@@ -382,6 +382,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 			// found under its new name by the next one.
 			f.pendingScans++
 			if f.pendingScans >= pendingScans {
+				f.countLost(f.pending, &c)
 				f.pending = nil
 			}
 		}
@@ -456,6 +457,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 // taken once per Poll, not once per line.
 type pollCounters struct {
 	lines, bytes, truncLines, truncations, replaced uint64
+	lost                                            uint64
 	limitReached                                    uint64
 	holeBytes, hung                                 uint64
 	errs, limits, refusals                          map[string]uint64
@@ -489,6 +491,7 @@ func (f *Follower) flush(c *pollCounters) {
 	s.TruncatedLines += c.truncLines
 	s.Truncations += c.truncations
 	s.Replacements += c.replaced
+	s.FilesLost += c.lost
 	s.OpenFilesLimitReached += c.limitReached
 	s.OpenFilesLimit = f.maxOpen
 	for k, v := range c.errs {

@@ -24,6 +24,10 @@ type Stats struct {
 	Truncations uint64
 	// Replacements counts followed names that came to hold another file.
 	Replacements uint64
+	// FilesLost counts files of the state file not found again after a
+	// restart, with their directory gone: written by a process that exited
+	// while the exporter was down (see countLost).
+	FilesLost uint64
 	// StateWriteErrors counts checkpoints that could not be written: until
 	// one succeeds, a restart reads again what was read since the last.
 	StateWriteErrors uint64
