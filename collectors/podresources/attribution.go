@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 )
 
 // NPUProcess is a row of npu-smi's process table: a host pid and its chip.
@@ -47,6 +49,11 @@ var (
 		[]string{"source"}, nil)
 )
 
+// npuSMIAbsent: npu-smi is not installed on this node (the logs-only
+// mode). Pods are then named by the kubelet's socket alone where it has one,
+// and this collector does not fail for a source it only enriches with.
+func npuSMIAbsent(err error) bool { return err != nil && errors.Is(err, npusmi.ErrNotFound) }
+
 // SetProcessAttribution turns on pods from processes (nil turns it off).
 func (c *Collector) SetProcessAttribution(a *ProcessAttribution) { c.attr = a }
 
@@ -58,6 +65,9 @@ func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metr
 		return nil, nil
 	}
 	procs, err := a.Processes.NPUProcesses(ctx)
+	if npuSMIAbsent(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("podresources: npu-smi's process table: %w", err)
 	}

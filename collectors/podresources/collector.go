@@ -85,7 +85,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	var errs []error
 	if c.procs != nil {
 		pcs, err := c.procs.ProcessChips(ctx)
-		if err != nil {
+		if err != nil && !npuSMIAbsent(err) {
 			errs = append(errs, fmt.Errorf("podresources: match processes to chips: %w", err))
 		}
 		bad := 0
@@ -155,6 +155,9 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 		return nil
 	}
 	byPhy, err := c.chips.ChipsByPhyID(ctx)
+	if npuSMIAbsent(err) {
+		return nil // no npu-smi on this node: no chip can be named (logs-only mode)
+	}
 	if err != nil {
 		return fmt.Errorf("podresources: map physical ids to chips: %w: %w", exporter.ErrDependency, err)
 	}
