@@ -60,7 +60,9 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 
 	var npu *npusmi.Collector
 	if on("npusmi") || on("headroom") || on("pods") {
-		npu = npusmi.New(*w.npusmi, logger.With("collector", "npusmi"))
+		cfg := *w.npusmi
+		cfg.Procfs = w.cannlog.cfg.Procfs // npu-smi's pids are checked against it
+		npu = npusmi.New(cfg, logger.With("collector", "npusmi"))
 	}
 	if on("npusmi") {
 		out["npusmi"] = npu

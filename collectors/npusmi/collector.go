@@ -25,6 +25,9 @@ type Config struct {
 	// MinInterval: a completed run younger than this is reused, so npu-smi
 	// runs at most once per interval whatever the scrape load.
 	MinInterval time.Duration
+	// Procfs is the host's /proc (--path.procfs), against which npu-smi's
+	// pids are checked (pidns.go); empty skips the check.
+	Procfs string
 }
 
 // AddFlags registers the --npu-smi.* flags.
@@ -94,6 +97,7 @@ type Collector struct {
 	failing       bool
 	warnedCount   int // warnings of the last run, to log a change once
 	expect        expectation
+	foreignPIDs   bool // the last checked run listed pids of another namespace
 }
 
 // New returns a collector for cfg. Zero Timeout means the 10s default.
@@ -373,6 +377,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
 	sendSnapshot(ch, res.snap)
+	c.reportPIDNamespace(ch, res.snap)
 	return nil
 }
 
