@@ -122,7 +122,7 @@ func TestKubePrometheusStack(t *testing.T) {
 }
 
 // TestREADMEValues: README's kube-prometheus-stack steps quote the values
-// file this test renders, line for line.
+// file this test renders, line for line (indented as a list item).
 func TestREADMEValues(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -136,7 +136,7 @@ func TestREADMEValues(t *testing.T) {
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(l) + `$`).Match(readme) {
+		if !regexp.MustCompile(`(?m)^(?:   )?` + regexp.QuoteMeta(l) + `$`).Match(readme) {
 			t.Errorf("README.md's values lack the line %q of %s", l, kpsValues)
 		}
 	}
