@@ -50,6 +50,12 @@ var contractAlerts = []string{
 	"HCCLRoCERetransmissionTimeout",
 	"HCCLExecutionTimeout",
 	"HCCLTLSInconsistent",
+	"NPUChipMissing",
+	"NPUHardwareFault",
+	"NPUHBMUncorrectableECC",
+	"NPUHBMPagesPendingIsolation",
+	"NPUInterconnectErrors",
+	"NPUHardwareProbeFailing",
 	"NPUMemoryHeldWithoutProcess",
 }
 

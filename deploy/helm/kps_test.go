@@ -15,6 +15,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // kpsValues are the values README.md's five steps give; TestREADMEValues
@@ -228,7 +230,7 @@ func TestChartFilesUpToDate(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		unavailable(t, "jsonnet: %v\n%s", err, stderr.String())
+		testtools.Unavailable(t, "jsonnet: %v\n%s", err, stderr.String())
 	}
 	base := filepath.Join(out, "deploy", "helm")
 	var rendered []string
