@@ -93,7 +93,7 @@ func TestDocumentedModes(t *testing.T) {
 			// node, no kubelet socket, no hccn_tool.
 			name: "logs-only",
 			args: func(n *modeNode) []string {
-				return []string{"--no-collector.npusmi", "--no-collector.headroom", "--no-collector.hccn",
+				return []string{"--no-collector.npusmi", "--no-collector.headroom", "--no-collector.hccn", "--no-collector.npuhealth",
 					"--npusmi.path=" + filepath.Join(n.dir, "absent", "npu-smi"),
 					"--cannlog.root=" + n.logRoot, "--cannlog.screen-log-path=" + filepath.Join(n.screen, "*.log"),
 					"--cannlog.state-file=" + n.state, "--path.procfs=",
@@ -110,7 +110,7 @@ func TestDocumentedModes(t *testing.T) {
 					"--pods.kubelet-socket=" + filepath.Join(n.dir, "absent", "kubelet.sock"),
 					"--pods.kubelet-logs=" + filepath.Join(n.dir, "absent-var-log")}
 			},
-			enabled: []string{"cannlog", "hccn", "headroom", "npusmi", "pods"},
+			enabled: []string{"cannlog", "hccn", "headroom", "npuhealth", "npusmi", "pods"},
 		},
 		{
 			// inference cards without RoCE: no hccn_tool.
@@ -120,7 +120,7 @@ func TestDocumentedModes(t *testing.T) {
 					"--cannlog.root=" + n.logRoot, "--cannlog.state-file=" + n.state,
 					"--pods.kubelet-socket=" + filepath.Join(n.dir, "absent", "kubelet.sock")}
 			},
-			enabled: []string{"cannlog", "hccn", "headroom", "npusmi", "pods"},
+			enabled: []string{"cannlog", "hccn", "headroom", "npuhealth", "npusmi", "pods"},
 			want:    []string{"hccl_exporter_hccn_tool_up 0"},
 		},
 	} {
