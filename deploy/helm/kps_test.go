@@ -256,3 +256,37 @@ func TestChartFilesUpToDate(t *testing.T) {
 		}
 	}
 }
+
+// TestNotes: the release notes say how to check the targets are up, with
+// the pool name the Prometheus Operator gives the ServiceMonitor, and warn
+// when the ServiceMonitor carries no label a Prometheus could select.
+func TestNotes(t *testing.T) {
+	notes := func(args ...string) string {
+		out, err := helm(t, append([]string{"install", release, chartDir, "--namespace", namespace, "--dry-run=client"}, args...)...)
+		if err != nil {
+			t.Fatalf("helm install --dry-run: %v", err)
+		}
+		_, n, ok := strings.Cut(string(out), "\nNOTES:\n")
+		if !ok {
+			t.Fatalf("no NOTES in:\n%s", out)
+		}
+		return n
+	}
+	n := notes("--values", kpsValues)
+	for _, want := range []string{
+		"serviceMonitor/" + namespace + "/" + release + "/0",
+		`up{job="hccl-exporter"} == 1`,
+		"hccl_exporter_collector_success",
+		"app.kubernetes.io/component=dashboard",
+	} {
+		if !strings.Contains(n, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, n)
+		}
+	}
+	if strings.Contains(n, "WARNING") {
+		t.Errorf("NOTES warn with the README's values:\n%s", n)
+	}
+	if n := notes(); !strings.Contains(n, "WARNING: serviceMonitor.labels is empty") {
+		t.Errorf("NOTES do not warn about a ServiceMonitor no kube-prometheus-stack selects:\n%s", n)
+	}
+}
