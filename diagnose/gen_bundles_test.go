@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/golden"
 )
 
 // The multi-node bundles of testdata/incidents are generated here, in the
@@ -368,7 +370,7 @@ func TestIncidentBundlesUpToDate(t *testing.T) {
 	}
 	for _, bd := range bundles {
 		dir, files := bd.dir, bd.files
-		if *update {
+		if golden.Updating() {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}

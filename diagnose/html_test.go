@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/golden"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
@@ -148,7 +149,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 1500 {
 		t.Errorf("screenshot is %v", b)
 	}
-	if *update {
+	if golden.Updating() {
 		b, err := os.ReadFile(shot)
 		if err != nil {
 			t.Fatal(err)

@@ -46,7 +46,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--hccn.timeout=%s: must be positive", c.Timeout)
 	}
 	if c.Interval < time.Second {
-		return fmt.Errorf("--hccn.interval=%s: must be at least 1s (each sweep makes 5 calls per NPU chip)", c.Interval)
+		return fmt.Errorf("--hccn.interval=%s: must be at least 1s (each sweep makes one call per command per NPU chip)", c.Interval)
 	}
 	return nil
 }
