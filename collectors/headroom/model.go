@@ -60,6 +60,23 @@ type ChipMemory struct {
 	LiveQPsKnown  bool
 	LiveQPNs      []uint32
 	LiveQPNsKnown bool
+	// Name is the chip's name as npu-smi prints it (910B3, 910_9392, …):
+	// the product of communicators whose logs print no deviceType.
+	Name string
+}
+
+// DeviceTypeOfChip maps npu-smi's chip name to HCCL's device type: 910B*
+// is 910B, a name with 910_93 (or a 93xx model) the A3's 910_93; -1 when
+// the name says neither.
+func DeviceTypeOfChip(name string) int {
+	n := strings.ToUpper(strings.TrimPrefix(strings.TrimSpace(name), "Ascend"))
+	switch {
+	case strings.HasPrefix(n, "910B"):
+		return hcclenv.DevType910B
+	case strings.HasPrefix(n, "910_93"), strings.HasPrefix(n, "910_9"):
+		return hcclenv.DevType910_93
+	}
+	return -1
 }
 
 // ChipProcess is one row of npu-smi's process table: a pid using a chip.
@@ -238,6 +255,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	index := make(map[key]int, len(chips))
 	out := make([]ChipHeadroom, 0, len(chips))
 	live := make([]float64, 0, len(chips)) // -1: no measurement
+	devType := make([]int, 0, len(chips))  // from the chip's name, -1 unknown
 	var liveQPNs [][]uint32                // nil: not listed
 	for _, c := range chips {
 		k := key{c.NPU, c.Chip}
@@ -251,6 +269,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			h.FreeHBMBytes = c.HBMTotalBytes - c.HBMUsedBytes
 		}
 		out = append(out, h)
+		devType = append(devType, DeviceTypeOfChip(c.Name))
 		l := -1.0
 		if c.LiveQPsKnown && c.LiveQPs >= 0 && c.LiveQPs <= maxPlausibleBytes {
 			l = c.LiveQPs
@@ -285,6 +304,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			index[k] = i
 			out = append(out, ChipHeadroom{NPU: p.NPU, Chip: p.Chip})
 			live = append(live, -1)
+			devType = append(devType, -1)
 			liveQPNs = append(liveQPNs, nil)
 			logged = append(logged, nil)
 		}
@@ -292,6 +312,18 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 		var found bool
 		if settings != nil {
 			s, found = settings(p)
+		}
+		if found && devType[i] >= 0 {
+			// The logs of this era print no deviceType: the chip's name
+			// says which product the process runs on.
+			comms := make([]Communicator, len(s.Communicators))
+			for j, c := range s.Communicators {
+				if c.DeviceType < 0 {
+					c.DeviceType = devType[i]
+				}
+				comms[j] = c
+			}
+			s.Communicators = comms
 		}
 		addProcess(&out[i], cfg, s, found)
 		if found && len(s.QPNs) > 0 {

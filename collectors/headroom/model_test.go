@@ -685,6 +685,15 @@ func TestExpectedDemand(t *testing.T) {
 				t.Errorf("%+v", h)
 			}
 		}},
+		{"deviceType not printed: the chip's name says 910B", known(16, 200, func() Communicator {
+			c := world64
+			c.OpBaseTags = true
+			return c
+		}()), func() ChipMemory { c := free; c.Name = "910B3"; return c }(), func(t *testing.T, h ChipHeadroom) {
+			if h.UnknownModeQPs != 0 || h.QPMemoryExpectedBytes != 119*1.5*mib {
+				t.Errorf("%+v", h)
+			}
+		}},
 		{"QP slots: live QPs near HCCP's 8192", known(16, 200, func() Communicator {
 			c := world64
 			c.DeviceType, c.OpBaseTags = 2, true
@@ -718,5 +727,13 @@ func TestExpectedDemand(t *testing.T) {
 			}
 			tt.check(t, h)
 		})
+	}
+}
+
+func TestDeviceTypeOfChip(t *testing.T) {
+	for name, want := range map[string]int{"910B3": 2, "910B": 2, "Ascend910B4": 2, "910_9392": 4, "Ascend910_9382": 4, "910A": -1, "310P3": -1, "": -1} {
+		if got := DeviceTypeOfChip(name); got != want {
+			t.Errorf("DeviceTypeOfChip(%q) = %d, want %d", name, got, want)
+		}
 	}
 }

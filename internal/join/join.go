@@ -209,7 +209,7 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 	live := c.freshQPs()
 	chips := make([]headroom.ChipMemory, 0, len(snap.Chips))
 	for _, ch := range snap.Chips {
-		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1}
+		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1, Name: ch.Name}
 		if ch.HBMUsedBytes.OK && ch.HBMTotalBytes.OK {
 			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes.V, ch.HBMTotalBytes.V
 		}
