@@ -51,6 +51,12 @@ var contractAlerts = []string{
 	"HCCLRoCERetransmissionTimeout",
 	"HCCLExecutionTimeout",
 	"HCCLTLSInconsistent",
+	"NPUChipMissing",
+	"NPUHardwareFault",
+	"NPUHBMUncorrectableECC",
+	"NPUHBMPagesPendingIsolation",
+	"NPUInterconnectErrors",
+	"NPUHardwareProbeFailing",
 	"NPUMemoryHeldWithoutProcess",
 }
 

@@ -490,8 +490,8 @@ func TestReadmeRowParsing(t *testing.T) {
 	}
 	for tok, want := range map[string][]string{
 		`hccl_exporter_label_values_dropped_total{label="kubelet_pod"|"kubelet_label_length"}`: {"label"},
-		`hccl_exporter_log_unparsable_lines_total{format}`:                                   {"format"},
-		`hccl_link_setup_processes{npu,chip}`:                                                 {"npu", "chip"},
+		`hccl_exporter_log_unparsable_lines_total{format}`:                                     {"format"},
+		`hccl_link_setup_processes{npu,chip}`:                                                  {"npu", "chip"},
 	} {
 		if _, labels, ok := trailingLabels(tok); !ok || !slices.Equal(labels, want) {
 			t.Errorf("trailingLabels(%q) = %q", tok, labels)
