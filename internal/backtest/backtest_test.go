@@ -94,6 +94,9 @@ func TestBacktest(t *testing.T) {
 			// simulated minute here.
 			"--web.scrape-cache-ttl=0s",
 			"--no-collector.hccn",
+			// The fake npu-smi answers `info` only; the hardware sweep's
+			// detail queries are not part of these timelines.
+			"--no-collector.npuhealth",
 			"--pods.kubelet-socket=",
 		)
 		targets = append(targets, addr)
