@@ -50,6 +50,8 @@ type result struct {
 	// maxScrape is the longest scrape of its exporter (real time): a
 	// sample shows the node as it was at some point of its scrape.
 	maxScrape time.Duration
+	// pods are the "namespace/pod" labels the firing alerts carried.
+	pods map[string]bool
 }
 
 // TestBacktest replays every timeline at once: one exporter per timeline,
@@ -79,6 +81,11 @@ func TestBacktest(t *testing.T) {
 		}
 		n := newNode(t, dir)
 		nodes[i] = n
+		kubelet := ""
+		if ns, pod, ok := strings.Cut(tl.Pod, "/"); ok {
+			kubelet = testtools.StartFakeKubelet(t, testtools.PodDevice{Namespace: ns, Pod: pod, Container: "main",
+				Resource: "huawei.com/Ascend910", DeviceIDs: []string{"Ascend910-0"}}).Socket
+		}
 		addr := fmt.Sprintf("127.0.0.1:%d", testtools.FreePort(t))
 		testtools.StartProcess(t, dir, bin,
 			"--web.listen-address="+addr,
@@ -97,7 +104,7 @@ func TestBacktest(t *testing.T) {
 			// The fake npu-smi answers `info` only; the hardware sweep's
 			// detail queries are not part of these timelines.
 			"--no-collector.npuhealth",
-			"--pods.kubelet-socket=",
+			"--pods.kubelet-socket="+kubelet,
 		)
 		targets = append(targets, addr)
 		results[i] = &result{tl: tl, instance: addr}
@@ -230,6 +237,9 @@ func check(t *testing.T, r *result) {
 		t.Errorf("%s: %s led the failure by %s (simulated), want at least %s less the longest scrape (%s)", r.tl.Name, r.tl.Preventive,
 			toSim(r.failure.Sub(first)).Round(time.Second), r.tl.MinLead, toSim(r.maxScrape).Round(time.Second))
 	}
+	if r.tl.Pod != "" && !r.pods[r.tl.Pod] {
+		t.Errorf("%s: no alert named the chip's pod %s (alerts named %v)", r.tl.Name, r.tl.Pod, r.pods)
+	}
 	if r.refires > 0 {
 		t.Errorf("%s: %s flapped %d time(s) before the failure", r.tl.Name, r.tl.Preventive, r.refires)
 	}
@@ -305,6 +315,12 @@ func firstTimes(t *testing.T, promURL, state string, r *result, start, end time.
 	refires := 0
 	for _, s := range body.Data.Result {
 		name := s.Metric["alertname"]
+		if ns, pod := s.Metric["namespace"], s.Metric["pod"]; state == "firing" && pod != "" {
+			if r.pods == nil {
+				r.pods = map[string]bool{}
+			}
+			r.pods[ns+"/"+pod] = true
+		}
 		var prev time.Time
 		for _, v := range s.Values {
 			ts, ok := v[0].(float64)

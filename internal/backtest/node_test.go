@@ -164,6 +164,9 @@ func (n *node) PlogModule(pid int, module, level string, msgs ...string) {
 	}
 }
 
+// Screen appends one line to the job's screen log, as printed.
+func (n *node) Screen(line string) { n.screenLine(line) }
+
 func (n *node) screenLine(line string) {
 	f, err := os.OpenFile(n.screen, os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {

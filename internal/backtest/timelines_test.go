@@ -6,7 +6,10 @@ import "time"
 //
 // To add one: append a row to timelines below. Events run in order at
 // their simulated time (At); a failure event calls node.EI0011 or
-// node.EI0007QP, which records the failure time. Silent timelines must
+// node.EI0007QP, which records the failure time (a job may fail more than
+// once: the first failure is the one the lead is measured against).
+// node.Screen writes any other screen-log line, node.PlogModule any plog
+// line. Silent timelines must
 // raise no alert at all; the others must raise Preventive before their
 // first failure, at least MinLead (simulated) before it, with no other
 // alert before it.
@@ -24,7 +27,10 @@ type Timeline struct {
 	// Allowed are alerts the script provokes on purpose besides (advice
 	// on a setting it uses); they may fire at any time.
 	Allowed []string
-	Events  []Event
+	// Pod, "namespace/pod", makes a fake kubelet assign the node's chip to
+	// that pod (alerts then carry namespace and pod); "" runs without one.
+	Pod    string
+	Events []Event
 }
 
 // Event is one scripted step.
@@ -99,7 +105,7 @@ var timelines = []Timeline{
 		// unknown mode, 189 MiB, + its 401 MiB cclBuffer ahead), the chip
 		// fills at 3 min to 536 MiB free, its first collective fails at
 		// 6 min.
-		Name: "pending then OOM", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow",
+		Name: "pending then OOM", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow", Pod: "train/llm-0",
 		MinLead: 3*minute - minute - 6*time.Second,
 		Events: []Event{
 			at(0, func(n *node) { n.SetHBM(30000); n.Start(1004, 8, 200) }),
