@@ -63,7 +63,9 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 
 	var npu *npusmi.Collector
 	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
-		npu = npusmi.New(*w.npusmi, logger.With("collector", "npusmi"))
+		cfg := *w.npusmi
+		cfg.Procfs = w.cannlog.cfg.Procfs // npu-smi's pids are checked against it
+		npu = npusmi.New(cfg, logger.With("collector", "npusmi"))
 	}
 	if on("npusmi") {
 		out["npusmi"] = npu
@@ -110,7 +112,14 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		chips.Logs = c
 	}
 	if on("pods") {
-		out["pods"] = podresources.New(watcher, PhyChips{NPU: npuView, Reported: on("npusmi")})
+		pc := podresources.New(watcher, PhyChips{NPU: npuView, Reported: on("npusmi")})
+		if npu != nil {
+			// Each NPU process's pod from its own cgroup (podresources).
+			pc.SetProcessAttribution(&podresources.ProcessAttribution{
+				Processes: npuProcesses{npu}, Procfs: w.cannlog.cfg.Procfs, KubeletLogs: w.pods.KubeletLogs,
+			})
+		}
+		out["pods"] = pc
 	}
 	if on("hccn") {
 		if err := w.hccn.Validate(); err != nil {

@@ -15,12 +15,15 @@ func addHeadroomFlags(app *kingpin.Application) *headroom.Config {
 	cfg := headroom.DefaultConfig()
 	var highSet bool
 	app.Flag("headroom.qp-bytes-low",
-		"Lower bound of the NPU memory one HCCL QP takes (depends on QP depth), with a unit: 256KiB, 0.25MiB. KiB = 1024 bytes.").
+		"Override: the NPU memory of one HCCL QP for the low bound, in every mode, with a unit: 256KiB, 0.25MiB (KiB = 1024 bytes). Unset, each QP has the size of its mode (docs/headroom.md); where the logs do not tell the mode, 256KiB.").
 		Default("256KiB").IsSetByUser(&cfg.QPBytesSetByUser).SetValue(&bytesValue{dst: &cfg.QPBytesLow})
 	app.Flag("headroom.qp-bytes-high",
-		"Upper bound of the NPU memory one HCCL QP takes (depends on QP depth), with a unit: 3MiB. The headroom subtracts this bound. "+
-			"Unless either flag is given, a process that prints it runs in graph mode (QP depth 128) uses 256KiB for both bounds.").
+		"Override: the NPU memory of one HCCL QP for the expected and high bounds, in every mode, with a unit: 3MiB. Unset, each QP has "+
+			"the size of its mode (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB (the largest mode).").
 		Default("3MiB").IsSetByUser(&highSet).SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
+	app.Flag("headroom.capture-window",
+		"How long after its latest ACL graph capture re-created RoCE QPs a process counts as capturing: its next capture's QPs are then link setup ahead.").
+		Default("5m").DurationVar(&cfg.CaptureWindow)
 	// Either flag given makes the pair apply to every mode.
 	app.Action(func(*kingpin.ParseContext) error {
 		cfg.QPBytesSetByUser = cfg.QPBytesSetByUser || highSet

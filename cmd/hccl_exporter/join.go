@@ -208,7 +208,7 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 	live := c.freshQPs()
 	chips := make([]headroom.ChipMemory, 0, len(snap.Chips))
 	for _, ch := range snap.Chips {
-		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1}
+		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1, Name: ch.Name}
 		if ch.HBMUsedBytes.OK && ch.HBMTotalBytes.OK {
 			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes.V, ch.HBMTotalBytes.V
 		}
@@ -245,7 +245,8 @@ func (c Chips) freshQPs() map[[2]string]hccn.QPReading {
 }
 
 // settingVars are the variables the headroom model reads.
-var settingVars = []string{hcclenv.QPsPerConnection, hcclenv.BuffSize, hcclenv.IntraRoCEEnable, hcclenv.InterHCCSDisable}
+var settingVars = []string{hcclenv.QPsPerConnection, hcclenv.BuffSize, hcclenv.IntraRoCEEnable, hcclenv.InterHCCSDisable,
+	hcclenv.OpExpansionMode}
 
 // Settings translates the effective HCCL settings and live communicators of
 // the process of a row returned by Chips into the headroom model's input.
@@ -278,6 +279,9 @@ func toSettings(p logstate.ProcessView) headroom.ProcessSettings {
 	}
 	if v, ok := p.Env[hcclenv.InterHCCSDisable]; ok && v.HasNumber {
 		s.InterHCCSDisabled = v.Number == 1
+	}
+	if v, ok := p.Env[hcclenv.OpExpansionMode]; ok {
+		s.ExpansionMode = v.Value
 	}
 	s.Communicators = p.Communicators
 	return s

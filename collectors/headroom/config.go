@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 )
 
 // Config holds the model's constants. The QP sizes come from flags
@@ -21,12 +22,16 @@ type Config struct {
 	// DefaultBuffSizeBytes is assumed where the logs do not print
 	// HCCL_BUFFSIZE.
 	DefaultBuffSizeBytes float64
-	// GraphQPBytes is the memory of one QP in graph (offline) mode, whose
-	// QPs have the smallest depth, 128 (qpBytes).
-	GraphQPBytes float64
 	// QPBytesSetByUser: --headroom.qp-bytes-low or -high was given; the
 	// pair then applies to every mode.
 	QPBytesSetByUser bool
+	// CaptureWindow: a process whose latest ACL graph capture re-created
+	// QPs less than this long ago (by the time its log printed) is
+	// capturing, and its next capture's QPs are ahead.
+	CaptureWindow time.Duration
+	// Now is the time the model compares capture times with; the
+	// collector sets it each scrape. Zero: no capture is projected.
+	Now time.Time
 }
 
 // DefaultConfig is the configuration with every flag at its default.
@@ -36,7 +41,7 @@ func DefaultConfig() Config {
 		QPBytesHigh:             3 << 20,
 		DefaultQPsPerConnection: HCCLDefaultQPsPerConnection,
 		DefaultBuffSizeBytes:    HCCLDefaultBuffSizeBytes,
-		GraphQPBytes:            256 << 10,
+		CaptureWindow:           5 * time.Minute,
 	}
 }
 
@@ -88,8 +93,8 @@ func (c Config) sanitized() Config {
 	if !(c.DefaultQPsPerConnection >= 1 && c.DefaultQPsPerConnection <= HCCLMaxQPsPerConnection) {
 		c.DefaultQPsPerConnection = d.DefaultQPsPerConnection
 	}
-	if !usable(c.GraphQPBytes) {
-		c.GraphQPBytes = d.GraphQPBytes
+	if c.CaptureWindow < 0 {
+		c.CaptureWindow = 0
 	}
 	return c
 }
