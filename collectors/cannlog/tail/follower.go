@@ -132,6 +132,25 @@ var ErrClosed = errors.New("tail: follower closed")
 
 type fileID struct{ dev, ino uint64 }
 
+// life is where a followed file is in its life. A file starts live; a CANN
+// file becomes sealed when a newer file of its rotation group appears
+// (CANN writes only the newest), and drained once read to its end after
+// that (closed for good; opened again only if it turns out to have grown).
+// A file no followed name reaches any more (deleted, renamed away) is an
+// orphan, read through the descriptor it still has until it is drained or
+// retired; renamed back under a followed name, it is live again.
+type life uint8
+
+const (
+	lifeLive life = iota
+	lifeSealed
+	lifeDrained
+	lifeOrphan
+)
+
+// sealed reports whether no more writes are expected (sealed or drained).
+func (t *tracked) sealed() bool { return t.life == lifeSealed || t.life == lifeDrained }
+
 // tracked is the follower's state for one file, identified by (device,
 // inode) so that a rename is not a new file.
 type tracked struct {
@@ -149,9 +168,7 @@ type tracked struct {
 
 	group   string // CANN rotation group; empty for screen logs
 	sortKey string // read order
-	sealed  bool   // CANN: a newer file of the group exists, no more writes
-	done    bool   // drained and closed for good (sealed or retired)
-	orphan  bool   // no longer reachable under a followed name
+	life    life   // where the file is in its life (see life)
 	// pollAlways: reached through a symlink, whose directory's events say
 	// nothing about the target, so it is checked on every Poll.
 	pollAlways bool
@@ -401,7 +418,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 	}
 	var gone bool
 	for _, t := range f.order {
-		if t.done {
+		if t.life == lifeDrained {
 			continue
 		}
 		if t.fd < 0 {
@@ -423,7 +440,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		// place (truncated and written again to the same length): check
 		// looks at its content then, whatever the change time says.
 		event := hint != nil && hint.changed[t.Path]&opWrite != 0
-		if !t.sealed && !t.pollAlways && !t.more {
+		if !t.sealed() && !t.pollAlways && !t.more {
 			switch {
 			case rescan:
 				if !t.changed && !event {
@@ -539,22 +556,22 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now
 		if t.more {
 			// Past the byte cap: read on as an orphan by the next Polls.
 			f.forget(t)
-			t.orphan, t.lastChange = true, now
+			t.life, t.lastChange = lifeOrphan, now
 			f.orphans = append(f.orphans, t)
 			return false
 		}
 		f.untrack(t)
-		t.orphan = true
+		t.life = lifeOrphan
 		return false
 	}
 	f.readIfChanged(t, &st, event, handle, now, c)
 	switch {
-	case t.sealed && t.scanned >= st.Size:
+	case t.life == lifeSealed && t.scanned >= st.Size:
 		// A newer file of this pid exists, so CANN will not write here
 		// again: a partial last line is final.
 		f.finish(t, handle, c)
 		f.closeFD(t)
-		t.done = true
+		t.life = lifeDrained
 	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
 		f.closeFD(t)
 	}

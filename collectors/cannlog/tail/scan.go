@@ -276,7 +276,7 @@ func (f *Follower) statCandidate(path string, at dirRef, sc *scanCtx) (syscall.S
 // (descriptor budget, idle) and that a listing finds again: truncated
 // meanwhile, or not the same file at all.
 func (f *Follower) recheckClosed(t *tracked, path string, size int64, sc *scanCtx) {
-	if !t.done && path == t.Path && size < t.offset {
+	if t.life != lifeDrained && path == t.Path && size < t.offset {
 		// Shorter than what was read, under the same name: truncated (or
 		// deleted and created again on the same inode: reading it from
 		// the start is right for both).
@@ -330,7 +330,7 @@ func (f *Follower) adoptOrphan(id fileID, path string, sc *scanCtx) bool {
 	}
 	t := f.orphans[i]
 	f.orphans = slices.Delete(f.orphans, i, i+1)
-	t.orphan, t.done, t.seen, t.changed = false, false, sc.gen, true
+	t.life, t.seen, t.changed = lifeLive, sc.gen, true // reorder seals it again if need be
 	t.setPath(path)
 	f.byID[id] = t
 	f.byPath[path] = t
@@ -418,7 +418,9 @@ func (f *Follower) open(t *tracked, c *pollCounters, at dirRef) bool {
 		f.waiting--
 	}
 	t.fd = fd
-	t.done = false
+	if t.life == lifeDrained {
+		t.life = lifeSealed // it grew after all: read it to its end again
+	}
 	t.errMsg = ""
 	f.openFDs++
 	if t.fresh {
@@ -461,7 +463,7 @@ func (f *Follower) evict(n int) {
 	pinned := f.pinnedSet()
 	var cand []*tracked
 	for _, t := range f.order {
-		if _, pin := pinned[t]; t.fd >= 0 && !t.pollAlways && !t.orphan && !pin && f.byID[t.id] == t &&
+		if _, pin := pinned[t]; t.fd >= 0 && !t.pollAlways && t.life != lifeOrphan && !pin && f.byID[t.id] == t &&
 			t.offset == t.scanned && t.size == t.scanned {
 			cand = append(cand, t)
 		}
@@ -483,7 +485,7 @@ func (f *Follower) evict(n int) {
 // away, or replaced by a new file under its name. A file with an open
 // descriptor is drained as an orphan; one without is forgotten.
 func (f *Follower) lose(t *tracked, sc *scanCtx) {
-	if t.fd < 0 && !t.done && t.missed < lostScans {
+	if t.fd < 0 && t.life != lifeDrained && t.missed < lostScans {
 		// Closed (descriptor budget, idle): a rename racing the listing
 		// (kubelet rotation) hides it from one scan; forgotten now, it
 		// would be read again from the start under its new name.
@@ -499,8 +501,8 @@ func (f *Follower) lose(t *tracked, sc *scanCtx) {
 	}
 	sc.changed = true
 	f.dirty = true
-	if t.fd >= 0 && !t.done {
-		t.orphan = true
+	if t.fd >= 0 && t.life != lifeDrained {
+		t.life = lifeOrphan
 		t.lastChange = sc.now
 		f.orphans = append(f.orphans, t)
 		return
@@ -521,11 +523,11 @@ func (f *Follower) reorder(c *pollCounters) {
 	}
 	slices.SortFunc(f.order, func(a, b *tracked) int { return strings.Compare(a.sortKey, b.sortKey) })
 	for _, t := range f.order {
-		if t.group == "" || t.sealed {
+		if t.group == "" || t.sealed() || t.life == lifeOrphan {
 			continue
 		}
 		if t.Path != newest[t.group] {
-			t.sealed = true
+			t.life = lifeSealed
 			if t.fd < 0 && t.scanned == t.offset {
 				// Closed to keep within the descriptor budget, it may
 				// have been written since: read it to its end first.
@@ -533,7 +535,7 @@ func (f *Follower) reorder(c *pollCounters) {
 				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && st.Size != t.scanned {
 					f.wait(t)
 				} else {
-					t.done = true
+					t.life = lifeDrained
 				}
 			}
 		}

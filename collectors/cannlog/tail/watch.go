@@ -45,7 +45,7 @@ func (f *Follower) applyHint(h *notifyHint, now time.Time, c *pollCounters) (res
 				// kubelet rotation): let a scan sort it out.
 				rescan = true
 			}
-			if t.fd < 0 && !t.done {
+			if t.fd < 0 && t.life != lifeDrained {
 				var st syscall.Stat_t
 				if err := f.statPath(t, name, &st, c); err != nil ||
 					(fileID{uint64(st.Dev), uint64(st.Ino)}) != t.id || !f.sameFile(t, name, st.Size, c) {
