@@ -384,7 +384,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		if hint.overflow {
 			rescan = true
 		}
-		if !rescan && f.applyHint(hint, now, &c) {
+		if !rescan && f.applyHint(hint, &c) {
 			rescan = true
 		}
 	}
