@@ -778,6 +778,8 @@ type reader struct {
 	dataEnd int64
 	// size is the file's size at the look before this read.
 	size int64
+	// nulEnd: the last chunk ended in a NUL, perhaps a hole's first.
+	nulEnd bool
 	// tl bytes before pos are read again with the first chunk and checked
 	// against the tail fingerprint (or, tlNL, must be the newline that
 	// ended the last line).
@@ -825,6 +827,13 @@ func (r *reader) skipHole() {
 	}
 	t := r.t
 	r.dataEnd = math.MaxInt64 // unknown: read on
+	if r.size-at <= int64(len(r.buf)) && !r.nulEnd {
+		// Less than a buffer to read and no NUL seen: an append, the
+		// common case, costs no lseek. A hole there is read as NULs,
+		// and the NUL that ends the chunk brings us back here.
+		return
+	}
+	r.nulEnd = false
 	d, err := r.f.seekT(t, at, unix.SEEK_DATA, r.c)
 	if err == unix.ENXIO {
 		// No data at or past at when the kernel looked: a hole up to the
@@ -886,6 +895,9 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 	}
 	if t.prefix != nil || t.fpLen == 0 {
 		t.addPrefix(r.buf[r.n:r.n+m], r.pos+int64(r.n))
+	}
+	if m > 0 && r.buf[r.n+m-1] == 0 {
+		r.nulEnd, r.dataEnd = true, 0 // look for a hole before reading on
 	}
 	r.n += m
 	r.read += int64(m)
