@@ -21,6 +21,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/exporter/scrapeerr"
 )
 
 // Namespace prefixes the exporter's own metrics.
@@ -41,13 +43,13 @@ type Collector interface {
 
 // ErrNoData tells the Scraper that a collector had nothing to report this
 // scrape; it is logged at debug level and still counts as success.
-var ErrNoData = errors.New("collector returned no data")
+var ErrNoData = scrapeerr.ErrNoData
 
 // ErrDependency marks a failure caused by a source that another collector
 // reads and reports itself (headroom failing because npu-smi failed): the
 // scrape still counts as failed, but the Scraper logs it at debug level so
 // one broken npu-smi is not logged twice per scrape.
-var ErrDependency = errors.New("a source this collector depends on failed")
+var ErrDependency = scrapeerr.ErrDependency
 
 // ErrLogged marks a failure the collector has logged itself when it began
 // (an hccn_tool sweep that stays incomplete until the next one): the scrape

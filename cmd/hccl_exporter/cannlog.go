@@ -7,7 +7,6 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 )
 
 type cannlogFlags struct{ cfg *cannlog.Config }
@@ -18,9 +17,8 @@ func addCannlogFlags(app *kingpin.Application) *cannlogFlags {
 
 // build starts the log follower in the background; the returned func stops
 // it and writes a last checkpoint.
-func (f *cannlogFlags) build(logger *slog.Logger, npu logstate.Liveness) (*cannlog.Collector, func(), error) {
-	live := logstate.AnyAlive{npu, logstate.ProcLiveness{Root: f.cfg.Procfs}}
-	c, err := cannlog.New(*f.cfg, live, logger)
+func (f *cannlogFlags) build(logger *slog.Logger) (*cannlog.Collector, func(), error) {
+	c, err := cannlog.New(*f.cfg, logger)
 	if err != nil {
 		return nil, nil, err
 	}

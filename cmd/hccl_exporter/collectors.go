@@ -13,20 +13,19 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
-	"github.com/hccl-exporter/hccl_exporter/internal/join"
 )
 
 var collectorSpecs = []exporter.Spec{
 	{Name: "npusmi", Help: "NPU memory, health, power and processes from npu-smi info.", DefaultEnabled: true},
-	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs.", DefaultEnabled: true},
-	{Name: "pods", Help: "which pod holds each NPU, from the kubelet's PodResources API (--pods.kubelet-socket), and which chip each process of the CANN logs runs on.", DefaultEnabled: true},
+	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs, and which chip each process of the logs runs on.", DefaultEnabled: true},
+	{Name: "pods", Help: "which pod holds each NPU, from the kubelet's PodResources API (--pods.kubelet-socket).", DefaultEnabled: true},
 	{Name: "headroom", Help: "NPU memory headroom before HCCL link setup (joins npu-smi's process table with the CANN logs).", DefaultEnabled: true},
 	{Name: "npuhealth", Help: "NPU hardware health from npu-smi's detail queries (error codes, HBM ECC, PCIe/HCCS/SIO errors, utilisation by engine) and the chip count (background sweep).", DefaultEnabled: true},
 	{Name: "hccn", Help: "RoCE NIC link state, flaps, health, live queue pairs and error counters per NPU chip from hccn_tool (background sweep).", DefaultEnabled: true},
 }
 
 // collectorWiring holds the parsed flags of every collector and builds the
-// enabled ones, connecting the views they share through internal/join: the
+// enabled ones, connecting the views they share through the joins (join.go): the
 // npu-smi snapshot feeds the headroom model and process liveness; the CANN
 // log state feeds the headroom model with each process's HCCL settings and
 // communicators.
@@ -45,7 +44,7 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 		enabled:  exporter.AddCollectorFlags(app, collectorSpecs),
 		npusmi:   npusmi.AddFlags(app),
 		cannlog:  addCannlogFlags(app),
-		headroom: headroom.AddFlags(app),
+		headroom: addHeadroomFlags(app),
 		hccn:     hccn.AddFlags(app),
 		pods:     podresources.AddFlags(app),
 		health:   npuhealth.AddFlags(app),
@@ -74,13 +73,13 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 
 	// The joins see npu-smi only through an interface: leave it nil, not a
 	// nil *npusmi.Collector, when nothing runs npu-smi.
-	var npuView join.NPU
+	var npuView npuView
 	if npu != nil {
 		npuView = npu
 	}
 	// When the npusmi collector is on, it reports a failed npu-smi run
 	// itself; headroom's failure for the same cause is then logged quietly.
-	chips := join.Chips{NPU: npuView, Reported: on("npusmi")}
+	chips := Chips{NPU: npuView, Reported: on("npusmi")}
 	// The kubelet is asked first, so that the faults the CANN logs report
 	// from the start are labelled with the pod of their device.
 	var watcher *podresources.Watcher
@@ -96,13 +95,13 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		w.cannlog.cfg.PodOfDevice = watcher.PodOfDevice
 	}
 	if on("cannlog") {
-		live := &join.Liveness{NPU: npuView}
 		if npuView != nil {
 			// Each process npu-smi lists is read from its own log root,
-			// found through --path.procfs after each npu-smi run.
-			w.cannlog.cfg.Processes = join.ProcessTable{NPU: npuView}
+			// found through --path.procfs after each npu-smi run; the same
+			// table says which processes run and on which chip.
+			w.cannlog.cfg.Processes = ProcessTable{NPU: npuView}
 		}
-		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"), live)
+		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"))
 		if err != nil {
 			cleanup()
 			return nil, nil, fmt.Errorf("cannlog collector: %w", err)
@@ -110,16 +109,10 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		stopWatcher := cleanup
 		cleanup = func() { stop(); stopWatcher() }
 		out["cannlog"] = c
-		c.SetCoverage(join.Coverage{NPU: npuView, Logs: c.State(), Discovery: c})
-		chips.Logs = c.State()
-		live.SetLogs(c.State())
+		chips.Logs = c
 	}
 	if on("pods") {
-		var procs podresources.ProcessChips
-		if chips.Logs != nil {
-			procs = join.Attribution{NPU: npuView, Logs: chips.Logs, Reported: on("npusmi")}
-		}
-		pc := podresources.New(watcher, join.PhyChips{NPU: npuView, Reported: on("npusmi")}, procs)
+		pc := podresources.New(watcher, PhyChips{NPU: npuView, Reported: on("npusmi")})
 		if npu != nil {
 			// Each NPU process's pod from its own cgroup (podresources).
 			pc.SetProcessAttribution(&podresources.ProcessAttribution{
@@ -137,7 +130,7 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		// otherwise the sweep reads /dev/davinciN.
 		var src hccn.ChipSource
 		if npuView != nil {
-			src = join.HCCNChips{NPU: npuView}
+			src = HCCNChips{NPU: npuView}
 		}
 		c := hccn.New(*w.hccn, src, logger.With("collector", "hccn"))
 		c.Start()

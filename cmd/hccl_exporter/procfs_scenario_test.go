@@ -331,3 +331,88 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestDiscoveredRootInItsOwnZone (B6): a process in its own pid and mount
+// namespaces writes its plogs in UTC+8 (as a container with TZ=Asia/Shanghai
+// does) to a root only /proc reaches; the exporter runs in UTC. The root
+// found through /proc gets its own zone: the fault's time is the real one,
+// not 8 hours ahead, and the root has its own
+// hccl_exporter_log_timezone_*{root} series.
+func TestDiscoveredRootInItsOwnZone(t *testing.T) {
+	requireUnshare(t)
+	if _, off := time.Now().Zone(); off != 0 {
+		saved := time.Local
+		time.Local = time.UTC
+		t.Cleanup(func() { time.Local = saved })
+	}
+	dir := t.TempDir()
+	logRoot := filepath.Join(dir, "job-cst", "ascend-logs")
+	if err := os.MkdirAll(logRoot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cst := time.FixedZone("CST", 8*3600)
+	at := time.Now().Add(-2 * time.Second).Truncate(time.Second)
+	printed := at.In(cst).Format("2006-01-02-15:04:05.000") + ".000"
+	plog := "[WARNING] HCCL(1,python3):" + printed + " [x.cc:1] [1]starting\n" +
+		"[ERROR] HCCP(1,python3):" + printed + " [ra_host.c:1] tid:1,ra_qp_create(1): ra qp create fail, reason: out of memory\n"
+	src := filepath.Join(dir, "plog-src.log")
+	if err := os.WriteFile(src, []byte(plog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ready := filepath.Join(dir, "ready")
+	script := `set -e
+mount -t tmpfs tmpfs "$ASCEND_PROCESS_LOG_PATH"
+mkdir -p "$ASCEND_PROCESS_LOG_PATH/debug/plog"
+cp '` + src + `' "$ASCEND_PROCESS_LOG_PATH/debug/plog/plog-$$_20260107100000000.log"
+touch '` + ready + `'
+exec sleep 600
+`
+	p := startInNamespaces(t, script, ready, []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "ASCEND_PROCESS_LOG_PATH=" + logRoot, "TZ=Asia/Shanghai"})
+
+	capture := filepath.Join(dir, "npu-smi.txt")
+	npuSMI := filepath.Join(dir, "npu-smi")
+	if err := os.WriteFile(capture, []byte(npuSMITwoChips(1000, p.hostPID, 999999)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(npuSMI, []byte("#!/bin/sh\ncat '"+capture+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var logBuf syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	app := kingpin.New("t", "")
+	w := addCollectorFlags(app)
+	if _, err := app.Parse([]string{"--npusmi.path=" + npuSMI, "--cannlog.root=" + filepath.Join(dir, "configured-root"),
+		"--path.procfs=/proc", "--cannlog.poll-interval=50ms", "--no-collector.hccn", "--no-collector.pods"}); err != nil {
+		t.Fatal(err)
+	}
+	collectors, cleanup, err := w.build(logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	reg := exporter.NewScraper(logger, collectors)
+	root := fmt.Sprintf("/proc/%d/root%s", p.hostPID, logRoot)
+	deadline := time.Now().Add(15 * time.Second)
+	var s map[string][]sample
+	for {
+		s, _ = allSamples(t, reg)
+		if _, ok := find(s["hccl_fault_last_event_timestamp_seconds"], map[string]string{"code": "EI0011"}); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the discovered process's EI0011 was never read; log:\n%s", logBuf.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	last, _ := find(s["hccl_fault_last_event_timestamp_seconds"], map[string]string{"code": "EI0011"})
+	if got := time.Unix(int64(last), 0); got.Sub(at).Abs() > time.Second {
+		t.Errorf("EI0011 at %v, want %v (printed %s in UTC+8): off by %v", got.UTC(), at.UTC(), printed, got.Sub(at))
+	}
+	if v, ok := find(s["hccl_exporter_log_timezone_offset_seconds"], map[string]string{"root": root}); !ok || v != 8*3600 {
+		t.Errorf("hccl_exporter_log_timezone_offset_seconds{root=%q} = %v (present %v), want 28800; have %v", root, v, ok,
+			s["hccl_exporter_log_timezone_offset_seconds"])
+	}
+	if v, ok := find(s["hccl_exporter_log_timezone_applied_offset_seconds"], map[string]string{"root": root}); !ok || v != 8*3600 {
+		t.Errorf("hccl_exporter_log_timezone_applied_offset_seconds{root=%q} = %v (present %v), want 28800", root, v, ok)
+	}
+}

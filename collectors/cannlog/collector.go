@@ -35,6 +35,9 @@ type Config struct {
 	MaxPods            int
 	MaxModules         int
 	Timezone           string // auto, Local or an IANA name
+	// CrossFilesystems lets the walk below a log root enter mount points,
+	// and discovered roots be on FUSE or network file systems.
+	CrossFilesystems bool
 	// PodOfDevice labels plog faults with the pod of their device (not a
 	// flag: main wires the kubelet's answer); see logstate.Options.PodOfDevice.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
@@ -107,6 +110,10 @@ func AddFlags(app *kingpin.Application) *Config {
 		Default(fmt.Sprint(d.MaxPods)).IntVar(&cfg.MaxPods)
 	app.Flag("cannlog.max-modules", "Cap on distinct plog modules.").
 		Default(fmt.Sprint(d.MaxModules)).IntVar(&cfg.MaxModules)
+	app.Flag("cannlog.cross-filesystems", "Follow CANN log directories below a root that are mount points of other "+
+		"file systems, and discovered roots (--path.procfs) on FUSE or network file systems. Off, a job's tree cannot "+
+		"lead the exporter into another file system or one whose reads can hang (counted in hccl_exporter_log_paths_refused_total).").
+		BoolVar(&cfg.CrossFilesystems)
 	app.Flag("cannlog.timezone", "Zone the log writers print their times in (CANN prints local time without a zone): "+
 		"auto infers it per log root from file modification times versus the time printed in the files' last lines "+
 		"(and, for screen logs, from the CRI or Docker time stamps), so a UTC container on a UTC+8 node is read right; "+
@@ -136,6 +143,9 @@ type follower interface {
 	Restore() ([]byte, error)
 	Stats() tail.Stats
 	Close() error
+	// SetProcRoots hands the follower the discovered rows of the table of
+	// roots, whose files it pins.
+	SetProcRoots(roots []tail.ProcRoot)
 }
 
 var (
@@ -153,8 +163,22 @@ var (
 		"Followed log files found truncated (shrunk, or rewritten from the start) and read again from their first byte.", nil, nil)
 	replacementsDesc = prometheus.NewDesc("hccl_exporter_log_replacements_total",
 		"Followed log names found holding another file (replaced, or rotated by the kubelet); the old file is read to its end first.", nil, nil)
+	filesLostDesc = prometheus.NewDesc("hccl_exporter_log_files_lost_total",
+		"Log files read before a restart that were gone with their directory after it: their process exited while the exporter was down, "+
+			"taking its /proc root (the only path to them), so whatever it wrote after the last checkpoint (often its last error) was not read.", nil, nil)
 	stateWriteErrorsDesc = prometheus.NewDesc("hccl_exporter_log_state_file_write_errors_total",
 		"Checkpoints of --cannlog.state-file that failed; until one succeeds, a restart reads again what was read since the last.", nil, nil)
+	limitReachedDesc = prometheus.NewDesc("hccl_exporter_log_limit_reached_total",
+		"Times a log root reached a cap in a rescan (limit=dirs|watches|entries: what lies past it is not followed) "+
+			"or a file's read was cut at the per-poll byte cap (limit=bytes: the rest is read by the next poll).", []string{"limit"}, nil)
+	refusedDesc = prometheus.NewDesc("hccl_exporter_log_paths_refused_total",
+		"Directories of a log root not entered, per rescan: a symlink or a mount point where CANN writes a directory, "+
+			"or a discovered root on a FUSE or network file system (--cannlog.cross-filesystems allows the last two).", []string{"reason"}, nil)
+	holeBytesDesc = prometheus.NewDesc("hccl_exporter_log_hole_bytes_skipped_total",
+		"Bytes of sparse log files' holes skipped unread (SEEK_DATA).", nil, nil)
+	hungCallsDesc = prometheus.NewDesc("hccl_exporter_log_hung_calls_total",
+		"Calls on a discovered log root (open, stat, read, list) abandoned after 1 s: its file system does not answer "+
+			"(a hung FUSE or NFS mount); its files wait until it does, the other roots are read on.", nil, nil)
 )
 
 // expireEvery bounds how often the process TTL is checked (it may stat /proc).
@@ -164,21 +188,25 @@ const expireEvery = 5 * time.Second
 // started by Start reads the logs; Update only reads the state.
 type Collector struct {
 	cfg    Config
-	live   logstate.Liveness
 	logger *slog.Logger
-	state  *logstate.State
-	f      follower
+	// live replaces the collector's own liveness (coverage.go) in tests
+	// that need processes kept; nil in the exporter.
+	live  logstate.Liveness
+	state *logstate.State
+	f     follower
 
 	src    logstate.Source // reused for every line by the poll goroutine: no allocation
 	srcDir string          // logstate.LogDir of src.Path
 	srcLoc *time.Location
-	zones  *zones
+	// roots is the table of log roots (roots.go), configured and
+	// discovered; zones infers and applies the zone of each row.
+	roots *rootTable
+	zones *zones
 	// lastZones is when the roots' zones were last inferred (poll goroutine).
 	lastZones time.Time
-	// disc finds each NPU process's own log root; nil without --path.procfs.
+	// disc finds each NPU process's own log root (the discovered rows of
+	// roots); nil without --path.procfs.
 	disc *discovery
-	// cov lists npu-smi's processes by whether their logs are read.
-	cov coverageSource // guarded by mu
 
 	// Owned by the poll goroutine.
 	dirty          bool
@@ -198,9 +226,10 @@ type Collector struct {
 }
 
 // New builds the collector and its follower and restores the state saved
-// in --cannlog.state-file. live says which processes still run; nil means
-// only the TTL decides.
-func New(cfg Config, live logstate.Liveness, logger *slog.Logger) (*Collector, error) {
+// in --cannlog.state-file. Which processes still run is the collector's own
+// to say (coverage.go): from cfg.Processes, its table of roots and
+// cfg.Procfs; without them only the TTL decides.
+func New(cfg Config, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -213,6 +242,9 @@ func New(cfg Config, live logstate.Liveness, logger *slog.Logger) (*Collector, e
 		MaxLineBytes:   cfg.MaxLineBytes,
 		AwaitProcRoots: cfg.Procfs != "" && cfg.Processes != nil,
 		MaxOpenFiles:   cfg.MaxOpenFiles,
+		// The tail's Default* caps per root: no flags, a root of CANN's
+		// layout stays far below them.
+		CrossFilesystems: cfg.CrossFilesystems,
 	}, logger)
 	if err != nil {
 		return nil, fmt.Errorf("cannlog: start log follower: %w", err)
@@ -222,7 +254,7 @@ func New(cfg Config, live logstate.Liveness, logger *slog.Logger) (*Collector, e
 		f.Close()
 		return nil, fmt.Errorf("cannlog: %w", err)
 	}
-	return newCollector(cfg, live, logger, f, logstate.NewState(opts)), nil
+	return newCollector(cfg, nil, logger, f, logstate.NewState(opts)), nil
 }
 
 // stateOptionsZone is stateOptions with the zone of --cannlog.timezone.
@@ -248,12 +280,16 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 		cfg.CheckpointInterval = 10 * time.Second
 	}
 	c := &Collector{cfg: cfg, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
+	if c.live == nil {
+		c.live = liveness{c}
+	}
 	// An invalid zone was refused by New; tests passing none get auto.
 	fixed, auto, err := ParseTimezone(cfg.Timezone)
 	if err != nil {
 		fixed, auto = time.Local, false
 	}
-	c.zones = newZones(cfg.Roots, auto, fixed)
+	c.roots = newRootTable(cfg.Roots)
+	c.zones = newZones(c.roots, auto, fixed)
 	c.disc = newDiscovery(cfg)
 	blob, err := f.Restore()
 	if err != nil {
@@ -320,13 +356,10 @@ func (c *Collector) pollOnce(now time.Time) {
 	}
 }
 
-// livenessReady reports whether expiry may ask the liveness source.
+// livenessReady reports whether expiry may ask the liveness.
 func (c *Collector) livenessReady(now time.Time) bool {
 	r, ok := c.live.(logstate.LivenessReady)
-	if !ok || r.Ready() {
-		return true
-	}
-	return now.Sub(c.created) >= logstate.ReadyGrace
+	return !ok || r.Ready() || now.Sub(c.created) >= logstate.ReadyGrace
 }
 
 func (c *Collector) handle(f *tail.File, line []byte) {
@@ -337,8 +370,10 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 		if f.Kind != tail.KindScreen {
 			c.srcDir = logstate.LogDir(f.Path)
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
-			if f.HostPID != 0 {
-				c.state.NoteHostPID(logstate.ProcessKey{Dir: c.srcDir, PID: f.PID}, f.HostPID)
+			if f.ProcRoot != "" && !hasDirPrefix(f.Path, f.ProcRoot) {
+				// A configured root reaches a discovered process's file
+				// first: its lines are read under the configured path.
+				c.roots.noteAlias(f.ProcRoot, c.srcDir)
 			}
 		}
 	}
@@ -413,7 +448,16 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	ch <- prometheus.MustNewConstMetric(truncatedLinesDesc, prometheus.CounterValue, float64(st.TruncatedLines))
 	ch <- prometheus.MustNewConstMetric(truncationsDesc, prometheus.CounterValue, float64(st.Truncations))
 	ch <- prometheus.MustNewConstMetric(replacementsDesc, prometheus.CounterValue, float64(st.Replacements))
+	ch <- prometheus.MustNewConstMetric(filesLostDesc, prometheus.CounterValue, float64(st.FilesLost))
 	ch <- prometheus.MustNewConstMetric(stateWriteErrorsDesc, prometheus.CounterValue, float64(st.StateWriteErrors+c.encodeErrors.Load()))
+	for _, l := range tail.LimitReasons {
+		ch <- prometheus.MustNewConstMetric(limitReachedDesc, prometheus.CounterValue, float64(st.LimitsReached[l]), l)
+	}
+	for _, r := range tail.RefusedReasons {
+		ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(st.Refused[r]), r)
+	}
+	ch <- prometheus.MustNewConstMetric(holeBytesDesc, prometheus.CounterValue, float64(st.HoleBytesSkipped))
+	ch <- prometheus.MustNewConstMetric(hungCallsDesc, prometheus.CounterValue, float64(st.HungCalls))
 	c.zones.metrics(ch, time.Now())
 	c.coverage(ch)
 	c.mu.Lock()
@@ -436,10 +480,16 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- truncatedLinesDesc
 	ch <- truncationsDesc
 	ch <- replacementsDesc
+	ch <- filesLostDesc
 	ch <- stateWriteErrorsDesc
+	ch <- limitReachedDesc
+	ch <- refusedDesc
+	ch <- holeBytesDesc
+	ch <- hungCallsDesc
 	ch <- zoneOffsetDesc
 	ch <- zoneAppliedDesc
 	ch <- npuProcessesDesc
+	ch <- processInfoDesc
 }
 
 // Collect sends the metrics of Update.
@@ -463,3 +513,20 @@ func (c *Collector) Faults() []logstate.FaultSummary { return c.state.Faults() }
 
 // State returns the collector's state, for tools that read it directly.
 func (c *Collector) State() *logstate.State { return c.state }
+
+// Devices returns every process of the logs with the NPU it drives
+// (logstate.State.Devices), each with the host pid the table of roots
+// knows for it (discovered through --path.procfs; 0 otherwise).
+func (c *Collector) Devices() []logstate.ProcessDevice {
+	devs := c.state.Devices()
+	for i := range devs {
+		devs[i].HostPID = c.roots.HostPID(devs[i].Key)
+	}
+	return devs
+}
+
+// ProcessVars returns one process with only the named variables
+// (logstate.State.ProcessVars).
+func (c *Collector) ProcessVars(key logstate.ProcessKey, names ...string) (logstate.ProcessView, bool) {
+	return c.state.ProcessVars(key, names...)
+}

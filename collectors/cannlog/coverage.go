@@ -2,14 +2,25 @@ package cannlog
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 )
 
-// Coverage: an exporter that cannot see a process's CANN logs says so, per
-// chip, instead of reporting itself healthy with nothing to read.
+// Coverage, attribution and liveness: what npu-smi's process table
+// (Config.Processes) and the table of roots say about the processes of the
+// logs. An exporter that cannot see a process's CANN logs says so, per
+// chip, instead of reporting itself healthy with nothing to read; every
+// process of the logs is listed with the chip it runs on where npu-smi
+// answers; and a process is alive while npu-smi or /proc says so. None of
+// it runs npu-smi or reads a log: it is called on the scrape path.
 
 // Values of the cann_logs label.
 const (
@@ -17,49 +28,42 @@ const (
 	CANNLogsMissing = "missing"
 )
 
-var npuProcessesDesc = prometheus.NewDesc("ascend_npu_processes",
-	"Processes npu-smi lists on the chip, by whether the exporter reads their CANN logs: cann_logs=found (through "+
-		"--path.procfs or a --cannlog.root), cann_logs=missing (their settings, link setups and plog faults are not seen; "+
-		"see the HCCLLogsNotVisible runbook).",
-	[]string{"npu", "chip", "cann_logs"}, nil)
+// JoinedByNone is the joined_by of a process of the logs that npu-smi's
+// process table does not show (it exited and is kept for
+// --cannlog.process-ttl, npu-smi lists another pid for it that no rule
+// matches, or npu-smi has not answered).
+const JoinedByNone = "none"
 
-// CoverageRow is one row of npu-smi's process table and whether its logs
-// are read.
-type CoverageRow struct {
-	NPU, Chip string
-	Found     bool
-}
+var (
+	npuProcessesDesc = prometheus.NewDesc("ascend_npu_processes",
+		"Processes npu-smi lists on the chip, by whether the exporter reads their CANN logs: cann_logs=found (through "+
+			"--path.procfs or a --cannlog.root), cann_logs=missing (their settings, link setups and plog faults are not seen; "+
+			"see the HCCLLogsNotVisible runbook).",
+		[]string{"npu", "chip", "cann_logs"}, nil)
+	processInfoDesc = prometheus.NewDesc("hccl_process_info",
+		"1 for each process of the CANN logs: its settings set (the settings label of the hccl_env_* and hccl_communicator_info series) and the chip npu-smi shows it on; "+
+			"joined_by says how it was matched: procfs (its host pid, found through --path.procfs), pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print), "+
+			"none (npu-smi's process table does not show it: npu and chip are empty).",
+		[]string{"pid", "process", "settings", "npu", "chip", "joined_by"}, nil)
+)
 
-// coverageSource lists npu-smi's last process table with the verdict for
-// each row; ok is false before npu-smi first answered. It must not run
-// npu-smi or do file I/O: it is called on the scrape path.
-type coverageSource interface {
-	Coverage() (rows []CoverageRow, ok bool)
-}
-
-// SetCoverage gives the collector the join that tells, for each process
-// npu-smi lists, whether its logs are read (main wires internal/join,
-// which needs the collector's own state first).
-func (c *Collector) SetCoverage(src interface {
-	Coverage() ([]CoverageRow, bool)
-}) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cov = src
-}
-
-// coverage sends ascend_npu_processes: both values for every chip with a
-// process, so that a chip whose logs all went missing shows found=0.
+// coverage sends ascend_npu_processes (both values for every chip with a
+// process, so that a chip whose logs all went missing shows found=0) and
+// hccl_process_info.
 func (c *Collector) coverage(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	src := c.cov
-	c.mu.Unlock()
-	if src == nil {
-		return
+	devs := c.Devices()
+	var rows []MatchedRow
+	ok := false
+	if c.cfg.Processes != nil {
+		rows, ok = c.cfg.Processes.Match(devs)
 	}
-	rows, ok := src.Coverage()
+	c.processInfo(ch, devs, rows)
 	if !ok {
 		return
+	}
+	var found map[int]bool
+	if c.disc != nil {
+		found = c.roots.found()
 	}
 	type chip struct{ npu, chip string }
 	var order []chip
@@ -72,7 +76,7 @@ func (c *Collector) coverage(ch chan<- prometheus.Metric) {
 			counts[k] = n
 			order = append(order, k)
 		}
-		if r.Found {
+		if found[r.PID] || r.By != "" {
 			n[0]++
 		} else {
 			n[1]++
@@ -83,6 +87,117 @@ func (c *Collector) coverage(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[0]), k.npu, k.chip, CANNLogsFound)
 		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[1]), k.npu, k.chip, CANNLogsMissing)
 	}
+}
+
+// processInfo sends hccl_process_info: every process of the logs once,
+// with the chip of the first row matched to it, sorted by pid label.
+func (c *Collector) processInfo(ch chan<- prometheus.Metric, devs []logstate.ProcessDevice, rows []MatchedRow) {
+	chipOf := make(map[logstate.ProcessKey]MatchedRow, len(rows))
+	for _, r := range rows {
+		if r.By == "" {
+			continue
+		}
+		if _, dup := chipOf[r.Key]; !dup {
+			chipOf[r.Key] = r
+		}
+	}
+	sorted := make([]logstate.ProcessDevice, len(devs))
+	copy(sorted, devs)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Label < sorted[j].Label })
+	for _, d := range sorted {
+		npu, chip, by := "", "", JoinedByNone
+		if r, ok := chipOf[d.Key]; ok {
+			npu, chip, by = r.NPU, r.Chip, r.By
+		}
+		// The labels come from logs (or a state file): a value that is
+		// still not a valid label leaves its process out rather than
+		// failing the scrape.
+		if m, err := prometheus.NewConstMetric(processInfoDesc, prometheus.GaugeValue, 1, d.Label, d.Name, d.Settings, npu, chip, by); err == nil {
+			ch <- m
+		}
+	}
+}
+
+// liveness is the collector's one liveness function (logstate.Liveness for
+// Expire): a process of the logs is alive while
+//   - its discovered row is in the table of roots (npu-smi lists its host
+//     pid: rows leave with it);
+//   - npu-smi's last table has a row matched to it (by pid, container pid
+//     or the device it drives: a pod's process on A2), or a row with its
+//     pid (a host path's process prints its host pid);
+//   - or, for a log directory outside --path.procfs, <procfs>/<pid> exists
+//     (a host process npu-smi does not list, such as one between runs).
+type liveness struct{ c *Collector }
+
+var (
+	_ logstate.LivenessReady   = liveness{}
+	_ logstate.ProcessLiveness = liveness{}
+)
+
+// Alive reports whether npu-smi's last table lists pid (as host pid or as
+// pid in its container), or /proc has it.
+func (l liveness) Alive(pid int) bool {
+	c := l.c
+	if pid <= 0 {
+		return false
+	}
+	if c.cfg.Processes != nil {
+		if rows, _, ok := c.cfg.Processes.NPUProcesses(); ok {
+			for _, r := range rows {
+				if r.PID == pid {
+					return true
+				}
+			}
+		}
+	}
+	return c.procAlive(pid)
+}
+
+// AliveProcess reports whether the process of key is alive (see liveness).
+func (l liveness) AliveProcess(key logstate.ProcessKey) bool {
+	c := l.c
+	if c.roots.HostPID(key) != 0 {
+		return true
+	}
+	if c.cfg.Processes != nil {
+		if rows, ok := c.cfg.Processes.Match(c.Devices()); ok {
+			cpid := strconv.Itoa(key.PID)
+			for _, r := range rows {
+				if (r.By != "" && r.Key == key) || r.ContainerPID == cpid || (r.PID == key.PID && !c.underProcfs(key.Dir)) {
+					return true
+				}
+			}
+		}
+	}
+	return !c.underProcfs(key.Dir) && c.procAlive(key.PID)
+}
+
+// Ready reports whether npu-smi has answered at least once: until then its
+// silence about a pid says nothing, and expiry waits (at most
+// logstate.ReadyGrace).
+func (l liveness) Ready() bool {
+	if l.c.cfg.Processes == nil {
+		return true
+	}
+	_, _, ok := l.c.cfg.Processes.NPUProcesses()
+	return ok
+}
+
+// procAlive reports whether <procfs>/<pid> exists; false without
+// --path.procfs.
+func (c *Collector) procAlive(pid int) bool {
+	if c.cfg.Procfs == "" || pid <= 0 {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(c.cfg.Procfs, strconv.Itoa(pid)))
+	return err == nil
+}
+
+// underProcfs reports whether a log directory was reached through
+// --path.procfs: the pid its logs print is a pid of another namespace, and
+// only its row in the table of roots says whether it runs.
+func (c *Collector) underProcfs(dir string) bool {
+	return c.cfg.Procfs != "" && strings.HasPrefix(dir, strings.TrimSuffix(c.cfg.Procfs, "/")+"/")
 }
 
 // unreadableErr fails the collector while a configured log directory exists

@@ -2,14 +2,10 @@ package cannlog
 
 import (
 	"errors"
-	"maps"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/discover"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 )
 
 // Discovery: every process npu-smi lists gets its own CANN log root,
@@ -25,24 +21,37 @@ type NPUProcess struct {
 	PID       int
 }
 
-// ProcessTable gives discovery and coverage npu-smi's process table without
-// running npu-smi.
+// ProcessTable gives discovery, coverage, liveness and hccl_process_info
+// npu-smi's process table without running npu-smi (so that nothing of it
+// runs on the scrape path). It must not call back into the collector.
 type ProcessTable interface {
 	// NPUProcesses returns the rows of the last successful npu-smi run and
 	// when it ran; ok is false before the first.
 	NPUProcesses() (rows []NPUProcess, at time.Time, ok bool)
+	// Match pairs every row of that run with the process of the logs it
+	// is, among devs (cmd/hccl_exporter's join rules), in row order; ok is
+	// false before npu-smi first answered.
+	Match(devs []logstate.ProcessDevice) (rows []MatchedRow, ok bool)
 }
 
-// discoveryRecheck is how often a process whose logs were not found is
-// looked at again (it may not have written its first plog yet).
+// MatchedRow is a row of npu-smi's process table and the process of the
+// logs it was matched to.
+type MatchedRow struct {
+	NPUProcess
+	// ContainerPID is A3's "Process id in container"; "" where npu-smi
+	// does not print it.
+	ContainerPID string
+	// Key is the process of the logs; By says by which rule (the joined_by
+	// label: procfs, pid, container_pid, device), "" when none matched.
+	Key logstate.ProcessKey
+	By  string
+}
+
+// discoveryRecheck is how often a process is looked at again in /proc:
+// one whose logs were not found (it may not have written its first plog
+// yet), and one whose logs are read (a pid reused by a new process, an
+// exec or a rewritten environment give it another root).
 const discoveryRecheck = 15 * time.Second
-
-type discovered struct {
-	p       discover.Process
-	err     error // resolving failed: no root for it
-	found   bool  // its root holds a log of its own pid
-	checked time.Time
-}
 
 type discovery struct {
 	procfs string
@@ -50,22 +59,18 @@ type discovery struct {
 
 	// Owned by the poll goroutine.
 	lastAt time.Time
-	procs  map[int]*discovered // by host pid
-	set    bool                // SetProcRoots was called once
-
-	mu    sync.Mutex
-	found map[int]bool // host pid → its logs are read (published copy)
+	set    bool // the follower was given the roots once
 }
 
 func newDiscovery(cfg Config) *discovery {
 	if cfg.Procfs == "" || cfg.Processes == nil {
 		return nil
 	}
-	return &discovery{procfs: cfg.Procfs, table: cfg.Processes, procs: map[int]*discovered{}, found: map[int]bool{}}
+	return &discovery{procfs: cfg.Procfs, table: cfg.Processes}
 }
 
-// discover brings the per-process roots up to date with npu-smi's latest
-// process table.
+// discover brings the discovered rows of the table of roots up to date
+// with npu-smi's latest process table.
 func (c *Collector) discover(now time.Time) {
 	d := c.disc
 	if d == nil {
@@ -76,102 +81,147 @@ func (c *Collector) discover(now time.Time) {
 		if !d.set && now.Sub(c.created) >= logstate.ReadyGrace {
 			// npu-smi never answered: let the saved offsets go (see
 			// tail.Config.AwaitProcRoots) rather than keep them for ever.
-			c.setProcRoots(nil)
+			d.set = true
+			c.f.SetProcRoots(nil)
 		}
 		return
 	}
+	t := c.roots
+	t.mu.Lock()
 	recheck := false
-	for _, e := range d.procs {
-		if !e.found && now.Sub(e.checked) >= discoveryRecheck {
+	for _, r := range t.byPID {
+		if now.Sub(r.checked) >= discoveryRecheck {
 			recheck = true
 			break
 		}
 	}
+	t.mu.Unlock()
 	if at.Equal(d.lastAt) && d.set && !recheck {
 		return
 	}
 	d.lastAt = at
 	listed := make(map[int]bool, len(rows))
 	changed := !d.set
-	for _, r := range rows {
-		if r.PID <= 0 || listed[r.PID] {
+	var gone []*logRoot
+	for _, row := range rows {
+		if row.PID <= 0 || listed[row.PID] {
 			continue
 		}
-		listed[r.PID] = true
-		e := d.procs[r.PID]
-		if e != nil && (e.found || now.Sub(e.checked) < discoveryRecheck) {
+		listed[row.PID] = true
+		t.mu.Lock()
+		old := t.byPID[row.PID]
+		t.mu.Unlock()
+		if old != nil && now.Sub(old.checked) < discoveryRecheck {
 			continue
 		}
-		n := c.resolve(r.PID, now, e)
-		if e == nil || n.p != e.p || n.found != e.found || (n.err == nil) != (e.err == nil) {
-			changed = true
+		n := c.resolve(row.PID, now, old)
+		if n == old {
+			continue
 		}
-		d.procs[r.PID] = n
+		if old != nil && old.ok && (!n.ok || n.path != old.path || n.proc != old.proc) {
+			gone = append(gone, old)
+		}
+		changed = true
+		t.mu.Lock()
+		t.byPID[row.PID] = n
+		t.mu.Unlock()
 	}
-	for pid := range d.procs {
+	t.mu.Lock()
+	for pid, r := range t.byPID {
 		if !listed[pid] {
 			// Gone from npu-smi's table: its files, found already, are
-			// read to their end by the follower.
-			delete(d.procs, pid)
+			// read to their end by the follower, then let go.
+			delete(t.byPID, pid)
+			if r.ok {
+				gone = append(gone, r)
+			}
 			changed = true
 		}
 	}
+	if changed {
+		t.reorder()
+	}
+	live := map[logstate.ProcessKey]bool{}
+	for _, r := range t.byPID {
+		if r.ok {
+			live[logstate.ProcessKey{Dir: r.path, PID: r.nspid}] = true
+		}
+	}
+	t.mu.Unlock()
 	if !changed {
 		return
 	}
-	var roots []tail.ProcRoot
-	found := make(map[int]bool, len(d.procs))
-	hostPIDs := make(map[logstate.ProcessKey]int, len(d.procs))
-	for pid, e := range d.procs {
-		found[pid] = e.found
-		if e.err != nil {
-			continue
+	d.set = true
+	c.f.SetProcRoots(t.procRoots())
+	for _, r := range gone {
+		// Its series stay for the TTL, but no longer hold a place under
+		// the pid cap that a live process needs.
+		if k := (logstate.ProcessKey{Dir: r.path, PID: r.nspid}); !live[k] {
+			c.state.MarkGone(k)
 		}
-		roots = append(roots, tail.ProcRoot{Path: e.p.Path, PID: e.p.NSpid, HostPID: pid})
-		hostPIDs[logstate.ProcessKey{Dir: e.p.Path, PID: e.p.NSpid}] = pid
+		for dir := range r.aliases {
+			c.state.MarkGone(logstate.ProcessKey{Dir: dir, PID: r.nspid})
+		}
 	}
-	slices.SortFunc(roots, func(a, b tail.ProcRoot) int { return a.HostPID - b.HostPID })
-	c.setProcRoots(roots)
-	c.state.SetHostPIDs(hostPIDs)
-	d.mu.Lock()
-	d.found = found
-	d.mu.Unlock()
 }
 
-// resolve finds one process's root and whether its logs are there, and
-// logs what changed since prev (nil: first look).
-func (c *Collector) resolve(pid int, now time.Time, prev *discovered) *discovered {
-	e := &discovered{checked: now}
-	e.p, e.err = discover.Resolve(c.disc.procfs, pid)
-	if e.err == nil {
-		e.found, e.err = discover.Logs(e.p.Path, e.p.NSpid)
-		if errors.Is(e.err, discover.ErrGone) {
+// resolve looks at one process in /proc and returns its row: old itself
+// when nothing changed but the time of the look, a new row otherwise (a
+// new process, another root, logs found). It logs what changed.
+func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
+	p, err := discover.Resolve(c.disc.procfs, pid)
+	n := &logRoot{proc: procID{pid, p.Start}, nspid: p.NSpid, root: p.Root, via: p.Via, path: p.Path, anchor: p.Anchor, checked: now}
+	if err == nil {
+		n.ok = true
+		if old != nil && old.ok && old.found && old.path == n.path && old.anchor == n.anchor && old.proc == n.proc && old.nspid == n.nspid {
+			// The same process with the same root, whose logs are read:
+			// nothing to list again.
+			c.roots.mu.Lock()
+			old.checked = now
+			c.roots.mu.Unlock()
+			return old
+		}
+		n.found, err = discover.Logs(p.Path, p.NSpid)
+		if errors.Is(err, discover.ErrGone) {
 			// No such directory yet: CANN creates it with the first log.
-			e.err = nil
+			err = nil
 		}
 	}
-	if prev != nil && prev.found == e.found && (prev.err == nil) == (e.err == nil) {
-		return e
+	n.err = err
+	same := old != nil && old.proc == n.proc && old.path == n.path && old.nspid == n.nspid && old.ok == n.ok &&
+		old.found == n.found && (old.err == nil) == (n.err == nil)
+	if same {
+		c.roots.mu.Lock()
+		old.checked = now
+		c.roots.mu.Unlock()
+		return old
+	}
+	if old != nil && old.ok && n.ok && (old.proc != n.proc || old.path != n.path) {
+		// B10: a pid reused by a new process (another start time), or
+		// the same process with another root (an exec, or an environment
+		// it rewrote): the new root is read, the old one drained.
+		c.logger.Info("NPU process changed its CANN log root (a new process with this pid, or a new environment)",
+			"pid", pid, "nspid", n.nspid, "root", n.root, "from", viaName(n.via))
 	}
 	switch {
-	case e.found:
+	case n.found:
 		// Only the root and how it was chosen are logged: never a value
 		// of another variable.
-		c.logger.Info("reading the CANN logs of an NPU process through procfs", "pid", pid, "nspid", e.p.NSpid,
-			"root", e.p.Root, "from", viaName(e.p.Via))
-	case errors.Is(e.err, discover.ErrPermission):
+		c.logger.Info("reading the CANN logs of an NPU process through procfs", "pid", pid, "nspid", n.nspid,
+			"root", n.root, "from", viaName(n.via))
+	case errors.Is(err, discover.ErrPermission):
 		c.logger.Warn("cannot read an NPU process's CANN log root through procfs: run the exporter as root "+
 			"(or with CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH) and mount the host's /proc (--path.procfs)",
-			"pid", pid, "procfs", c.disc.procfs, "err", e.err)
-	case errors.Is(e.err, discover.ErrGone):
+			"pid", pid, "procfs", c.disc.procfs, "err", err)
+	case errors.Is(err, discover.ErrGone):
 		c.logger.Debug("NPU process not in procfs (exited, or --path.procfs is not the host's /proc)",
 			"pid", pid, "procfs", c.disc.procfs)
-	case e.err != nil:
-		c.logger.Info("cannot find an NPU process's CANN log root through procfs", "pid", pid, "err", e.err)
+	case err != nil:
+		c.logger.Info("cannot find an NPU process's CANN log root through procfs", "pid", pid, "err", err)
 	default:
-		c.logger.Debug("NPU process has written no CANN log yet", "pid", pid, "root", e.p.Root)
+		c.logger.Debug("NPU process has written no CANN log yet", "pid", pid, "root", n.root)
 	}
-	return e
+	return n
 }
 
 func viaName(v string) string {
@@ -181,13 +231,6 @@ func viaName(v string) string {
 	return v
 }
 
-func (c *Collector) setProcRoots(roots []tail.ProcRoot) {
-	c.disc.set = true
-	if pr, ok := c.f.(interface{ SetProcRoots([]tail.ProcRoot) }); ok {
-		pr.SetProcRoots(roots)
-	}
-}
-
 // DiscoveredLogs returns, for every host pid of npu-smi's last table that
 // discovery looked at, whether its own CANN logs were found through
 // --path.procfs. Nil without discovery.
@@ -195,7 +238,5 @@ func (c *Collector) DiscoveredLogs() map[int]bool {
 	if c.disc == nil {
 		return nil
 	}
-	c.disc.mu.Lock()
-	defer c.disc.mu.Unlock()
-	return maps.Clone(c.disc.found)
+	return c.roots.found()
 }

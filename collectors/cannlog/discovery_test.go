@@ -2,6 +2,7 @@ package cannlog
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -28,6 +29,22 @@ func (f *fakeTable) NPUProcesses() ([]NPUProcess, time.Time, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.rows, f.at, !f.at.IsZero()
+}
+
+// Match matches a row to the process discovery found for its host pid:
+// the join's other rules are tested in cmd/hccl_exporter.
+func (f *fakeTable) Match(devs []logstate.ProcessDevice) ([]MatchedRow, bool) {
+	rows, _, ok := f.NPUProcesses()
+	out := make([]MatchedRow, len(rows))
+	for i, r := range rows {
+		out[i].NPUProcess = r
+		for _, d := range devs {
+			if d.HostPID == r.PID {
+				out[i].Key, out[i].By = d.Key, "procfs"
+			}
+		}
+	}
+	return out, ok
 }
 
 func (f *fakeTable) set(rows ...NPUProcess) {
@@ -85,23 +102,6 @@ func writePlog(t *testing.T, root string, nspid int, extra string) string {
 	return p
 }
 
-// staticCoverage reports every row of the table found when discovery found
-// it: the join's other rules are tested in internal/join.
-type staticCoverage struct {
-	tab *fakeTable
-	c   *Collector
-}
-
-func (s staticCoverage) Coverage() ([]CoverageRow, bool) {
-	rows, _, ok := s.tab.NPUProcesses()
-	found := s.c.DiscoveredLogs()
-	var out []CoverageRow
-	for _, r := range rows {
-		out = append(out, CoverageRow{NPU: r.NPU, Chip: r.Chip, Found: found[r.PID]})
-	}
-	return out, ok
-}
-
 // Processes npu-smi lists are read from their own roots found through a
 // fake procfs: settings and communicators under their namespace pid, joined
 // to their host pid; a process without logs, one not in procfs and one with
@@ -123,15 +123,13 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 
 	var logBuf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	// The logs are older than the TTL: alive keeps them (join.Liveness does,
-	// by the host pid, in the exporter).
-	alive := logstate.LivenessFunc(func(int) bool { return true })
-	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, alive, logger)
+	// The logs are older than the TTL: the table of roots keeps them alive
+	// while npu-smi lists their host pid.
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	c.SetCoverage(staticCoverage{tab, c})
 	c.pollOnce(time.Now())
 	c.pollOnce(time.Now())
 
@@ -144,7 +142,7 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 		t.Fatalf("settings/communicators not read: %+v", pv)
 	}
 	var host int
-	for _, d := range c.State().Devices() {
+	for _, d := range c.Devices() {
 		if d.Key == keyA {
 			host = d.HostPID
 		}
@@ -211,7 +209,7 @@ ascend_npu_processes{cann_logs="missing",chip="0",npu="2"} 1
 func TestDiscoveryIdleNode(t *testing.T) {
 	tab := &fakeTable{}
 	tab.set()
-	c, err := New(Config{Procfs: filepath.Join(t.TempDir(), "no-such-proc"), Processes: tab, Timezone: "UTC"}, nil, nil)
+	c, err := New(Config{Procfs: filepath.Join(t.TempDir(), "no-such-proc"), Processes: tab, Timezone: "UTC"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,33 +225,48 @@ func TestDiscoveryIdleNode(t *testing.T) {
 	}
 }
 
-// A process read through <procfs>/<host pid>/root is alive while its host
-// pid is, not while some host process has the pid its logs print.
-func TestProcLivenessOfDiscoveredProcess(t *testing.T) {
+// The collector's one liveness: a process read through <procfs>/<host
+// pid>/root is alive while its row is in the table of roots (npu-smi lists
+// its host pid), not while some host process has the pid its logs print; a
+// process of a host path is alive while npu-smi lists its pid or /proc has
+// it.
+func TestLivenessOfTheCollector(t *testing.T) {
 	procfs := t.TempDir()
-	for _, pid := range []string{"1", "4242"} {
-		if err := os.MkdirAll(filepath.Join(procfs, pid), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	fakeProcess(t, procfs, 4242, 1, "ASCEND_PROCESS_LOG_PATH=/job/logs")
+	if err := os.MkdirAll(filepath.Join(procfs, "1"), 0o755); err != nil { // init
+		t.Fatal(err)
 	}
-	live := logstate.ProcLiveness{Root: procfs}
+	tab := &fakeTable{}
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242})
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	c.pollOnce(time.Now())
+	live := c.live.(logstate.ProcessLiveness)
+	discovered := logstate.ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 1}
 	cases := []struct {
 		key  logstate.ProcessKey
 		want bool
 	}{
-		{logstate.ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", "logs"), PID: 1}, true},
+		{discovered, true},
 		{logstate.ProcessKey{Dir: filepath.Join(procfs, "5000", "root", "job", "logs"), PID: 1}, false}, // exited; host pid 1 is init
 		{logstate.ProcessKey{Dir: filepath.Join(procfs, "5000", "cwd", "plogs"), PID: 4242}, false},
-		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 4242}, true}, // a host path: its pid is a host pid
+		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 4242}, true}, // a host path: its pid is a host pid npu-smi lists
+		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 1}, true},    // and one /proc has
 		{logstate.ProcessKey{Dir: "/var/log/npu", PID: 77}, false},
 	}
-	for _, c := range cases {
-		if got := live.AliveProcess(c.key); got != c.want {
-			t.Errorf("AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
+	for _, tc := range cases {
+		if got := live.AliveProcess(tc.key); got != tc.want {
+			t.Errorf("AliveProcess(%+v) = %v, want %v", tc.key, got, tc.want)
 		}
-		if got := (logstate.AnyAlive{nil, live}).AliveProcess(c.key); got != c.want {
-			t.Errorf("AnyAlive.AliveProcess(%+v) = %v, want %v", c.key, got, c.want)
-		}
+	}
+	// npu-smi no longer lists it: its row leaves the table, and so does its life.
+	tab.set()
+	c.pollOnce(time.Now())
+	if live.AliveProcess(discovered) {
+		t.Error("a discovered process npu-smi no longer lists is still alive")
 	}
 }
 
@@ -267,8 +280,7 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 	writePlog(t, hostPath, 3, "")
 	tab := &fakeTable{}
 	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 7000})
-	alive := logstate.LivenessFunc(func(int) bool { return true })
-	c, err := New(Config{Roots: []string{hostPath}, Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, alive, nil)
+	c, err := New(Config{Roots: []string{hostPath}, Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,11 +288,129 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 	for range 3 {
 		c.pollOnce(time.Now())
 	}
-	devs := c.State().Devices()
+	devs := c.Devices()
 	if len(devs) != 1 || devs[0].Key != (logstate.ProcessKey{Dir: hostPath, PID: 3}) || devs[0].HostPID != 7000 {
 		t.Fatalf("devices %+v, want one process under %s with host pid 7000", devs, hostPath)
 	}
 	if st := c.f.Stats(); st.FilesTracked != 1 || st.LinesRead != 32 {
 		t.Fatalf("files %d, lines %d: want the one file read once", st.FilesTracked, st.LinesRead)
+	}
+}
+
+// writeStat writes <procfs>/<pid>/stat with start time start (field 22).
+func writeStat(t *testing.T, procfs string, pid int, start uint64) {
+	t.Helper()
+	stat := fmt.Sprintf("%d (py thon) S 1 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 %d 1000 10 18446744073709551615\n", pid, start)
+	p := filepath.Join(procfs, strconv.Itoa(pid), "stat")
+	_ = os.Remove(p)
+	if err := os.WriteFile(p, []byte(stat), 0o400); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewriteProcess gives host pid hostPID a new status (nspid) and environ,
+// as an exec, a rewritten environment or a new process with the pid does.
+func rewriteProcess(t *testing.T, procfs string, hostPID, nspid int, environ ...string) {
+	t.Helper()
+	dir := filepath.Join(procfs, strconv.Itoa(hostPID))
+	status := "Name:\tpython3\nPid:\t" + strconv.Itoa(hostPID) + "\nUid:\t0\t0\t0\t0\nNSpid:\t" +
+		strconv.Itoa(hostPID) + "\t" + strconv.Itoa(nspid) + "\n"
+	for name, data := range map[string]string{"status": status, "environ": strings.Join(environ, "\x00") + "\x00"} {
+		_ = os.Remove(filepath.Join(dir, name))
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o400); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// B10: a process whose root changes (an environment it rewrote, an exec)
+// or a pid npu-smi still lists that a new process took (another start time,
+// another root) is read from its new root. Before, a pid whose logs were
+// found once was never looked at again: the new job's logs were never read.
+func TestDiscoveryFollowsAChangedProcess(t *testing.T) {
+	procfs := t.TempDir()
+	rootfs := fakeProcess(t, procfs, 4242, 7, "ASCEND_PROCESS_LOG_PATH=/job/a")
+	writeStat(t, procfs, 4242, 1000)
+	writePlog(t, filepath.Join(rootfs, "job", "a"), 7, "")
+	tab := &fakeTable{}
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242})
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: 10 * 365 * 24 * time.Hour}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	now := time.Now()
+	c.pollOnce(now)
+	key := func(dir string, pid int) logstate.ProcessKey {
+		return logstate.ProcessKey{Dir: filepath.Join(procfs, "4242", "root", "job", dir), PID: pid}
+	}
+	if _, ok := c.Process(key("a", 7)); !ok {
+		t.Fatal("the first root was not read")
+	}
+
+	// The process rewrites its environment (or execs with another one).
+	writePlog(t, filepath.Join(rootfs, "job", "b"), 7, "")
+	rewriteProcess(t, procfs, 4242, 7, "ASCEND_PROCESS_LOG_PATH=/job/b")
+	now = now.Add(discoveryRecheck)
+	c.pollOnce(now)
+	c.pollOnce(now)
+	if _, ok := c.Process(key("b", 7)); !ok {
+		t.Fatalf("the rewritten environment's root was not read; processes %+v", c.Processes())
+	}
+
+	// The pid is reused by a new process (another start time): pid 8 in
+	// its namespace, its own root.
+	writePlog(t, filepath.Join(rootfs, "job", "c"), 8, "")
+	writeStat(t, procfs, 4242, 2000)
+	rewriteProcess(t, procfs, 4242, 8, "ASCEND_PROCESS_LOG_PATH=/job/c")
+	now = now.Add(discoveryRecheck)
+	c.pollOnce(now)
+	c.pollOnce(now)
+	if _, ok := c.Process(key("c", 8)); !ok {
+		t.Fatalf("the new process with a reused pid was not read; processes %+v", c.Processes())
+	}
+	if host := c.roots.HostPID(key("c", 8)); host != 4242 {
+		t.Fatalf("host pid of the new process %d, want 4242", host)
+	}
+	if host := c.roots.HostPID(key("a", 7)); host != 0 {
+		t.Fatalf("the old root still owns host pid %d", host)
+	}
+}
+
+// B8: short-lived processes, each gone from npu-smi's table soon after it
+// started, fill the pid cap (here 4) within the TTL. The next healthy job
+// must still get its settings: processes that left hold no place under
+// the cap that protects live ones. Before, it was dropped
+// (settings_source="unknown" until the TTL let the others go).
+func TestShortLivedProcessesLeaveThePIDCap(t *testing.T) {
+	procfs := t.TempDir()
+	tab := &fakeTable{}
+	tab.set()
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", MaxPIDs: 4, ProcessTTL: 10 * 365 * 24 * time.Hour}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	now := time.Now()
+	for i := range 6 {
+		host, ns := 5000+i, 10+i
+		rootfs := fakeProcess(t, procfs, host, ns, "ASCEND_PROCESS_LOG_PATH=/logs")
+		writePlog(t, filepath.Join(rootfs, "logs"), ns, "")
+		tab.set(NPUProcess{NPU: "0", Chip: "0", PID: host})
+		c.pollOnce(now)
+		tab.set() // it exits
+		c.pollOnce(now)
+	}
+	rootfs := fakeProcess(t, procfs, 6000, 50, "ASCEND_PROCESS_LOG_PATH=/logs")
+	writePlog(t, filepath.Join(rootfs, "logs"), 50, "")
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 6000})
+	c.pollOnce(now)
+	c.pollOnce(now)
+	pv, ok := c.Process(logstate.ProcessKey{Dir: filepath.Join(procfs, "6000", "root", "logs"), PID: 50})
+	if !ok || pv.Settings == "" {
+		t.Fatalf("the healthy job was kept out by processes that left: %v %+v; have %d processes", ok, pv, len(c.Processes()))
+	}
+	if n := len(c.Processes()); n > 4 {
+		t.Fatalf("%d processes over the cap of 4", n)
 	}
 }

@@ -12,9 +12,18 @@
 // (path, kind, pod, zone), and serves the state's own series next to its
 // own. A background goroutine polls the follower and checkpoints the state
 // together with the read offsets; scrapes only read the state and never do
-// file I/O. The headroom collector and internal/join read the state through
-// Processes, Faults and State; the offline diagnose command uses logstate
-// directly and does not depend on this package.
+// file I/O. The headroom collector and the joins of cmd/hccl_exporter read
+// the state through Processes, Devices and ProcessVars; the offline
+// diagnose command uses logstate directly and does not depend on this
+// package.
+//
+// The table of log roots (roots.go) is the one place that knows every root
+// read, configured or discovered through /proc, and which process owns it
+// (host pid and start time, namespace pid), its zone and whether its files
+// are pinned; discovery, zones, coverage, liveness and the follower's
+// pinning all read it. The collector also serves hccl_process_info (each
+// process of the logs and the chip npu-smi shows it on) and
+// ascend_npu_processes, and says which processes still run (coverage.go).
 //
 // Each log root is read in the zone its writers print times in
 // (--cannlog.timezone=auto infers it from the files' modification times and

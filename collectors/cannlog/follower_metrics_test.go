@@ -92,7 +92,7 @@ func TestNewPodEI0011CountedBeforeRescan(t *testing.T) {
 		PollInterval:   20 * time.Millisecond,
 		RescanInterval: time.Hour,
 	}
-	c, err := New(cfg, allAlive, nil)
+	c, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,38 +65,17 @@ type rootZone struct {
 	warnedFor string // the mismatch last warned about
 }
 
-// zones keeps the zone of every configured log root.
+// zones infers and applies the zone of every row of the table of log
+// roots (roots.go): configured and discovered roots alike.
 type zones struct {
 	auto  bool
 	fixed *time.Location // the configured zone when not auto
 	local func() *time.Location
-
-	mu    sync.Mutex
-	roots map[string]*rootZone
-	order []string // roots, longest first, for prefix matching
+	t     *rootTable
 }
 
-func newZones(roots []string, auto bool, fixed *time.Location) *zones {
-	z := &zones{auto: auto, fixed: fixed, local: func() *time.Location { return time.Local }, roots: map[string]*rootZone{}}
-	for _, r := range roots {
-		r = filepath.Clean(r)
-		if _, dup := z.roots[r]; !dup {
-			z.roots[r] = &rootZone{}
-			z.order = append(z.order, r)
-		}
-	}
-	sort.Slice(z.order, func(i, j int) bool { return len(z.order[i]) > len(z.order[j]) })
-	return z
-}
-
-// rootOf returns the configured root a log directory lies in.
-func (z *zones) rootOf(dir string) (string, bool) {
-	for _, r := range z.order {
-		if dir == r || strings.HasPrefix(dir, r+string(filepath.Separator)) {
-			return r, true
-		}
-	}
-	return "", false
+func newZones(t *rootTable, auto bool, fixed *time.Location) *zones {
+	return &zones{auto: auto, fixed: fixed, local: func() *time.Location { return time.Local }, t: t}
 }
 
 // source returns the zone to put on the Sources of a root: nil (the
@@ -123,33 +101,34 @@ func (z *zones) applied(rz *rootZone) *time.Location {
 // locationFor returns the zone for lines of a log directory; under auto a
 // root not inferred yet is tried first (at most every zoneRetry).
 func (z *zones) locationFor(dir string, now time.Time, logWarn func(msg string, args ...any)) *time.Location {
-	root, ok := z.rootOf(dir)
-	if !ok {
+	z.t.mu.Lock()
+	r := z.t.rootOfLocked(dir)
+	if r == nil {
+		z.t.mu.Unlock()
 		return z.source(nil)
 	}
-	z.mu.Lock()
-	rz := z.roots[root]
-	retry := rz.inferred == nil && now.Sub(rz.lastTry) >= zoneRetry
-	z.mu.Unlock()
+	retry := r.zone.inferred == nil && now.Sub(r.zone.lastTry) >= zoneRetry
+	z.t.mu.Unlock()
 	if retry {
-		z.inferRoot(root, now, logWarn)
+		z.inferRoot(r, now, logWarn)
 	}
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.source(rz)
+	z.t.mu.Lock()
+	defer z.t.mu.Unlock()
+	return z.source(&r.zone)
 }
 
 // inferAll infers every root's zone again.
 func (z *zones) inferAll(now time.Time, logWarn func(msg string, args ...any)) {
-	for _, r := range z.order {
+	for _, r := range z.t.rows() {
 		z.inferRoot(r, now, logWarn)
 	}
 }
 
 // inferRoot infers one root's zone from its newest log file and warns once
 // per change when it differs from the zone the exporter would use.
-func (z *zones) inferRoot(root string, now time.Time, logWarn func(msg string, args ...any)) {
-	path, mtime, ok := newestLog(root)
+func (z *zones) inferRoot(r *logRoot, now time.Time, logWarn func(msg string, args ...any)) {
+	root := r.path
+	path, mtime, ok := newestLog(root, r.nspid)
 	var off time.Duration
 	if ok {
 		var printed time.Time
@@ -158,9 +137,9 @@ func (z *zones) inferRoot(root string, now time.Time, logWarn func(msg string, a
 			off, ok = logstate.InferOffset(printed, mtime)
 		}
 	}
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	rz := z.roots[root]
+	z.t.mu.Lock()
+	defer z.t.mu.Unlock()
+	rz := &r.zone
 	rz.lastTry = now
 	if !ok {
 		return
@@ -190,15 +169,15 @@ func (z *zones) inferRoot(root string, now time.Time, logWarn func(msg string, a
 
 // metrics sends the inferred and applied offset of every root.
 func (z *zones) metrics(ch chan<- prometheus.Metric, now time.Time) {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	for _, r := range z.order {
-		rz := z.roots[r]
+	z.t.mu.Lock()
+	defer z.t.mu.Unlock()
+	for _, r := range z.t.order {
+		rz := &r.zone
 		if rz.inferred != nil {
-			ch <- prometheus.MustNewConstMetric(zoneOffsetDesc, prometheus.GaugeValue, rz.offset.Seconds(), r)
+			ch <- prometheus.MustNewConstMetric(zoneOffsetDesc, prometheus.GaugeValue, rz.offset.Seconds(), r.path)
 		}
 		_, applied := now.In(z.applied(rz)).Zone()
-		ch <- prometheus.MustNewConstMetric(zoneAppliedDesc, prometheus.GaugeValue, float64(applied), r)
+		ch <- prometheus.MustNewConstMetric(zoneAppliedDesc, prometheus.GaugeValue, float64(applied), r.path)
 	}
 }
 
@@ -208,8 +187,11 @@ func isLogName(name string) bool {
 }
 
 // newestLog finds the most recently modified CANN log under a root's sort
-// directories.
-func newestLog(root string) (path string, mtime time.Time, ok bool) {
+// directories; with pid set (a discovered root), the newest of that
+// process's own files: the other ranks sharing the directory are inferred
+// through their own rows.
+func newestLog(root string, pid int) (path string, mtime time.Time, ok bool) {
+	own := "-" + strconv.Itoa(pid) + "_"
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
 		entries, err := os.ReadDir(dir)
@@ -224,7 +206,7 @@ func newestLog(root string) (path string, mtime time.Time, ok bool) {
 				}
 				continue
 			}
-			if !isLogName(e.Name()) {
+			if !isLogName(e.Name()) || (pid != 0 && !strings.Contains(e.Name(), own)) || e.Type()&os.ModeSymlink != 0 {
 				continue
 			}
 			fi, err := e.Info()

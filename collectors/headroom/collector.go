@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/exporter/scrapeerr"
 )
 
 // NPUSource gives the chips' HBM and the process table of one npu-smi run.
@@ -108,7 +108,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		return fmt.Errorf("headroom: read npu-smi chips: %w", err)
 	}
 	if len(chips) == 0 && len(procs) == 0 {
-		return fmt.Errorf("headroom: npu-smi listed no chips: %w", exporter.ErrNoData)
+		return fmt.Errorf("headroom: npu-smi listed no chips: %w", scrapeerr.ErrNoData)
 	}
 	var lookup func(ChipProcess) (ProcessSettings, bool)
 	if c.settings != nil {

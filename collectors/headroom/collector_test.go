@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -156,47 +155,6 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-func TestAddFlags(t *testing.T) {
-	tests := []struct {
-		args          []string
-		low, high     float64
-		wantParseFail bool
-	}{
-		{args: nil, low: 256 * kib, high: 3 * mib},
-		{args: []string{"--headroom.qp-bytes-low=0.25MiB", "--headroom.qp-bytes-high=2MiB"}, low: 256 * kib, high: 2 * mib},
-		// KB is read as 1024 bytes, like KiB.
-		{args: []string{"--headroom.qp-bytes-low=512KB"}, low: 512 * kib, high: 3 * mib},
-		{args: []string{"--headroom.qp-bytes-low=-1MiB"}, wantParseFail: true},
-		{args: []string{"--headroom.qp-bytes-low=0"}, wantParseFail: true},
-		{args: []string{"--headroom.qp-bytes-high=lots"}, wantParseFail: true},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			app := kingpin.New("test", "")
-			cfg := AddFlags(app)
-			_, err := app.Parse(tt.args)
-			if tt.wantParseFail {
-				if err == nil {
-					t.Errorf("Parse(%q) succeeded, want an error", tt.args)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Parse(%q) = %v", tt.args, err)
-			}
-			if cfg.QPBytesLow != tt.low || cfg.QPBytesHigh != tt.high {
-				t.Errorf("Parse(%q): low %v high %v, want %v %v", tt.args, cfg.QPBytesLow, cfg.QPBytesHigh, tt.low, tt.high)
-			}
-			if cfg.DefaultQPsPerConnection != 1 || cfg.DefaultBuffSizeBytes != 200*mib {
-				t.Errorf("HCCL defaults = %v QPs, %v bytes, want 1, 200 MiB", cfg.DefaultQPsPerConnection, cfg.DefaultBuffSizeBytes)
-			}
-			if err := cfg.Validate(); err != nil {
-				t.Errorf("Validate() = %v", err)
-			}
-		})
-	}
 }
 
 // TestCollectorForeignQPs: live QPs whose qpn no process on the chip logged

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/alecthomas/kingpin/v2"
-	"github.com/alecthomas/units"
 )
 
-// Config holds the model's constants. The QP sizes come from flags; the HCCL
+// Config holds the model's constants. The QP sizes come from flags
+// (cmd/hccl_exporter registers them: this package links no flag parser, so
+// that diagnose can use the model); the HCCL
 // defaults are HCCL's own (they change only if HCCL changes them).
 type Config struct {
 	// QPBytesLow and QPBytesHigh bound the device memory of one QP. EI0011
@@ -44,29 +43,6 @@ func DefaultConfig() Config {
 		DefaultBuffSizeBytes:    HCCLDefaultBuffSizeBytes,
 		CaptureWindow:           5 * time.Minute,
 	}
-}
-
-// AddFlags registers the headroom flags on app. The returned Config is filled
-// in when app parses its arguments; call Validate after parsing.
-func AddFlags(app *kingpin.Application) *Config {
-	cfg := DefaultConfig()
-	var highSet bool
-	app.Flag("headroom.qp-bytes-low",
-		"Override: the NPU memory of one HCCL QP for the low bound, in every mode, with a unit: 256KiB, 0.25MiB (KiB = 1024 bytes). Unset, each QP has the size of its mode (docs/headroom.md); where the logs do not tell the mode, 256KiB.").
-		Default("256KiB").IsSetByUser(&cfg.QPBytesSetByUser).SetValue(&bytesValue{dst: &cfg.QPBytesLow})
-	app.Flag("headroom.qp-bytes-high",
-		"Override: the NPU memory of one HCCL QP for the expected and high bounds, in every mode, with a unit: 3MiB. Unset, each QP has "+
-			"the size of its mode (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB (the largest mode).").
-		Default("3MiB").IsSetByUser(&highSet).SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
-	app.Flag("headroom.capture-window",
-		"How long after its latest ACL graph capture re-created RoCE QPs a process counts as capturing: its next capture's QPs are then link setup ahead.").
-		Default("5m").DurationVar(&cfg.CaptureWindow)
-	// Either flag given makes the pair apply to every mode.
-	app.Action(func(*kingpin.ParseContext) error {
-		cfg.QPBytesSetByUser = cfg.QPBytesSetByUser || highSet
-		return nil
-	})
-	return &cfg
 }
 
 // Validate reports a configuration the model cannot use as given.
@@ -121,27 +97,4 @@ func (c Config) sanitized() Config {
 		c.CaptureWindow = 0
 	}
 	return c
-}
-
-// bytesValue is a kingpin flag value holding a byte size written with a
-// base-2 unit (256KiB, 3MiB, 0.25MiB; KB is also read as 1024 bytes).
-type bytesValue struct{ dst *float64 }
-
-func (b *bytesValue) Set(s string) error {
-	n, err := units.ParseBase2Bytes(s)
-	if err != nil {
-		return fmt.Errorf("parse byte size %q (use a unit such as 256KiB or 3MiB): %w", s, err)
-	}
-	if n <= 0 {
-		return fmt.Errorf("byte size %q must be positive", s)
-	}
-	*b.dst = float64(n)
-	return nil
-}
-
-func (b *bytesValue) String() string {
-	if b.dst == nil {
-		return ""
-	}
-	return units.Base2Bytes(*b.dst).String()
 }

@@ -39,10 +39,10 @@ func FuzzModel(f *testing.F) {
 			}
 			comms[i] = Communicator{RankSize: int(rankSize) - i, ServerNum: int(serverNum) + i, SuperPodNum: b(0)%4 - 1,
 				DeviceType: b(1)%6 - 1, SuperPodMode: b(2)%3 - 1, StandardCard: b(3)%3 - 1, RoCEPeers: b(4) - 8, OtherPeers: b(5),
-				EstablishedQPs: float64(b(6)) * qps, CCLBufferBytes: float64(b(7)%2) * buff, BufferSizeBytes: float64(b(0)) * used,
+				EstablishedQPs: toU64(float64(b(6)) * qps), CCLBufferBytes: toU64(float64(b(7)%2) * buff), BufferSizeBytes: toU64(float64(b(0)) * used),
 				MultiModuleDiffDeviceNum: b(8)%3 - 1, MultiSuperPodDiffServerNum: b(9)%3 - 1, BufferName: []string{"", "a", "b"}[b(10)%3],
 				AllRanksOps: b(11)%2 == 1, OpBaseTags: b(12)%2 == 1, GraphTags: b(13)%3 == 1, Captures: b(14) % 3,
-				LastCaptureQPs: float64(b(15)) * qps, LastCaptureAt: fuzzNow.Add(-time.Duration(b(16)) * time.Minute)}
+				LastCaptureQPs: toU64(float64(b(15)) * qps), LastCaptureAt: fuzzNow.Add(-time.Duration(b(16)) * time.Minute)}
 		}
 		settings := ProcessSettings{QPsPerConnection: qps, QPsKnown: qpsKnown, BuffSizeBytes: buff, BuffSizeKnown: buffKnown,
 			IntraRoCE: intraRoCE, InterHCCSDisabled: !intraRoCE, Communicators: comms, UnattributedBufferBytes: total, UnattributedQPs: qpLow,
@@ -187,4 +187,16 @@ func TestModelRandomized(t *testing.T) {
 			}
 		}
 	}
+}
+
+// toU64 converts a fuzzed amount to the log state's unsigned counts: what
+// the logs cannot print (negative, NaN, beyond 2^63) becomes 0 or the top.
+func toU64(x float64) uint64 {
+	switch {
+	case !(x > 0):
+		return 0
+	case x >= 1<<63:
+		return 1 << 63
+	}
+	return uint64(x)
 }

@@ -14,7 +14,10 @@
 //
 // The package joins two views that other collectors own (the npu-smi chip and
 // process tables, and what the CANN logs say about each pid) through the small
-// interfaces NPUSource and SettingsSource; it imports neither collector.
+// interfaces NPUSource and SettingsSource; of the log state it imports only
+// the communicator view (Communicator), and it links no HTTP code or flag
+// parser (its flags are registered by cmd/hccl_exporter), so that diagnose
+// can run the model offline.
 // HCCL's own facts (defaults, ranges, N + 1 QPs, buffer size) come from
 // internal/hcclenv.
 // Model is a pure function; Collector only fetches its inputs and turns the
@@ -24,8 +27,8 @@ package headroom
 import (
 	"math"
 	"strings"
-	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
@@ -90,55 +93,12 @@ type ChipProcess struct {
 	LogDir    string
 }
 
-// Communicator is one live HCCL communicator of a process, from any CANN
-// era's creation lines, with what its run log shows set up so far. A
-// destroyed communicator is simply absent. Unknown ints are < 0.
-type Communicator struct {
-	Name     string
-	RankSize int
-	// ServerNum and SuperPodNum: `[Communicator Key Info]` only (-1 in
-	// older eras).
-	ServerNum   int
-	SuperPodNum int
-	// ModuleNum: HCCS meshes; above ServerNum a server spans two modules
-	// (910B A+X). -1 unknown.
-	ModuleNum int
-	// MultiModuleDiffDeviceNum and MultiSuperPodDiffServerNum are the
-	// [Communicator Key Info] RoCE switches (1 on, 0 off, -1 unknown).
-	MultiModuleDiffDeviceNum   int
-	MultiSuperPodDiffServerNum int
-	// DeviceType is HCCL's deviceType (2 = 910B, 4 = 910_93), -1 unknown.
-	DeviceType int
-	// SuperPodMode (useSuperPodMode) and StandardCard (isStandardCard: a
-	// PCIe card) from `[LocalRank Key Info]`; -1 unknown.
-	SuperPodMode int
-	StandardCard int
-	// BufferSizeBytes is its own buffer size ([Load] comm config); 0
-	// means the process's HCCL_BUFFSIZE.
-	BufferSizeBytes float64
-	// BufferName: communicators of the process with the same non-empty
-	// name share one cclBuffer (HcclCommConfig.bufferName).
-	BufferName string
-	// CCLBufferBytes is what it has allocated; 0 before its first
-	// collective.
-	CCLBufferBytes float64
-	// EstablishedQPs counts its QPs already created; RoCEPeers and
-	// OtherPeers the distinct ranks already linked by RoCE and by HCCS/PCIe.
-	EstablishedQPs float64
-	RoCEPeers      int
-	OtherPeers     int
-	// AllRanksOps: an AlltoAll-family or send/recv/batch link set was
-	// logged: the communicator links every remote rank.
-	AllRanksOps bool
-	// OpBaseTags and GraphTags: its link sets had op-base or graph tags.
-	OpBaseTags, GraphTags bool
-	// Captures counts ACL graph captures that re-created its RoCE QPs;
-	// LastCaptureQPs are the latest capture's QPs, LastCaptureAt when its
-	// latest QP was logged.
-	Captures       int
-	LastCaptureQPs float64
-	LastCaptureAt  time.Time
-}
+// Communicator is one live HCCL communicator of a process, as the CANN log
+// state keeps it (from any era's creation lines, with what its run log
+// shows set up so far); a destroyed communicator is simply absent and
+// unknown ints are < 0. The model reads the log state's own view: there
+// is no copy to keep in step with it.
+type Communicator = logstate.CommunicatorView
 
 // ProcessSettings is what the CANN logs say about one process: the
 // effective HCCL_RDMA_QPS_PER_CONNECTION, HCCL_BUFFSIZE (in bytes),
@@ -445,8 +405,8 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 			}
 		}
 		pendingBuf += d.buffer
-		allocated += nonNegative(c.CCLBufferBytes)
-		established += nonNegative(c.EstablishedQPs)
+		allocated += float64(c.CCLBufferBytes)
+		established += float64(c.EstablishedQPs)
 	}
 	// Buffer bytes the log could not tie to a communicator were allocated
 	// for one whose link set has not been logged yet.
@@ -494,22 +454,22 @@ func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) co
 		d.qpsExpected = math.Max(d.qpsExpected, d.qpsLow)
 		d.qpsHigh = math.Max(d.qpsHigh, d.qpsLow)
 	}
-	if c.Captures > 0 && c.LastCaptureQPs > 0 && c.LastCaptureQPs <= maxPlausibleBytes &&
+	if c.Captures > 0 && c.LastCaptureQPs > 0 && float64(c.LastCaptureQPs) <= maxPlausibleBytes &&
 		!cfg.Now.IsZero() && cfg.Now.Sub(c.LastCaptureAt) <= cfg.CaptureWindow {
 		// A capturing process re-creates the captured operators' RoCE QPs
 		// at each capture and keeps them while the graph lives: the next
 		// capture is ahead.
-		d.captureQPs = c.LastCaptureQPs
+		d.captureQPs = float64(c.LastCaptureQPs)
 		d.qpsExpected += d.captureQPs
 		d.qpsHigh += d.captureQPs
 	}
-	if strings.EqualFold(s.ExpansionMode, "AIV") && c.CCLBufferBytes <= 0 {
+	if strings.EqualFold(s.ExpansionMode, "AIV") && c.CCLBufferBytes == 0 {
 		d.aiv = aivBufferBytes
 	}
-	if c.CCLBufferBytes <= 0 {
+	if c.CCLBufferBytes == 0 {
 		b := buff
-		if c.BufferSizeBytes > 0 && validBytes(c.BufferSizeBytes) {
-			b = c.BufferSizeBytes
+		if c.BufferSizeBytes > 0 && validBytes(float64(c.BufferSizeBytes)) {
+			b = float64(c.BufferSizeBytes)
 		}
 		d.buffer = hcclenv.CCLBufferBytes(b)
 	}

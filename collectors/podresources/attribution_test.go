@@ -138,7 +138,7 @@ func TestProcessWinsOverKubelet(t *testing.T) {
 	n.process(t, 6000, "0::/user.slice/user-0.slice/session-3.scope\n")
 	procs := procTable{{Chip{"4", "0"}, 4242}, {Chip{"5", "0"}, 5151}, {Chip{"5", "0"}, 6000}, {Chip{"4", "0"}, 99999}}
 
-	c := New(w, a3Chips, nil)
+	c := New(w, a3Chips)
 	c.SetProcessAttribution(&ProcessAttribution{Processes: procs, Procfs: n.procfs, KubeletLogs: n.logs})
 	want := `
 # HELP ascend_npu_pod_info 1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).
@@ -167,7 +167,7 @@ hccl_exporter_pod_attribution_processes{source="unreadable"} 1
 	w2 := NewWatcher(Config{Socket: filepath.Join(t.TempDir(), "kubelet.sock")}, nil)
 	defer w2.Close()
 	w2.Refresh(context.Background())
-	c2 := New(w2, a3Chips, nil)
+	c2 := New(w2, a3Chips)
 	c2.SetProcessAttribution(&ProcessAttribution{Processes: procs, Procfs: n.procfs, KubeletLogs: n.logs})
 	if got := testutil.CollectAndCount(c2, "hccl_exporter_pod_attribution_conflicts"); got != 0 {
 		t.Errorf("%d conflict series without a kubelet answer, want none", got)

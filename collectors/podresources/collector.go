@@ -1,18 +1,17 @@
-// Package podresources owns the attribution of NPUs to Kubernetes pods (and
-// exports the join of log processes to chips that makes per-process series
-// attributable too): it
+// Package podresources owns the attribution of NPUs to Kubernetes pods: it
 // asks the kubelet's PodResources API (k8s.io/kubelet podresources/v1, the
 // API dcgm-exporter and Huawei's npu-exporter use) which container holds
 // which device, reads the Ascend device plugin's device ids (see
 // ParseDeviceID), and exports ascend_npu_pod_info{npu,chip,namespace,pod,
 // container}. The kubelet is asked in the background by a Watcher; a scrape
 // only reads its last answer and maps physical ids to npu/chip through
-// the ChipMap the caller provides (npu-smi's table, joined in internal/join).
+// the ChipMap the caller provides (npu-smi's table, joined in
+// cmd/hccl_exporter). hccl_process_info, which joins the processes of the
+// CANN logs to chips, is the cannlog collector's.
 package podresources
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,26 +27,7 @@ type ChipMap interface {
 	ChipsByPhyID(ctx context.Context) (map[int]Chip, error)
 }
 
-// ProcessChip is a process of the CANN logs and the chip it runs on.
-type ProcessChip struct {
-	PID       string // the cannlog pid label
-	Process   string // the process name its plog lines print
-	Settings  string // its settings set, the settings label of the cannlog series
-	NPU, Chip string // empty when npu-smi's process table does not show it
-	JoinedBy  string // how the join found it: procfs, pid, container_pid, device, or none
-}
-
-// ProcessChips lists the processes of the CANN logs matched to chips.
-type ProcessChips interface {
-	ProcessChips(ctx context.Context) ([]ProcessChip, error)
-}
-
 var (
-	processInfoDesc = prometheus.NewDesc("hccl_process_info",
-		"1 for each process of the CANN logs: its settings set (the settings label of the hccl_env_* and hccl_communicator_info series) and the chip npu-smi shows it on; "+
-			"joined_by says how it was matched: procfs (its host pid, found through --path.procfs), pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print), "+
-			"none (npu-smi's process table does not show it: npu and chip are empty).",
-		[]string{"pid", "process", "settings", "npu", "chip", "joined_by"}, nil)
 	podInfoDesc = prometheus.NewDesc("ascend_npu_pod_info",
 		"1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).",
 		[]string{"npu", "chip", "namespace", "pod", "container"}, nil)
@@ -64,50 +44,23 @@ var (
 		nil, nil)
 )
 
-// Collector exports which pod holds each chip, and each logged process with
-// its settings set and the chip it runs on.
+// Collector exports which pod holds each chip.
 type Collector struct {
 	w     *Watcher
 	chips ChipMap
-	procs ProcessChips
 	attr  *ProcessAttribution // pods from processes; nil: the kubelet alone
 }
 
 // New returns a collector over the watcher's answers, mapping physical ids
-// through chips; procs, when not nil, gives the process-to-chip join.
-func New(w *Watcher, chips ChipMap, procs ProcessChips) *Collector {
-	return &Collector{w: w, chips: chips, procs: procs}
+// through chips.
+func New(w *Watcher, chips ChipMap) *Collector {
+	return &Collector{w: w, chips: chips}
 }
 
-// Update sends the pod and process attribution series. It never asks the
-// kubelet itself.
+// Update sends the pod attribution series. It never asks the kubelet
+// itself.
 func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
-	var errs []error
-	if c.procs != nil {
-		pcs, err := c.procs.ProcessChips(ctx)
-		if err != nil && !npuSMIAbsent(err) {
-			errs = append(errs, fmt.Errorf("podresources: match processes to chips: %w", err))
-		}
-		bad := 0
-		for _, p := range pcs {
-			// The name and the labels come from logs (or a state file):
-			// a value that is still not a valid label leaves its process
-			// out rather than failing the scrape.
-			m, err := prometheus.NewConstMetric(processInfoDesc, prometheus.GaugeValue, 1, p.PID, p.Process, p.Settings, p.NPU, p.Chip, p.JoinedBy)
-			if err != nil {
-				bad++
-				continue
-			}
-			ch <- m
-		}
-		if bad > 0 {
-			errs = append(errs, fmt.Errorf("podresources: %d processes of the logs left out of hccl_process_info: invalid label values", bad))
-		}
-	}
-	if err := c.updatePods(ctx, ch); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return c.updatePods(ctx, ch)
 }
 
 func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric) error {
@@ -201,7 +154,7 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 
 // Describe and Collect make the collector usable with a plain registry.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{processInfoDesc, podInfoDesc, upDesc, errorsDesc, droppedDesc, unattributedDesc, conflictsDesc, attributedDesc} {
+	for _, d := range []*prometheus.Desc{podInfoDesc, upDesc, errorsDesc, droppedDesc, unattributedDesc, conflictsDesc, attributedDesc} {
 		ch <- d
 	}
 }

@@ -99,7 +99,7 @@ func TestCollectorAgainstFakeKubelet(t *testing.T) {
 	w := NewWatcher(Config{Socket: k.Socket}, nil)
 	defer w.Close()
 	w.Refresh(context.Background())
-	c := New(w, a3Chips, nil)
+	c := New(w, a3Chips)
 	want := `
 # HELP ascend_npu_pod_info 1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).
 # TYPE ascend_npu_pod_info gauge
@@ -164,7 +164,7 @@ hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 	}
 
 	// npu-smi failing: the error says so, the kubelet's state is still reported.
-	c2 := New(w, failingChips{}, nil)
+	c2 := New(w, failingChips{})
 	if err := c2.Update(context.Background(), make(chan prometheus.Metric, 100)); err == nil {
 		t.Error("no error when the chips cannot be mapped")
 	}
@@ -198,7 +198,7 @@ func TestMissingSocketIsSaidOnce(t *testing.T) {
 	if n := strings.Count(buf.String(), "no kubelet PodResources socket"); n != 1 {
 		t.Fatalf("missing socket logged %d times, want once:\n%s", n, buf.String())
 	}
-	c := New(w, a3Chips, nil)
+	c := New(w, a3Chips)
 	if n := testutil.CollectAndCount(c, "hccl_exporter_pod_resources_up", "ascend_npu_pod_info"); n != 0 {
 		t.Errorf("%d series without a socket, want none", n)
 	}
@@ -278,54 +278,7 @@ hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 # TYPE hccl_exporter_pod_resources_up gauge
 hccl_exporter_pod_resources_up 0
 `
-	if err := testutil.CollectAndCompare(New(w, a3Chips, nil), strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(New(w, a3Chips), strings.NewReader(want)); err != nil {
 		t.Error(err)
-	}
-}
-
-type fakeProcs []ProcessChip
-
-func (f fakeProcs) ProcessChips(context.Context) ([]ProcessChip, error) { return f, nil }
-
-// TestProcessInfo: hccl_process_info has one series per process of the
-// logs, with its settings set and its chip, or none; a process whose labels
-// are not valid is left out with an error, and the scrape goes on.
-func TestProcessInfo(t *testing.T) {
-	w := NewWatcher(Config{}, nil)
-	w.Refresh(context.Background())
-	c := New(w, nil, fakeProcs{
-		{PID: "156", Process: "python3", Settings: "a18a22cb", NPU: "6", Chip: "0", JoinedBy: "device"},
-		{PID: "4242", Process: "gone", Settings: "", JoinedBy: "none"},
-	})
-	want := `
-# HELP hccl_process_info 1 for each process of the CANN logs: its settings set (the settings label of the hccl_env_* and hccl_communicator_info series) and the chip npu-smi shows it on; joined_by says how it was matched: procfs (its host pid, found through --path.procfs), pid (host pid), container_pid (A3's Process id in container), device (the devicePhyId its plogs print), none (npu-smi's process table does not show it: npu and chip are empty).
-# TYPE hccl_process_info gauge
-hccl_process_info{chip="",joined_by="none",npu="",pid="4242",process="gone",settings=""} 1
-hccl_process_info{chip="0",joined_by="device",npu="6",pid="156",process="python3",settings="a18a22cb"} 1
-`
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "hccl_process_info"); err != nil {
-		t.Error(err)
-	}
-	if problems, err := testutil.CollectAndLint(c, "hccl_process_info"); err != nil || len(problems) > 0 {
-		t.Errorf("lint: %v %v", problems, err)
-	}
-	bad := New(w, nil, fakeProcs{
-		{PID: "1", Process: "ok", JoinedBy: "none"},
-		{PID: "2", Process: "\xff\xfe", JoinedBy: "none"},
-	})
-	ch := make(chan prometheus.Metric, 10)
-	err := bad.Update(context.Background(), ch)
-	close(ch)
-	if err == nil || !strings.Contains(err.Error(), "1 processes of the logs left out") {
-		t.Errorf("invalid process name: error %v", err)
-	}
-	n := 0
-	for m := range ch {
-		if strings.Contains(m.Desc().String(), "hccl_process_info") {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Errorf("%d hccl_process_info series, want the valid one", n)
 	}
 }

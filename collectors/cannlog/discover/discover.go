@@ -207,9 +207,44 @@ func ParseStatus(r io.Reader) (Status, error) {
 	return st, sc.Err()
 }
 
+// ParseStartTime reads the start time of a process from /proc/<pid>/stat:
+// field 22, in clock ticks after boot. A pid and its start time name one
+// process for as long as the node runs: a pid reused by a new process has
+// another start time. The command name (field 2) may hold spaces and
+// parentheses, so the fields are counted from the last ')'.
+func ParseStartTime(r io.Reader) (uint64, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxStatusLen))
+	if err != nil {
+		return 0, err
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("stat without a command name: %.64q", b)
+	}
+	// After ") " come field 3 (state) onwards: field 22 is the 20th.
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 20 {
+		return 0, fmt.Errorf("stat with %d fields after the command name, want at least 20", len(fields))
+	}
+	n, err := strconv.ParseUint(fields[19], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("stat start time %q: %w", fields[19], err)
+	}
+	return n, nil
+}
+
+// StartTime reads the start time of host pid pid below procfs (see
+// ParseStartTime).
+func StartTime(procfs string, pid int) (uint64, error) {
+	return readWith(path.Join(procfs, strconv.Itoa(pid), "stat"), ParseStartTime)
+}
+
 // Process is a process's CANN log root as discovery found it.
 type Process struct {
 	HostPID int
+	// Start is its start time (ParseStartTime); 0 where procfs has no
+	// stat file.
+	Start uint64
 	// NSpid is its pid in its own pid namespace: the pid of its plog
 	// names (HostPID where the kernel does not say).
 	NSpid int
@@ -219,6 +254,11 @@ type Process struct {
 	// Path reaches Root from the exporter: <procfs>/<pid>/root<Root> (or
 	// <procfs>/<pid>/cwd/<Root> for a relative one).
 	Path string
+	// Anchor is the directory Path is resolved inside:
+	// <procfs>/<pid>/root (or <procfs>/<pid>/cwd). The follower opens the
+	// rest of Path from it with RESOLVE_IN_ROOT, so that a link in the
+	// process's tree cannot lead into the exporter's file system.
+	Anchor string
 }
 
 // Resolve finds the CANN log root of host pid pid below procfs. It does
@@ -226,6 +266,13 @@ type Process struct {
 func Resolve(procfs string, pid int) (Process, error) {
 	p := Process{HostPID: pid, NSpid: pid}
 	base := path.Join(procfs, strconv.Itoa(pid))
+	start, err := readWith(path.Join(base, "stat"), ParseStartTime)
+	switch {
+	case err == nil:
+		p.Start = start
+	case !errors.Is(err, fs.ErrNotExist):
+		return p, err
+	}
 	st, err := readWith(path.Join(base, "status"), ParseStatus)
 	if err != nil {
 		return p, err
@@ -244,12 +291,12 @@ func Resolve(procfs string, pid int) (Process, error) {
 	// first, a "../" cannot climb out of its root (or working directory)
 	// into the exporter's own file system.
 	inside := path.Clean("/" + p.Root)
-	if path.IsAbs(p.Root) {
-		p.Path = path.Join(base, "root", inside)
-	} else {
+	p.Anchor = path.Join(base, "root")
+	if !path.IsAbs(p.Root) {
 		// CANN opens a relative path from its working directory.
-		p.Path = path.Join(base, "cwd", inside)
+		p.Anchor = path.Join(base, "cwd")
 	}
+	p.Path = path.Join(p.Anchor, inside)
 	return p, nil
 }
 

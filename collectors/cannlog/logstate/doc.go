@@ -16,9 +16,10 @@
 // A process is known by its CANN log directory and its pid (ProcessKey):
 // pods write to their own directories and often have equal pids in their
 // own pid namespaces. Each process remembers the NPU it drives (the
-// devicePhyId its plogs print) and, where known, its host pid, for the
-// joins of internal/join. Liveness says which processes still run
-// (ProcLiveness reads /proc); Expire drops the others after their TTL.
+// devicePhyId its plogs print) for the joins of cmd/hccl_exporter; its host
+// pid is the cannlog collector's table of roots' to know. Liveness says
+// which processes still run (the cannlog collector asks npu-smi's table, its
+// table of roots and /proc); Expire drops the others after their TTL.
 // The zone grammar of the flags (ParseZone) and the offset inference from
 // a printed and a true time (InferOffset) live here, for both the
 // collector and diagnose.

@@ -7,8 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
+	"github.com/hccl-exporter/hccl_exporter/internal/helptext"
 )
 
 var faultLabels = []string{"code", "resource", "stage", "source", "namespace", "pod", "container"}
@@ -66,7 +66,7 @@ var (
 		"HCCL settings lines whose value HCCL itself refuses (outside its documented range, NaN, infinite): the value is kept in hccl_env_info but not exported as a number. variable is the HCCL variable, other for variables without a known range.",
 		[]string{"variable"}, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
-		exporter.DroppedLabelValuesHelp,
+		helptext.DroppedLabelValues,
 		[]string{"label"}, nil)
 )
 
@@ -166,7 +166,7 @@ func SettingsID(env map[string]EnvSetting) string {
 // the settings are exported once per distinct settings set and the
 // communicators once per communicator (sums over the node's members where
 // the members differ). Which process runs which set is
-// hccl_process_info{pid,settings} (package join). They are sorted as the
+// hccl_process_info{pid,settings} (the cannlog collector). They are sorted as the
 // registry sorts them (family, then label values in label-name order),
 // which makes the registry's own sort a linear pass.
 func (s *State) buildProcMetrics() []prometheus.Metric {

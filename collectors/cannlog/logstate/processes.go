@@ -159,6 +159,9 @@ type process struct {
 	// values; any write to env clears settingsOK.
 	settingsID string
 	settingsOK bool
+	// gone: its owner said the process left (MarkGone). Its series stay
+	// for the TTL, but it holds no place under the pid cap.
+	gone bool
 }
 
 // settings is the process's settings set, SettingsID(pr.env), computed
@@ -210,7 +213,7 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 		}
 	}
 	if pr == nil {
-		if len(s.procs) >= s.opts.MaxPIDs {
+		if len(s.procs) >= s.opts.MaxPIDs && !s.evictGone() {
 			s.dropped[labelPID]++
 			return nil
 		}
@@ -226,6 +229,50 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 		pr.lastWrite = t
 	}
 	return pr
+}
+
+// evictGone makes room under the pid cap for a live process: it drops the
+// process marked gone whose last write is oldest, and reports whether
+// there was one. The cap protects the processes that run: a stream of
+// short-lived processes (each gone from npu-smi's table within seconds)
+// must not keep the next healthy job's settings out for the TTL.
+func (s *State) evictGone() bool {
+	var oldest ProcessKey
+	var at time.Time
+	found := false
+	for k, pr := range s.procs {
+		if !pr.gone {
+			continue
+		}
+		if w := s.lastWrite(pr); !found || w.Before(at) || (w.Equal(at) && lessKey(k, oldest)) {
+			oldest, at, found = k, w, true
+		}
+	}
+	if !found {
+		return false
+	}
+	s.nComms -= len(s.procs[oldest].comms)
+	delete(s.procs, oldest)
+	return true
+}
+
+func lessKey(a, b ProcessKey) bool {
+	if a.PID != b.PID {
+		return a.PID < b.PID
+	}
+	return a.Dir < b.Dir
+}
+
+// MarkGone says the process of key has left (its owner's table of running
+// processes no longer lists it; its last lines may still be read). It
+// keeps its series for the TTL, but when the pid cap is reached it is the
+// first to make room for a new process. A key not known does nothing.
+func (s *State) MarkGone(key ProcessKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pr := s.procs[key]; pr != nil {
+		pr.gone = true
+	}
 }
 
 // pidLabel is the pid label of a new process: its pid, as always on a node
@@ -326,7 +373,8 @@ type ProcessDevice struct {
 	DevicePhyID int    // -1 unknown
 	LastWrite   time.Time
 	// HostPID is its pid on the host where discovery found it through
-	// --path.procfs; 0 unknown.
+	// --path.procfs; 0 unknown. The state does not know it: the cannlog
+	// collector's table of roots fills it in (Collector.Devices).
 	HostPID int
 }
 
@@ -337,8 +385,7 @@ func (s *State) Devices() []ProcessDevice {
 	out := make([]ProcessDevice, 0, len(s.procs))
 	for k, pr := range s.procs {
 		out = append(out, ProcessDevice{Key: k, Label: pr.label, Name: pr.name, Settings: pr.settings(),
-			DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr),
-			HostPID: s.hostPID(k)})
+			DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Key.PID != out[j].Key.PID {
@@ -378,14 +425,17 @@ func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 func (s *State) Expire(live Liveness) int {
 	now := s.opts.Now()
 	s.mu.Lock()
-	var stale []ProcessKey
+	var stale, dead []ProcessKey
 	for k, pr := range s.procs {
 		if now.Sub(s.lastWrite(pr)) > s.opts.ProcessTTL {
-			stale = append(stale, k)
+			if pr.gone {
+				dead = append(dead, k) // its owner saw it leave: no need to ask
+			} else {
+				stale = append(stale, k)
+			}
 		}
 	}
 	s.mu.Unlock()
-	var dead []ProcessKey
 	for _, k := range stale {
 		if live == nil || !aliveProcess(live, k) {
 			dead = append(dead, k)

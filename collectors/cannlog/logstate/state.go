@@ -189,8 +189,9 @@ const (
 )
 
 // State holds what the logs said: counters, per-process settings and
-// communicators, fault events. It is safe for concurrent use; Ingest is the
-// only writer. It does no I/O, so the offline diagnose command can feed it
+// communicators, fault events. It is safe for concurrent use: the
+// collector's poll goroutine writes it (Ingest, Expire, MarkGone, and
+// UnmarshalBinary at start) while scrapes read it. It does no I/O, so the offline diagnose command can feed it
 // the files of a bundle. Its jobs live in their own files: plog ingest
 // (plog_ingest.go), HCCL settings, communicators, buffers and links
 // (links.go), screen-log reassembly (screen.go), faults (faults.go), the
@@ -218,14 +219,6 @@ type State struct {
 	partial    map[partialKey][]byte
 	recent     [dedupWindow]string
 	recentNext int
-	// hostPIDs are the host pids of the processes found through
-	// --path.procfs (SetHostPIDs), under their own lock: the poll
-	// goroutine replaces them while scrapes read them.
-	hostMu   sync.Mutex
-	hostPIDs map[ProcessKey]int
-	// fileHost are host pids learnt from files a configured root and
-	// /proc both reach (read under the configured path).
-	fileHost map[ProcessKey]int
 	// incidents are the open cause lines of two-line failures (countsAsNew).
 	incidents map[incidentKey]openIncident
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -53,26 +52,8 @@ func TestProcessTTL(t *testing.T) {
 	}
 	// Old logs of a dead process read at startup expire at the first check.
 	st.Ingest(src, []byte(envLine(3, "2025-01-01-00:00:00.000.000", "HCCL_BUFFSIZE set by default to [200]M")))
-	if n := st.Expire(AnyAlive{nil, live}); n != 1 {
+	if n := st.Expire(live); n != 1 {
 		t.Errorf("stale dead process kept: %d", n)
-	}
-}
-
-func TestLiveness(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.Mkdir(dir+"/42", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := ProcLiveness{Root: dir}
-	if !p.Alive(42) || p.Alive(43) || p.Alive(0) || p.Alive(-1) {
-		t.Error("ProcLiveness wrong")
-	}
-	if !(ProcLiveness{}).Alive(os.Getpid()) {
-		t.Error("own pid not alive in /proc")
-	}
-	any := AnyAlive{LivenessFunc(func(int) bool { return false }), p}
-	if !any.Alive(42) || any.Alive(43) || (AnyAlive{}).Alive(42) {
-		t.Error("AnyAlive wrong")
 	}
 }
 

@@ -41,9 +41,11 @@ type File struct {
 	Kind Kind
 	// PID comes from the plog/device file name; 0 for screen logs.
 	PID int
-	// HostPID is the writer's pid on the host where the file was reached
-	// through its /proc entry (ProcRoot); 0 otherwise.
-	HostPID int
+	// ProcRoot is the Path of the ProcRoot the file was reached through
+	// (also when a configured root reaches it too and Path is under that);
+	// "" otherwise. It names the caller's row of that process: which host
+	// process owns the file is the caller's to know, not the follower's.
+	ProcRoot string
 	// Namespace, Pod and Container come from Kubernetes log paths
 	// (/var/log/pods/<ns>_<pod>_<uid>/<container>/N.log or
 	// /var/log/containers/<pod>_<ns>_<container>-<id>.log); empty otherwise.
@@ -73,6 +75,12 @@ func parseCANNName(name string) (kind Kind, pid int, ok bool) {
 	}
 	ts := rest[us+1:]
 	if len(ts) != cannTimeDigits+len(".log") || !strings.HasSuffix(ts, ".log") || !allDigits(ts[:cannTimeDigits]) {
+		return 0, 0, false
+	}
+	if rest[0] == '0' && us > 1 {
+		// Only the canonical spelling of a pid: CANN prints %d, and a
+		// zero-padded name would let one process's tree claim the files
+		// of another pid's spelling (plog-07_ for pid 7).
 		return 0, 0, false
 	}
 	p, err := strconv.Atoi(rest[:us])

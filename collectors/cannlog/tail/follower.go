@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -79,11 +82,28 @@ type Config struct {
 	// AwaitProcRoots keeps the saved offsets of the state file until the
 	// first SetProcRoots call (see there).
 	AwaitProcRoots bool
+	// MaxPinnedPerProcess caps the files of one ProcRoot kept open under
+	// budget pressure (see evict); 0 takes DefaultMaxPinnedPerProcess.
+	MaxPinnedPerProcess int
 	// MaxOpenFiles caps the descriptors held on log files; 0 takes
 	// DefaultMaxOpenFiles. Past it, fully read files are closed least
 	// recently written first and opened again (by path, checked to be
 	// the same device and inode) when they are written again.
 	MaxOpenFiles int
+	// MaxDirsPerRoot, MaxWatchesPerRoot and MaxEntriesPerRoot cap what one
+	// CANN root costs per rescan (directories entered, inotify watches,
+	// names listed); MaxBytesPerPoll caps what one file costs per Poll.
+	// Zero takes the Default* values.
+	MaxDirsPerRoot, MaxWatchesPerRoot, MaxEntriesPerRoot int
+	MaxBytesPerPoll                                      int64
+	// CrossFilesystems lets the walk below a root enter other file systems
+	// (mount points), and discovered roots be on FUSE or network file
+	// systems. Off, neither is touched (see resolve.go).
+	CrossFilesystems bool
+	// IODeadline is how long one call on a discovered root may take before
+	// it is abandoned and the root waits (see rootio.go); 0 takes
+	// DefaultIODeadline.
+	IODeadline time.Duration
 }
 
 // OpenFilesReserve is the part of RLIMIT_NOFILE the default descriptor
@@ -141,10 +161,6 @@ type tracked struct {
 	midLine bool
 	// changed: the last scan saw a size other than what was read.
 	changed bool
-	// pinned: reached through a ProcRoot; its descriptor is not closed
-	// when idle (the process's /proc entry may be gone when it next
-	// writes).
-	pinned bool
 	// size is the size at the last look; with offset == scanned == size
 	// the file is fully read and its descriptor may go to the budget.
 	size int64
@@ -155,6 +171,12 @@ type tracked struct {
 	fresh    bool
 	// missed counts rescans a closed file was not found by (see lose).
 	missed int
+	// more: the last read stopped at the per-Poll byte cap; the next
+	// Poll reads on whatever events say.
+	more bool
+	// rio is the worker of the discovered root the file was found in;
+	// nil for configured roots and screen logs.
+	rio *rootIO
 
 	lastChange time.Time
 	seen       uint64 // rescan generation
@@ -209,6 +231,12 @@ type Follower struct {
 	// says it was called.
 	procRoots    []ProcRoot
 	procRootsSet bool
+	// Caps of Config, defaults applied.
+	maxDirs, maxWatches, maxEntries int
+	maxBytes                        int64
+	ioDeadline                      time.Duration
+	// rootIOs are the workers of the discovered roots, by ProcRoot path.
+	rootIOs map[string]*rootIO
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -216,7 +244,7 @@ type Follower struct {
 	lock *os.File // flock on <StateFile>.lock while the follower lives
 
 	// Hooks replaced by tests.
-	readDir func(string) ([]fs.DirEntry, error)
+	listDir func(path string, fd, max int) ([]string, bool, error)
 	now     func() time.Time
 }
 
@@ -247,6 +275,9 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 	if cfg.MaxOpenFiles <= 0 {
 		cfg.MaxOpenFiles = DefaultMaxOpenFiles()
 	}
+	if cfg.MaxPinnedPerProcess <= 0 {
+		cfg.MaxPinnedPerProcess = DefaultMaxPinnedPerProcess
+	}
 	f := &Follower{
 		maxOpen:  cfg.MaxOpenFiles,
 		cfg:      cfg,
@@ -255,10 +286,24 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 		byPath:   make(map[string]*tracked),
 		buf:      make([]byte, bufSize),
 		problems: make(map[string]problem),
-		readDir:  os.ReadDir,
+		listDir:  listDir,
 		now:      time.Now,
 	}
+	f.maxDirs = orDefault(cfg.MaxDirsPerRoot, DefaultMaxDirsPerRoot)
+	f.maxWatches = orDefault(cfg.MaxWatchesPerRoot, DefaultMaxWatchesPerRoot)
+	f.maxEntries = orDefault(cfg.MaxEntriesPerRoot, DefaultMaxEntriesPerRoot)
+	f.maxBytes = cfg.MaxBytesPerPoll
+	if f.maxBytes <= 0 {
+		f.maxBytes = DefaultMaxBytesPerPoll
+	}
+	f.ioDeadline = cfg.IODeadline
+	if f.ioDeadline <= 0 {
+		f.ioDeadline = DefaultIODeadline
+	}
+	f.rootIOs = make(map[string]*rootIO)
 	f.stats.ReadErrors = make(map[string]uint64)
+	f.stats.LimitsReached = make(map[string]uint64)
+	f.stats.Refused = make(map[string]uint64)
 	if cfg.StateFile != "" {
 		lock, err := lockState(cfg.StateFile)
 		if err != nil {
@@ -338,6 +383,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 			// found under its new name by the next one.
 			f.pendingScans++
 			if f.pendingScans >= pendingScans {
+				f.countLost(f.pending, &c)
 				f.pending = nil
 			}
 		}
@@ -365,7 +411,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 			}
 			// Found while the budget was spent: open it now that reading
 			// the files before it made some evictable.
-			if !f.open(t, &c) {
+			if !f.open(t, &c, dirRef{}) {
 				continue
 			}
 			t.changed = false
@@ -378,7 +424,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		// place (truncated and written again to the same length): check
 		// looks at its content then, whatever the change time says.
 		event := hint != nil && hint.changed[t.Path]&opWrite != 0
-		if !t.sealed && !t.pollAlways {
+		if !t.sealed && !t.pollAlways && !t.more {
 			switch {
 			case rescan:
 				if !t.changed && !event {
@@ -412,15 +458,29 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 // taken once per Poll, not once per line.
 type pollCounters struct {
 	lines, bytes, truncLines, truncations, replaced uint64
+	lost                                            uint64
 	limitReached                                    uint64
-	errs                                            map[string]uint64
+	holeBytes, hung                                 uint64
+	errs, limits, refusals                          map[string]uint64
 }
 
-func (c *pollCounters) err(reason string) {
-	if c.errs == nil {
-		c.errs = make(map[string]uint64)
+func (c *pollCounters) err(reason string)     { c.errs = inc(c.errs, reason) }
+func (c *pollCounters) limit(name string)     { c.limits = inc(c.limits, name) }
+func (c *pollCounters) refused(reason string) { c.refusals = inc(c.refusals, reason) }
+
+func inc(m map[string]uint64, k string) map[string]uint64 {
+	if m == nil {
+		m = make(map[string]uint64)
 	}
-	c.errs[reason]++
+	m[k]++
+	return m
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 func (f *Follower) flush(c *pollCounters) {
@@ -432,11 +492,20 @@ func (f *Follower) flush(c *pollCounters) {
 	s.TruncatedLines += c.truncLines
 	s.Truncations += c.truncations
 	s.Replacements += c.replaced
+	s.FilesLost += c.lost
 	s.OpenFilesLimitReached += c.limitReached
 	s.OpenFilesLimit = f.maxOpen
 	for k, v := range c.errs {
 		s.ReadErrors[k] += v
 	}
+	for k, v := range c.limits {
+		s.LimitsReached[k] += v
+	}
+	for k, v := range c.refusals {
+		s.Refused[k] += v
+	}
+	s.HoleBytesSkipped += c.holeBytes
+	s.HungCalls += c.hung
 	s.FilesTracked = len(f.byID)
 	s.FilesOpen = f.openFDs
 	s.DirsUnreadable, s.RootsMissing = 0, 0
@@ -458,14 +527,23 @@ func (f *Follower) flush(c *pollCounters) {
 // reads what is new. It returns false when the file was dropped.
 func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now time.Time, c *pollCounters) bool {
 	var st syscall.Stat_t
-	if err := fstat(t.fd, &st); err != nil {
-		f.fileErr(t, "stat", err, c)
+	if err := f.fstatT(t, &st, c); err != nil {
+		if err != errHung {
+			f.fileErr(t, "stat", err, c)
+		}
 		return true
 	}
 	if st.Nlink == 0 {
 		// Deleted (CANN removed the oldest file of a pid): read to the end
 		// through the descriptor we still hold, then let go.
 		f.readFile(t, handle, true, c)
+		if t.more {
+			// Past the byte cap: read on as an orphan by the next Polls.
+			f.forget(t)
+			t.orphan, t.lastChange = true, now
+			f.orphans = append(f.orphans, t)
+			return false
+		}
 		f.untrack(t)
 		t.orphan = true
 		return false
@@ -478,7 +556,7 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now
 		f.finish(t, handle, c)
 		f.closeFD(t)
 		t.done = true
-	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose && !t.pinned:
+	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
 		f.closeFD(t)
 	}
 	return true
@@ -491,7 +569,7 @@ func (f *Follower) readIfChanged(t *tracked, st *syscall.Stat_t, event bool, han
 	switch {
 	case size < t.scanned || size < t.offset:
 		f.truncated(t, size, c)
-	case size == t.scanned && size > 0 && (event || st.Ctim != t.ctime) && f.rewrittenInPlace(t):
+	case size == t.scanned && size > 0 && (event || st.Ctim != t.ctime) && f.rewrittenInPlace(t, c):
 		// Written without growing: an appending writer always grows the
 		// file, so this is a truncate-and-rewrite to the same length.
 		f.truncated(t, size, c)
@@ -520,15 +598,12 @@ func (f *Follower) truncated(t *tracked, size int64, c *pollCounters) {
 // event saying it was written) is checked this way; it costs at most two
 // preads of fpSize bytes. A rewrite that keeps both the first and the last
 // read bytes identical cannot be told from no change at all.
-func (f *Follower) rewrittenInPlace(t *tracked) bool {
-	if t.fpLen > 0 {
-		m, err := pread(t.fd, f.buf[:t.fpLen], 0)
-		if err == nil && (m < t.fpLen || fingerprint(f.buf[:m]) != t.fpHash) {
-			return true
-		}
+func (f *Follower) rewrittenInPlace(t *tracked, c *pollCounters) bool {
+	if f.headChanged(t, c) {
+		return true
 	}
 	if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
-		m, err := pread(t.fd, f.buf[:t.tailLen], t.offset-int64(t.tailLen))
+		m, err := f.preadT(t, f.buf[:t.tailLen], t.offset-int64(t.tailLen), c)
 		if err == nil && (m < t.tailLen || fingerprint(f.buf[:m]) != t.tailHash) {
 			return true
 		}
@@ -544,14 +619,22 @@ func (f *Follower) followOrphan(t *tracked, handle func(*File, []byte), now time
 		return false
 	}
 	var st syscall.Stat_t
-	if err := fstat(t.fd, &st); err != nil {
+	if err := f.fstatT(t, &st, c); err == errHung {
+		return true // its root does not answer: keep it as it is
+	} else if err != nil {
 		f.fileErr(t, "stat", err, c)
 		f.closeFD(t)
 		return false
 	}
 	f.readIfChanged(t, &st, false, handle, now, c)
+	if t.more {
+		return true // past the byte cap: more next Poll
+	}
 	if st.Nlink == 0 || now.Sub(t.lastChange) >= orphanRetire {
 		f.finish(t, handle, c)
+		if t.more {
+			return true
+		}
 		f.closeFD(t)
 		return false
 	}
@@ -565,16 +648,20 @@ func (f *Follower) finish(t *tracked, handle func(*File, []byte), c *pollCounter
 	}
 }
 
-// untrack forgets a live file (it stays followed as an orphan if it still
-// has a descriptor and was not drained).
+// untrack forgets a live file and closes it.
 func (f *Follower) untrack(t *tracked) {
+	f.forget(t)
+	f.closeFD(t)
+}
+
+// forget drops a live file from the maps of followed names.
+func (f *Follower) forget(t *tracked) {
 	if f.byID[t.id] == t {
 		delete(f.byID, t.id)
 	}
 	if f.byPath[t.Path] == t {
 		delete(f.byPath, t.Path)
 	}
-	f.closeFD(t)
 	f.dirty = true
 }
 
@@ -584,7 +671,7 @@ func (f *Follower) closeFD(t *tracked) {
 		f.waiting--
 	}
 	if t.fd >= 0 {
-		_ = syscall.Close(t.fd)
+		closeT(t, t.fd)
 		t.fd = -1
 		f.openFDs--
 	}
@@ -611,104 +698,244 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 	if t.fd < 0 {
 		return false
 	}
-	if t.offset > 0 && t.fpLen > 0 {
-		m, err := pread(t.fd, f.buf[:t.fpLen], 0)
-		if err == nil && (m < t.fpLen || fingerprint(f.buf[:m]) != t.fpHash) {
+	if t.offset > 0 && f.headChanged(t, c) {
+		return true
+	}
+	r := reader{f: f, t: t, handle: handle, c: c, buf: f.buf, pos: t.offset, start: t.offset}
+	if t.rio != nil {
+		// A discovered root's read gets a buffer of its own: an
+		// abandoned read keeps it (see rootio.go).
+		r.buf = getReadBuf(len(f.buf))
+		defer func() {
+			if !r.abandoned {
+				putReadBuf(r.buf)
+			}
+		}()
+	}
+	r.tl, r.tlNL = t.tailCheck()
+	for {
+		r.skipHole()
+		m, want, rewritten, err := r.fill()
+		if rewritten {
 			return true
 		}
-	}
-	// The bytes just before the offset must still be those read there
-	// (their fingerprint), or at least the newline that ended the last line.
-	tl, tlNL := 0, false
-	if t.offset > 0 {
-		if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
-			tl = t.tailLen
-		} else if !t.skipping && !t.midLine {
-			tl, tlNL = 1, true
-		}
-	}
-	buf := f.buf
-	maxLine := f.cfg.MaxLineBytes
-	pos := t.offset // file offset of buf[0]
-	n := 0          // valid bytes in buf
-	startOffset := t.offset
-	for {
-		want := len(buf) - n
-		var m int
-		var err error
-		if tl > 0 {
-			m, err = pread(t.fd, buf, pos-int64(tl))
-			if err == nil && m > 0 {
-				if m < tl || (tlNL && buf[0] != '\n') || (!tlNL && fingerprint(buf[:tl]) != t.tailHash) {
-					return true
-				}
-				copy(buf, buf[tl:m])
-				m -= tl
-			}
-			want -= tl
-			tl = 0
-		} else {
-			m, err = pread(t.fd, buf[n:], pos+int64(n))
+		if err == errHung {
+			r.abandoned = true
+			break // its root does not answer: what was read is delivered
 		}
 		if err != nil {
 			f.fileErr(t, "read", err, c)
 			break
 		}
-		if t.prefix != nil || t.fpLen == 0 {
-			t.addPrefix(buf[n:n+m], pos+int64(n))
-		}
-		n += m
-		c.bytes += uint64(m)
-		start := 0
-		for start < n {
-			i := bytes.IndexByte(buf[start:n], '\n')
-			if i < 0 {
-				break
-			}
-			line := buf[start : start+i]
-			start += i + 1
-			if t.skipping {
-				t.skipping = false
-				continue
-			}
-			if len(line) > maxLine {
-				line = line[:maxLine]
-				c.truncLines++
-			}
-			c.lines++
-			handle(&t.File, line)
-		}
-		rest := n - start
-		switch {
-		case t.skipping:
-			// Inside an over-long line whose head went out: drop the rest.
-			start = n
-			rest = 0
-		case rest >= maxLine:
-			handle(&t.File, buf[start:start+maxLine])
-			c.lines++
-			c.truncLines++
-			t.skipping = true
-			start = n
-			rest = 0
-		}
-		if start > 0 {
-			t.setTail(buf[:start])
-			copy(buf, buf[start:n])
-			pos += int64(start)
-			n = rest
-		}
+		r.deliver()
 		if m < want {
-			// A short read of a regular file means its end.
+			break // a short read of a regular file means its end
+		}
+		if r.read >= f.maxBytes {
+			// Enough of this file for one Poll: the rest is read by
+			// the next one, after every other file had its turn.
+			r.more = true
+			c.limit(limitBytes)
 			break
 		}
 	}
-	if pos != startOffset {
+	r.finish(final)
+	return false
+}
+
+// reader is one readFrom: the bytes of buf are the file's from pos on.
+type reader struct {
+	f      *Follower
+	t      *tracked
+	handle func(*File, []byte)
+	c      *pollCounters
+	buf    []byte
+	pos    int64 // file offset of buf[0]
+	n      int   // valid bytes in buf
+	start  int64 // t.offset when the read began
+	read   int64 // bytes read so far
+	more   bool  // stopped at the byte cap, not at the end
+	// abandoned: a read on buf was abandoned and may still write to it.
+	abandoned bool
+	// dataEnd is where the data region being read ends (SEEK_HOLE): reads
+	// stop there, so that no hole is read as NULs.
+	dataEnd int64
+	// tl bytes before pos are read again with the first chunk and checked
+	// against the tail fingerprint (or, tlNL, must be the newline that
+	// ended the last line).
+	tl   int
+	tlNL bool
+}
+
+// headChanged reports whether the file's leading bytes no longer match
+// their fingerprint: it was truncated and written again.
+func (f *Follower) headChanged(t *tracked, c *pollCounters) bool {
+	if t.fpLen == 0 {
+		return false
+	}
+	m, err := f.preadT(t, f.buf[:t.fpLen], 0, c)
+	return err == nil && (m < t.fpLen || fingerprint(f.buf[:m]) != t.fpHash)
+}
+
+// tailCheck says what of the bytes just before the offset the next read
+// checks: their fingerprint, or at least the newline that ended the last
+// line.
+func (t *tracked) tailCheck() (tl int, tlNL bool) {
+	if t.offset == 0 {
+		return 0, false
+	}
+	if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
+		return t.tailLen, false
+	}
+	if !t.skipping && !t.midLine {
+		return 1, true
+	}
+	return 0, false
+}
+
+// skipHole looks, when the read reaches the end of a data region, for the
+// next one (SEEK_DATA, SEEK_HOLE: two lseeks per read of a file without
+// holes). A hole of at least MaxLineBytes is skipped, not read: its NULs
+// would make one over-long line, so the line it falls in is delivered cut
+// to what precedes the hole (and counted) and the rest of it, up to the
+// next newline, is skipped. A 10 GB hole costs no read. Smaller holes are
+// read as they are.
+func (r *reader) skipHole() {
+	at := r.pos + int64(r.n)
+	if at < r.dataEnd {
+		return
+	}
+	t := r.t
+	r.dataEnd = math.MaxInt64 // unknown: read on
+	d, err := r.f.seekT(t, at, unix.SEEK_DATA, r.c)
+	if err == unix.ENXIO {
+		d, err = r.f.seekT(t, 0, io.SeekEnd, r.c) // only a hole follows
+	}
+	if err != nil {
+		return
+	}
+	if d > at && (t.skipping || d-at >= int64(r.f.cfg.MaxLineBytes)) {
+		// Holes start on block boundaries: NULs just before one are the
+		// rest of its block, not text.
+		if head := bytes.TrimRight(r.buf[:r.n], "\x00"); len(head) > 0 && !t.skipping {
+			r.c.lines++
+			r.c.truncLines++
+			r.handle(&t.File, head[:min(len(head), r.f.cfg.MaxLineBytes)])
+		}
+		r.c.holeBytes += uint64(d - at)
+		r.pos, r.n, r.tl = d, 0, 0
+		t.skipping = true            // the hole's line ends at the next newline
+		t.tailLen, t.tailHash = 0, 0 // no byte read ends at pos now
+		at = d
+	}
+	if h, err := r.f.seekT(t, max(d, at), unix.SEEK_HOLE, r.c); err == nil && h > at {
+		r.dataEnd = h
+	}
+}
+
+// fill reads the next chunk into buf after the bytes waiting there. It
+// reports rewritten when the tail check failed.
+func (r *reader) fill() (m, want int, rewritten bool, err error) {
+	t := r.t
+	want = len(r.buf) - r.n
+	if r.tl > 0 {
+		want -= r.tl
+	}
+	if left := r.dataEnd - (r.pos + int64(r.n)); left < int64(want) {
+		want = int(max(left, 1))
+	}
+	if r.tl > 0 {
+		m, err = r.pread(r.buf[:r.tl+want], r.pos-int64(r.tl))
+		if err == nil && m > 0 {
+			if m < r.tl || (r.tlNL && r.buf[0] != '\n') || (!r.tlNL && fingerprint(r.buf[:r.tl]) != t.tailHash) {
+				return 0, 0, true, nil
+			}
+			copy(r.buf, r.buf[r.tl:m])
+			m -= r.tl
+		}
+		r.tl = 0
+	} else {
+		m, err = r.pread(r.buf[r.n:r.n+want], r.pos+int64(r.n))
+	}
+	if err != nil {
+		return m, want, false, err
+	}
+	if t.prefix != nil || t.fpLen == 0 {
+		t.addPrefix(r.buf[r.n:r.n+m], r.pos+int64(r.n))
+	}
+	r.n += m
+	r.read += int64(m)
+	r.c.bytes += uint64(m)
+	return m, want, false, nil
+}
+
+func (r *reader) pread(p []byte, off int64) (int, error) {
+	if r.t.rio == nil {
+		return pread(r.t.fd, p, off)
+	}
+	return r.f.preadVia(r.t, p, off, r.c, true)
+}
+
+// deliver hands every complete line in buf to the handler, cuts an
+// over-long one, and keeps a partial last line at buf's start.
+func (r *reader) deliver() {
+	t, c, buf, n := r.t, r.c, r.buf, r.n
+	maxLine := r.f.cfg.MaxLineBytes
+	start := 0
+	for start < n {
+		i := bytes.IndexByte(buf[start:n], '\n')
+		if i < 0 {
+			break
+		}
+		line := buf[start : start+i]
+		start += i + 1
+		if t.skipping {
+			t.skipping = false
+			continue
+		}
+		if len(line) > maxLine {
+			line = line[:maxLine]
+			c.truncLines++
+		}
+		c.lines++
+		r.handle(&t.File, line)
+	}
+	rest := n - start
+	switch {
+	case t.skipping:
+		// Inside an over-long line whose head went out: drop the rest.
+		start = n
+		rest = 0
+	case rest >= maxLine:
+		r.handle(&t.File, buf[start:start+maxLine])
+		c.lines++
+		c.truncLines++
+		t.skipping = true
+		start = n
+		rest = 0
+	}
+	if start > 0 {
+		t.setTail(buf[:start])
+		copy(buf, buf[start:n])
+		r.pos += int64(start)
+		r.n = rest
+	}
+}
+
+// finish moves the file's offsets to what was delivered. With final set
+// (and the end reached), a partial last line is delivered too.
+func (r *reader) finish(final bool) {
+	t, c, buf, n := r.t, r.c, r.buf, r.n
+	maxLine := r.f.cfg.MaxLineBytes
+	if r.pos != r.start {
 		t.midLine = false // a newline was consumed
 	}
-	t.offset = pos
-	t.scanned = pos + int64(n)
-	if final && n > 0 && !t.skipping {
+	t.offset = r.pos
+	t.scanned = r.pos + int64(n)
+	t.more = r.more
+	switch {
+	case !final || r.more:
+	case n > 0 && !t.skipping:
 		t.midLine = true
 		c.lines++
 		line := buf[:n]
@@ -716,18 +943,17 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 			line = line[:maxLine]
 			c.truncLines++
 		}
-		handle(&t.File, line)
+		r.handle(&t.File, line)
 		t.offset = t.scanned
 		t.setTail(buf[:n])
-	} else if final && t.skipping {
+	case t.skipping:
 		t.offset = t.scanned
 		t.skipping = false
 		t.midLine = true
 	}
-	if t.offset != startOffset {
-		f.dirty = true
+	if t.offset != r.start {
+		r.f.dirty = true
 	}
-	return false
 }
 
 // addPrefix records the leading bytes of a file for its fingerprint.
@@ -779,6 +1005,15 @@ func (f *Follower) fileErr(t *tracked, reason string, err error, c *pollCounters
 	}
 }
 
+func seek(fd int, off int64, whence int) (int64, error) {
+	for {
+		d, err := unix.Seek(fd, off, whence)
+		if err != unix.EINTR {
+			return d, err
+		}
+	}
+}
+
 func pread(fd int, p []byte, off int64) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -806,8 +1041,20 @@ func fstat(fd int, st *syscall.Stat_t) error {
 
 // openVerified opens path and checks it is still the file identified by id.
 func openVerified(path string, id fileID) (int, syscall.Stat_t, error) {
+	return openVerifiedAt(dirRef{}, path, id)
+}
+
+// openVerifiedAt opens the file at names (by path where at is not set) and
+// checks it is a regular file, the one identified by id.
+func openVerifiedAt(at dirRef, path string, id fileID) (int, syscall.Stat_t, error) {
 	var st syscall.Stat_t
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	var fd int
+	var err error
+	if at.set() {
+		fd, err = at.open()
+	} else {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	}
 	if err != nil {
 		return -1, st, err
 	}
@@ -838,7 +1085,7 @@ func hasDirPrefix(path, dir string) bool {
 
 func (f *Follower) hasDirProblems() bool {
 	for _, p := range f.problems {
-		if p.reason != reasonGlobEmpty {
+		if p.reason != reasonGlobEmpty && p.reason != reasonRefused {
 			return true
 		}
 	}

@@ -286,11 +286,11 @@ func TestUnreadableDirectory(t *testing.T) {
 	// chmod 000 does not deny anything): files already followed stay
 	// followed and are not read again when the directory comes back.
 	fail := true
-	f.readDir = func(d string) ([]fs.DirEntry, error) {
+	f.listDir = func(d string, fd, max int) ([]string, bool, error) {
 		if fail && d == dir {
-			return nil, &fs.PathError{Op: "open", Path: d, Err: syscall.EACCES}
+			return nil, false, &fs.PathError{Op: "open", Path: d, Err: syscall.EACCES}
 		}
-		return os.ReadDir(d)
+		return listDir(d, fd, max)
 	}
 	appendFile(t, p1, "b\n")
 	poll(t, f, &s)

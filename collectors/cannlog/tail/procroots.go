@@ -2,7 +2,7 @@ package tail
 
 import (
 	"slices"
-	"syscall"
+	"strings"
 )
 
 // ProcRoot is the CANN log root of one running process, reached through the
@@ -11,19 +11,32 @@ import (
 // Only that process's own files are followed below it: its pid (as printed
 // in its file names, the pid in its own pid namespace) selects them, since
 // the ranks of one pod share a root and each is reached through its own
-// /proc entry. Such files stay open while followed (not closed when idle):
-// once the process exits its /proc entry, and with it the only way to
-// reopen them, is gone, and the last lines it wrote (EI0011) must still be
-// read.
+// /proc entry. Such files are pinned while their root is set: not closed
+// when idle, and under budget pressure the Config.MaxPinnedPerProcess most
+// recently written of each root keep their descriptors, because once the
+// process exits its /proc entry, and with it the only way to reopen them,
+// is gone, and the last lines it wrote (EI0011) must still be read.
+//
+// Which host process owns a root is the caller's to know (its table of
+// roots): the follower only hands Path back in File.ProcRoot.
 type ProcRoot struct {
-	// Path is the root as seen from the process's mount namespace.
+	// Path reaches the root from the exporter: <procfs>/<host pid>/root
+	// followed by the root as the process sees it.
 	Path string
 	// PID is the process's pid in its own pid namespace (NSpid): only
 	// plog-<PID>_* and device-<PID>_* files are followed below Path.
 	PID int
-	// HostPID is its pid on the host, passed on in File.HostPID.
-	HostPID int
+	// Anchor is the process's root directory (<procfs>/<pid>/root), Path
+	// lying below it: the part of Path after Anchor is resolved inside the
+	// process's root (links in it cannot lead out). Empty: Path is opened
+	// as it is.
+	Anchor string
 }
+
+// DefaultMaxPinnedPerProcess is the default Config.MaxPinnedPerProcess: a
+// CANN process writes one live plog in run/ and one in debug/, and one
+// device log per device it drives; 16 leaves room for rotation.
+const DefaultMaxPinnedPerProcess = 16
 
 // procSortDirs are the sort directories followed below a ProcRoot: HCCL and
 // HCCP write to run/ and debug/ (plog/ and device-<id>/); security/ holds no
@@ -34,7 +47,10 @@ var procSortDirs = []string{"run", "debug"}
 // is dropped (the process left npu-smi's table) or that disappears (the
 // process exited) are not dropped at once: like a deleted or renamed file,
 // each is read to its end through the descriptor held since it was found,
-// then let go. A root that cannot be listed is not counted as a read error
+// then let go; they are no longer pinned. The watch names below a dropped
+// root go with it (a pod's ranks share a directory, and the names of an
+// exited rank would otherwise turn every write of the others into a
+// rescan). A root that cannot be listed is not counted as a read error
 // here: the caller, which found it, says why (ascend_npu_processes).
 //
 // Saved offsets of the state file wait for the first call when
@@ -46,43 +62,64 @@ var procSortDirs = []string{"run", "debug"}
 func (f *Follower) SetProcRoots(roots []ProcRoot) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for _, old := range f.procRoots {
+		if !slices.ContainsFunc(roots, func(r ProcRoot) bool { return r.Path == old.Path }) && f.w != nil {
+			f.w.dropBelow(old.Path)
+		}
+	}
 	f.procRootsSet = true
 	f.procRoots = slices.Clone(roots)
+	// A worker per root; files found through a dropped root keep theirs
+	// (t.rio) while they are drained.
+	ios := make(map[string]*rootIO, len(roots))
+	for _, r := range roots {
+		if ios[r.Path] = f.rootIOs[r.Path]; ios[r.Path] == nil {
+			ios[r.Path] = &rootIO{}
+		}
+	}
+	f.rootIOs = ios
 	f.nextScan = f.now().Add(-1)
 }
 
 // scanProcRoots walks every per-process root after the configured ones, so
 // a file that a configured root also reaches keeps the configured path.
 func (f *Follower) scanProcRoots(sc *scanCtx) {
-	defer func() { sc.only, sc.hostPID = 0, 0 }()
+	defer func() { sc.only, sc.root, sc.rio = 0, "", nil }()
 	for _, r := range f.procRoots {
-		var st syscall.Stat_t
-		if err := syscall.Stat(r.Path, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-			// The process exited (or its root cannot be read): its files
-			// are not seen by this scan and are drained as orphans.
+		sc.only, sc.root, sc.rio = r.PID, r.Path, f.rootIOs[r.Path]
+		if sc.rio.hung.Load() {
+			// Its file system does not answer: its files wait as they are.
+			f.keepBelow(r.Path, sc.gen)
 			continue
 		}
-		sc.only, sc.hostPID = r.PID, r.HostPID
-		f.watchDir(r.Path)
-		for _, sd := range procSortDirs {
-			f.walkQuiet(r.Path+"/"+sd, sc)
+		rel := ""
+		if r.Anchor != "" {
+			rel = strings.TrimPrefix(r.Path, r.Anchor)
 		}
+		// A directory that cannot be listed is not a problem of the
+		// follower (see SetProcRoots); a process that exited leaves its
+		// files unseen by this scan, and they are drained as orphans.
+		saved := sc.problems
+		sc.problems = make(map[string]problem)
+		f.walkRoot(r.Path, r.Anchor, rel, true, procSortDirs, sc)
+		for p, pr := range sc.problems {
+			f.keepBelow(p, sc.gen)
+			if pr.reason == reasonRefused {
+				saved[p] = pr // logged once: the job's tree is not followed there
+			}
+		}
+		sc.problems = saved
 	}
 }
 
-// walkQuiet walks a directory below a per-process root: as walk, but an
-// unreadable directory is not a problem of the follower (see SetProcRoots),
-// and a symlink is not followed (sc.only is set): the process owns this
-// tree, and an absolute link below <procfs>/<pid>/root resolves in the
-// exporter's own file system, not the process's.
-func (f *Follower) walkQuiet(dir string, sc *scanCtx) {
-	saved := sc.problems
-	sc.problems = make(map[string]problem)
-	f.walk(dir, true, sc)
-	for d := range sc.problems {
-		f.keepBelow(d, sc.gen)
+// rootIOOf returns the worker of the discovered root path lies in, if any.
+func (f *Follower) rootIOOf(path string) *rootIO {
+	for p, r := range f.rootIOs {
+		if hasDirPrefix(path, p) {
+			return r
+		}
 	}
-	sc.problems = saved
+	return nil
 }
 
 // wantedCANN reports whether a CANN log name with events belongs to a
@@ -108,4 +145,35 @@ func (f *Follower) wantedCANN(path string, pid int) bool {
 		}
 	}
 	return false
+}
+
+// pinned reports whether t's root is set: its descriptor is not closed
+// when idle.
+func (f *Follower) pinned(t *tracked) bool {
+	return t.ProcRoot != "" && slices.ContainsFunc(f.procRoots, func(r ProcRoot) bool { return r.Path == t.ProcRoot })
+}
+
+// pinnedSet returns the open files evict must leave open: of each set
+// root, its MaxPinnedPerProcess most recently written ones.
+func (f *Follower) pinnedSet() map[*tracked]struct{} {
+	if len(f.procRoots) == 0 {
+		return nil
+	}
+	byRoot := map[string][]*tracked{}
+	for _, t := range f.order {
+		if t.fd >= 0 && f.pinned(t) {
+			byRoot[t.ProcRoot] = append(byRoot[t.ProcRoot], t)
+		}
+	}
+	out := map[*tracked]struct{}{}
+	for _, ts := range byRoot {
+		if len(ts) > f.cfg.MaxPinnedPerProcess {
+			slices.SortStableFunc(ts, func(a, b *tracked) int { return b.lastChange.Compare(a.lastChange) })
+			ts = ts[:f.cfg.MaxPinnedPerProcess]
+		}
+		for _, t := range ts {
+			out[t] = struct{}{}
+		}
+	}
+	return out
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // A per-process root follows only its own pid's files and labels them with
-// the host pid; the other ranks sharing the directory are not read through
+// the root (the caller's key of the process); the other ranks sharing the directory are not read through
 // it.
 func TestProcRootFollowsOnlyItsPID(t *testing.T) {
 	root := t.TempDir()
@@ -27,18 +27,18 @@ func TestProcRootFollowsOnlyItsPID(t *testing.T) {
 	mkdir(t, filepath.Join(root, "security", "plog"))
 	appendFile(t, filepath.Join(root, "security", "plog", plogName(10, 1)), "security\n")
 	f := newTestFollower(t, Config{})
-	f.SetProcRoots([]ProcRoot{{Path: root, PID: 10, HostPID: 5010}})
-	hosts := map[string]int{}
+	f.SetProcRoots([]ProcRoot{{Path: root, PID: 10}})
+	hosts := map[string]string{}
 	var s sink
 	if err := f.Poll(func(file *File, line []byte) {
 		s.handle(file, line)
-		hosts[string(line)] = file.HostPID
+		hosts[string(line)] = file.ProcRoot
 	}); err != nil {
 		t.Fatal(err)
 	}
 	expectLines(t, s.lines, "mine-dev", "mine-1") // path order
-	if hosts["mine-1"] != 5010 || hosts["mine-dev"] != 5010 {
-		t.Fatalf("host pids: %v", hosts)
+	if hosts["mine-1"] != root || hosts["mine-dev"] != root {
+		t.Fatalf("roots: %v", hosts)
 	}
 	// A new file of the other rank raises no rescan through this root; a
 	// new file of this one is found.
@@ -56,7 +56,7 @@ func TestProcRootFollowsOnlyItsPID(t *testing.T) {
 }
 
 // A file that a configured root and a per-process root both reach is read
-// once, under the configured path, and still carries the host pid.
+// once, under the configured path, and still carries its root.
 func TestProcRootSameFileAsConfiguredRoot(t *testing.T) {
 	root := t.TempDir()
 	dir := plogDir(t, root)
@@ -68,22 +68,22 @@ func TestProcRootSameFileAsConfiguredRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newTestFollower(t, Config{Roots: []string{root}})
-	f.SetProcRoots([]ProcRoot{{Path: link, PID: 10, HostPID: 7}})
+	f.SetProcRoots([]ProcRoot{{Path: link, PID: 10}})
 	var paths []string
-	var hostPIDs []int
+	var procRoots []string
 	var s sink
 	for range 3 {
 		if err := f.Poll(func(file *File, line []byte) {
 			s.handle(file, line)
 			paths = append(paths, file.Path)
-			hostPIDs = append(hostPIDs, file.HostPID)
+			procRoots = append(procRoots, file.ProcRoot)
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	expectLines(t, s.lines, "one", "two")
-	if paths[0] != filepath.Join(dir, plogName(10, 1)) || hostPIDs[0] != 7 {
-		t.Fatalf("read as %v host pid %v", paths, hostPIDs)
+	if paths[0] != filepath.Join(dir, plogName(10, 1)) || procRoots[0] != link {
+		t.Fatalf("read as %v root %v", paths, procRoots)
 	}
 	if st := f.Stats(); st.FilesTracked != 1 {
 		t.Fatalf("files tracked %d, want 1", st.FilesTracked)
@@ -104,7 +104,7 @@ func TestProcRootExitedProcessDrained(t *testing.T) {
 			f := newTestFollower(t, Config{RescanInterval: time.Hour})
 			now := time.Now()
 			f.now = func() time.Time { return now }
-			f.SetProcRoots([]ProcRoot{{Path: root, PID: 10, HostPID: 1234}})
+			f.SetProcRoots([]ProcRoot{{Path: root, PID: 10}})
 			var s sink
 			poll(t, f, &s)
 			// Idle far beyond the idle close: the descriptor stays.
@@ -126,7 +126,7 @@ func TestProcRootExitedProcessDrained(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			f.SetProcRoots([]ProcRoot{{Path: root, PID: 10, HostPID: 1234}})
+			f.SetProcRoots([]ProcRoot{{Path: root, PID: 10}})
 			poll(t, f, &s)
 			poll(t, f, &s)
 			expectLines(t, s.lines, "start", "EI0011 last words")
@@ -153,7 +153,7 @@ func TestProcRootResumeAfterRestart(t *testing.T) {
 	appendFile(t, p, "a1\na2\n")
 	state := filepath.Join(t.TempDir(), "tail.state")
 	cfg := Config{StateFile: state, AwaitProcRoots: true}
-	roots := []ProcRoot{{Path: root, PID: 10, HostPID: 99}}
+	roots := []ProcRoot{{Path: root, PID: 10}}
 
 	f1 := newTestFollower(t, cfg)
 	if _, err := f1.Restore(); err != nil {

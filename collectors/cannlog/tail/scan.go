@@ -35,9 +35,12 @@ type scanCtx struct {
 	c        *pollCounters
 	problems map[string]problem
 	changed  bool // the set or names of followed files changed
-	// only and hostPID are set while a ProcRoot is walked: only files of
-	// pid only are followed, and they carry hostPID.
-	only, hostPID int
+	// only and root are set while a ProcRoot is walked: only files of
+	// pid only are followed, and they carry root (File.ProcRoot); rio is
+	// its worker.
+	only int
+	root string
+	rio  *rootIO
 }
 
 // rescan lists every root and glob, follows new files, notices renamed,
@@ -66,10 +69,7 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 			}
 			continue
 		}
-		f.watchDir(root)
-		for _, sd := range cannSortDirs {
-			f.walk(filepath.Join(root, sd), true, sc)
-		}
+		f.walkRoot(root, "", "", false, cannSortDirs, sc)
 	}
 	f.scanProcRoots(sc)
 	for _, g := range f.cfg.ScreenGlobs {
@@ -94,7 +94,7 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 				}
 			}
 			n++
-			f.consider(m, KindScreen, 0, sc)
+			f.consider(m, KindScreen, 0, dirRef{}, sc)
 			f.watchDir(filepath.Dir(m))
 		}
 		if n == 0 {
@@ -103,12 +103,12 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 	}
 	// Files no name reached this time.
 	for _, t := range f.byID {
-		if t.seen != sc.gen && !f.stillThere(t) {
+		if t.seen != sc.gen && !f.stillThere(t, sc.c) {
 			f.lose(t, sc)
 		}
 	}
 	if sc.changed {
-		f.reorder()
+		f.reorder(sc.c)
 	}
 	f.reportProblems(sc)
 }
@@ -207,37 +207,6 @@ func isDir(path string) bool {
 	return syscall.Stat(path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR
 }
 
-// walk lists a directory below a CANN root, recursively.
-func (f *Follower) walk(dir string, top bool, sc *scanCtx) {
-	// Watch before listing, so a file created in between is not missed.
-	f.watchDir(dir)
-	entries, err := f.readDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			// A sort directory CANN has not created (yet), or one deleted
-			// while we listed: nothing to report.
-			return
-		}
-		sc.problems[dir] = problem{reasonDirUnreadable, err.Error()}
-		f.keepBelow(dir, sc.gen)
-		// Entries listed before the error are still followed.
-	}
-	for _, e := range entries {
-		name := e.Name()
-		p := filepath.Join(dir, name)
-		if e.IsDir() {
-			f.walk(p, false, sc)
-			continue
-		}
-		if sc.only != 0 && e.Type()&fs.ModeSymlink != 0 {
-			continue // see walkQuiet
-		}
-		if kind, pid, ok := parseCANNName(name); ok && (sc.only == 0 || pid == sc.only) {
-			f.consider(p, kind, pid, sc)
-		}
-	}
-}
-
 // keepBelow marks the files under an unreadable directory as seen, so that
 // they are neither dropped nor, once the directory is readable again, read
 // a second time from the start.
@@ -251,9 +220,11 @@ func (f *Follower) keepBelow(dir string, gen uint64) {
 
 // stillThere reports whether an unseen file is still at its path (a glob
 // can miss it when a directory is momentarily unreadable).
-func (f *Follower) stillThere(t *tracked) bool {
+func (f *Follower) stillThere(t *tracked, c *pollCounters) bool {
 	var st syscall.Stat_t
-	if err := syscall.Stat(t.Path, &st); err != nil {
+	if err := f.statPath(t, t.Path, &st, c); err == errHung {
+		return true // its root does not answer: keep it as it is
+	} else if err != nil {
 		return false
 	}
 	return (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id
@@ -261,9 +232,17 @@ func (f *Follower) stillThere(t *tracked) bool {
 
 // consider follows path if it is a new file, or updates what is known of
 // a followed one.
-func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
+func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scanCtx) {
 	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
+	var err error
+	if at.set() {
+		if !f.call(sc.rio, sc.c, func() { err = at.stat(&st) }, nil) {
+			return
+		}
+	} else {
+		err = syscall.Stat(path, &st)
+	}
+	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			sc.c.err("stat")
 			f.log.Debug("cannot stat log file", "path", path, "err", err)
@@ -281,7 +260,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		// for both).
 		f.truncated(t, st.Size, sc.c)
 	}
-	if t := f.byID[id]; t != nil && t.fd < 0 && t.seen != sc.gen && !f.sameFile(t, path, st.Size) {
+	if t := f.byID[id]; t != nil && t.fd < 0 && t.seen != sc.gen && !f.sameFile(t, path, st.Size, sc.c) {
 		// We held no descriptor, so the inode number may have been freed
 		// and reused by a new file (CANN deletes old plogs; sealed ones
 		// are closed once read): the old file is gone.
@@ -293,9 +272,9 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		sc.changed = true
 	}
 	if t := f.byID[id]; t != nil {
-		if sc.hostPID != 0 {
+		if sc.root != "" {
 			// Also (or only) reached through its process's /proc entry.
-			t.HostPID, t.pinned = sc.hostPID, true
+			t.ProcRoot = sc.root
 		}
 		if t.seen == sc.gen {
 			return // a second name (symlink, hard link, /proc) of a file seen already
@@ -313,7 +292,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		t.changed = st.Size != t.scanned || st.Ctim != t.ctime
 		t.size = st.Size
 		if t.fd < 0 && t.changed {
-			f.open(t, sc.c)
+			f.open(t, sc.c, at)
 		}
 		return
 	}
@@ -329,8 +308,8 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 		return
 	}
 	t := &tracked{
-		File:       File{Kind: kind, PID: pid, HostPID: sc.hostPID},
-		pinned:     sc.hostPID != 0,
+		File:       File{Kind: kind, PID: pid, ProcRoot: sc.root},
+		rio:        sc.rio,
 		id:         id,
 		fd:         -1,
 		lastChange: sc.now,
@@ -355,14 +334,18 @@ func (f *Follower) consider(path string, kind Kind, pid int, sc *scanCtx) {
 	f.dirty = true
 	t.fresh = true
 	t.size = st.Size
-	f.open(t, sc.c)
+	f.open(t, sc.c, at)
 }
 
 // open gives a file whose descriptor was closed (or never opened) one,
 // within the budget: at the limit, fully read files are closed least
 // recently written first; if none can be, the file waits (wantOpen) and
 // Poll tries again. It reports whether the file is open.
-func (f *Follower) open(t *tracked, c *pollCounters) bool {
+//
+// at, when set, names the file by its directory's descriptor (a rescan's
+// listing); otherwise it is opened by path. Either way it must be the
+// device and inode followed.
+func (f *Follower) open(t *tracked, c *pollCounters, at dirRef) bool {
 	if t.fd >= 0 {
 		return true
 	}
@@ -374,7 +357,10 @@ func (f *Follower) open(t *tracked, c *pollCounters) bool {
 			return false
 		}
 	}
-	fd, st, err := openVerified(t.Path, t.id)
+	fd, st, err := f.openT(t, at, c)
+	if err == errHung {
+		return false // its root does not answer: tried again later
+	}
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 		// The process (or the system) is out of descriptors although the
 		// budget is not spent: give some back and wait for them.
@@ -430,16 +416,19 @@ const evictBatch = 64
 // evict closes at least n descriptors of fully read, followed files, least
 // recently written first. Files with unread bytes, orphans (deleted or
 // renamed away: they could not be opened again), symlinked screen logs and
-// files reached through a process's /proc root (pinned: that root goes
-// with the process, often right after its last lines, such as an EI0011;
-// they are bounded by the processes npu-smi lists and CANN's own rotation)
-// keep theirs. A closed file stays followed: an inotify write event (or a
-// rescan seeing a new size or change time) opens it again by path, after
-// checking it is the same device and inode with the same leading bytes.
+// the pinned files of a process's /proc root (pinned: that root goes with
+// the process, often right after its last lines, such as an EI0011; at
+// most MaxPinnedPerProcess per process, its most recently written) keep
+// theirs. Pinned files count against the budget like any other, and once
+// their process left the roots they are drained and let go. A closed file
+// stays followed: an inotify write event (or a rescan seeing a new size or
+// change time) opens it again by path, after checking it is the same
+// device and inode with the same leading bytes.
 func (f *Follower) evict(n int) {
+	pinned := f.pinnedSet()
 	var cand []*tracked
 	for _, t := range f.order {
-		if t.fd >= 0 && !t.pollAlways && !t.orphan && !t.pinned && f.byID[t.id] == t &&
+		if _, pin := pinned[t]; t.fd >= 0 && !t.pollAlways && !t.orphan && !pin && f.byID[t.id] == t &&
 			t.offset == t.scanned && t.size == t.scanned {
 			cand = append(cand, t)
 		}
@@ -488,7 +477,7 @@ func (f *Follower) lose(t *tracked, sc *scanCtx) {
 
 // reorder rebuilds the read order and the CANN sealing: in each rotation
 // group every file but the newest (by name, i.e. creation time) is sealed.
-func (f *Follower) reorder() {
+func (f *Follower) reorder(c *pollCounters) {
 	f.order = f.order[:0]
 	newest := make(map[string]string)
 	for _, t := range f.byID {
@@ -508,7 +497,7 @@ func (f *Follower) reorder() {
 				// Closed to keep within the descriptor budget, it may
 				// have been written since: read it to its end first.
 				var st syscall.Stat_t
-				if syscall.Stat(t.Path, &st) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && st.Size != t.scanned {
+				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && st.Size != t.scanned {
 					f.wait(t)
 				} else {
 					t.done = true
@@ -529,6 +518,8 @@ func (f *Follower) reportProblems(sc *scanCtx) {
 		switch p.reason {
 		case reasonGlobEmpty:
 			f.log.Info("screen log glob matches no file (yet)", "glob", path)
+		case reasonRefused:
+			f.log.Warn("log directory not followed", "path", path, "why", p.err)
 		case reasonRootMissing:
 			sc.c.err(p.reason)
 			f.log.Warn("CANN log root does not exist (yet); it is picked up once created", "root", path)
@@ -578,7 +569,7 @@ func kubeletRotated(path string) (base string, ok bool) {
 // sameFile checks that a closed file found again at path (same device and
 // inode) is the file we read before and not a new one reusing the inode:
 // it is no smaller than what was read and starts with the same bytes.
-func (f *Follower) sameFile(t *tracked, path string, size int64) bool {
+func (f *Follower) sameFile(t *tracked, path string, size int64, c *pollCounters) bool {
 	if path == t.Path && size == t.scanned {
 		return true // unchanged: nothing would be read anyway
 	}
@@ -594,6 +585,20 @@ func (f *Follower) sameFile(t *tracked, path string, size int64) bool {
 	}
 	if t.fpLen == 0 {
 		return true
+	}
+	if t.rio != nil {
+		// A discovered root's file is checked by its worker: read the
+		// head through a descriptor of the file as it is now.
+		probe := &tracked{File: File{Path: path}, id: t.id, rio: t.rio, fd: -1}
+		fd, _, err := f.openT(probe, dirRef{}, c)
+		if err != nil {
+			return true // cannot tell; reopen will fail and retry later
+		}
+		probe.fd = fd
+		defer closeT(probe, fd)
+		head := f.buf[:t.fpLen]
+		n, err := f.preadT(probe, head, 0, c)
+		return err == nil && n == t.fpLen && fingerprint(head) == t.fpHash
 	}
 	fd, _, err := openVerified(path, t.id)
 	if err != nil {

@@ -396,3 +396,25 @@ func (f *Follower) following(id fileID) bool {
 	}
 	return false
 }
+
+// countLost counts the saved files that were not found again and whose
+// directory is gone too: a process that exited while the exporter was down
+// took its /proc root, and with it the only path to what it wrote after the
+// last checkpoint (its last lines, often the EI0011 that killed it). A file
+// deleted from a directory that still exists (CANN removing its oldest
+// plog) is not counted: that is rotation, read before it happened.
+func (f *Follower) countLost(p *savedState, c *pollCounters) {
+	for i := range p.entries {
+		e := &p.entries[i]
+		if e.used || f.following(fileID{e.dev, e.ino}) {
+			continue
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Dir(e.path), &st); err == nil {
+			continue
+		}
+		c.lost++
+		f.log.Warn("a log file read before the restart is gone with its directory (its process exited while the exporter was down): "+
+			"what it wrote after the last checkpoint, if anything, is lost", "path", e.path, "offset", e.offset)
+	}
+}

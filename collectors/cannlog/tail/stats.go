@@ -24,6 +24,10 @@ type Stats struct {
 	Truncations uint64
 	// Replacements counts followed names that came to hold another file.
 	Replacements uint64
+	// FilesLost counts files of the state file not found again after a
+	// restart, with their directory gone: written by a process that exited
+	// while the exporter was down (see countLost).
+	FilesLost uint64
 	// StateWriteErrors counts checkpoints that could not be written: until
 	// one succeeds, a restart reads again what was read since the last.
 	StateWriteErrors uint64
@@ -37,6 +41,19 @@ type Stats struct {
 	// Watches is the number of watched directories.
 	Notify  bool
 	Watches int
+	// LimitsReached counts, by limit (LimitReasons), the rescans a root
+	// reached a per-root cap in and the reads a file was cut at the
+	// per-Poll byte cap in.
+	LimitsReached map[string]uint64
+	// Refused counts, by reason (RefusedReasons), the directories of a
+	// root that were not entered: a symlink, a mount point, a discovered
+	// root on a FUSE or network file system. Each rescan counts again.
+	Refused map[string]uint64
+	// HoleBytesSkipped counts bytes of sparse files' holes not read.
+	HoleBytesSkipped uint64
+	// HungCalls counts calls on a discovered root abandoned at
+	// Config.IODeadline (its root then waits until the call returns).
+	HungCalls uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -45,5 +62,7 @@ func (f *Follower) Stats() Stats {
 	defer f.statsMu.Unlock()
 	s := f.stats
 	s.ReadErrors = maps.Clone(f.stats.ReadErrors)
+	s.LimitsReached = maps.Clone(f.stats.LimitsReached)
+	s.Refused = maps.Clone(f.stats.Refused)
 	return s
 }

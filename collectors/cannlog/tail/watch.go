@@ -47,20 +47,20 @@ func (f *Follower) applyHint(h *notifyHint, now time.Time, c *pollCounters) (res
 			}
 			if t.fd < 0 && !t.done {
 				var st syscall.Stat_t
-				if err := syscall.Stat(name, &st); err != nil ||
-					(fileID{uint64(st.Dev), uint64(st.Ino)}) != t.id || !f.sameFile(t, name, st.Size) {
+				if err := f.statPath(t, name, &st, c); err != nil ||
+					(fileID{uint64(st.Dev), uint64(st.Ino)}) != t.id || !f.sameFile(t, name, st.Size, c) {
 					rescan = true
 					continue
 				}
 				t.size = st.Size
-				if !f.open(t, c) {
+				if !f.open(t, c, dirRef{}) {
 					continue
 				}
 			}
 			h.files[t] = struct{}{}
 			continue
 		}
-		if f.interesting(name) {
+		if f.interesting(name, c) {
 			rescan = true
 		}
 	}
@@ -70,7 +70,7 @@ func (f *Follower) applyHint(h *notifyHint, now time.Time, c *pollCounters) (res
 // interesting reports whether a name with events but not followed may be
 // one to follow: a CANN log name, a screen log (or its kubelet rotation),
 // or a directory (new device-N/, run/, a root created late).
-func (f *Follower) interesting(name string) bool {
+func (f *Follower) interesting(name string, c *pollCounters) bool {
 	if _, pid, ok := parseCANNName(filepath.Base(name)); ok {
 		return f.wantedCANN(name, pid)
 	}
@@ -85,5 +85,9 @@ func (f *Follower) interesting(name string) bool {
 		}
 	}
 	var st syscall.Stat_t
-	return syscall.Stat(name, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR
+	var err error
+	if !f.call(f.rootIOOf(name), c, func() { err = syscall.Stat(name, &st) }, nil) {
+		return false
+	}
+	return err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR
 }

@@ -4,7 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -25,6 +28,10 @@ type watcher struct {
 	dirs    map[string]int32
 	changed map[string]evOp
 	failed  bool // some directory could not be watched
+	// limit caps the watches of the follower as a whole: a share of the
+	// user's inotify watches, which kubelet, containerd and every other
+	// process of the same user draw from too.
+	limit int
 }
 
 const watchMask = syscall.IN_CREATE | syscall.IN_MODIFY | syscall.IN_DELETE |
@@ -47,7 +54,42 @@ func newWatcher(logger *slog.Logger) (*watcher, error) {
 		wds:     make(map[int32][]string),
 		dirs:    make(map[string]int32),
 		changed: make(map[string]evOp),
+		limit:   watchShare(),
 	}, nil
+}
+
+// watchShare is the follower's share of the user's inotify watches: a
+// quarter of the smaller of fs.inotify.max_user_watches and the user
+// namespace's max_inotify_watches, at least 64.
+func watchShare() int {
+	lim := 0
+	for _, p := range []string{"/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n > 0 && (lim == 0 || n < lim) {
+			lim = n
+		}
+	}
+	if lim == 0 {
+		lim = 8192 // the kernel's default before 5.11
+	}
+	return max(lim/4, 64)
+}
+
+func (w *watcher) watching(dir string) bool {
+	_, ok := w.dirs[dir]
+	return ok
+}
+
+// addFD watches the directory open at fd under the name dir. It reports
+// whether a watch was added.
+func (w *watcher) addFD(dir string, fd int) bool {
+	if _, ok := w.dirs[dir]; ok {
+		return false
+	}
+	return w.addAs(dir, "/proc/self/fd/"+strconv.Itoa(fd))
 }
 
 // add watches dir unless it is watched already.
@@ -55,18 +97,37 @@ func (w *watcher) add(dir string) {
 	if _, ok := w.dirs[dir]; ok {
 		return
 	}
-	wd, err := syscall.InotifyAddWatch(w.fd, dir, watchMask)
+	w.addAs(dir, dir)
+}
+
+// addAs watches the directory at path (a name of dir) under the name dir.
+func (w *watcher) addAs(dir, path string) bool {
+	if len(w.dirs) >= w.limit {
+		w.fail(dir, "the exporter's share of fs.inotify.max_user_watches is used")
+		return false
+	}
+	wd, err := syscall.InotifyAddWatch(w.fd, path, watchMask)
 	if err != nil {
-		if errors.Is(err, syscall.ENOSPC) && !w.failed {
-			w.failed = true
-			w.log.Warn("inotify watch limit reached (fs.inotify.max_user_watches); checking every log file on each poll", "dir", dir)
+		if errors.Is(err, syscall.ENOSPC) {
+			w.fail(dir, "inotify watch limit reached (fs.inotify.max_user_watches)")
 		}
-		return
+		return false
 	}
 	if !slices.Contains(w.wds[int32(wd)], dir) {
 		w.wds[int32(wd)] = append(w.wds[int32(wd)], dir)
 	}
 	w.dirs[dir] = int32(wd)
+	return true
+}
+
+// fail notes a directory left unwatched: from now on every followed file
+// is checked on each Poll (logged once).
+func (w *watcher) fail(dir, why string) {
+	if w.failed {
+		return
+	}
+	w.failed = true
+	w.log.Warn(why+"; checking every log file on each poll", "dir", dir)
 }
 
 // take drains the queued events into the names changed since the last
@@ -142,6 +203,25 @@ func (w *watcher) note(h *notifyHint, path string, op evOp) {
 		w.changed[path] = old | op
 	} else {
 		h.overflow = true
+	}
+}
+
+// dropBelow forgets the watch names at or below dir (a dropped ProcRoot).
+// A directory still reached by another name keeps its watch; one left
+// with no name loses it.
+func (w *watcher) dropBelow(dir string) {
+	for name, wd := range w.dirs {
+		if name != dir && !hasDirPrefix(name, dir) {
+			continue
+		}
+		delete(w.dirs, name)
+		names := slices.DeleteFunc(w.wds[wd], func(n string) bool { return n == name })
+		if len(names) > 0 {
+			w.wds[wd] = names
+			continue
+		}
+		delete(w.wds, wd)
+		_, _ = syscall.InotifyRmWatch(w.fd, uint32(wd))
 	}
 }
 

@@ -1,8 +1,9 @@
-// Package join owns the attribution of what the collectors see separately:
-// npu-smi's chips and process table, the processes the CANN logs describe,
-// the pods the kubelet assigned chips to, and which of them belong
-// together. The collectors themselves stay independent of each other;
-// cmd/hccl_exporter only wires their views through this package.
+package main
+
+// The joins: what the collectors see separately (npu-smi's chips and
+// process table, the processes the CANN logs describe, the pods the kubelet
+// assigned chips to) and which of them belong together. The collectors stay
+// independent of each other; main wires their views here.
 //
 // A row of npu-smi's process table (a host pid on a chip) is matched to a
 // process of the CANN logs (a log directory and the pid the process saw) by
@@ -25,14 +26,11 @@
 // A pid known in several log directories (pods with their own pid
 // namespaces) is taken from the directory whose process drives the row's
 // chip; when none says, from the first directory in name order.
-package join
 
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
@@ -45,14 +43,15 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
-// NPU is what the joins need of the npusmi collector: the scrape's shared
+// npuView is what the joins need of the npusmi collector: the scrape's shared
 // npu-smi run, and the last successful one without running npu-smi.
-type NPU interface {
+type npuView interface {
 	Snapshot(ctx context.Context) (*npusmi.Snapshot, error)
 	Latest() (snap *npusmi.Snapshot, at time.Time, ok bool)
 }
 
-// Logs is what the joins need of the CANN log state (*logstate.State).
+// Logs is what the joins need of the CANN logs (the cannlog collector: the
+// log state's processes, with the host pids of its table of roots).
 type Logs interface {
 	Devices() []logstate.ProcessDevice
 	ProcessVars(key logstate.ProcessKey, names ...string) (logstate.ProcessView, bool)
@@ -175,7 +174,7 @@ func Match(snap *npusmi.Snapshot, devs []logstate.ProcessDevice) []Matched {
 // headroom.SettingsSource. Logs may be nil (no cannlog collector): every
 // process then keeps its host pid and has no settings.
 type Chips struct {
-	NPU  NPU
+	NPU  npuView
 	Logs Logs
 	// QPs is hccn_tool's live QP count per chip (nil without the hccn
 	// collector); only fresh readings reach the model.
@@ -284,104 +283,15 @@ func toSettings(p logstate.ProcessView) headroom.ProcessSettings {
 	if v, ok := p.Env[hcclenv.OpExpansionMode]; ok {
 		s.ExpansionMode = v.Value
 	}
-	for _, cm := range p.Communicators {
-		s.Communicators = append(s.Communicators, headroom.Communicator{Name: cm.Name, RankSize: cm.RankSize,
-			ServerNum: cm.ServerNum, SuperPodNum: cm.SuperPodNum, ModuleNum: cm.ModuleNum, DeviceType: cm.DeviceType,
-			SuperPodMode: cm.SuperPodMode, StandardCard: cm.StandardCard,
-			MultiModuleDiffDeviceNum: cm.MultiModuleDiffDeviceNum, MultiSuperPodDiffServerNum: cm.MultiSuperPodDiffServerNum,
-			BufferSizeBytes: float64(cm.BufferSizeBytes), BufferName: cm.BufferName, CCLBufferBytes: float64(cm.CCLBufferBytes),
-			EstablishedQPs: float64(cm.EstablishedQPs), RoCEPeers: cm.RoCEPeers, OtherPeers: cm.OtherPeers,
-			AllRanksOps: cm.AllRanksOps, OpBaseTags: cm.OpBaseTags, GraphTags: cm.GraphTags,
-			Captures: cm.Captures, LastCaptureQPs: float64(cm.LastCaptureQPs), LastCaptureAt: cm.LastCaptureAt})
-	}
+	s.Communicators = p.Communicators
 	return s
-}
-
-// Liveness reports a pid alive while the last successful npu-smi run listed
-// it (as host pid or as pid in its container), without running npu-smi
-// itself. A containerised exporter without the host's pid namespace still
-// sees the host pids there. With Logs set, a process of the logs is also
-// alive while Match pairs it with a row of that run (by its device: a pod's
-// process on A2). A nil NPU (no collector runs npu-smi) is ready at once
-// and knows no pid.
-type Liveness struct {
-	NPU NPU
-
-	mu   sync.Mutex
-	logs Logs
-}
-
-// SetLogs gives the liveness the CANN log state once it exists (the state
-// is built with its liveness, so this comes after).
-func (n *Liveness) SetLogs(l Logs) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.logs = l
-}
-
-var (
-	_ logstate.LivenessReady   = (*Liveness)(nil)
-	_ logstate.ProcessLiveness = (*Liveness)(nil)
-)
-
-// AliveProcess reports whether the last npu-smi run lists the process's
-// pid or a row Match pairs with it.
-func (n *Liveness) AliveProcess(key logstate.ProcessKey) bool {
-	if n.Alive(key.PID) {
-		return true
-	}
-	n.mu.Lock()
-	logs := n.logs
-	n.mu.Unlock()
-	if n.NPU == nil || logs == nil {
-		return false
-	}
-	snap, _, ok := n.NPU.Latest()
-	if !ok {
-		return false
-	}
-	for _, m := range Match(snap, logs.Devices()) {
-		if m.By != "" && m.Log.Key == key {
-			return true
-		}
-	}
-	return false
-}
-
-// Alive reports whether the last npu-smi run listed pid.
-func (n *Liveness) Alive(pid int) bool {
-	if n.NPU == nil {
-		return false
-	}
-	snap, _, ok := n.NPU.Latest()
-	if !ok {
-		return false
-	}
-	cpid := strconv.Itoa(pid)
-	for _, p := range snap.Processes {
-		if p.PID == pid || p.ContainerPID == cpid {
-			return true
-		}
-	}
-	return false
-}
-
-// Ready reports whether npu-smi has answered at least once: until then its
-// silence about a pid says nothing, and the cannlog collector keeps processes
-// it would otherwise expire.
-func (n *Liveness) Ready() bool {
-	if n.NPU == nil {
-		return true
-	}
-	_, _, ok := n.NPU.Latest()
-	return ok
 }
 
 // HCCNChips gives the hccn sweep the chips of the last successful npu-smi
 // run: the chip ↔ physical id mapping does not change while the node runs.
 // It runs npu-smi (the shared run) only until one run has succeeded. The
 // sweep runs in the background, so this never delays a scrape.
-type HCCNChips struct{ NPU NPU }
+type HCCNChips struct{ NPU npuView }
 
 var _ hccn.ChipSource = HCCNChips{}
 
@@ -434,7 +344,7 @@ func PhyIDs(snap *npusmi.Snapshot) map[int]podresources.Chip {
 // PhyChips maps physical chip ids to the chips of the scrape's npu-smi run
 // for the podresources collector.
 type PhyChips struct {
-	NPU NPU
+	NPU npuView
 	// Reported: the npusmi collector reports npu-smi failures itself.
 	Reported bool
 }
@@ -453,56 +363,10 @@ func (p PhyChips) ChipsByPhyID(ctx context.Context) (map[int]podresources.Chip, 
 	return PhyIDs(snap), nil
 }
 
-// Attribution lists the processes of the CANN logs with their settings set
-// and the chip of the scrape's npu-smi run they are matched to, for the
-// podresources collector's hccl_process_info.
-type Attribution struct {
-	NPU      NPU
-	Logs     Logs
-	Reported bool // the npusmi collector reports npu-smi failures itself
-}
-
-var _ podresources.ProcessChips = Attribution{}
-
-// ByNone is the joined_by of a log process npu-smi's process table does not
-// show (it exited and is kept for --cannlog.process-ttl, or npu-smi lists
-// another pid for it that no rule matches).
-const ByNone = "none"
-
-// ProcessChips matches (Match) the processes the logs know to chips and
-// lists every one of them once, matched or not, sorted by pid label.
-func (a Attribution) ProcessChips(ctx context.Context) ([]podresources.ProcessChip, error) {
-	snap, err := a.NPU.Snapshot(ctx)
-	if err != nil {
-		if a.Reported {
-			err = fmt.Errorf("%w: %w", exporter.ErrDependency, err)
-		}
-		return nil, err
-	}
-	devs := a.Logs.Devices()
-	chipOf := make(map[logstate.ProcessKey]Matched, len(devs))
-	for _, m := range Match(snap, devs) {
-		if m.By != "" {
-			if _, dup := chipOf[m.Log.Key]; !dup {
-				chipOf[m.Log.Key] = m
-			}
-		}
-	}
-	out := make([]podresources.ProcessChip, 0, len(devs))
-	for _, d := range devs {
-		pc := podresources.ProcessChip{PID: d.Label, Process: d.Name, Settings: d.Settings, JoinedBy: ByNone}
-		if m, ok := chipOf[d.Key]; ok {
-			pc.NPU, pc.Chip, pc.JoinedBy = m.Row.NPU, m.Row.Chip, m.By
-		}
-		out = append(out, pc)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
-	return out, nil
-}
-
-// ProcessTable gives cannlog's discovery and coverage npu-smi's process
-// table of the last successful run, without running npu-smi.
-type ProcessTable struct{ NPU NPU }
+// ProcessTable gives the cannlog collector npu-smi's process table of the
+// last successful run, without running npu-smi: discovery, coverage,
+// liveness and hccl_process_info read it.
+type ProcessTable struct{ NPU npuView }
 
 var _ cannlog.ProcessTable = ProcessTable{}
 
@@ -519,43 +383,21 @@ func (p ProcessTable) NPUProcesses() ([]cannlog.NPUProcess, time.Time, bool) {
 	return out, at, true
 }
 
-// Discovered is what Coverage needs of the cannlog collector: for each
-// host pid, whether its own logs were found through --path.procfs.
-type Discovered interface {
-	DiscoveredLogs() map[int]bool
-}
-
-// Coverage tells, for each row of the last successful npu-smi run, whether
-// the exporter reads that process's CANN logs: found through /proc, or
-// matched (Match) to a process the logs describe. It runs no npu-smi and
-// does no file I/O, so it may run on the scrape path.
-type Coverage struct {
-	NPU       NPU
-	Logs      Logs
-	Discovery Discovered // nil without discovery
-}
-
-// Coverage lists the rows with their verdicts; ok is false before npu-smi
-// first answered.
-func (c Coverage) Coverage() ([]cannlog.CoverageRow, bool) {
-	if c.NPU == nil {
-		return nil, false
-	}
-	snap, _, ok := c.NPU.Latest()
+// Match pairs every row of the last successful npu-smi run with the process
+// of the logs it is (Match, the rules above), in row order.
+func (p ProcessTable) Match(devs []logstate.ProcessDevice) ([]cannlog.MatchedRow, bool) {
+	snap, _, ok := p.NPU.Latest()
 	if !ok {
 		return nil, false
 	}
-	var found map[int]bool
-	if c.Discovery != nil {
-		found = c.Discovery.DiscoveredLogs()
-	}
-	var devs []logstate.ProcessDevice
-	if c.Logs != nil {
-		devs = c.Logs.Devices()
-	}
-	out := make([]cannlog.CoverageRow, 0, len(snap.Processes))
-	for _, m := range Match(snap, devs) {
-		out = append(out, cannlog.CoverageRow{NPU: m.Row.NPU, Chip: m.Row.Chip, Found: found[m.Row.PID] || m.By != ""})
+	ms := Match(snap, devs)
+	out := make([]cannlog.MatchedRow, len(ms))
+	for i, m := range ms {
+		out[i] = cannlog.MatchedRow{NPUProcess: cannlog.NPUProcess{NPU: m.Row.NPU, Chip: m.Row.Chip, PID: m.Row.PID},
+			ContainerPID: m.Row.ContainerPID, By: m.By}
+		if m.By != "" {
+			out[i].Key = m.Log.Key
+		}
 	}
 	return out, true
 }

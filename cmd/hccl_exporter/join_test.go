@@ -1,4 +1,4 @@
-package join
+package main
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
@@ -138,35 +137,6 @@ func TestChipsFailsWithNPUSMI(t *testing.T) {
 	}
 }
 
-func TestLivenessUsesLastSnapshotOnly(t *testing.T) {
-	npu := &fakeNPU{}
-	live := &Liveness{NPU: npu}
-	if live.Alive(2871543) || live.Ready() {
-		t.Fatal("alive or ready before any npu-smi run")
-	}
-	npu.snap = capture(t, "info-a3-container-pid.txt").snap
-	if !live.Ready() {
-		t.Fatal("not ready after a successful npu-smi run")
-	}
-	for pid, want := range map[int]bool{2871543: true, 2871544: true, 213: true, 1: false} {
-		if got := live.Alive(pid); got != want {
-			t.Errorf("Alive(%d) = %v, want %v", pid, got, want)
-		}
-	}
-}
-
-func TestLivenessWithoutNPUSMIIsReadyAtOnce(t *testing.T) {
-	live := &Liveness{}
-	if !live.Ready() {
-		t.Fatal("liveness without npu-smi waits for a run that never comes")
-	}
-	if live.Alive(1) {
-		t.Fatal("liveness without npu-smi reports a pid alive")
-	}
-}
-
-// TestHCCNChipsA3: on an A3 node npu-smi's Phy-ID column gives hccn_tool's
-// physical ids: NPU 4's dies are physical ids 8 and 9.
 func TestHCCNChipsA3(t *testing.T) {
 	chips, err := HCCNChips{NPU: capture(t, "info-a3-container-pid.txt")}.Chips(context.Background())
 	if err != nil {
@@ -277,35 +247,6 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-// TestLivenessOfAPodProcess: on A2 npu-smi shows the host pid only; a
-// pod's process (pid 156 in its container) stays alive while the join
-// pairs it with a row by its device.
-func TestLivenessOfAPodProcess(t *testing.T) {
-	live := &Liveness{NPU: capture(t, "info-a2-910b4.txt")}
-	podA := logstate.ProcessKey{Dir: "/logs/pod-a", PID: 156}
-	if live.AliveProcess(podA) {
-		t.Fatal("alive without logs")
-	}
-	live.SetLogs(fakeDevices(twoPods(6, 3)))
-	if !live.AliveProcess(podA) {
-		t.Error("pod A's process on NPU 6 (a row of npu-smi's table) is not alive")
-	}
-	if live.AliveProcess(logstate.ProcessKey{Dir: "/logs/pod-b", PID: 156}) {
-		t.Error("pod B's process on phy 3 (no process in npu-smi's table) is alive")
-	}
-	if !live.AliveProcess(logstate.ProcessKey{Dir: "/root/ascend/log", PID: 582939}) {
-		t.Error("a host pid npu-smi lists is not alive")
-	}
-}
-
-// fakeDevices serves fixed process devices.
-type fakeDevices []logstate.ProcessDevice
-
-func (f fakeDevices) Devices() []logstate.ProcessDevice { return f }
-func (f fakeDevices) ProcessVars(logstate.ProcessKey, ...string) (logstate.ProcessView, bool) {
-	return logstate.ProcessView{}, false
-}
-
 type fakeQPs []hccn.QPReading
 
 func (f fakeQPs) ActiveQPs() []hccn.QPReading { return f }
@@ -360,41 +301,6 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 	}
 }
 
-// TestAttribution: hccl_process_info has one row per process of the logs,
-// with the pid label the cannlog series use, its name and settings set,
-// and how it was matched to a chip; rows of npu-smi the logs do not know
-// are left out, processes of the logs npu-smi does not show are kept
-// without a chip.
-func TestAttribution(t *testing.T) {
-	devs := twoPods(6, 7)
-	for i := range devs {
-		devs[i].Name, devs[i].Settings = "python3", "a18a22cb"
-	}
-	devs = append(devs, logstate.ProcessDevice{Key: logstate.ProcessKey{Dir: "/root/ascend/log", PID: 4242}, Label: "4242",
-		Name: "gone", Settings: "b3ea955a", DevicePhyID: -1, LastWrite: devs[0].LastWrite})
-	a := Attribution{NPU: capture(t, "info-a2-910b4.txt"), Logs: fakeDevices(devs)}
-	got, err := a.ProcessChips(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []podresources.ProcessChip{
-		{PID: "156", Process: "python3", Settings: "a18a22cb", NPU: "6", Chip: "0", JoinedBy: ByDevice},
-		{PID: "156@/logs/pod-b", Process: "python3", Settings: "a18a22cb", NPU: "7", Chip: "0", JoinedBy: ByDevice},
-		{PID: "4242", Process: "gone", Settings: "b3ea955a", JoinedBy: ByNone},
-		{PID: "582939", Process: "python3", Settings: "a18a22cb", NPU: "0", Chip: "0", JoinedBy: ByPID},
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("ProcessChips = %v, want %v", got, want)
-	}
-	failing := errors.New("npu-smi hung")
-	if _, err := (Attribution{NPU: &fakeNPU{err: failing}, Logs: fakeDevices(nil), Reported: true}).ProcessChips(context.Background()); !errors.Is(err, exporter.ErrDependency) || !errors.Is(err, failing) {
-		t.Errorf("npu-smi failing: %v", err)
-	}
-}
-
-// Rule 0: a process /proc placed (its host pid known) is matched to its own
-// row, never guessed onto another row by pid or device, and the other rows
-// still match by the old rules.
 func TestMatchByProcfsFirst(t *testing.T) {
 	snap := &npusmi.Snapshot{
 		Chips: []npusmi.Chip{{NPU: "0", Chip: "0"}, {NPU: "1", Chip: "0"}},
@@ -422,31 +328,33 @@ func TestMatchByProcfsFirst(t *testing.T) {
 	}
 }
 
-type fakeDiscovered map[int]bool
-
-func (f fakeDiscovered) DiscoveredLogs() map[int]bool { return f }
-
-// Coverage: a row is found when discovery found its logs or the logs know
-// its process by any rule; missing otherwise.
-func TestCoverage(t *testing.T) {
-	npu := &fakeNPU{snap: &npusmi.Snapshot{
-		Chips: []npusmi.Chip{{NPU: "0", Chip: "0"}, {NPU: "1", Chip: "0"}},
-		Processes: []npusmi.Process{
-			{NPU: "0", Chip: "0", PID: 100}, // discovered
-			{NPU: "0", Chip: "0", PID: 200}, // in a configured root under its host pid
-			{NPU: "1", Chip: "0", PID: 300}, // nowhere
-		},
-	}}
-	logs := logState(t, logProc{dir: "/var/log/npu", pid: 200, qps: 1, buffMiB: 200})
-	got, ok := Coverage{NPU: npu, Logs: logs, Discovery: fakeDiscovered{100: true, 300: false}}.Coverage()
-	want := []cannlog.CoverageRow{{NPU: "0", Chip: "0", Found: true}, {NPU: "0", Chip: "0", Found: true}, {NPU: "1", Chip: "0", Found: false}}
-	if !ok || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("got %v %v, want %v", got, ok, want)
+// ProcessTable hands the cannlog collector the last successful npu-smi
+// run's rows and Match's verdict for each, in row order; nothing before
+// npu-smi first answered.
+func TestProcessTableMatch(t *testing.T) {
+	npu := capture(t, "info-a3-container-pid.txt")
+	devs := []logstate.ProcessDevice{{Key: logstate.ProcessKey{Dir: "/h", PID: 2871543}, Label: "2871543", DevicePhyID: -1}}
+	rows, ok := ProcessTable{NPU: npu}.Match(devs)
+	if !ok || len(rows) != len(npu.snap.Processes) {
+		t.Fatalf("rows %+v ok %v", rows, ok)
 	}
-	if _, ok := (Coverage{NPU: &fakeNPU{err: errors.New("down")}}).Coverage(); ok {
-		t.Fatal("coverage before npu-smi answered")
+	for i, r := range rows {
+		p := npu.snap.Processes[i]
+		if r.NPU != p.NPU || r.Chip != p.Chip || r.PID != p.PID || r.ContainerPID != p.ContainerPID {
+			t.Errorf("row %d = %+v, want npu-smi's %+v", i, r, p)
+		}
+		want := ""
+		if p.PID == 2871543 {
+			want = ByPID
+		}
+		if r.By != want || (want != "" && r.Key != devs[0].Key) || (want == "" && r.Key != (logstate.ProcessKey{})) {
+			t.Errorf("row %d matched %q to %+v, want %q", i, r.By, r.Key, want)
+		}
 	}
-	if _, ok := (Coverage{}).Coverage(); ok {
-		t.Fatal("coverage without npu-smi")
+	if _, ok := (ProcessTable{NPU: &fakeNPU{err: errors.New("down")}}).Match(devs); ok {
+		t.Error("Match ok before npu-smi answered")
+	}
+	if _, _, ok := (ProcessTable{NPU: &fakeNPU{err: errors.New("down")}}).NPUProcesses(); ok {
+		t.Error("NPUProcesses ok before npu-smi answered")
 	}
 }

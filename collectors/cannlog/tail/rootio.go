@@ -1,0 +1,230 @@
+package tail
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// A discovered root lies in a job's own file system: a FUSE dataset mount
+// or an NFS share there can leave any call on it blocked for as long as
+// its server pleases (B4). Every call that touches such a root (open,
+// stat, read, seek, getdents, close) therefore runs on a goroutine of its
+// own, and the follower waits for it at most Config.IODeadline. A call
+// still blocked then is abandoned and counted (Stats.HungCalls), the root
+// is hung: no further call is made on it until the abandoned one returns
+// (its result is dropped, a descriptor it opened closed), and its files
+// are kept as they are, neither read nor forgotten. Every other root, and
+// Close, go on at once. A root whose calls each return just inside the
+// deadline is also bounded: once its calls took IODeadline in one Poll,
+// it waits for the next one.
+//
+// Configured roots and screen logs are the operator's paths and are read
+// directly, without this cost (a goroutine and a timer per call, a copy
+// per read).
+
+// DefaultIODeadline is how long the follower waits for one call on a
+// discovered root.
+const DefaultIODeadline = time.Second
+
+// errHung is returned by calls on a root that does not answer.
+var errHung = errors.New("file system not answering (call abandoned)")
+
+// rootIO is the worker state of one discovered root.
+type rootIO struct {
+	hung atomic.Bool // an abandoned call has not returned yet
+	// Time spent in this root's calls during Poll seq.
+	seq   uint64
+	spent time.Duration
+}
+
+// ioCall is one call handed to a root's goroutine.
+type ioCall struct {
+	fn func()
+	// cleanup runs instead of the caller's use of the result when the
+	// call was abandoned (closes a descriptor it opened).
+	cleanup   func()
+	mu        sync.Mutex
+	done      bool
+	abandoned bool
+	finished  chan struct{}
+}
+
+func (c *ioCall) run(r *rootIO) {
+	c.fn()
+	c.mu.Lock()
+	c.done = true
+	if c.abandoned {
+		if c.cleanup != nil {
+			c.cleanup()
+		}
+		r.hung.Store(false)
+	}
+	c.mu.Unlock()
+	close(c.finished)
+}
+
+// call runs fn for root r (nil: here and now) and reports whether it
+// completed within the deadline; false means fn's results must not be
+// used. Only the goroutine holding f.mu calls it.
+func (f *Follower) call(r *rootIO, c *pollCounters, fn, cleanup func()) bool {
+	if r == nil {
+		fn()
+		return true
+	}
+	if r.hung.Load() {
+		return false
+	}
+	if r.seq != f.pollSeq {
+		r.seq, r.spent = f.pollSeq, 0
+	}
+	if r.spent >= f.ioDeadline {
+		return false // slow: its turn again next Poll
+	}
+	start := time.Now()
+	defer func() { r.spent += time.Since(start) }()
+	op := &ioCall{fn: fn, cleanup: cleanup, finished: make(chan struct{})}
+	go op.run(r)
+	timer := time.NewTimer(f.ioDeadline)
+	defer timer.Stop()
+	select {
+	case <-op.finished:
+		return true
+	case <-timer.C:
+	}
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.done {
+		return true
+	}
+	op.abandoned = true
+	r.hung.Store(true)
+	c.hung++
+	f.log.Warn("a discovered log root does not answer; its files wait until it does, the others are read on",
+		"deadline", f.ioDeadline)
+	return false
+}
+
+// readBufs are the buffers reads on discovered roots go to: an abandoned
+// read may still write into its buffer, so it cannot be the shared one.
+var readBufs sync.Pool
+
+// The calls below run through the file's root worker (directly for files
+// of configured roots and screen logs).
+
+func (f *Follower) fstatT(t *tracked, st *syscall.Stat_t, c *pollCounters) error {
+	if t.rio == nil {
+		return fstat(t.fd, st)
+	}
+	var err error
+	var s syscall.Stat_t
+	fd := t.fd
+	if !f.call(t.rio, c, func() { err = fstat(fd, &s) }, nil) {
+		return errHung
+	}
+	*st = s
+	return err
+}
+
+func (f *Follower) preadT(t *tracked, p []byte, off int64, c *pollCounters) (int, error) {
+	if t.rio == nil {
+		return pread(t.fd, p, off)
+	}
+	return f.preadVia(t, p, off, c, false)
+}
+
+// preadVia reads through t's root worker. With private set, p is a buffer
+// of the read alone (the reader's own, see readFrom), which an abandoned
+// read may keep writing to: it is read into directly; otherwise through a
+// buffer of the call's own, copied into p on success.
+func (f *Follower) preadVia(t *tracked, p []byte, off int64, c *pollCounters, private bool) (int, error) {
+	if private {
+		var n int
+		var err error
+		fd := t.fd
+		if !f.call(t.rio, c, func() { n, err = pread(fd, p, off) }, nil) {
+			return 0, errHung
+		}
+		return n, err
+	}
+	b := getReadBuf(len(p))
+	var n int
+	var err error
+	fd := t.fd
+	if !f.call(t.rio, c, func() { n, err = pread(fd, b, off) }, nil) {
+		return 0, errHung // b stays with the abandoned read
+	}
+	copy(p, b[:n])
+	putReadBuf(b)
+	return n, err
+}
+
+func getReadBuf(size int) []byte {
+	if b, _ := readBufs.Get().(*[]byte); b != nil && cap(*b) >= size {
+		return (*b)[:size]
+	}
+	return make([]byte, size)
+}
+
+func putReadBuf(b []byte) { readBufs.Put(&b) }
+
+func (f *Follower) seekT(t *tracked, off int64, whence int, c *pollCounters) (int64, error) {
+	if t.rio == nil {
+		return seek(t.fd, off, whence)
+	}
+	var d int64
+	var err error
+	fd := t.fd
+	if !f.call(t.rio, c, func() { d, err = seek(fd, off, whence) }, nil) {
+		return 0, errHung
+	}
+	return d, err
+}
+
+// statPath stats a file's path (following links, as a rescan of its root
+// would): through its root's worker.
+func (f *Follower) statPath(t *tracked, path string, st *syscall.Stat_t, c *pollCounters) error {
+	if t.rio == nil {
+		return syscall.Stat(path, st)
+	}
+	var err error
+	var s syscall.Stat_t
+	if !f.call(t.rio, c, func() { err = syscall.Stat(path, &s) }, nil) {
+		return errHung
+	}
+	*st = s
+	return err
+}
+
+// openT opens a file (by its directory or its path) through its root's
+// worker and verifies it is the file followed.
+func (f *Follower) openT(t *tracked, at dirRef, c *pollCounters) (int, syscall.Stat_t, error) {
+	if t.rio == nil {
+		return openVerifiedAt(at, t.Path, t.id)
+	}
+	fd := -1
+	var st syscall.Stat_t
+	var err error
+	path, id := t.Path, t.id
+	if !f.call(t.rio, c, func() { fd, st, err = openVerifiedAt(at, path, id) },
+		func() {
+			if fd >= 0 {
+				_ = syscall.Close(fd)
+			}
+		}) {
+		return -1, st, errHung
+	}
+	return fd, st, err
+}
+
+// closeT closes a descriptor of a file. On a discovered root the close
+// (a FUSE flush can block) is left to a goroutine of its own.
+func closeT(t *tracked, fd int) {
+	if t.rio == nil {
+		_ = syscall.Close(fd)
+		return
+	}
+	go syscall.Close(fd) //nolint:errcheck // nothing to do about it
+}
