@@ -51,10 +51,11 @@ var contractAlerts = []string{
 	"HCCLExecutionTimeout",
 	"HCCLTLSInconsistent",
 	"NPUMemoryHeldWithoutProcess",
+	"HCCLExporterDownAcrossFleet",
 }
 
 // clusterAlerts describe a cluster or a job, not one node.
-var clusterAlerts = []string{"HCCLSettingsInconsistentInCommunicator", "HCCLJobFailed", "HCCLJobFailuresAcrossCluster", "HCCLTLSInconsistent"}
+var clusterAlerts = []string{"HCCLSettingsInconsistentInCommunicator", "HCCLJobFailed", "HCCLJobFailuresAcrossCluster", "HCCLTLSInconsistent", "HCCLExporterDownAcrossFleet"}
 
 type ruleFile struct {
 	Groups []struct {
