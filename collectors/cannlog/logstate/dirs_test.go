@@ -278,8 +278,8 @@ func TestPlogFaultsNamedByTheirDevicesPod(t *testing.T) {
 	want := `
 # HELP hccl_fault_last_event_timestamp_seconds Time printed in the log line of the latest fault event, in seconds since the epoch.
 # TYPE hccl_fault_last_event_timestamp_seconds gauge
-hccl_fault_last_event_timestamp_seconds{code="EI0011",container="",namespace="",pod="",resource="",source="plog"} 1.767780001e+09
-hccl_fault_last_event_timestamp_seconds{code="EI0011",container="pytorch",namespace="train",pod="job-a-0",resource="",source="plog"} 1.767780001e+09
+hccl_fault_last_event_timestamp_seconds{code="EI0011",container="",hccl_job="",namespace="",pod="",resource="",source="plog"} 1.767780001e+09
+hccl_fault_last_event_timestamp_seconds{code="EI0011",container="pytorch",hccl_job="train/job-a-0",namespace="train",pod="job-a-0",resource="",source="plog"} 1.767780001e+09
 `
 	if err := testutil.CollectAndCompare(st, strings.NewReader(want), "hccl_fault_last_event_timestamp_seconds"); err != nil {
 		t.Error(err)
