@@ -19,9 +19,10 @@ type FaultEvent struct {
 	// Time is the time printed in the line (in Options.Location), or
 	// Options.Now() when it printed none.
 	Time time.Time
-	// HCCL is false for another component's code
-	// (ascend_cann_fault_events_total): EZ9999, EE1001, an EL0004 that
-	// HCCL did not request.
+	// HCCL is false for another component's screen report (EZ9999,
+	// EE1001, an EL0004): reported when read, before the lines that follow
+	// it can show that HCCL requested the memory (then only its series is
+	// HCCL's, hccl_fault_events_total).
 	HCCL bool
 }
 
@@ -103,27 +104,49 @@ func (s *State) jobOf(source string, src *Source, pid int) string {
 	return ""
 }
 
-// recordFault counts an HCCL fault event (hccl_fault_events_total).
+// recordFault counts an HCCL fault event (hccl_fault_events_total) and
+// reports it (summaries, Options.OnFault).
 func (s *State) recordFault(code, resource, source string, src *Source, pid int, ts time.Time) {
-	s.record(faultKey{code: code, resource: resource, source: source}, src, pid, ts)
-}
-
-// recordCANN counts another component's code (ascend_cann_fault_events_total).
-func (s *State) recordCANN(code, reason, source string, src *Source, pid int, ts time.Time) {
-	s.record(faultKey{code: code, source: source, cann: true, reason: reason}, src, pid, ts)
-}
-
-func (s *State) record(k faultKey, src *Source, pid int, ts time.Time) {
-	code := k.code
-	if _, known := s.cat.codes[code]; !known {
-		if _, seen := s.extraCodes[code]; !seen {
-			if len(s.extraCodes) >= s.opts.MaxCodes {
-				s.dropped[labelCode]++
-				return
-			}
-			s.extraCodes[code] = struct{}{}
-		}
+	if s.admitCode(code) {
+		s.report(code, resource, source, pid, ts, true)
+		s.count(faultKey{code: code, resource: resource, source: source}, src, pid, ts)
 	}
+}
+
+// reportCANN reports another component's screen report when it is read
+// (summaries, Options.OnFault: the offline report shows it with its line);
+// countCANN counts it (ascend_cann_fault_events_total) once the lines that
+// follow it have been read (screen.go).
+func (s *State) reportCANN(code, source string, pid int, ts time.Time) bool {
+	if !s.admitCode(code) {
+		return false
+	}
+	s.report(code, "", source, pid, ts, false)
+	return true
+}
+
+func (s *State) countCANN(code, reason, source string, src *Source, pid int, ts time.Time) {
+	s.count(faultKey{code: code, source: source, cann: true, reason: reason}, src, pid, ts)
+}
+
+// admitCode applies the cap on codes outside the catalog.
+func (s *State) admitCode(code string) bool {
+	if _, known := s.cat.codes[code]; known {
+		return true
+	}
+	if _, seen := s.extraCodes[code]; seen {
+		return true
+	}
+	if len(s.extraCodes) >= s.opts.MaxCodes {
+		s.dropped[labelCode]++
+		return false
+	}
+	s.extraCodes[code] = struct{}{}
+	return true
+}
+
+// count adds one event to its series.
+func (s *State) count(k faultKey, src *Source, pid int, ts time.Time) {
 	ns, pod, ctr := labelValue(src.Namespace, maxValueLen), labelValue(src.Pod, maxValueLen), labelValue(src.Container, maxValueLen)
 	job := ""
 	if !k.cann {
@@ -152,6 +175,10 @@ func (s *State) record(k faultKey, src *Source, pid int, ts time.Time) {
 		fc.last = ts
 	}
 	fc.seen = s.opts.Now()
+}
+
+// report adds one event to the per-code summary and hands it to OnFault.
+func (s *State) report(code, resource, source string, pid int, ts time.Time, hccl bool) {
 	sm := s.summaries[code]
 	if sm == nil {
 		stage, title, remedy, _ := CodeInfo(code)
@@ -159,7 +186,7 @@ func (s *State) record(k faultKey, src *Source, pid int, ts time.Time) {
 		s.summaries[code] = sm
 	}
 	sm.Count++
-	sm.BySource[k.source]++
+	sm.BySource[source]++
 	if ts.Before(sm.First) {
 		sm.First = ts
 	}
@@ -167,7 +194,7 @@ func (s *State) record(k faultKey, src *Source, pid int, ts time.Time) {
 		sm.Last = ts
 	}
 	if s.opts.OnFault != nil {
-		s.opts.OnFault(FaultEvent{Code: code, Resource: k.resource, Source: k.source, PID: pid, Time: ts, HCCL: !k.cann})
+		s.opts.OnFault(FaultEvent{Code: code, Resource: resource, Source: source, PID: pid, Time: ts, HCCL: hccl})
 	}
 	if pid > 0 && len(sm.PIDs) < maxSummaryPIDs {
 		i := sort.SearchInts(sm.PIDs, pid)

@@ -42,7 +42,7 @@ var (
 		"Effective HCCL_CONNECT_TIMEOUT of a settings set (link setup waits this plus 20 s).",
 		[]string{"settings"}, nil)
 	envExecTimeoutDesc = prometheus.NewDesc("hccl_env_exec_timeout_seconds",
-		"Effective HCCL_EXEC_TIMEOUT of a settings set.",
+		"Effective HCCL_EXEC_TIMEOUT of a settings set (capped at 1091 s where HCCL_OP_EXPANSION_MODE is AIV).",
 		[]string{"settings"}, nil)
 	commInfoDesc = prometheus.NewDesc("hccl_communicator_info",
 		"1 for each communicator of the node's processes and each settings set its members on the node run: more than one settings per communicator, on any nodes, is a misconfigured job.",
@@ -219,7 +219,12 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 				// One value per set: the variable is part of the set's
 				// hash (or, for the set "", the first process's).
 				if _, dup := gauges[set][i]; !dup {
-					gauges[set][i] = st.Number
+					v := st.Number
+					if g.variable == hcclenv.ExecTimeout {
+						// In effect: capped at 1091 s in AIV mode.
+						v = hcclenv.EffectiveExecTimeout(v, true, pr.env[hcclenv.OpExpansionMode].Value)
+					}
+					gauges[set][i] = v
 				}
 			}
 		}

@@ -124,7 +124,11 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 		s.recordFault(string(code), resource, FaultSourceScreen, src, pid, ts)
 		return
 	}
-	// Another component's code: hold it until its traceback has been read.
+	// Another component's code: reported now, counted once its traceback
+	// has been read.
+	if !s.reportCANN(string(code), FaultSourceScreen, pid, ts) {
+		return
+	}
 	pr := &pendingReport{code: string(code), src: *src, pid: pid, ts: ts}
 	pr.see(msg)
 	s.pending[src.Path] = pr
@@ -169,14 +173,14 @@ func (s *State) flushPending(path string) {
 	}
 	delete(s.pending, path)
 	if p.code == codeRuntimeOOM && p.hccl {
-		s.recordFault(p.code, "", FaultSourceScreen, &p.src, p.pid, p.ts)
+		s.count(faultKey{code: p.code, source: FaultSourceScreen}, &p.src, p.pid, p.ts)
 		return
 	}
 	reason := ""
 	if p.comm {
 		reason = ReasonCommKernelTimeout
 	}
-	s.recordCANN(p.code, reason, FaultSourceScreen, &p.src, p.pid, p.ts)
+	s.countCANN(p.code, reason, FaultSourceScreen, &p.src, p.pid, p.ts)
 }
 
 // flushAllPending counts every held report (before a scrape or a
