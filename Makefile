@@ -57,8 +57,10 @@ test: test-deps lint unit
 test-deps:
 	./scripts/ensure-test-deps.sh
 
+# A test whose external tool (promtool, helm, jsonnet, chromium, kubectl,
+# unshare as root …) cannot be had fails here instead of skipping.
 unit:
-	$(GO) test $(TEST_FLAGS) ./...
+	HCCL_EXPORTER_REQUIRE_TOOLS=1 $(GO) test $(TEST_FLAGS) ./...
 
 # The quick inner loop: unit, golden and fuzz-seed tests; end-to-end and
 # timing-guard tests skip themselves under -short (make test runs them).

@@ -50,6 +50,12 @@ var contractAlerts = []string{
 	"HCCLRoCERetransmissionTimeout",
 	"HCCLExecutionTimeout",
 	"HCCLTLSInconsistent",
+	"NPUChipMissing",
+	"NPUHardwareFault",
+	"NPUHBMUncorrectableECC",
+	"NPUHBMPagesPendingIsolation",
+	"NPUInterconnectErrors",
+	"NPUHardwareProbeFailing",
 	"NPUMemoryHeldWithoutProcess",
 	"HCCLExporterDownAcrossFleet",
 }
@@ -638,4 +644,41 @@ func inhibitedBy(t *testing.T, amURL string) map[string][]string {
 		sort.Strings(out[k])
 	}
 	return out
+}
+
+// targetLabels are what the Prometheus Operator's ServiceMonitor attaches
+// to every series of the exporter target (mixin config targetLabels).
+var targetLabels = "namespace, pod, container, service, endpoint"
+
+// TestNoAlertCarriesTheExportersPod: every alert with a fallback branch
+// (`or ignoring (namespace, pod)`, where no pod holds the chip) drops the
+// exporter target's labels in both branches, every other alert drops them
+// or reads series that cannot carry them (the fault recording rules, which
+// drop them, and aggregations by named labels). tests/audience.yml shows it
+// under the operator's target labels for a per-chip fallback and for
+// faults with and without a training pod.
+func TestNoAlertCarriesTheExportersPod(t *testing.T) {
+	fallbacks := 0
+	for _, r := range loadRules(t) {
+		if r.Alert == "" {
+			continue
+		}
+		expr := strings.Join(strings.Fields(r.Expr), " ")
+		switch {
+		case strings.Contains(expr, "or ignoring (namespace, pod)"):
+			fallbacks++
+			if n := strings.Count(expr, "max without ("+targetLabels+")"); n < 2 {
+				t.Errorf("%s: fallback alert drops the target labels in %d branch(es), want both:\n%s", r.Alert, n, r.Expr)
+			}
+		case strings.Contains(expr, "max without ("+targetLabels),
+			strings.Contains(expr, "hccl:fault_events:new10m"),
+			strings.Contains(expr, "hccl_job:hccl_fault_last_event_timestamp_seconds:max"),
+			regexp.MustCompile(`^(min|max|count|sum) by \(`).MatchString(expr) || strings.HasPrefix(expr, "communicator:"):
+		default:
+			t.Errorf("%s: keeps the exporter target's labels:\n%s", r.Alert, r.Expr)
+		}
+	}
+	if fallbacks < 8 {
+		t.Errorf("only %d alerts with a fallback branch: the check looks at nothing", fallbacks)
+	}
 }

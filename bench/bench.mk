@@ -15,7 +15,7 @@ BENCH_NODE_FLAGS   ?= -idle 30s -busy 30s -sequential 200 -per-scraper 100
 endif
 BENCH_ROUNDS ?= 3
 
-.PHONY: bench-deps bench-tools bench-ingest bench-node bench-node-uncached bench-node-compare bench-all
+.PHONY: bench-tail bench-deps bench-tools bench-ingest bench-node bench-node-uncached bench-node-compare bench-all
 
 bench-deps:
 	./bench/ensure-deps.sh
@@ -60,3 +60,9 @@ bench-node-compare: bench-tools
 		-label "--web.scrape-cache-ttl=0s" -extra "--web.scrape-cache-ttl=0s"
 
 bench-all: bench-ingest bench-node bench-node-uncached
+
+# The CANN log follower alone (docs/tailing.md): ingest against grep -rcE,
+# and CPU while following 10,000 files idle and at 100 lines/s.
+bench-tail:
+	$(GO) run ./bench/tail ingest -sizes 100M,1G
+	$(GO) run ./bench/tail steady -duration 30s -files 10000 -rates 0,100

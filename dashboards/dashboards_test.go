@@ -21,6 +21,7 @@ var wantUIDs = map[string]string{
 	"hccl-faults.json":         "hccl-faults",
 	"hccl-settings.json":       "hccl-settings",
 	"roce-network.json":        "hccl-roce-network",
+	"npu-hardware-health.json": "hccl-npu-hardware-health",
 }
 
 // contractMetrics are the metric names of the design; a query naming
@@ -50,6 +51,13 @@ var contractMetrics = []string{
 	"ascend_roce_optical_present", "ascend_roce_optical_temperature_celsius", "ascend_roce_optical_rx_power_watts",
 	"ascend_roce_optical_tx_power_watts", "ascend_roce_tls_enabled", "ascend_roce_link_speed_bytes_per_second",
 	"ascend_npu_pod_info", "hccl_process_info",
+	"ascend_npu_chips", "ascend_npu_device_files", "ascend_npu_error_code", "ascend_npu_error_codes",
+	"ascend_npu_hbm_ecc_errors_total", "ascend_npu_hbm_ecc_pages", "ascend_npu_hccs_healthy",
+	"ascend_npu_hccs_errors_total", "ascend_npu_hccs_retries_total", "ascend_npu_hccs_lanes",
+	"ascend_npu_hccs_transmit_packets_total", "ascend_npu_hccs_receive_packets_total",
+	"ascend_npu_pcie_errors_total", "ascend_npu_sio_errors_total", "ascend_npu_utilization_ratio",
+	"ascend_npu_hbm_bandwidth_utilization_ratio", "ascend_npu_hbm_temperature_celsius",
+	"hccl_exporter_npu_smi_detail_calls_total", "hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds",
 }
 
 var (

@@ -40,10 +40,19 @@ func TestTextReportBoundedLists(t *testing.T) {
 		}
 		t.Fatalf("text report of %d processes is %d bytes, want at most 64 KiB", n, text.Len())
 	}
-	for _, want := range []string{"10000 pids: 100000, 100001", "and 9996 more", "more process(es) (all in --format=json)"} {
+	for _, want := range []string{"10000 pids: 100000, 100001", "and 9996 more", "10000 process(es) in 1 group(s) by settings set and communicators",
+		"settings set " + r.Nodes[0].Processes[0].SettingsSet + ": 10000 process(es) on " + r.Nodes[0].Name} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q", want)
 		}
+	}
+	// --detail lists processes, a bounded number per node.
+	var detail bytes.Buffer
+	if err := WriteTextWith(&detail, r, TextOptions{Detail: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(detail.String(), r.Nodes[0].Name+": 9968 more process(es) (all in --format=json)") || detail.Len() > 64<<10 {
+		t.Errorf("--detail: %d bytes, bounded: %v", detail.Len(), strings.Contains(detail.String(), "more process(es) (all in --format=json)"))
 	}
 	var js bytes.Buffer
 	if err := WriteJSON(&js, r); err != nil {

@@ -121,7 +121,21 @@ func build(ins []*input, opts Options) *Report {
 		if len(keys) == 0 {
 			r.Errors = append(r.Errors, fmt.Sprintf("%s: no log files found (plog-<pid>_<time>.log, device-<pid>_<time>.log, *.log, *.txt)", in.path))
 		}
-		ri := Input{Path: in.path, Type: in.typ, Nodes: sortedKeys(names), SkippedFiles: in.skipped}
+		ri := Input{Path: in.path, Type: in.typ, Nodes: sortedKeys(names), SkippedFiles: in.skipped,
+			Layouts: sortedKeys(in.ledger.tools), Skipped: in.ledger.skippedGroups()}
+		ri.Read, ri.ReadDirsMore = in.ledger.readDirs()
+		plogs, screens := 0, 0
+		for _, g := range in.groups {
+			if g.kind == logstate.SourceScreen {
+				screens += len(g.files)
+			} else {
+				plogs += len(g.files)
+			}
+		}
+		ri.Advice = layoutAdvice(ri.Layouts, plogs, screens)
+		if ri.Advice == nil {
+			ri.Advice = []string{}
+		}
 		r.Inputs = append(r.Inputs, ri)
 	}
 	names := sortedKeys(nodes)

@@ -58,7 +58,8 @@ type input struct {
 	// groups by key (a slash-separated path relative to the input).
 	groups  map[string]*group
 	skipped int
-	zip     bool // an archive in zip format
+	ledger  fileLedger // what was read and skipped, and the tools' layouts
+	zip     bool       // an archive in zip format
 	errs    []string
 }
 
@@ -84,7 +85,25 @@ type groupFile struct {
 	gzipped  bool
 }
 
+// skip counts a file the analysis does not read, with its reason.
+func (in *input) skip(rel, reason string) {
+	in.skipped++
+	in.ledger.skip(rel, reason, "")
+}
+
+// skipUnread counts a regular file classify turned down: a collection
+// tool's file (with the tool and what it holds) or not a log.
+func (in *input) skipUnread(rel string) {
+	in.skipped++
+	if r, ok := knownSkip(rel); ok {
+		in.ledger.skip(rel, r.what, r.tool)
+		return
+	}
+	in.ledger.skip(rel, skipNotLog, "")
+}
+
 func (in *input) group(rel string, fc fileClass, opts *Options) *group {
+	in.ledger.readFile(rel, kindName(fc.kind))
 	g := in.groups[fc.group]
 	if g == nil {
 		w := newEventWatch(opts.Location)
@@ -201,19 +220,19 @@ func (in *input) list(opts *Options) error {
 		if d.IsDir() {
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			in.skipped++
-			return nil
-		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
-			in.skipped++
+			in.skip(p, skipNotRegular)
 			return nil
 		}
 		rel = filepath.ToSlash(rel)
+		if !d.Type().IsRegular() {
+			in.skip(rel, skipNotRegular)
+			return nil
+		}
 		fc, ok := classify(rel)
 		if !ok {
-			in.skipped++
+			in.skipUnread(rel)
 			return nil
 		}
 		g := in.group(rel, fc, opts)
@@ -360,7 +379,7 @@ func (in *input) readTar(r io.Reader, opts *Options, buf []byte) error {
 		}
 		if h.Typeflag != tar.TypeReg { // the reader turns old TypeRegA entries into TypeReg
 			if h.Typeflag != tar.TypeDir {
-				in.skipped++
+				in.skip(cleanArchivePath(h.Name), skipNotRegular)
 			}
 			continue
 		}
@@ -405,7 +424,7 @@ func (in *input) readZip(opts *Options, buf []byte) {
 	for _, zf := range zr.File {
 		if !zf.Mode().IsRegular() {
 			if !zf.Mode().IsDir() {
-				in.skipped++
+				in.skip(cleanArchivePath(zf.Name), skipNotRegular)
 			}
 			continue
 		}
@@ -434,12 +453,12 @@ func (in *input) readZip(opts *Options, buf []byte) {
 func (in *input) archiveEntry(name string) (string, fileClass, bool) {
 	rel := cleanArchivePath(name)
 	if rel == "" {
-		in.skipped++
+		in.skip(name, skipNotLog)
 		return "", fileClass{}, false
 	}
 	fc, ok := classify(rel)
 	if !ok {
-		in.skipped++
+		in.skipUnread(rel)
 	}
 	return rel, fc, ok
 }

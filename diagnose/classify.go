@@ -33,6 +33,9 @@ const cannTimeDigits = 17
 // whether a screen line is plain text, CRI or Docker json is decided per
 // line by the state.
 func classify(rel string) (fileClass, bool) {
+	if _, ok := knownSkip(rel); ok {
+		return fileClass{}, false
+	}
 	dir, name := path.Split(rel)
 	if prefix, ok := cannLogPrefix(name); ok {
 		kind := logstate.SourcePlog
@@ -111,6 +114,19 @@ func allDigits(s string) bool {
 var cannDirNames = map[string]bool{
 	"run": true, "debug": true, "security": true, "plog": true,
 	"log": true, "ascend": true,
+	// A MindCluster collection's CANN logs (collect.go).
+	"process_log": true,
+}
+
+// kindName names a source kind as the report counts files.
+func kindName(k logstate.SourceKind) string {
+	switch k {
+	case logstate.SourcePlog:
+		return "plog"
+	case logstate.SourceDevicePlog:
+		return "device"
+	}
+	return "screen"
 }
 
 // isCANNDir reports whether a directory name is part of a node's CANN tree.

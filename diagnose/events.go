@@ -46,6 +46,10 @@ type rankInfo struct {
 	size     int // 0 when not printed
 	device   int // -1 when not printed
 	physical bool
+	// server is the host address the rank printed (hostIp[…] or
+	// server[…], without a %interface suffix), "" when not printed: the
+	// link-failure detector names ranks by server and device only.
+	server string
 }
 
 // eventWatch follows the lines of one group for fault-event context and
@@ -161,8 +165,9 @@ func (w *eventWatch) onHCCLLine(kind parse.LineKind, p parse.PlogLine) {
 			rs := w.ranks[p.PID]
 			if len(rs) > 0 && rs[len(rs)-1].rank < 0 {
 				rs[len(rs)-1].rank, rs[len(rs)-1].device, rs[len(rs)-1].physical = lr.UserRank, lr.DevicePhyID, true
+				rs[len(rs)-1].server = serverOf(p.Msg)
 			} else {
-				w.addRank(p.PID, rankInfo{rank: lr.UserRank, device: lr.DevicePhyID, physical: true})
+				w.addRank(p.PID, rankInfo{rank: lr.UserRank, device: lr.DevicePhyID, physical: true, server: serverOf(p.Msg)})
 			}
 		}
 		return
@@ -275,7 +280,31 @@ func parseRankLine(msg []byte) (rankInfo, bool) {
 			break
 		}
 	}
+	ri.server = serverOf(msg)
 	return ri, true
+}
+
+// serverFields name a rank's host address in each era: `[LocalRank Key
+// Info]… hostIp[A] … server[A]`, SetupAgent and hcclCommInitInfo
+// `server[A%ifname]`/`serverId[A%ifname]`, 2023 `server[A]`.
+var serverFields = []string{"hostIp", "server", "serverId"}
+
+// serverOf reads the host address a rank line prints, without its
+// interface suffix; "" when it prints none that could be an address.
+func serverOf(msg []byte) string {
+	for _, f := range serverFields {
+		v, ok := parse.BracketField(msg, f)
+		if !ok || len(v) == 0 {
+			continue
+		}
+		if i := bytes.IndexByte(v, '%'); i >= 0 {
+			v = v[:i]
+		}
+		if s := string(v); plausibleServer(s) {
+			return s
+		}
+	}
+	return ""
 }
 
 var (

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,11 +15,11 @@ func TestParseRankLine(t *testing.T) {
 		ok   bool
 	}{
 		{"[status:init] [hcom.cc:194][hccl-12337-0-1688478416-hccl_world_group][76]hcom init by file success,take time [248118]us, rankTablePath[/x.json], rankNum[128], rank[76],server[192.168.102.141], device[4]",
-			rankInfo{rank: 76, size: 128, device: 4}, true},
+			rankInfo{rank: 76, size: 128, device: 4, server: "192.168.102.141"}, true},
 		{"Entry-HcclCommInitRootInfo:ranks[2048], rank[0], rootinfo: host ip[172.16.13.183] port[64000] nicDeploy[1] identifier[172.16.13.183%eth0_64000_0_1721821172092650], deviceLogicId[0]",
 			rankInfo{comm: "172.16.13.183%eth0_64000_0_1721821172092650", rank: 0, size: 2048, device: 0}, true},
 		{"[HCCL_TRACE][Flat]SetupAgent rankNum[3], rank[0], rootInfo identifier[1.1.1.1%enp189s0f0_60000_0_1750325244673428], server[1.1.1.1%enp189s0f0], serverPort[60000]deviceType[2], logicDevId[0], phydevId[5], deviceIp[1.1.1.11]",
-			rankInfo{comm: "1.1.1.1%enp189s0f0_60000_0_1750325244673428", rank: 0, size: 3, device: 5, physical: true}, true},
+			rankInfo{comm: "1.1.1.1%enp189s0f0_60000_0_1750325244673428", rank: 0, size: 3, device: 5, physical: true, server: "1.1.1.1"}, true},
 		{"hcclCommInitInfo:commId[hccl-1382-5-1754394529-hccl_world_group], rank[1], totalRanks[2], serverId[%bond4.24], deviceType[4],logicDevId[11], identifier[group_name_17271]",
 			rankInfo{comm: "group_name_17271", rank: 1, size: 2, device: 11}, true},
 		{"Entry-HcclCreateSubCommConfig: rankNum[4], rank[3], deviceLogicId[6]", rankInfo{rank: 3, size: 4, device: 6}, true},
@@ -82,6 +83,11 @@ func FuzzEventParsers(f *testing.F) {
 		"Waiting peer rank: 27; List of unconnected ranks: \"[1,3,]\" crimer rank [1.2.3.4/5]",
 		"[rank3]: RankID: 9 rank[ rank[] rank[-1] identifier[",
 		"\xff\xfe[rank",
+		"[LocalRank Key Info]userRank[6] hostIp[10.20.1.12] devicePhyId[6] server[10.20.1.12]",
+		"server[%bond4.24] serverId[a b] hostIp[] server[10.0.0.1%enp189s0f0]",
+		"process_log/run/plog/plog-1_00000000000000000.log",
+		"x/device_log/slog/a.log",
+		"npu_log_collect/ascend_log_1/x.txt",
 	} {
 		f.Add(s)
 	}
@@ -94,6 +100,15 @@ func FuzzEventParsers(f *testing.F) {
 		}
 		if r := screenRank([]byte(s)); r < -1 {
 			t.Fatalf("screenRank(%q) = %d", s, r)
+		}
+		if srv := serverOf([]byte(s)); srv != "" && (!plausibleServer(srv) || strings.ContainsRune(srv, '%')) {
+			t.Fatalf("serverOf(%q) = %q", s, srv)
+		}
+		// A collection tool's file is never read.
+		if _, skip := knownSkip(s); skip {
+			if _, ok := classify(s); ok {
+				t.Fatalf("classify(%q) reads a file knownSkip skips", s)
+			}
 		}
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/golden"
 )
 
 // The multi-node bundles of testdata/incidents are generated here, in the
@@ -49,6 +51,16 @@ type genJob struct {
 	settings  map[string]string // [HCCL_ENV] variable → value printed by environment
 	nodeClock map[int]time.Duration
 	missing   map[int]bool
+	// hosts are the nodes' host addresses (default 10.0.0.N).
+	hosts map[int]string
+}
+
+// host is node n's host address.
+func (j *genJob) host(n int) string {
+	if h, ok := j.hosts[n]; ok {
+		return h
+	}
+	return fmt.Sprintf("10.0.0.%d", n)
 }
 
 func newJob(e era, servers, perServer int, ident string, firstPID int) *genJob {
@@ -158,7 +170,7 @@ func (j *genJob) writeSettings(r genRank, t, start time.Time) {
 }
 
 func (j *genJob) writeInit(r genRank, entry, done, start time.Time) {
-	host := fmt.Sprintf("10.0.0.%d", r.node)
+	host := j.host(r.node)
 	switch j.era {
 	case era2026:
 		j.plog(r, "run", "INFO", "op_base.cc:1292", fmt.Sprintf("Entry-HcclCommInitRootInfoInner:ranks[%d], rank[%d], rootinfo: host ip[10.0.0.1] port[60000] nicDeploy[1] identifier[%s], deviceLogicId[%d]",
@@ -197,8 +209,9 @@ func (j *genJob) ei0011(r genRank, t, start time.Time) {
 
 func (j *genJob) ei0006(r genRank, peer genRank, timeout string, t, start time.Time) {
 	j.plog(r, "debug", "ERROR", "hccl_socket_manager.cc:797", fmt.Sprintf("[Wait][LinkEstablish]wait socket establish timeout, role[1] rank[%d] timeout[%s s]", r.rank, timeout), t, start)
-	j.plog(r, "debug", "ERROR", "transport_manager.cc:1325", fmt.Sprintf("[InitChannelStage][Timeout]Transport init error! createLink para:rank[%d]-localUserrank[%d]-localIpAddr[192.168.%d.%d/%d], remoteRank[%d]-remoteUserrank[%d]-remoteIpAddr[192.168.%d.%d/%d], machineType[1], linkMode[1], isUsedRdma[1], tag[AllReduce_%s]",
-		r.rank, r.rank, r.node, r.local, r.local, peer.rank, peer.rank, peer.node, peer.local, peer.local, j.ident), t.Add(40*time.Millisecond), start)
+	// HEAD prints the addresses as serverId/devicePhyId.
+	j.plog(r, "debug", "ERROR", "transport_manager.cc:1325", fmt.Sprintf("[InitChannelStage][Timeout]Transport init error! createLink para:rank[%d]-localUserrank[%d]-localIpAddr[%s/%d], remoteRank[%d]-remoteUserrank[%d]-remoteIpAddr[%s/%d], machineType[1], linkMode[1], isUsedRdma[1], tag[AllReduce_%s]",
+		r.rank, r.rank, j.host(r.node), r.local, peer.rank, peer.rank, j.host(peer.node), peer.local, j.ident), t.Add(40*time.Millisecond), start)
 }
 
 // ei0006Screen is the screen report of EI0006, old layout before Dec 2025.
@@ -341,6 +354,36 @@ func incidentBundles() map[string]map[string]string {
 		}
 		out["only-consequences"] = j.contents()
 	}
+
+	// 6. A silent peer, in UTC+8: two nodes (10.20.1.11, 10.20.1.12)
+	// printed their times in China Standard Time (the identifier's
+	// creation time is UTC). Rank 3 (node-1, device 3) cannot set up its
+	// RoCE link to rank 11 (node-2, device 3) and times out after its
+	// HCCL_CONNECT_TIMEOUT of 120 s + 20 s; HCCL's detector then names the
+	// pair, and the transport manager its createLink parameters. Rank
+	// 11 (node-2 pid 670003) initialised its communicator at 10:30:04 and
+	// printed nothing after: it was suspended or exited early.
+	{
+		const cst = 8 * time.Hour
+		created := day(10, 30, 3, 0).Add(-cst) // the identifier is a true UTC instant
+		j := newJob(era2026, 2, 8, fmt.Sprintf("10.20.1.11%%enp_60000_0_%d", created.UnixMicro()+123), 668000)
+		j.hosts = map[int]string{1: "10.20.1.11", 2: "10.20.1.12"}
+		j.settings = map[string]string{"HCCL_CONNECT_TIMEOUT": "120", "HCCL_BUFFSIZE": "200"}
+		t0 := day(10, 30, 3, 0) // printed times: UTC+8 wall clock
+		j.start(t0, day(10, 30, 4, 200))
+		src, dst := j.rankAt(3), j.rankAt(11)
+		fail := day(10, 32, 24, 300)
+		j.plog(src, "debug", "ERROR", "hccl_socket_manager.cc:797", fmt.Sprintf("[Wait][LinkEstablish]wait socket establish timeout, role[0] rank[%d] timeout[120 s]", src.rank), fail, t0)
+		j.screen(src, fmt.Sprintf("[rank%d]:[PID: %d] %s Communication_Error_Timeout(EI0006): Getting socket times out. Reason: Remote Rank did not send the data in time. Please check the reason for the rank being stuck",
+			src.rank, src.pid, plogTS(fail.Add(5*time.Millisecond))))
+		detect := fail.Add(51 * time.Second)
+		j.plog(src, "debug", "ERROR", "detect_connect_anomalies.cc:127", "-------------------CONNECT TIMEOUT DETECT RESULT-----------------------", detect, t0)
+		j.plog(src, "debug", "ERROR", "detect_connect_anomalies.cc:132", fmt.Sprintf("This node (server %s, device ID %d) detects that srcRank (server %s, device ID %d) fails to connect to dstRank (server %s, device ID %d). Continue to analyze the fault based on the logs of srcRank and dstRank.",
+			j.host(src.node), src.local, j.host(src.node), src.local, j.host(dst.node), dst.local), detect.Add(17*time.Microsecond), t0)
+		j.plog(src, "debug", "ERROR", "transport_manager.cc:1325", fmt.Sprintf("[InitChannelStage][Timeout]Transport init error! createLink para:rank[%d]-localUserrank[%d]-localIpAddr[%s/%d], remoteRank[%d]-remoteUserrank[%d]-remoteIpAddr[%s/%d], machineType[1], linkMode[1], isUsedRdma[1], tag[AllReduce_%s]",
+			src.rank, src.rank, j.host(src.node), src.local, dst.rank, dst.rank, j.host(dst.node), dst.local, j.ident), detect.Add(64*time.Microsecond), t0)
+		out["silent-peer-utc8"] = j.contents()
+	}
 	return out
 }
 
@@ -350,6 +393,7 @@ func incidentBundles() map[string]map[string]string {
 var exampleBundles = map[string]string{
 	"ei0011":            "ei0011-root-cause",
 	"only-consequences": "consequences-only",
+	"silent-peer-utc8":  "silent-peer",
 }
 
 // TestIncidentBundlesUpToDate checks (or, with -update, writes) the
@@ -368,7 +412,7 @@ func TestIncidentBundlesUpToDate(t *testing.T) {
 	}
 	for _, bd := range bundles {
 		dir, files := bd.dir, bd.files
-		if *update {
+		if golden.Updating() {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	goldenfile "github.com/hccl-exporter/hccl_exporter/internal/golden"
 )
 
 // TestGolden runs diagnose over the sample bundle (three nodes assembled
@@ -44,7 +46,7 @@ func TestGolden(t *testing.T) {
 
 func compareGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
+	if goldenfile.Updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -4,15 +4,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // testOptions are deterministic: UTC, two workers.
 func testOptions() Options {

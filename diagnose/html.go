@@ -33,16 +33,19 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return fmt.Sprint(v)
 	},
-	"num":         fmtNum,
-	"seconds":     fmtSeconds,
-	"who":         who,
-	"join":        strings.Join,
-	"joinAnd":     joinAnd,
-	"pids":        pidList,
-	"zoneName":    zoneName,
-	"where":       where,
-	"timeline":    timelineSVG,
-	"zonesDiffer": zonesDiffer,
+	"num":            fmtNum,
+	"seconds":        fmtSeconds,
+	"who":            who,
+	"peerNamedBy":    peerNamedBy,
+	"fewNodes":       fewNodes,
+	"remedyIncident": remedyIncident,
+	"join":           strings.Join,
+	"joinAnd":        joinAnd,
+	"pids":           pidList,
+	"zoneName":       zoneName,
+	"where":          where,
+	"timeline":       timelineSVG,
+	"zonesDiffer":    zonesDiffer,
 	"stageColor": func(stage string) template.CSS {
 		return template.CSS(stageColors[stage])
 	},
@@ -77,9 +80,13 @@ const (
 	tlWidth     = 1000
 	tlRight     = 30
 	tlRowHeight = 34
-	tlTop       = 34 // axis labels
-	tlBottom    = 26
-	tlMaxTicks  = 6
+	// tlFullRows is the most nodes drawn at full height; more are drawn
+	// tlThinRowHeight high.
+	tlFullRows      = 16
+	tlThinRowHeight = 12
+	tlTop           = 34 // axis labels
+	tlBottom        = 26
+	tlMaxTicks      = 6
 )
 
 // timelineSVG draws one incident: a row per node (the root's node first),
@@ -105,7 +112,7 @@ func timelineSVG(in Incident) template.HTML {
 		seen[in.Root.Node] = true
 	}
 	rest := append([]string(nil), in.Nodes...)
-	sort.Strings(rest)
+	sort.Slice(rest, func(i, j int) bool { return naturalLess(rest[i], rest[j]) })
 	for _, n := range rest {
 		if !seen[n] {
 			nodes = append(nodes, n)
@@ -116,20 +123,26 @@ func timelineSVG(in Incident) template.HTML {
 	for i, n := range nodes {
 		row[n] = i
 	}
-	h := tlTop + len(nodes)*tlRowHeight + tlBottom
+	// Many nodes: thin rows, one lane, small labels, so that 128 nodes
+	// fit a screen.
+	rowH, lanes, label, labelDY := tlRowHeight, 5, "node", 5
+	if len(nodes) > tlFullRows {
+		rowH, lanes, label, labelDY = tlThinRowHeight, 1, "node thin", 3
+	}
+	h := tlTop + len(nodes)*rowH + tlBottom
 	w := tlLeft + tlWidth + tlRight
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="timeline" role="img" aria-label="timeline of incident %d" viewBox="0 0 %d %d" width="%d" height="%d">`, in.ID, w, h, w, h)
 	fmt.Fprintf(&b, `<title>Incident %d: events per node over time</title>`, in.ID)
 	// Rows.
 	for i, n := range nodes {
-		y := tlTop + i*tlRowHeight
+		y := tlTop + i*rowH
 		cls := "row"
 		if in.Root != nil && n == in.Root.Node {
 			cls = "row rootrow"
 		}
-		fmt.Fprintf(&b, `<rect class="%s" x="0" y="%d" width="%d" height="%d"/>`, cls, y, w, tlRowHeight)
-		fmt.Fprintf(&b, `<text class="node" x="8" y="%d">%s</text>`, y+tlRowHeight/2+5, html.EscapeString(n))
+		fmt.Fprintf(&b, `<rect class="%s" x="0" y="%d" width="%d" height="%d"/>`, cls, y, w, rowH)
+		fmt.Fprintf(&b, `<text class="%s" x="8" y="%d">%s</text>`, label, y+rowH/2+labelDY, html.EscapeString(n))
 	}
 	// Axis: ticks at round steps, labelled by seconds after the first
 	// event and by wall-clock time.
@@ -158,17 +171,20 @@ func timelineSVG(in Incident) template.HTML {
 		key := fmt.Sprintf("%s/%d", e.Node, e.PID)
 		l, ok := lane[key]
 		if !ok {
-			l = len(lane) % 5
+			l = len(lane) % lanes
 			lane[key] = l
 		}
-		y := float64(tlTop+row[e.Node]*tlRowHeight) + 7 + float64(l)*5
+		y := float64(tlTop+row[e.Node]*rowH) + 7 + float64(l)*5
+		if lanes == 1 {
+			y = float64(tlTop+row[e.Node]*rowH) + float64(rowH)/2
+		}
 		tip := fmt.Sprintf("%s %s (%s) on %s at %s, %s", e.Part, e.Code, e.Stage, who(e), e.Time.Format(textTime), e.Text)
 		color := stageColors[e.Stage]
 		if color == "" {
 			color = stageColors["unknown"]
 		}
 		if e.Part == PartRoot {
-			y = float64(tlTop+row[e.Node]*tlRowHeight) + tlRowHeight/2
+			y = float64(tlTop+row[e.Node]*rowH) + float64(rowH)/2
 			fmt.Fprintf(&b, `<g class="root-mark"><circle cx="%.1f" cy="%.1f" r="11" fill="none" stroke="#d10000" stroke-width="3"/><circle cx="%.1f" cy="%.1f" r="6" fill="%s"><title>%s</title></circle>`,
 				x, y, x, y, color, html.EscapeString(tip))
 			label := fmt.Sprintf("root %s", e.Code)
@@ -209,4 +225,36 @@ func niceStep(raw float64) float64 {
 		}
 	}
 	return 10 * p
+}
+
+// naturalLess orders names with numbers as a person counts: node-2 before
+// node-10.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitsPrefix(a), digitsPrefix(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digitsPrefix(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }

@@ -106,6 +106,14 @@ type Incident struct {
 	// SuspectedPeers are the ranks or addresses the waiting events point
 	// at, most named first.
 	SuspectedPeers []PeerCount `json:"suspected_peers"`
+	// FailingPair is the first failing link HCCL named during the
+	// incident, both ends resolved against the bundle's ranks; null when
+	// HCCL named none.
+	FailingPair *FailingPair `json:"failing_pair"`
+	// SilentRanks are the peers the consequences name whose own logs are
+	// in the bundle and show no failure, most likely first: the likely
+	// root cause of an incident whose root is not in the bundle.
+	SilentRanks []SilentRank `json:"silent_ranks"`
 	// LinkFailures are the failing links HCCL named during the incident
 	// (detector results first).
 	LinkFailures []LinkFailure `json:"link_failures"`
@@ -139,6 +147,9 @@ type PeerCount struct {
 	Events int    `json:"events"`
 	// InBundle is true when a process of the bundle has that rank.
 	InBundle bool `json:"in_bundle"`
+	// Links counts the failing links HCCL named with that rank as their
+	// dstRank.
+	Links int `json:"links"`
 }
 
 // ev is an event being analysed.
@@ -195,6 +206,7 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 	}
 	r.UntimedEvents = untimed
 	r.LinkFailures = alignLinks(nodes, cm, opts.Location)
+	r.ranks = newRankIndex(nodes)
 	sort.SliceStable(evs, func(i, j int) bool {
 		if !evs[i].at.Equal(evs[j].at) {
 			return evs[i].at.Before(evs[j].at)
@@ -343,6 +355,9 @@ func identity(rs []rankInfo) (rankInfo, bool) {
 		if r.device >= 0 && (best.device < 0 || (r.physical && !best.physical)) {
 			best.device, best.physical = r.device, r.physical
 		}
+		if best.server == "" {
+			best.server = r.server
+		}
 	}
 	return best, ok
 }
@@ -399,7 +414,7 @@ func timerFor(t timer, p *procData, common map[string]float64) (float64, string)
 
 func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clockModel, opts Options) Incident {
 	in := Incident{ID: id, RootInBundle: rooted, Alternatives: []Event{}, Groups: []EventGroup{},
-		SuspectedPeers: []PeerCount{}, Nodes: []string{}, Remedy: []Remedy{}, Events: []Event{}, LinkFailures: []LinkFailure{}}
+		SuspectedPeers: []PeerCount{}, Nodes: []string{}, Remedy: []Remedy{}, Events: []Event{}, LinkFailures: []LinkFailure{}, SilentRanks: []SilentRank{}}
 	root := first
 	if rooted {
 		// Only the first of the root's own lines is the root; the others
@@ -490,13 +505,37 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 			}
 		}
 	}
+	// The failing link's dstRank is a peer too, named by HCCL itself.
+	in.FailingPair = failingPair(in.LinkFailures, r.ranks)
+	linkPeers := map[string]int{}
+	for _, l := range in.LinkFailures {
+		if l.DstRank >= 0 {
+			linkPeers[fmt.Sprintf("rank %d", l.DstRank)]++
+		}
+	}
+	if p := in.FailingPair; p != nil && p.Dst.Rank >= 0 {
+		if k := fmt.Sprintf("rank %d", p.Dst.Rank); linkPeers[k] == 0 {
+			linkPeers[k] = 1
+		}
+	}
+	for p := range linkPeers {
+		if _, ok := peerCount[p]; !ok {
+			peerCount[p] = 0
+		}
+	}
 	for p, c := range peerCount {
-		in.SuspectedPeers = append(in.SuspectedPeers, PeerCount{Peer: p, Events: c, InBundle: bundleRanks[p]})
+		in.SuspectedPeers = append(in.SuspectedPeers, PeerCount{Peer: p, Events: c, InBundle: bundleRanks[p], Links: linkPeers[p]})
 	}
 	sort.Slice(in.SuspectedPeers, func(i, j int) bool {
 		a, b := in.SuspectedPeers[i], in.SuspectedPeers[j]
-		return a.Events > b.Events || (a.Events == b.Events && a.Peer < b.Peer)
+		if a.Events+a.Links != b.Events+b.Links {
+			return a.Events+a.Links > b.Events+b.Links
+		}
+		return a.Peer < b.Peer
 	})
+	if !rooted || root.role.Role != RoleLocal {
+		in.SilentRanks = silentRanks(&in, r.ranks, cm, start, opts)
+	}
 
 	if rooted {
 		re := root.Event
@@ -578,13 +617,25 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		for _, g := range in.Groups {
 			codes = append(codes, fmt.Sprintf("%s from %d process(es) on %d node(s)", g.Code, g.Processes, len(g.Nodes)))
 		}
-		summary := fmt.Sprintf("The first failing rank is not in the bundle: only consequences were found (%s), the first %s on %s at %s.",
-			strings.Join(codes, "; "), root.Code, who(root.Event), at)
+		lead := "The first failing rank is not in the bundle: only consequences were found"
+		if len(in.SilentRanks) > 0 {
+			lead = "No rank reported a failure of its own: only consequences were found"
+		}
+		summary := fmt.Sprintf("%s (%s), the first %s on %s at %s.",
+			lead, strings.Join(codes, "; "), root.Code, who(root.Event), at)
 		reasons = append(reasons, fmt.Sprintf("%s is reported by a rank about its peers (%s), not about itself: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
 			root.Code, root.role.Why, root.basis))
-		if len(in.LinkFailures) > 0 {
+		conf := ConfidenceLow
+		if len(in.SilentRanks) > 0 {
+			s := in.SilentRanks[0]
+			summary = silentHead(s) + " " + summary
+			conf = s.Confidence
+			reasons = append(reasons, s.Reason+" Named by "+s.NamedBy+".")
+			reasons = append(reasons, "Collect next: "+strings.Join(s.Collect, "; ")+".")
+		}
+		if p := in.FailingPair; p != nil {
 			reasons = append(reasons, linkReason(in.LinkFailures))
-			summary += " HCCL names the failing link: " + in.LinkFailures[0].Pair() + "."
+			summary += " HCCL names the failing link: " + p.String() + "."
 		}
 		if len(in.SuspectedPeers) > 0 {
 			var named []string
@@ -592,18 +643,29 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 				if i == 3 {
 					break
 				}
-				s := fmt.Sprintf("%s (%d event(s))", p.Peer, p.Events)
+				s := fmt.Sprintf("%s (%s)", p.Peer, peerNamedBy(p))
 				if !p.InBundle {
 					s += ", not in the bundle"
 				}
 				named = append(named, s)
 			}
-			reasons = append(reasons, "The waiting ranks name the peer they waited for: "+strings.Join(named, "; ")+". Collect that rank's logs.")
-			summary += fmt.Sprintf(" The waiting ranks point at %s.", in.SuspectedPeers[0].Peer)
+			first := in.SuspectedPeers[0]
+			then := " Collect that rank's logs."
+			if first.InBundle {
+				then = ""
+			}
+			by := "The waiting ranks name the peer they waited for: "
+			if first.Links > 0 {
+				by = "The waiting ranks and HCCL's failing links name the peer: "
+			}
+			reasons = append(reasons, by+strings.Join(named, "; ")+"."+then)
+			if len(in.SilentRanks) == 0 {
+				summary += fmt.Sprintf(" The waiting ranks point at %s.", first.Peer)
+			}
 		} else {
 			reasons = append(reasons, "Collect the CANN logs and screen logs of every node of the job: the rank that failed first is on a node (or in a process) missing here.")
 		}
-		return summary, ConfidenceLow, reasons
+		return summary, conf, reasons
 	}
 
 	summary := fmt.Sprintf("%s on %s at %s", root.Code, who(root.Event), at)
@@ -649,6 +711,9 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 			reasons = append(reasons, linkReason(in.LinkFailures))
 		}
 	}
+	for _, sr := range in.SilentRanks {
+		reasons = append(reasons, sr.Reason+" Named by "+sr.NamedBy+". Collect next: "+strings.Join(sr.Collect, "; ")+".")
+	}
 	if len(in.Alternatives) > 0 {
 		lower(ConfidenceMedium)
 		var alts []string
@@ -679,6 +744,18 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		}
 	}
 	return summary, conf, reasons
+}
+
+// peerNamedBy says what named a peer: "3 waiting event(s), 1 failing link".
+func peerNamedBy(p PeerCount) string {
+	var parts []string
+	if p.Events > 0 {
+		parts = append(parts, fmt.Sprintf("%d waiting event(s)", p.Events))
+	}
+	if p.Links > 0 {
+		parts = append(parts, fmt.Sprintf("%d failing link(s)", p.Links))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func stageWords(stage string) string {

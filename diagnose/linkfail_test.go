@@ -132,7 +132,13 @@ func TestLinkFailuresInEveryFormat(t *testing.T) {
 	if in == nil || in.LinkFailures[0].Pair() != pair || in.LinkFailures[0].Source != linkSourceDetector || len(r.LinkFailures) != 2 {
 		t.Fatalf("incident link failures: %+v", in)
 	}
-	if !strings.Contains(in.Summary, pair) {
+	// The detector names servers and devices; the createLink line of the
+	// same pair adds the ranks.
+	const resolved = "rank 1 on 192.168.200.100 (device 1, not in the bundle) → rank 0 on 192.168.200.100 (device 0, not in the bundle) (HCCS/PCIe)"
+	if in.FailingPair == nil || in.FailingPair.String() != resolved {
+		t.Fatalf("failing pair %+v, want %s", in.FailingPair, resolved)
+	}
+	if !strings.Contains(in.Summary, resolved) {
 		t.Errorf("summary %q does not name the pair", in.Summary)
 	}
 	hasRemedy := false

@@ -169,4 +169,9 @@ func (n *nodeData) rezone(from, loc *time.Location) {
 	for _, p := range n.procs {
 		p.lastWrite = re(p.lastWrite)
 	}
+	// Link failures were read in the same zone as the events: left
+	// behind, they fall outside their incident by the zone's offset.
+	for i := range n.links {
+		n.links[i].Time = Timestamp{re(n.links[i].Time.Time)}
+	}
 }

@@ -116,6 +116,8 @@ type Report struct {
 	// nodesData is what was read, for the analyses that need more than
 	// the report shows.
 	nodesData []*nodeData
+	// ranks finds the bundle's processes by rank, server and device.
+	ranks *rankIndex
 }
 
 // Input is one PATH of the command line.
@@ -124,6 +126,17 @@ type Input struct {
 	Type         string   `json:"type"` // directory, archive or file
 	Nodes        []string `json:"nodes"`
 	SkippedFiles int      `json:"skipped_files"`
+	// Layouts are the collection tools whose layout the input showed
+	// (MindCluster fault-diagnosis collection, msnpureport export,
+	// npu_log_collect.sh), and Advice what such an input lacks.
+	Layouts []string `json:"layouts"`
+	Advice  []string `json:"advice"`
+	// Read counts the files read per directory and kind (at most 64
+	// directories; ReadDirsMore counts the rest), Skipped the files not
+	// read, by reason.
+	Read         []ReadDir      `json:"read"`
+	ReadDirsMore int            `json:"read_dirs_more"`
+	Skipped      []SkippedGroup `json:"skipped"`
 }
 
 // Node is what was read for one node.

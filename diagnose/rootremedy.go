@@ -41,7 +41,7 @@ func incidentRemedy(r *Report, in *Incident) []Remedy {
 	// A rank's own failure makes its peers' links fail: the link is then
 	// a consequence, not a thing to fix.
 	if len(in.LinkFailures) > 0 && (in.Root == nil || in.Root.Role != RoleLocal) {
-		rems = append(rems, linkRemedy(in.LinkFailures))
+		rems = append(rems, linkRemedy(in.LinkFailures, in.FailingPair))
 	}
 	return rems
 }
@@ -51,8 +51,12 @@ const RemedyCheckLink = "check_link"
 
 // linkRemedy turns the failing links HCCL named into what to check: both
 // ends' logs, then the link (HCOMM's EI0009 steps for RoCE).
-func linkRemedy(ls []LinkFailure) Remedy {
-	rem := Remedy{ID: RemedyCheckLink, Title: "Check the link HCCL names as failing: " + ls[0].Pair()}
+func linkRemedy(ls []LinkFailure, pair *FailingPair) Remedy {
+	name := ls[0].Pair()
+	if pair != nil {
+		name = pair.String()
+	}
+	rem := Remedy{ID: RemedyCheckLink, Title: "Check the link HCCL names as failing: " + name}
 	for i, l := range ls {
 		if i == 3 {
 			break
@@ -65,7 +69,26 @@ func linkRemedy(ls []LinkFailure) Remedy {
 	return rem
 }
 
+// RemedySilentRank is the remedy ID of a named peer whose logs stop
+// without an error.
+const RemedySilentRank = "silent_rank"
+
+// silentRemedy says what to collect about a rank that went silent.
+func silentRemedy(s SilentRank) Remedy {
+	last := "printed no time"
+	if !s.LastLog.IsZero() {
+		last = "stop at " + s.LastLog.Format(textTime)
+	}
+	rem := Remedy{ID: RemedySilentRank, Title: fmt.Sprintf("Find out why rank %d (%s pid %d) stopped: its logs %s without an error", s.Rank, s.Node, s.PID, last)}
+	rem.Findings = append(rem.Findings, s.Collect...)
+	rem.Findings = append(rem.Findings, "If it was killed (OOM killer, the scheduler), fix that first: its peers' timeouts follow from it.")
+	return rem
+}
+
 func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
+	if in.Root == nil && len(in.SilentRanks) > 0 {
+		return []Remedy{silentRemedy(in.SilentRanks[0])}
+	}
 	if in.Root == nil {
 		find := Remedy{ID: "find_root", Title: "Find the rank that failed first: its logs are not in the bundle"}
 		find.Findings = append(find.Findings,
@@ -78,7 +101,7 @@ func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
 			if p.InBundle {
 				where = "a process of the bundle has it, but its logs show no failure of its own: look at its screen log and the node's dmesg"
 			}
-			find.Findings = append(find.Findings, fmt.Sprintf("%d event(s) waited for %s (%s).", p.Events, p.Peer, where))
+			find.Findings = append(find.Findings, fmt.Sprintf("%s named %s (%s).", peerNamedBy(p), p.Peer, where))
 		}
 		find.Findings = append(find.Findings,
 			fmt.Sprintf("Collect the logs of every node of the job (this bundle has %s) and run diagnose again.", joinAnd(in.Nodes)))

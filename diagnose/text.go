@@ -60,8 +60,20 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-// WriteText writes the report for a person.
-func WriteText(w io.Writer, r *Report) error {
+// TextOptions select what the text report details.
+type TextOptions struct {
+	// Detail lists every process (up to textProcessesMax per node) and
+	// its communicators, instead of one line per settings set and
+	// communicators.
+	Detail bool
+}
+
+// WriteText writes the report for a person, processes summarised by
+// settings set and communicators.
+func WriteText(w io.Writer, r *Report) error { return WriteTextWith(w, r, TextOptions{}) }
+
+// WriteTextWith writes the report for a person.
+func WriteTextWith(w io.Writer, r *Report, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { writeWrapped(bw, fmt.Sprintf(format, a...)) }
 	// values prints a variable's values one a line, as both the
@@ -90,7 +102,7 @@ func WriteText(w io.Writer, r *Report) error {
 	default:
 		p("Times are in %s, as printed in the logs.", zone)
 	}
-	writeIncidents(p, r)
+	writeIncidents(p, r, opts.Detail)
 
 	p("")
 	p("INPUTS")
@@ -99,14 +111,32 @@ func WriteText(w io.Writer, r *Report) error {
 		if len(in.Nodes) > 0 {
 			nodes = "node(s) " + fewOf(in.Nodes)
 		}
-		p("  %s (%s): %s; %d file(s) skipped (not logs)", in.Path, in.Type, nodes, in.SkippedFiles)
+		p("  %s (%s): %s; %d file(s) skipped", in.Path, in.Type, nodes, in.SkippedFiles)
+		writeInputFiles(p, in, opts.Detail)
 	}
 
 	p("")
 	p("NODES")
-	for _, n := range r.Nodes {
-		p("  %s: %d plog, %d device, %d screen file(s), %s, %d lines, %d HCCL process(es)",
-			n.Name, n.Files.Plog, n.Files.Device, n.Files.Screen, fmtBytes(float64(n.Bytes)), n.Lines, len(n.Processes))
+	if !opts.Detail && len(r.Nodes) > textNodesMax {
+		var tot FileCounts
+		procs := 0
+		var none []string
+		for _, n := range r.Nodes {
+			tot.Plog, tot.Device, tot.Screen = tot.Plog+n.Files.Plog, tot.Device+n.Files.Device, tot.Screen+n.Files.Screen
+			procs += len(n.Processes)
+			if len(n.Processes) == 0 {
+				none = append(none, n.Name)
+			}
+		}
+		p("  %d nodes: %d plog, %d device, %d screen file(s), %d HCCL process(es) (--detail lists each node)", len(r.Nodes), tot.Plog, tot.Device, tot.Screen, procs)
+		if len(none) > 0 {
+			p("  without an HCCL process: %s", fewOf(none))
+		}
+	} else {
+		for _, n := range r.Nodes {
+			p("  %s: %d plog, %d device, %d screen file(s), %s, %d lines, %d HCCL process(es)",
+				n.Name, n.Files.Plog, n.Files.Device, n.Files.Screen, fmtBytes(float64(n.Bytes)), n.Lines, len(n.Processes))
+		}
 	}
 
 	p("")
@@ -123,7 +153,11 @@ func WriteText(w io.Writer, r *Report) error {
 		p("  %s  %s  %s", f.Code, f.Stage, title)
 		p("      %d event(s) (screen %d, plog %d), first %s, last %s",
 			f.Count, f.BySource.Screen, f.BySource.Plog, textStamp(f.First), textStamp(f.Last))
-		for _, n := range f.Nodes {
+		for i, n := range f.Nodes {
+			if !opts.Detail && i == whereNodesMax && len(f.Nodes) > whereNodesMax+1 {
+				p("      … %d more node(s) (--detail, or all in --format=json)", len(f.Nodes)-whereNodesMax)
+				break
+			}
 			p("      %s: %d (screen %d, plog %d), %s to %s, %s",
 				n.Node, n.Count, n.BySource.Screen, n.BySource.Plog, textStamp(n.First), textStamp(n.Last), pidList(n.PIDs))
 		}
@@ -169,8 +203,34 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 
 	p("")
-	p("PROCESSES AND LINKS (QP model: %s to %s per QP)", fmtBytes(r.QPModel.QPBytesLow), fmtBytes(r.QPModel.QPBytesHigh))
+	if !opts.Detail {
+		groups := r.ProcessGroups()
+		p("PROCESSES AND LINKS (%d process(es) in %d group(s) by settings set and communicators; QP model: %s to %s per QP; --detail lists each process)",
+			nprocs, len(groups), fmtBytes(r.QPModel.QPBytesLow), fmtBytes(r.QPModel.QPBytesHigh))
+		for i, g := range groups {
+			if i == maxListed {
+				p("  … %d more group(s) (--detail, or all in --format=json)", len(groups)-maxListed)
+				break
+			}
+			p("  settings set %s: %d process(es) on %s, %s, last write %s to %s", quoteEmpty(g.SettingsSet), g.Processes, g.NodesText(), g.RankRange(),
+				textStamp(g.FirstLastWrite), textStamp(g.LastLastWrite))
+			p("      QPs per connection %s, HCCL_BUFFSIZE %s; per process: %s QPs, QP memory %s, cclBuffer %s",
+				g.QPsPerConnection, g.BuffSize, g.QPs(), g.QPMemory(), g.CCLBuffer())
+			for j, c := range g.Comms {
+				if j == maxListed {
+					p("      … %d more communicator(s)", len(g.Comms)-maxListed)
+					break
+				}
+				p("      communicator %s", c)
+			}
+		}
+	} else {
+		p("PROCESSES AND LINKS (QP model: %s to %s per QP)", fmtBytes(r.QPModel.QPBytesLow), fmtBytes(r.QPModel.QPBytesHigh))
+	}
 	for _, n := range r.Nodes {
+		if !opts.Detail {
+			break
+		}
 		for i, pr := range n.Processes {
 			if i == textProcessesMax {
 				p("  %s: %d more process(es) (all in --format=json)", n.Name, len(n.Processes)-textProcessesMax)
@@ -261,4 +321,47 @@ func offsetName(off int) string {
 		sign, off = '-', -off
 	}
 	return fmt.Sprintf("UTC%c%02d:%02d", sign, off/3600, off%3600/60)
+}
+
+// inputDirsListed is how many read directories and skip reasons the text
+// report names per input (--detail: all the JSON holds).
+const inputDirsListed = 6
+
+// writeInputFiles says which layout an input showed, which files were read
+// and which skipped: always when files were skipped or a collection tool
+// recognised, so that a bundle in an unknown layout shows what diagnose
+// made of it.
+func writeInputFiles(p func(string, ...any), in Input, detail bool) {
+	if in.SkippedFiles == 0 && len(in.Layouts) == 0 && !detail {
+		return
+	}
+	if len(in.Layouts) > 0 {
+		p("      layout: %s", strings.Join(in.Layouts, ", "))
+	} else {
+		p("      layout: no collection tool recognised (CANN log roots and screen logs anywhere in the tree are read)")
+	}
+	for i, d := range in.Read {
+		if i == inputDirsListed && !detail {
+			p("      read: … %d more director(ies) (--detail, or all in --format=json)", len(in.Read)-inputDirsListed+in.ReadDirsMore)
+			break
+		}
+		p("      read: %d %s file(s) in %s", d.Files, d.Kind, d.Dir)
+	}
+	if len(in.Read) == 0 {
+		p("      read: nothing")
+	}
+	for i, g := range in.Skipped {
+		if i == inputDirsListed && !detail {
+			p("      skipped: … %d more reason(s) (--detail, or all in --format=json)", len(in.Skipped)-inputDirsListed)
+			break
+		}
+		who := ""
+		if g.Tool != "" {
+			who = g.Tool + ": "
+		}
+		p("      skipped: %d file(s), %s%s, e.g. %s", g.Files, who, g.Reason, strings.Join(g.Examples, ", "))
+	}
+	for _, a := range in.Advice {
+		p("      advice: %s", a)
+	}
 }

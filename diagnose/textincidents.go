@@ -2,12 +2,13 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // writeIncidents prints the incidents and the clocks, the first thing a
 // person reads: which rank failed first, and what followed from it.
-func writeIncidents(p func(string, ...any), r *Report) {
+func writeIncidents(p func(string, ...any), r *Report, detail bool) {
 	p("")
 	switch len(r.Incidents) {
 	case 0:
@@ -23,6 +24,9 @@ func writeIncidents(p func(string, ...any), r *Report) {
 	for _, in := range r.Incidents {
 		p("")
 		p("  #%d  %s to %s  %s; confidence %s", in.ID, textStamp(in.Start), textStamp(in.End), incidentHead(in), in.Confidence)
+		if in.FailingPair != nil {
+			p("      failing pair: %s", in.FailingPair)
+		}
 		p("      %s", in.Summary)
 		if in.Root != nil {
 			p("      line: %s:%d: %s", in.Root.File, in.Root.Line, in.Root.Text)
@@ -40,7 +44,7 @@ func writeIncidents(p func(string, ...any), r *Report) {
 				timer = fmt.Sprintf("; %s timer up to %s", g.Timer, fmtSeconds(g.TimerSeconds))
 			}
 			p("        %-11s %s (%s): %d event(s) from %d process(es) on %s, %s to %s after the first%s",
-				g.Part, g.Code, g.Stage, g.Events, g.Processes, joinAnd(g.Nodes), fmtSeconds(max(g.FirstAfterSeconds, 0)), fmtSeconds(max(g.LastAfterSeconds, 0)), timer)
+				g.Part, g.Code, g.Stage, g.Events, g.Processes, fewNodes(g.Nodes), fmtSeconds(max(g.FirstAfterSeconds, 0)), fmtSeconds(max(g.LastAfterSeconds, 0)), timer)
 		}
 		if len(in.SuspectedPeers) > 0 {
 			var ps []string
@@ -50,16 +54,19 @@ func writeIncidents(p func(string, ...any), r *Report) {
 					break
 				}
 				s := fmt.Sprintf("%s ×%d", sp.Peer, sp.Events)
+				if sp.Links > 0 {
+					s = fmt.Sprintf("%s (%s)", sp.Peer, peerNamedBy(sp))
+				}
 				if !sp.InBundle {
 					s += " (not in the bundle)"
 				}
 				ps = append(ps, s)
 			}
-			p("      peers the waiting events name: %s", strings.Join(ps, ", "))
+			p("      peers named: %s", strings.Join(ps, ", "))
 		}
 		for i, l := range in.LinkFailures {
-			if i == maxListed {
-				p("      … %d more failing link(s)", len(in.LinkFailures)-maxListed)
+			if i == linksListed && !detail {
+				p("      … %d more failing link(s) (--detail, or all in --format=json)", len(in.LinkFailures)-linksListed)
 				break
 			}
 			p("      failing link (%s, %s pid %d, ×%d): %s  [%s:%d]", l.Source, l.Node, l.PID, l.Count, l.Pair(), l.File, l.Line)
@@ -82,7 +89,14 @@ func writeIncidents(p func(string, ...any), r *Report) {
 		for _, n := range r.Clock.Notes {
 			p("  %s", n)
 		}
+		// At scale, the nodes whose clock or zone is as the reference's
+		// are counted, not listed.
+		plain := 0
 		for _, nc := range r.Clock.Nodes {
+			if !detail && len(r.Clock.Nodes) > textNodesMax && plainClock(nc, r) {
+				plain++
+				continue
+			}
 			off := "not compared"
 			if len(r.Clock.Nodes) == 1 {
 				off = "the only node"
@@ -95,6 +109,9 @@ func writeIncidents(p func(string, ...any), r *Report) {
 			}
 			p("  %s: zone %s (%s), %s", nc.Node, nc.Zone, nc.ZoneBasis, off)
 		}
+		if plain > 0 {
+			p("  %d other node(s): zone %s, clock measured against %s, not corrected (--detail lists them)", plain, r.TimeZone, r.Clock.Reference)
+		}
 		if r.UntimedEvents > 0 {
 			p("  %d fault event(s) printed no time: they are counted in the fault codes, not placed in an incident.", r.UntimedEvents)
 		}
@@ -106,6 +123,10 @@ func writeIncidents(p func(string, ...any), r *Report) {
 
 // incidentHead names an incident's root in one phrase.
 func incidentHead(in Incident) string {
+	if in.Root == nil && len(in.SilentRanks) > 0 {
+		s := in.SilentRanks[0]
+		return fmt.Sprintf("LIKELY ROOT CAUSE rank %d on %s pid %d: silent, suspended or exited early", s.Rank, s.Node, s.PID)
+	}
 	if in.Root == nil {
 		return "FIRST FAILING RANK NOT IN THE BUNDLE"
 	}
@@ -121,4 +142,55 @@ func zonesDiffer(r *Report) bool {
 		}
 	}
 	return false
+}
+
+// textNodesMax is how many nodes the text report lists one a line before
+// it counts the unremarkable ones (--detail lists all).
+const textNodesMax = 16
+
+// plainClock is a node whose clock needs no line of its own: read in the
+// report's zone, measured, and not corrected.
+func plainClock(nc NodeClock, r *Report) bool {
+	return nc.Zone == r.TimeZone && nc.OffsetSeconds != nil && !nc.Corrected && nc.Node != r.Clock.Reference
+}
+
+// linksListed is how many failing links an incident lists in the text
+// report (--detail lists all).
+const linksListed = 3
+
+// fewNodes names a few nodes and counts the rest: "127 nodes: node-1,
+// node-10, node-100, node-101 and 123 more".
+func fewNodes(nodes []string) string {
+	if len(nodes) <= whereNodesMax+1 {
+		return joinAnd(nodes)
+	}
+	sorted := slices.Clone(nodes)
+	slices.SortFunc(sorted, func(a, b string) int {
+		if naturalLess(a, b) {
+			return -1
+		}
+		if naturalLess(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return fmt.Sprintf("%d nodes: %s and %d more", len(nodes), strings.Join(sorted[:whereNodesMax], ", "), len(nodes)-whereNodesMax)
+}
+
+// remedyIncident returns the first incident rooted in an EI0011 whose
+// remedy carries the remedy id, or 0: the HTML report's EI0011 section
+// then folds the bundle-wide findings of that remedy and points there,
+// instead of printing the same remedy twice in full.
+func remedyIncident(r *Report, id string) int {
+	for _, in := range r.Incidents {
+		if in.Root == nil || in.Root.Code != codeEI0011 {
+			continue
+		}
+		for _, rem := range in.Remedy {
+			if rem.ID == id {
+				return in.ID
+			}
+		}
+	}
+	return 0
 }

@@ -32,26 +32,26 @@ const Namespace = "hccl_exporter"
 //
 // ctx carries the scrape's deadline (see ScrapeContext). A collector whose
 // source may be slow (a vendor CLI) must not wait on it past ctx: it returns
-// what it has with an error instead. The registry stops waiting for a
+// what it has with an error instead. The Scraper stops waiting for a
 // collector at the deadline anyway, drops whatever it sent and reports it
 // failed, so a collector that ignores ctx costs only its own series.
 type Collector interface {
 	Update(ctx context.Context, ch chan<- prometheus.Metric) error
 }
 
-// ErrNoData tells the registry that a collector had nothing to report this
+// ErrNoData tells the Scraper that a collector had nothing to report this
 // scrape; it is logged at debug level and still counts as success.
 var ErrNoData = errors.New("collector returned no data")
 
 // ErrDependency marks a failure caused by a source that another collector
 // reads and reports itself (headroom failing because npu-smi failed): the
-// scrape still counts as failed, but the registry logs it at debug level so
+// scrape still counts as failed, but the Scraper logs it at debug level so
 // one broken npu-smi is not logged twice per scrape.
 var ErrDependency = errors.New("a source this collector depends on failed")
 
 // ErrLogged marks a failure the collector has logged itself when it began
 // (an hccn_tool sweep that stays incomplete until the next one): the scrape
-// still counts as failed, but the registry logs it at debug level instead of
+// still counts as failed, but the Scraper logs it at debug level instead of
 // repeating it at error level on every scrape until it ends.
 var ErrLogged = errors.New("a failure the collector has logged")
 

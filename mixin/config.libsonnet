@@ -52,6 +52,9 @@
     // container come from the exporter's own series, kept with
     // honorLabels).
     targetLabels: ['namespace', 'pod', 'container', 'service', 'endpoint'],
+    // Alert groups whose series never name a training pod: the policy
+    // drops the target labels from every alert in them.
+    nodeOnlyGroups: ['hccl-exporter-hardware'],
     // Fault codes HCCL raises on one rank because a peer failed, stalled
     // or exited (diagnose's waiting role, diagnose/roles.go): the peers'
     // timeouts (EI0002, EI0005, EI0006, EI0015), the SDMA/RoCE errors a

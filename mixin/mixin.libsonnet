@@ -12,6 +12,7 @@
 (import 'alerts/alerts.libsonnet') +
 (import 'alerts/transport.libsonnet') +
 (import 'alerts/memory.libsonnet') +
+(import 'alerts/hardware.libsonnet') +
 (import 'dashboards/dashboards.libsonnet') +
 // Last: the policy's default labels apply to every alert above.
 (import 'alerts/policy.libsonnet')

@@ -9,6 +9,7 @@ import (
 	"reflect"
 
 	"github.com/hccl-exporter/hccl_exporter/bench/gen/treegen"
+	"github.com/hccl-exporter/hccl_exporter/bench/internal/probe"
 )
 
 // manifest is written beside a generated tree: the spec it was made from
@@ -28,7 +29,7 @@ func cmdGen(args []string) error {
 	if *out == "" {
 		usage()
 	}
-	n, err := parseSize(*size)
+	n, err := probe.ParseSize(*size)
 	if err != nil {
 		return err
 	}

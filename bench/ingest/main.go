@@ -18,8 +18,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 )
 
 func main() {
@@ -67,22 +65,4 @@ func cmdRead(args []string) error {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(a)
-}
-
-// parseSize reads 100M, 1G, 512K or a plain byte count.
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1<<30, strings.TrimSuffix(s, "G")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1<<20, strings.TrimSuffix(s, "M")
-	case strings.HasSuffix(s, "K"):
-		mult, s = 1<<10, strings.TrimSuffix(s, "K")
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("size %q: want e.g. 100M or 1G", s)
-	}
-	return n * mult, nil
 }

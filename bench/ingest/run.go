@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/bench/gen/treegen"
+	"github.com/hccl-exporter/hccl_exporter/bench/internal/probe"
 )
 
 // grepPattern is what the timed grep counts: the lines the exporter acts on
@@ -111,7 +112,7 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
-	mtMax, err := parseSize(*mtailMax)
+	mtMax, err := probe.ParseSize(*mtailMax)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func cmdRun(args []string) error {
 	var all []sizeResult
 	failed := false
 	for _, sz := range strings.Split(*sizes, ",") {
-		n, err := parseSize(sz)
+		n, err := probe.ParseSize(sz)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
+	"github.com/hccl-exporter/hccl_exporter/collectors/npuhealth"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
@@ -20,6 +21,7 @@ var collectorSpecs = []exporter.Spec{
 	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs.", DefaultEnabled: true},
 	{Name: "pods", Help: "which pod holds each NPU, from the kubelet's PodResources API (--pods.kubelet-socket), and which chip each process of the CANN logs runs on.", DefaultEnabled: true},
 	{Name: "headroom", Help: "NPU memory headroom before HCCL link setup (joins npu-smi's process table with the CANN logs).", DefaultEnabled: true},
+	{Name: "npuhealth", Help: "NPU hardware health from npu-smi's detail queries (error codes, HBM ECC, PCIe/HCCS/SIO errors, utilisation by engine) and the chip count (background sweep).", DefaultEnabled: true},
 	{Name: "hccn", Help: "RoCE NIC link state, flaps, health, live queue pairs and error counters per NPU chip from hccn_tool (background sweep).", DefaultEnabled: true},
 }
 
@@ -35,6 +37,7 @@ type collectorWiring struct {
 	headroom *headroom.Config
 	hccn     *hccn.Config
 	pods     *podresources.Config
+	health   *npuhealth.Config
 }
 
 func addCollectorFlags(app *kingpin.Application) *collectorWiring {
@@ -45,6 +48,7 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 		headroom: headroom.AddFlags(app),
 		hccn:     hccn.AddFlags(app),
 		pods:     podresources.AddFlags(app),
+		health:   npuhealth.AddFlags(app),
 	}
 }
 
@@ -59,7 +63,7 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 	on := func(name string) bool { return *w.enabled[name] }
 
 	var npu *npusmi.Collector
-	if on("npusmi") || on("headroom") || on("pods") {
+	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
 		npu = npusmi.New(*w.npusmi, logger.With("collector", "npusmi"))
 	}
 	if on("npusmi") {
@@ -135,6 +139,16 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		// headroom model trusts the measurement.
 		chips.QPs = c
 	}
+	if on("npuhealth") {
+		c, err := w.buildHealth(npu, logger.With("collector", "npuhealth"))
+		if err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		stopPrev := cleanup
+		cleanup = func() { c.Stop(); stopPrev() }
+		out["npuhealth"] = c
+	}
 	if on("headroom") {
 		if err := w.headroom.Validate(); err != nil {
 			cleanup()
@@ -146,4 +160,22 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		out["headroom"] = headroom.New(*w.headroom, chips, chips, logger.With("collector", "headroom"))
 	}
 	return out, cleanup, nil
+}
+
+// buildHealth starts the npu-smi detail sweep over the chips of the shared
+// npu-smi runner, with its binary and timeout; ascend_npu_info then carries
+// each chip's VDie ID from it.
+func (w *collectorWiring) buildHealth(npu *npusmi.Collector, logger *slog.Logger) (*npuhealth.Collector, error) {
+	if err := w.health.Validate(); err != nil {
+		return nil, fmt.Errorf("npuhealth collector: %w", err)
+	}
+	cfg := *w.health
+	cfg.Path, cfg.Timeout = w.npusmi.Path, w.npusmi.Timeout
+	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: npu}, logger)
+	if err != nil {
+		return nil, fmt.Errorf("npuhealth collector: %w", err)
+	}
+	npu.SetIdentity(c)
+	c.Start()
+	return c, nil
 }

@@ -30,6 +30,7 @@ type diagnoseCommand struct {
 	timezone string
 	nodeTZ   []string
 	workers  int
+	detail   bool
 	paths    []string
 
 	microBatch, seqLen, hidden uint64
@@ -104,8 +105,8 @@ func (d *diagnoseCommand) parse(args []string) error {
 	} else {
 		app = kingpin.New(exporterName+" diagnose", "Analyse a bundle of CANN logs and screen logs collected from the nodes of a failed job, "+
 			"offline: fault codes, the first failing rank of each incident and its consequences, effective HCCL settings, settings that "+
-			"disagree between nodes, and the EI0011 remedies with the bundle's numbers (docs/diagnose.md). Exit 0 clean, 1 findings, "+
-			"2 bad input. To compute HCCL_BUFFSIZE for a model: "+exporterName+" diagnose buffsize --help.")
+			"disagree between nodes, and the EI0011 remedies with the bundle's numbers (docs/diagnose.md). Exit status, as linters: 0 healthy "+
+			"(no finding), 1 findings (the report says what), 2 error (bad flags, unreadable input; the report is incomplete). To compute HCCL_BUFFSIZE for a model: "+exporterName+" diagnose buffsize --help.")
 		app.Flag("format", formatHelp).Default("text").EnumVar(&d.format, "text", "json", "html")
 		app.Flag("layout", "How files map to nodes: auto (node directories are detected), nodes (each first-level directory of a PATH is a node), node (each PATH is one node).").
 			Default(string(diagnose.LayoutAuto)).EnumVar(&d.layout, string(diagnose.LayoutAuto), string(diagnose.LayoutNodes), string(diagnose.LayoutNode))
@@ -114,6 +115,7 @@ func (d *diagnoseCommand) parse(args []string) error {
 		app.Flag("node-timezone", "NODE=ZONE: a node that printed its times in another zone than --timezone (repeatable). The report's CLOCKS section names nodes whose clocks are off by whole quarter-hours.").
 			PlaceHolder("NODE=ZONE").StringsVar(&d.nodeTZ)
 		app.Flag("workers", "Files read concurrently; 0 means GOMAXPROCS.").Default("0").IntVar(&d.workers)
+		app.Flag("detail", "Text format: list every process with its communicators, every node, clock and failing link, instead of one line per settings set and communicators (the JSON and HTML reports always hold every process).").BoolVar(&d.detail)
 		app.Arg("path", "Directories (one per node, or a root holding one directory per node) and .tar.gz/.tgz/.tar archives of them.").
 			Required().StringsVar(&d.paths)
 	}
@@ -182,7 +184,7 @@ func (d *diagnoseCommand) runReport(logger *slog.Logger) int {
 	case "html":
 		err = diagnose.WriteHTML(d.stdout, rep)
 	default:
-		err = diagnose.WriteText(d.stdout, rep)
+		err = diagnose.WriteTextWith(d.stdout, rep, diagnose.TextOptions{Detail: d.detail})
 	}
 	if err != nil {
 		fmt.Fprintf(d.stderr, "%s diagnose: write report: %v\n", exporterName, err)

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,5 +139,96 @@ func TestDiagnoseCLI(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// silentBundle printed its times in UTC+8 (diagnose/gen_bundles_test.go).
+var silentBundle = filepath.Join("..", "..", "diagnose", "testdata", "incidents", "silent-peer-utc8")
+
+// TestDiagnoseHelperProcess is the command run in a child process whose
+// TZ differs from the bundle's zone (TestDiagnoseTZ); it does nothing in
+// a normal run.
+func TestDiagnoseHelperProcess(t *testing.T) {
+	if os.Getenv("HCCL_DIAGNOSE_HELPER") != "1" {
+		t.Skip("helper process of TestDiagnoseTZ")
+	}
+	args := strings.Split(os.Getenv("HCCL_DIAGNOSE_ARGS"), "\n")
+	_, code, stdout, stderr, err := parseDiagnose(t, args...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	fmt.Print(stdout)
+	fmt.Fprint(os.Stderr, stderr)
+	os.Exit(code)
+}
+
+// TestDiagnoseTZ: the command, run with TZ=UTC (and other zones) on a
+// UTC+8 bundle, names the failing pair and the silent rank inside the
+// incident, and exits 1 (findings).
+func TestDiagnoseTZ(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	for _, tz := range []string{"UTC", "America/Los_Angeles", "Asia/Shanghai"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDiagnoseHelperProcess$")
+		cmd.Env = append(os.Environ(), "TZ="+tz, "HCCL_DIAGNOSE_HELPER=1",
+			"HCCL_DIAGNOSE_ARGS="+strings.Join([]string{"diagnose", "--format", "json", silentBundle}, "\n"))
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Fatalf("TZ=%s: %v, want exit 1; stderr:\n%s", tz, err, errOut.String())
+		}
+		var rep struct {
+			Incidents []struct {
+				FailingPair *struct {
+					Src struct {
+						Rank   int    `json:"rank"`
+						Server string `json:"server"`
+					} `json:"src"`
+					Dst struct {
+						Rank   int    `json:"rank"`
+						Server string `json:"server"`
+					} `json:"dst"`
+				} `json:"failing_pair"`
+				SilentRanks []struct {
+					Rank int `json:"rank"`
+					PID  int `json:"pid"`
+				} `json:"silent_ranks"`
+			} `json:"incidents"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("TZ=%s: %v:\n%s", tz, err, out.String())
+		}
+		if len(rep.Incidents) != 1 || rep.Incidents[0].FailingPair == nil {
+			t.Fatalf("TZ=%s: incidents %+v", tz, rep.Incidents)
+		}
+		in := rep.Incidents[0]
+		p := in.FailingPair
+		if p.Src.Rank != 3 || p.Src.Server != "10.20.1.11" || p.Dst.Rank != 11 || p.Dst.Server != "10.20.1.12" {
+			t.Errorf("TZ=%s: failing pair %+v", tz, *p)
+		}
+		if len(in.SilentRanks) != 1 || in.SilentRanks[0].Rank != 11 || in.SilentRanks[0].PID != 670003 {
+			t.Errorf("TZ=%s: silent ranks %+v", tz, in.SilentRanks)
+		}
+	}
+}
+
+// TestDiagnoseDetail: the text report summarises processes by settings set
+// and communicators; --detail lists each one.
+func TestDiagnoseDetail(t *testing.T) {
+	const perProcess = "node-b pid 2730114 pretrain_gpt, settings set 2-18f6b57e"
+	_, code, summary, _, err := parseDiagnose(t, "diagnose", sampleBundle)
+	if err != nil || code != 1 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	if strings.Contains(summary, perProcess) || !strings.Contains(summary, "settings set 2-18f6b57e: 1 process(es) on node-b") {
+		t.Errorf("the summary lists processes one by one, or lacks the group")
+	}
+	_, code, detail, _, err := parseDiagnose(t, "diagnose", "--detail", sampleBundle)
+	if err != nil || code != 1 || !strings.Contains(detail, perProcess) {
+		t.Errorf("--detail: exit %d, %v, lists the process: %v", code, err, strings.Contains(detail, perProcess))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // npuSMITwoChips is an npu-smi capture of NPUs 0 and 1 (HBM usedMiB of
@@ -51,15 +52,15 @@ func npuSMITwoChips(usedMiB, pidA, pidB int) string {
 func requireUnshare(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root to run `unshare --pid --fork --mount` and mount a tmpfs (CI runs it as root)")
+		testtools.Unavailable(t, "needs root to run `unshare --pid --fork --mount` and mount a tmpfs (CI runs it as root)")
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("skipped: unshare(1) not found (util-linux)")
+		testtools.Unavailable(t, "unshare(1) not found (util-linux)")
 	}
 	dir := t.TempDir()
 	out, err := exec.Command("unshare", "--pid", "--fork", "--mount", "sh", "-c", "mount -t tmpfs tmpfs '"+dir+"'").CombinedOutput()
 	if err != nil {
-		t.Skipf("skipped: `unshare --pid --fork --mount` with a tmpfs is not permitted here: %v %s", err, out)
+		testtools.Unavailable(t, "`unshare --pid --fork --mount` with a tmpfs is not permitted here: %v %s", err, out)
 	}
 }
 

@@ -20,7 +20,7 @@ func cpuMS(who int) float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }
 
-// BenchmarkSweepDemoNode: one sweep of the demo node (8 chips × 5 calls of
+// BenchmarkSweepDemoNode: one sweep of the demo node (8 chips × every command of
 // the demo's shell fake through the real runner), with the exporter's own
 // CPU and the children's per sweep, against a baseline measured in the same
 // run: the same 40 process starts of the same fake, bare exec.Command.

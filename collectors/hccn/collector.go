@@ -46,7 +46,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--hccn.timeout=%s: must be positive", c.Timeout)
 	}
 	if c.Interval < time.Second {
-		return fmt.Errorf("--hccn.interval=%s: must be at least 1s (each sweep makes 5 calls per NPU chip)", c.Interval)
+		return fmt.Errorf("--hccn.interval=%s: must be at least 1s (each sweep makes one call per command per NPU chip)", c.Interval)
 	}
 	return nil
 }
@@ -303,6 +303,8 @@ var statCounters = []statCounter{
 	newStat("mac_tx_mac_pause_num", "ascend_roce_tx_pause_frames_total", "MAC (global) pause frames sent."),
 	newStat("mac_rx_bad_pkt_num", "ascend_roce_mac_rx_bad_packets_total", "Bad packets received at the MAC."),
 	newStat("mac_tx_bad_pkt_num", "ascend_roce_mac_tx_bad_packets_total", "Bad packets sent at the MAC."),
+	newStat("mac_rx_total_oct_num", "ascend_roce_receive_bytes_total", "Bytes (octets) received by the port's MAC, every frame included."),
+	newStat("mac_tx_total_oct_num", "ascend_roce_transmit_bytes_total", "Bytes (octets) sent by the port's MAC, every frame included."),
 	newStat("mac_rx_fcs_err_pkt_num", "ascend_roce_mac_rx_fcs_errors_total", "Packets received with a bad frame check sequence (printed by some builds only)."),
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,14 +18,11 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.prom from the current output")
 
 // adapter exposes the collector to client_golang's test helpers, as the
 // exporter's registry does (an unchecked collector).
@@ -63,30 +59,7 @@ func gather(t *testing.T, c prometheus.Collector) []byte {
 // (rewritten with -update), and lints it.
 func compareGolden(t *testing.T, name string, c prometheus.Collector) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".prom")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, gather(t, c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	defer want.Close()
-	if err := testutil.CollectAndCompare(c, want); err != nil {
-		t.Errorf("%s: %v", name, err)
-	}
-	problems, err := testutil.CollectAndLint(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("%s: lint %s: %s", name, p.Metric, p.Text)
-	}
+	metrictest.Golden(t, filepath.Join("testdata", "golden", name+".prom"), c)
 }
 
 // captureCommand is the command a capture file answers, from its name.

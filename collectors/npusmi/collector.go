@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -94,6 +95,32 @@ type Collector struct {
 	failing       bool
 	warnedCount   int // warnings of the last run, to log a change once
 	expect        expectation
+
+	// identity, when set, gives each chip's VDie ID for ascend_npu_info
+	// (the npuhealth sweep reads it from `npu-smi info -t board`).
+	identity atomic.Pointer[IdentitySource]
+}
+
+// IdentitySource gives chip identity that `npu-smi info` does not print.
+type IdentitySource interface {
+	// VDieID is the chip's VDie ID (words joined by '-'), "" when unknown.
+	VDieID(npu, chip string) string
+}
+
+// SetIdentity makes ascend_npu_info carry the vdie_id src knows.
+func (c *Collector) SetIdentity(src IdentitySource) { c.identity.Store(&src) }
+
+// InFlight returns a channel closed when the npu-smi info run in flight
+// ends, or nil when none runs. Other npu-smi callers (the detail sweep) wait
+// on it so that they do not meet the scrape's run inside DCMI, which
+// answers one of them busy.
+func (c *Collector) InFlight() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inflight == nil {
+		return nil
+	}
+	return c.inflight.done
 }
 
 // New returns a collector for cfg. Zero Timeout means the 10s default.
@@ -298,8 +325,8 @@ var (
 
 	chipLabels = []string{"npu", "chip"}
 	infoDesc   = prometheus.NewDesc("ascend_npu_info",
-		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it.",
-		[]string{"npu", "chip", "phy_id", "name", "bus_id", "npu_smi_version"}, nil)
+		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. driver_version is the Version of its header line; vdie_id the chip's VDie ID from npu-smi info -t board (the npuhealth sweep; empty until it answered, and on products that print none).",
+		[]string{"npu", "chip", "phy_id", "name", "bus_id", "npu_smi_version", "driver_version", "vdie_id"}, nil)
 	healthDesc = prometheus.NewDesc("ascend_npu_health_status",
 		"NPU chip health as npu-smi prints it: 1 for the current status, 0 for the others.",
 		[]string{"npu", "chip", "status"}, nil)
@@ -372,17 +399,25 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		return err
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
-	sendSnapshot(ch, res.snap)
+	var ids IdentitySource
+	if p := c.identity.Load(); p != nil {
+		ids = *p
+	}
+	sendSnapshot(ch, res.snap, ids)
 	return nil
 }
 
 // sendSnapshot sends the series of one npu-smi snapshot.
-func sendSnapshot(ch chan<- prometheus.Metric, s *Snapshot) {
+func sendSnapshot(ch chan<- prometheus.Metric, s *Snapshot, ids IdentitySource) {
 	send := func(m prometheus.Metric) { ch <- m }
 	for i := range s.Chips {
 		chip := &s.Chips[i]
+		vdie := ""
+		if ids != nil {
+			vdie = ids.VDieID(chip.NPU, chip.Chip)
+		}
 		send(prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
-			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version))
+			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version, s.DriverVersion, vdie))
 		current := "UNKNOWN"
 		for _, h := range HealthStates {
 			if strings.EqualFold(chip.Health, h) {

@@ -1,10 +1,8 @@
 package npusmi
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,12 +15,8 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.prom from the current output")
 
 // adapter exposes the collector to client_golang's test helpers, as the
 // exporter's registry does (an unchecked collector).
@@ -151,33 +145,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("Update: %v", err)
 			}
 
-			if *update {
-				var buf bytes.Buffer
-				enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-				for _, f := range gather(t, c) {
-					if err := enc.Encode(f); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.Open(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			defer want.Close()
-			if err := testutil.CollectAndCompare(adapter{c}, want); err != nil {
-				t.Error(err)
-			}
-			problems, err := testutil.CollectAndLint(adapter{c})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range problems {
-				t.Errorf("lint %s: %s", p.Metric, p.Text)
-			}
+			metrictest.Golden(t, golden, adapter{c})
 		})
 	}
 }

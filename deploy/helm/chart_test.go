@@ -21,6 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
+
 	"github.com/hccl-exporter/hccl_exporter/deploy/internal/manifest"
 )
 
@@ -45,14 +47,14 @@ func helm(t *testing.T, args ...string) ([]byte, error) {
 	touchChart(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		unavailable(t, "go not in PATH: %v", err)
+		testtools.Unavailable(t, "go not in PATH: %v", err)
 	}
 	cmd := exec.Command(goBin, append([]string{"run", helmModule}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
 	if err != nil && strings.Contains(stderr.String(), "go: ") && !strings.Contains(stderr.String(), "Error:") {
-		unavailable(t, "go run %s: %v\n%s", helmModule, err, stderr.String())
+		testtools.Unavailable(t, "go run %s: %v\n%s", helmModule, err, stderr.String())
 	}
 	if err != nil {
 		return stdout.Bytes(), &helmError{err: err, stderr: stderr.String()}
@@ -66,14 +68,6 @@ type helmError struct {
 }
 
 func (e *helmError) Error() string { return e.err.Error() + ": " + e.stderr }
-
-func unavailable(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format+" (set CI=1 to make this a failure)", args...)
-}
 
 // touchChart reads every file of the chart (the rules file through its
 // link too), so that go test's cache, which sees only the files the test

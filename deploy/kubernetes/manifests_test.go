@@ -23,6 +23,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/deploy/internal/manifest"
 	"github.com/hccl-exporter/hccl_exporter/deploy/internal/strictyaml"
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 const namespace = "hccl-exporter"
@@ -438,7 +439,7 @@ func TestServiceAndServiceMonitor(t *testing.T) {
 func TestKustomizeBuild(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Skip("kubectl not installed: kustomize build not checked (the strict decoding tests still ran)")
+		testtools.Unavailable(t, "kubectl not installed: kustomize build not checked (the strict decoding tests still ran)")
 	}
 	out, err := exec.Command(kubectl, "kustomize", ".").CombinedOutput()
 	if err != nil {

@@ -5,12 +5,16 @@ package metrictest
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/golden"
 )
 
 // Exposition renders c's metrics in the text format, sorted as a registry
@@ -116,4 +120,30 @@ func Labels(s string) map[string]string {
 		}
 	}
 	return out
+}
+
+// Golden compares c's metrics with the text-format golden file at path
+// (rewritten from the current output with -update, see internal/golden)
+// through client_golang's testutil.CollectAndCompare, and fails t on any
+// problem testutil.CollectAndLint finds.
+func Golden(t testing.TB, path string, c prometheus.Collector) {
+	t.Helper()
+	if golden.Updating() {
+		golden.Write(t, path, Exposition(t, c))
+	}
+	want, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("golden file: %v (run go test with -update to create it)", err)
+	}
+	defer want.Close()
+	if err := testutil.CollectAndCompare(c, want); err != nil {
+		t.Errorf("%s: %v (run go test with -update to accept the output, then review the diff)", path, err)
+	}
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: lint %s: %s", path, p.Metric, p.Text)
+	}
 }

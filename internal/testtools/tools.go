@@ -24,8 +24,9 @@ var installMu sync.Mutex
 
 // EnsureTool returns the path of binary, installing debianPackage with
 // apt-get when binary is not in PATH. When the tool cannot be had (no
-// apt-get, not root, no network) the test is skipped, or failed when the CI
-// environment variable is set, so a CI run never silently loses coverage.
+// apt-get, not root, no network) the test fails under the README's test
+// command (make test, which sets RequireToolsEnv) and is skipped under a
+// plain go test: the suite never silently loses coverage.
 func EnsureTool(t testing.TB, binary, debianPackage string) string {
 	t.Helper()
 	if p, err := exec.LookPath(binary); err == nil {
@@ -37,23 +38,30 @@ func EnsureTool(t testing.TB, binary, debianPackage string) string {
 		return p
 	}
 	if err := aptInstall(debianPackage); err != nil {
-		unavailable(t, "%s not in PATH and installing Debian package %s failed: %v", binary, debianPackage, err)
+		Unavailable(t, "%s not in PATH and installing Debian package %s failed: %v", binary, debianPackage, err)
 		return ""
 	}
 	p, err := exec.LookPath(binary)
 	if err != nil {
-		unavailable(t, "Debian package %s installed but %s is still not in PATH: %v", debianPackage, binary, err)
+		Unavailable(t, "Debian package %s installed but %s is still not in PATH: %v", debianPackage, binary, err)
 		return ""
 	}
 	return p
 }
 
-func unavailable(t testing.TB, format string, args ...any) {
+// RequireToolsEnv is set by `make test` (and so by CI): a test whose
+// external tool (promtool, helm, jsonnet, chromium …) cannot be had then
+// fails instead of skipping. CI=1 has the same effect.
+const RequireToolsEnv = "HCCL_EXPORTER_REQUIRE_TOOLS"
+
+// Unavailable reports that a tool a test needs cannot be had: a failure
+// under `make test` or CI, a skip under a plain go test.
+func Unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format, args...)
+	if os.Getenv(RequireToolsEnv) != "" || os.Getenv("CI") != "" {
+		t.Fatalf(format+" (tools are required under make test)", args...)
 	}
-	t.Skipf(format+" (set CI=1 to make this a failure)", args...)
+	t.Skipf(format+" (make test makes this a failure)", args...)
 }
 
 // aptInstall installs pkg, refreshing the package lists once when the first

@@ -31,9 +31,16 @@
     groups: [
       g {
         rules: [
-          if std.objectHas(r, 'alert') && !std.objectHas(r.labels, 'audience')
-          then r { labels+: { audience: 'infra' } }
-          else r
+          local withAudience =
+            if std.objectHas(r, 'alert') && !std.objectHas(r.labels, 'audience')
+            then r { labels+: { audience: 'infra' } }
+            else r;
+          // Groups whose series are all the node's own (no training pod):
+          // their alerts drop the exporter target's labels here, so that
+          // alerts appended to them need not.
+          if std.objectHas(r, 'alert') && std.member(cfg.nodeOnlyGroups, g.name)
+          then withAudience { expr: 'max without (%s) (\n%s)' % [cfg.targetLabelsCSV, std.rstripChars(r.expr, '\n')] }
+          else withAudience
           for r in g.rules
         ],
       }

@@ -70,5 +70,6 @@
     'hccl-settings.json': configure(import 'hccl-settings.json'),
     'npu-memory-headroom.json': configure(import 'npu-memory-headroom.json'),
     'roce-network.json': configure(import 'roce-network.json'),
+    'npu-hardware-health.json': configure(import 'npu-hardware-health.json'),
   },
 }

@@ -2,17 +2,15 @@ package logstate
 
 import (
 	"bufio"
-	"bytes"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	goldenfile "github.com/hccl-exporter/hccl_exporter/internal/golden"
+)
 
 // fakeClock is a settable clock for TTL tests.
 type fakeClock struct{ t time.Time }
@@ -93,20 +91,5 @@ func ingestFile(t *testing.T, st *State, src *Source, path string) {
 // golden compares got with testdata/golden/<name>, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden %s: %v (run with -update)", name, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden; got:\n%s", name, got)
-	}
+	goldenfile.Compare(t, filepath.Join("testdata", "golden", name), got)
 }

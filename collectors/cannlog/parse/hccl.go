@@ -56,7 +56,8 @@ func (k LineKind) String() string {
 type Wording struct {
 	Kind LineKind
 	Era  string
-	// Prefix starts the message; Classify keys on it.
+	// Prefix starts the message: what Classify's tags must recognise
+	// (TestWordingsParse checks Sample against it and Kind).
 	Prefix string
 	// Sample is a whole plog line of that era: real where Source says
 	// "real", else rebuilt from HCCL's format string.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,9 +12,8 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 
 	"github.com/hccl-exporter/hccl_exporter/deploy/internal/strictyaml"
+	"github.com/hccl-exporter/hccl_exporter/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata golden files")
 
 // The repository files the committed manifest is generated from and into,
 // relative to this package, and the name the generator prints in its header
@@ -73,19 +71,7 @@ func TestRenderGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "prometheusrule.golden.yaml")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("render differs from %s (run with -update to accept):\n%s", golden, firstDifference(got, want))
-	}
+	golden.Compare(t, filepath.Join("testdata", "prometheusrule.golden.yaml"), got)
 }
 
 // TestRenderKeepsEveryRule decodes the generated object strictly, as the

@@ -1,0 +1,436 @@
+package npuhealth
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
+	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
+)
+
+// Config holds the collector's settings. Path and Timeout are the npusmi
+// collector's --npusmi.path and --npusmi.timeout.
+type Config struct {
+	Path    string
+	Timeout time.Duration
+	// Interval is the time between the starts of two sweeps.
+	Interval time.Duration
+	// FaultCodeFile is a faultCode.json; "" classes every code unknown.
+	FaultCodeFile string
+	// DevFS is where /dev/davinciN are counted.
+	DevFS string
+}
+
+// AddFlags registers --npusmi.detail-interval, --npusmi.fault-code-file
+// and --path.devfs.
+func AddFlags(app *kingpin.Application) *Config {
+	cfg := &Config{}
+	app.Flag("npusmi.detail-interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never inside a scrape. "+
+		"Scrapes serve the latest sweep; per-chip values older than two intervals are not served.").
+		Default("60s").DurationVar(&cfg.Interval)
+	app.Flag("npusmi.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. /usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …). "+
+		"Without it every code is class=\"unknown\". Read at start.").
+		Default("").StringVar(&cfg.FaultCodeFile)
+	app.Flag("path.devfs", "The host's /dev (mounted at /host/dev in the DaemonSet): /dev/davinciN there are counted as ascend_npu_device_files.").
+		Default("/dev").StringVar(&cfg.DevFS)
+	return cfg
+}
+
+// Validate rejects settings the sweep cannot work with.
+func (c Config) Validate() error {
+	if c.Interval < 10*time.Second {
+		return fmt.Errorf("--npusmi.detail-interval=%s: must be at least 10s (a sweep makes about 8 npu-smi calls per chip, each starting DCMI)", c.Interval)
+	}
+	return nil
+}
+
+// ChipID names one chip as npu-smi prints it.
+type ChipID struct{ NPU, Chip string }
+
+// Table is the chip list the sweep reads: the npusmi collector's accepted
+// `npu-smi info` table, shared with the scrapes.
+type Table interface {
+	// Chips returns the chips of the last accepted table (running npu-smi
+	// info through the shared runner when its last run is older than
+	// --npusmi.min-interval).
+	Chips(ctx context.Context) ([]ChipID, error)
+	// InFlight is closed when the table's run in flight ends; nil when none.
+	InFlight() <-chan struct{}
+}
+
+// NPUSMITable adapts the npusmi collector to Table.
+type NPUSMITable struct{ C *npusmi.Collector }
+
+// Chips implements Table.
+func (t NPUSMITable) Chips(ctx context.Context) ([]ChipID, error) {
+	snap, err := t.C.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ChipID, 0, len(snap.Chips))
+	for _, c := range snap.Chips {
+		out = append(out, ChipID{c.NPU, c.Chip})
+	}
+	return out, nil
+}
+
+// InFlight implements Table.
+func (t NPUSMITable) InFlight() <-chan struct{} { return t.C.InFlight() }
+
+// Collector sweeps the detail queries in the background and exports the
+// latest sweep.
+type Collector struct {
+	cfg    Config
+	logger *slog.Logger
+	table  Table
+	codes  FaultCodes
+	// exec and now are replaced in tests.
+	exec func(ctx context.Context, args []string) vendorcli.Result
+	now  func() time.Time
+
+	latest atomic.Pointer[published]
+
+	mu    sync.Mutex
+	calls map[[2]string]float64 // {type, result} → calls
+
+	// Owned by the sweep goroutine.
+	unsupported map[chipKey]map[string]bool
+	altWorks    map[string]bool
+	lastChips   []ChipID
+	hasTable    bool
+	sweeps      int
+	failing     bool
+
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// New returns a collector reading table's chips. It loads the fault-code
+// file, so a wrong path fails at start, not silently at every scrape.
+func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 60 * time.Second
+	}
+	if cfg.Path == "" {
+		cfg.Path = "npu-smi"
+	}
+	if cfg.DevFS == "" {
+		cfg.DevFS = "/dev"
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Collector{
+		cfg: cfg, logger: logger, table: table, now: time.Now,
+		calls: map[[2]string]float64{}, unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
+	}
+	if cfg.FaultCodeFile != "" {
+		codes, err := LoadFaultCodes(cfg.FaultCodeFile)
+		if err != nil {
+			return nil, err
+		}
+		c.codes = codes
+	}
+	c.exec = func(ctx context.Context, args []string) vendorcli.Result {
+		return vendorcli.Run(ctx, c.cfg.Path, args, c.cfg.Timeout, maxOutputBytes)
+	}
+	return c, nil
+}
+
+// Start runs the first sweep at once and then one every Interval, until
+// Stop. It returns immediately.
+func (c *Collector) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel, c.done = cancel, make(chan struct{})
+	go func() {
+		defer close(c.done)
+		t := time.NewTicker(c.cfg.Interval)
+		defer t.Stop()
+		for {
+			c.runSweep(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop ends the sweeps, killing a call in flight, and waits for them.
+func (c *Collector) Stop() {
+	c.stopOnce.Do(func() {
+		if c.cancel != nil {
+			c.cancel()
+			<-c.done
+		}
+	})
+}
+
+// Sweep runs one sweep now and publishes it, for tests; the background loop
+// must not run at the same time.
+func (c *Collector) Sweep(ctx context.Context) *Sweep {
+	c.runSweep(ctx)
+	return c.latest.Load().sweep
+}
+
+func (c *Collector) runSweep(ctx context.Context) {
+	s := c.sweep(ctx)
+	if ctx.Err() != nil && c.latest.Load() != nil {
+		return // shutting down: keep the last full sweep
+	}
+	c.latest.Store(c.publish(s))
+	switch {
+	case s.Err != nil && !c.failing:
+		c.logger.Warn("npu-smi detail sweep incomplete", "chips", len(s.Readings), "duration", s.Finished.Sub(s.Started), "err", s.Err)
+	case s.Err == nil && c.failing:
+		c.logger.Info("npu-smi detail sweep complete again", "chips", len(s.Readings))
+	}
+	c.failing = s.Err != nil
+}
+
+func (c *Collector) countCall(typ, result string) {
+	c.mu.Lock()
+	c.calls[[2]string{typ, result}]++
+	c.mu.Unlock()
+}
+
+// VDieID implements npusmi.IdentitySource from the latest sweep.
+func (c *Collector) VDieID(npu, chip string) string {
+	p := c.latest.Load()
+	if p == nil {
+		return ""
+	}
+	return p.vdie[chipKey{npu, chip}]
+}
+
+var (
+	callsDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_calls_total",
+		"npu-smi detail calls (npu-smi info -t <type>) by type and result (success, timeout, busy, unsupported, error, parse_error). "+
+			"An unsupported type is asked once per chip until restart; busy (DCMI -8020) is asked again at the next sweep.",
+		[]string{"type", "result"}, nil)
+	lastSweepDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds",
+		"Unix time the last npu-smi detail sweep finished (whether every call answered or not).", nil, nil)
+
+	chipsDesc = prometheus.NewDesc("ascend_npu_chips",
+		"NPU chips in the last accepted npu-smi info table (the npusmi collector's; a smaller table is accepted only once several runs agree). Fewer than ascend_npu_device_files, or than the node had: a chip is lost.", nil, nil)
+	devFilesDesc = prometheus.NewDesc("ascend_npu_device_files",
+		"/dev/davinciN device files under --path.devfs (one per NPU chip the driver created).", nil, nil)
+
+	chipLabels    = []string{"npu", "chip"}
+	errorCodeDesc = prometheus.NewDesc("ascend_npu_error_code",
+		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling level from --npusmi.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
+		[]string{"npu", "chip", "code", "class"}, nil)
+	errorCodesDesc = prometheus.NewDesc("ascend_npu_error_codes",
+		"Error codes active on the chip (npu-smi info -t health); 0 when none.", chipLabels, nil)
+	eccErrorsDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_errors_total",
+		"HBM ECC errors of the chip since driver load (npu-smi info -t ecc, HBM Single|Double Bit Error Count).", []string{"npu", "chip", "bit"}, nil)
+	eccLifetimeDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_lifetime_errors",
+		"HBM ECC errors of the chip over its life (npu-smi info -t ecc, HBM … Aggregate Total Err Cnt).", []string{"npu", "chip", "bit"}, nil)
+	eccPagesDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_pages",
+		"HBM pages of the chip isolated for double-bit ECC errors (state=isolated) and waiting to be isolated at the next chip reset (state=pending, npu-smi Next-Isolated). Single-bit pages are never isolated (npu-smi prints a constant 0): no series.", []string{"npu", "chip", "bit", "state"}, nil)
+	eccEnabledDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_enabled",
+		"1 when HBM ECC is enabled on the chip's NPU (npu-smi info -t ecc-enable, HBM ECC-Enable Status).", chipLabels, nil)
+	pcieDesc = prometheus.NewDesc("ascend_npu_pcie_errors_total",
+		"PCIe error counters of the chip (npu-smi info -t pcie-err): tx, rx, lcrc, ecrc, retry; 310P: pcs_rx, phy_lane, dl_lcrc, dl_dcrc.", []string{"npu", "chip", "type"}, nil)
+	hccsHealthyDesc = prometheus.NewDesc("ascend_npu_hccs_healthy",
+		"1 when the chip's HCCS interconnect reports OK (npu-smi info -t hccs, hccs health status), 0 for NOK.", chipLabels, nil)
+	linkLabels     = []string{"npu", "chip", "link"}
+	hccsErrorsDesc = prometheus.NewDesc("ascend_npu_hccs_errors_total",
+		"CRC errors on the HCCS link (npu-smi info -t hccs, hccs error count; link is the array index).", linkLabels, nil)
+	hccsRetriesDesc = prometheus.NewDesc("ascend_npu_hccs_retries_total",
+		"Retries on the HCCS link (npu-smi info -t hccs, hccs retry count).", linkLabels, nil)
+	hccsTxDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_packets_total",
+		"Packets (flits of 20 bytes) sent on the HCCS link (npu-smi info -t hccs, hccs tx packets).", linkLabels, nil)
+	hccsRxDesc = prometheus.NewDesc("ascend_npu_hccs_receive_packets_total",
+		"Packets (flits of 20 bytes) received on the HCCS link (npu-smi info -t hccs, hccs rx packets).", linkLabels, nil)
+	hccsLanesDesc = prometheus.NewDesc("ascend_npu_hccs_lanes",
+		"Lanes up on the HCCS link (npu-smi info -t hccs, hccs lane mode): 4 on a healthy A2 link; fewer means a degraded link.", linkLabels, nil)
+	sioDesc = prometheus.NewDesc("ascend_npu_sio_errors_total",
+		"Errors on the die-to-die SIO link of an Atlas A3 chip (npu-smi info -t sio-info), by direction (transmit, receive).", []string{"npu", "chip", "direction"}, nil)
+	hbmTempDesc = prometheus.NewDesc("ascend_npu_hbm_temperature_celsius",
+		"HBM temperature of the chip (npu-smi info -t memory, HBM Temperature(C)).", chipLabels, nil)
+	utilDesc = prometheus.NewDesc("ascend_npu_utilization_ratio",
+		"Utilisation of the chip by engine, 0..1 (npu-smi info -t usages: aicore, aivector, aicube, aicpu, ctrlcpu; overall = NPU Utilization on newer drivers).", []string{"npu", "chip", "engine"}, nil)
+	hbmBWDesc = prometheus.NewDesc("ascend_npu_hbm_bandwidth_utilization_ratio",
+		"HBM bandwidth utilisation of the chip, 0..1 (npu-smi info -t usages, HBM Bandwidth Usage Rate).", chipLabels, nil)
+)
+
+var bits = [2]string{"single", "double"}
+
+// published is a sweep with its metrics, built once per sweep.
+type published struct {
+	sweep   *Sweep
+	metrics []prometheus.Metric // per-chip series and ascend_npu_chips
+	vdie    map[chipKey]string
+}
+
+func (c *Collector) publish(s *Sweep) *published {
+	p := &published{sweep: s, vdie: map[chipKey]string{}}
+	add := func(d *prometheus.Desc, t prometheus.ValueType, v float64, l ...string) {
+		p.metrics = append(p.metrics, prometheus.MustNewConstMetric(d, t, v, l...))
+	}
+	if s.HasChips {
+		add(chipsDesc, prometheus.GaugeValue, float64(s.Chips))
+	}
+	for i := range s.Readings {
+		r := &s.Readings[i]
+		n, ch := r.NPU, r.Chip
+		if r.VDie != "" {
+			p.vdie[chipKey{n, ch}] = r.VDie
+		}
+		if h := r.Health; h != nil {
+			seen := map[string]bool{}
+			for _, code := range h.Codes {
+				if seen[code] {
+					continue // a code printed twice is one active code
+				}
+				seen[code] = true
+				add(errorCodeDesc, prometheus.GaugeValue, 1, n, ch, code, c.codes.Class(code))
+			}
+			add(errorCodesDesc, prometheus.GaugeValue, float64(len(seen)), n, ch)
+		}
+		if e := r.ECC; e != nil {
+			for b := range bits {
+				if v := e.Errors[b]; v.OK {
+					add(eccErrorsDesc, prometheus.CounterValue, v.V, n, ch, bits[b])
+				}
+				if v := e.Lifetime[b]; v.OK {
+					add(eccLifetimeDesc, prometheus.GaugeValue, v.V, n, ch, bits[b])
+				}
+				if b == 0 {
+					// Single-bit pages are never isolated: npu-smi prints a
+					// hard-coded 0 for Next-Isolated and the 950 manual calls
+					// both reserved. Two series per chip that cannot move.
+					continue
+				}
+				if v := e.Isolated[b]; v.OK {
+					add(eccPagesDesc, prometheus.GaugeValue, v.V, n, ch, bits[b], "isolated")
+				}
+				if v := e.Pending[b]; v.OK {
+					add(eccPagesDesc, prometheus.GaugeValue, v.V, n, ch, bits[b], "pending")
+				}
+			}
+		}
+		if r.ECCEnabled != nil {
+			add(eccEnabledDesc, prometheus.GaugeValue, boolValue(*r.ECCEnabled), n, ch)
+		}
+		for typ, v := range r.PCIe {
+			add(pcieDesc, prometheus.CounterValue, v, n, ch, typ)
+		}
+		if h := r.HCCS; h != nil {
+			if h.HasHealth {
+				add(hccsHealthyDesc, prometheus.GaugeValue, boolValue(h.Healthy), n, ch)
+			}
+			for _, arr := range []struct {
+				d *prometheus.Desc
+				t prometheus.ValueType
+				v []float64
+			}{
+				{hccsErrorsDesc, prometheus.CounterValue, h.Errors}, {hccsRetriesDesc, prometheus.CounterValue, h.Retries},
+				{hccsTxDesc, prometheus.CounterValue, h.TxPackets}, {hccsRxDesc, prometheus.CounterValue, h.RxPackets},
+				{hccsLanesDesc, prometheus.GaugeValue, h.Lanes},
+			} {
+				for link, v := range arr.v {
+					if v == v { // NA in an array is no sample
+						add(arr.d, arr.t, v, n, ch, strconv.Itoa(link))
+					}
+				}
+			}
+		}
+		for dir, v := range r.SIO {
+			add(sioDesc, prometheus.CounterValue, v, n, ch, dir)
+		}
+		if r.HBMTemp.OK {
+			add(hbmTempDesc, prometheus.GaugeValue, r.HBMTemp.V, n, ch)
+		}
+		if u := r.Usages; u != nil {
+			for engine, v := range u.Engines {
+				add(utilDesc, prometheus.GaugeValue, v, n, ch, engine)
+			}
+			if u.HBMBandwidth.OK {
+				add(hbmBWDesc, prometheus.GaugeValue, u.HBMBandwidth.V, n, ch)
+			}
+		}
+	}
+	return p
+}
+
+func (c *Collector) sendCalls(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, q := range queries {
+		for _, r := range callResults {
+			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, c.calls[[2]string{q.typ, r}], q.typ, r)
+		}
+	}
+}
+
+// errFirstSweep: a scrape before the first sweep finished.
+var errFirstSweep = fmt.Errorf("first npu-smi detail sweep still running: %w", exporter.ErrNoData)
+
+// Update sends the latest sweep's metrics. It never runs npu-smi and never
+// waits. A sweep older than two intervals is not served (its call counters,
+// its time and the device-file count only): the sweep after it hangs.
+func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
+	c.sendCalls(ch)
+	if n, err := countDeviceFiles(c.cfg.DevFS); err == nil {
+		ch <- prometheus.MustNewConstMetric(devFilesDesc, prometheus.GaugeValue, float64(n))
+	} else {
+		c.logger.Debug("cannot count /dev/davinciN", "devfs", c.cfg.DevFS, "err", err)
+	}
+	p := c.latest.Load()
+	if p == nil {
+		return errFirstSweep
+	}
+	s := p.sweep
+	ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
+	if age := c.now().Sub(s.Finished); age > 2*c.cfg.Interval {
+		return fmt.Errorf("last npu-smi detail sweep finished %s ago, more than two --npusmi.detail-interval (%s): the sweep in flight hangs, old readings are not served: %w",
+			age.Round(time.Second), c.cfg.Interval, exporter.ErrNoData)
+	}
+	for _, m := range p.metrics {
+		ch <- m
+	}
+	return nil
+}
+
+var davinciName = regexp.MustCompile(`^davinci[0-9]+$`)
+
+// countDeviceFiles counts davinciN under devfs (davinci_manager and
+// devmm_svm are not chips).
+func countDeviceFiles(devfs string) (int, error) {
+	ents, err := os.ReadDir(devfs)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		if davinciName.MatchString(e.Name()) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

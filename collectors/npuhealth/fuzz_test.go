@@ -1,0 +1,93 @@
+package npuhealth
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// seeds are every answer of the 910B fixture plus shapes the parsers must
+// survive: messages, cut lines, arrays of unequal length.
+func seeds(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "910b", "*.txt"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{
+		"", "\n\n", " : ", "\tError Code                     :\n",
+		"This device does not support querying hccs.\n",
+		"dcmi model initialized failed, because the device is used. ret is -8020\n",
+		"\thccs lane mode : [4 4]\n\thccs error count : [0]\n",
+		"\thccs tx packets : [NA    1   ]\n", "\thccs tx packets : [\n",
+		"\tHBM Double Bit Next-Isolated Pages Count : 4294967295\n",
+		"\tVDie ID : 42C711D4 20B03704\n", "\tAicore Usage Rate(%) : 101\n",
+	} {
+		f.Add([]byte(s))
+	}
+}
+
+// FuzzParsers: no parser panics, and what one accepts is sane.
+func FuzzParsers(f *testing.F) {
+	seeds(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if h, err := ParseHealth(b); err == nil {
+			for _, c := range h.Codes {
+				if !isHexCode(c) {
+					t.Fatalf("code %q accepted", c)
+				}
+			}
+		}
+		if e, err := ParseECC(b); err == nil {
+			for _, p := range e.Pending {
+				if p.OK && p.V >= pendingMax {
+					t.Fatalf("pending %v accepted", p.V)
+				}
+			}
+		}
+		_, _ = ParseECCEnable(b)
+		_, _ = ParsePCIeErr(b)
+		_, _ = ParseSIO(b)
+		if h, err := ParseHCCS(b); err == nil {
+			for _, a := range [][]float64{h.Lanes, h.TxPackets, h.RxPackets, h.Retries, h.Errors} {
+				if a != nil && len(a) != h.Links {
+					t.Fatalf("array of %d links, Links %d", len(a), h.Links)
+				}
+			}
+		}
+		_, _, _ = ParseMemory(b)
+		if u, err := ParseUsages(b); err == nil {
+			for e, v := range u.Engines {
+				if v < 0 || v > 1 {
+					t.Fatalf("engine %s ratio %v", e, v)
+				}
+			}
+		}
+		_, _ = ParseBoard(b)
+	})
+}
+
+// FuzzFaultCodes: any JSON either loads codes that are hex or is rejected.
+func FuzzFaultCodes(f *testing.F) {
+	b, err := os.ReadFile(filepath.Join("testdata", "faultcodes.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"RestartNPUCodes": ["0x8c03a000"], "x": {}}`))
+	f.Add([]byte(`{"Codes": ["1234"]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fc, err := ParseFaultCodes(b)
+		if err != nil {
+			return
+		}
+		for code, class := range fc {
+			if !isHexCode(code) || class == "" {
+				t.Fatalf("%q → %q accepted", code, class)
+			}
+		}
+	})
+}

@@ -1,0 +1,343 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// An incident whose waiting ranks (or HCCL's link-failure lines) point at a
+// peer is read from that peer's side: the failing pair is resolved against
+// the ranks of the bundle (the detector names servers and devices only, the
+// createLink line ranks and addresses), and a named peer whose own logs are
+// in the bundle but show no failure is the likely root cause. HCCL's own
+// guidance for a dstRank that reports no error is that "the service process
+// is suspended or exits in advance" (HCCL troubleshooting, link setup
+// timeouts): its logs stop, its peers time out waiting for it.
+
+// PairEnd is one end of a failing link. Rank, Server and Device come from
+// HCCL's line or, where it did not print them, from the bundle's rank of
+// that server and device (or of that rank); Node and PID name the
+// process of the bundle that has that rank (empty and 0 when none has).
+type PairEnd struct {
+	Rank     int    `json:"rank"`
+	Server   string `json:"server"`
+	Device   int    `json:"device"`
+	Node     string `json:"node"`
+	PID      int    `json:"pid"`
+	InBundle bool   `json:"in_bundle"`
+}
+
+// FailingPair is the link an incident's HCCL lines name, both ends
+// resolved.
+type FailingPair struct {
+	// Source is the line the pair came from: "detector" or "transport".
+	Source   string  `json:"source"`
+	Src      PairEnd `json:"src"`
+	Dst      PairEnd `json:"dst"`
+	LinkType string  `json:"link_type"`
+}
+
+// String renders the pair for text and HTML: "rank 3 on 10.20.1.11
+// (device 3, node-1 pid 670011) → rank 11 on 10.20.1.12 (device 3, node-2
+// pid 670003)".
+func (p FailingPair) String() string {
+	s := p.Src.String() + " → " + p.Dst.String()
+	if p.LinkType != "" {
+		s += " (" + p.LinkType + ")"
+	}
+	return s
+}
+
+// String renders one end.
+func (e PairEnd) String() string {
+	var s string
+	switch {
+	case e.Rank >= 0 && e.Server != "":
+		s = fmt.Sprintf("rank %d on %s", e.Rank, e.Server)
+	case e.Rank >= 0:
+		s = fmt.Sprintf("rank %d", e.Rank)
+	case e.Server != "":
+		s = "server " + e.Server
+	default:
+		s = "?"
+	}
+	var more []string
+	if e.Device >= 0 {
+		more = append(more, "device "+strconv.Itoa(e.Device))
+	}
+	switch {
+	case e.Node != "":
+		more = append(more, fmt.Sprintf("%s pid %d", e.Node, e.PID))
+	case e.Rank >= 0 || e.Server != "":
+		more = append(more, "not in the bundle")
+	}
+	if len(more) > 0 {
+		s += " (" + strings.Join(more, ", ") + ")"
+	}
+	return s
+}
+
+// bundleProc is a process of the bundle with its rank in its largest
+// communicator.
+type bundleProc struct {
+	node   *nodeData
+	proc   *procData
+	pid    int
+	rank   int
+	device int
+	server string
+}
+
+// rankIndex finds the bundle's processes by rank and by server and device.
+type rankIndex struct {
+	byRank   map[int][]bundleProc
+	byDevice map[string][]bundleProc // server + "/" + device
+	// failed holds node/pid of every process that printed a fault event.
+	failed map[string]bool
+}
+
+func procKey(node string, pid int) string { return node + "/" + strconv.Itoa(pid) }
+
+func newRankIndex(nodes []*nodeData) *rankIndex {
+	ix := &rankIndex{byRank: map[int][]bundleProc{}, byDevice: map[string][]bundleProc{}, failed: map[string]bool{}}
+	for _, n := range nodes {
+		for _, e := range n.events {
+			ix.failed[procKey(n.name, e.pid)] = true
+		}
+		for _, pid := range sortedKeys(n.ranks) {
+			ri, ok := identity(n.ranks[pid])
+			if !ok {
+				continue
+			}
+			bp := bundleProc{node: n, proc: n.procs[pid], pid: pid, rank: ri.rank, device: ri.device, server: ri.server}
+			ix.byRank[ri.rank] = append(ix.byRank[ri.rank], bp)
+			if ri.server != "" && ri.device >= 0 && ri.physical {
+				k := ri.server + "/" + strconv.Itoa(ri.device)
+				ix.byDevice[k] = append(ix.byDevice[k], bp)
+			}
+		}
+	}
+	return ix
+}
+
+// one returns the only process of a list: a rank or device that two
+// processes of the bundle claim (two jobs in one bundle) is not resolved.
+func one(ps []bundleProc) (bundleProc, bool) {
+	if len(ps) != 1 {
+		return bundleProc{}, false
+	}
+	return ps[0], true
+}
+
+// resolve completes an end from the bundle.
+func (ix *rankIndex) resolve(e PairEnd) PairEnd {
+	var bp bundleProc
+	ok := false
+	if e.Server != "" && e.Device >= 0 {
+		bp, ok = one(ix.byDevice[e.Server+"/"+strconv.Itoa(e.Device)])
+	}
+	if !ok && e.Rank >= 0 {
+		bp, ok = one(ix.byRank[e.Rank])
+		// A rank of another communicator numbering: the bundle's rank
+		// must sit where HCCL said it does.
+		if ok && ((e.Server != "" && bp.server != "" && bp.server != e.Server) || (e.Device >= 0 && bp.device >= 0 && bp.device != e.Device)) {
+			ok = false
+		}
+	}
+	if !ok {
+		return e
+	}
+	if e.Rank < 0 {
+		e.Rank = bp.rank
+	}
+	if e.Server == "" {
+		e.Server = bp.server
+	}
+	if e.Device < 0 {
+		e.Device = bp.device
+	}
+	e.Node, e.PID, e.InBundle = bp.node.name, bp.pid, true
+	return e
+}
+
+// failingPair resolves the incident's first failing link (detector first)
+// and fills in from the others what it did not print: the detector gives
+// no ranks, a createLink line of the same pair does.
+func failingPair(ls []LinkFailure, ix *rankIndex) *FailingPair {
+	if len(ls) == 0 {
+		return nil
+	}
+	end := func(rank int, server string, devs []int) PairEnd {
+		d := -1
+		if len(devs) == 1 {
+			d = devs[0]
+		}
+		return PairEnd{Rank: rank, Server: server, Device: d}
+	}
+	l := ls[0]
+	src := l.SrcDevice
+	p := &FailingPair{Source: l.Source, LinkType: l.LinkType,
+		Src: PairEnd{Rank: l.SrcRank, Server: l.SrcServer, Device: src},
+		Dst: end(l.DstRank, l.DstServer, l.DstDevices)}
+	same := func(a PairEnd, b PairEnd) bool {
+		return a.Server == b.Server && (a.Device < 0 || b.Device < 0 || a.Device == b.Device)
+	}
+	for _, o := range ls[1:] {
+		os, od := PairEnd{Rank: o.SrcRank, Server: o.SrcServer, Device: o.SrcDevice}, end(o.DstRank, o.DstServer, o.DstDevices)
+		if !same(p.Src, os) || !same(p.Dst, od) {
+			continue
+		}
+		if p.Src.Rank < 0 {
+			p.Src.Rank = os.Rank
+		}
+		if p.Dst.Rank < 0 {
+			p.Dst.Rank = od.Rank
+		}
+		if p.Src.Device < 0 {
+			p.Src.Device = os.Device
+		}
+		if p.Dst.Device < 0 {
+			p.Dst.Device = od.Device
+		}
+		if p.LinkType == "" {
+			p.LinkType = o.LinkType
+		}
+	}
+	p.Src, p.Dst = ix.resolve(p.Src), ix.resolve(p.Dst)
+	return p
+}
+
+// SilentRank is a peer the incident's consequences name whose own logs are
+// in the bundle and show no failure: the likely root cause.
+type SilentRank struct {
+	Rank   int    `json:"rank"`
+	Node   string `json:"node"`
+	PID    int    `json:"pid"`
+	Server string `json:"server"`
+	Device int    `json:"device"`
+	// LastLog is the time of the process's last log line (its zone as
+	// printed, in the report's zone); LastLogAligned on the common clock.
+	LastLog        Timestamp `json:"last_log"`
+	LastLogAligned Timestamp `json:"last_log_aligned"`
+	// SilentSeconds is how long before the incident's first event its
+	// logs stopped (negative: it kept printing after the incident began).
+	SilentSeconds float64 `json:"silent_seconds"`
+	// NamedBy says which lines named it.
+	NamedBy    string   `json:"named_by"`
+	Confidence string   `json:"confidence"`
+	Reason     string   `json:"reason"`
+	Collect    []string `json:"collect"`
+}
+
+// silentRanks returns the peers named by the failing pair's dst end and by
+// the waiting events whose processes are in the bundle without a fault
+// event of their own, most likely first.
+func silentRanks(in *Incident, ix *rankIndex, cm *clockModel, start time.Time, opts Options) []SilentRank {
+	type cand struct {
+		bp      bundleProc
+		namedBy []string
+	}
+	var order []int
+	cands := map[int]*cand{}
+	add := func(bp bundleProc, why string) {
+		if ix.failed[procKey(bp.node.name, bp.pid)] {
+			return
+		}
+		c := cands[bp.rank]
+		if c == nil {
+			c = &cand{bp: bp}
+			cands[bp.rank] = c
+			order = append(order, bp.rank)
+		}
+		if !slices.Contains(c.namedBy, why) {
+			c.namedBy = append(c.namedBy, why)
+		}
+	}
+	if p := in.FailingPair; p != nil && p.Dst.InBundle {
+		if bp, ok := one(ix.byRank[p.Dst.Rank]); ok && bp.node.name == p.Dst.Node && bp.pid == p.Dst.PID {
+			add(bp, fmt.Sprintf("the failing link's dstRank (HCCL's %s line on %s)", p.Source, in.LinkFailures[0].Node))
+		}
+	}
+	for _, sp := range in.SuspectedPeers {
+		r, ok := strings.CutPrefix(sp.Peer, "rank ")
+		if !ok || sp.Events == 0 {
+			continue
+		}
+		n, err := strconv.Atoi(r)
+		if err != nil {
+			continue
+		}
+		if bp, ok := one(ix.byRank[n]); ok {
+			add(bp, fmt.Sprintf("%d waiting event(s) as the peer they waited for", sp.Events))
+		}
+	}
+	out := []SilentRank{}
+	for _, rank := range order {
+		c := cands[rank]
+		bp := c.bp
+		s := SilentRank{Rank: rank, Node: bp.node.name, PID: bp.pid, Server: bp.server, Device: bp.device,
+			NamedBy: strings.Join(c.namedBy, "; ")}
+		var last time.Time
+		if bp.proc != nil {
+			last = bp.proc.lastWrite
+		}
+		s.Collect = []string{
+			fmt.Sprintf("the training screen log of %s pid %d (rank %d): its last lines say whether it exited, was killed or hung", bp.node.name, bp.pid, rank),
+			fmt.Sprintf("dmesg -T on %s around the time its logs stop: the OOM killer (\"Out of memory: Killed process %d\"), segfaults, NPU driver errors", bp.node.name, bp.pid),
+			fmt.Sprintf("the job scheduler's and container's exit record of pid %d (exit code, signal, OOMKilled)", bp.pid),
+		}
+		if last.IsZero() {
+			s.Confidence = ConfidenceLow
+			s.Reason = fmt.Sprintf("Rank %d's process (%s pid %d) is in the bundle but printed no time: whether it stopped before its peers failed cannot be told.", rank, bp.node.name, bp.pid)
+			out = append(out, s)
+			continue
+		}
+		s.LastLog = stamp(last, opts)
+		at := cm.align(bp.node.name, last)
+		s.LastLogAligned = Timestamp{at.In(opts.Location)}
+		s.SilentSeconds = round3(start.Sub(at).Seconds())
+		if at.Before(start) {
+			s.Confidence = ConfidenceMedium
+			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure: they stop at %s, %s before its peers' first failure. HCCL's guidance for a peer that reports no error: its process was suspended or exited early. Medium, not high: a process killed outright may also lose its last, buffered log lines.",
+				rank, bp.node.name, bp.pid, s.LastLog.Format(textTime), fmtSeconds(s.SilentSeconds))
+		} else {
+			s.Confidence = ConfidenceLow
+			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure, but it printed until %s, after its peers began to fail: it was alive, possibly stuck in other work (a different collective, a hang in the framework) rather than exited.",
+				rank, bp.node.name, bp.pid, s.LastLog.Format(textTime))
+		}
+		out = append(out, s)
+	}
+	slices.SortStableFunc(out, func(a, b SilentRank) int {
+		return confidenceRank(a.Confidence) - confidenceRank(b.Confidence)
+	})
+	return out
+}
+
+func confidenceRank(c string) int {
+	switch c {
+	case ConfidenceHigh:
+		return 0
+	case ConfidenceMedium:
+		return 1
+	}
+	return 2
+}
+
+// silentHead is the summary's sentence naming a silent rank.
+func silentHead(s SilentRank) string {
+	where := fmt.Sprintf("%s pid %d", s.Node, s.PID)
+	if s.Server != "" {
+		where += ", server " + s.Server
+	}
+	if s.Device >= 0 {
+		where += fmt.Sprintf(", device %d", s.Device)
+	}
+	last := "printed no time"
+	if !s.LastLog.IsZero() {
+		last = "stop at " + s.LastLog.Format(textTime)
+	}
+	return fmt.Sprintf("Likely root cause: rank %d (%s), suspended or exited early: its logs %s without an error (confidence %s).", s.Rank, where, last, s.Confidence)
+}
