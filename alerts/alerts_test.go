@@ -682,3 +682,44 @@ func TestNoAlertCarriesTheExportersPod(t *testing.T) {
 		t.Errorf("only %d alerts with a fallback branch: the check looks at nothing", fallbacks)
 	}
 }
+
+// TestRunbookPolicyTable: docs/runbooks.md's policy table (alert →
+// audience → severity → who is woken) names every alert with the audience
+// and severity its rules carry, and no pair the rules do not have.
+func TestRunbookPolicyTable(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "docs", "runbooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pair struct{ alert, audience, severity string }
+	documented := map[pair]bool{}
+	link := regexp.MustCompile(`\[([A-Za-z0-9]+)\]\(#[a-z0-9]+\)`)
+	for _, line := range strings.Split(string(md), "\n") {
+		cols := strings.Split(line, "|")
+		if len(cols) != 6 || !strings.HasPrefix(strings.TrimSpace(cols[1]), "[") {
+			continue
+		}
+		for _, m := range link.FindAllStringSubmatch(cols[1], -1) {
+			documented[pair{m[1], strings.TrimSpace(cols[2]), strings.TrimSpace(cols[3])}] = true
+		}
+	}
+	if len(documented) < 20 {
+		t.Fatalf("policy table: %d rows read; the check looks at nothing", len(documented))
+	}
+	ruled := map[pair]bool{}
+	for _, r := range loadRules(t) {
+		if r.Alert != "" {
+			ruled[pair{r.Alert, r.Labels["audience"], r.Labels["severity"]}] = true
+		}
+	}
+	for p := range ruled {
+		if !documented[p] {
+			t.Errorf("docs/runbooks.md policy table lacks %s → %s → %s", p.alert, p.audience, p.severity)
+		}
+	}
+	for p := range documented {
+		if !ruled[p] {
+			t.Errorf("docs/runbooks.md policy table says %s → %s → %s, which no rule has", p.alert, p.audience, p.severity)
+		}
+	}
+}

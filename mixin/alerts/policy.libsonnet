@@ -78,7 +78,7 @@
             alert: 'HCCLJobFailed',
             expr: |||
               min by (%(jobBy)s) (
-                time() - hccl_job:hccl_fault_last_event_timestamp_seconds:max{code!~"%(waiting)s"}
+                time() - %(last)s
               )
               < on (%(clusterLabel)s) group_left ()
               (
@@ -88,9 +88,9 @@
                     label_replace(hccl_env_exec_timeout_seconds%(hcclSelectorBraces)s, "timer", "exec", "", "")
                 )
                 or on (%(clusterLabel)s)
-                  max by (%(clusterLabel)s) (hccl_job:hccl_fault_last_event_timestamp_seconds:max) * 0 + %(defaultWaitSeconds)d
+                  max by (%(clusterLabel)s) (hccl_fault_last_event_timestamp_seconds%(hcclSelectorBraces)s) * 0 + %(defaultWaitSeconds)d
               ) + 600
-            ||| % (cfg { jobBy: jobBy, waiting: waiting, defaultWaitSeconds: std.max(cfg.defaultConnectTimeoutSeconds + 20, cfg.defaultExecTimeoutSeconds) }),
+            ||| % (cfg { jobBy: jobBy, last: $._hcclJobLastEvent('code!~"%s"' % waiting), defaultWaitSeconds: std.max(cfg.defaultConnectTimeoutSeconds + 20, cfg.defaultExecTimeoutSeconds) }),
             labels: {
               severity: 'none',
               audience: 'none',
@@ -117,10 +117,10 @@
             expr: |||
               count by (%(clusterLabel)s) (
                 count by (%(jobBy)s) (
-                  time() - hccl_job:hccl_fault_last_event_timestamp_seconds:max{code=~"%(infra)s"} < %(clusterFailureWindowSeconds)d
+                  time() - %(last)s < %(clusterFailureWindowSeconds)d
                 )
               ) >= %(clusterFailureJobs)d
-            ||| % (cfg { jobBy: jobBy, infra: infra }),
+            ||| % (cfg { jobBy: jobBy, last: $._hcclJobLastEvent('code=~"%s"' % infra) }),
             'for': cfg.clusterFailureFor,
             labels: {
               severity: 'critical',

@@ -50,6 +50,17 @@
     )
   ||| % (cfg { x: x }),
 
+  // _hcclJobLastEvent(matchers): the time of the latest event of each
+  // HCCL fault code per job and node (hccl_job never empty), of the codes
+  // the extra matchers select. The cross-node alerts inline it rather than
+  // read its recording rule: a global ruler (vmalert) reads recorded series
+  // back from storage only after its ingestion delay.
+  _hcclJobLastEvent(matchers):: |||
+    max without (%(targetLabelsCSV)s, source, resource) (
+      %(withJob)s
+    )
+  ||| % (cfg { withJob: $._hcclWithJob('hccl_fault_last_event_timestamp_seconds{%(hcclSelectorComma)scode=~"%(hcclCodesRE)s"%(extra)s}' % (cfg { extra: if matchers == '' then '' else ', ' + matchers })) }),
+
   _hcclRecordingRules+:: {
     // New HCCL fault events per series in the last 10 minutes, rounded, at
     // least 1, by job (hccl_job, never empty), without the exporter's own
@@ -90,11 +101,7 @@
     // node: the most recent fault of a job is the max over its nodes.
     'hccl_job:hccl_fault_last_event_timestamp_seconds:max': {
       record: 'hccl_job:hccl_fault_last_event_timestamp_seconds:max',
-      expr: |||
-        max without (%(targetLabelsCSV)s, source, resource) (
-          %(withJob)s
-        )
-      ||| % (cfg { withJob: $._hcclWithJob('hccl_fault_last_event_timestamp_seconds{%(hcclSelectorComma)scode=~"%(hcclCodesRE)s"}' % cfg) }),
+      expr: $._hcclJobLastEvent(''),
     },
     // The namespace and pod of every chip the kubelet assigned to exactly
     // one pod (all its containers), value 1. A chip split into vNPUs for
