@@ -22,7 +22,7 @@ LDFLAGS     := -s -w \
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 TEST_FLAGS  ?= -race -timeout 15m
 
-.PHONY: all build image image-push demo run-demo test test-short test-deps unit lint fmt vet staticcheck fuzz bench clean mixin
+.PHONY: all build image image-push demo run-demo test test-short test-deps unit lint fmt vet staticcheck fuzz bench clean mixin backtest
 
 all: lint build test
 
@@ -93,6 +93,16 @@ mixin:
 FUZZTIME ?= 20s
 fuzz:
 	./scripts/fuzz-all.sh $(FUZZTIME)
+
+# The replay backtest of the preventive alerts (internal/backtest,
+# docs/headroom.md "Backtest"): scripted job timelines through the real
+# binary, a fake npu-smi and the shipped rules in a real Prometheus, time
+# compressed 60x; prints the lead-time table (about 1.5 minutes). `make
+# test` runs it too. BACKTEST_RUN=<name part> runs some timelines only.
+backtest: test-deps
+	@mkdir -p bench/out
+	@BACKTEST_TABLE=$(CURDIR)/bench/out/backtest.md $(GO) test -count=1 -run TestBacktest ./internal/backtest/; \
+	st=$$?; cat bench/out/backtest.md 2>/dev/null; exit $$st
 
 # Performance benchmarks (bench/bench.mk, docs/benchmarks.md); BENCH_SIZE=small for a quick run.
 bench: bench-all

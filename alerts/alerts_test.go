@@ -31,6 +31,7 @@ var contractAlerts = []string{
 	"HCCLParameterInconsistent",
 	"HCCLBufferAllocationFailed",
 	"NPULinkSetupHeadroomLow",
+	"NPUQueuePairSlotsExhausted",
 	"HCCLQPsPerConnectionAboveRecommended",
 	"HCCLSettingsInconsistentInCommunicator",
 	"NPUHealthDegraded",

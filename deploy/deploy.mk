@@ -3,7 +3,8 @@
 #
 #   make deploy-manifests   regenerate deploy/kubernetes/prometheusrule.yaml
 #                           and alerts/sharded/ (per-node and cross-node
-#                           halves) from alerts/hccl_exporter.rules.yml
+#                           halves) from alerts/hccl_exporter.rules.yml, and
+#                           the chart's files/ (rules, dashboards) from mixin/
 #   make release            static linux/amd64 + linux/arm64 binaries, tarballs
 #                           and sha256sums.txt in dist/
 
@@ -18,6 +19,7 @@ RELEASE_VERSION    = $(patsubst v%,%,$(VERSION))
 
 deploy-manifests:
 	$(GO) run ./deploy/kubernetes/internal/genrule -rules $(RULES_FILE) -out $(PROMETHEUS_RULE)
+	$(GO) run $(JSONNET) -S -m . deploy/helm/internal/chartfiles.jsonnet
 	$(GO) run ./alerts/internal/splitrules -dir alerts
 
 check-deploy-manifests:

@@ -64,7 +64,9 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 
 	var npu *npusmi.Collector
 	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
-		npu = npusmi.New(*w.npusmi, logger.With("collector", "npusmi"))
+		cfg := *w.npusmi
+		cfg.Procfs = w.cannlog.cfg.Procfs // npu-smi's pids are checked against it
+		npu = npusmi.New(cfg, logger.With("collector", "npusmi"))
 	}
 	if on("npusmi") {
 		out["npusmi"] = npu
@@ -117,7 +119,14 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		if chips.Logs != nil {
 			procs = join.Attribution{NPU: npuView, Logs: chips.Logs, Reported: on("npusmi")}
 		}
-		out["pods"] = podresources.New(watcher, join.PhyChips{NPU: npuView, Reported: on("npusmi")}, procs)
+		pc := podresources.New(watcher, join.PhyChips{NPU: npuView, Reported: on("npusmi")}, procs)
+		if npu != nil {
+			// Each NPU process's pod from its own cgroup (podresources).
+			pc.SetProcessAttribution(&podresources.ProcessAttribution{
+				Processes: npuProcesses{npu}, Procfs: w.cannlog.cfg.Procfs, KubeletLogs: w.pods.KubeletLogs,
+			})
+		}
+		out["pods"] = pc
 	}
 	if on("hccn") {
 		if err := w.hccn.Validate(); err != nil {

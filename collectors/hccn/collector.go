@@ -23,6 +23,10 @@ type Config struct {
 	Timeout time.Duration
 	// Interval is the time between the starts of two sweeps.
 	Interval time.Duration
+	// SlowInterval is how often the rarely changing commands (optical,
+	// tls, speed) are asked; in between a sweep carries their last
+	// answer over. 0 asks them at every sweep.
+	SlowInterval time.Duration
 }
 
 // AddFlags registers the --hccn-tool.* flags.
@@ -37,6 +41,10 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("hccn.interval", "How often one background sweep reads every device (one hccn_tool call at a time: the tool answers 'busy' to a second caller). "+
 		"Scrapes read the latest sweep and never wait for one.").
 		Default("30s").DurationVar(&cfg.Interval)
+	app.Flag("hccn.slow-interval", "How often the rarely changing commands (-optical, -tls, -speed) are called; sweeps in between "+
+		"export their last answer. Each call is a line in the host's /var/log/hccn_tool/hccn.log and holds the tool's lock "+
+		"(docs/hccn.md, \"Load on the node\"). 0 calls them at every sweep.").
+		Default("10m").DurationVar(&cfg.SlowInterval)
 	return cfg
 }
 
@@ -47,6 +55,9 @@ func (c Config) Validate() error {
 	}
 	if c.Interval < time.Second {
 		return fmt.Errorf("--hccn.interval=%s: must be at least 1s (each sweep makes one call per command per NPU chip)", c.Interval)
+	}
+	if c.SlowInterval < 0 {
+		return fmt.Errorf("--hccn.slow-interval=%s: must be 0 (every sweep) or positive", c.SlowInterval)
 	}
 	return nil
 }
@@ -70,6 +81,7 @@ type Collector struct {
 
 	// Owned by the sweep goroutine.
 	down           map[int]*downTracker
+	slow           map[int]slowReading // by phy id: the last answers of the slow commands
 	lastMapWarning string
 	wasAbsent      bool
 	wasIncomplete  bool
@@ -97,7 +109,7 @@ func New(cfg Config, chips ChipSource, logger *slog.Logger) *Collector {
 	}
 	c := &Collector{
 		cfg: cfg, logger: logger, chips: chips, devDir: "/dev", loc: time.Local,
-		now: time.Now, calls: map[[2]string]float64{}, down: map[int]*downTracker{},
+		now: time.Now, calls: map[[2]string]float64{}, down: map[int]*downTracker{}, slow: map[int]slowReading{},
 	}
 	c.exec = func(ctx context.Context, bin string, args []string) output {
 		return runTool(ctx, bin, args, c.cfg.Timeout)

@@ -505,6 +505,9 @@ func TestStartStop(t *testing.T) {
 	c.now = time.Now
 	c.cfg.Interval = 50 * time.Millisecond
 	c.Start()
+	// A failed check must not leave the sweeps running: they would run the
+	// fake with the environment of the tests that follow.
+	t.Cleanup(c.Stop)
 	deadline := time.Now().Add(10 * time.Second)
 	for len(n.calls()) < 3*2*len(commands) {
 		if time.Now().After(deadline) {

@@ -19,22 +19,26 @@ type command struct {
 	// with but that is an answer, not a failure ("Optical module is not
 	// present."): it is parsed and counted as success.
 	answer func(stdout []byte) bool
+	// slow: the answer changes rarely (the optical module, the TLS switch,
+	// the port speed), so it is asked every --hccn.slow-interval and the
+	// last answer is carried over in between (docs/hccn.md).
+	slow bool
 }
 
 // commands run in this order per device: the cheap one-line answers first,
 // -qp_info (one driver round trip per QP) last.
 var commands = []command{
-	{"link", func(_ *Collector, r *Reading, b []byte) error {
+	{name: "link", parse: func(_ *Collector, r *Reading, b []byte) error {
 		up, err := ParseLink(b)
 		r.LinkUp, r.HasLink = up, err == nil
 		return err
-	}, nil},
-	{"net_health", func(_ *Collector, r *Reading, b []byte) error {
+	}},
+	{name: "net_health", parse: func(_ *Collector, r *Reading, b []byte) error {
 		s, raw, err := ParseNetHealth(b)
 		r.NetHealth, r.NetHealthRaw = s, raw
 		return err
-	}, nil},
-	{"link_stat", func(c *Collector, r *Reading, b []byte) error {
+	}},
+	{name: "link_stat", parse: func(c *Collector, r *Reading, b []byte) error {
 		s, err := ParseLinkStat(b, c.loc)
 		if err != nil {
 			return err
@@ -42,34 +46,34 @@ var commands = []command{
 		r.LinkStat = &s
 		r.LinkDownEvents = c.downEvents(r.PhyID, s)
 		return nil
-	}, nil},
-	{"stat", func(_ *Collector, r *Reading, b []byte) error {
+	}},
+	{name: "stat", parse: func(_ *Collector, r *Reading, b []byte) error {
 		s, err := ParseStat(b)
 		r.Stat = s
 		return err
-	}, nil},
+	}},
 	{name: "optical", parse: func(_ *Collector, r *Reading, b []byte) error {
 		o, err := ParseOptical(b)
 		if err == nil {
 			r.Optical = &o
 		}
 		return err
-	}, answer: func(b []byte) bool { return bytes.Contains(b, []byte(opticalNotPresent)) }},
+	}, answer: func(b []byte) bool { return bytes.Contains(b, []byte(opticalNotPresent)) }, slow: true},
 	{name: "tls", parse: func(_ *Collector, r *Reading, b []byte) error {
 		on, err := ParseTLS(b)
 		r.TLSEnabled, r.HasTLS = on, err == nil
 		return err
-	}},
+	}, slow: true},
 	{name: "speed", parse: func(_ *Collector, r *Reading, b []byte) error {
 		v, known, err := ParseSpeed(b)
 		r.SpeedBytesPerSecond, r.HasSpeed = v, known && err == nil
 		return err
-	}},
-	{"qp_info", func(_ *Collector, r *Reading, b []byte) error {
+	}, slow: true},
+	{name: "qp_info", parse: func(_ *Collector, r *Reading, b []byte) error {
 		qps, err := ParseQPInfo(b)
 		r.QPs, r.HasQPs = qps, err == nil
 		return err
-	}, nil},
+	}},
 }
 
 // Reading is what one sweep read from one device. A command that failed
@@ -131,9 +135,19 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 	var problems []string
 	for _, d := range devs {
 		r := Reading{Device: d, Results: make(map[string]string, len(commands))}
+		prev, carry := c.slow[d.PhyID]
+		carry = carry && c.cfg.SlowInterval > 0 && c.now().Sub(prev.at) < c.cfg.SlowInterval
+		slowOK := true
 		for _, cmd := range commands {
 			if ctx.Err() != nil {
 				break
+			}
+			if cmd.slow && carry {
+				// Asked less than --hccn.slow-interval ago, and answered.
+				r.Optical, r.TLSEnabled, r.HasTLS = prev.r.Optical, prev.r.TLSEnabled, prev.r.HasTLS
+				r.SpeedBytesPerSecond, r.HasSpeed = prev.r.SpeedBytesPerSecond, prev.r.HasSpeed
+				r.Results[cmd.name] = prev.r.Results[cmd.name]
+				continue
 			}
 			args := []string{"-i", strconv.Itoa(d.PhyID), "-" + cmd.name, "-g"}
 			out := c.exec(ctx, bin, args)
@@ -148,6 +162,9 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 			}
 			r.Results[cmd.name] = result
 			c.countCall(cmd.name, result)
+			if cmd.slow && result != resultSuccess && result != resultUnsupported {
+				slowOK = false
+			}
 			if err != nil {
 				c.logger.Debug("hccn_tool call failed", "phy_id", d.PhyID, "command", cmd.name, "result", result, "err", err)
 			}
@@ -160,6 +177,12 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 			if result == resultTimeout {
 				break
 			}
+		}
+		if !carry && slowOK && ctx.Err() == nil && r.Results["speed"] != "" {
+			// Every slow command answered: keep them for the slow interval.
+			c.slow[d.PhyID] = slowReading{at: c.now(), r: r}
+		} else if !carry {
+			delete(c.slow, d.PhyID) // ask again at the next sweep
 		}
 		s.Devices = append(s.Devices, r)
 	}
@@ -232,4 +255,10 @@ func (c *Collector) downEvents(phy int, s LinkStat) float64 {
 	}
 	t.newest = newest
 	return t.total
+}
+
+// slowReading is the last complete answer of a device's slow commands.
+type slowReading struct {
+	at time.Time
+	r  Reading
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -22,21 +23,37 @@ type SettingsSource interface {
 	Settings(p ChipProcess) (ProcessSettings, bool)
 }
 
-// Label values of the processes gauge.
+// Label values of the bound label and of the processes gauge.
 const (
+	boundLow      = "low"
+	boundExpected = "expected"
+	boundHigh     = "high"
+
 	settingsKnown     = "known"
 	settingsDefaulted = "defaulted"
 )
 
 var (
 	qpMemoryDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_memory_bytes",
-		"NPU memory the QPs of the HCCL link setup still ahead may need on the chip: hccl_link_setup_pending_queue_pairs "+
-			"× --headroom.qp-bytes-low (bound=low) or × --headroom.qp-bytes-high (bound=high). 0 when every link is set up.",
+		"NPU memory the QPs of the HCCL link setup still ahead need on the chip: hccl_link_setup_pending_queue_pairs of the bound "+
+			"× the size of a QP of its process's mode (HCCL's QP depths × 64 B per send WQE + 32 B per CQE); where the logs do not "+
+			"tell the mode, --headroom.qp-bytes-low (bound=low) or --headroom.qp-bytes-high (expected, high). 0 when every link is set up.",
 		[]string{"npu", "chip", "bound"}, nil)
 	pendingQPsDesc = prometheus.NewDesc("hccl_link_setup_pending_queue_pairs",
-		"RoCE QPs the chip's processes may still create: per live communicator, its peers not yet linked (bound=low: a ring "+
-			"across servers, high: a full mesh) × QPs per connection (N + 1 for HCCL_RDMA_QPS_PER_CONNECTION = N > 1), "+
-			"minus live QPs hccn_tool counts beyond the logs.",
+		"RoCE QPs the chip's processes still create: per live communicator, its peers not yet linked × QPs per connection "+
+			"(N + 1 for HCCL_RDMA_QPS_PER_CONNECTION = N > 1). bound=low: a ring across servers; expected: what HCCL's algorithms "+
+			"link (one plane per device index across servers, every remote rank once an AlltoAll-family or send/recv operator ran) "+
+			"plus the next ACL graph capture's QPs of a capturing process; high: a full mesh to every remote rank. Minus live QPs "+
+			"hccn_tool counts beyond the logs.",
+		[]string{"npu", "chip", "bound"}, nil)
+	unknownModeDesc = prometheus.NewDesc("hccl_link_setup_unknown_mode_queue_pairs",
+		"Of hccl_link_setup_pending_queue_pairs{bound=\"expected\"}, the QPs whose mode (op-base or graph, product, expansion mode) "+
+			"the logs do not tell: sized at --headroom.qp-bytes-high, the largest mode.",
+		[]string{"npu", "chip"}, nil)
+	slotsFreeDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_slots_free",
+		"QPs the chip's device can still create after the link setup ahead: HCCP's limit of 8192 per device (RS_QP_NUM_MAX) − live "+
+			"QPs (hccn_tool, else the logs' established) − hccl_link_setup_pending_queue_pairs of the bound. Below zero the link setup "+
+			"ahead fails with EI0007 resource[qp] (\"Exceeded the maximum QP limit\"), whatever HBM is free.",
 		[]string{"npu", "chip", "bound"}, nil)
 	establishedQPsDesc = prometheus.NewDesc("hccl_link_setup_established_queue_pairs",
 		"RoCE QPs already created on the chip: its processes' `create hccl transport:` lines with a qpn, or hccn_tool's "+
@@ -47,11 +64,12 @@ var (
 		[]string{"npu", "chip"}, nil)
 	cclBufferPendingDesc = prometheus.NewDesc("hccl_ccl_buffer_pending_bytes",
 		"cclBuffer of the chip's communicators that have not run their first collective: 2 × buffer size (their [Load] "+
-			"comm config, else HCCL_BUFFSIZE) + 1 MiB each, allocated lazily together with link setup.",
+			"comm config, else HCCL_BUFFSIZE) + 1 MiB each, allocated lazily together with link setup; in AIV expansion mode "+
+			"plus 40 MiB + 32 KiB of AIV buffers each.",
 		[]string{"npu", "chip"}, nil)
 	headroomDesc = prometheus.NewDesc("hccl_link_setup_headroom_bytes",
-		"HBM total − HBM used − hccl_link_setup_queue_pair_memory_bytes{bound=\"high\"} − hccl_ccl_buffer_pending_bytes: below zero "+
-			"the link setup still ahead on the chip may fail with EI0011. Links already set up are not subtracted again.",
+		"HBM total − HBM used − hccl_link_setup_queue_pair_memory_bytes{bound=\"expected\"} − hccl_ccl_buffer_pending_bytes: below zero "+
+			"the link setup HCCL will do on the chip does not fit and fails with EI0011. Links already set up are not subtracted again.",
 		[]string{"npu", "chip"}, nil)
 	foreignQPsDesc = prometheus.NewDesc("ascend_roce_foreign_queue_pairs",
 		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
@@ -96,7 +114,9 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	if c.settings != nil {
 		lookup = c.settings.Settings
 	}
-	result := Model(c.cfg, chips, procs, lookup)
+	cfg := c.cfg
+	cfg.Now = time.Now()
+	result := Model(cfg, chips, procs, lookup)
 	defaulted, unknown := 0, 0
 	for _, h := range result {
 		emit(ch, h)
@@ -113,10 +133,15 @@ func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	gauge(qpMemoryDesc, h.QPMemoryLowBytes, h.NPU, h.Chip, "low")
-	gauge(qpMemoryDesc, h.QPMemoryHighBytes, h.NPU, h.Chip, "high")
-	gauge(pendingQPsDesc, h.QPsLow, h.NPU, h.Chip, "low")
-	gauge(pendingQPsDesc, h.QPsHigh, h.NPU, h.Chip, "high")
+	gauge(qpMemoryDesc, h.QPMemoryLowBytes, h.NPU, h.Chip, boundLow)
+	gauge(qpMemoryDesc, h.QPMemoryExpectedBytes, h.NPU, h.Chip, boundExpected)
+	gauge(qpMemoryDesc, h.QPMemoryHighBytes, h.NPU, h.Chip, boundHigh)
+	gauge(pendingQPsDesc, h.QPsLow, h.NPU, h.Chip, boundLow)
+	gauge(pendingQPsDesc, h.QPsExpected, h.NPU, h.Chip, boundExpected)
+	gauge(pendingQPsDesc, h.QPsHigh, h.NPU, h.Chip, boundHigh)
+	gauge(unknownModeDesc, h.UnknownModeQPs, h.NPU, h.Chip)
+	gauge(slotsFreeDesc, h.SlotsFreeExpected, h.NPU, h.Chip, boundExpected)
+	gauge(slotsFreeDesc, h.SlotsFreeHigh, h.NPU, h.Chip, boundHigh)
 	gauge(establishedQPsDesc, h.EstablishedQPs, h.NPU, h.Chip)
 	gauge(cclBufferDesc, h.CCLBufferBytes, h.NPU, h.Chip)
 	gauge(cclBufferPendingDesc, h.CCLBufferPendingBytes, h.NPU, h.Chip)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/alecthomas/units"
@@ -22,12 +23,16 @@ type Config struct {
 	// DefaultBuffSizeBytes is assumed where the logs do not print
 	// HCCL_BUFFSIZE.
 	DefaultBuffSizeBytes float64
-	// GraphQPBytes is the memory of one QP in graph (offline) mode, whose
-	// QPs have the smallest depth, 128 (qpBytes).
-	GraphQPBytes float64
 	// QPBytesSetByUser: --headroom.qp-bytes-low or -high was given; the
 	// pair then applies to every mode.
 	QPBytesSetByUser bool
+	// CaptureWindow: a process whose latest ACL graph capture re-created
+	// QPs less than this long ago (by the time its log printed) is
+	// capturing, and its next capture's QPs are ahead.
+	CaptureWindow time.Duration
+	// Now is the time the model compares capture times with; the
+	// collector sets it each scrape. Zero: no capture is projected.
+	Now time.Time
 }
 
 // DefaultConfig is the configuration with every flag at its default.
@@ -37,7 +42,7 @@ func DefaultConfig() Config {
 		QPBytesHigh:             3 << 20,
 		DefaultQPsPerConnection: HCCLDefaultQPsPerConnection,
 		DefaultBuffSizeBytes:    HCCLDefaultBuffSizeBytes,
-		GraphQPBytes:            256 << 10,
+		CaptureWindow:           5 * time.Minute,
 	}
 }
 
@@ -47,12 +52,15 @@ func AddFlags(app *kingpin.Application) *Config {
 	cfg := DefaultConfig()
 	var highSet bool
 	app.Flag("headroom.qp-bytes-low",
-		"Lower bound of the NPU memory one HCCL QP takes (depends on QP depth), with a unit: 256KiB, 0.25MiB. KiB = 1024 bytes.").
+		"Override: the NPU memory of one HCCL QP for the low bound, in every mode, with a unit: 256KiB, 0.25MiB (KiB = 1024 bytes). Unset, each QP has the size of its mode (docs/headroom.md); where the logs do not tell the mode, 256KiB.").
 		Default("256KiB").IsSetByUser(&cfg.QPBytesSetByUser).SetValue(&bytesValue{dst: &cfg.QPBytesLow})
 	app.Flag("headroom.qp-bytes-high",
-		"Upper bound of the NPU memory one HCCL QP takes (depends on QP depth), with a unit: 3MiB. The headroom subtracts this bound. "+
-			"Unless either flag is given, a process that prints it runs in graph mode (QP depth 128) uses 256KiB for both bounds.").
+		"Override: the NPU memory of one HCCL QP for the expected and high bounds, in every mode, with a unit: 3MiB. Unset, each QP has "+
+			"the size of its mode (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB (the largest mode).").
 		Default("3MiB").IsSetByUser(&highSet).SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
+	app.Flag("headroom.capture-window",
+		"How long after its latest ACL graph capture re-created RoCE QPs a process counts as capturing: its next capture's QPs are then link setup ahead.").
+		Default("5m").DurationVar(&cfg.CaptureWindow)
 	// Either flag given makes the pair apply to every mode.
 	app.Action(func(*kingpin.ParseContext) error {
 		cfg.QPBytesSetByUser = cfg.QPBytesSetByUser || highSet
@@ -109,8 +117,8 @@ func (c Config) sanitized() Config {
 	if !(c.DefaultQPsPerConnection >= 1 && c.DefaultQPsPerConnection <= HCCLMaxQPsPerConnection) {
 		c.DefaultQPsPerConnection = d.DefaultQPsPerConnection
 	}
-	if !usable(c.GraphQPBytes) {
-		c.GraphQPBytes = d.GraphQPBytes
+	if c.CaptureWindow < 0 {
+		c.CaptureWindow = 0
 	}
 	return c
 }

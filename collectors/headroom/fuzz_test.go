@@ -4,12 +4,17 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+	"time"
 )
 
+// fuzzNow is the model's clock in the fuzz test.
+var fuzzNow = time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)
+
 // FuzzModel feeds Model arbitrary chips, processes, settings and configs and
-// checks its invariants: no panic, every number finite, high ≥ low ≥ 0 for
-// QPs and QP memory, buffers ≥ 0, headroom = free − high − pending buffer, and process counts
-// matching the distinct pids per chip.
+// checks its invariants: no panic, every number finite, high ≥ expected ≥ low
+// ≥ 0 for QPs, QP memory ≥ 0 with high ≥ low, buffers ≥ 0, headroom = free −
+// expected QP memory − pending buffer, slots = 8192 − live − pending, and
+// process counts matching the distinct pids per chip.
 func FuzzModel(f *testing.F) {
 	// Seeds: the chip (63900/65536 MiB, QPS 16, 64 ranks, 8 servers),
 	// single server with intra RoCE, unknown servers, and hostile values.
@@ -35,11 +40,17 @@ func FuzzModel(f *testing.F) {
 			comms[i] = Communicator{RankSize: int(rankSize) - i, ServerNum: int(serverNum) + i, SuperPodNum: b(0)%4 - 1,
 				DeviceType: b(1)%6 - 1, SuperPodMode: b(2)%3 - 1, StandardCard: b(3)%3 - 1, RoCEPeers: b(4) - 8, OtherPeers: b(5),
 				EstablishedQPs: float64(b(6)) * qps, CCLBufferBytes: float64(b(7)%2) * buff, BufferSizeBytes: float64(b(0)) * used,
-				MultiModuleDiffDeviceNum: b(8)%3 - 1, MultiSuperPodDiffServerNum: b(9)%3 - 1, BufferName: []string{"", "a", "b"}[b(10)%3]}
+				MultiModuleDiffDeviceNum: b(8)%3 - 1, MultiSuperPodDiffServerNum: b(9)%3 - 1, BufferName: []string{"", "a", "b"}[b(10)%3],
+				AllRanksOps: b(11)%2 == 1, OpBaseTags: b(12)%2 == 1, GraphTags: b(13)%3 == 1, Captures: b(14) % 3,
+				LastCaptureQPs: float64(b(15)) * qps, LastCaptureAt: fuzzNow.Add(-time.Duration(b(16)) * time.Minute)}
 		}
 		settings := ProcessSettings{QPsPerConnection: qps, QPsKnown: qpsKnown, BuffSizeBytes: buff, BuffSizeKnown: buffKnown,
 			IntraRoCE: intraRoCE, InterHCCSDisabled: !intraRoCE, Communicators: comms, UnattributedBufferBytes: total, UnattributedQPs: qpLow,
 			GraphMode: len(layout) > 0 && layout[0]%2 == 1, SingleQP: len(layout) > 1 && layout[1]%2 == 1}
+		if len(layout) > 2 {
+			settings.ExpansionMode = []string{"", "AIV", "HOST", "AI_CPU"}[layout[2]%4]
+		}
+		cfg.Now, cfg.CaptureWindow = fuzzNow, time.Duration(nComms)*time.Minute
 		var liveQPNs []uint32
 		for i, c := range layout {
 			if i%2 == 0 {
@@ -55,7 +66,7 @@ func FuzzModel(f *testing.F) {
 		chips := []ChipMemory{
 			{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total, LiveQPs: qpHigh, LiveQPsKnown: qpsKnown,
 				LiveQPNs: liveQPNs, LiveQPNsKnown: intraRoCE},
-			{NPU: "0", Chip: "1", HBMUsedBytes: total, HBMTotalBytes: used},
+			{NPU: "0", Chip: "1", HBMUsedBytes: total, HBMTotalBytes: used, Name: "910B3"},
 			{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1}, // duplicate chip row
 		}
 		var procs []ChipProcess
@@ -95,13 +106,22 @@ func FuzzModel(f *testing.F) {
 				"QPMemoryHighBytes": h.QPMemoryHighBytes, "CCLBufferBytes": h.CCLBufferBytes,
 				"CCLBufferPendingBytes": h.CCLBufferPendingBytes, "EstablishedQPs": h.EstablishedQPs,
 				"FreeHBMBytes": h.FreeHBMBytes, "HeadroomBytes": h.HeadroomBytes, "ForeignQPs": h.ForeignQPs,
+				"QPsExpected": h.QPsExpected, "QPMemoryExpectedBytes": h.QPMemoryExpectedBytes, "SlotsFreeHigh": h.SlotsFreeHigh,
+				"SlotsFreeExpected": h.SlotsFreeExpected, "UnknownModeQPs": h.UnknownModeQPs, "CaptureQPs": h.CaptureQPs,
 			} {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					t.Fatalf("chip %v: %s = %v", k, name, v)
 				}
 			}
-			if h.QPsLow < 0 || h.QPsHigh < h.QPsLow {
-				t.Fatalf("chip %v: QPs low %v high %v", k, h.QPsLow, h.QPsHigh)
+			if h.QPsLow < 0 || h.QPsExpected < h.QPsLow || h.QPsHigh < h.QPsExpected {
+				t.Fatalf("chip %v: QPs low %v expected %v high %v", k, h.QPsLow, h.QPsExpected, h.QPsHigh)
+			}
+			if h.QPMemoryExpectedBytes < 0 || h.UnknownModeQPs < 0 || h.UnknownModeQPs > h.QPsExpected || h.CaptureQPs < 0 {
+				t.Fatalf("chip %v: expected memory %v, unknown-mode QPs %v of %v, capture QPs %v", k, h.QPMemoryExpectedBytes,
+					h.UnknownModeQPs, h.QPsExpected, h.CaptureQPs)
+			}
+			if h.SlotsFreeHigh > h.SlotsFreeExpected || h.SlotsFreeExpected > HCCPMaxQPsPerDevice {
+				t.Fatalf("chip %v: slots free expected %v high %v", k, h.SlotsFreeExpected, h.SlotsFreeHigh)
 			}
 			if h.QPMemoryLowBytes < 0 || h.QPMemoryHighBytes < h.QPMemoryLowBytes {
 				t.Fatalf("chip %v: QP memory low %v high %v", k, h.QPMemoryLowBytes, h.QPMemoryHighBytes)
@@ -112,8 +132,8 @@ func FuzzModel(f *testing.F) {
 			if h.CCLBufferBytes < 0 || h.CCLBufferPendingBytes < 0 || h.EstablishedQPs < 0 {
 				t.Fatalf("chip %v: buffer %v pending %v established %v", k, h.CCLBufferBytes, h.CCLBufferPendingBytes, h.EstablishedQPs)
 			}
-			if h.HBMKnown && h.HeadroomBytes != h.FreeHBMBytes-h.QPMemoryHighBytes-h.CCLBufferPendingBytes {
-				t.Fatalf("chip %v: headroom %v != free %v − high %v − pending buffer %v", k, h.HeadroomBytes, h.FreeHBMBytes, h.QPMemoryHighBytes, h.CCLBufferPendingBytes)
+			if h.HBMKnown && h.HeadroomBytes != h.FreeHBMBytes-h.QPMemoryExpectedBytes-h.CCLBufferPendingBytes {
+				t.Fatalf("chip %v: headroom %v != free %v − expected %v − pending buffer %v", k, h.HeadroomBytes, h.FreeHBMBytes, h.QPMemoryExpectedBytes, h.CCLBufferPendingBytes)
 			}
 			if !h.HBMKnown && (h.HeadroomBytes != 0 || h.FreeHBMBytes != 0) {
 				t.Fatalf("chip %v: HBM unknown but headroom %v free %v", k, h.HeadroomBytes, h.FreeHBMBytes)
@@ -159,7 +179,7 @@ func TestModelRandomized(t *testing.T) {
 						DeviceType: int(layout[4]%6) - 1, SuperPodMode: int(layout[5]%3) - 1, StandardCard: int(layout[6]%3) - 1}}}, true
 			})
 		for _, h := range got {
-			if h.QPsLow < 0 || h.QPsHigh < h.QPsLow || h.QPMemoryHighBytes < h.QPMemoryLowBytes || h.QPMemoryLowBytes < 0 {
+			if h.QPsLow < 0 || h.QPsExpected < h.QPsLow || h.QPsHigh < h.QPsExpected || h.QPMemoryHighBytes < h.QPMemoryLowBytes || h.QPMemoryLowBytes < 0 {
 				t.Fatalf("ranks %d servers %d qps %v: %+v", ranks, servers, qps, h)
 			}
 			if h.QPsHigh > 0 && ranks > 1 && h.QPsHigh > float64(ranks-1)*(HCCLMaxQPsPerConnection+1) {

@@ -23,6 +23,8 @@ package headroom
 
 import (
 	"math"
+	"strings"
+	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
@@ -58,6 +60,23 @@ type ChipMemory struct {
 	LiveQPsKnown  bool
 	LiveQPNs      []uint32
 	LiveQPNsKnown bool
+	// Name is the chip's name as npu-smi prints it (910B3, 910_9392, …):
+	// the product of communicators whose logs print no deviceType.
+	Name string
+}
+
+// DeviceTypeOfChip maps npu-smi's chip name to HCCL's device type: 910B*
+// is 910B, a name with 910_93 (or a 93xx model) the A3's 910_93; -1 when
+// the name says neither.
+func DeviceTypeOfChip(name string) int {
+	n := strings.ToUpper(strings.TrimPrefix(strings.TrimSpace(name), "Ascend"))
+	switch {
+	case strings.HasPrefix(n, "910B"):
+		return hcclenv.DevType910B
+	case strings.HasPrefix(n, "910_93"), strings.HasPrefix(n, "910_9"):
+		return hcclenv.DevType910_93
+	}
+	return -1
 }
 
 // ChipProcess is one row of npu-smi's process table: a pid using a chip.
@@ -108,6 +127,17 @@ type Communicator struct {
 	EstablishedQPs float64
 	RoCEPeers      int
 	OtherPeers     int
+	// AllRanksOps: an AlltoAll-family or send/recv/batch link set was
+	// logged: the communicator links every remote rank.
+	AllRanksOps bool
+	// OpBaseTags and GraphTags: its link sets had op-base or graph tags.
+	OpBaseTags, GraphTags bool
+	// Captures counts ACL graph captures that re-created its RoCE QPs;
+	// LastCaptureQPs are the latest capture's QPs, LastCaptureAt when its
+	// latest QP was logged.
+	Captures       int
+	LastCaptureQPs float64
+	LastCaptureAt  time.Time
 }
 
 // ProcessSettings is what the CANN logs say about one process: the
@@ -138,6 +168,9 @@ type ProcessSettings struct {
 	MultiQPFrom string
 	// QPNs are the qpns its transport lines logged.
 	QPNs []uint32
+	// ExpansionMode is its HCCL_OP_EXPANSION_MODE as printed (AI_CPU, AIV,
+	// HOST, …), "" when not printed.
+	ExpansionMode string
 }
 
 // ChipHeadroom is the model's result for one chip.
@@ -149,9 +182,27 @@ type ChipHeadroom struct {
 	// it may link to (a ring across servers: low; a full mesh: high) not
 	// yet linked, × QPs per connection (N + 1 for N > 1).
 	QPsLow, QPsHigh float64
-	// QPMemoryLowBytes = QPsLow × qp-bytes-low and QPMemoryHighBytes =
-	// QPsHigh × qp-bytes-high.
-	QPMemoryLowBytes, QPMemoryHighBytes float64
+	// QPsExpected are the QPs HCCL will create with the operators it has
+	// run or will plausibly run (expectedPeers): one plane per device
+	// index across servers, every remote rank once an all-ranks operator
+	// ran, plus the next capture's QPs while a process keeps capturing.
+	QPsExpected float64
+	// QPMemoryLowBytes, QPMemoryExpectedBytes and QPMemoryHighBytes are
+	// their memory: per QP the size of its mode (qpModeBytes) where the
+	// mode is known, else --headroom.qp-bytes-low for the low bound and
+	// --headroom.qp-bytes-high for the others.
+	QPMemoryLowBytes, QPMemoryExpectedBytes, QPMemoryHighBytes float64
+	// UnknownModeQPs are the expected QPs whose mode, hence size, the
+	// logs do not tell (sized at --headroom.qp-bytes-high).
+	UnknownModeQPs float64
+	// CaptureQPs are the QPs of the next ACL graph capture projected for
+	// processes that are capturing (in QPsExpected and QPsHigh).
+	CaptureQPs float64
+	// SlotsFreeExpected and SlotsFreeHigh = HCCP's 8192 QPs per device −
+	// live QPs (hccn_tool, else the logs' established) − QPsExpected or
+	// QPsHigh: below zero the link setup ahead exceeds the device's QP
+	// limit (EI0007 resource[qp]).
+	SlotsFreeExpected, SlotsFreeHigh float64
 	// EstablishedQPs are the QPs already created: from the logs, or
 	// hccn_tool's live count where that is larger and the logs print no
 	// qpns to match it with.
@@ -166,6 +217,10 @@ type ChipHeadroom struct {
 	// what communicators that have not run their first collective will
 	// allocate then (2 × buffer size + 1 MiB each).
 	CCLBufferBytes, CCLBufferPendingBytes float64
+	// AIVBufferPendingBytes is the part of CCLBufferPendingBytes that is
+	// AIV buffers (HCCL_OP_EXPANSION_MODE=AIV): 36 MiB + 4 MiB + 32 KiB
+	// per communicator that has not run its first collective.
+	AIVBufferPendingBytes float64
 
 	// HBMKnown is false when npu-smi gave no usable HBM numbers for the
 	// chip; FreeHBMBytes and HeadroomBytes are then 0 and must not be
@@ -173,9 +228,9 @@ type ChipHeadroom struct {
 	HBMKnown bool
 	// FreeHBMBytes = total − used.
 	FreeHBMBytes float64
-	// HeadroomBytes = FreeHBMBytes − QPMemoryHighBytes −
-	// CCLBufferPendingBytes; negative when the link setup still ahead may
-	// not fit.
+	// HeadroomBytes = FreeHBMBytes − QPMemoryExpectedBytes −
+	// CCLBufferPendingBytes; negative when the link setup HCCL will do
+	// does not fit.
 	HeadroomBytes float64
 
 	// ProcessesKnown counts the chip's processes whose QP and buffer
@@ -200,6 +255,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	index := make(map[key]int, len(chips))
 	out := make([]ChipHeadroom, 0, len(chips))
 	live := make([]float64, 0, len(chips)) // -1: no measurement
+	devType := make([]int, 0, len(chips))  // from the chip's name, -1 unknown
 	var liveQPNs [][]uint32                // nil: not listed
 	for _, c := range chips {
 		k := key{c.NPU, c.Chip}
@@ -213,6 +269,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			h.FreeHBMBytes = c.HBMTotalBytes - c.HBMUsedBytes
 		}
 		out = append(out, h)
+		devType = append(devType, DeviceTypeOfChip(c.Name))
 		l := -1.0
 		if c.LiveQPsKnown && c.LiveQPs >= 0 && c.LiveQPs <= maxPlausibleBytes {
 			l = c.LiveQPs
@@ -247,6 +304,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			index[k] = i
 			out = append(out, ChipHeadroom{NPU: p.NPU, Chip: p.Chip})
 			live = append(live, -1)
+			devType = append(devType, -1)
 			liveQPNs = append(liveQPNs, nil)
 			logged = append(logged, nil)
 		}
@@ -254,6 +312,18 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 		var found bool
 		if settings != nil {
 			s, found = settings(p)
+		}
+		if found && devType[i] >= 0 {
+			// The logs of this era print no deviceType: the chip's name
+			// says which product the process runs on.
+			comms := make([]Communicator, len(s.Communicators))
+			for j, c := range s.Communicators {
+				if c.DeviceType < 0 {
+					c.DeviceType = devType[i]
+				}
+				comms[j] = c
+			}
+			s.Communicators = comms
 		}
 		addProcess(&out[i], cfg, s, found)
 		if found && len(s.QPNs) > 0 {
@@ -290,13 +360,23 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			// longer ahead.
 			extra := l - h.EstablishedQPs
 			h.EstablishedQPs = l
-			low, high := math.Max(0, h.QPsLow-extra), math.Max(0, h.QPsHigh-extra)
+			low, exp, high := math.Max(0, h.QPsLow-extra), math.Max(0, h.QPsExpected-extra), math.Max(0, h.QPsHigh-extra)
 			h.QPMemoryLowBytes = scaled(h.QPMemoryLowBytes, low, h.QPsLow)
+			h.QPMemoryExpectedBytes = scaled(h.QPMemoryExpectedBytes, exp, h.QPsExpected)
 			h.QPMemoryHighBytes = scaled(h.QPMemoryHighBytes, high, h.QPsHigh)
-			h.QPsLow, h.QPsHigh = low, high
+			h.UnknownModeQPs = math.Min(h.UnknownModeQPs, exp)
+			h.QPsLow, h.QPsExpected, h.QPsHigh = low, exp, high
 		}
+		// HCCP's per-device QP table: the live count where hccn_tool
+		// measured it, else what the logs show created.
+		used := h.EstablishedQPs
+		if l := live[i]; l >= 0 {
+			used = l
+		}
+		h.SlotsFreeExpected = HCCPMaxQPsPerDevice - used - h.QPsExpected
+		h.SlotsFreeHigh = HCCPMaxQPsPerDevice - used - h.QPsHigh
 		if h.HBMKnown {
-			h.HeadroomBytes = h.FreeHBMBytes - h.QPMemoryHighBytes - h.CCLBufferPendingBytes
+			h.HeadroomBytes = h.FreeHBMBytes - h.QPMemoryExpectedBytes - h.CCLBufferPendingBytes
 		}
 	}
 	return out
@@ -335,13 +415,26 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 			shared[c.BufferName] = true
 		}
 	}
+	opBase, graph := false, s.GraphMode
 	for _, c := range s.Communicators {
-		d := demand(c, s, qps, buff)
+		opBase = opBase || c.OpBaseTags
+		graph = graph || c.GraphTags
+	}
+	for _, c := range s.Communicators {
+		d := demand(cfg, c, s, qps, buff)
 		h.QPsLow += d.qpsLow
+		h.QPsExpected += d.qpsExpected
 		h.QPsHigh += d.qpsHigh
-		lowB, highB := qpBytes(cfg, s, c)
+		h.CaptureQPs += d.captureQPs
+		lowB, expB, highB, known := qpBytes(cfg, s, c, opBase, graph, d.perLink)
 		h.QPMemoryLowBytes += d.qpsLow * lowB
+		h.QPMemoryExpectedBytes += d.qpsExpected * expB
 		h.QPMemoryHighBytes += d.qpsHigh * highB
+		if !known {
+			h.UnknownModeQPs += d.qpsExpected
+		}
+		h.AIVBufferPendingBytes += d.aiv
+		h.CCLBufferPendingBytes += d.aiv
 		if c.BufferName != "" {
 			if shared[c.BufferName] {
 				d.buffer = 0
@@ -365,23 +458,32 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 
 // commDemand is what one communicator may still create.
 type commDemand struct {
-	qpsLow, qpsHigh float64
-	buffer          float64
+	qpsLow, qpsExpected, qpsHigh float64
+	captureQPs                   float64
+	perLink                      float64
+	buffer, aiv                  float64
 }
 
+// AIV buffers HCCL allocates per communicator and mode in AIV expansion
+// mode (HCOMM ccl_buffer_manager.h: AIV_DATA_SIZE 36 MiB, AIV_FLAG_SIZE
+// 4 MiB, AIV_COMM_INFO_SIZE 32 KiB).
+const aivBufferBytes = 36<<20 + 4<<20 + 32<<10
+
 // demand applies HCCL's rules (docs/headroom.md) to one communicator.
-func demand(c Communicator, s ProcessSettings, qps, buff float64) commDemand {
+func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) commDemand {
 	if c.RankSize <= 1 {
 		return commDemand{} // a 1-rank communicator links nothing and never allocates its cclBuffer
 	}
 	var d commDemand
-	low, high, ring := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
+	low, exp, high, ring := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
 	linked := float64(max(c.RoCEPeers, 0))
 	perLink := qpsPerLink(qps, c.DeviceType)
 	if s.SingleQP {
 		perLink = 1
 	}
+	d.perLink = perLink
 	d.qpsLow = math.Max(0, low-linked) * perLink
+	d.qpsExpected = math.Max(0, exp-linked) * perLink
 	d.qpsHigh = math.Max(0, high-linked) * perLink
 	if s.GraphMode {
 		// Graph mode: a ring link between servers has
@@ -389,7 +491,20 @@ func demand(c Communicator, s ProcessSettings, qps, buff float64) commDemand {
 		// GetSocketsPerLink: rankSize × 4 RDMA tasks per link over an SQ
 		// template of 12 WQEs); mesh links have one.
 		d.qpsLow = math.Max(0, low-linked) * graphRingSockets(ring)
+		d.qpsExpected = math.Max(d.qpsExpected, d.qpsLow)
 		d.qpsHigh = math.Max(d.qpsHigh, d.qpsLow)
+	}
+	if c.Captures > 0 && c.LastCaptureQPs > 0 && c.LastCaptureQPs <= maxPlausibleBytes &&
+		!cfg.Now.IsZero() && cfg.Now.Sub(c.LastCaptureAt) <= cfg.CaptureWindow {
+		// A capturing process re-creates the captured operators' RoCE QPs
+		// at each capture and keeps them while the graph lives: the next
+		// capture is ahead.
+		d.captureQPs = c.LastCaptureQPs
+		d.qpsExpected += d.captureQPs
+		d.qpsHigh += d.captureQPs
+	}
+	if strings.EqualFold(s.ExpansionMode, "AIV") && c.CCLBufferBytes <= 0 {
+		d.aiv = aivBufferBytes
 	}
 	if c.CCLBufferBytes <= 0 {
 		b := buff
@@ -408,20 +523,89 @@ func graphRingSockets(n float64) float64 {
 	return math.Max(1, math.Ceil(4*n/12))
 }
 
-// qpBytes bounds the device memory of one QP of communicator c. The QP
-// depth is fixed per mode (HCOMM-HEAD adapter_hccp.h): graph (offline)
-// mode 128 (DEFAULT_OFFLINE_MAX_SEND_WR, QP_DEPTH_MIN), the low end of
-// EI0011's "[0.25MB, 3MB], Affected by QP depth configuration" range;
-// op-base 32768 (QP_DEPTH_MAX) on 910B, 8192 on the A3 host and 2048 in A3
-// AI CPU mode. Only graph mode off the A3 is printed (the offline line), so
-// only it narrows the bounds; A3 graph mode in AI CPU mode sizes its single
-// QP by its sockets (× 128) and keeps the wide pair. Flags the user set
-// override every mode.
-func qpBytes(cfg Config, s ProcessSettings, c Communicator) (low, high float64) {
-	if cfg.QPBytesSetByUser || !s.GraphMode || c.DeviceType == hcclenv.DevType910_93 {
-		return cfg.QPBytesLow, cfg.QPBytesHigh
+// HCCP's provider sizes a QP's queues from their depths: 64 bytes per send
+// WQE and 32 bytes per CQE. The receive side (64 WRs, CQ depth 64) adds
+// about 6 KiB, below the model's precision, and is left out.
+const (
+	sendWQEBytes = 64
+	cqeBytes     = 32
+)
+
+// HCCPMaxQPsPerDevice is HCCP's limit of QPs per device (RS_QP_NUM_MAX):
+// it refuses the next with "Exceeded the maximum QP limit".
+const HCCPMaxQPsPerDevice = 8192
+
+// QPMode is one row of the QP-size table: a product, expansion mode and
+// multi-QP setting, and HCCL's send-queue and send-CQ depths for it.
+type QPMode struct {
+	Name             string
+	SQDepth, CQDepth float64
+}
+
+// Bytes is the device memory of one QP of the mode.
+func (m QPMode) Bytes() float64 { return m.SQDepth*sendWQEBytes + m.CQDepth*cqeBytes }
+
+// The QP modes (docs/headroom.md "QP size per mode" cites each depth).
+var (
+	QPMode910BOpBase        = QPMode{"910b_op_base", 32768, 32768}
+	QPMode910BOpBaseMultiQP = QPMode{"910b_op_base_multi_qp", 16384, 16384}
+	QPModeGraph             = QPMode{"graph", 128, 8192}
+	QPModeA3Host            = QPMode{"a3_host", 8192, 8192}
+	QPModeA3HostMultiQP     = QPMode{"a3_host_multi_qp", 4096, 4096}
+	QPModeA3AICPU           = QPMode{"a3_ai_cpu", 2048, 2048}
+	QPModeA3AICPUMultiQP    = QPMode{"a3_ai_cpu_multi_qp", 1024, 1024}
+)
+
+// qpModeOf says which mode communicator c's QPs will have, from what its
+// process printed: the mode of its own link sets' tags, else of the
+// process's (opBase, graph), the device type of its key-info line and
+// HCCL_OP_EXPANSION_MODE. ok is false where the logs do not tell.
+func qpModeOf(s ProcessSettings, c Communicator, opBase, graph bool, perLink float64) (QPMode, bool) {
+	isGraph := s.GraphMode || c.GraphTags && !c.OpBaseTags
+	isOpBase := !isGraph && (c.OpBaseTags || opBase && !graph)
+	multi := perLink > 1
+	switch {
+	case isGraph && c.DeviceType == hcclenv.DevType910_93:
+		// A3 AI CPU graph mode sizes its one QP by its sockets × 128
+		// (transport_ibverbs.cc): not a fixed size.
+		return QPMode{}, false
+	case isGraph:
+		return QPModeGraph, true
+	case !isOpBase:
+		return QPMode{}, false
+	case c.DeviceType == hcclenv.DevType910B:
+		if multi {
+			return QPMode910BOpBaseMultiQP, true
+		}
+		return QPMode910BOpBase, true
+	case c.DeviceType == hcclenv.DevType910_93:
+		host := strings.EqualFold(s.ExpansionMode, "HOST") || strings.EqualFold(s.ExpansionMode, "AIV")
+		switch {
+		case host && multi:
+			return QPModeA3HostMultiQP, true
+		case host:
+			return QPModeA3Host, true
+		case multi:
+			return QPModeA3AICPUMultiQP, true
+		}
+		return QPModeA3AICPU, true // AI CPU is A3's default expansion mode
 	}
-	return cfg.GraphQPBytes, cfg.GraphQPBytes
+	return QPMode{}, false
+}
+
+// qpBytes is the device memory of one QP of communicator c for each
+// bound: its mode's size where the mode is known (qpModeOf), else the
+// flags' band, expected taking the band's high end. Flags the user set
+// override every mode.
+func qpBytes(cfg Config, s ProcessSettings, c Communicator, opBase, graph bool, perLink float64) (low, exp, high float64, known bool) {
+	if cfg.QPBytesSetByUser {
+		return cfg.QPBytesLow, cfg.QPBytesHigh, cfg.QPBytesHigh, true
+	}
+	if m, ok := qpModeOf(s, c, opBase, graph, perLink); ok {
+		b := m.Bytes()
+		return b, b, b, true
+	}
+	return cfg.QPBytesLow, cfg.QPBytesHigh, cfg.QPBytesHigh, false
 }
 
 // scaled returns mem × n / of (0 when of is 0): QP memory after some of
@@ -468,31 +652,54 @@ func qpsPerLink(qps float64, deviceType int) float64 {
 //   - serverNum 1: no RoCE initialisation at all (hccl_communicator_attrs.cc).
 //   - serverNum > rankSize cannot happen; it is capped at rankSize.
 //
-// The third result is the size of the ring the low bound assumes (graph
+// The expected count is what HCCL's algorithms link (HCOMM
+// topo_info_extractor.cc): a level-0 mesh inside the server (HCCS, or RoCE
+// where same-server ranks use RoCE), and one level-1 plane per device
+// index across servers (level 2 across superpods), where the rank links
+// at most to the rank of its own device index in every other server —
+// ring, H-D, NHR, NB and pipeline all stay in that plane. Only an
+// AlltoAll-family or send/recv/batch operator links every remote rank:
+// once one ran (AllRanksOps), expected is high. Without a server count
+// (older eras) the planes are unknown and expected is high.
+//
+// The last result is the size of the ring the low bound assumes (graph
 // mode sizes its ring links by it).
-func linkPeers(c Communicator, intraRoCE, interHCCSDisabled bool) (low, high, ringSize float64) {
+func linkPeers(c Communicator, intraRoCE, interHCCSDisabled bool) (low, expected, high, ringSize float64) {
 	ranks := float64(c.RankSize)
 	ring := func(n float64) float64 { return math.Max(0, math.Min(n-1, 2)) }
-	spread := func(groups int) (float64, float64, float64) {
+	spread := func(groups int) (float64, float64, float64, float64) {
 		g := float64(min(groups, c.RankSize))
 		per := math.Max(1, math.Floor(ranks/g))
-		return ring(g), ranks - per, g
+		high := ranks - per
+		exp := math.Min(high, g-1)
+		if c.AllRanksOps {
+			exp = high
+		}
+		return ring(g), exp, high, g
 	}
 	if roceLevel0(c, intraRoCE) {
-		return ring(ranks), ranks - 1, ranks
+		high := ranks - 1
+		exp := high
+		if !c.AllRanksOps && c.ServerNum > 0 {
+			g := float64(min(c.ServerNum, c.RankSize))
+			per := math.Max(1, math.Floor(ranks/g))
+			exp = math.Min(high, per-1+g-1)
+		}
+		return ring(ranks), math.Max(exp, ring(ranks)), high, ranks
 	}
 	superPod := c.SuperPodMode == 1 || c.DeviceType == hcclenv.DevType910_93 && c.SuperPodNum >= 1
 	if superPod && !interHCCSDisabled && c.SuperPodNum >= 0 {
 		if c.SuperPodNum <= 1 {
-			return 0, 0, 0
+			return 0, 0, 0, 0
 		}
 		return spread(c.SuperPodNum)
 	}
 	if c.ServerNum < 0 {
-		return 0, math.Max(0, ranks-1-float64(max(c.OtherPeers, 0))), 0
+		high := math.Max(0, ranks-1-float64(max(c.OtherPeers, 0)))
+		return 0, high, high, 0
 	}
 	if c.ServerNum <= 1 {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	return spread(c.ServerNum)
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 )
@@ -65,7 +66,10 @@ func TestLinkPeers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			low, high, _ := linkPeers(tt.c, tt.intraRoCE, tt.hccsOff)
+			low, exp, high, _ := linkPeers(tt.c, tt.intraRoCE, tt.hccsOff)
+			if exp < low || exp > high {
+				t.Errorf("expected %v outside [%v, %v]", exp, low, high)
+			}
 			if low != tt.low || high != tt.high {
 				t.Errorf("linkPeers(%+v, %v, %v) = (%v, %v), want (%v, %v)", tt.c, tt.intraRoCE, tt.hccsOff, low, high, tt.low, tt.high)
 			}
@@ -383,7 +387,7 @@ func TestModel(t *testing.T) {
 			if c == (Config{}) {
 				c = cfg
 			}
-			got := Model(c, tt.chips, tt.procs, settingsMap(tt.settings))
+			got := worstCase(Model(c, tt.chips, tt.procs, settingsMap(tt.settings)))
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Model() =\n%+v\nwant\n%+v", got, tt.want)
 			}
@@ -391,11 +395,28 @@ func TestModel(t *testing.T) {
 	}
 }
 
+// worstCase reduces results to what TestModel's table checks: the low and
+// high bounds, with the headroom against the high bound (free − high QP
+// memory − pending buffers). The expected bound, the slots and the modes
+// have their own tests (TestExpectedDemand).
+func worstCase(hs []ChipHeadroom) []ChipHeadroom {
+	for i := range hs {
+		h := &hs[i]
+		if h.HBMKnown {
+			h.HeadroomBytes = h.FreeHBMBytes - h.QPMemoryHighBytes - h.CCLBufferPendingBytes
+		}
+		h.QPsExpected, h.QPMemoryExpectedBytes, h.UnknownModeQPs, h.CaptureQPs = 0, 0, 0, 0
+		h.SlotsFreeExpected, h.SlotsFreeHigh, h.AIVBufferPendingBytes = 0, 0, 0
+	}
+	return hs
+}
+
 func TestModelNilSettings(t *testing.T) {
 	got := Model(DefaultConfig(),
 		[]ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 10, HBMTotalBytes: 100}},
 		[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, nil)
-	want := []ChipHeadroom{{NPU: "0", Chip: "0", HBMKnown: true, FreeHBMBytes: 90, HeadroomBytes: 90, ProcessesUnknown: 1}}
+	want := []ChipHeadroom{{NPU: "0", Chip: "0", HBMKnown: true, FreeHBMBytes: 90, HeadroomBytes: 90, ProcessesUnknown: 1,
+		SlotsFreeExpected: HCCPMaxQPsPerDevice, SlotsFreeHigh: HCCPMaxQPsPerDevice}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Model(nil settings) = %+v, want %+v", got, want)
 	}
@@ -462,10 +483,10 @@ func TestModelModesAndSharing(t *testing.T) {
 
 	// Graph mode: ring links of a ring of 8 servers have ⌈4·8/12⌉ = 3
 	// sockets, one QP each: low 2 peers × 3 = 6; high the mesh, 56 × 1. QPs
-	// are 256 KiB (depth 128) for both bounds.
+	// are 264 KiB (send depth 128 × 64 B + CQ depth 8192 × 32 B) for every bound.
 	s.GraphMode = true
 	h := run(DefaultConfig(), chip, s)
-	if h.QPsLow != 6 || h.QPsHigh != 56 || h.QPMemoryLowBytes != 6*256*1024 || h.QPMemoryHighBytes != 56*256*1024 {
+	if h.QPsLow != 6 || h.QPsHigh != 56 || h.QPMemoryLowBytes != 6*264*1024 || h.QPMemoryHighBytes != 56*264*1024 || h.UnknownModeQPs != 0 {
 		t.Errorf("graph mode: %+v", h)
 	}
 	// ... unless the user set the QP size flags.
@@ -545,6 +566,174 @@ func TestQPBytesFlagsSetByUser(t *testing.T) {
 		}
 		if cfg.QPBytesSetByUser != tc.set {
 			t.Errorf("%v: set by user %v, want %v", tc.args, cfg.QPBytesSetByUser, tc.set)
+		}
+	}
+}
+
+// TestQPModeBytes: the per-mode sizes docs/headroom.md tabulates, from
+// HCCL's depths × HCCP's 64 B per send WQE and 32 B per CQE.
+func TestQPModeBytes(t *testing.T) {
+	for _, tt := range []struct {
+		m    QPMode
+		want float64
+	}{
+		{QPMode910BOpBase, 3 * mib},          // 32768 × 64 + 32768 × 32: EI0011's "3MB"
+		{QPMode910BOpBaseMultiQP, 1.5 * mib}, // depths halved
+		{QPModeGraph, 264 * kib},             // 128 × 64 + 8192 × 32
+		{QPModeA3Host, 768 * kib},            // 8192 / 8192
+		{QPModeA3AICPU, 192 * kib},           // 2048 / 2048
+		{QPModeA3AICPUMultiQP, 96 * kib},     // halved
+		{QPModeA3HostMultiQP, 384 * kib},     // halved
+	} {
+		if got := tt.m.Bytes(); got != tt.want {
+			t.Errorf("%s: %v bytes, want %v", tt.m.Name, got, tt.want)
+		}
+	}
+}
+
+// TestExpectedDemand: the bound the alert uses — what HCCL's algorithms
+// will link, at the size of the process's QP mode, plus the next capture
+// of a capturing process, the AIV buffers and the QP slots.
+func TestExpectedDemand(t *testing.T) {
+	now := time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)
+	cfg := DefaultConfig()
+	cfg.Now = now
+	free := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib} // 1636 MiB free
+	// 128 ranks on 16 servers of 8, 910B, op-base, an AllReduce ring linked 2 peers.
+	allReduce := Communicator{Name: "w", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: 2, SuperPodMode: -1,
+		StandardCard: -1, RoCEPeers: 2, OtherPeers: 7, EstablishedQPs: 2, CCLBufferBytes: cclBuf, OpBaseTags: true}
+	tests := []struct {
+		name  string
+		s     ProcessSettings
+		chip  ChipMemory
+		check func(t *testing.T, h ChipHeadroom)
+	}{
+		{"AllReduce only: one plane per device index, 15 peers", known(1, 200, allReduce), free, func(t *testing.T, h ChipHeadroom) {
+			// expected 15 − 2 linked = 13 QPs × 3 MiB = 39 MiB; high 120 − 2 = 118.
+			if h.QPsExpected != 13 || h.QPMemoryExpectedBytes != 39*mib || h.QPsHigh != 118 || h.UnknownModeQPs != 0 {
+				t.Errorf("%+v", h)
+			}
+			if h.HeadroomBytes != (1636-39)*mib {
+				t.Errorf("headroom %v MiB, want 1597", h.HeadroomBytes/mib)
+			}
+		}},
+		{"an AlltoAll ran: every remote rank", known(1, 200, func() Communicator { c := allReduce; c.AllRanksOps = true; return c }()), free,
+			func(t *testing.T, h ChipHeadroom) {
+				if h.QPsExpected != 118 || h.QPMemoryExpectedBytes != 118*3*mib {
+					t.Errorf("%+v", h)
+				}
+			}},
+		{"QPS 16 on 910B op-base: 17 QPs per link of 1.5 MiB", known(16, 200, func() Communicator {
+			c := world64
+			c.DeviceType, c.OpBaseTags = 2, true
+			return c
+		}()), free, func(t *testing.T, h ChipHeadroom) {
+			// 7 other servers × 17 = 119 QPs × 1.5 MiB = 178.5 MiB.
+			if h.QPsExpected != 119 || h.QPMemoryExpectedBytes != 119*1.5*mib || h.QPMemoryHighBytes != 952*1.5*mib {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{"mode unknown: the band's high end, said so", known(1, 200, world64), free, func(t *testing.T, h ChipHeadroom) {
+			if h.QPsExpected != 7 || h.UnknownModeQPs != 7 || h.QPMemoryExpectedBytes != 7*3*mib || h.QPMemoryLowBytes != 2*256*kib {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{"A3 op-base, AI CPU by default", known(1, 200, func() Communicator {
+			c := comm(16, 2)
+			c.DeviceType, c.OpBaseTags = 4, true
+			return c
+		}()), free, func(t *testing.T, h ChipHeadroom) {
+			if h.QPsExpected != 1 || h.QPMemoryExpectedBytes != 192*kib {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{"A3 op-base, host expansion", func() ProcessSettings {
+			c := comm(16, 2)
+			c.DeviceType, c.OpBaseTags = 4, true
+			s := known(1, 200, c)
+			s.ExpansionMode = "HOST"
+			return s
+		}(), free, func(t *testing.T, h ChipHeadroom) {
+			if h.QPMemoryExpectedBytes != 768*kib {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{"capturing: the next capture's QPs are ahead", known(1, 200, func() Communicator {
+			c := allReduce
+			c.RoCEPeers, c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 15, 3, 15, now.Add(-time.Minute)
+			return c
+		}()), free, func(t *testing.T, h ChipHeadroom) {
+			if h.CaptureQPs != 15 || h.QPsExpected != 15 || h.QPMemoryExpectedBytes != 45*mib || h.QPsHigh != 105+15 {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{"captured long ago: nothing projected", known(1, 200, func() Communicator {
+			c := allReduce
+			c.RoCEPeers, c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 15, 3, 15, now.Add(-time.Hour)
+			return c
+		}()), free, func(t *testing.T, h ChipHeadroom) {
+			if h.CaptureQPs != 0 || h.QPsExpected != 0 {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{"AIV mode: 40 MiB + 32 KiB per communicator before its first collective", func() ProcessSettings {
+			s := known(1, 200, comm(16, 1))
+			s.ExpansionMode = "AIV"
+			return s
+		}(), free, func(t *testing.T, h ChipHeadroom) {
+			if h.AIVBufferPendingBytes != 40*mib+32*kib || h.CCLBufferPendingBytes != cclBuf+40*mib+32*kib {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{"deviceType not printed: the chip's name says 910B", known(16, 200, func() Communicator {
+			c := world64
+			c.OpBaseTags = true
+			return c
+		}()), func() ChipMemory { c := free; c.Name = "910B3"; return c }(), func(t *testing.T, h ChipHeadroom) {
+			if h.UnknownModeQPs != 0 || h.QPMemoryExpectedBytes != 119*1.5*mib {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{"QP slots: live QPs near HCCP's 8192", known(16, 200, func() Communicator {
+			c := world64
+			c.DeviceType, c.OpBaseTags = 2, true
+			return c
+		}()), func() ChipMemory { c := free; c.LiveQPs, c.LiveQPsKnown = 8100, true; return c }(), func(t *testing.T, h ChipHeadroom) {
+			// The live count beyond the logs (8100) is subtracted from what is
+			// ahead first: expected max(0, 119 − 8100) = 0; slots 8192 − 8100 − 0.
+			if h.SlotsFreeExpected != 92 || h.SlotsFreeHigh != 92 {
+				t.Errorf("%+v", h)
+			}
+		}},
+		{"QP slots: HCCL's own QPs logged, demand beyond the limit", known(16, 200, func() Communicator {
+			c := world64
+			c.DeviceType, c.OpBaseTags, c.EstablishedQPs = 2, true, 8100
+			return c
+		}()), func() ChipMemory { c := free; c.LiveQPs, c.LiveQPsKnown = 8100, true; return c }(), func(t *testing.T, h ChipHeadroom) {
+			if h.SlotsFreeExpected != 8192-8100-119 || h.SlotsFreeHigh != 8192-8100-952 {
+				t.Errorf("%+v", h)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Model(cfg, []ChipMemory{tt.chip}, []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}, func(ChipProcess) (ProcessSettings, bool) { return tt.s, true })
+			if len(out) != 1 {
+				t.Fatalf("%d chips", len(out))
+			}
+			h := out[0]
+			if !(h.QPsLow <= h.QPsExpected && h.QPsExpected <= h.QPsHigh) {
+				t.Errorf("bounds out of order: low %v expected %v high %v", h.QPsLow, h.QPsExpected, h.QPsHigh)
+			}
+			tt.check(t, h)
+		})
+	}
+}
+
+func TestDeviceTypeOfChip(t *testing.T) {
+	for name, want := range map[string]int{"910B3": 2, "910B": 2, "Ascend910B4": 2, "910_9392": 4, "Ascend910_9382": 4, "910A": -1, "310P3": -1, "": -1} {
+		if got := DeviceTypeOfChip(name); got != want {
+			t.Errorf("DeviceTypeOfChip(%q) = %d, want %d", name, got, want)
 		}
 	}
 }

@@ -26,6 +26,9 @@ type Config struct {
 	// MinInterval: a completed run younger than this is reused, so npu-smi
 	// runs at most once per interval whatever the scrape load.
 	MinInterval time.Duration
+	// Procfs is the host's /proc (--path.procfs), against which npu-smi's
+	// pids are checked (pidns.go); empty skips the check.
+	Procfs string
 }
 
 // AddFlags registers the --npu-smi.* flags.
@@ -95,6 +98,7 @@ type Collector struct {
 	failing       bool
 	warnedCount   int // warnings of the last run, to log a change once
 	expect        expectation
+	foreignPIDs   bool // the last checked run listed pids of another namespace
 
 	// identity, when set, gives each chip's VDie ID for ascend_npu_info
 	// (the npuhealth sweep reads it from `npu-smi info -t board`).
@@ -404,6 +408,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		ids = *p
 	}
 	sendSnapshot(ch, res.snap, ids)
+	c.reportPIDNamespace(ch, res.snap)
 	return nil
 }
 

@@ -38,8 +38,8 @@ func TestDemoFakeNPUSMI(t *testing.T) {
 			t.Errorf("demo chip %d = %+v", i, c)
 		}
 	}
-	if got := s.Chips[0].HBMUsedBytes; got != mb(63900) {
-		t.Errorf("demo NPU 0 HBM used = %v, want 63900 MiB", got.V)
+	if got := s.Chips[0].HBMUsedBytes; got != mb(65500) {
+		t.Errorf("demo NPU 0 HBM used = %v, want 65500 MiB", got.V)
 	}
 	for i, p := range s.Processes {
 		if p.PID != 210001+i || p.Name != "python3" || p.NPU != strconv.Itoa(i) || !p.MemoryBytes.OK {

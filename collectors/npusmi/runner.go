@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os/exec"
 	"strings"
 	"time"
@@ -28,6 +29,12 @@ func runNPUSMI(ctx context.Context, path string, timeout time.Duration) ([]byte,
 	if err != nil {
 		if !strings.Contains(path, "/") && errors.Is(err, exec.ErrNotFound) {
 			return nil, fmt.Errorf("%w (looked for %q)", ErrNotFound, path)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// No file at the path: absent, as for a name not in PATH, so
+			// that collectors which only enrich with npu-smi (pods) can
+			// tell "not installed here" from "failed".
+			return nil, fmt.Errorf("%w: %q does not exist", ErrNotFound, path)
 		}
 		return nil, fmt.Errorf("npu-smi binary %q: %w", path, err)
 	}

@@ -70,6 +70,7 @@ type Collector struct {
 	w     *Watcher
 	chips ChipMap
 	procs ProcessChips
+	attr  *ProcessAttribution // pods from processes; nil: the kubelet alone
 }
 
 // New returns a collector over the watcher's answers, mapping physical ids
@@ -84,7 +85,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	var errs []error
 	if c.procs != nil {
 		pcs, err := c.procs.ProcessChips(ctx)
-		if err != nil {
+		if err != nil && !npuSMIAbsent(err) {
 			errs = append(errs, fmt.Errorf("podresources: match processes to chips: %w", err))
 		}
 		bad := 0
@@ -121,6 +122,26 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 		}
 	}
 	c.w.mu.Unlock()
+	// Pods from the processes themselves, then the kubelet's view for the
+	// chips no process names (idle chips) and as the cross-check.
+	owners, err := c.processOwners(ctx, ch)
+	if err != nil {
+		return err
+	}
+	type key struct {
+		chip         Chip
+		ns, pod, ctr string
+	}
+	seen := map[key]bool{}
+	for chip, os := range owners {
+		for _, o := range os {
+			k := key{chip, o.Namespace, o.Pod, o.Container}
+			if !seen[k] {
+				seen[k] = true
+				ch <- prometheus.MustNewConstMetric(podInfoDesc, prometheus.GaugeValue, 1, chip.NPU, chip.Chip, o.Namespace, o.Pod, o.Container)
+			}
+		}
+	}
 	switch st {
 	case StatusDisabled, StatusNoSocket:
 		return nil
@@ -129,25 +150,31 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 		return nil
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
-	if len(as) == 0 {
+	if len(as) == 0 && owners == nil {
 		ch <- prometheus.MustNewConstMetric(unattributedDesc, prometheus.GaugeValue, 0)
 		return nil
 	}
 	byPhy, err := c.chips.ChipsByPhyID(ctx)
+	if npuSMIAbsent(err) {
+		return nil // no npu-smi on this node: no chip can be named (logs-only mode)
+	}
 	if err != nil {
 		return fmt.Errorf("podresources: map physical ids to chips: %w: %w", exporter.ErrDependency, err)
 	}
-	type key struct {
-		chip         Chip
-		ns, pod, ctr string
-	}
-	seen := map[key]bool{}
 	unmapped := 0
+	kubelet := map[Chip]map[[2]string]bool{}
 	for _, a := range as {
 		chip, ok := byPhy[a.Device.PhyID]
 		if !ok {
 			unmapped++
 			continue
+		}
+		if kubelet[chip] == nil {
+			kubelet[chip] = map[[2]string]bool{}
+		}
+		kubelet[chip][[2]string{a.Namespace, a.Pod}] = true
+		if _, byProcess := owners[chip]; byProcess {
+			continue // the processes on the chip say whose it is
 		}
 		k := key{chip, a.Namespace, a.Pod, a.Container}
 		if seen[k] {
@@ -157,12 +184,24 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 		ch <- prometheus.MustNewConstMetric(podInfoDesc, prometheus.GaugeValue, 1, chip.NPU, chip.Chip, a.Namespace, a.Pod, a.Container)
 	}
 	ch <- prometheus.MustNewConstMetric(unattributedDesc, prometheus.GaugeValue, float64(unmapped))
+	if owners != nil {
+		conflicts := 0
+		for chip, os := range owners {
+			for _, o := range os {
+				if !kubelet[chip][[2]string{o.Namespace, o.Pod}] {
+					conflicts++
+					break
+				}
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(conflictsDesc, prometheus.GaugeValue, float64(conflicts))
+	}
 	return nil
 }
 
 // Describe and Collect make the collector usable with a plain registry.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{processInfoDesc, podInfoDesc, upDesc, errorsDesc, droppedDesc, unattributedDesc} {
+	for _, d := range []*prometheus.Desc{processInfoDesc, podInfoDesc, upDesc, errorsDesc, droppedDesc, unattributedDesc, conflictsDesc, attributedDesc} {
 		ch <- d
 	}
 }

@@ -63,6 +63,9 @@ type Config struct {
 	// MaxPods caps the (chip, container) assignments kept from one answer:
 	// the ascend_npu_pod_info series. 0 takes DefaultMaxPods.
 	MaxPods int
+	// KubeletLogs is the kubelet's log root (pods/, containers/) that
+	// names the pod of each NPU process's cgroup; empty disables.
+	KubeletLogs string
 }
 
 // AddFlags registers the --kubelet.* flags.
@@ -81,6 +84,11 @@ func AddFlags(app *kingpin.Application) *Config {
 		"What is dropped or cut is counted in hccl_exporter_label_values_dropped_total{label=~\"kubelet_.*\"}.",
 		maxPodsPerChip, MaxLabelBytes)).
 		Default(fmt.Sprint(DefaultMaxPods)).IntVar(&cfg.MaxPods)
+	app.Flag("pods.kubelet-logs", "The kubelet's log root (holding pods/ and containers/). Each process npu-smi lists "+
+		"is attributed to the pod and container of its own cgroup (read through --path.procfs), named through "+
+		"<root>/pods/<namespace>_<pod>_<uid>/ and <root>/containers/*-<container id>.log: no socket, no API server. "+
+		"Where it disagrees with PodResources the process wins (hccl_exporter_pod_attribution_conflicts). Empty disables.").
+		Default("/var/log").StringVar(&cfg.KubeletLogs)
 	return cfg
 }
 

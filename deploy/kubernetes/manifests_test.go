@@ -266,13 +266,24 @@ func TestDaemonSet(t *testing.T) {
 	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
 		t.Error("readOnlyRootFilesystem must be true")
 	}
-	if sc != nil && sc.Privileged != nil && *sc.Privileged {
-		if sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
-			t.Error("privileged with allowPrivilegeEscalation=false is rejected by the API server")
-		}
-		if sc.Capabilities != nil && len(sc.Capabilities.Drop) > 0 {
-			t.Error("capability drops on a privileged container have no effect; do not pretend")
-		}
+	// Not privileged (the Ascend Docker Runtime brings the devices), and
+	// exactly the capabilities procfs discovery needs.
+	if sc == nil || sc.Privileged == nil || *sc.Privileged {
+		t.Error("the default must not be privileged (docs/deploy.md, \"Least privilege\")")
+	}
+	if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Error("allowPrivilegeEscalation must be false")
+	}
+	if sc == nil || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) ||
+		!slices.Equal(sc.Capabilities.Add, []corev1.Capability{"SYS_PTRACE", "DAC_READ_SEARCH"}) {
+		t.Errorf("capabilities %+v, want drop [ALL] add [SYS_PTRACE DAC_READ_SEARCH]", sc.Capabilities)
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	if env["ASCEND_VISIBLE_DEVICES"] == "" || env["ASCEND_RUNTIME_OPTIONS"] != "NODRV" {
+		t.Errorf("env %v: the Ascend Docker Runtime needs ASCEND_VISIBLE_DEVICES and NODRV (the driver is mounted read-only)", env)
 	}
 
 	// Volumes: every mount has a volume, every volume is mounted, host
@@ -290,6 +301,10 @@ func TestDaemonSet(t *testing.T) {
 		}
 		mounted[vm.Name] = vm
 		if hp := v.HostPath; hp != nil {
+			// Inputs must exist: only the exporter's own outputs may be created.
+			if hp.Type != nil && *hp.Type == corev1.HostPathDirectoryOrCreate && vm.Name != "state" && vm.Name != "hccn-tool-log" {
+				t.Errorf("input host path %s is DirectoryOrCreate: it would be created on nodes that lack it; use Directory", hp.Path)
+			}
 			isDevice := hp.Type != nil && *hp.Type == corev1.HostPathCharDev
 			// hccn_tool writes its own call log; nothing else may write.
 			if vm.Name != "state" && vm.Name != "hccn-tool-log" && !isDevice && !vm.ReadOnly {
@@ -307,7 +322,7 @@ func TestDaemonSet(t *testing.T) {
 		}
 	}
 	for _, need := range []string{"/usr/local/Ascend/driver", "/usr/local/sbin/npu-smi", "/usr/local/dcmi", "/etc/ascend_install.info",
-		"/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc", "/var/log/pods"} {
+		"/var/log/pods", "/var/log/containers"} {
 		if manifest.MountFor(c.VolumeMounts, need) == nil {
 			t.Errorf("nothing is mounted at %s", need)
 		}

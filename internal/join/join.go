@@ -209,7 +209,7 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 	live := c.freshQPs()
 	chips := make([]headroom.ChipMemory, 0, len(snap.Chips))
 	for _, ch := range snap.Chips {
-		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1}
+		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1, Name: ch.Name}
 		if ch.HBMUsedBytes.OK && ch.HBMTotalBytes.OK {
 			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes.V, ch.HBMTotalBytes.V
 		}
@@ -246,7 +246,8 @@ func (c Chips) freshQPs() map[[2]string]hccn.QPReading {
 }
 
 // settingVars are the variables the headroom model reads.
-var settingVars = []string{hcclenv.QPsPerConnection, hcclenv.BuffSize, hcclenv.IntraRoCEEnable, hcclenv.InterHCCSDisable}
+var settingVars = []string{hcclenv.QPsPerConnection, hcclenv.BuffSize, hcclenv.IntraRoCEEnable, hcclenv.InterHCCSDisable,
+	hcclenv.OpExpansionMode}
 
 // Settings translates the effective HCCL settings and live communicators of
 // the process of a row returned by Chips into the headroom model's input.
@@ -280,13 +281,18 @@ func toSettings(p logstate.ProcessView) headroom.ProcessSettings {
 	if v, ok := p.Env[hcclenv.InterHCCSDisable]; ok && v.HasNumber {
 		s.InterHCCSDisabled = v.Number == 1
 	}
+	if v, ok := p.Env[hcclenv.OpExpansionMode]; ok {
+		s.ExpansionMode = v.Value
+	}
 	for _, cm := range p.Communicators {
 		s.Communicators = append(s.Communicators, headroom.Communicator{Name: cm.Name, RankSize: cm.RankSize,
 			ServerNum: cm.ServerNum, SuperPodNum: cm.SuperPodNum, ModuleNum: cm.ModuleNum, DeviceType: cm.DeviceType,
 			SuperPodMode: cm.SuperPodMode, StandardCard: cm.StandardCard,
 			MultiModuleDiffDeviceNum: cm.MultiModuleDiffDeviceNum, MultiSuperPodDiffServerNum: cm.MultiSuperPodDiffServerNum,
 			BufferSizeBytes: float64(cm.BufferSizeBytes), BufferName: cm.BufferName, CCLBufferBytes: float64(cm.CCLBufferBytes),
-			EstablishedQPs: float64(cm.EstablishedQPs), RoCEPeers: cm.RoCEPeers, OtherPeers: cm.OtherPeers})
+			EstablishedQPs: float64(cm.EstablishedQPs), RoCEPeers: cm.RoCEPeers, OtherPeers: cm.OtherPeers,
+			AllRanksOps: cm.AllRanksOps, OpBaseTags: cm.OpBaseTags, GraphTags: cm.GraphTags,
+			Captures: cm.Captures, LastCaptureQPs: float64(cm.LastCaptureQPs), LastCaptureAt: cm.LastCaptureAt})
 	}
 	return s
 }

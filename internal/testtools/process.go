@@ -135,3 +135,6 @@ func waitHTTPReady(t testing.TB, p *Process, url string, timeout time.Duration) 
 		}
 	}
 }
+
+// Pid is the process id of the started program.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }

@@ -157,37 +157,44 @@
       {
         name: 'hccl-exporter-capacity',
         rules: [
-          // Fires only where link setup is still ahead: queue pairs the live
-          // communicators may still create, or a cclBuffer HCCL allocates at a
+          // Fires only where link setup is still ahead: queue pairs HCCL will
+          // create (bound="expected": one plane per device index across
+          // servers, every remote rank after an AlltoAll/send-recv, the next
+          // capture of a capturing process), or a cclBuffer HCCL allocates at a
           // communicator's first collective. A job whose links are all set up has
           // both at 0 (their memory is in HBM used already) and never alerts,
-          // however full its chip is.
+          // however full its chip is. `for: 0m`: the headroom goes negative
+          // only minutes before the link setup that fails (the chip fills,
+          // then the next collective links), so any wait costs the job owner
+          // lead time. (keep_firing_for would add hysteresis, but vmalert
+          // rejects the field.)
           {
             alert: 'NPULinkSetupHeadroomLow',
             expr: $._hcclPerChip(|||
               hccl_link_setup_headroom_bytes%(hcclSelectorBraces)s < 0
               and ignoring (bound)
                 (
-                    hccl_link_setup_pending_queue_pairs{%(hcclSelectorComma)sbound="high"} > 0
+                    hccl_link_setup_pending_queue_pairs{%(hcclSelectorComma)sbound="expected"} > 0
                   or ignoring (bound)
                     hccl_ccl_buffer_pending_bytes%(hcclSelectorBraces)s > 0
                 )
             ||| % cfg),
-            'for': '2m',
+            'for': '0m',
             labels: {
               severity: 'warning',
               audience: 'job-owner',
             },
             annotations: {
-              summary: 'An NPU may not have enough free HBM for the HCCL link setup still ahead on it.',
+              summary: 'An NPU does not have enough free HBM for the HCCL link setup still ahead on it.',
               description: std.join(' ', [
                 'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}: free HBM minus the memory of',
-                'the link setup still ahead (upper bound) is {{ $value | humanize1024 }}B.',
-                '{{- with printf "hccl_link_setup_pending_queue_pairs{instance=%q,npu=%q,chip=%q,bound=\\"high\\"}" $labels.instance $labels.npu $labels.chip | query }}',
-                'Queue pairs still to create: up to {{ . | first | value | humanize }}{{ end }}',
-                '{{- with printf "hccl_link_setup_queue_pair_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"low\\"}" $labels.instance $labels.npu $labels.chip | query }}',
-                '({{ . | first | value | humanize1024 }}B{{ end }}',
-                '{{- with printf "hccl_link_setup_queue_pair_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"high\\"}" $labels.instance $labels.npu $labels.chip | query }} to {{ . | first | value | humanize1024 }}B){{ end }}.',
+                'the link setup HCCL will still do is {{ $value | humanize1024 }}B.',
+                '{{- with printf "hccl_link_setup_pending_queue_pairs{instance=%q,npu=%q,chip=%q,bound=\\"expected\\"}" $labels.instance $labels.npu $labels.chip | query }}',
+                'Queue pairs HCCL will still create: {{ . | first | value | humanize }}.{{ end }}',
+                '{{- with printf "hccl_link_setup_queue_pair_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"expected\\"}" $labels.instance $labels.npu $labels.chip | query }}',
+                'Their memory: {{ . | first | value | humanize1024 }}B.{{ end }}',
+                '{{- with printf "hccl_link_setup_queue_pair_memory_bytes{instance=%q,npu=%q,chip=%q,bound=\\"high\\"}" $labels.instance $labels.npu $labels.chip | query }}',
+                'If every remote rank were linked: {{ . | first | value | humanize1024 }}B.{{ end }}',
                 '{{- with printf "hccl_ccl_buffer_pending_bytes{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}',
                 'cclBuffer still to allocate: {{ . | first | value | humanize1024 }}B.{{ end }}',
                 '{{- with printf "hccl_link_setup_established_queue_pairs{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}',
@@ -198,6 +205,31 @@
                 'first collective of a new kind).',
               ]),
               runbook_url: cfg.runbookURLBase + '#npulinksetupheadroomlow',
+            },
+          },
+          // The device's QP table, not its HBM: HCCP refuses the 8193rd QP of
+          // a device ("Exceeded the maximum QP limit", RS_QP_NUM_MAX), which
+          // fails link setup with EI0007 resource[qp] however much HBM is free.
+          {
+            alert: 'NPUQueuePairSlotsExhausted',
+            expr: $._hcclPerChip(|||
+              hccl_link_setup_queue_pair_slots_free{%(hcclSelectorComma)sbound="expected"} < 0
+            ||| % cfg),
+            'for': '0m',
+            labels: {
+              severity: 'warning',
+              audience: 'job-owner',
+            },
+            annotations: {
+              summary: "The HCCL link setup still ahead on an NPU needs more queue pairs than the device's QP table has left.",
+              description: std.join(' ', [
+                'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }}:',
+                'the queue pairs HCCL will still create do not fit in the QP table of the device (8192 per device): {{ $value | humanize }} slots left after them.',
+                '{{- with printf "ascend_roce_active_queue_pairs{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}',
+                'Live QPs: {{ . | first | value | humanize }}.{{ end }}',
+                'The link setup will fail with EI0007 resource[qp] ("Exceeded the maximum QP limit") whatever HBM is free.',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#npuqueuepairslotsexhausted',
             },
           },
           // A lint (severity info: it never pages and no route need send it

@@ -34,7 +34,19 @@ type processLinks struct {
 	qpns map[uint32]struct{}
 	// peers holds the distinct remote ranks linked, per communicator.
 	peers map[string]*peerSets
+	// tags holds, per communicator, the first op-base tag that created QPs
+	// for each collective, and the tag of the capture being counted.
+	tags map[string]*commTags
 }
+
+// commTags tells a capture's re-created link set from a first one.
+type commTags struct {
+	first   map[string]string // collective (lower case) → first tag with QPs
+	capture string            // tag of the latest capture
+}
+
+// maxTagsPerComm bounds the collectives remembered per communicator.
+const maxTagsPerComm = 64
 
 type peerSets struct {
 	roce, other map[int]struct{}
@@ -182,6 +194,7 @@ func (s *State) applyDestroy(key ProcessKey, p *parse.PlogLine) {
 		}
 	}
 	delete(pr.links.peers, pr.comms[idx].Name)
+	delete(pr.links.tags, pr.comms[idx].Name)
 	pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
 	s.nComms--
 }
@@ -257,6 +270,65 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 		set[t.RemoteRank] = struct{}{}
 	}
 	c.RoCEPeers, c.OtherPeers = len(ps.roce), len(ps.other)
+	s.noteTag(pr, c, t, p.Time)
+}
+
+// noteTag records what the operator tag of a link says about the
+// communicator: the operator family, the mode, and ACL graph captures.
+//
+// HCCL (HCOMM hccl_communicator_host.cc) builds a link set per operator
+// tag; when the stream is capturing an ACL graph and the tag already has
+// RoCE links, it appends a capture counter to the tag, cleans the links
+// (CleanTransportLinks) and creates them again (IncreAllocLink). The
+// re-created QPs live as long as the captured graph. A QP line whose tag
+// strictly extends an earlier op-base tag of the same collective is
+// therefore counted as a capture; each new such tag is a new capture.
+func (s *State) noteTag(pr *process, c *CommunicatorView, t parse.Transport, rawTime []byte) {
+	tag := t.Tag
+	op := tag
+	if i := strings.IndexByte(tag, '_'); i >= 0 {
+		op = tag[:i]
+	}
+	op = strings.ToLower(op)
+	graph := strings.HasPrefix(op, "hcom")
+	if graph {
+		c.GraphTags = true
+		op = strings.TrimPrefix(op, "hcom")
+	} else {
+		c.OpBaseTags = true
+	}
+	if strings.HasPrefix(op, "alltoall") || strings.HasPrefix(op, "send") || strings.HasPrefix(op, "recv") ||
+		strings.HasPrefix(op, "batchsendrecv") {
+		c.AllRanksOps = true
+	}
+	if graph || !t.HasQPN {
+		return
+	}
+	if pr.links.tags == nil {
+		pr.links.tags = map[string]*commTags{}
+	}
+	ct := pr.links.tags[c.Name]
+	if ct == nil {
+		ct = &commTags{first: map[string]string{}}
+		pr.links.tags[c.Name] = ct
+	}
+	first, ok := ct.first[op]
+	switch {
+	case !ok:
+		if len(ct.first) < maxTagsPerComm {
+			ct.first[op] = tag
+		}
+		return
+	case tag == first || !strings.HasPrefix(tag, first):
+		return
+	}
+	if tag != ct.capture {
+		ct.capture = tag
+		c.Captures++
+		c.LastCaptureQPs = 0
+	}
+	c.LastCaptureQPs++
+	c.LastCaptureAt = s.lineTime(rawTime)
 }
 
 // commForTag finds the communicator a link set was built for. Op-base tags
@@ -274,6 +346,19 @@ func (pr *process) commForTag(t parse.Transport) *CommunicatorView {
 		if strings.HasSuffix(t.Tag, "_"+pr.comms[i].Name) {
 			return &pr.comms[i]
 		}
+	}
+	// A capture appends a counter to the tag ("AllReduce_<identifier>…"):
+	// the communicator with the longest identifier that the tag's
+	// identifier continues with '_'.
+	var best *CommunicatorView
+	for i := range pr.comms {
+		n := pr.comms[i].Name
+		if strings.HasPrefix(id, n+"_") && (best == nil || len(n) > len(best.Name)) {
+			best = &pr.comms[i]
+		}
+	}
+	if best != nil {
+		return best
 	}
 	if len(pr.comms) == 1 {
 		return &pr.comms[0]

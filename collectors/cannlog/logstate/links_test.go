@@ -1,6 +1,7 @@
 package logstate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestErasSample(t *testing.T) {
 	ca := a.Communicators[0]
 	want := CommunicatorView{Name: "10.20.0.11%eth0_60000_0_1732004711518342", RankSize: 16, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1,
 		MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: 2, UserRank: -1, DevicePhyID: 0, SuperPodMode: -1, StandardCard: -1,
-		CCLBufferBytes: 2 * 209715200, EstablishedQPs: 14, RoCEPeers: 12, OtherPeers: 3}
+		CCLBufferBytes: 2 * 209715200, EstablishedQPs: 14, RoCEPeers: 12, OtherPeers: 3, AllRanksOps: true, OpBaseTags: true}
 	if ca != want {
 		t.Errorf("job A communicator\n got %+v\nwant %+v", ca, want)
 	}
@@ -253,5 +254,48 @@ func TestStateFileBeforeHeadroomV2(t *testing.T) {
 	}
 	if f := st.Faults(); len(f) != 1 || f[0].Count != 2 || f[0].BySource["screen"] != 2 {
 		t.Errorf("summaries %+v", f)
+	}
+}
+
+// TestTagsModesAndCaptures: the operator families and modes a process's
+// link sets show, and ACL graph captures (a repeated op-base tag with a
+// capture counter re-creates its RoCE QPs) counted per capture.
+func TestTagsModesAndCaptures(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)}))
+	src := &Source{Path: "p", Kind: SourcePlog}
+	in := func(sec int, msg string) {
+		st.Ingest(src, []byte(fmt.Sprintf("[INFO] HCCL(8,python):2026-01-07-10:00:%02d.000.000 [x.cc:1] [8]%s", sec, msg)))
+	}
+	qp := func(sec int, tag string, peer int) {
+		in(sec, fmt.Sprintf("create hccl transport:communicator[%s], local rank[0], ip[a], remote rank[%d], ip[b], transporttype[ROCE], rdma qpn[%d], rdma qp sport[2], rdma TC[132], rdma SL[4]", tag, peer, 100+sec*10+peer))
+	}
+	in(0, "[Communicator Key Info]identifier[w] rankSize[16] serverNum[2] moduleNum[2] superPodNum[0]")
+	in(0, "[Communicator Key Info]identifier[ep] rankSize[16] serverNum[2] moduleNum[2] superPodNum[0]")
+	qp(1, "AllReduce_w", 8) // eager warm-up: the first link set
+	qp(2, "AllReduce_w_1", 8)
+	qp(2, "AllReduce_w_1", 9) // capture 1: two QPs
+	qp(3, "AllReduce_w_2", 8) // capture 2: one QP so far
+	qp(4, "AllReduce_w", 10)  // the first tag again: not a capture
+	qp(5, "AlltoAllV_ep", 12)
+	p, _ := onlyProcess(t, st, 8)
+	w, ep := p.Communicators[0], p.Communicators[1]
+	if w.Captures != 2 || w.LastCaptureQPs != 1 || !w.LastCaptureAt.Equal(time.Date(2026, 1, 7, 10, 0, 3, 0, time.UTC)) {
+		t.Errorf("w captures %d, last %d QPs at %v; want 2, 1 at 10:00:03", w.Captures, w.LastCaptureQPs, w.LastCaptureAt)
+	}
+	if w.EstablishedQPs != 5 || w.RoCEPeers != 3 || w.AllRanksOps || !w.OpBaseTags || w.GraphTags {
+		t.Errorf("w = %+v: want 5 QPs to 3 peers, op-base, no all-ranks operator", w)
+	}
+	if !ep.AllRanksOps || ep.Captures != 0 || ep.EstablishedQPs != 1 {
+		t.Errorf("ep = %+v: want an all-ranks operator, no capture", ep)
+	}
+	if p.UnattributedQPs != 0 {
+		t.Errorf("capture tags not tied to their communicator: %d unattributed QPs", p.UnattributedQPs)
+	}
+	// Destroying the communicator forgets its tags.
+	in(6, "[Communicator Key Info]identifier[g] rankSize[2] serverNum[2] moduleNum[2] superPodNum[0]")
+	in(7, "create hccl transport:communicator[HcomAllReduce_3_0], local rank[0], ip[a], remote rank[1], ip[b], transporttype[ROCE], rdma qpn[9], rdma qp sport[2], rdma TC[132], rdma SL[4]")
+	p, _ = onlyProcess(t, st, 8)
+	if len(p.Communicators) != 3 || p.Communicators[2].GraphTags {
+		t.Errorf("a graph tag with three communicators is tied to none: %+v", p.Communicators)
 	}
 }

@@ -116,6 +116,23 @@ type CommunicatorView struct {
 	EstablishedQPs uint64
 	RoCEPeers      int
 	OtherPeers     int
+	// AllRanksOps: a link set of an AlltoAll-family or send/recv/batch
+	// operator was logged (tag AllToAll…, Send…, Recv…, BatchSendRecv…):
+	// those link every remote rank, not one plane per device index.
+	AllRanksOps bool
+	// OpBaseTags and GraphTags: link sets with op-base tags
+	// ("<Collective>_<identifier>") and graph-mode tags ("Hcom…") were
+	// logged; the QP depth depends on the mode.
+	OpBaseTags bool
+	GraphTags  bool
+	// Captures counts ACL graph captures that re-created RoCE links: QP
+	// lines under an op-base tag that extends an earlier tag of the same
+	// collective (HCCL appends a capture counter to a repeated tag while
+	// the stream is capturing). LastCaptureQPs are the QPs of the latest
+	// capture and LastCaptureAt the time printed on its latest QP line.
+	Captures       int
+	LastCaptureQPs uint64
+	LastCaptureAt  time.Time
 }
 
 type process struct {

@@ -1,6 +1,6 @@
 // Package manifest decodes a stream of Kubernetes manifests (kustomize files,
 // `helm template` output) strictly into the real API types the project ships:
-// core and apps objects and the prometheus-operator ServiceMonitor and
+// core, apps and networking objects and the prometheus-operator ServiceMonitor and
 // PrometheusRule. Tests of deploy/kubernetes and deploy/helm use it to check
 // what a cluster would only reveal at apply time, and to compare the two.
 package manifest
@@ -15,6 +15,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -24,11 +25,13 @@ import (
 // kinds maps apiVersion/kind to a constructor of the typed object: the kinds
 // the project ships, and nothing else.
 var kinds = map[string]func() metav1.Object{
-	"v1/Namespace":      func() metav1.Object { return &corev1.Namespace{} },
-	"v1/ServiceAccount": func() metav1.Object { return &corev1.ServiceAccount{} },
-	"v1/Service":        func() metav1.Object { return &corev1.Service{} },
-	"v1/Secret":         func() metav1.Object { return &corev1.Secret{} },
-	"apps/v1/DaemonSet": func() metav1.Object { return &appsv1.DaemonSet{} },
+	"v1/Namespace":                            func() metav1.Object { return &corev1.Namespace{} },
+	"v1/ServiceAccount":                       func() metav1.Object { return &corev1.ServiceAccount{} },
+	"v1/Service":                              func() metav1.Object { return &corev1.Service{} },
+	"v1/Secret":                               func() metav1.Object { return &corev1.Secret{} },
+	"v1/ConfigMap":                            func() metav1.Object { return &corev1.ConfigMap{} },
+	"networking.k8s.io/v1/NetworkPolicy":      func() metav1.Object { return &networkingv1.NetworkPolicy{} },
+	"apps/v1/DaemonSet":                       func() metav1.Object { return &appsv1.DaemonSet{} },
 	"monitoring.coreos.com/v1/ServiceMonitor": func() metav1.Object { return &monitoringv1.ServiceMonitor{} },
 	"monitoring.coreos.com/v1/PrometheusRule": func() metav1.Object { return &monitoringv1.PrometheusRule{} },
 }

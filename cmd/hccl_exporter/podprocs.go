@@ -1,0 +1,28 @@
+package main
+
+import (
+	"context"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
+	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
+)
+
+// npuProcesses gives the pods collector npu-smi's process table of the
+// scrape's run (host pids and chips), for pods from processes.
+type npuProcesses struct {
+	npu interface {
+		Snapshot(ctx context.Context) (*npusmi.Snapshot, error)
+	}
+}
+
+func (n npuProcesses) NPUProcesses(ctx context.Context) ([]podresources.NPUProcess, error) {
+	snap, err := n.npu.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]podresources.NPUProcess, 0, len(snap.Processes))
+	for _, p := range snap.Processes {
+		out = append(out, podresources.NPUProcess{Chip: podresources.Chip{NPU: p.NPU, Chip: p.Chip}, PID: p.PID})
+	}
+	return out, nil
+}

@@ -1,0 +1,112 @@
+package npusmi
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// fakeProc writes <procfs>/<pid>/comm and status (NSpid chain).
+func fakeProc(t *testing.T, procfs string, pid int, comm string, nspid ...int) {
+	t.Helper()
+	d := filepath.Join(procfs, strconv.Itoa(pid))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	chain := []string{strconv.Itoa(pid)}
+	for _, p := range nspid {
+		chain = append(chain, strconv.Itoa(p))
+	}
+	for name, data := range map[string]string{
+		"comm":   comm + "\n",
+		"status": "Name:\t" + comm + "\nPid:\t" + strconv.Itoa(pid) + "\nNSpid:\t" + strings.Join(chain, "\t") + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(d, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCheckPIDNamespace: npu-smi run with the host's pids (the processes
+// exist under procfs as the same programs) versus run inside a container
+// that lists its own namespace's pids (they do not exist, or are other
+// processes), and A3's Process id in container against NSpid.
+func TestCheckPIDNamespace(t *testing.T) {
+	procfs := t.TempDir()
+	fakeProc(t, procfs, 210001, "python3", 156)
+	fakeProc(t, procfs, 210002, "python3.10", 157)
+	fakeProc(t, procfs, 156, "containerd-shim") // the host's pid 156 is another program
+	fakeProc(t, procfs, 1, "systemd")
+	for _, tc := range []struct {
+		name  string
+		procs []Process
+		want  pidVerdict
+	}{
+		{"host pids", []Process{{PID: 210001, Name: "python3"}, {PID: 210002, Name: "python3.10"}}, pidsHost},
+		{"host pids, names cut differently", []Process{{PID: 210002, Name: "python3.10-train-main"}}, pidsHost},
+		{"host pids, one exited since", []Process{{PID: 210001, Name: "python3"}, {PID: 999999, Name: "python3"}}, pidsHost},
+		{"no name to compare", []Process{{PID: 210001}}, pidsHost},
+		{"container pids that do not exist on the host", []Process{{PID: 77, Name: "python3"}, {PID: 78, Name: "python3"}}, pidsForeign},
+		{"container pids that are other host processes", []Process{{PID: 156, Name: "python3"}, {PID: 1, Name: "python3"}}, pidsForeign},
+		{"A3: Process id in container matches NSpid", []Process{{PID: 210001, Name: "python3", ContainerPID: "156"}}, pidsHost},
+		{"A3: Process id in container disagrees with NSpid", []Process{{PID: 210001, Name: "python3", ContainerPID: "999"}}, pidsForeign},
+		{"no process", nil, pidsUnknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, why := checkPIDNamespace(procfs, tc.procs); got != tc.want {
+				t.Errorf("checkPIDNamespace = %v (%s), want %v", got, why, tc.want)
+			}
+		})
+	}
+	if got, _ := checkPIDNamespace("", []Process{{PID: 77}}); got != pidsUnknown {
+		t.Errorf("without --path.procfs: %v, want unknown", got)
+	}
+}
+
+// TestForeignPIDNamespaceMetric: the gauge follows the verdict and the
+// warning is logged once per change, not per scrape.
+func TestForeignPIDNamespaceMetric(t *testing.T) {
+	procfs := t.TempDir()
+	fakeProc(t, procfs, 210001, "python3")
+	var logs strings.Builder
+	c := New(Config{Procfs: procfs}, newTextLogger(&logs))
+	foreign := &Snapshot{Processes: []Process{{PID: 42, Name: "python3"}}}
+	host := &Snapshot{Processes: []Process{{PID: 210001, Name: "python3"}}}
+	gauge := func(s *Snapshot) string {
+		ch := make(chan prometheus.Metric, 1)
+		c.reportPIDNamespace(ch, s)
+		close(ch)
+		m, ok := <-ch
+		if !ok {
+			return "absent"
+		}
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		return strconv.FormatFloat(pb.GetGauge().GetValue(), 'g', -1, 64)
+	}
+	for i, step := range []struct {
+		snap *Snapshot
+		want string
+	}{{foreign, "1"}, {foreign, "1"}, {host, "0"}, {&Snapshot{}, "absent"}} {
+		if got := gauge(step.snap); got != step.want {
+			t.Errorf("step %d: gauge %s, want %s", i, got, step.want)
+		}
+	}
+	if n := strings.Count(logs.String(), "another pid namespace"); n != 1 {
+		t.Errorf("warning logged %d times over two foreign runs, want once:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "pids are the host's again") {
+		t.Errorf("the return to host pids is not logged:\n%s", logs.String())
+	}
+}
+
+func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

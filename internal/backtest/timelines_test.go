@@ -1,0 +1,187 @@
+package backtest
+
+import "time"
+
+// Timeline is one scripted job on one node, in simulated time.
+//
+// To add one: append a row to timelines below. Events run in order at
+// their simulated time (At); a failure event calls node.EI0011 or
+// node.EI0007QP, which records the failure time (a job may fail more than
+// once: the first failure is the one the lead is measured against).
+// node.Screen writes any other screen-log line, node.PlogModule any plog
+// line. Silent timelines must
+// raise no alert at all; the others must raise Preventive before their
+// first failure, at least MinLead (simulated) before it, with no other
+// alert before it.
+type Timeline struct {
+	Name string
+	// Duration is the simulated length; the exporter keeps running until
+	// then.
+	Duration time.Duration
+	// Silent: no alert may fire on this timeline.
+	Silent bool
+	// Preventive is the alert that must fire before the first failure;
+	// MinLead the least simulated lead it must have.
+	Preventive string
+	MinLead    time.Duration
+	// Allowed are alerts the script provokes on purpose besides (advice
+	// on a setting it uses); they may fire at any time.
+	Allowed []string
+	// Pod, "namespace/pod", makes a fake kubelet assign the node's chip to
+	// that pod (alerts then carry namespace and pod); "" runs without one.
+	Pod    string
+	Events []Event
+}
+
+// Event is one scripted step.
+type Event struct {
+	At time.Duration // simulated time since the timeline started
+	Do func(n *node)
+}
+
+// minute is one simulated minute.
+const minute = time.Minute
+
+// at is shorthand for an event at m simulated minutes.
+func at(m float64, do func(n *node)) Event {
+	return Event{At: time.Duration(m * float64(minute)), Do: do}
+}
+
+// The scripted jobs: one rank (rank 0) of each job runs on the node's chip,
+// a 910B3 with 65536 MiB of HBM. Lead requirements: the held-out
+// pending-then-OOM timeline must warn at least (time from the chip filling
+// to the failing link setup) − one scrape − one rule evaluation before the
+// failure (the backtest's scrape 1 min and evaluation 6 s, simulated); the
+// check also allows the exporter's longest scrape of the run, since a
+// sample shows the node as it was at some point of its scrape (on a busy
+// 2-core test machine up to half a real second, 30 s simulated; against a
+// 1 min scrape in production it is negligible).
+var timelines = []Timeline{
+	{
+		Name: "healthy", Duration: 10 * minute, Silent: true,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(20000); n.Start(1001, 1, 200) }),
+			at(0.5, func(n *node) { n.Comm(1001, "w", 64, 8) }),
+			at(2, func(n *node) {
+				n.CCLBuffer(1001, 200)
+				n.Links(1001, "AllReduce_w", 7, peers(8, 56, 8), 1) // one plane: the rank of device 0 of each other server
+				n.SetHBM(20500)
+			}),
+		},
+	},
+	{
+		// QPS 8: every plane link set up, then the chip fills to 99.9 %:
+		// nothing is ahead, however full.
+		Name: "set up then full", Duration: 12 * minute, Silent: true,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(30000); n.Start(1002, 8, 200) }),
+			at(0.5, func(n *node) { n.Comm(1002, "w", 64, 8) }),
+			at(2, func(n *node) {
+				n.CCLBuffer(1002, 200)
+				n.Links(1002, "AllReduce_w", 7, peers(8, 56, 8), 9)
+				n.SetHBM(31000)
+			}),
+			at(4, func(n *node) { n.SetHBM(65500) }),
+		},
+	},
+	{
+		// 128 ranks on 16 servers, QPS 8 (9 QPs of 1.5 MiB per link), a
+		// ring AllReduce linked 2 peers; the chip is 97 % full (1966 MiB
+		// free). Expected ahead: 13 plane peers × 9 × 1.5 MiB = 175.5 MiB,
+		// fits. The previous model's worst case (118 peers × 9 QPs × 3 MiB
+		// = 3186 MiB) did not: its rule warned here for the whole hour.
+		Name: "AllReduce-only, 128 ranks, 97% chip, 1 h", Duration: 60 * minute, Silent: true,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(63570); n.Start(1003, 8, 200) }),
+			at(0.5, func(n *node) { n.Comm(1003, "w128", 128, 16) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1003, 200)
+				n.Links(1003, "AllReduce_w128", 7, []int{8, 120}, 9)
+			}),
+		},
+	},
+	{
+		// Held out: a communicator is created (7 plane peers × 9 QPs of
+		// unknown mode, 189 MiB, + its 401 MiB cclBuffer ahead), the chip
+		// fills at 3 min to 536 MiB free, its first collective fails at
+		// 6 min.
+		Name: "pending then OOM", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow", Pod: "train/llm-0",
+		MinLead: 3*minute - minute - 6*time.Second,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(30000); n.Start(1004, 8, 200) }),
+			at(1, func(n *node) { n.Comm(1004, "w", 64, 8) }),
+			at(3, func(n *node) { n.SetHBM(65000) }),
+			at(6, func(n *node) { n.EI0011(1004) }),
+			at(6.5, func(n *node) { n.Stop(1004); n.SetHBM(3000) }),
+		},
+	},
+	{
+		// vLLM: an expert-parallel AlltoAll warm-up (120 remote ranks, 1 QP
+		// each), the KV cache fills the chip (500 MiB free), then the first
+		// ACL graph capture re-creates the 120 QPs (360 MiB): 140 MiB are
+		// left, less than the next capture needs, which fails 1.3 minutes
+		// later, 1.5 after the KV cache filled the chip. Before the first
+		// capture nothing says the process will capture; after it, the
+		// warning can lead by the time to the next capture less one scrape
+		// (a failure within a scrape of the first capture cannot be warned
+		// about: here the "within a minute" is stretched by 18 s).
+		Name: "vLLM: KV cache, capture, OOM", Duration: 6 * minute, Preventive: "NPULinkSetupHeadroomLow",
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(10000); n.Start(1005, 1, 200) }),
+			at(0.5, func(n *node) { n.Comm(1005, "ep", 128, 16) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1005, 200)
+				n.Links(1005, "AlltoAll_ep", 7, peers(8, 127, 1)[:120], 1)
+				n.SetHBM(12000)
+			}),
+			at(3, func(n *node) { n.SetHBM(65036) }),
+			at(3.2, func(n *node) { n.Links(1005, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:120], 1); n.SetHBM(65396) }),
+			at(4.5, func(n *node) { n.EI0011(1005) }),
+			at(4.8, func(n *node) { n.Stop(1005); n.SetHBM(3000) }),
+		},
+	},
+	{
+		// A process holds 8085 QPs (245 peers × 33, QPS 32, after an
+		// AlltoAll); a second communicator needs 7 × 33 = 231 more: past
+		// HCCP's 8192, with 45 GiB of HBM free. It fails with EI0007
+		// resource[qp].
+		Name: "QP slots exhausted, HBM free", Duration: 6 * minute, Preventive: "NPUQueuePairSlotsExhausted",
+		MinLead: 2*minute - minute - 6*time.Second,
+		// QPS 32 is above the recommended 8: that advice is right here.
+		Allowed: []string{"HCCLQPsPerConnectionAboveRecommended"},
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(20000); n.Start(1006, 32, 200) }),
+			at(0.5, func(n *node) { n.Comm(1006, "big", 256, 32) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1006, 200)
+				n.Links(1006, "AlltoAll_big", 7, peers(8, 252, 1), 33)
+			}),
+			at(2, func(n *node) { n.Comm(1006, "moe", 64, 8) }),
+			at(4, func(n *node) { n.EI0007QP(1006) }),
+			at(4.5, func(n *node) { n.Stop(1006); n.SetHBM(3000) }),
+		},
+	},
+	{
+		// A job restarts: its first process exits, a new one starts on the
+		// 90 % chip and sets up again; what is ahead fits throughout.
+		// QPS 8.
+		Name: "restart", Duration: 10 * minute, Silent: true,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(59000); n.Start(1007, 8, 200) }),
+			at(0.5, func(n *node) { n.Comm(1007, "w", 64, 8) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1007, 200)
+				n.Links(1007, "AllReduce_w", 7, peers(8, 56, 8), 9)
+				n.SetHBM(60000)
+			}),
+			at(4, func(n *node) { n.Stop(1007); n.SetHBM(3000) }),
+			at(4.5, func(n *node) { n.Start(1008, 8, 200); n.Comm(1008, "w2", 64, 8) }),
+			at(5, func(n *node) { n.SetHBM(59000) }),
+			at(6, func(n *node) {
+				n.CCLBuffer(1008, 200)
+				n.Links(1008, "AllReduce_w2", 7, peers(8, 56, 8), 9)
+				n.SetHBM(60000)
+			}),
+		},
+	},
+}
