@@ -58,10 +58,11 @@ var contractAlerts = []string{
 	"NPUInterconnectErrors",
 	"NPUHardwareProbeFailing",
 	"NPUMemoryHeldWithoutProcess",
+	"HCCLExporterDownAcrossFleet",
 }
 
 // clusterAlerts describe a cluster or a job, not one node.
-var clusterAlerts = []string{"HCCLSettingsInconsistentInCommunicator", "HCCLJobFailed", "HCCLJobFailuresAcrossCluster", "HCCLTLSInconsistent"}
+var clusterAlerts = []string{"HCCLSettingsInconsistentInCommunicator", "HCCLJobFailed", "HCCLJobFailuresAcrossCluster", "HCCLTLSInconsistent", "HCCLExporterDownAcrossFleet"}
 
 type ruleFile struct {
 	Groups []struct {
@@ -138,28 +139,198 @@ func TestPromtoolTestRules(t *testing.T) {
 	run(t, promtool, append([]string{"test", "rules"}, testFiles(t)...)...)
 }
 
+// routeCases are the policy of docs/runbooks.md by label, with the
+// receivers each shipped configuration must reach (exactly: amtool's
+// --verify.receivers compares the whole list): EI0011 pages the job's
+// owner and never infrastructure; HCCLJobFailuresAcrossCluster pages
+// infrastructure and never a job owner.
+var routeCases = []struct{ labels, receivers string }{
+	{"alertname=HCCLQPMemoryAllocationFailed severity=critical audience=job-owner code=EI0011 namespace=train hccl_job=commT", "job-owner-pager,job-owner-chat"},
+	{"alertname=HCCLQPResourceExhausted severity=critical audience=job-owner code=EI0007 resource=qp hccl_job=node/node-1:9842", "job-owner-pager,job-owner-chat"},
+	{"alertname=HCCLJobFailuresAcrossCluster severity=critical audience=infra cluster=c1", "infra-pager,infra-chat"},
+	{"alertname=RoCELinkDown severity=critical audience=infra npu=0 chip=0", "infra-pager,infra-chat"},
+	{"alertname=RoCELinkDown severity=warning audience=infra npu=0 chip=0", "infra-chat"},
+	{"alertname=HCCLLinkSetupTimeout severity=warning audience=job-owner namespace=train", "job-owner-chat"},
+	{"alertname=HCCLQPsPerConnectionAboveRecommended severity=info audience=job-owner settings=5e771a6d", "job-owner-chat"},
+	{"alertname=X severity=info audience=infra", "infra-chat"},
+	{"alertname=HCCLJobFailed severity=none audience=none hccl_job=commT", "blackhole"},
+	// An alert without audience is infrastructure's to triage; it pages
+	// no one, whatever its severity.
+	{"alertname=X severity=critical", "infra-chat"},
+}
+
 func TestAmtoolCheckConfig(t *testing.T) {
 	amtool := testtools.EnsureTool(t, "amtool", "prometheus-alertmanager")
 	run(t, amtool, "check-config", "alertmanager.example.yml")
-	// The policy by label (docs/runbooks.md): only the infrastructure's
-	// critical alerts page; the job owner's never do, whatever severity.
-	for _, c := range []struct{ labels, receivers string }{
-		{"severity=critical audience=infra", "pager,chat"},
-		{"severity=warning audience=infra", "chat"},
-		{"severity=info audience=infra", "chat"},
-		{"severity=critical audience=job-owner", "job-owner"},
-		{"severity=warning audience=job-owner namespace=train", "job-owner"},
-		{"severity=none audience=none", "blackhole"},
-		{"severity=critical", "pager,chat"}, // an alert without audience is triaged by infra
-	} {
+	for _, c := range routeCases {
 		run(t, amtool, append([]string{"config", "routes", "test", "--config.file=alertmanager.example.yml",
-			"--verify.receivers=" + c.receivers, "alertname=X", "instance=node-1:9842"}, strings.Fields(c.labels)...)...)
+			"--verify.receivers=" + c.receivers, "instance=node-1:9842"}, strings.Fields(c.labels)...)...)
 	}
-	// A job's QPS warnings (one per node) have their own grouping route,
-	// still to chat (internal/e2e TestJobSettingsWarningsNotifyOnce shows
-	// they arrive as one notification).
-	run(t, amtool, "config", "routes", "test", "--config.file=alertmanager.example.yml",
-		"--verify.receivers=chat", "severity=warning", "alertname=HCCLQPsPerConnectionAboveRecommended", "instance=node-1:9842", "settings=5e771a6d")
+}
+
+// TestAlertmanagerConfigRoutes renders alertmanagerconfig.example.yaml as
+// the Prometheus Operator does (alertmanagerConfigMatcherStrategy None:
+// receivers named <namespace>/<name>/<receiver>, the resource's route below
+// the root) and runs the same route tests on it.
+func TestAlertmanagerConfigRoutes(t *testing.T) {
+	amtool := testtools.EnsureTool(t, "amtool", "prometheus-alertmanager")
+	rendered, prefix := renderAlertmanagerConfig(t, AlertmanagerConfigExample)
+	file := filepath.Join(t.TempDir(), "alertmanager.yml")
+	if err := os.WriteFile(file, rendered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, amtool, "check-config", file)
+	for _, c := range routeCases {
+		var want []string
+		for _, r := range strings.Split(c.receivers, ",") {
+			want = append(want, prefix+r)
+		}
+		run(t, amtool, append([]string{"config", "routes", "test", "--config.file=" + file,
+			"--verify.receivers=" + strings.Join(want, ","), "instance=node-1:9842"}, strings.Fields(c.labels)...)...)
+	}
+}
+
+type amcMatcher struct {
+	Name      string `yaml:"name"`
+	Value     string `yaml:"value"`
+	MatchType string `yaml:"matchType"`
+}
+
+type amcRoute struct {
+	Receiver       string       `yaml:"receiver"`
+	GroupBy        []string     `yaml:"groupBy"`
+	GroupWait      string       `yaml:"groupWait"`
+	GroupInterval  string       `yaml:"groupInterval"`
+	RepeatInterval string       `yaml:"repeatInterval"`
+	Matchers       []amcMatcher `yaml:"matchers"`
+	Continue       bool         `yaml:"continue"`
+	Routes         []amcRoute   `yaml:"routes"`
+}
+
+type alertmanagerConfig struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Metadata   struct {
+		Name      string            `yaml:"name"`
+		Namespace string            `yaml:"namespace"`
+		Labels    map[string]string `yaml:"labels"`
+	} `yaml:"metadata"`
+	Spec struct {
+		Route        amcRoute `yaml:"route"`
+		InhibitRules []struct {
+			SourceMatch []amcMatcher `yaml:"sourceMatch"`
+			TargetMatch []amcMatcher `yaml:"targetMatch"`
+			Equal       []string     `yaml:"equal"`
+		} `yaml:"inhibitRules"`
+		Receivers []struct {
+			Name             string `yaml:"name"`
+			PagerdutyConfigs []struct {
+				RoutingKey struct {
+					Name string `yaml:"name"`
+					Key  string `yaml:"key"`
+				} `yaml:"routingKey"`
+			} `yaml:"pagerdutyConfigs"`
+			WebhookConfigs []struct {
+				URL          string `yaml:"url"`
+				SendResolved bool   `yaml:"sendResolved"`
+			} `yaml:"webhookConfigs"`
+		} `yaml:"receivers"`
+	} `yaml:"spec"`
+}
+
+// renderAlertmanagerConfig returns the Alertmanager configuration the
+// operator generates from an AlertmanagerConfig resource, and the prefix
+// of its receivers' names.
+func renderAlertmanagerConfig(t *testing.T, data []byte) ([]byte, string) {
+	t.Helper()
+	var amc alertmanagerConfig
+	if err := yaml.UnmarshalStrict(data, &amc); err != nil {
+		t.Fatalf("parse alertmanagerconfig.example.yaml: %v", err)
+	}
+	if amc.Kind != "AlertmanagerConfig" || amc.APIVersion != "monitoring.coreos.com/v1alpha1" {
+		t.Fatalf("kind %s %s", amc.APIVersion, amc.Kind)
+	}
+	prefix := amc.Metadata.Namespace + "/" + amc.Metadata.Name + "/"
+	matchers := func(ms []amcMatcher) []string {
+		var out []string
+		for _, m := range ms {
+			op := m.MatchType
+			if op == "" {
+				op = "="
+			}
+			out = append(out, fmt.Sprintf("%s%s%q", m.Name, op, m.Value))
+		}
+		return out
+	}
+	var route func(r amcRoute) map[string]any
+	route = func(r amcRoute) map[string]any {
+		out := map[string]any{}
+		if r.Receiver != "" {
+			out["receiver"] = prefix + r.Receiver
+		}
+		for k, v := range map[string]string{"group_wait": r.GroupWait, "group_interval": r.GroupInterval, "repeat_interval": r.RepeatInterval} {
+			if v != "" {
+				out[k] = v
+			}
+		}
+		if len(r.GroupBy) > 0 {
+			out["group_by"] = r.GroupBy
+		}
+		if len(r.Matchers) > 0 {
+			out["matchers"] = matchers(r.Matchers)
+		}
+		if r.Continue {
+			out["continue"] = true
+		}
+		var subs []map[string]any
+		for _, s := range r.Routes {
+			subs = append(subs, route(s))
+		}
+		if len(subs) > 0 {
+			out["routes"] = subs
+		}
+		return out
+	}
+	top := route(amc.Spec.Route)
+	// The operator puts each resource's route below the root, with
+	// continue so that other resources see the alert too.
+	top["continue"] = true
+	receivers := []map[string]any{{"name": "null"}}
+	for _, r := range amc.Spec.Receivers {
+		rc := map[string]any{"name": prefix + r.Name}
+		var pd []map[string]any
+		for range r.PagerdutyConfigs {
+			pd = append(pd, map[string]any{"routing_key": "from-secret"})
+		}
+		if len(pd) > 0 {
+			rc["pagerduty_configs"] = pd
+		}
+		var wh []map[string]any
+		for _, w := range r.WebhookConfigs {
+			wh = append(wh, map[string]any{"url": w.URL, "send_resolved": w.SendResolved})
+		}
+		if len(wh) > 0 {
+			rc["webhook_configs"] = wh
+		}
+		receivers = append(receivers, rc)
+	}
+	var inhibit []map[string]any
+	for _, ir := range amc.Spec.InhibitRules {
+		inhibit = append(inhibit, map[string]any{
+			"source_matchers": matchers(ir.SourceMatch),
+			"target_matchers": matchers(ir.TargetMatch),
+			"equal":           ir.Equal,
+		})
+	}
+	out, err := yaml.Marshal(map[string]any{
+		"route":         map[string]any{"receiver": "null", "routes": []map[string]any{top}},
+		"receivers":     receivers,
+		"inhibit_rules": inhibit,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, prefix
 }
 
 // TestAlertContract checks the names, labels and annotations users rely on.
@@ -313,10 +484,11 @@ func markdownAnchors(md string) map[string]bool {
 // TestAlertmanagerExampleInhibits runs the example configuration in a real
 // Alertmanager (receivers pointed at a local webhook) and checks the policy:
 // a failed job's inhibitor holds back the waiting codes of that job (same
-// cluster and namespace) on every node and no other job's; the job owner's
-// alerts reach the job-owner receiver and never the pager, even critical
-// and even while the node has a critical infrastructure alert; that one
-// pages and holds back the node's other infrastructure warnings.
+// cluster and hccl_job) on every node and no other job's, and nothing where
+// the job is missing; EI0011 reaches the job owner's pager, never
+// infrastructure's, even while the node has a critical infrastructure
+// alert; that one pages infrastructure and holds back the node's other
+// infrastructure warnings.
 func TestAlertmanagerExampleInhibits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Alertmanager")
@@ -333,13 +505,18 @@ func TestAlertmanagerExampleInhibits(t *testing.T) {
 		return map[string]any{"labels": l, "startsAt": now.Format(time.RFC3339)}
 	}
 	body, _ := json.Marshal([]map[string]any{
-		alert("HCCLJobFailed", "severity", "none", "audience", "none", "inhibits", "job-consequences", "namespace", "train"),
-		alert("HCCLQPMemoryAllocationFailed", "severity", "critical", "audience", "job-owner", "code", "EI0011", "instance", "node-3:9842", "namespace", "train"),
+		alert("HCCLJobFailed", "severity", "none", "audience", "none", "inhibits", "job-consequences", "hccl_job", "commT"),
+		alert("HCCLQPMemoryAllocationFailed", "severity", "critical", "audience", "job-owner", "code", "EI0011", "instance", "node-3:9842", "namespace", "train", "hccl_job", "commT"),
 		// Peers of the failed job on other nodes: held back.
-		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-1:9842", "namespace", "train"),
-		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-2:9842", "namespace", "train"),
-		// Another job's timeout is its own.
-		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-4:9842", "namespace", "other"),
+		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-1:9842", "namespace", "train", "hccl_job", "commT"),
+		alert("HCCLRoCERetransmissionTimeout", "severity", "warning", "audience", "infra", "code", "EI0013", "instance", "node-2:9842", "hccl_job", "commT"),
+		// Another job's timeout, in the same namespace, is its own.
+		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-4:9842", "namespace", "train", "hccl_job", "commO"),
+		// An inhibitor and a timeout both without a job (rules before
+		// hccl_job): missing labels compare equal, so the rule must not
+		// match them at all.
+		alert("HCCLJobFailed", "severity", "none", "audience", "none", "inhibits", "job-consequences", "namespace", "x"),
+		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-6:9842"),
 		// A chip in Critical health on node-5: pages, holds back the node's
 		// RoCE warning, not the job owner's headroom warning.
 		alert("NPUHealthDegraded", "severity", "critical", "audience", "infra", "instance", "node-5:9842", "npu", "0", "chip", "0"),
@@ -356,11 +533,13 @@ func TestAlertmanagerExampleInhibits(t *testing.T) {
 	}
 
 	for _, want := range []struct{ receiver, alert, instance string }{
-		{"job-owner", "HCCLQPMemoryAllocationFailed", "node-3:9842"},
-		{"job-owner", "HCCLLinkSetupTimeout", "node-4:9842"},
-		{"job-owner", "NPULinkSetupHeadroomLow", "node-5:9842"},
-		{"pager", "NPUHealthDegraded", "node-5:9842"},
-		{"chat", "NPUHealthDegraded", "node-5:9842"},
+		{"job-owner-pager", "HCCLQPMemoryAllocationFailed", "node-3:9842"},
+		{"job-owner-chat", "HCCLQPMemoryAllocationFailed", "node-3:9842"},
+		{"job-owner-chat", "HCCLLinkSetupTimeout", "node-4:9842"},
+		{"job-owner-chat", "HCCLLinkSetupTimeout", "node-6:9842"},
+		{"job-owner-chat", "NPULinkSetupHeadroomLow", "node-5:9842"},
+		{"infra-pager", "NPUHealthDegraded", "node-5:9842"},
+		{"infra-chat", "NPUHealthDegraded", "node-5:9842"},
 		{"blackhole", "HCCLJobFailed", ""},
 	} {
 		hook.WaitForAlert(t, 30*time.Second, func(a testtools.WebhookAlert) bool {
@@ -368,7 +547,7 @@ func TestAlertmanagerExampleInhibits(t *testing.T) {
 		})
 	}
 
-	held := []string{"HCCLLinkSetupTimeout/node-1:9842", "HCCLLinkSetupTimeout/node-2:9842", "RoCELinkDown/node-5:9842"}
+	held := []string{"HCCLLinkSetupTimeout/node-1:9842", "HCCLRoCERetransmissionTimeout/node-2:9842", "RoCELinkDown/node-5:9842"}
 	var got map[string][]string
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -387,7 +566,7 @@ func TestAlertmanagerExampleInhibits(t *testing.T) {
 			t.Errorf("%s not inhibited: %v", k, got)
 		}
 	}
-	for _, k := range []string{"HCCLLinkSetupTimeout/node-4:9842", "NPULinkSetupHeadroomLow/node-5:9842", "HCCLQPMemoryAllocationFailed/node-3:9842"} {
+	for _, k := range []string{"HCCLLinkSetupTimeout/node-4:9842", "HCCLLinkSetupTimeout/node-6:9842", "NPULinkSetupHeadroomLow/node-5:9842", "HCCLQPMemoryAllocationFailed/node-3:9842"} {
 		if len(got[k]) != 0 {
 			t.Errorf("%s inhibited: %v", k, got)
 		}
@@ -398,8 +577,11 @@ func TestAlertmanagerExampleInhibits(t *testing.T) {
 			if slices.Contains(held, k) {
 				t.Errorf("inhibited %s was delivered to %s", k, m.Receiver)
 			}
-			if m.Receiver == "pager" && a.Labels["audience"] != "infra" {
-				t.Errorf("the pager got %s (audience %q)", k, a.Labels["audience"])
+			if m.Receiver == "infra-pager" && a.Labels["audience"] != "infra" {
+				t.Errorf("infrastructure's pager got %s (audience %q)", k, a.Labels["audience"])
+			}
+			if m.Receiver == "job-owner-pager" && a.Labels["audience"] != "job-owner" {
+				t.Errorf("the job owner's pager got %s (audience %q)", k, a.Labels["audience"])
 			}
 		}
 	}
@@ -463,4 +645,82 @@ func inhibitedBy(t *testing.T, amURL string) map[string][]string {
 		sort.Strings(out[k])
 	}
 	return out
+}
+
+// targetLabels are what the Prometheus Operator's ServiceMonitor attaches
+// to every series of the exporter target (mixin config targetLabels).
+var targetLabels = "namespace, pod, container, service, endpoint"
+
+// TestNoAlertCarriesTheExportersPod: every alert with a fallback branch
+// (`or ignoring (namespace, pod)`, where no pod holds the chip) drops the
+// exporter target's labels in both branches, every other alert drops them
+// or reads series that cannot carry them (the fault recording rules, which
+// drop them, and aggregations by named labels). tests/audience.yml shows it
+// under the operator's target labels for a per-chip fallback and for
+// faults with and without a training pod.
+func TestNoAlertCarriesTheExportersPod(t *testing.T) {
+	fallbacks := 0
+	for _, r := range loadRules(t) {
+		if r.Alert == "" {
+			continue
+		}
+		expr := strings.Join(strings.Fields(r.Expr), " ")
+		switch {
+		case strings.Contains(expr, "or ignoring (namespace, pod)"):
+			fallbacks++
+			if n := strings.Count(expr, "max without ("+targetLabels+")"); n < 2 {
+				t.Errorf("%s: fallback alert drops the target labels in %d branch(es), want both:\n%s", r.Alert, n, r.Expr)
+			}
+		case strings.Contains(expr, "max without ("+targetLabels),
+			strings.Contains(expr, "hccl:fault_events:new10m"),
+			strings.Contains(expr, "hccl_job:hccl_fault_last_event_timestamp_seconds:max"),
+			regexp.MustCompile(`^(min|max|count|sum) by \(`).MatchString(expr) || strings.HasPrefix(expr, "communicator:"):
+		default:
+			t.Errorf("%s: keeps the exporter target's labels:\n%s", r.Alert, r.Expr)
+		}
+	}
+	if fallbacks < 8 {
+		t.Errorf("only %d alerts with a fallback branch: the check looks at nothing", fallbacks)
+	}
+}
+
+// TestRunbookPolicyTable: docs/runbooks.md's policy table (alert →
+// audience → severity → who is woken) names every alert with the audience
+// and severity its rules carry, and no pair the rules do not have.
+func TestRunbookPolicyTable(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "docs", "runbooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pair struct{ alert, audience, severity string }
+	documented := map[pair]bool{}
+	link := regexp.MustCompile(`\[([A-Za-z0-9]+)\]\(#[a-z0-9]+\)`)
+	for _, line := range strings.Split(string(md), "\n") {
+		cols := strings.Split(line, "|")
+		if len(cols) != 6 || !strings.HasPrefix(strings.TrimSpace(cols[1]), "[") {
+			continue
+		}
+		for _, m := range link.FindAllStringSubmatch(cols[1], -1) {
+			documented[pair{m[1], strings.TrimSpace(cols[2]), strings.TrimSpace(cols[3])}] = true
+		}
+	}
+	if len(documented) < 20 {
+		t.Fatalf("policy table: %d rows read; the check looks at nothing", len(documented))
+	}
+	ruled := map[pair]bool{}
+	for _, r := range loadRules(t) {
+		if r.Alert != "" {
+			ruled[pair{r.Alert, r.Labels["audience"], r.Labels["severity"]}] = true
+		}
+	}
+	for p := range ruled {
+		if !documented[p] {
+			t.Errorf("docs/runbooks.md policy table lacks %s → %s → %s", p.alert, p.audience, p.severity)
+		}
+	}
+	for p := range documented {
+		if !ruled[p] {
+			t.Errorf("docs/runbooks.md policy table says %s → %s → %s, which no rule has", p.alert, p.audience, p.severity)
+		}
+	}
 }

@@ -20,3 +20,10 @@ var AlertmanagerExample []byte
 // RunbookBase is where every alert's runbook_url points, followed by
 // "#<alertname in lower case>".
 const RunbookBase = "https://github.com/hccl-exporter/hccl_exporter/blob/main/docs/runbooks.md"
+
+// AlertmanagerConfigExample is alertmanagerconfig.example.yaml: the same
+// policy as an AlertmanagerConfig resource of the Prometheus Operator
+// (kube-prometheus-stack).
+//
+//go:embed alertmanagerconfig.example.yaml
+var AlertmanagerConfigExample []byte

@@ -88,7 +88,7 @@ func TestClusterGroupsHoldCrossNodeRules(t *testing.T) {
 			got = append(got, r.Alert+r.Record)
 		}
 	}
-	want := []string{"communicator:hccl_settings_sets:count", "HCCLSettingsInconsistentInCommunicator", "HCCLTLSInconsistent", "HCCLJobFailed", "HCCLJobFailuresAcrossCluster"}
+	want := []string{"communicator:hccl_settings_sets:count", "HCCLSettingsInconsistentInCommunicator", "HCCLTLSInconsistent", "hccl_job:hccl_fault_last_event_timestamp_seconds:max", "HCCLJobFailed", "HCCLJobFailuresAcrossCluster"}
 	if !slices.Equal(got, want) {
 		t.Errorf("cluster rules %v, want %v", got, want)
 	}

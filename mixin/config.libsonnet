@@ -29,32 +29,74 @@
       'HCCL_RDMA_QPS_PER_CONNECTION',
     ],
 
-    // HCCL_RDMA_QPS_PER_CONNECTION above this pages
+    // HCCL_RDMA_QPS_PER_CONNECTION above this raises the info (lint)
     // HCCLQPsPerConnectionAboveRecommended (HCCL allows 1–32; above 8 there
     // is no guaranteed speed-up and EI0011 becomes likely).
     qpsPerConnectionLimit: 8,
 
     // The alerting policy (alerts/policy.libsonnet, docs/runbooks.md).
     //
-    // Labels that tell one job from another: the target's cluster label and
-    // the pod's namespace. Consequences are inhibited, and failures counted,
-    // per job. Without pod information (bare metal) a cluster is one job.
-    jobLabels: [self.clusterLabel, 'namespace'],
-    // Fault codes a rank raises because a peer failed or did not answer in
-    // time (diagnose's waiting role, diagnose/roles.go): they never count
-    // as a job's failure and are inhibited while a root cause of the same
-    // job is recent.
-    waitingCodes: ['EI0002', 'EI0005', 'EI0006', 'EI0015'],
+    // Job identity. The exporter labels every HCCL fault series with
+    // hccl_job: the communicator its process belongs to where the logs tie
+    // the process to one (the identifier is the same on every node of the
+    // job), else "<namespace>/<pod>" of the training pod; the rules fill an
+    // empty hccl_job with "node/<instance>", so a job is never the empty
+    // string. Consequences are inhibited, and failures counted, per job:
+    // the cluster label and hccl_job.
+    jobLabel: 'hccl_job',
+    jobLabels: [self.clusterLabel, self.jobLabel],
+    // Target labels the Prometheus Operator (ServiceMonitor) and other
+    // Kubernetes service discovery attach to every series of the exporter.
+    // They name the exporter's own pod, never a training job's: no alert
+    // carries them (the rules drop them; a training pod's namespace, pod and
+    // container come from the exporter's own series, kept with
+    // honorLabels).
+    targetLabels: ['namespace', 'pod', 'container', 'service', 'endpoint'],
+    // Alert groups whose series never name a training pod: the policy
+    // drops the target labels from every alert in them.
+    nodeOnlyGroups: ['hccl-exporter-hardware'],
+    // Fault codes HCCL raises on one rank because a peer failed, stalled
+    // or exited (diagnose's waiting role, diagnose/roles.go): the peers'
+    // timeouts (EI0002, EI0005, EI0006, EI0015), the SDMA/RoCE errors a
+    // peer's exit causes (EI0012, EI0013: HCOMM heartbeat.cc raises EI0013
+    // for every error CQE after a peer is gone) and HCCL's inner error
+    // (EI9999). They never count as a job's failure and are inhibited while
+    // a root cause of the same job is recent.
+    waitingCodes: ['EI0002', 'EI0005', 'EI0006', 'EI0012', 'EI0013', 'EI0015', 'EI9999'],
+    // The codes of HCCL (EI), HCCP (EJ) and HCCL's own device-memory
+    // failure (EL0004 in hccl_fault_events_total: the exporter counts
+    // EL0004 there only where HCCL allocated). Every other CANN code is
+    // counted in ascend_cann_fault_events_total and drives no HCCL alert;
+    // the rules also ignore them in hccl_fault_* (exporters before 0.4).
+    hcclCodesRE: 'E[IJ][0-9]{4}|EL0004',
+    // Root causes infrastructure can fix: the RoCE port or link down at
+    // link setup (EI0009 reason "The network port is down" comes with
+    // RoCELinkDown; EJ0002 "The network port is down").
+    infraCodes: ['EI0009', 'EJ0002'],
     // HCCL's defaults of the peers' timers, used where the logs print no
     // setting (internal/hcclenv).
     defaultConnectTimeoutSeconds: 120,
     defaultExecTimeoutSeconds: 1836,
-    // Root-cause faults in this many jobs, or on this many nodes, of one
-    // cluster within the window page the infrastructure on-call
-    // (HCCLJobFailuresAcrossCluster); fewer go to the jobs' owners only.
+    // Infra-actionable root causes in this many distinct jobs of one
+    // cluster within the window, for clusterFailureFor, page the
+    // infrastructure on-call (HCCLJobFailuresAcrossCluster); fewer go to
+    // the jobs' owners only.
     clusterFailureJobs: 2,
-    clusterFailureNodes: 4,
     clusterFailureWindowSeconds: 1800,
+    clusterFailureFor: '2m',
+    // RoCELinkDown on a chip with no process (the best time to fix a
+    // link): a warning after this long. A port without an optical module
+    // never fires (DOWN by design).
+    idleLinkDownFor: '30m',
+    // CANNLogTimezoneMismatch's future-dated branch: fault series of at
+    // least this many (code, pod) series of a node dated more than 5
+    // minutes ahead. One line any pod prints is not enough.
+    futureFaultSeries: 3,
+    // More than this fraction of a scrape job's exporters down, and at
+    // least fleetDownMinTargets of them, pages infrastructure
+    // (HCCLExporterDown, critical): the exporter blind fleet-wide.
+    fleetDownRatio: 0.5,
+    fleetDownMinTargets: 3,
 
     // Every alert's runbook_url is this plus '#<alertname in lower case>'.
     runbookURLBase: 'https://github.com/hccl-exporter/hccl_exporter/blob/main/docs/runbooks.md',
@@ -63,5 +105,6 @@
     // braces of its own.
     hcclSelectorComma:: if self.hcclSelector == '' then '' else self.hcclSelector + ', ',
     hcclSelectorBraces:: if self.hcclSelector == '' then '' else '{' + self.hcclSelector + '}',
+    targetLabelsCSV:: std.join(', ', self.targetLabels),
   },
 }

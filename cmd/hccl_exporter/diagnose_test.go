@@ -88,7 +88,7 @@ func TestDiagnoseCLI(t *testing.T) {
 	}{
 		{name: "no command serves", args: nil, selected: false},
 		{name: "default subcommand", args: []string{"diagnose", "--timezone", "UTC", sampleBundle}, selected: true, code: 1, stdout: "EI0011: NOT ENOUGH NPU MEMORY"},
-		{name: "explicit report", args: []string{"diagnose", "report", sampleBundle}, selected: true, code: 1, stdout: "FAULT CODES (9)"},
+		{name: "explicit report", args: []string{"diagnose", "report", sampleBundle}, selected: true, code: 1, stdout: "FAULT CODES (8)"},
 		{name: "json before path", args: []string{"diagnose", "--format", "json", sampleBundle}, selected: true, code: 1, stdout: `"schema_version": 1`},
 		{name: "json after report", args: []string{"diagnose", "report", "--format=json", "--layout", "node", sampleBundle}, selected: true, code: 1, stdout: `"name": "bundle"`},
 		{name: "report flag first", args: []string{"diagnose", "--layout", "nodes", sampleBundle}, selected: true, code: 1, stdout: "node-c:"},
@@ -219,12 +219,12 @@ func TestDiagnoseTZ(t *testing.T) {
 // TestDiagnoseDetail: the text report summarises processes by settings set
 // and communicators; --detail lists each one.
 func TestDiagnoseDetail(t *testing.T) {
-	const perProcess = "node-b pid 2730114 pretrain_gpt, settings set 265c85d0"
+	const perProcess = "node-b pid 2730114 pretrain_gpt, settings set 2-18f6b57e"
 	_, code, summary, _, err := parseDiagnose(t, "diagnose", sampleBundle)
 	if err != nil || code != 1 {
 		t.Fatalf("exit %d, %v", code, err)
 	}
-	if strings.Contains(summary, perProcess) || !strings.Contains(summary, "settings set 265c85d0: 1 process(es) on node-b") {
+	if strings.Contains(summary, perProcess) || !strings.Contains(summary, "settings set 2-18f6b57e: 1 process(es) on node-b") {
 		t.Errorf("the summary lists processes one by one, or lacks the group")
 	}
 	_, code, detail, _, err := parseDiagnose(t, "diagnose", "--detail", sampleBundle)

@@ -24,6 +24,7 @@ type Config struct {
 	ScreenGlobs        []string      // screen log globs
 	StateFile          string        // offsets and state across restarts; empty: none
 	ProcessTTL         time.Duration // series of a dead process stay this long after its last write
+	FaultTTL           time.Duration // fault series of a pod or job stay this long after their latest event
 	PollInterval       time.Duration
 	RescanInterval     time.Duration
 	CheckpointInterval time.Duration
@@ -86,6 +87,8 @@ func AddFlags(app *kingpin.Application) *Config {
 		"neither recounts nor skips lines. Empty: start from the beginning of every file.").StringVar(&cfg.StateFile)
 	app.Flag("cannlog.process-ttl", "How long a process that no longer shows as alive (npu-smi, /proc) keeps its "+
 		"series after its last log write.").Default("1h").DurationVar(&cfg.ProcessTTL)
+	app.Flag("cannlog.fault-ttl", "How long the fault series of a pod or a job (hccl_job) stay after their latest event; "+
+		"then they are dropped (hccl_exporter_fault_series_expired_total). Longer than the longest HCCL timer + 10 minutes.").Default("6h").DurationVar(&cfg.FaultTTL)
 	app.Flag("cannlog.poll-interval", "How often the logs are read.").Default("1s").DurationVar(&cfg.PollInterval)
 	app.Flag("cannlog.rescan-interval", "How often the log directories are listed again and every followed file "+
 		"looked at, as the fallback for events inotify missed (new files are seen at once where inotify works).").
@@ -125,6 +128,7 @@ func AddFlags(app *kingpin.Application) *Config {
 func (cfg Config) stateOptions() logstate.Options {
 	o := logstate.DefaultOptions()
 	o.ProcessTTL = cfg.ProcessTTL
+	o.FaultTTL = cfg.FaultTTL
 	for _, p := range []struct{ dst, src *int }{
 		{&o.MaxPIDs, &cfg.MaxPIDs}, {&o.MaxCommunicators, &cfg.MaxCommunicators}, {&o.MaxCodes, &cfg.MaxCodes},
 		{&o.MaxPods, &cfg.MaxPods}, {&o.MaxModules, &cfg.MaxModules},

@@ -162,6 +162,32 @@ var timelines = []Timeline{
 		},
 	},
 	{
+		// Other components' errors and a text mention of a code (issue
+		// 30): an operator's EZ9999, the runtime's EE1001 and a vector
+		// operator's E89999 in CANN's report shapes, a CI step that echoes
+		// "EI0011:", and an EL0004 the traceback does not tie to HCCL.
+		// None is an HCCL fault: no alert, no page.
+		Name: "other components' codes, a mention of EI0011", Duration: 6 * minute, Silent: true,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(30000); n.Start(1009, 1, 200) }),
+			at(1, func(n *node) {
+				n.Screen("EZ9999: [PID: 1009] " + cannTime(time.Now()) + " Op MatmulAllReduce has 1 uncontiguous input")
+				n.Screen("[PID: 1009] " + cannTime(time.Now()) + " Runtime_Error(EE1001): The argument is invalid.")
+			}),
+			at(2, func(n *node) {
+				n.Screen("E89999: [PID: 1009] " + cannTime(time.Now()) + " op AddCustom failed")
+				n.Screen(`+ echo "grep the screen log for EI0011: out-of-memory QPs"`)
+				n.Screen("INFO: see EI0011: in the runbook")
+			}),
+			at(3, func(n *node) {
+				n.Screen("EL0004: [PID: 1009] " + cannTime(time.Now()) + " Failed to allocate memory.")
+				n.Screen("        TraceBack (most recent call last):")
+				n.Screen("        alloc device memory failed, runtime result = 207001")
+			}),
+			at(4, func(n *node) { n.Stop(1009); n.SetHBM(3000) }),
+		},
+	},
+	{
 		// A job restarts: its first process exits, a new one starts on the
 		// 90 % chip and sets up again; what is ahead fits throughout.
 		// QPS 8.

@@ -160,11 +160,13 @@ func ei0011(pid int, at time.Time) string {
 }
 
 // alertmanagerConfig derives the test's Alertmanager configuration from the
-// shipped example: the same routes (job owner, infra critical → pager and
-// chat, the rest → chat, inhibitors → blackhole), grouping and inhibition,
-// with every notifying receiver replaced by a webhook of the test and the
-// group timers cut to 1s so a notification arrives in seconds.
-func alertmanagerConfig(t *testing.T, pagerURL, chatURL, ownerURL string) string {
+// shipped example: the same routes (audience first: the job owner's
+// critical → their pager and channel, infra critical → infra's pager and
+// channel, the rest → the audience's channel, inhibitors → blackhole),
+// grouping and inhibition, with every notifying receiver replaced by a
+// webhook of the test and the group timers cut to 1s so a notification
+// arrives in seconds.
+func alertmanagerConfig(t *testing.T, pagerURL, chatURL, ownerPagerURL, ownerURL string) string {
 	t.Helper()
 	cfg := string(alerts.AlertmanagerExample)
 	i := strings.Index(cfg, "\nreceivers:\n")
@@ -177,26 +179,30 @@ func alertmanagerConfig(t *testing.T, pagerURL, chatURL, ownerURL string) string
 		t.Fatalf("alertmanager.example.yml: expected group_wait and group_interval in its routes:\n%s", cfg)
 	}
 	cfg = timers.ReplaceAllString(cfg, "${1}: 1s")
-	for _, want := range []string{"receiver: pager", "receiver: chat", "receiver: job-owner", "receiver: blackhole", "inhibit_rules:"} {
+	for _, want := range []string{"receiver: infra-pager", "receiver: infra-chat", "receiver: job-owner-pager", "receiver: job-owner-chat", "receiver: blackhole", "inhibit_rules:"} {
 		if !strings.Contains(cfg, want) {
 			t.Fatalf("alertmanager.example.yml lacks %q; the e2e test relies on it", want)
 		}
 	}
 	return cfg + fmt.Sprintf(`receivers:
-  - name: pager
+  - name: infra-pager
     webhook_configs:
       - url: %q
         send_resolved: true
-  - name: chat
+  - name: infra-chat
     webhook_configs:
       - url: %q
         send_resolved: true
-  - name: job-owner
+  - name: job-owner-pager
+    webhook_configs:
+      - url: %q
+        send_resolved: true
+  - name: job-owner-chat
     webhook_configs:
       - url: %q
         send_resolved: true
   - name: blackhole
-`, pagerURL, chatURL, ownerURL)
+`, pagerURL, chatURL, ownerPagerURL, ownerURL)
 }
 
 // e2eHeadroomFor is the `for:` the test gives NPULinkSetupHeadroomLow and
@@ -329,9 +335,10 @@ func isFaultAlert(name string) bool {
 // Prometheus with the shipped rules and a real Alertmanager routed as the
 // shipped example, and checks what an operator relies on:
 //   - an EI0011 already in the logs when the exporter starts notifies nobody;
-//   - a fresh EI0011 in a screen log reaches the job owner (severity
-//     critical, receiver job-owner) within a minute — the latency is
-//     logged — and pages no one: one failed job is its owner's;
+//   - a fresh EI0011 in a screen log pages the job owner (severity
+//     critical, receiver job-owner-pager) within a minute — the latency is
+//     logged — and never infrastructure's pager: one failed job is its
+//     owner's;
 //   - the EI0006 its peer prints afterwards fires HCCLLinkSetupTimeout in
 //     Prometheus, which Alertmanager holds back (HCCLJobFailed inhibits the
 //     job's waiting codes);
@@ -425,8 +432,8 @@ func TestAlertingEndToEnd(t *testing.T) {
 		"--pods.kubelet-interval=1s",
 	)
 
-	pager, chat, owner := testtools.NewWebhook(t), testtools.NewWebhook(t), testtools.NewWebhook(t)
-	am := testtools.StartAlertmanager(t, alertmanagerConfig(t, pager.URL, chat.URL, owner.URL))
+	pager, chat, ownerPager, owner := testtools.NewWebhook(t), testtools.NewWebhook(t), testtools.NewWebhook(t), testtools.NewWebhook(t)
+	am := testtools.StartAlertmanager(t, alertmanagerConfig(t, pager.URL, chat.URL, ownerPager.URL, owner.URL))
 	rules := filepath.Join(dir, "hccl_exporter.rules.yml")
 	if err := os.WriteFile(rules, []byte(rulesForTest(t)), 0o644); err != nil {
 		t.Fatal(err)
@@ -482,7 +489,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 			t.Errorf("alert %s %s on the history present at startup: %v", a.Labels["alertname"], a.State, a.Labels)
 		}
 	}
-	for _, hook := range []*testtools.Webhook{pager, chat, owner} {
+	for _, hook := range []*testtools.Webhook{pager, chat, ownerPager, owner} {
 		for _, m := range hook.Messages() {
 			for _, a := range m.Alerts {
 				if isFaultAlert(a.Labels["alertname"]) {
@@ -524,17 +531,17 @@ func TestAlertingEndToEnd(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	page := owner.WaitForAlert(t, 60*time.Second, isPage)
+	page := ownerPager.WaitForAlert(t, 60*time.Second, isPage)
 	latency := time.Since(appended)
 	var firingAfter time.Duration
 	select {
 	case firingAfter = <-inProm:
 	case <-time.After(2 * time.Second):
 	}
-	t.Logf("EI0011 appended → job owner's webhook: %s (firing in Prometheus after ≈%s)",
+	t.Logf("EI0011 appended → job owner's pager: %s (firing in Prometheus after ≈%s)",
 		latency.Round(time.Millisecond), firingAfter.Round(50*time.Millisecond))
-	if page.Labels["severity"] != "critical" || page.Labels["audience"] != "job-owner" || page.Receiver != "job-owner" {
-		t.Errorf("EI0011: severity %q audience %q via receiver %q, want critical job-owner via job-owner", page.Labels["severity"], page.Labels["audience"], page.Receiver)
+	if page.Labels["severity"] != "critical" || page.Labels["audience"] != "job-owner" || page.Receiver != "job-owner-pager" {
+		t.Errorf("EI0011: severity %q audience %q via receiver %q, want critical job-owner via job-owner-pager", page.Labels["severity"], page.Labels["audience"], page.Receiver)
 	}
 	for k, want := range map[string]string{"cluster": "e2e", "instance": addr, "job": "hccl_exporter", "code": "EI0011"} {
 		if page.Labels[k] != want {
@@ -722,11 +729,22 @@ func TestAlertingEndToEnd(t *testing.T) {
 	if done, err := exporter.Exited(); done {
 		t.Errorf("exporter exited during the test: %v", err)
 	}
-	// One job failing on one node paged no one, and the job owner got
-	// no consequence.
+	// One job failing on one node paged its owner only: infrastructure's
+	// pager got infrastructure's pages (the DOWN link under a process) and
+	// nothing of the job's; the owner's pager nothing of infrastructure's;
+	// and the job owner got no consequence.
 	for _, m := range pager.Messages() {
 		for _, a := range m.Alerts {
-			t.Errorf("the pager got %s: %v", a.Labels["alertname"], a.Labels)
+			if a.Labels["audience"] != "infra" || a.Labels["alertname"] == "HCCLQPMemoryAllocationFailed" {
+				t.Errorf("infrastructure's pager got %s: %v", a.Labels["alertname"], a.Labels)
+			}
+		}
+	}
+	for _, m := range ownerPager.Messages() {
+		for _, a := range m.Alerts {
+			if a.Labels["audience"] != "job-owner" || a.Labels["severity"] != "critical" {
+				t.Errorf("the job owner's pager got %s: %v", a.Labels["alertname"], a.Labels)
+			}
 		}
 	}
 	for _, m := range owner.Messages() {

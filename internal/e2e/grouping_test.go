@@ -20,8 +20,8 @@ func TestJobSettingsWarningsNotifyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Alertmanager")
 	}
-	pager, chat, owner := testtools.NewWebhook(t), testtools.NewWebhook(t), testtools.NewWebhook(t)
-	am := testtools.StartAlertmanager(t, alertmanagerConfig(t, pager.URL, chat.URL, owner.URL))
+	pager, chat, ownerPager, owner := testtools.NewWebhook(t), testtools.NewWebhook(t), testtools.NewWebhook(t), testtools.NewWebhook(t)
+	am := testtools.StartAlertmanager(t, alertmanagerConfig(t, pager.URL, chat.URL, ownerPager.URL, owner.URL))
 	type postable struct {
 		Labels      map[string]string `json:"labels"`
 		Annotations map[string]string `json:"annotations"`
@@ -74,7 +74,7 @@ func TestJobSettingsWarningsNotifyOnce(t *testing.T) {
 	if groups["5e771a6d"] != 1 || groups["0c4be4a2"] != 1 {
 		t.Errorf("notifications per settings set %v, want one each", groups)
 	}
-	if n := len(pager.Messages()); n != 0 {
+	if n := len(pager.Messages()) + len(ownerPager.Messages()); n != 0 {
 		t.Errorf("%d pages for a warning", n)
 	}
 	if n := len(chat.Messages()); n != 0 {

@@ -85,6 +85,9 @@ type Setting struct {
 	// Min and Max bound the values HCCL accepts, in the unit HCCL reads
 	// the variable in (Unit); HCCL refuses others at init.
 	Min, Max float64
+	// Step, when set, is the granularity HCCL requires: the value must be
+	// a multiple of it (HCCL_RDMA_TC: 4, the DSCP field of the ToS byte).
+	Step float64
 	// Unit is the unit of the variable as the user sets it and as HCCL
 	// prints it ("M" = MiB, "s", "KB" = KiB, "" = a count); a line that
 	// prints no unit is read in this unit.
@@ -141,7 +144,7 @@ var table = []Setting{
 			{EraTagged, "[HCCL_ENV] HCCL_CONNECT_TIMEOUT set by default to [%v]s"},
 		}},
 	{Name: ExecTimeout, Kind: Number, Default: 1836, Min: 0, Max: 2147483647, Unit: "s",
-		Effective: "notify wait of a running collective.",
+		Effective: "notify wait of a running collective; with HCCL_OP_EXPANSION_MODE=AIV defaults to and is capped at 1091 s (EffectiveExecTimeout).",
 		Wordings: []Wording{
 			{Era2023, "ExecTimeOut is set to timeOut[%v]"},
 			{EraUntagged, "HCCL_EXEC_TIMEOUT set by environment to [%v]s"},
@@ -183,8 +186,10 @@ var table = []Setting{
 	{Name: RDMARetryCnt, Kind: Number, Default: 7, Min: 1, Max: 7, Unit: "",
 		Effective: "RoCE retransmissions before an error CQE.",
 		Wordings:  []Wording{{EraUntagged, "HCCL_RDMA_RETRY_CNT set by default to [%v]"}}},
-	{Name: RDMATC, Kind: Number, Default: 132, Min: 0, Max: 255, Unit: "",
-		Effective: "RoCE traffic class (DSCP × 4).",
+	// HCCL docs HCCL_RDMA_TC.md: "取值范围为[0,255]，且需要配置为4的整数倍，默认值为132"
+	// (bits 0-1 of the ToS byte are 0, bits 2-7 the DSCP).
+	{Name: RDMATC, Kind: Number, Default: 132, Min: 0, Max: 255, Step: 4, Unit: "",
+		Effective: "RoCE traffic class (DSCP × 4): a multiple of 4.",
 		Wordings:  []Wording{{EraUntagged, "HCCL_RDMA_TC set by default to [%v]"}}},
 	{Name: RDMASL, Kind: Number, Default: 4, Min: 0, Max: 7, Unit: "",
 		Effective: "RoCE service level (priority).",
@@ -241,9 +246,15 @@ type ErrOutOfRange struct {
 	Value string
 	Min   float64
 	Max   float64
+	// Step is set when the value is in range but not a multiple of it.
+	Step float64
 }
 
 func (e *ErrOutOfRange) Error() string {
+	if e.Step > 0 {
+		return fmt.Sprintf("%s = %q is not a multiple of %v as HCCL requires; HCCL refuses it at init, so it is not exported as a number",
+			e.Name, e.Value, e.Step)
+	}
 	return fmt.Sprintf("%s = %q is outside the range HCCL accepts [%v, %v]; HCCL refuses it at init, so it is not exported as a number",
 		e.Name, e.Value, e.Min, e.Max)
 }
@@ -293,6 +304,11 @@ func Value(name, printed, unit string) (v float64, ok bool, err error) {
 		own := f * scale / unitScale[def.Unit]
 		if own < def.Min || own > def.Max {
 			return 0, false, outOfRange(name, printed, def)
+		}
+		if def.Step > 0 && math.Mod(own, def.Step) != 0 {
+			e := outOfRange(name, printed, def).(*ErrOutOfRange)
+			e.Step = def.Step
+			return 0, false, e
 		}
 	}
 	return f * scale, true, nil

@@ -3,6 +3,7 @@ package hcclenv
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -131,5 +132,22 @@ func TestMultiQPThresholdInBytes(t *testing.T) {
 	}
 	if _, ok, err := Value(MultiQPThreshold, "9000000000", "B"); ok || err == nil {
 		t.Error("a threshold above 8192 KB printed in bytes must be refused")
+	}
+}
+
+// TestRDMATCMultipleOf4: HCCL requires HCCL_RDMA_TC to be a multiple of 4
+// in [0, 255] (HCCL docs HCCL_RDMA_TC.md); others are refused at init.
+func TestRDMATCMultipleOf4(t *testing.T) {
+	for printed, ok := range map[string]bool{"132": true, "100": true, "0": true, "252": true, "130": false, "255": false, "256": false} {
+		v, got, err := Value(RDMATC, printed, "")
+		if got != ok || (err == nil) != ok {
+			t.Errorf("Value(HCCL_RDMA_TC, %s) = %v, %v, %v; want accepted %v", printed, v, got, err, ok)
+		}
+		if printed == "130" {
+			var e *ErrOutOfRange
+			if !errors.As(err, &e) || e.Step != 4 || !strings.Contains(err.Error(), "multiple of 4") {
+				t.Errorf("130: error %v does not say it must be a multiple of 4", err)
+			}
+		}
 	}
 }

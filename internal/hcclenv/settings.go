@@ -72,34 +72,110 @@ func Canonical(printed string, number float64, hasNumber bool) string {
 	return strings.ToUpper(strings.TrimSpace(printed))
 }
 
-// SettingsID is the id of a settings set, the `settings` label: a short
-// stable hash of the (variable, canonical value) pairs of the Consistent
-// variables in values (other variables are ignored). The same pairs give
-// the same id on every node and in every version of the exporter; a
-// variable a process did not print is absent from its pairs (an older CANN
-// prints fewer). It is "" when values holds none of them: nothing is known
-// about the process's set.
+// SettingsID is the id of a settings set, the `settings` label:
+// "<SettingsIDVersion>-" and a short stable hash of the (variable,
+// canonical value) pairs of the Consistent variables in values (other
+// variables are ignored) that differ from what HCCL does without them. The
+// same pairs give the same id on every node and in every exporter of one
+// version; the version prefix changes whenever the pairs that go into the
+// hash do, so that the rules compare ids of one version only
+// (communicator:hccl_settings_sets:count) and a rolling upgrade of the
+// exporter does not look like a job with two settings sets.
+//
+// Version 2 (hccl_exporter 0.4) leaves out what HCCL does anyway, so that
+// an unset variable and the same variable set explicitly to its default
+// are one set: a value printed empty ("X is not set"), and a value equal to
+// HCCL's default — HCCL_EXEC_TIMEOUT compared in effect, capped at
+// DefaultExecTimeoutAIV where HCCL_OP_EXPANSION_MODE is AIV. Version 1
+// (no prefix) hashed every printed pair.
+//
+// It is "" when values holds none of the Consistent variables: nothing is
+// known about the process's set.
 func SettingsID(values map[string]string) string {
 	names := make([]string, 0, len(consistent))
+	known := false
 	for n := range values {
-		if consistentIndex[n] {
+		if !consistentIndex[n] {
+			continue
+		}
+		known = true
+		if _, ok := effectiveForID(n, values); ok {
 			names = append(names, n)
 		}
 	}
-	if len(names) == 0 {
+	if !known {
 		return ""
 	}
 	sort.Strings(names)
 	h := sha256.New()
 	for _, n := range names {
+		v, _ := effectiveForID(n, values)
 		// NUL cannot occur in a name or a log-derived label value, so
 		// the pairs cannot run into each other.
 		h.Write([]byte(n))
 		h.Write([]byte{0})
-		h.Write([]byte(values[n]))
+		h.Write([]byte(v))
 		h.Write([]byte{0})
 	}
-	return hex.EncodeToString(h.Sum(nil)[:SettingsIDBytes])
+	return settingsIDPrefix + hex.EncodeToString(h.Sum(nil)[:SettingsIDBytes])
+}
+
+// SettingsIDVersion is the version of SettingsID (its prefix).
+const SettingsIDVersion = 2
+
+var settingsIDPrefix = strconv.Itoa(SettingsIDVersion) + "-"
+
+// effectiveForID is the value of variable n that goes into the settings
+// id, and false when it is what HCCL does without the variable.
+func effectiveForID(n string, values map[string]string) (string, bool) {
+	v := values[n]
+	if v == "" {
+		return "", false
+	}
+	def, ok := index[n]
+	if !ok || def.Kind == Text {
+		return v, true
+	}
+	dflt := def.Default
+	if n == ExecTimeout && IsAIVMode(values[OpExpansionMode]) {
+		dflt = DefaultExecTimeoutAIV
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f > DefaultExecTimeoutAIV {
+			v = strconv.FormatFloat(DefaultExecTimeoutAIV, 'f', -1, 64)
+		}
+	}
+	if v == strconv.FormatFloat(dflt, 'f', -1, 64) {
+		return "", false
+	}
+	return v, true
+}
+
+// DefaultExecTimeoutAIV is HCCL_EXEC_TIMEOUT's default, and its cap, when
+// collectives are expanded on the AI Vector cores
+// (HCCL_OP_EXPANSION_MODE=AIV): the collective runs as a vector kernel,
+// bounded by the runtime's AI Core kernel timeout, 1091 s on A2 and A3
+// (CANN acl docs, aclrtSetOpExecuteTimeOut: "AI Core算子的默认超时时间为1091秒").
+const DefaultExecTimeoutAIV = 1091
+
+// IsAIVMode says whether an HCCL_OP_EXPANSION_MODE value (canonical or as
+// printed) expands collectives on the AI Vector cores.
+func IsAIVMode(mode string) bool {
+	return strings.HasPrefix(strings.ToUpper(strings.TrimSpace(mode)), "AIV")
+}
+
+// EffectiveExecTimeout is the notify-wait timeout HCCL applies for a
+// process: the printed HCCL_EXEC_TIMEOUT (printed false: unset, HCCL's
+// default), capped at DefaultExecTimeoutAIV in AIV mode.
+func EffectiveExecTimeout(v float64, printed bool, opExpansionMode string) float64 {
+	if IsAIVMode(opExpansionMode) {
+		if !printed || v > DefaultExecTimeoutAIV {
+			return DefaultExecTimeoutAIV
+		}
+		return v
+	}
+	if !printed {
+		return Default(ExecTimeout)
+	}
+	return v
 }
 
 // SettingsIDBytes is the length of a settings id in bytes (twice that in

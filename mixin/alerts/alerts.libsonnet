@@ -40,11 +40,12 @@
               audience: 'job-owner',
             },
             annotations: {
-              summary: 'HCCL ran out of NPU memory creating RoCE queue pairs (EI0011); the job has most likely failed.',
+              summary: 'An HCCL device-memory allocation failed (EI0011); the job has most likely failed.',
               description: std.join(' ', [
                 '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
                 '{{ $value | humanize }} EI0011 Resource_Error_Insufficient_Device_Memory event(s) in the last 10 minutes:',
-                'parameter-plane link setup could not allocate 0.25–3 MiB of HBM for a queue pair.',
+                'HCCL could not allocate NPU memory; the report prints the size: 0.25–3 MB (or 262144~3145728) is a RoCE',
+                'queue pair at link setup, about 2 × HCCL_BUFFSIZE + 1 MiB is the cclBuffer.',
                 '{{- with printf "min(hccl_link_setup_headroom_bytes{instance=%q})" $labels.instance | query }}',
                 'Lowest link-setup headroom on the node: {{ . | first | value | humanize1024 }}B.{{ end }}',
                 '{{- with printf "max(hccl_env_rdma_qps_per_connection{instance=%q})" $labels.instance | query }}',
@@ -75,7 +76,7 @@
           },
           {
             alert: 'HCCLPortBindFailed',
-            expr: 'max without (stage, source) (hccl:fault_events:new10m{code=~"EI0019|EI0020"})',
+            expr: 'max without (stage, source) (hccl:fault_events:new10m{code=~"EI0019|EI0020|EJ0003"})',
             labels: {
               severity: 'warning',
               audience: 'job-owner',
@@ -107,8 +108,11 @@
               runbook_url: cfg.runbookURLBase + '#hcclparameterinconsistent',
             },
           },
-          // The driver reports an out-of-memory while HCCL allocates its
-          // communication buffer (cclBuffer) as EL0004, not EI0011; the remedy is
+          // The runtime reports any out-of-memory as EL0004; the exporter counts
+          // it as HCCL's (hccl_fault_events_total) only where HCCL allocated
+          // (HCCL's own plog line, "requested by HCCL module", or
+          // HcclAllocComResourceByTiling in the report's traceback); every
+          // other EL0004 is ascend_cann_fault_events_total. The remedy is
           // HCCL_BUFFSIZE, not fewer QPs, so it is a separate alert.
           {
             alert: 'HCCLBufferAllocationFailed',
@@ -118,11 +122,11 @@
               audience: 'job-owner',
             },
             annotations: {
-              summary: 'The driver could not allocate device memory while HCCL set up its buffers (EL0004).',
+              summary: 'The runtime could not allocate device memory HCCL requested for its buffers (EL0004).',
               description: std.join(' ', [
                 '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
-                '{{ $value | humanize }} EL0004 out-of-memory event(s) in the last 10 minutes. If the traceback names',
-                "HcclAllocComResourceByTiling or cclBuffer, HCCL's buffers (2 × HCCL_BUFFSIZE per communicator) did not fit.",
+                '{{ $value | humanize }} EL0004 out-of-memory event(s) of HCCL in the last 10 minutes (HCCL module or',
+                "HcclAllocComResourceByTiling): HCCL's buffers (2 × HCCL_BUFFSIZE per communicator) did not fit.",
                 '{{- with printf "max(hccl_env_buffsize_bytes{instance=%q})" $labels.instance | query }}',
                 'Largest HCCL_BUFFSIZE on the node: {{ . | first | value | humanize1024 }}B.{{ end }}',
                 '{{- with printf "max(hccl_ccl_buffer_bytes{instance=%q})" $labels.instance | query }}',
@@ -166,28 +170,15 @@
           // rejects the field.)
           {
             alert: 'NPULinkSetupHeadroomLow',
-            expr: |||
-              (
-                hccl_link_setup_headroom_bytes%(hcclSelectorBraces)s < 0
-                and ignoring (bound)
-                  (
-                      hccl_link_setup_pending_queue_pairs{%(hcclSelectorComma)sbound="expected"} > 0
-                    or ignoring (bound)
-                      hccl_ccl_buffer_pending_bytes%(hcclSelectorBraces)s > 0
-                  )
-              )
-              * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
-              or ignoring (namespace, pod)
-              (
-                hccl_link_setup_headroom_bytes%(hcclSelectorBraces)s < 0
-                and ignoring (bound)
-                  (
-                      hccl_link_setup_pending_queue_pairs{%(hcclSelectorComma)sbound="expected"} > 0
-                    or ignoring (bound)
-                      hccl_ccl_buffer_pending_bytes%(hcclSelectorBraces)s > 0
-                  )
-              )
-            ||| % cfg,
+            expr: $._hcclPerChip(|||
+              hccl_link_setup_headroom_bytes%(hcclSelectorBraces)s < 0
+              and ignoring (bound)
+                (
+                    hccl_link_setup_pending_queue_pairs{%(hcclSelectorComma)sbound="expected"} > 0
+                  or ignoring (bound)
+                    hccl_ccl_buffer_pending_bytes%(hcclSelectorBraces)s > 0
+                )
+            ||| % cfg),
             'for': '0m',
             labels: {
               severity: 'warning',
@@ -221,14 +212,9 @@
           // fails link setup with EI0007 resource[qp] however much HBM is free.
           {
             alert: 'NPUQueuePairSlotsExhausted',
-            expr: |||
-              (
-                hccl_link_setup_queue_pair_slots_free{%(hcclSelectorComma)sbound="expected"} < 0
-              )
-              * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
-              or ignoring (namespace, pod)
+            expr: $._hcclPerChip(|||
               hccl_link_setup_queue_pair_slots_free{%(hcclSelectorComma)sbound="expected"} < 0
-            ||| % cfg,
+            ||| % cfg),
             'for': '0m',
             labels: {
               severity: 'warning',
@@ -246,22 +232,24 @@
               runbook_url: cfg.runbookURLBase + '#npuqueuepairslotsexhausted',
             },
           },
-          // One alert per settings set per node: every process of a job on a
-          // node prints the same settings, so a 64-rank job on 8 nodes raises
-          // 8 alerts in one notification group, not 64.
+          // A lint (severity info: it never pages and no route need send it
+          // anywhere urgent): one alert per settings set per node; every
+          // process of a job on a node prints the same settings, so a
+          // 64-rank job on 8 nodes raises 8 alerts in one notification
+          // group, not 64.
           {
             alert: 'HCCLQPsPerConnectionAboveRecommended',
             // The pod of the settings set (hccl:settings_pod:unique), for the
             // job owner's route; without pod information it fires alone.
             expr: |||
-              (hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d)
+              max without (%(targetLabelsCSV)s) (hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d)
               * on (job, instance, settings) group_left (namespace, pod) hccl:settings_pod:unique
               or ignoring (namespace, pod)
-              hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d
+              max without (%(targetLabelsCSV)s) (hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d)
             ||| % cfg,
             'for': '1m',
             labels: {
-              severity: 'warning',
+              severity: 'info',
               audience: 'job-owner',
             },
             annotations: {
@@ -330,23 +318,15 @@
           // no RoCE, and a port without an optical module is DOWN by design.
           {
             alert: 'RoCELinkDown',
-            expr: |||
-              (
-                ascend_roce_link_up%(hcclSelectorBraces)s == 0
-                and on (job, instance, npu, chip)
-                  count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s)
-              )
-              * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
-              or ignoring (namespace, pod)
-              (
-                ascend_roce_link_up%(hcclSelectorBraces)s == 0
-                and on (job, instance, npu, chip)
-                  count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s)
-              )
-            ||| % cfg,
+            expr: $._hcclPerChip(|||
+              ascend_roce_link_up%(hcclSelectorBraces)s == 0
+              and on (job, instance, npu, chip)
+                count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s)
+            ||| % cfg),
             'for': '2m',
             labels: {
-              severity: 'warning',
+              severity: 'critical',
+              audience: 'infra',
             },
             annotations: {
               summary: 'The RoCE link of an NPU chip with a running process is DOWN.',
@@ -355,7 +335,33 @@
                 'RoCE port DOWN for 2 minutes while',
                 '{{- with printf "count(ascend_npu_process_memory_bytes{instance=%q,npu=%q,chip=%q})" $labels.instance $labels.npu $labels.chip | query }}',
                 '{{ . | first | value }}{{ end }} process(es) run on the chip. HCCL link setup to other servers fails',
-                '(EJ0002, EI0006) and running transfers stop. Check the optical module, the cable and the switch port.',
+                '(EI0009 "The network port is down", EJ0002, EI0006) and running transfers stop. Check the optical module, the cable and the switch port.',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#rocelinkdown',
+            },
+          },
+          // The same on a chip no process runs on, with an optical module
+          // (a port without one is DOWN by design): the best time to fix a
+          // link is before a job is scheduled on it.
+          {
+            alert: 'RoCELinkDown',
+            expr: $._hcclPerChip(|||
+              ascend_roce_link_up%(hcclSelectorBraces)s == 0
+              and on (job, instance, npu, chip) (ascend_roce_optical_present%(hcclSelectorBraces)s == 1)
+              unless on (job, instance, npu, chip)
+                count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s)
+            ||| % cfg),
+            'for': cfg.idleLinkDownFor,
+            labels: {
+              severity: 'warning',
+              audience: 'infra',
+            },
+            annotations: {
+              summary: 'The RoCE link of an idle NPU chip is DOWN.',
+              description: std.join(' ', [
+                'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}: hccn_tool has reported its RoCE port DOWN for %s' % cfg.idleLinkDownFor,
+                'with an optical module present and no process on the chip. The next job scheduled on it fails link setup',
+                '(EI0009 "The network port is down"). Check the optical module, the cable and the switch port now.',
               ]),
               runbook_url: cfg.runbookURLBase + '#rocelinkdown',
             },
@@ -364,11 +370,9 @@
           // started, and survives a driver reload or `-link_stat -c`.
           {
             alert: 'RoCELinkFlapping',
-            expr: |||
-              (increase(ascend_roce_link_down_events_total%(hcclSelectorBraces)s[10m]) > 0) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
-              or ignoring (namespace, pod)
+            expr: $._hcclPerChip(|||
               increase(ascend_roce_link_down_events_total%(hcclSelectorBraces)s[10m]) > 0
-            ||| % cfg,
+            ||| % cfg),
             'for': '1m',
             labels: {
               severity: 'warning',
@@ -390,11 +394,9 @@
           // (just configured) are configuration states, not faults.
           {
             alert: 'RoCENetworkUnhealthy',
-            expr: |||
-              (ascend_roce_network_health{%(hcclSelectorComma)sstatus!~"Success|Init|Detect ip set"} == 1) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
-              or ignoring (namespace, pod)
+            expr: $._hcclPerChip(|||
               ascend_roce_network_health{%(hcclSelectorComma)sstatus!~"Success|Init|Detect ip set"} == 1
-            ||| % cfg,
+            ||| % cfg),
             'for': '5m',
             labels: {
               severity: 'warning',
@@ -416,11 +418,9 @@
         rules: [
           {
             alert: 'NPUHealthDegraded',
-            expr: |||
-              (ascend_npu_health_status{%(hcclSelectorComma)sstatus!~"OK|Critical"} == 1) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
-              or ignoring (namespace, pod)
+            expr: $._hcclPerChip(|||
               ascend_npu_health_status{%(hcclSelectorComma)sstatus!~"OK|Critical"} == 1
-            ||| % cfg,
+            ||| % cfg),
             'for': '5m',
             labels: {
               severity: 'warning',
@@ -436,11 +436,9 @@
           },
           {
             alert: 'NPUHealthDegraded',
-            expr: |||
-              (ascend_npu_health_status{%(hcclSelectorComma)sstatus="Critical"} == 1) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
-              or ignoring (namespace, pod)
+            expr: $._hcclPerChip(|||
               ascend_npu_health_status{%(hcclSelectorComma)sstatus="Critical"} == 1
-            ||| % cfg,
+            ||| % cfg),
             'for': '1m',
             labels: {
               severity: 'critical',
@@ -464,9 +462,15 @@
           {
             alert: 'CANNLogTimezoneMismatch',
             expr: |||
-              hccl_exporter_log_timezone_offset_seconds%(hcclSelectorBraces)s != hccl_exporter_log_timezone_applied_offset_seconds%(hcclSelectorBraces)s
+              max without (%(targetLabelsCSV)s) (
+                hccl_exporter_log_timezone_offset_seconds%(hcclSelectorBraces)s != hccl_exporter_log_timezone_applied_offset_seconds%(hcclSelectorBraces)s
+              )
               or
-              max by (job, instance) (hccl_fault_last_event_timestamp_seconds%(hcclSelectorBraces)s) - time() > 300
+              (
+                max by (job, instance) (hccl_fault_last_event_timestamp_seconds%(hcclSelectorBraces)s) - time() > 300
+                and on (job, instance)
+                  count by (job, instance) (hccl_fault_last_event_timestamp_seconds%(hcclSelectorBraces)s - time() > 300) >= %(futureFaultSeries)d
+              )
             ||| % cfg,
             'for': '15m',
             labels: {
@@ -494,11 +498,9 @@
           // take a while to write its first plog.
           {
             alert: 'HCCLLogsNotVisible',
-            expr: |||
-              (ascend_npu_processes{%(hcclSelectorComma)scann_logs="missing"} > 0) * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
-              or ignoring (namespace, pod)
+            expr: $._hcclPerChip(|||
               ascend_npu_processes{%(hcclSelectorComma)scann_logs="missing"} > 0
-            ||| % cfg,
+            ||| % cfg),
             'for': '10m',
             labels: {
               severity: 'warning',
@@ -519,16 +521,22 @@
           {
             alert: 'HCCLExporterCollectorFailing',
             expr: |||
-              hccl_exporter_collector_success%(hcclSelectorBraces)s == 0
-              or
-              label_replace(hccl_exporter_npu_smi_up%(hcclSelectorBraces)s == 0, "collector", "npusmi", "", "")
+              max without (%(targetLabelsCSV)s) (
+                  hccl_exporter_collector_success%(hcclSelectorBraces)s == 0
+                or
+                  label_replace(hccl_exporter_npu_smi_up%(hcclSelectorBraces)s == 0, "collector", "npusmi", "", "")
+                or
+                  label_replace(hccl_exporter_hccn_tool_up%(hcclSelectorBraces)s == 0, "collector", "hccn", "", "")
+                or
+                  label_replace(hccl_exporter_pod_resources_up%(hcclSelectorBraces)s == 0, "collector", "podresources", "", "")
+              )
             ||| % cfg,
             'for': '15m',
             labels: {
               severity: 'warning',
             },
             annotations: {
-              summary: 'An hccl_exporter collector has been failing for 15 minutes.',
+              summary: 'An hccl_exporter collector (or the npu-smi, hccn_tool or kubelet source it runs) has been failing for 15 minutes.',
               description: std.join(' ', [
                 'Collector {{ $labels.collector }} on {{ $labels.instance }} has failed every scrape for 15 minutes:',
                 "its metrics are missing and the alerts built on them cannot fire. See the exporter's log.",

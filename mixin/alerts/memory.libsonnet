@@ -20,20 +20,11 @@
         rules+: [
           {
             alert: 'NPUMemoryHeldWithoutProcess',
-            expr: |||
-              (
-                ascend_npu_hbm_used_bytes%(hcclSelectorBraces)s > %(hbmHeldWithoutProcessRatio)g * ascend_npu_hbm_total_bytes%(hcclSelectorBraces)s
-                unless on (job, instance, npu, chip)
-                  count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s)
-              )
-              * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
-              or ignoring (namespace, pod)
-              (
-                ascend_npu_hbm_used_bytes%(hcclSelectorBraces)s > %(hbmHeldWithoutProcessRatio)g * ascend_npu_hbm_total_bytes%(hcclSelectorBraces)s
-                unless on (job, instance, npu, chip)
-                  count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s)
-              )
-            ||| % cfg,
+            expr: $._hcclPerChip(|||
+              ascend_npu_hbm_used_bytes%(hcclSelectorBraces)s > %(hbmHeldWithoutProcessRatio)g * ascend_npu_hbm_total_bytes%(hcclSelectorBraces)s
+              unless on (job, instance, npu, chip)
+                count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s)
+            ||| % cfg),
             'for': '10m',
             labels: {
               severity: 'warning',

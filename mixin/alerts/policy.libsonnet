@@ -1,32 +1,46 @@
 // The alerting policy (docs/runbooks.md, "Who gets which alert"), applied by
 // label so that alerts added later slot in without a list of names:
 //
-// - `audience` says who can act: `job-owner` (the job's own settings, memory
-//   and logs: warnings before the job fails, fault codes after), `infra`
-//   (nodes, NPUs, the network, the exporter itself, and several jobs or
-//   nodes failing at once) or `none` (an inhibitor that notifies no one).
-//   An alert that sets none is `infra`'s: someone triages it.
-// - `severity: critical` pages, but only with `audience: infra`; the job
-//   owner's alerts are never routed to the pager.
-// - Job-owner alerts carry the pod's `namespace` (and `pod`) where the
-//   kubelet says which pod holds the chip, for routing per team.
+// - `severity` says what pages: `critical` wakes someone (EI0011 and
+//   EI0007 resource[qp], which killed a job; what infrastructure can fix:
+//   a RoCE port down at link setup, hardware, the exporter blind
+//   fleet-wide, several jobs failing with infrastructure's codes);
+//   `warning` goes to a channel; `info` (lints) to a channel or nowhere.
+// - `audience` says whose pager or channel: `job-owner` (the job's own
+//   settings, memory and faults), `infra` (nodes, NPUs, the network, the
+//   exporter itself) or `none` (an inhibitor that notifies no one). An
+//   alert that sets none is `infra`'s: someone triages it. Every shipped
+//   route matches `audience` before `severity`, so a job owner's page never
+//   reaches infra's pager and an infra page never reaches a tenant.
+// - Job-owner alerts carry the training pod's `namespace` (and `pod`) where
+//   the exporter or the kubelet names it, for routing per team; no alert
+//   carries the exporter's own pod (config targetLabels).
 // - Consequences (fault codes a rank raises because a peer failed:
-//   _config.waitingCodes) are inhibited per job, not per node, for as long as
-//   the peers' timers may still run (HCCLJobFailed below).
+//   _config.waitingCodes) are inhibited per job (cluster and hccl_job, never
+//   empty), not per node, for as long as the peers' timers may still run
+//   (HCCLJobFailed below).
 //
 // This file is imported last: the default audience applies to every group.
 {
   local cfg = $._config,
   local waiting = std.join('|', cfg.waitingCodes),
   local jobBy = std.join(', ', cfg.jobLabels),
+  local infra = std.join('|', cfg.infraCodes),
 
   prometheusAlerts+:: {
     groups: [
       g {
         rules: [
-          if std.objectHas(r, 'alert') && !std.objectHas(r.labels, 'audience')
-          then r { labels+: { audience: 'infra' } }
-          else r
+          local withAudience =
+            if std.objectHas(r, 'alert') && !std.objectHas(r.labels, 'audience')
+            then r { labels+: { audience: 'infra' } }
+            else r;
+          // Groups whose series are all the node's own (no training pod):
+          // their alerts drop the exporter target's labels here, so that
+          // alerts appended to them need not.
+          if std.objectHas(r, 'alert') && std.member(cfg.nodeOnlyGroups, g.name)
+          then withAudience { expr: 'max without (%s) (\n%s)' % [cfg.targetLabelsCSV, std.rstripChars(r.expr, '\n')] }
+          else withAudience
           for r in g.rules
         ],
       }
@@ -48,11 +62,23 @@
           // with HCCL_CONNECT_TIMEOUT=1200 the peers' EI0006 arrive about
           // 20 minutes after the EI0011 alert resolved. Without settings in
           // the logs, HCCL's defaults (120 s, 1836 s) apply.
+          $._hcclRecordingRules['hccl_job:hccl_fault_last_event_timestamp_seconds:max'],
+          // Fires (to no receiver) from a root-cause fault code until the
+          // timers of the job's peers have surely run out: the job's most
+          // recent such event on any node, plus the cluster's longest
+          // HCCL_CONNECT_TIMEOUT + 20 s (link setup waits) or
+          // HCCL_EXEC_TIMEOUT (collectives wait), plus the 10 minutes a
+          // fault alert fires for an event. Alertmanager inhibits the
+          // consequences (waiting codes) of the same job while it fires:
+          // with HCCL_CONNECT_TIMEOUT=1200 the peers' EI0006 arrive about
+          // 20 minutes after the EI0011 alert resolved. A job that fails
+          // again later fires it again at its new fault. Without settings in
+          // the logs, HCCL's defaults (120 s, 1836 s) apply.
           {
             alert: 'HCCLJobFailed',
             expr: |||
-              max by (%(jobBy)s) (
-                time() - hccl_fault_last_event_timestamp_seconds{%(hcclSelectorComma)scode!~"%(waiting)s"}
+              min by (%(jobBy)s) (
+                time() - %(last)s
               )
               < on (%(clusterLabel)s) group_left ()
               (
@@ -64,7 +90,7 @@
                 or on (%(clusterLabel)s)
                   max by (%(clusterLabel)s) (hccl_fault_last_event_timestamp_seconds%(hcclSelectorBraces)s) * 0 + %(defaultWaitSeconds)d
               ) + 600
-            ||| % (cfg { jobBy: jobBy, waiting: waiting, defaultWaitSeconds: std.max(cfg.defaultConnectTimeoutSeconds + 20, cfg.defaultExecTimeoutSeconds) }),
+            ||| % (cfg { jobBy: jobBy, last: $._hcclJobLastEvent('code!~"%s"' % waiting), defaultWaitSeconds: std.max(cfg.defaultConnectTimeoutSeconds + 20, cfg.defaultExecTimeoutSeconds) }),
             labels: {
               severity: 'none',
               audience: 'none',
@@ -73,45 +99,40 @@
             annotations: {
               summary: "A job failed with a root-cause HCCL fault; its peers' timeouts are held back.",
               description: std.join(' ', [
-                'A root-cause fault code was reported {{ $value | humanizeDuration }} ago in',
-                '{{ with $labels.namespace }}namespace {{ . }}{{ else }}a job without pod information{{ end }}',
+                'A root-cause fault code was reported {{ $value | humanizeDuration }} ago in job {{ $labels.%(jobLabel)s }}' % cfg,
                 '{{ with $labels.%(clusterLabel)s }}of cluster {{ . }}{{ end }}. Alertmanager inhibits the waiting codes' % cfg,
                 '(%s) of the same job while this fires; it notifies no one.' % std.join(', ', cfg.waitingCodes),
               ]),
               runbook_url: cfg.runbookURLBase + '#hccljobfailed',
             },
           },
-          // Several jobs, or several nodes, failing with a root-cause code
-          // in one window points at the cluster (driver, fabric, a shared
-          // setting) rather than at one job's configuration: page.
+          // Several jobs of a cluster failing with a root cause
+          // infrastructure fixes (config infraCodes: the RoCE port down at
+          // link setup) in one window points at the cluster: page. Distinct
+          // jobs, not nodes or events: one job on 64 nodes is one; an
+          // operator's EZ9999, the runtime's EE1001 or a job's own EI0011
+          // never count.
           {
             alert: 'HCCLJobFailuresAcrossCluster',
             expr: |||
               count by (%(clusterLabel)s) (
                 count by (%(jobBy)s) (
-                  time() - hccl_fault_last_event_timestamp_seconds{%(hcclSelectorComma)scode!~"%(waiting)s"} < %(clusterFailureWindowSeconds)d
+                  time() - %(last)s < %(clusterFailureWindowSeconds)d
                 )
               ) >= %(clusterFailureJobs)d
-              or
-              count by (%(clusterLabel)s) (
-                count by (%(clusterLabel)s, instance) (
-                  time() - hccl_fault_last_event_timestamp_seconds{%(hcclSelectorComma)scode!~"%(waiting)s"} < %(clusterFailureWindowSeconds)d
-                )
-              ) >= %(clusterFailureNodes)d
-            ||| % (cfg { jobBy: jobBy, waiting: waiting }),
+            ||| % (cfg { jobBy: jobBy, last: $._hcclJobLastEvent('code=~"%s"' % infra) }),
+            'for': cfg.clusterFailureFor,
             labels: {
               severity: 'critical',
               audience: 'infra',
             },
             annotations: {
-              summary: 'Several jobs or nodes of a cluster failed with HCCL faults within %(clusterFailureWindowSeconds)d s.' % cfg,
+              summary: 'Several jobs of a cluster failed with RoCE link faults within %(clusterFailureWindowSeconds)d s.' % cfg,
               description: std.join(' ', [
                 '{{ with $labels.%(clusterLabel)s }}Cluster {{ . }}{{ else }}Nodes without a cluster label{{ end }}:' % cfg,
-                'root-cause HCCL fault codes in the last %(clusterFailureWindowSeconds)d s from' % cfg,
-                '{{ with printf "count(count by (namespace) (time() - hccl_fault_last_event_timestamp_seconds{%(clusterLabel)s=%%q,code!~\\"%(waiting)s\\"} < %(clusterFailureWindowSeconds)d))" $labels.%(clusterLabel)s | query }}{{ . | first | value }}{{ end }} job(s) (namespaces) on' % (cfg { waiting: waiting }),
-                '{{ with printf "count(count by (instance) (time() - hccl_fault_last_event_timestamp_seconds{%(clusterLabel)s=%%q,code!~\\"%(waiting)s\\"} < %(clusterFailureWindowSeconds)d))" $labels.%(clusterLabel)s | query }}{{ . | first | value }}{{ end }} node(s)' % (cfg { waiting: waiting }),
-                '(%(clusterFailureJobs)d jobs or %(clusterFailureNodes)d nodes page).' % cfg,
-                "One job failing is its owner's to fix; this many points at the cluster: driver, fabric, a shared image or setting.",
+                '{{ $value }} job(s) reported %s in the last %d s' % [std.join(' or ', cfg.infraCodes), cfg.clusterFailureWindowSeconds],
+                '(%(clusterFailureJobs)d jobs page): RoCE ports or links down at link setup.' % cfg,
+                "One job failing is its owner's to fix; this many points at the fabric: optical modules, switch ports, NIC addresses.",
               ]),
               runbook_url: cfg.runbookURLBase + '#hccljobfailuresacrosscluster',
             },
@@ -128,9 +149,11 @@
           {
             alert: 'HCCLExporterDown',
             expr: |||
-              up%(hcclSelectorBraces)s == 0
-              and on (job)
-                count by (job) (last_over_time(hccl_exporter_build_info%(hcclSelectorBraces)s[1d]))
+              max without (%(targetLabelsCSV)s) (
+                up%(hcclSelectorBraces)s == 0
+                and on (job)
+                  count by (job) (last_over_time(hccl_exporter_build_info%(hcclSelectorBraces)s[1d]))
+              )
             ||| % cfg,
             'for': '5m',
             labels: {
@@ -146,9 +169,45 @@
               runbook_url: cfg.runbookURLBase + '#hcclexporterdown',
             },
           },
+          // The exporter blind fleet-wide: most of a scrape job's targets
+          // down at once (a broken rollout, a changed image, the node
+          // selector) leaves no node with HCCL alerts: infrastructure's page.
+          {
+            alert: 'HCCLExporterDownAcrossFleet',
+            expr: |||
+              count by (job) (
+                up%(hcclSelectorBraces)s == 0
+                and on (job)
+                  count by (job) (last_over_time(hccl_exporter_build_info%(hcclSelectorBraces)s[1d]))
+              )
+              / on (job)
+              count by (job) (
+                up%(hcclSelectorBraces)s
+                and on (job)
+                  count by (job) (last_over_time(hccl_exporter_build_info%(hcclSelectorBraces)s[1d]))
+              )
+              > %(fleetDownRatio)g
+              and on (job)
+              count by (job) (up%(hcclSelectorBraces)s == 0) >= %(fleetDownMinTargets)d
+            ||| % cfg,
+            'for': '5m',
+            labels: {
+              severity: 'critical',
+              audience: 'infra',
+            },
+            annotations: {
+              summary: 'Most hccl_exporter targets of a scrape job cannot be scraped: HCCL alerts are blind fleet-wide.',
+              description: std.join(' ', [
+                '{{ $value | humanizePercentage }} of the targets of job {{ $labels.job }} have been down for 5 minutes',
+                '(more than %(fleetDownRatio)g and at least %(fleetDownMinTargets)d): no NPU, HCCL fault or headroom alert can' % cfg,
+                'fire for those nodes. Look for a failed rollout, image or node selector of the exporter.',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hcclexporterdownacrossfleet',
+            },
+          },
           {
             alert: 'HCCLExporterLabelValuesDropped',
-            expr: 'increase(hccl_exporter_label_values_dropped_total%(hcclSelectorBraces)s[30m]) > 0' % cfg,
+            expr: 'max without (%(targetLabelsCSV)s) (increase(hccl_exporter_label_values_dropped_total%(hcclSelectorBraces)s[30m]) > 0)' % cfg,
             labels: {
               severity: 'warning',
               audience: 'infra',
@@ -166,7 +225,7 @@
           },
           {
             alert: 'HCCLExporterStateFileWriteErrors',
-            expr: 'increase(hccl_exporter_log_state_file_write_errors_total%(hcclSelectorBraces)s[10m]) > 0' % cfg,
+            expr: 'max without (%(targetLabelsCSV)s) (increase(hccl_exporter_log_state_file_write_errors_total%(hcclSelectorBraces)s[10m]) > 0)' % cfg,
             'for': '10m',
             labels: {
               severity: 'warning',

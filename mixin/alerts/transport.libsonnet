@@ -38,21 +38,52 @@
               runbook_url: cfg.runbookURLBase + '#hcclqpresourceexhausted',
             },
           },
+          // EI0009 where a RoCE port of the node is DOWN: reason "The network
+          // port is down" (HCOMM adapter_hccp.cc HCCP_ELINKDOWN), which
+          // infrastructure fixes: pages. Other reasons (Create Dest error,
+          // QP status timeout) name a peer pair that failed or is
+          // unreachable: the job owner's to look at first.
           {
             alert: 'HCCLTransportInitFailed',
-            expr: 'max without (stage, source) (hccl:fault_events:new10m{code="EI0009"})',
+            expr: |||
+              max without (stage, source) (hccl:fault_events:new10m{code="EI0009"})
+              and on (job, instance)
+                count by (job, instance) (ascend_roce_link_up%(hcclSelectorBraces)s == 0)
+            ||| % cfg,
+            labels: {
+              severity: 'critical',
+              audience: 'infra',
+            },
+            annotations: {
+              summary: 'HCCL transport initialisation failed (EI0009) on a node with a RoCE port DOWN.',
+              description: std.join(' ', [
+                '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
+                '{{ $value | humanize }} EI0009 event(s) in the last 10 minutes while',
+                '{{- with printf "count(ascend_roce_link_up{instance=%q} == 0)" $labels.instance | query }}',
+                '{{ . | first | value }}{{ end }} RoCE port(s) of the node are DOWN: reason "The network port is down".',
+                'Check the optical module, the NIC IP and the switch link (hccn_tool -optical/-ip/-lldp).',
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hccltransportinitfailed',
+            },
+          },
+          {
+            alert: 'HCCLTransportInitFailed',
+            expr: |||
+              max without (stage, source) (hccl:fault_events:new10m{code="EI0009"})
+              unless on (job, instance)
+                count by (job, instance) (ascend_roce_link_up%(hcclSelectorBraces)s == 0)
+            ||| % cfg,
             labels: {
               severity: 'warning',
+              audience: 'job-owner',
             },
             annotations: {
               summary: 'HCCL transport initialisation failed (EI0009).',
               description: std.join(' ', [
                 '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
-                '{{ $value | humanize }} EI0009 event(s) in the last 10 minutes. Reason "The network port is down":',
-                "the chip's RoCE port is down (see RoCELinkDown): check the optical module, the NIC IP and the switch link.",
-                'Other reasons name the failing peer pair (createLink para).',
-                '{{- with printf "count(ascend_roce_link_up{instance=%q} == 0)" $labels.instance | query }}',
-                'RoCE ports DOWN on the node: {{ . | first | value }}.{{ end }}',
+                '{{ $value | humanize }} EI0009 event(s) in the last 10 minutes with every RoCE port of the node UP:',
+                'the peer named in createLink para failed or is unreachable. Check its logs first, then the link',
+                'between the two (TLS switch and speed must match on both ends).',
               ]),
               runbook_url: cfg.runbookURLBase + '#hccltransportinitfailed',
             },
@@ -64,12 +95,13 @@
               severity: 'warning',
             },
             annotations: {
-              summary: 'A RoCE transfer of HCCL exhausted its retransmissions (EI0013, error CQE 12).',
+              summary: 'A RoCE transfer of HCCL completed with an error CQE (EI0013).',
               description: std.join(' ', [
                 '{{ $labels.instance }}{{ with $labels.pod }} (pod {{ $labels.namespace }}/{{ . }}){{ end }} reported',
-                '{{ $value | humanize }} EI0013 event(s) in the last 10 minutes: the peer did not acknowledge within',
-                'HCCL_RDMA_TIMEOUT × HCCL_RDMA_RETRY_CNT — the network between the two devices dropped packets or a port',
-                'flapped, or the peer process exited first.',
+                '{{ $value | humanize }} EI0013 event(s) in the last 10 minutes: HCCL raises it for every error CQE',
+                '(status 12: the peer did not acknowledge within HCCL_RDMA_TIMEOUT × HCCL_RDMA_RETRY_CNT). Most often the',
+                'peer process exited first (held back while its job failed: HCCLJobFailed); otherwise the network between',
+                'the two devices dropped packets or a port flapped.',
               ]),
               runbook_url: cfg.runbookURLBase + '#hcclroceretransmissiontimeout',
             },
@@ -95,32 +127,42 @@
           },
         ],
       },
-      // HCCL requires the same TLS switch on every rank's RoCE port
-      // (communicator init fails with EI0016 from HDK 25.2.0, older builds
-      // time out at link setup). Compares nodes, so it joins the
-      // cross-node group.
+      // HCCL requires the same TLS switch on every rank's RoCE port of a
+      // communicator (communicator init fails with EI0016 from HDK 25.2.0,
+      // older builds time out at link setup); two jobs may differ. Compares
+      // the nodes of a communicator, so it joins the cross-node group.
       std.map(
         function(g) if g.name != 'hccl-exporter-cluster' then g else g {
           rules+: [
             {
               alert: 'HCCLTLSInconsistent',
               expr: |||
-                max by (%(clusterLabel)s) (ascend_roce_tls_enabled%(hcclSelectorBraces)s and on (job, instance, npu, chip) count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s))
+                max by (communicator) (%(commTLS)s)
                 !=
-                min by (%(clusterLabel)s) (ascend_roce_tls_enabled%(hcclSelectorBraces)s and on (job, instance, npu, chip) count by (job, instance, npu, chip) (ascend_npu_process_memory_bytes%(hcclSelectorBraces)s))
-              ||| % cfg,
+                min by (communicator) (%(commTLS)s)
+              ||| % (cfg {
+                       // Per communicator member on a node: the TLS switch of the
+                       // chips its settings set's processes run on.
+                       commTLS: |||
+                         hccl_communicator_info%(hcclSelectorBraces)s
+                         * on (job, instance, settings) group_left ()
+                           max by (job, instance, settings) (
+                             hccl_process_info%(hcclSelectorBraces)s
+                             * on (job, instance, npu, chip) group_left ()
+                               max by (job, instance, npu, chip) (ascend_roce_tls_enabled%(hcclSelectorBraces)s)
+                           )
+                       ||| % cfg,
+                     }),
               'for': '5m',
               labels: {
                 severity: 'warning',
               },
               annotations: {
-                summary: 'RoCE ports of one job disagree on TLS.',
+                summary: 'RoCE ports of one communicator disagree on TLS.',
                 description: std.join(' ', [
-                  '{{ with $labels.%s }}Cluster {{ . }}{{ else }}Nodes without a cluster label{{ end }}:' % cfg.clusterLabel,
-                  'chips running processes have TLS on (hccn_tool -tls -g tls switch[1]) on some RoCE ports and off on others.',
-                  'HCCL requires the same TLS setting on every rank: communicator init fails (EI0016) or link setup times out (EI0006).',
-                  '{{- with printf "count(ascend_roce_tls_enabled{%s=%%q} == 1)" $labels.%s | query }}' % [cfg.clusterLabel, cfg.clusterLabel],
-                  'Ports with TLS on: {{ . | first | value }}.{{ end }}',
+                  'The members of communicator {{ $labels.communicator }} run on chips with TLS on (hccn_tool -tls -g tls switch[1])',
+                  'and on chips with TLS off. HCCL requires the same TLS setting on every rank of a communicator: communicator',
+                  'init fails (EI0016) or link setup times out (EI0006). Jobs with different TLS settings of their own are fine.',
                 ]),
                 runbook_url: cfg.runbookURLBase + '#hccltlsinconsistent',
               },

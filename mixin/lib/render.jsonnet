@@ -17,11 +17,12 @@ function(config={})
     # alerts/sharded/, docs/scale.md). Runbooks:
     # https://github.com/hccl-exporter/hccl_exporter/blob/main/docs/runbooks.md
     #
-    # Routing (docs/runbooks.md, "Who gets which alert"): `audience` says who
-    # can act — `job-owner` (with the pod's namespace where known; never pages),
-    # `infra` (`severity: critical` pages) or `none` (HCCLJobFailed, which
-    # inhibits a failed job's waiting codes on every node of the job). See
-    # alertmanager.example.yml.
+    # Routing (docs/runbooks.md, "Who gets which alert"): `severity: critical`
+    # pages, `audience` says whose pager — `job-owner` (EI0011 pages the job's
+    # owner; with the training pod's namespace where known), `infra` or `none`
+    # (HCCLJobFailed, which inhibits a failed job's waiting codes on every
+    # node of the job, by hccl_job). Route on audience before severity: see
+    # alertmanager.example.yml and alertmanagerconfig.example.yaml.
     #
     # No grouping label is needed: HCCLSettingsInconsistentInCommunicator
     # compares the members of one communicator, whose identifier is the same on

@@ -65,8 +65,12 @@ var catalog = []Fault{
 	{Code: "EI0002", Stage: parse.StageExecution, Title: "Communication_Error_Timeout",
 		Fingerprint: []string{"Task run failed", "taskType[Notify Wait]"},
 		Remedy:      "Notify wait timed out (HCCL_EXEC_TIMEOUT): a peer rank is stuck or gone; find the first failing rank."},
+	// HCCL prints one timeout as three lines, "Task run failed, base
+	// information is …", "…, groupRank information is …" and "…, opData
+	// information is …" (HCCL docs task_exec_stage.md): only the first
+	// counts.
 	{Code: "EI0002", Stage: parse.StageExecution, Title: "Communication_Error_Timeout",
-		Fingerprint: []string{"[TaskExecStage][Timeout]", "Task run failed"}},
+		Fingerprint: []string{"[TaskExecStage][Timeout]", "Task run failed, base information"}},
 	{Code: "EI0003", Stage: parse.StageExecution, Title: "Invalid_Argument_Collective_Communication_Operator",
 		Remedy: "A collective operator was called with an invalid argument."},
 	{Code: "EI0004", Stage: parse.StageInit, Title: "File_Operation_Error_Parse",
@@ -135,7 +139,7 @@ var catalog = []Fault{
 	// Reason: out of memory"): a size of 2 × buffer + 1 MiB is the cclBuffer.
 	{Code: "EI0011", Stage: parse.StageLinkSetup, Title: "Resource_Error_Insufficient_Device_Memory",
 		Fingerprint: []string{"ra qp create fail", "out of memory"}, Incident: incidentQPCreate,
-		Remedy: "Not enough free NPU memory for an HCCL allocation at link setup. A size of 0.25–3 MB (or the range form) is a QP: " +
+		Remedy: "An HCCL device-memory allocation failed; the report prints its size. A size of 0.25–3 MB (or the range form) is a QP at link setup: " +
 			"free memory (batch size, other processes), lower HCCL_RDMA_QPS_PER_CONNECTION (recommended 1..8; N > 1 makes N + 1 QPs per connection), " +
 			"use algorithms with fewer RoCE links. A size of about 2 × HCCL_BUFFSIZE + 1 MiB is the cclBuffer: lower HCCL_BUFFSIZE or the number of " +
 			"communicators — except for MoE/MC2 operators that require a large HCCL_BUFFSIZE: free memory there."},
@@ -166,11 +170,20 @@ var catalog = []Fault{
 		Fingerprint: []string{"ra qp create fail"}},
 	{Code: "EI0007", Stage: parse.StageLinkSetup, Title: "Resource_Error", Resource: ResourceQP, Incident: incidentQPCreate, Summary: true,
 		Fingerprint: []string{"create qp failed, localDeviceId["}},
+	// EI0012 names the remote rank; its causes include the peer process
+	// exiting (HCCL docs, EI0012): a consequence until the first failing
+	// rank is ruled out.
 	{Code: "EI0012", Stage: parse.StageExecution, Title: "Execution_Error_SDMA",
-		Remedy: "SDMA copy task exception (page fault or HCCS link)."},
+		Remedy: "SDMA copy task exception. Most often the remote rank it names exited or failed first: find the first failing rank " +
+			"of the job; otherwise a page fault in the copy or, on A3, an HCCS link fault."},
+	// HCOMM heartbeat.cc raises EI0013 for every error CQE of a
+	// communicator, each after a "[Heartbeat]find cqe error, localIP[…],
+	// remoteIP[…]" ERROR line, whatever its status (12 is the
+	// retransmission timeout; a peer that exited gives others).
 	{Code: "EI0013", Stage: parse.StageExecution, Title: "Execution_Error_ROCE_CQE",
-		Fingerprint: []string{"cqe error status[12]"},
-		Remedy:      "RoCE retransmission timed out (error CQE 12): check the parameter-plane network, HCCL_RDMA_TIMEOUT and HCCL_RDMA_RETRY_CNT."},
+		Fingerprint: []string{"find cqe error, localIP["},
+		Remedy: "An error CQE on a RoCE connection. Most often the peer process exited first (find the first failing rank); " +
+			"status 12 is a retransmission timeout: check the parameter-plane network between the two devices, HCCL_RDMA_TIMEOUT and HCCL_RDMA_RETRY_CNT."},
 	{Code: "EI0014", Stage: parse.StageInit, Title: "Config_Error_Ranktable",
 		Fingerprint: []string{"[InitGroupStage][RanktableCheck]"},
 		Remedy: "The ranktable or cluster information failed its checks; the message names the value, the variable and what was " +
@@ -202,7 +215,10 @@ var catalog = []Fault{
 	// "The network port is down": the RoCE port link setup needs.
 	{Code: "EJ0002", Stage: parse.StageLinkSetup, Title: "Environment_Error",
 		Remedy: "The NPU's RoCE network port is down, so link setup cannot reach its peers: check `hccn_tool -i <phy> -link -g`, the optical module and the switch port (RoCELinkDown)."},
-	{Code: "EJ0003", Stage: parse.StageInit, Title: "Communication_Error_Bind_IP_Port"},
+	// EJ0003: HCCP could not bind its port, already bound by another
+	// process (vllm-ascend #405): HCCLPortBindFailed.
+	{Code: "EJ0003", Stage: parse.StageInit, Title: "Communication_Error_Bind_IP_Port",
+		Remedy: "HCCP could not bind the IP and port: another process (often a previous run that has not exited) holds them; stop it or set HCCL_NPU_SOCKET_PORT_RANGE=auto."},
 	{Code: "EJ0004", Stage: parse.StageInit, Title: "Invalid_Argument_IP_Address"},
 	// The driver reports an out-of-memory while HCCL allocates its cclBuffer
 	// (2 × HCCL_BUFFSIZE + 1 MiB per communicator) as EL0004 in builds before
@@ -210,6 +226,11 @@ var catalog = []Fault{
 	// "[DeviceMem][Alloc]rt_malloc error, … size[N Byte]"; CCLBufferManager's
 	// "Create ccl buffer size[…] fail" line cannot print on an out-of-memory
 	// (it follows a successful allocation check), so it is not a fingerprint.
+	//
+	// EL0004 is the runtime's generic out-of-memory: in screen logs it is
+	// HCCL's only where the report says "requested by HCCL module" or its
+	// traceback names HcclAllocComResourceByTiling (vllm-ascend #3141);
+	// every other EL0004 is another component's (ascend_cann_fault_events_total).
 	{Code: "EL0004", Stage: parse.StageInit, Title: "Memory_Allocation_Failure",
 		Fingerprint: []string{"[DeviceMem][Alloc]rt_malloc error"},
 		Remedy: "NPU memory ran out while HCCL allocated device memory, usually its buffers (2 × HCCL_BUFFSIZE + 1 MiB per communicator): " +

@@ -63,20 +63,20 @@ func TestEqualPIDsInTwoDirectoriesDoNotMerge(t *testing.T) {
 	want := `
 # HELP hccl_env_buffsize_bytes Effective HCCL_BUFFSIZE of a settings set in bytes (each communicator allocates 2 x this).
 # TYPE hccl_env_buffsize_bytes gauge
-hccl_env_buffsize_bytes{settings="2c16ec7b"} 2.097152e+08
-hccl_env_buffsize_bytes{settings="fdf22490"} 1.048576e+08
+hccl_env_buffsize_bytes{settings="2-a66913a7"} 2.097152e+08
+hccl_env_buffsize_bytes{settings="2-53cc5c46"} 1.048576e+08
 # HELP hccl_env_rdma_qps_per_connection Effective HCCL_RDMA_QPS_PER_CONNECTION of a settings set: RoCE queue pairs per rank pair.
 # TYPE hccl_env_rdma_qps_per_connection gauge
-hccl_env_rdma_qps_per_connection{settings="2c16ec7b"} 16
-hccl_env_rdma_qps_per_connection{settings="fdf22490"} 1
+hccl_env_rdma_qps_per_connection{settings="2-a66913a7"} 16
+hccl_env_rdma_qps_per_connection{settings="2-53cc5c46"} 1
 # HELP hccl_communicator_info 1 for each communicator of the node's processes and each settings set its members on the node run: more than one settings per communicator, on any nodes, is a misconfigured job.
 # TYPE hccl_communicator_info gauge
-hccl_communicator_info{communicator="b%eth_60000_0_1",settings="fdf22490"} 1
+hccl_communicator_info{communicator="b%eth_60000_0_1",settings="2-53cc5c46"} 1
 `
-	// The settings ids: sha256 of the (variable, value) pairs, e.g.
-	// "HCCL_BUFFSIZE\x00104857600\x00HCCL_RDMA_QPS_PER_CONNECTION\x001\x00",
-	// first 4 bytes.
-	if pa.Settings != "2c16ec7b" || pb.Settings != "fdf22490" {
+	// The settings ids: "2-" and sha256 of the (variable, value) pairs
+	// that differ from HCCL's defaults, e.g. "HCCL_BUFFSIZE\x00104857600\x00"
+	// (HCCL_RDMA_QPS_PER_CONNECTION=1 is the default), first 4 bytes.
+	if pa.Settings != "2-a66913a7" || pb.Settings != "2-53cc5c46" {
 		t.Errorf("settings a=%q b=%q", pa.Settings, pb.Settings)
 	}
 	if err := testutil.CollectAndCompare(st, strings.NewReader(want),
@@ -278,8 +278,8 @@ func TestPlogFaultsNamedByTheirDevicesPod(t *testing.T) {
 	want := `
 # HELP hccl_fault_last_event_timestamp_seconds Time printed in the log line of the latest fault event, in seconds since the epoch.
 # TYPE hccl_fault_last_event_timestamp_seconds gauge
-hccl_fault_last_event_timestamp_seconds{code="EI0011",container="",namespace="",pod="",resource="",source="plog"} 1.767780001e+09
-hccl_fault_last_event_timestamp_seconds{code="EI0011",container="pytorch",namespace="train",pod="job-a-0",resource="",source="plog"} 1.767780001e+09
+hccl_fault_last_event_timestamp_seconds{code="EI0011",container="",hccl_job="",namespace="",pod="",resource="",source="plog"} 1.767780001e+09
+hccl_fault_last_event_timestamp_seconds{code="EI0011",container="pytorch",hccl_job="train/job-a-0",namespace="train",pod="job-a-0",resource="",source="plog"} 1.767780001e+09
 `
 	if err := testutil.CollectAndCompare(st, strings.NewReader(want), "hccl_fault_last_event_timestamp_seconds"); err != nil {
 		t.Error(err)

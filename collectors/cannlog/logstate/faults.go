@@ -19,6 +19,11 @@ type FaultEvent struct {
 	// Time is the time printed in the line (in Options.Location), or
 	// Options.Now() when it printed none.
 	Time time.Time
+	// HCCL is false for another component's screen report (EZ9999,
+	// EE1001, an EL0004): reported when read, before the lines that follow
+	// it can show that HCCL requested the memory (then only its series is
+	// HCCL's, hccl_fault_events_total).
+	HCCL bool
 }
 
 // FaultSummary is what the logs say about one fault code, for reports.
@@ -34,43 +39,132 @@ type FaultSummary struct {
 	PIDs     []int // up to maxSummaryPIDs, sorted
 }
 
+// faultKey is one fault series. cann marks another component's code
+// (ascend_cann_fault_events_total), which never counts as an HCCL fault:
+// every code but EI and EJ, and EL0004 where HCCL did not request the
+// memory. job is the hccl_job label (jobOf).
 type faultKey struct {
-	code, resource, source, namespace, pod, container string
+	code, resource, source, namespace, pod, container, job string
+	cann                                                   bool
+	// reason is what a cann series' report says (ReasonCommKernelTimeout),
+	// "" otherwise.
+	reason string
 }
 
 type faultCount struct {
 	count uint64
-	last  time.Time
+	last  time.Time // the time printed in the latest event's line
+	// seen is when the latest event was read (Options.Now): series expire
+	// FaultTTL after it, so that logs read long after they were written
+	// (a restart, a new root) are not dropped at once.
+	seen time.Time
 }
 
-type podKey struct{ namespace, pod, container string }
+// podKey bounds the distinct pod and job label sets of the fault series
+// (Options.MaxPods).
+type podKey struct{ namespace, pod, container, job string }
 
 type plogErrKey struct{ stage, reason string }
 
-func (s *State) recordFault(code, resource, source string, src *Source, pid int, ts time.Time) {
-	if _, known := s.cat.codes[code]; !known {
-		if _, seen := s.extraCodes[code]; !seen {
-			if len(s.extraCodes) >= s.opts.MaxCodes {
-				s.dropped[labelCode]++
-				return
+// ReasonCommKernelTimeout is the reason label of another component's
+// report that is a communication kernel timing out waiting for its peers
+// (parse.MentionsCommKernelTimeout): an MC2 operator's 507014/507034 or a
+// vector core timeout. A consequence of a peer's failure, never a root
+// cause.
+const ReasonCommKernelTimeout = "comm_kernel_timeout"
+
+// jobOf is the job a fault belongs to, the hccl_job label: the first
+// communicator of its process (the world group, created first; its
+// identifier is the same on every node of the job) where the logs tie the
+// fault to a process with one — a plog line's process, or, for a screen
+// report, the process with the report's pid whose device the kubelet
+// assigns to the screen log's pod — else "<namespace>/<pod>" of the
+// training pod, else "" (the rules then use the node). The caller holds
+// the lock.
+func (s *State) jobOf(source string, src *Source, pid int) string {
+	if pid > 0 {
+		if source == FaultSourcePlog {
+			if pr := s.procs[ProcessKey{src.Dir, pid}]; pr != nil && len(pr.comms) > 0 {
+				return pr.comms[0].Name
 			}
-			s.extraCodes[code] = struct{}{}
+		} else if src.Pod != "" && s.opts.PodOfDevice != nil {
+			for k, pr := range s.procs {
+				if k.PID != pid || pr.devicePhyID < 0 || len(pr.comms) == 0 {
+					continue
+				}
+				if ns, pod, _, ok := s.opts.PodOfDevice(pr.devicePhyID); ok && ns == src.Namespace && pod == src.Pod {
+					return pr.comms[0].Name
+				}
+			}
 		}
 	}
+	if src.Pod != "" {
+		return src.Namespace + "/" + src.Pod
+	}
+	return ""
+}
+
+// recordFault counts an HCCL fault event (hccl_fault_events_total) and
+// reports it (summaries, Options.OnFault).
+func (s *State) recordFault(code, resource, source string, src *Source, pid int, ts time.Time) {
+	if s.admitCode(code) {
+		s.report(code, resource, source, pid, ts, true)
+		s.count(faultKey{code: code, resource: resource, source: source}, src, pid, ts)
+	}
+}
+
+// reportCANN reports another component's screen report when it is read
+// (summaries, Options.OnFault: the offline report shows it with its line);
+// countCANN counts it (ascend_cann_fault_events_total) once the lines that
+// follow it have been read (screen.go).
+func (s *State) reportCANN(code, source string, pid int, ts time.Time) bool {
+	if !s.admitCode(code) {
+		return false
+	}
+	s.report(code, "", source, pid, ts, false)
+	return true
+}
+
+func (s *State) countCANN(code, reason, source string, src *Source, pid int, ts time.Time) {
+	s.count(faultKey{code: code, source: source, cann: true, reason: reason}, src, pid, ts)
+}
+
+// admitCode applies the cap on codes outside the catalog.
+func (s *State) admitCode(code string) bool {
+	if _, known := s.cat.codes[code]; known {
+		return true
+	}
+	if _, seen := s.extraCodes[code]; seen {
+		return true
+	}
+	if len(s.extraCodes) >= s.opts.MaxCodes {
+		s.dropped[labelCode]++
+		return false
+	}
+	s.extraCodes[code] = struct{}{}
+	return true
+}
+
+// count adds one event to its series.
+func (s *State) count(k faultKey, src *Source, pid int, ts time.Time) {
 	ns, pod, ctr := labelValue(src.Namespace, maxValueLen), labelValue(src.Pod, maxValueLen), labelValue(src.Container, maxValueLen)
-	if ns != "" || pod != "" || ctr != "" {
-		pk := podKey{ns, pod, ctr}
+	job := ""
+	if !k.cann {
+		job = labelValue(s.jobOf(k.source, src, pid), 2*maxValueLen)
+	}
+	if ns != "" || pod != "" || ctr != "" || job != "" {
+		pk := podKey{ns, pod, ctr, job}
 		if _, seen := s.pods[pk]; !seen {
 			if len(s.pods) >= s.opts.MaxPods {
-				// Keep the event, lose its pod labels.
+				// Keep the event, lose its pod and job labels.
 				s.dropped[labelPod]++
-				ns, pod, ctr = "", "", ""
+				ns, pod, ctr, job = "", "", "", ""
 			} else {
 				s.pods[pk] = struct{}{}
 			}
 		}
 	}
-	k := faultKey{code: code, resource: resource, source: source, namespace: ns, pod: pod, container: ctr}
+	k.namespace, k.pod, k.container, k.job = ns, pod, ctr, job
 	fc := s.faults[k]
 	if fc == nil {
 		fc = &faultCount{}
@@ -80,6 +174,11 @@ func (s *State) recordFault(code, resource, source string, src *Source, pid int,
 	if ts.After(fc.last) {
 		fc.last = ts
 	}
+	fc.seen = s.opts.Now()
+}
+
+// report adds one event to the per-code summary and hands it to OnFault.
+func (s *State) report(code, resource, source string, pid int, ts time.Time, hccl bool) {
 	sm := s.summaries[code]
 	if sm == nil {
 		stage, title, remedy, _ := CodeInfo(code)
@@ -95,7 +194,7 @@ func (s *State) recordFault(code, resource, source string, src *Source, pid int,
 		sm.Last = ts
 	}
 	if s.opts.OnFault != nil {
-		s.opts.OnFault(FaultEvent{Code: code, Resource: resource, Source: source, PID: pid, Time: ts})
+		s.opts.OnFault(FaultEvent{Code: code, Resource: resource, Source: source, PID: pid, Time: ts, HCCL: hccl})
 	}
 	if pid > 0 && len(sm.PIDs) < maxSummaryPIDs {
 		i := sort.SearchInts(sm.PIDs, pid)
@@ -103,6 +202,36 @@ func (s *State) recordFault(code, resource, source string, src *Source, pid int,
 			sm.PIDs = append(sm.PIDs, 0)
 			copy(sm.PIDs[i+1:], sm.PIDs[i:])
 			sm.PIDs[i] = pid
+		}
+	}
+}
+
+// expireFaults drops the fault series of a pod or a job whose latest
+// event was read more than Options.FaultTTL ago: the pod is gone or the
+// job is over
+// (a pod that fails again starts a new series, which the rules see as
+// new). Series without pod and job (the catalog's pre-initialised zeros
+// and bare-metal faults) stay. The drops are counted
+// (hccl_exporter_fault_series_expired_total). The caller holds the lock.
+func (s *State) expireFaults(now time.Time) {
+	n := 0
+	for k, fc := range s.faults {
+		if k.namespace == "" && k.pod == "" && k.container == "" && k.job == "" {
+			continue
+		}
+		if now.Sub(fc.seen) > s.opts.FaultTTL {
+			delete(s.faults, k)
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	s.faultsExpired += uint64(n)
+	clear(s.pods)
+	for k := range s.faults {
+		if k.namespace != "" || k.pod != "" || k.container != "" || k.job != "" {
+			s.pods[podKey{k.namespace, k.pod, k.container, k.job}] = struct{}{}
 		}
 	}
 }

@@ -24,6 +24,9 @@ func testOptions(clock *fakeClock) Options {
 	o := DefaultOptions()
 	o.Location = time.UTC
 	o.Now = clock.Now
+	// The fixtures' clock is hours after some of their events: keep their
+	// pod series (TestFaultSeriesExpire tests expiry).
+	o.FaultTTL = 30 * 24 * time.Hour
 	return o
 }
 

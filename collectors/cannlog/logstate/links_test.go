@@ -97,7 +97,7 @@ func TestOutOfRangeSettingsAreNotNumbers(t *testing.T) {
 		}
 	}
 	exp := `
-# HELP hccl_env_exec_timeout_seconds Effective HCCL_EXEC_TIMEOUT of a settings set.
+# HELP hccl_env_exec_timeout_seconds Effective HCCL_EXEC_TIMEOUT of a settings set (capped at 1091 s where HCCL_OP_EXPANSION_MODE is AIV).
 # TYPE hccl_env_exec_timeout_seconds gauge
 hccl_env_exec_timeout_seconds{settings="` + p.Settings + `"} 600
 `

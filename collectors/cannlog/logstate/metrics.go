@@ -11,15 +11,21 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/helptext"
 )
 
-var faultLabels = []string{"code", "resource", "stage", "source", "namespace", "pod", "container"}
+var faultLabels = []string{"code", "resource", "stage", "source", "namespace", "pod", "container", "hccl_job"}
 
 var (
 	faultEventsDesc = prometheus.NewDesc("hccl_fault_events_total",
-		"HCCL-related fault events: fault codes printed in screen logs (source=screen) and plog ERROR lines the fault catalog maps to a code (source=plog). resource: what an EI0007 failed to allocate (qp, device_memory, host_memory, other), empty otherwise.",
+		"HCCL fault events: HCCL (EI) and HCCP (EJ) codes reported in screen logs (source=screen), an EL0004 whose report says HCCL requested the memory, and plog ERROR lines the fault catalog maps to a code (source=plog). resource: what an EI0007 failed to allocate (qp, device_memory, host_memory, other), empty otherwise. hccl_job: the job, the communicator of the process (the same on every node) where the logs tie the fault to one, else namespace/pod, else empty.",
 		faultLabels, nil)
 	faultLastDesc = prometheus.NewDesc("hccl_fault_last_event_timestamp_seconds",
 		"Time printed in the log line of the latest fault event, in seconds since the epoch.",
-		[]string{"code", "resource", "source", "namespace", "pod", "container"}, nil)
+		[]string{"code", "resource", "source", "namespace", "pod", "container", "hccl_job"}, nil)
+	cannFaultEventsDesc = prometheus.NewDesc("ascend_cann_fault_events_total",
+		"Error reports of other CANN components in screen logs (EZ operators, EE runtime, EH ACL, EL driver and runtime memory where HCCL did not request it, E1-E9 GE and operators): never an HCCL fault. reason=comm_kernel_timeout: a communication kernel timed out waiting for its peers (MC2 507014/507034, vector core timeout), a consequence of a peer's failure.",
+		[]string{"code", "reason", "source", "namespace", "pod", "container"}, nil)
+	faultsExpiredDesc = prometheus.NewDesc("hccl_exporter_fault_series_expired_total",
+		"Fault series of a pod or a job dropped because their latest event is older than the fault TTL (the pod is gone or the job is over).",
+		nil, nil)
 	plogErrorsDesc = prometheus.NewDesc("hccl_plog_errors_total",
 		"ERROR lines of HCCL and HCCP in CANN plogs by the HCCL multi-level keyword: stage from the level-1 word, reason the level-2 word (unknown where the line has none).",
 		[]string{"stage", "reason"}, nil)
@@ -36,7 +42,7 @@ var (
 		"Effective HCCL_CONNECT_TIMEOUT of a settings set (link setup waits this plus 20 s).",
 		[]string{"settings"}, nil)
 	envExecTimeoutDesc = prometheus.NewDesc("hccl_env_exec_timeout_seconds",
-		"Effective HCCL_EXEC_TIMEOUT of a settings set.",
+		"Effective HCCL_EXEC_TIMEOUT of a settings set (capped at 1091 s where HCCL_OP_EXPANSION_MODE is AIV).",
 		[]string{"settings"}, nil)
 	commInfoDesc = prometheus.NewDesc("hccl_communicator_info",
 		"1 for each communicator of the node's processes and each settings set its members on the node run: more than one settings per communicator, on any nodes, is a misconfigured job.",
@@ -102,6 +108,8 @@ var faultSources = []string{FaultSourcePlog, FaultSourceScreen}
 func (s *State) metrics() (out []prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.flushAllPending()
+	s.expireFaults(s.opts.Now())
 	add := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
 		// Label values are sanitised when stored; a metric that still
 		// fails is left out rather than failing the scrape.
@@ -115,15 +123,20 @@ func (s *State) metrics() (out []prometheus.Metric) {
 		for _, res := range s.cat.resources[code] {
 			for _, src := range faultSources {
 				if _, ok := s.faults[faultKey{code: code, resource: res, source: src}]; !ok {
-					add(faultEventsDesc, prometheus.CounterValue, 0, code, res, s.cat.stage(code), src, "", "", "")
+					add(faultEventsDesc, prometheus.CounterValue, 0, code, res, s.cat.stage(code), src, "", "", "", "")
 				}
 			}
 		}
 	}
 	for k, fc := range s.faults {
-		add(faultEventsDesc, prometheus.CounterValue, float64(fc.count), k.code, k.resource, s.cat.stage(k.code), k.source, k.namespace, k.pod, k.container)
-		add(faultLastDesc, prometheus.GaugeValue, float64(fc.last.UnixNano())/1e9, k.code, k.resource, k.source, k.namespace, k.pod, k.container)
+		if k.cann {
+			add(cannFaultEventsDesc, prometheus.CounterValue, float64(fc.count), k.code, k.reason, k.source, k.namespace, k.pod, k.container)
+			continue
+		}
+		add(faultEventsDesc, prometheus.CounterValue, float64(fc.count), k.code, k.resource, s.cat.stage(k.code), k.source, k.namespace, k.pod, k.container, k.job)
+		add(faultLastDesc, prometheus.GaugeValue, float64(fc.last.UnixNano())/1e9, k.code, k.resource, k.source, k.namespace, k.pod, k.container, k.job)
 	}
+	add(faultsExpiredDesc, prometheus.CounterValue, float64(s.faultsExpired))
 	for k, n := range s.plogErrors {
 		add(plogErrorsDesc, prometheus.CounterValue, float64(n), k.stage, k.reason)
 	}
@@ -206,7 +219,12 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 				// One value per set: the variable is part of the set's
 				// hash (or, for the set "", the first process's).
 				if _, dup := gauges[set][i]; !dup {
-					gauges[set][i] = st.Number
+					v := st.Number
+					if g.variable == hcclenv.ExecTimeout {
+						// In effect: capped at 1091 s in AIV mode.
+						v = hcclenv.EffectiveExecTimeout(v, true, pr.env[hcclenv.OpExpansionMode].Value)
+					}
+					gauges[set][i] = v
 				}
 			}
 		}
@@ -273,7 +291,7 @@ func (s *State) Describe(ch chan<- *prometheus.Desc) {
 }
 
 var stateDescs = []*prometheus.Desc{
-	faultEventsDesc, faultLastDesc, plogErrorsDesc, envInfoDesc, envBuffsizeDesc, envQPsDesc,
+	faultEventsDesc, faultLastDesc, cannFaultEventsDesc, faultsExpiredDesc, plogErrorsDesc, envInfoDesc, envBuffsizeDesc, envQPsDesc,
 	envConnectTimeoutDesc, envExecTimeoutDesc, commInfoDesc, commRanksDesc, commServersDesc, commProcessesDesc, commQPsDesc,
 	commBufferDesc, logLinesDesc,
 	unparsableDesc, droppedDesc, rejectedDesc,

@@ -41,7 +41,7 @@ func TestProcessSeriesFollowChanges(t *testing.T) {
 	ingest("11", "[HCCL_ENV] HCCL_BUFFSIZE set by default to [200]M")
 	ingest("11", "[Communicator Key Info]identifier[c1] rankSize[8] serverNum[1] moduleNum[1]")
 	first := envSeries()
-	if !strings.Contains(first, "settings=a18a22cb value=200 variable=HCCL_BUFFSIZE") || !strings.Contains(first, "communicator=c1 \n") {
+	if !strings.Contains(first, "settings=2-e3b0c442 value=200 variable=HCCL_BUFFSIZE") || !strings.Contains(first, "communicator=c1 \n") {
 		t.Fatalf("series: %s", first)
 	}
 	// The same block again (every communicator init prints it): the same
@@ -57,7 +57,7 @@ func TestProcessSeriesFollowChanges(t *testing.T) {
 		want     string
 		gone     string
 	}{
-		{"11", "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [400]M", "set_by=environment settings=b3ea955a value=400 variable=HCCL_BUFFSIZE", "value=200"},
+		{"11", "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [400]M", "set_by=environment settings=2-b3ea955a value=400 variable=HCCL_BUFFSIZE", "value=200"},
 		{"12", "[HCCL_ENV] HCCL_EXEC_TIMEOUT set by default to [1836]s", "set_by=default settings=", ""},
 		{"11", "[Communicator Key Info]identifier[c2] rankSize[16] serverNum[2] moduleNum[2]", "communicator=c2 \n", ""},
 		{"11", "[Communicator Key Info]identifier[c2] rankSize[32] serverNum[4] moduleNum[4]", "communicator=c2 \n", ""},
@@ -98,7 +98,7 @@ hccl_communicator_ranks{communicator="c2"} 32
 	if err := st.UnmarshalBinary(blob); err != nil {
 		t.Fatal(err)
 	}
-	if got := envSeries(); !strings.Contains(got, "settings=a18a22cb value=200 variable=HCCL_BUFFSIZE") || strings.Contains(got, "value=400") {
+	if got := envSeries(); !strings.Contains(got, "settings=2-e3b0c442 value=200 variable=HCCL_BUFFSIZE") || strings.Contains(got, "value=400") {
 		t.Fatalf("series after restore:\n%s", got)
 	}
 }
@@ -173,19 +173,19 @@ func TestSeriesPerSettingsSetAndCommunicator(t *testing.T) {
 # HELP hccl_env_info Effective HCCL setting of the node's processes of one settings set, from their settings lines in run/plog ([HCCL_ENV] and the untagged wordings of older CANN): one series per printed variable and value per set, not per process.
 # TYPE hccl_env_info gauge
 hccl_env_info{set_by="default",settings="",value="60000",variable="HCCL_IF_BASE_PORT"} 1
-hccl_env_info{set_by="default",settings="a18a22cb",value="200",variable="HCCL_BUFFSIZE"} 1
-hccl_env_info{set_by="default",settings="a18a22cb",value="60000",variable="HCCL_IF_BASE_PORT"} 1
-hccl_env_info{set_by="environment",settings="b3ea955a",value="400",variable="HCCL_BUFFSIZE"} 1
+hccl_env_info{set_by="default",settings="2-e3b0c442",value="200",variable="HCCL_BUFFSIZE"} 1
+hccl_env_info{set_by="default",settings="2-e3b0c442",value="60000",variable="HCCL_IF_BASE_PORT"} 1
+hccl_env_info{set_by="environment",settings="2-b3ea955a",value="400",variable="HCCL_BUFFSIZE"} 1
 # HELP hccl_env_buffsize_bytes Effective HCCL_BUFFSIZE of a settings set in bytes (each communicator allocates 2 x this).
 # TYPE hccl_env_buffsize_bytes gauge
-hccl_env_buffsize_bytes{settings="a18a22cb"} 2.097152e+08
-hccl_env_buffsize_bytes{settings="b3ea955a"} 4.194304e+08
+hccl_env_buffsize_bytes{settings="2-e3b0c442"} 2.097152e+08
+hccl_env_buffsize_bytes{settings="2-b3ea955a"} 4.194304e+08
 # HELP hccl_communicator_info 1 for each communicator of the node's processes and each settings set its members on the node run: more than one settings per communicator, on any nodes, is a misconfigured job.
 # TYPE hccl_communicator_info gauge
 hccl_communicator_info{communicator="t",settings=""} 1
-hccl_communicator_info{communicator="t",settings="b3ea955a"} 1
-hccl_communicator_info{communicator="w",settings="a18a22cb"} 1
-hccl_communicator_info{communicator="w",settings="b3ea955a"} 1
+hccl_communicator_info{communicator="t",settings="2-b3ea955a"} 1
+hccl_communicator_info{communicator="w",settings="2-e3b0c442"} 1
+hccl_communicator_info{communicator="w",settings="2-b3ea955a"} 1
 # HELP hccl_communicator_ranks Ranks of a communicator ([Communicator Key Info] rankSize; the same on every node).
 # TYPE hccl_communicator_ranks gauge
 hccl_communicator_ranks{communicator="t"} 8
@@ -217,7 +217,7 @@ hccl_communicator_ccl_buffer_bytes{communicator="w"} 8.40957952e+08
 	}
 	// The processes' view names the same sets.
 	for _, d := range st.Devices() {
-		want := map[int]string{11: "a18a22cb", 12: "a18a22cb", 13: "b3ea955a", 14: ""}[d.Key.PID]
+		want := map[int]string{11: "2-e3b0c442", 12: "2-e3b0c442", 13: "2-b3ea955a", 14: ""}[d.Key.PID]
 		if d.Settings != want || d.Name != "python3" {
 			t.Errorf("process %d: settings %q name %q, want %q python3", d.Key.PID, d.Settings, d.Name, want)
 		}

@@ -30,6 +30,8 @@ type snapshot struct {
 	Rejected   map[string]uint64 `json:"rejected,omitempty"`
 	Partial    []snapPartial     `json:"partial,omitempty"`
 	Recent     []string          `json:"recent,omitempty"`
+	// FaultsExpired counts the fault series expired (expireFaults).
+	FaultsExpired uint64 `json:"faults_expired,omitempty"`
 }
 
 type snapLines struct {
@@ -193,14 +195,19 @@ type snapFault struct {
 	Namespace string    `json:"namespace,omitempty"`
 	Pod       string    `json:"pod,omitempty"`
 	Container string    `json:"container,omitempty"`
+	Job       string    `json:"job,omitempty"`    // absent before hccl_job existed: none
+	CANN      bool      `json:"cann,omitempty"`   // another component's code (ascend_cann_fault_events_total)
+	Reason    string    `json:"reason,omitempty"` // of a CANN series
 	Count     uint64    `json:"count"`
 	Last      time.Time `json:"last"`
+	Seen      time.Time `json:"seen,omitzero"` // absent before expiry existed: the time of loading
 }
 
 type podKeyJSON struct {
 	Namespace string `json:"namespace"`
 	Pod       string `json:"pod"`
 	Container string `json:"container"`
+	Job       string `json:"job,omitempty"`
 }
 
 type snapPlogError struct {
@@ -218,7 +225,12 @@ type snapPartial struct {
 // MarshalBinary serialises the state for the follower's checkpoint.
 func (s *State) MarshalBinary() ([]byte, error) {
 	s.mu.Lock()
-	snap := snapshot{Version: snapshotVersion, Dropped: copyCounts(s.dropped), Unparsable: copyCounts(s.unparsable), Rejected: copyCounts(s.rejected)}
+	// Held screen reports are counted, and expired fault series dropped,
+	// before they are saved: the file never brings back a gone pod's series.
+	s.flushAllPending()
+	s.expireFaults(s.opts.Now())
+	snap := snapshot{Version: snapshotVersion, Dropped: copyCounts(s.dropped), Unparsable: copyCounts(s.unparsable), Rejected: copyCounts(s.rejected),
+		FaultsExpired: s.faultsExpired}
 	for m, c := range s.lines {
 		snap.Lines = append(snap.Lines, snapLines{Module: m, Counts: append([]uint64(nil), c[:]...)})
 	}
@@ -238,13 +250,14 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		snap.Processes = append(snap.Processes, sp)
 	}
 	for k, v := range s.faults {
-		snap.Faults = append(snap.Faults, snapFault{Code: k.code, Resource: k.resource, Source: k.source, Namespace: k.namespace, Pod: k.pod, Container: k.container, Count: v.count, Last: v.last})
+		snap.Faults = append(snap.Faults, snapFault{Code: k.code, Resource: k.resource, Source: k.source, Namespace: k.namespace, Pod: k.pod, Container: k.container,
+			Job: k.job, CANN: k.cann, Reason: k.reason, Count: v.count, Last: v.last, Seen: v.seen})
 	}
 	for c := range s.extraCodes {
 		snap.ExtraCodes = append(snap.ExtraCodes, c)
 	}
 	for p := range s.pods {
-		snap.Pods = append(snap.Pods, podKeyJSON{p.namespace, p.pod, p.container})
+		snap.Pods = append(snap.Pods, podKeyJSON{p.namespace, p.pod, p.container, p.job})
 	}
 	for _, sm := range s.summaries {
 		snap.Summaries = append(snap.Summaries, snapSummary(*sm))
@@ -310,13 +323,22 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		fresh.nComms += len(p.Communicators)
 	}
 	for _, f := range snap.Faults {
-		fresh.faults[faultKey{f.Code, f.Resource, f.Source, f.Namespace, f.Pod, f.Container}] = &faultCount{count: f.Count, last: f.Last}
+		seen := f.Seen
+		if seen.IsZero() {
+			seen = fresh.opts.Now()
+		}
+		if !f.CANN && f.Code != codeRuntimeOOM && !parse.IsHCCLCode([]byte(f.Code)) {
+			// Written before other components' codes were counted apart.
+			f.CANN = true
+		}
+		fresh.faults[faultKey{code: f.Code, resource: f.Resource, source: f.Source, namespace: f.Namespace, pod: f.Pod, container: f.Container,
+			job: f.Job, cann: f.CANN, reason: f.Reason}] = &faultCount{count: f.Count, last: f.Last, seen: seen}
 	}
 	for _, c := range snap.ExtraCodes {
 		fresh.extraCodes[c] = struct{}{}
 	}
 	for _, p := range snap.Pods {
-		fresh.pods[podKey{p.Namespace, p.Pod, p.Container}] = struct{}{}
+		fresh.pods[podKey{p.Namespace, p.Pod, p.Container, p.Job}] = struct{}{}
 	}
 	for i := range snap.Summaries {
 		sm := FaultSummary(snap.Summaries[i])
@@ -346,9 +368,13 @@ func (s *State) UnmarshalBinary(b []byte) error {
 			fresh.recentNext = (i + 1) % dedupWindow
 		}
 	}
+	fresh.faultsExpired = snap.FaultsExpired
+	// A state file written before a pod went away: its series expire now.
+	fresh.expireFaults(fresh.opts.Now())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lines, s.procs, s.nComms, s.faults = fresh.lines, fresh.procs, fresh.nComms, fresh.faults
+	s.faultsExpired = fresh.faultsExpired
 	s.extraCodes, s.pods, s.summaries, s.plogErrors = fresh.extraCodes, fresh.pods, fresh.summaries, fresh.plogErrors
 	s.dropped, s.unparsable, s.rejected, s.partial = fresh.dropped, fresh.unparsable, fresh.rejected, fresh.partial
 	s.recent, s.recentNext = fresh.recent, fresh.recentNext

@@ -33,10 +33,8 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 	switch {
 	case parse.IsDocker(line):
 		complete := parse.DockerComplete(line)
-		if complete && !s.hasPartial(src.Path) {
-			if code, _ := parse.FindFaultCode(line); code == nil {
-				return
-			}
+		if complete && !s.hasPartial(src.Path) && s.pending[src.Path] == nil && !parse.ContainsFaultCodeShape(line) {
+			return
 		}
 		d, err := parse.ParseDocker(line)
 		if err != nil {
@@ -75,8 +73,15 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 	}
 	code, _ := parse.FindFaultCode(msg)
 	if code == nil {
+		if pr := s.pending[src.Path]; pr != nil {
+			pr.see(msg)
+			if pr.lines++; pr.lines >= pendingLines {
+				s.flushPending(src.Path)
+			}
+		}
 		return
 	}
+	s.flushPending(src.Path)
 	raw := parse.FindPlogTime(msg)
 	var ts time.Time
 	ok := false
@@ -115,7 +120,76 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 	if string(code) == codeResource {
 		resource = parse.ScreenResource(msg)
 	}
-	s.recordFault(string(code), resource, FaultSourceScreen, src, pid, ts)
+	if parse.IsHCCLCode(code) || string(code) == codeRuntimeOOM && parse.MentionsHCCLAllocation(msg) {
+		s.recordFault(string(code), resource, FaultSourceScreen, src, pid, ts)
+		return
+	}
+	// Another component's code: reported now, counted once its traceback
+	// has been read.
+	if !s.reportCANN(string(code), FaultSourceScreen, pid, ts) {
+		return
+	}
+	pr := &pendingReport{code: string(code), src: *src, pid: pid, ts: ts}
+	pr.see(msg)
+	s.pending[src.Path] = pr
+}
+
+// codeRuntimeOOM is the runtime's out-of-memory report, HCCL's fault only
+// where HCCL requested the memory.
+const codeRuntimeOOM = "EL0004"
+
+// pendingLines is how many lines after another component's report are
+// read as its Possible Cause / Solution / TraceBack before it is counted.
+const pendingLines = 32
+
+// pendingReport is another component's screen report waiting for the
+// lines that follow it.
+type pendingReport struct {
+	code  string
+	src   Source
+	pid   int
+	ts    time.Time
+	lines int
+	// hccl: the report or its traceback says HCCL requested the memory
+	// (EL0004 "requested by HCCL module", HcclAllocComResourceByTiling).
+	hccl bool
+	// comm: a communication kernel timed out (MC2 507014/507034, vector
+	// core timeout).
+	comm bool
+}
+
+func (p *pendingReport) see(msg []byte) {
+	p.hccl = p.hccl || parse.MentionsHCCLAllocation(msg)
+	p.comm = p.comm || parse.MentionsCommKernelTimeout(msg)
+}
+
+// flushPending counts the held report of a screen log, if any: an EL0004
+// whose traceback names HCCL as HCCL's fault, anything else as another
+// component's code.
+func (s *State) flushPending(path string) {
+	p := s.pending[path]
+	if p == nil {
+		return
+	}
+	delete(s.pending, path)
+	if p.code == codeRuntimeOOM && p.hccl {
+		s.count(faultKey{code: p.code, source: FaultSourceScreen}, &p.src, p.pid, p.ts)
+		return
+	}
+	reason := ""
+	if p.comm {
+		reason = ReasonCommKernelTimeout
+	}
+	s.countCANN(p.code, reason, FaultSourceScreen, &p.src, p.pid, p.ts)
+}
+
+// flushAllPending counts every held report (before a scrape or a
+// checkpoint: a report whose traceback has not arrived by then is counted
+// without it). The caller holds the lock.
+func (s *State) flushAllPending() {
+	for path := range s.pending {
+		s.flushPending(path)
+	}
 }
 
 func streamID(stream string) uint8 {

@@ -112,6 +112,11 @@ type Options struct {
 	// ProcessTTL is how long a process that is no longer alive keeps its
 	// series after its last log write.
 	ProcessTTL time.Duration
+	// FaultTTL is how long the fault series of a pod or a job keep
+	// existing after their latest event was read (expireFaults): longer
+	// than any rule looks back (HCCLJobFailed: the longest timer + 10
+	// minutes).
+	FaultTTL time.Duration
 	// Caps on distinct label values; values beyond a cap are dropped and
 	// counted in hccl_exporter_label_values_dropped_total{label}.
 	MaxPIDs          int // processes with settings or communicators
@@ -149,6 +154,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		ProcessTTL:       time.Hour,
+		FaultTTL:         6 * time.Hour,
 		MaxPIDs:          1024,
 		MaxCommunicators: 4096,
 		MaxCodes:         128,
@@ -166,6 +172,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ProcessTTL == 0 {
 		o.ProcessTTL = d.ProcessTTL
+	}
+	if o.FaultTTL <= 0 {
+		o.FaultTTL = d.FaultTTL
 	}
 	for _, p := range []struct{ v, def *int }{
 		{&o.MaxPIDs, &d.MaxPIDs}, {&o.MaxCommunicators, &d.MaxCommunicators},
@@ -215,10 +224,16 @@ type State struct {
 	unparsable map[string]uint64
 	// rejected counts settings values HCCL would refuse, by variable
 	// (variables of internal/hcclenv; "other" for the rest).
-	rejected   map[string]uint64
-	partial    map[partialKey][]byte
-	recent     [dedupWindow]string
-	recentNext int
+	rejected map[string]uint64
+	partial  map[partialKey][]byte
+	// pending are screen reports of other components held until their
+	// traceback says whether HCCL requested the memory or a communication
+	// kernel timed out (screen.go), by screen-log path.
+	pending map[string]*pendingReport
+	// faultsExpired counts the fault series expireFaults dropped.
+	faultsExpired uint64
+	recent        [dedupWindow]string
+	recentNext    int
 	// incidents are the open cause lines of two-line failures (countsAsNew).
 	incidents map[incidentKey]openIncident
 }
@@ -241,6 +256,7 @@ func NewState(opts Options) *State {
 		unparsable: map[string]uint64{},
 		rejected:   map[string]uint64{},
 		partial:    map[partialKey][]byte{},
+		pending:    map[string]*pendingReport{},
 		incidents:  map[incidentKey]openIncident{},
 	}
 }

@@ -83,11 +83,28 @@ func FuzzScreenLine(f *testing.F) {
 	f.Add([]byte("EI0007: Failed to allocate resource[qp] with info [aicpu rank:7]"))
 	f.Add([]byte("Allocation_Failure(EI0007): Failed to allocate resource[DeviceMemory"))
 	f.Add([]byte("resource[]resource[HostMemory]"))
+	f.Add([]byte("(EngineCore_DP0 pid=96) ERROR 03-02 15:44:01 [core.py:1006] RuntimeError: EI0011: [PID: 1] x"))
+	f.Add([]byte("[rank0]: [PID: 1] 2025-11-03-20:18:46.447.213 T(EI0011):"))
+	f.Add([]byte("ERROR 04-30 03:58:27 [x]"))
+	f.Add([]byte("[PID: 1] 2"))
+	f.Add([]byte("echo EI0011: x"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		code, at := FindFaultCode(line)
 		if code != nil && (len(code) != 6 || code[0] != 'E' || !bytes.Equal(line[at:at+6], code)) {
 			t.Fatalf("bad code %q at %d", code, at)
 		}
+		if code != nil && !ContainsFaultCodeShape(line) {
+			t.Fatalf("report %q not seen by the pre-check", line)
+		}
+		// A report keeps its code and offset whatever text follows it.
+		if code != nil {
+			ext := append(append([]byte(nil), line...), " EI0011: x"...)
+			if c2, at2 := FindFaultCode(ext); !bytes.Equal(c2, code) || at2 != at {
+				t.Fatalf("appending text changed the report of %q: %q at %d", line, c2, at2)
+			}
+		}
+		MentionsHCCLAllocation(line)
+		MentionsCommKernelTimeout(line)
 		ScreenPID(line)
 		switch r := ScreenResource(line); r {
 		case "", ResourceQP, ResourceDeviceMemory, ResourceHostMemory, ResourceOther:

@@ -2,33 +2,228 @@ package parse
 
 import "bytes"
 
-// FindFaultCode returns the first CANN error code in a screen-log line and
-// its offset, or nil. A code is `E`, a component letter or digit, and four
-// digits (`EI0011`, `EL0004`, `EZ9999`), printed as `Title(EI0011):` or
-// `EI0011:`; the code is the key, never the title, since titles change
-// between CANN versions. Only E (error) codes are returned: W and I codes are
-// warnings and notices. It does not allocate.
+// FindFaultCode returns the CANN error code of a screen-log line that is an
+// error report, and its offset, or nil. A code is `E`, a component letter
+// or digit, and four digits (`EI0011`, `EL0004`, `EZ9999`); only E (error)
+// codes are returned: W and I codes are warnings and notices. The code is
+// the key, never the title, since titles change between CANN versions.
+//
+// A code counts only in the shapes CANN's error manager prints a report in
+// (docs/cannlog.md, "Screen logs"), at the start of the message:
+//
+//	EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket …   (before Dec 2025)
+//	EI0005: 2024-04-24-06:32:27.781.599 The arguments …                   (older, no pid)
+//	EZ9999: Inner Error!
+//	[PID: 2103452] 2025-11-03-20:18:46.447.213 Title(EI0011): Failed …    (Dec 2025 on)
+//	Title(EI0011): Failed …
+//
+// after what launchers and frameworks put before a message: blanks,
+// `[rank1]:`-style rank tags, vLLM's `(Worker_TP0 pid=42)` process tag and
+// its `ERROR 04-30 03:58:27 [file.py:949]` logger prefix, and an exception
+// name (`RuntimeError: `). A code anywhere else in a line — a CI job that
+// echoes "EI0011:", a log message quoting one, torch_npu's own `ERR01100`
+// codes, a `detail:EZ9999:` repeat — is not a report. It does not allocate.
 func FindFaultCode(b []byte) (code []byte, at int) {
-	for i := 6; i < len(b); i++ {
-		c := b[i]
-		if c != ':' && c != ')' {
-			continue
+	p := skipReportPrefixes(b)
+	rest := b[p:]
+	// `CODE:` at the start of the message.
+	if isFaultCode(rest) && len(rest) > 6 && rest[6] == ':' {
+		return rest[:6], p
+	}
+	// `[PID: n] <time> ` before the title.
+	if bytes.HasPrefix(rest, markPIDOpen) {
+		i := len(markPIDOpen)
+		for i < len(rest) && rest[i] == ' ' {
+			i++
 		}
-		s := i - 6
-		if b[s] != 'E' || !(isUpper(b[s+1]) || isDigit(b[s+1])) ||
-			!isDigit(b[s+2]) || !isDigit(b[s+3]) || !isDigit(b[s+4]) || !isDigit(b[s+5]) {
-			continue
+		j := i
+		for j < len(rest) && isDigit(rest[j]) {
+			j++
 		}
-		if c == ')' {
-			if s == 0 || b[s-1] != '(' {
-				continue
+		if j == i || j >= len(rest) || rest[j] != ']' {
+			return nil, -1
+		}
+		j++
+		for j < len(rest) && rest[j] == ' ' {
+			j++
+		}
+		// The time: a run of digits, '-', ':' and '.'.
+		k := j
+		for k < len(rest) && (isDigit(rest[k]) || rest[k] == '-' || rest[k] == ':' || rest[k] == '.') {
+			k++
+		}
+		if k == j {
+			return nil, -1
+		}
+		for k < len(rest) && rest[k] == ' ' {
+			k++
+		}
+		p += k
+		rest = rest[k:]
+	}
+	// `Title(CODE):` — a title of letters, digits, '_' and blanks.
+	if len(rest) == 0 || !isLetter(rest[0]) {
+		return nil, -1
+	}
+	for i := 1; i < len(rest) && i <= maxTitleLen; i++ {
+		c := rest[i]
+		if c == '(' {
+			r := rest[i+1:]
+			if isFaultCode(r) && len(r) > 7 && r[6] == ')' && r[7] == ':' {
+				return r[:6], p + i + 1
 			}
-		} else if s > 0 && (isAlnum(b[s-1]) || b[s-1] == '_') {
-			continue
+			return nil, -1
 		}
-		return b[s:i], s
+		if !isAlnum(c) && c != '_' && c != ' ' {
+			return nil, -1
+		}
 	}
 	return nil, -1
+}
+
+// maxTitleLen bounds the errTitle before `(CODE):`; the longest in HCOMM's
+// catalogue is under 50 characters.
+const maxTitleLen = 80
+
+// isFaultCode reports whether b starts with an E code.
+func isFaultCode(b []byte) bool {
+	return len(b) >= 6 && b[0] == 'E' && (isUpper(b[1]) || isDigit(b[1])) &&
+		isDigit(b[2]) && isDigit(b[3]) && isDigit(b[4]) && isDigit(b[5])
+}
+
+func isLetter(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' }
+
+var (
+	markPIDOpen = []byte("[PID:")
+	markPidTag  = []byte(" pid=")
+)
+
+// skipReportPrefixes returns the offset of the message after the prefixes
+// launchers and frameworks print before CANN's report.
+func skipReportPrefixes(b []byte) int {
+	p := 0
+	for range 8 {
+		for p < len(b) && (b[p] == ' ' || b[p] == '\t') {
+			p++
+		}
+		n := prefixLen(b[p:])
+		if n == 0 {
+			return p
+		}
+		p += n
+	}
+	return p
+}
+
+// prefixLen is the length of one prefix at the start of b, or 0.
+func prefixLen(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	switch {
+	case b[0] == '[' && !bytes.HasPrefix(b, markPIDOpen):
+		// `[rank1]:`, `[default0]:`
+		for i := 1; i < len(b) && i <= 32; i++ {
+			c := b[i]
+			if c == ']' {
+				if i > 1 && i+1 < len(b) && b[i+1] == ':' {
+					return i + 2
+				}
+				return 0
+			}
+			if !isAlnum(c) && c != '_' && c != '-' {
+				return 0
+			}
+		}
+		return 0
+	case b[0] == '(':
+		// vLLM's `(EngineCore_DP0 pid=96)`
+		end := bytes.IndexByte(b[:min(len(b), 64)], ')')
+		if end < 0 || !bytes.Contains(b[:end], markPidTag) {
+			return 0
+		}
+		return end + 1
+	}
+	// vLLM's logger: `ERROR 04-30 03:58:27 [multiproc_executor.py:949]`.
+	for _, lvl := range loggerLevels {
+		if bytes.HasPrefix(b, lvl) && len(b) > len(lvl) && b[len(lvl)] == ' ' {
+			rest := b[len(lvl)+1:]
+			// MM-DD HH:MM:SS [file:line]
+			if len(rest) > 16 && isDigit(rest[0]) && rest[2] == '-' && rest[5] == ' ' && rest[8] == ':' && rest[14] == ' ' && rest[15] == '[' {
+				if end := bytes.IndexByte(rest[15:min(len(rest), 15+96)], ']'); end > 0 {
+					return len(lvl) + 1 + 15 + end + 1
+				}
+			}
+			return 0
+		}
+	}
+	// An exception name: `RuntimeError: `, `torch.distributed.DistBackendError: `.
+	i := 0
+	for i < len(b) && i <= 96 && (isAlnum(b[i]) || b[i] == '_' || b[i] == '.') {
+		i++
+	}
+	if i > 0 && i+1 < len(b) && b[i] == ':' && b[i+1] == ' ' &&
+		(bytes.HasSuffix(b[:i], suffixError) || bytes.HasSuffix(b[:i], suffixException)) {
+		return i + 2
+	}
+	return 0
+}
+
+var (
+	loggerLevels    = [][]byte{[]byte("ERROR"), []byte("WARNING"), []byte("INFO"), []byte("CRITICAL")}
+	suffixError     = []byte("Error")
+	suffixException = []byte("Exception")
+)
+
+// ContainsFaultCodeShape is a cheap pre-check for wrapped lines (Docker
+// json-file) before they are decoded: whether b holds an E code followed
+// by ':' or ')' anywhere. FindFaultCode decides on the decoded message.
+func ContainsFaultCodeShape(b []byte) bool {
+	for i := 6; i < len(b); i++ {
+		if (b[i] == ':' || b[i] == ')') && isFaultCode(b[i-6:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsHCCLCode reports whether a code is HCCL's (EI) or HCCP's (EJ), the
+// codes whose reports are HCCL faults by themselves; every other
+// component's code (EL driver/runtime memory, EZ operators, EE runtime,
+// EH ACL, E1…E9 GE and operators) is not.
+func IsHCCLCode(code []byte) bool {
+	return len(code) == 6 && code[0] == 'E' && (code[1] == 'I' || code[1] == 'J')
+}
+
+var (
+	markHCCLModule  = []byte("HCCL module")
+	markHCCLTiling  = []byte("HcclAllocComResourceByTiling")
+	markMoe         = []byte("MoeDistribute")
+	markAICoreTO    = []byte("507014")
+	markVectorTO    = []byte("507034")
+	markVectorCore  = []byte("vector core timeout")
+	markVectorCore2 = []byte("vector core execution timeout")
+)
+
+// MentionsHCCLAllocation reports whether a memory report or a line of its
+// traceback says HCCL requested the memory: "requested by HCCL module" (the
+// EL0004 text from 2026), or HcclAllocComResourceByTiling, through which
+// MC2 operators allocate HCCL's resources (vllm-ascend #3141).
+func MentionsHCCLAllocation(b []byte) bool {
+	return bytes.Contains(b, markHCCLModule) || bytes.Contains(b, markHCCLTiling)
+}
+
+// MentionsCommKernelTimeout reports whether a report or a line of its
+// traceback is a communication kernel that timed out waiting for its
+// peers: an MC2 operator (MoeDistribute*) failing with the runtime's
+// AI Core or vector core timeout (507014, 507034), or a vector core
+// timeout (AIV-mode collectives). A consequence of a peer that failed or
+// stalled, not a root cause.
+func MentionsCommKernelTimeout(b []byte) bool {
+	if bytes.Contains(b, markVectorCore) || bytes.Contains(b, markVectorCore2) {
+		return true
+	}
+	return bytes.Contains(b, markMoe) && (bytes.Contains(b, markAICoreTO) || bytes.Contains(b, markVectorTO))
 }
 
 var markPID = []byte("PID:")

@@ -2,22 +2,44 @@ package parse
 
 import "testing"
 
+// TestFindFaultCode: a code counts in the shapes CANN prints a report in,
+// after launcher and framework prefixes, and never from a mention inside
+// other text (captures: HCCL docs, vllm-ascend #486, #2754, #3162, #5947,
+// #8818, Ascend/pytorch #7, lmdeploy #2855; docs/cannlog.md).
 func TestFindFaultCode(t *testing.T) {
 	tests := []struct{ line, code string }{
+		// Reports.
 		{"[PID: 2103452] 2025-11-03-20:18:46.447.213 Resource_Error_Insufficient_Device_Memory(EI0011): Failed", "EI0011"},
 		{"EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out.", "EI0006"},
+		{"EI0005: 2024-04-24-06:32:27.781.599 The arguments for collective communication are inconsistent", "EI0005"},
 		{"RuntimeError: EI0007: [PID: 1] 2025-04-08-18:07:20.444.436 Failed to allocate resource", "EI0007"},
-		{"[rank1]: EI0009: Device 1 transport init error.", "EI0009"},
+		{"[rank1]: EI0009: [PID: 2225827] 2025-09-24-20:59:48.119.066 Transport init error.", "EI0009"},
+		{"  EL0004: [PID: 3132] 2025-10-15-16:32:16.417.528 Failed to allocate memory.", "EL0004"},
 		{"Resource Error Insufficient Device Memory(EI0011):x", "EI0011"},
 		{"[PID:2103452]2025-11-03-20:18:46.447.213 Title(EI0019):Failed", "EI0019"},
+		{"[PID: 591] 2026-04-30-03:58:27.508.178 Invalid_Argument(EL0003): The argument is invalid.", "EL0003"},
 		{"EL0004: [PID: 316198] 2025-09-28-07:22:29.827.496 Failed to allocate memory.", "EL0004"},
 		{"EZ9999: Inner Error!", "EZ9999"},
 		{"E10001: GE error", "E10001"},
+		{"(Worker_TP8_EP8 pid=753) ERROR 04-30 03:58:27 [multiproc_executor.py:949] EI0011: [PID: 753] 2026-04-30-03:58:27.508.178 Failed", "EI0011"},
+		{"(EngineCore_DP0 pid=96) [PID: 96] 2026-01-16-04:52:41.266.655 Allocation_Failure(EI0007): Failed to allocate resource[qp]", "EI0007"},
+		{"torch.distributed.DistBackendError: EI0006: [PID: 1] 2025-04-08-18:07:20.444.436 Getting socket times out.", "EI0006"},
+		// Mentions, not reports.
+		{`+ echo "check the screen log for EI0011: out of memory"`, ""},
+		{"grep -r 'EI0011:' /var/log/train", ""},
+		{"INFO: retrying after EI0006: socket timeout on rank 3", ""},
+		{"[E OpParamMaker.cpp:273] call failed, detail:EZ9999: Inner Error!", ""},
+		{"2025-11-03 20:18:46 | step 10 | saw EI0011: earlier", ""},
 		{"[ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1) ERR01100 OPS call acl api failed", ""},
+		{"[PID: 12] not-a-time Title(EI0011): x", ""},
+		{"[PID: x] 2025-11-03 Title(EI0011): x", ""},
+		{"Some text, then Title(EI0011): x", ""},
+		{"(no pid here) EI0011: x", ""},
 		{"W11001: a warning", ""},
 		{"0xEI0011: hex", ""},
 		{"XEI0011) no paren", ""},
 		{"EI0011 without colon", ""},
+		{"EH9999  [Init][Env]init env failed!", ""},
 		{"EI001:", ""},
 		{"step 10 loss 0.5", ""},
 		{"", ""},
@@ -29,6 +51,35 @@ func TestFindFaultCode(t *testing.T) {
 		}
 		if code != nil && tc.line[at:at+6] != tc.code {
 			t.Errorf("offset %d wrong for %q", at, tc.line)
+		}
+	}
+}
+
+func TestIsHCCLCode(t *testing.T) {
+	for code, want := range map[string]bool{"EI0011": true, "EJ0003": true, "EL0004": false, "EZ9999": false, "EE1001": false, "E89999": false, "EI001": false} {
+		if got := IsHCCLCode([]byte(code)); got != want {
+			t.Errorf("IsHCCLCode(%s) = %v", code, got)
+		}
+	}
+}
+
+func TestMentions(t *testing.T) {
+	for _, tc := range []struct {
+		line       string
+		hccl, comm bool
+	}{
+		{"[PID: 4906] 2026-06-06-12:17:01.267.772 Memory_Allocation_Failure(EL0004): Failed to allocate memory requested by HCCL module.", true, false},
+		{"        Nnopbase fails to invoke the HcclAllocComResourceByTiling function of the hccl module. ret = 2,", true, false},
+		{"EL0004: [PID: 3132] 2025-10-15-16:32:16.417.528 Failed to allocate memory.", false, false},
+		{"RuntimeError: aclnnMoeDistributeDispatchV2 failed, error code is 507014", false, true},
+		{"[Error]: vector core timeout. error code is 507034", false, true},
+		{"error code is 507014 in MatMul", false, false},
+	} {
+		if got := MentionsHCCLAllocation([]byte(tc.line)); got != tc.hccl {
+			t.Errorf("MentionsHCCLAllocation(%q) = %v", tc.line, got)
+		}
+		if got := MentionsCommKernelTimeout([]byte(tc.line)); got != tc.comm {
+			t.Errorf("MentionsCommKernelTimeout(%q) = %v", tc.line, got)
 		}
 	}
 }

@@ -20,7 +20,6 @@ local sentinels = {
   qpsPerConnectionLimit: 917331,
   hbmHeldWithoutProcessRatio: 0.917333,
   clusterFailureJobs: 917335,
-  clusterFailureNodes: 917337,
   clusterFailureWindowSeconds: 917339,
 };
 local urlSentinel = 'https://hccl-exporter.invalid/runbook-url-base';
