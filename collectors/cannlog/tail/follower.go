@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -133,6 +132,25 @@ var ErrClosed = errors.New("tail: follower closed")
 
 type fileID struct{ dev, ino uint64 }
 
+// life is where a followed file is in its life. A file starts live; a CANN
+// file becomes sealed when a newer file of its rotation group appears
+// (CANN writes only the newest), and drained once read to its end after
+// that (closed for good; opened again only if it turns out to have grown).
+// A file no followed name reaches any more (deleted, renamed away) is an
+// orphan, read through the descriptor it still has until it is drained or
+// retired; renamed back under a followed name, it is live again.
+type life uint8
+
+const (
+	lifeLive life = iota
+	lifeSealed
+	lifeDrained
+	lifeOrphan
+)
+
+// sealed reports whether no more writes are expected (sealed or drained).
+func (t *tracked) sealed() bool { return t.life == lifeSealed || t.life == lifeDrained }
+
 // tracked is the follower's state for one file, identified by (device,
 // inode) so that a rename is not a new file.
 type tracked struct {
@@ -150,9 +168,7 @@ type tracked struct {
 
 	group   string // CANN rotation group; empty for screen logs
 	sortKey string // read order
-	sealed  bool   // CANN: a newer file of the group exists, no more writes
-	done    bool   // drained and closed for good (sealed or retired)
-	orphan  bool   // no longer reachable under a followed name
+	life    life   // where the file is in its life (see life)
 	// pollAlways: reached through a symlink, whose directory's events say
 	// nothing about the target, so it is checked on every Poll.
 	pollAlways bool
@@ -368,7 +384,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		if hint.overflow {
 			rescan = true
 		}
-		if !rescan && f.applyHint(hint, now, &c) {
+		if !rescan && f.applyHint(hint, &c) {
 			rescan = true
 		}
 	}
@@ -402,7 +418,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 	}
 	var gone bool
 	for _, t := range f.order {
-		if t.done {
+		if t.life == lifeDrained {
 			continue
 		}
 		if t.fd < 0 {
@@ -424,7 +440,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		// place (truncated and written again to the same length): check
 		// looks at its content then, whatever the change time says.
 		event := hint != nil && hint.changed[t.Path]&opWrite != 0
-		if !t.sealed && !t.pollAlways && !t.more {
+		if !t.sealed() && !t.pollAlways && !t.more {
 			switch {
 			case rescan:
 				if !t.changed && !event {
@@ -540,22 +556,22 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now
 		if t.more {
 			// Past the byte cap: read on as an orphan by the next Polls.
 			f.forget(t)
-			t.orphan, t.lastChange = true, now
+			t.life, t.lastChange = lifeOrphan, now
 			f.orphans = append(f.orphans, t)
 			return false
 		}
 		f.untrack(t)
-		t.orphan = true
+		t.life = lifeOrphan
 		return false
 	}
 	f.readIfChanged(t, &st, event, handle, now, c)
 	switch {
-	case t.sealed && t.scanned >= st.Size:
+	case t.life == lifeSealed && t.scanned >= st.Size:
 		// A newer file of this pid exists, so CANN will not write here
 		// again: a partial last line is final.
 		f.finish(t, handle, c)
 		f.closeFD(t)
-		t.done = true
+		t.life = lifeDrained
 	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
 		f.closeFD(t)
 	}
@@ -701,7 +717,7 @@ func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, 
 	if t.offset > 0 && f.headChanged(t, c) {
 		return true
 	}
-	r := reader{f: f, t: t, handle: handle, c: c, buf: f.buf, pos: t.offset, start: t.offset}
+	r := reader{f: f, t: t, handle: handle, c: c, buf: f.buf, pos: t.offset, start: t.offset, size: t.size}
 	if t.rio != nil {
 		// A discovered root's read gets a buffer of its own: an
 		// abandoned read keeps it (see rootio.go).
@@ -760,6 +776,10 @@ type reader struct {
 	// dataEnd is where the data region being read ends (SEEK_HOLE): reads
 	// stop there, so that no hole is read as NULs.
 	dataEnd int64
+	// size is the file's size at the look before this read.
+	size int64
+	// nulEnd: the last chunk ended in a NUL, perhaps a hole's first.
+	nulEnd bool
 	// tl bytes before pos are read again with the first chunk and checked
 	// against the tail fingerprint (or, tlNL, must be the newline that
 	// ended the last line).
@@ -807,9 +827,22 @@ func (r *reader) skipHole() {
 	}
 	t := r.t
 	r.dataEnd = math.MaxInt64 // unknown: read on
+	if r.size-at <= int64(len(r.buf)) && !r.nulEnd {
+		// Less than a buffer to read and no NUL seen: an append, the
+		// common case, costs no lseek. A hole there is read as NULs,
+		// and the NUL that ends the chunk brings us back here.
+		return
+	}
+	r.nulEnd = false
 	d, err := r.f.seekT(t, at, unix.SEEK_DATA, r.c)
 	if err == unix.ENXIO {
-		d, err = r.f.seekT(t, 0, io.SeekEnd, r.c) // only a hole follows
+		// No data at or past at when the kernel looked: a hole up to the
+		// size the last look saw (taken before this call: asking for the
+		// size now would count bytes appended since as hole), or the end.
+		d, err = at, nil
+		if r.size > at {
+			d = r.size
+		}
 	}
 	if err != nil {
 		return
@@ -862,6 +895,9 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 	}
 	if t.prefix != nil || t.fpLen == 0 {
 		t.addPrefix(r.buf[r.n:r.n+m], r.pos+int64(r.n))
+	}
+	if m > 0 && r.buf[r.n+m-1] == 0 {
+		r.nulEnd, r.dataEnd = true, 0 // look for a hole before reading on
 	}
 	r.n += m
 	r.read += int64(m)

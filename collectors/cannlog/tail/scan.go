@@ -233,11 +233,31 @@ func (f *Follower) stillThere(t *tracked, c *pollCounters) bool {
 // consider follows path if it is a new file, or updates what is known of
 // a followed one.
 func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scanCtx) {
+	st, ok := f.statCandidate(path, at, sc)
+	if !ok {
+		return
+	}
+	id := fileID{uint64(st.Dev), uint64(st.Ino)}
+	if t := f.byID[id]; t != nil && t.fd < 0 && t.seen != sc.gen {
+		f.recheckClosed(t, path, st.Size, sc)
+	}
+	switch t := f.byID[id]; {
+	case t != nil:
+		f.refresh(t, path, &st, at, sc)
+	case f.adoptOrphan(id, path, sc):
+	default:
+		f.follow(path, kind, pid, id, &st, at, sc)
+	}
+}
+
+// statCandidate stats a name a listing found (from its directory's
+// descriptor where at is set) and reports whether it is a regular file.
+func (f *Follower) statCandidate(path string, at dirRef, sc *scanCtx) (syscall.Stat_t, bool) {
 	var st syscall.Stat_t
 	var err error
 	if at.set() {
 		if !f.call(sc.rio, sc.c, func() { err = at.stat(&st) }, nil) {
-			return
+			return st, false
 		}
 	} else {
 		err = syscall.Stat(path, &st)
@@ -247,20 +267,22 @@ func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scan
 			sc.c.err("stat")
 			f.log.Debug("cannot stat log file", "path", path, "err", err)
 		}
-		return
+		return st, false
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return
+	return st, st.Mode&syscall.S_IFMT == syscall.S_IFREG
+}
+
+// recheckClosed looks at a followed file whose descriptor was closed
+// (descriptor budget, idle) and that a listing finds again: truncated
+// meanwhile, or not the same file at all.
+func (f *Follower) recheckClosed(t *tracked, path string, size int64, sc *scanCtx) {
+	if t.life != lifeDrained && path == t.Path && size < t.offset {
+		// Shorter than what was read, under the same name: truncated (or
+		// deleted and created again on the same inode: reading it from
+		// the start is right for both).
+		f.truncated(t, size, sc.c)
 	}
-	id := fileID{uint64(st.Dev), uint64(st.Ino)}
-	if t := f.byID[id]; t != nil && t.fd < 0 && !t.done && t.seen != sc.gen && path == t.Path && st.Size < t.offset {
-		// Closed (descriptor budget, idle) and now shorter than what was
-		// read, under the same name: truncated (or deleted and created
-		// again on the same inode: reading it from the start is right
-		// for both).
-		f.truncated(t, st.Size, sc.c)
-	}
-	if t := f.byID[id]; t != nil && t.fd < 0 && t.seen != sc.gen && !f.sameFile(t, path, st.Size, sc.c) {
+	if !f.sameFile(t, path, size, sc.c) {
 		// We held no descriptor, so the inode number may have been freed
 		// and reused by a new file (CANN deletes old plogs; sealed ones
 		// are closed once read): the old file is gone.
@@ -271,42 +293,53 @@ func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scan
 		}
 		sc.changed = true
 	}
-	if t := f.byID[id]; t != nil {
-		if sc.root != "" {
-			// Also (or only) reached through its process's /proc entry.
-			t.ProcRoot = sc.root
-		}
-		if t.seen == sc.gen {
-			return // a second name (symlink, hard link, /proc) of a file seen already
-		}
-		t.seen, t.missed = sc.gen, 0
-		if t.Path != path {
-			// Renamed, and the new name is followed too (kubelet rotation).
-			if f.byPath[t.Path] == t {
-				delete(f.byPath, t.Path)
-			}
-			t.setPath(path)
-			sc.changed = true
-		}
-		f.byPath[path] = t
-		t.changed = st.Size != t.scanned || st.Ctim != t.ctime
-		t.size = st.Size
-		if t.fd < 0 && t.changed {
-			f.open(t, sc.c, at)
-		}
-		return
+}
+
+// refresh updates a followed file found by a listing: seen, renamed,
+// changed since the last look (and then opened if it was closed).
+func (f *Follower) refresh(t *tracked, path string, st *syscall.Stat_t, at dirRef, sc *scanCtx) {
+	if sc.root != "" {
+		// Also (or only) reached through its process's /proc entry.
+		t.ProcRoot = sc.root
 	}
-	if i := slices.IndexFunc(f.orphans, func(o *tracked) bool { return o.id == id }); i >= 0 {
-		// An orphan renamed back under a followed name.
-		t := f.orphans[i]
-		f.orphans = slices.Delete(f.orphans, i, i+1)
-		t.orphan, t.done, t.seen, t.changed = false, false, sc.gen, true
+	if t.seen == sc.gen {
+		return // a second name (symlink, hard link, /proc) of a file seen already
+	}
+	t.seen, t.missed = sc.gen, 0
+	if t.Path != path {
+		// Renamed, and the new name is followed too (kubelet rotation).
+		if f.byPath[t.Path] == t {
+			delete(f.byPath, t.Path)
+		}
 		t.setPath(path)
-		f.byID[id] = t
-		f.byPath[path] = t
 		sc.changed = true
-		return
 	}
+	f.byPath[path] = t
+	t.changed = st.Size != t.scanned || st.Ctim != t.ctime
+	t.size = st.Size
+	if t.fd < 0 && t.changed {
+		f.open(t, sc.c, at)
+	}
+}
+
+// adoptOrphan follows again an orphan renamed back under a followed name.
+func (f *Follower) adoptOrphan(id fileID, path string, sc *scanCtx) bool {
+	i := slices.IndexFunc(f.orphans, func(o *tracked) bool { return o.id == id })
+	if i < 0 {
+		return false
+	}
+	t := f.orphans[i]
+	f.orphans = slices.Delete(f.orphans, i, i+1)
+	t.life, t.seen, t.changed = lifeLive, sc.gen, true // reorder seals it again if need be
+	t.setPath(path)
+	f.byID[id] = t
+	f.byPath[path] = t
+	sc.changed = true
+	return true
+}
+
+// follow starts following a new file and opens it.
+func (f *Follower) follow(path string, kind Kind, pid int, id fileID, st *syscall.Stat_t, at dirRef, sc *scanCtx) {
 	t := &tracked{
 		File:       File{Kind: kind, PID: pid, ProcRoot: sc.root},
 		rio:        sc.rio,
@@ -385,7 +418,9 @@ func (f *Follower) open(t *tracked, c *pollCounters, at dirRef) bool {
 		f.waiting--
 	}
 	t.fd = fd
-	t.done = false
+	if t.life == lifeDrained {
+		t.life = lifeSealed // it grew after all: read it to its end again
+	}
 	t.errMsg = ""
 	f.openFDs++
 	if t.fresh {
@@ -428,7 +463,7 @@ func (f *Follower) evict(n int) {
 	pinned := f.pinnedSet()
 	var cand []*tracked
 	for _, t := range f.order {
-		if _, pin := pinned[t]; t.fd >= 0 && !t.pollAlways && !t.orphan && !pin && f.byID[t.id] == t &&
+		if _, pin := pinned[t]; t.fd >= 0 && !t.pollAlways && t.life != lifeOrphan && !pin && f.byID[t.id] == t &&
 			t.offset == t.scanned && t.size == t.scanned {
 			cand = append(cand, t)
 		}
@@ -450,7 +485,7 @@ func (f *Follower) evict(n int) {
 // away, or replaced by a new file under its name. A file with an open
 // descriptor is drained as an orphan; one without is forgotten.
 func (f *Follower) lose(t *tracked, sc *scanCtx) {
-	if t.fd < 0 && !t.done && t.missed < lostScans {
+	if t.fd < 0 && t.life != lifeDrained && t.missed < lostScans {
 		// Closed (descriptor budget, idle): a rename racing the listing
 		// (kubelet rotation) hides it from one scan; forgotten now, it
 		// would be read again from the start under its new name.
@@ -466,8 +501,8 @@ func (f *Follower) lose(t *tracked, sc *scanCtx) {
 	}
 	sc.changed = true
 	f.dirty = true
-	if t.fd >= 0 && !t.done {
-		t.orphan = true
+	if t.fd >= 0 && t.life != lifeDrained {
+		t.life = lifeOrphan
 		t.lastChange = sc.now
 		f.orphans = append(f.orphans, t)
 		return
@@ -488,11 +523,11 @@ func (f *Follower) reorder(c *pollCounters) {
 	}
 	slices.SortFunc(f.order, func(a, b *tracked) int { return strings.Compare(a.sortKey, b.sortKey) })
 	for _, t := range f.order {
-		if t.group == "" || t.sealed {
+		if t.group == "" || t.sealed() || t.life == lifeOrphan {
 			continue
 		}
 		if t.Path != newest[t.group] {
-			t.sealed = true
+			t.life = lifeSealed
 			if t.fd < 0 && t.scanned == t.offset {
 				// Closed to keep within the descriptor budget, it may
 				// have been written since: read it to its end first.
@@ -500,7 +535,7 @@ func (f *Follower) reorder(c *pollCounters) {
 				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && st.Size != t.scanned {
 					f.wait(t)
 				} else {
-					t.done = true
+					t.life = lifeDrained
 				}
 			}
 		}

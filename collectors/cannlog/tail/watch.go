@@ -3,7 +3,6 @@ package tail
 import (
 	"path/filepath"
 	"syscall"
-	"time"
 )
 
 // evOp is what an inotify event said about a name.
@@ -33,7 +32,7 @@ func (f *Follower) watchDir(dir string) {
 // applyHint turns the changed names into files to check this Poll. A name
 // that is not followed but could be (a new plog, a new directory, a kubelet
 // rotation) asks for a full rescan, which is what finds files.
-func (f *Follower) applyHint(h *notifyHint, now time.Time, c *pollCounters) (rescan bool) {
+func (f *Follower) applyHint(h *notifyHint, c *pollCounters) (rescan bool) {
 	if len(h.changed) == 0 {
 		return false
 	}
@@ -45,7 +44,7 @@ func (f *Follower) applyHint(h *notifyHint, now time.Time, c *pollCounters) (res
 				// kubelet rotation): let a scan sort it out.
 				rescan = true
 			}
-			if t.fd < 0 && !t.done {
+			if t.fd < 0 && t.life != lifeDrained {
 				var st syscall.Stat_t
 				if err := f.statPath(t, name, &st, c); err != nil ||
 					(fileID{uint64(st.Dev), uint64(st.Ino)}) != t.id || !f.sameFile(t, name, st.Size, c) {
