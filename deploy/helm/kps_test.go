@@ -225,6 +225,11 @@ func TestChartFilesUpToDate(t *testing.T) {
 		t.Skip("runs the pinned jsonnet: skipped under -short")
 	}
 	out := t.TempDir()
+	// jsonnet -m writes files but creates no directories: make mixin
+	// renders into the repository, where they exist.
+	if err := os.MkdirAll(filepath.Join(out, "deploy", "helm", "hccl-exporter", "files", "dashboards"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("go", "run", "github.com/google/go-jsonnet/cmd/jsonnet@v0.22.0", "-S", "-m", out,
 		filepath.Join("internal", "chartfiles.jsonnet"))
 	var stderr bytes.Buffer
