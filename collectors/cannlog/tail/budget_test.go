@@ -101,7 +101,9 @@ func TestFDBudget20000Files(t *testing.T) {
 			}
 		}
 	}
+	began := time.Now()
 	pollAll(2 * files)
+	first := time.Since(began)
 	st := f.Stats()
 	if st.FilesOpen > budget {
 		t.Errorf("%d files open, budget %d", st.FilesOpen, budget)
@@ -114,7 +116,9 @@ func TestFDBudget20000Files(t *testing.T) {
 	for pid := range files {
 		appendFile(t, filepath.Join(dir, plogName(100000+pid, 1)), budgetLine(pid, 2)+"\n")
 	}
+	began = time.Now()
 	pollAll(3 * files)
+	t.Logf("first reading %v, reading again after the writes %v (limit 30s each)", first.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
 	cancel()
 	wg.Wait()
 
