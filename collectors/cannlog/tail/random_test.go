@@ -146,8 +146,10 @@ func (s *stream) rotateMaybe() {
 	}
 	s.open(s.newCANNFile())
 	s.files = append(s.files, s.path)
+	s.events = append(s.events, fmt.Sprintf("new%d@%d", s.seq, s.next))
 	for len(s.files) > cannMaxFiles && s.safeToDelete(s.files[0]) {
 		_ = os.Remove(s.files[0])
+		s.events = append(s.events, fmt.Sprintf("rm%s@%d", s.files[0][len(s.files[0])-8:], s.next))
 		s.files = s.files[1:]
 	}
 }
@@ -173,6 +175,19 @@ func (s *stream) safeToDelete(path string) bool {
 	}
 	e := saved.byID[fileID{uint64(st.Dev), uint64(st.Ino)}]
 	return e != nil && e.offset == st.Size
+}
+
+// eventsNear returns the stream's events recorded at lines from-40 to
+// to+40 (each event is noted with the next line number then).
+func (s *stream) eventsNear(from, to int) []string {
+	var out []string
+	for _, e := range s.events {
+		at := strings.LastIndexByte(e, '@')
+		if n, err := strconv.Atoi(e[at+1:]); err == nil && n >= from-40 && n <= to+40 {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func (s *stream) run(stop <-chan struct{}, wg *sync.WaitGroup) {
@@ -479,7 +494,7 @@ func randomRun(t *testing.T, seed uint64, ops int) {
 			}
 			wrong := n < max(s.next, len(c)) && (n >= s.next || k != 1)
 			if bad >= 0 && (!wrong || k != badK) {
-				t.Errorf("stream %d lines %d..%d delivered %d times (%d written)", s.id, bad, n-1, badK, s.next)
+				t.Errorf("stream %d lines %d..%d delivered %d times (%d written); events near: %v", s.id, bad, n-1, badK, s.next, s.eventsNear(bad, n-1))
 				bad = -1
 			}
 			if wrong && bad < 0 {
