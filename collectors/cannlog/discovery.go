@@ -2,6 +2,7 @@ package cannlog
 
 import (
 	"errors"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -63,7 +64,7 @@ type discovery struct {
 	// Owned by the poll goroutine.
 	lastAt time.Time
 	set    bool // the follower was given the roots once
-	// listing are the looks for a process's own plogs (discover.Logs)
+	// listing are the looks for a process's own plogs (discover.LogsInRoot)
 	// that outlived their deadline, by host pid: the job's log tree is on
 	// a file system that does not answer (a hung FUSE or NFS mount). The
 	// poll goroutine never waits for one again; it takes the answer when
@@ -74,7 +75,7 @@ type discovery struct {
 	hung atomic.Uint64
 }
 
-// listed is the answer of one discover.Logs call.
+// listed is the answer of one discover.LogsInRoot call.
 type listed struct {
 	path  string
 	found bool
@@ -89,16 +90,17 @@ var errListing = errors.New("its CANN log directory did not answer within the de
 // root (tail.DefaultIODeadline).
 var listDeadline = tail.DefaultIODeadline
 
-// logsOf runs discover.Logs for pid off the poll goroutine and waits for
+// logsOf runs discover.LogsInRoot for pid off the poll goroutine and waits for
 // it at most listDeadline, once: a call still running is not waited for
 // again, its answer is taken when a later look finds it returned (for the
 // same path; a call for another path is dropped).
-func (d *discovery) logsOf(pid int, dir string, nspid int) (bool, error) {
+func (d *discovery) logsOf(pid int, p discover.Process) (bool, error) {
+	dir := p.Path
 	ch, running := d.listing[pid]
 	if !running {
 		ch = make(chan listed, 1)
 		go func() {
-			found, err := discover.Logs(dir, nspid)
+			found, err := discover.LogsInRoot(p.Anchor, strings.TrimPrefix(p.Path, p.Anchor), p.NSpid)
 			ch <- listed{dir, found, err}
 		}()
 	}
@@ -125,7 +127,7 @@ func (d *discovery) logsOf(pid int, dir string, nspid int) (bool, error) {
 	}
 	delete(d.listing, pid)
 	if r.path != dir {
-		return d.logsOf(pid, dir, nspid)
+		return d.logsOf(pid, p)
 	}
 	return r.found, r.err
 }
@@ -249,7 +251,7 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 			c.roots.mu.Unlock()
 			return old
 		}
-		n.found, err = c.disc.logsOf(pid, p.Path, p.NSpid)
+		n.found, err = c.disc.logsOf(pid, p)
 		if errors.Is(err, discover.ErrGone) {
 			// No such directory yet: CANN creates it with the first log.
 			err = nil
