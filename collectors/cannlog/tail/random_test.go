@@ -174,7 +174,19 @@ func (s *stream) safeToDelete(path string) bool {
 		return false
 	}
 	e := saved.byID[fileID{uint64(st.Dev), uint64(st.Ino)}]
-	return e != nil && e.offset == st.Size
+	if e == nil || e.offset != st.Size {
+		return false
+	}
+	// The entry must be this file's, not that of a deleted file whose
+	// inode number the new one got (the follower keeps such an entry
+	// until it looks again, and the delete op makes a new 0.log right
+	// after removing the old one): with the same size by chance, the
+	// new file would be deleted unread. Its leading bytes tell.
+	if e.fpLen == 0 {
+		return st.Size == 0 // nothing read, nothing to lose
+	}
+	head, err := os.ReadFile(path)
+	return err == nil && len(head) >= e.fpLen && fingerprint(head[:e.fpLen]) == e.fpHash
 }
 
 // eventsNear returns the stream's events recorded at lines from-40 to
