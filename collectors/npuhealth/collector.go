@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
@@ -99,7 +99,7 @@ type Collector struct {
 	exec func(ctx context.Context, args []string) vendorcli.Result
 	now  func() time.Time
 
-	latest atomic.Pointer[published]
+	latest sweep.Latest[published]
 
 	mu    sync.Mutex
 	calls map[[2]string]float64 // {type, result} → calls
@@ -112,9 +112,7 @@ type Collector struct {
 	sweeps      int
 	failing     bool
 
-	stopOnce sync.Once
-	cancel   context.CancelFunc
-	done     chan struct{}
+	loop sweep.Loop
 }
 
 // New returns a collector reading table's chips. It loads the fault-code
@@ -154,33 +152,10 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 
 // Start runs the first sweep at once and then one every Interval, until
 // Stop. It returns immediately.
-func (c *Collector) Start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel, c.done = cancel, make(chan struct{})
-	go func() {
-		defer close(c.done)
-		t := time.NewTicker(c.cfg.Interval)
-		defer t.Stop()
-		for {
-			c.runSweep(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
+func (c *Collector) Start() { c.loop.Start(c.cfg.Interval, c.runSweep) }
 
 // Stop ends the sweeps, killing a call in flight, and waits for them.
-func (c *Collector) Stop() {
-	c.stopOnce.Do(func() {
-		if c.cancel != nil {
-			c.cancel()
-			<-c.done
-		}
-	})
-}
+func (c *Collector) Stop() { c.loop.Stop() }
 
 // Sweep runs one sweep now and publishes it, for tests; the background loop
 // must not run at the same time.
@@ -191,10 +166,9 @@ func (c *Collector) Sweep(ctx context.Context) *Sweep {
 
 func (c *Collector) runSweep(ctx context.Context) {
 	s := c.sweep(ctx)
-	if ctx.Err() != nil && c.latest.Load() != nil {
-		return // shutting down: keep the last full sweep
+	if !c.latest.Publish(ctx, func() *published { return c.publish(s) }) {
+		return // shutting down: the last full sweep stays
 	}
-	c.latest.Store(c.publish(s))
 	switch {
 	case s.Err != nil && !c.failing:
 		c.logger.Warn("npu-smi detail sweep incomplete", "chips", len(s.Readings), "duration", s.Finished.Sub(s.Started), "err", s.Err)
@@ -375,7 +349,7 @@ func (c *Collector) sendCalls(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, q := range queries {
-		for _, r := range callResults {
+		for _, r := range sweep.Results {
 			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, c.calls[[2]string{q.typ, r}], q.typ, r)
 		}
 	}
@@ -400,7 +374,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	}
 	s := p.sweep
 	ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
-	if age := c.now().Sub(s.Finished); age > 2*c.cfg.Interval {
+	if age, stale := sweep.Stale(c.now(), s.Finished, c.cfg.Interval); stale {
 		return fmt.Errorf("last npu-smi detail sweep finished %s ago, more than two --npusmi.detail-interval (%s): the sweep in flight hangs, old readings are not served: %w",
 			age.Round(time.Second), c.cfg.Interval, exporter.ErrNoData)
 	}
