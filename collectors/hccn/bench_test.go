@@ -91,7 +91,7 @@ func sweepOf(b *testing.B, n int) *Collector {
 	}
 	c := New(Config{}, nil, nil)
 	for _, cmd := range commands {
-		c.calls[[2]string{cmd.name, sweep.Success}] = float64(n)
+		c.calls.Add(cmd.name, sweep.Success, float64(n))
 	}
 	c.latest.Publish(context.Background(), func() *published { return c.publish(s) })
 	return c

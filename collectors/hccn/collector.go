@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -76,8 +75,7 @@ type Collector struct {
 
 	latest sweep.Latest[published]
 
-	mu    sync.Mutex
-	calls map[[2]string]float64 // {command, result} → calls
+	calls sweep.Calls // by command and result
 
 	// Owned by the sweep goroutine.
 	down           map[int]*downTracker
@@ -107,7 +105,7 @@ func New(cfg Config, chips ChipSource, logger *slog.Logger) *Collector {
 	}
 	c := &Collector{
 		cfg: cfg, logger: logger, chips: chips, devDir: "/dev", loc: time.Local,
-		now: time.Now, calls: map[[2]string]float64{}, down: map[int]*downTracker{}, slow: map[int]slowReading{},
+		now: time.Now, down: map[int]*downTracker{}, slow: map[int]slowReading{},
 	}
 	c.exec = func(ctx context.Context, bin string, args []string) output {
 		return runTool(ctx, bin, args, c.cfg.Timeout)
@@ -149,12 +147,6 @@ func (c *Collector) runSweep(ctx context.Context) {
 func (c *Collector) Sweep(ctx context.Context) *Sweep {
 	c.runSweep(ctx)
 	return c.latest.Load().sweep
-}
-
-func (c *Collector) countCall(command, result string) {
-	c.mu.Lock()
-	c.calls[[2]string{command, result}]++
-	c.mu.Unlock()
 }
 
 // Latest returns the last finished sweep without waiting; ok is false before
@@ -346,15 +338,16 @@ func (c *Collector) publish(s *Sweep) *published {
 	return p
 }
 
-func (c *Collector) sendCalls(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, commandNames) }
+
+// commandNames are the values of the calls counter's command label.
+var commandNames = func() []string {
+	var out []string
 	for _, cmd := range commands {
-		for _, r := range sweep.Results {
-			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, c.calls[[2]string{cmd.name, r}], cmd.name, r)
-		}
+		out = append(out, cmd.name)
 	}
-}
+	return out
+}()
 
 // Update sends the metrics of the latest sweep, built when it was
 // published. It never runs hccn_tool and never waits, so it needs nothing

@@ -163,7 +163,7 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 				}
 			}
 			r.Results[cmd.name] = result
-			c.countCall(cmd.name, result)
+			c.calls.Add(cmd.name, result, 1)
 			if cmd.slow && result != sweep.Success && result != sweep.Unsupported {
 				slowOK = false
 			}

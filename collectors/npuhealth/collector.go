@@ -7,7 +7,6 @@ import (
 	"os"
 	"regexp"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -101,8 +100,7 @@ type Collector struct {
 
 	latest sweep.Latest[published]
 
-	mu    sync.Mutex
-	calls map[[2]string]float64 // {type, result} → calls
+	calls sweep.Calls // by type and result
 
 	// Owned by the sweep goroutine.
 	unsupported map[chipKey]map[string]bool
@@ -135,7 +133,7 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 	}
 	c := &Collector{
 		cfg: cfg, logger: logger, table: table, now: time.Now,
-		calls: map[[2]string]float64{}, unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
+		unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
 	}
 	if cfg.FaultCodeFile != "" {
 		codes, err := LoadFaultCodes(cfg.FaultCodeFile)
@@ -176,12 +174,6 @@ func (c *Collector) runSweep(ctx context.Context) {
 		c.logger.Info("npu-smi detail sweep complete again", "chips", len(s.Readings))
 	}
 	c.failing = s.Err != nil
-}
-
-func (c *Collector) countCall(typ, result string) {
-	c.mu.Lock()
-	c.calls[[2]string{typ, result}]++
-	c.mu.Unlock()
 }
 
 // VDieID implements npusmi.IdentitySource from the latest sweep.
@@ -345,15 +337,16 @@ func (c *Collector) publish(s *Sweep) *published {
 	return p
 }
 
-func (c *Collector) sendCalls(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, queryTypes) }
+
+// queryTypes are the values of the calls counter's type label.
+var queryTypes = func() []string {
+	var out []string
 	for _, q := range queries {
-		for _, r := range sweep.Results {
-			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, c.calls[[2]string{q.typ, r}], q.typ, r)
-		}
+		out = append(out, q.typ)
 	}
-}
+	return out
+}()
 
 // errFirstSweep: a scrape before the first sweep finished.
 var errFirstSweep = fmt.Errorf("first npu-smi detail sweep still running: %w", exporter.ErrNoData)

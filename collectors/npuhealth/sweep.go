@@ -178,7 +178,7 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 			}
 			result, err := c.ask(ctx, q, ch, &r)
 			r.Results[q.typ] = result
-			c.countCall(q.typ, result)
+			c.calls.Add(q.typ, result, 1)
 			switch result {
 			case sweep.Success:
 			case sweep.Unsupported:

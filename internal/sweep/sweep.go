@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
@@ -92,6 +94,36 @@ const (
 
 // Results lists every call result, so each counter is exported from zero.
 var Results = []string{Success, Timeout, Busy, Unsupported, Error, ParseError}
+
+// Calls counts a sweeper's calls by what was asked (a command, a query
+// type) and result. The zero value is ready; the sweep adds while scrapes
+// send.
+type Calls struct {
+	mu sync.Mutex
+	n  map[[2]string]float64
+}
+
+// Add counts n calls of kind that ended in result.
+func (c *Calls) Add(kind, result string, n float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[[2]string]float64{}
+	}
+	c.n[[2]string{kind, result}] += n
+}
+
+// Send sends desc (labels kind, result) for every kind and every result,
+// zeros included, so each series exists from the first scrape.
+func (c *Calls) Send(ch chan<- prometheus.Metric, desc *prometheus.Desc, kinds []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range kinds {
+		for _, r := range Results {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, c.n[[2]string{k, r}], k, r)
+		}
+	}
+}
 
 // Message classifies a call whose output contains Text as Result.
 type Message struct{ Text, Result string }

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
@@ -111,5 +114,30 @@ func TestMatchFirstMessageWinsAndQuotesItsLine(t *testing.T) {
 		if m.Result != tc.want || line != tc.line || ok != tc.ok {
 			t.Errorf("%s: Match = %q, %q, %v; want %q, %q, %v", tc.name, m.Result, line, ok, tc.want, tc.line, tc.ok)
 		}
+	}
+}
+
+func TestCallsSendsEveryKindAndResultFromZero(t *testing.T) {
+	desc := prometheus.NewDesc("x_calls_total", "calls", []string{"kind", "result"}, nil)
+	var c Calls
+	c.Add("link", Busy, 1)
+	c.Add("link", Busy, 2)
+	ch := make(chan prometheus.Metric, 100)
+	c.Send(ch, desc, []string{"link", "stat"})
+	close(ch)
+	got := map[string]float64{}
+	for m := range ch {
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		l := pb.GetLabel()
+		got[l[0].GetValue()+"/"+l[1].GetValue()] = pb.GetCounter().GetValue()
+	}
+	if len(got) != 2*len(Results) {
+		t.Errorf("%d series, want %d (every kind × every result): %v", len(got), 2*len(Results), got)
+	}
+	if got["link/busy"] != 3 || got["stat/busy"] != 0 || got["link/success"] != 0 {
+		t.Errorf("counts %v; want link/busy 3, the others 0", got)
 	}
 }
