@@ -18,20 +18,9 @@ import (
 
 // oneChipNPUSMI is an npu-smi table of one 910B3 chip running pid.
 func oneChipNPUSMI(pid int) string {
-	return "+------------------------------------------------------------------------------------------------+\n" +
-		"| npu-smi 24.1.rc3                 Version: 24.1.rc3                                             |\n" +
-		"+---------------------------+---------------+----------------------------------------------------+\n" +
-		"| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n" +
-		"| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n" +
-		"+===========================+===============+====================================================+\n" +
-		"| 0     910B3               | OK            | 95.0        40                0    / 0             |\n" +
-		"| 0                         | 0000:C1:00.0  | 0           0    / 0          30000/ 65536         |\n" +
-		"+===========================+===============+====================================================+\n" +
-		"+---------------------------+---------------+----------------------------------------------------+\n" +
-		"| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |\n" +
-		"+===========================+===============+====================================================+\n" +
-		fmt.Sprintf("| 0       0                 | %-13d | python3                  | 27000                   |\n", pid) +
-		"+===========================+===============+====================================================+\n"
+	return testtools.NPUSMITable(
+		[]testtools.NPUSMIChip{{NPU: 0, PowerW: 95, TempC: 40, BusID: "0000:C1:00.0", HBMUsedMiB: 30000}},
+		[]testtools.NPUSMIProcess{{NPU: 0, PID: pid, MemoryMiB: 27000}})
 }
 
 // The capabilities of the chart's and deploy/kubernetes' default
