@@ -341,13 +341,7 @@ func (c *Collector) publish(s *Sweep) *published {
 func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, commandNames) }
 
 // commandNames are the values of the calls counter's command label.
-var commandNames = func() []string {
-	var out []string
-	for _, cmd := range commands {
-		out = append(out, cmd.name)
-	}
-	return out
-}()
+var commandNames = sweep.Names(commands, func(c command) string { return c.name })
 
 // Update sends the metrics of the latest sweep, built when it was
 // published. It never runs hccn_tool and never waits, so it needs nothing

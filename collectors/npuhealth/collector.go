@@ -340,13 +340,7 @@ func (c *Collector) publish(s *Sweep) *published {
 func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, queryTypes) }
 
 // queryTypes are the values of the calls counter's type label.
-var queryTypes = func() []string {
-	var out []string
-	for _, q := range queries {
-		out = append(out, q.typ)
-	}
-	return out
-}()
+var queryTypes = sweep.Names(queries, func(q query) string { return q.typ })
 
 // errFirstSweep: a scrape before the first sweep finished.
 var errFirstSweep = fmt.Errorf("first npu-smi detail sweep still running: %w", exporter.ErrNoData)

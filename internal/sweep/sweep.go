@@ -125,6 +125,16 @@ func (c *Calls) Send(ch chan<- prometheus.Metric, desc *prometheus.Desc, kinds [
 	}
 }
 
+// Names lists name(item) of every item: the label values of a Calls
+// counter, from a collector's table of commands or queries.
+func Names[T any](items []T, name func(T) string) []string {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, name(it))
+	}
+	return out
+}
+
 // Message classifies a call whose output contains Text as Result.
 type Message struct{ Text, Result string }
 

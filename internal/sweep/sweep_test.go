@@ -141,3 +141,11 @@ func TestCallsSendsEveryKindAndResultFromZero(t *testing.T) {
 		t.Errorf("counts %v; want link/busy 3, the others 0", got)
 	}
 }
+
+func TestNames(t *testing.T) {
+	type cmd struct{ name string }
+	got := Names([]cmd{{"link"}, {"stat"}}, func(c cmd) string { return c.name })
+	if len(got) != 2 || got[0] != "link" || got[1] != "stat" {
+		t.Errorf("Names = %v, want [link stat]", got)
+	}
+}
