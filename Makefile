@@ -61,6 +61,8 @@ test-deps:
 # unshare as root …) cannot be had fails here instead of skipping.
 unit:
 	HCCL_EXPORTER_REQUIRE_TOOLS=1 $(GO) test $(TEST_FLAGS) ./...
+	@# Bounds a user waits on, checked without the race detector's slowdown.
+	$(GO) test -count=1 -run 'TestScale1000Ranks' ./diagnose/
 
 # The quick inner loop: unit, golden and fuzz-seed tests; end-to-end and
 # timing-guard tests skip themselves under -short (make test runs them).

@@ -461,7 +461,11 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(st.Refused[r]), r)
 	}
 	ch <- prometheus.MustNewConstMetric(holeBytesDesc, prometheus.CounterValue, float64(st.HoleBytesSkipped))
-	ch <- prometheus.MustNewConstMetric(hungCallsDesc, prometheus.CounterValue, float64(st.HungCalls))
+	hung := st.HungCalls
+	if c.disc != nil {
+		hung += c.disc.hung.Load()
+	}
+	ch <- prometheus.MustNewConstMetric(hungCallsDesc, prometheus.CounterValue, float64(hung))
 	c.zones.metrics(ch, time.Now())
 	c.coverage(ch)
 	c.mu.Lock()

@@ -2,7 +2,11 @@ package cannlog
 
 import (
 	"errors"
+	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/discover"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
@@ -60,6 +64,72 @@ type discovery struct {
 	// Owned by the poll goroutine.
 	lastAt time.Time
 	set    bool // the follower was given the roots once
+	// listing are the looks for a process's own plogs (discover.LogsInRoot)
+	// that outlived their deadline, by host pid: the job's log tree is on
+	// a file system that does not answer (a hung FUSE or NFS mount). The
+	// poll goroutine never waits for one again; it takes the answer when
+	// the call returns.
+	listing map[int]chan listed
+	// hung counts the looks abandoned at the deadline (served in
+	// hccl_exporter_log_hung_calls_total with the follower's).
+	hung atomic.Uint64
+}
+
+// listed is the answer of one discover.LogsInRoot call.
+type listed struct {
+	path  string
+	found bool
+	err   error
+}
+
+// errListing marks a process whose log tree did not answer in time.
+var errListing = errors.New("its CANN log directory did not answer within the deadline (a hung file system?); looked at again later")
+
+// listDeadline is how long discovery waits for a process's log directory
+// to be listed, as long as the follower waits for a call on a discovered
+// root (tail.DefaultIODeadline).
+var listDeadline = tail.DefaultIODeadline
+
+// logsOf runs discover.LogsInRoot for pid off the poll goroutine and waits for
+// it at most listDeadline, once: a call still running is not waited for
+// again, its answer is taken when a later look finds it returned (for the
+// same path; a call for another path is dropped).
+func (d *discovery) logsOf(pid int, p discover.Process) (bool, error) {
+	dir := p.Path
+	ch, running := d.listing[pid]
+	if !running {
+		ch = make(chan listed, 1)
+		go func() {
+			found, err := discover.LogsInRoot(p.Anchor, strings.TrimPrefix(p.Path, p.Anchor), p.NSpid)
+			ch <- listed{dir, found, err}
+		}()
+	}
+	var r listed
+	if running {
+		select {
+		case r = <-ch:
+		default:
+			return false, errListing
+		}
+	} else {
+		t := time.NewTimer(listDeadline)
+		defer t.Stop()
+		select {
+		case r = <-ch:
+		case <-t.C:
+			if d.listing == nil {
+				d.listing = map[int]chan listed{}
+			}
+			d.listing[pid] = ch
+			d.hung.Add(1)
+			return false, errListing
+		}
+	}
+	delete(d.listing, pid)
+	if r.path != dir {
+		return d.logsOf(pid, p)
+	}
+	return r.found, r.err
 }
 
 func newDiscovery(cfg Config) *discovery {
@@ -181,7 +251,7 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 			c.roots.mu.Unlock()
 			return old
 		}
-		n.found, err = discover.Logs(p.Path, p.NSpid)
+		n.found, err = c.disc.logsOf(pid, p)
 		if errors.Is(err, discover.ErrGone) {
 			// No such directory yet: CANN creates it with the first log.
 			err = nil

@@ -73,9 +73,10 @@ func FuzzParseCgroup(f *testing.F) {
 }
 
 // kubeletNode is a fake node: a procfs tree with the cgroup files of NPU
-// processes, and the kubelet's log layout. Creating real kubelet-named
-// cgroups needs a writable cgroup hierarchy and the right to move
-// processes, which CI does not give; the files read are the same.
+// processes, and the kubelet's log layout. It covers shapes a test cannot
+// make with real cgroups on one host (both drivers, v1 and v2, exited
+// processes); TestProcessInRealKubeletCgroups moves real processes into
+// real kubelet-named cgroups.
 type kubeletNode struct{ procfs, logs string }
 
 func newKubeletNode(t *testing.T) *kubeletNode {

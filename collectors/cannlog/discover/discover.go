@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // errESRCH is what reading the environ of a process that is exiting gives.
@@ -367,4 +369,88 @@ func Logs(root string, nspid int) (bool, error) {
 		}
 	}
 	return false, firstErr
+}
+
+// LogsInRoot is Logs for a discovered process: rel (an absolute path as the
+// process sees it, cleaned) is resolved inside anchor (<procfs>/<pid>/root)
+// with openat2's RESOLVE_IN_ROOT, and below it run/, debug/ and their
+// directories are entered only where they are directories of the same file
+// system (no symlink, no mount point): a link in the job's tree
+// (`run -> /`, `run -> /proc/<other pid>/root/…`) lists nothing of the
+// exporter's file system or another job's. Where the kernel has no openat2
+// (or seccomp refuses it) it falls back to Logs on the joined path.
+func LogsInRoot(anchor, rel string, nspid int) (bool, error) {
+	afd, err := unix.Open(anchor, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, classify(err)
+	}
+	defer unix.Close(afd)
+	rfd, err := unix.Openat2(afd, strings.TrimLeft(path.Clean("/"+rel), "/")+"/.", &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		return Logs(path.Join(anchor, rel), nspid)
+	}
+	if err != nil {
+		return false, classify(err)
+	}
+	defer unix.Close(rfd)
+	plog := "plog-" + strconv.Itoa(nspid) + "_"
+	device := "device-" + strconv.Itoa(nspid) + "_"
+	var firstErr error
+	for _, sd := range []string{"run", "debug"} {
+		subs, err := namesBelow(rfd, sd, true)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		for _, sub := range subs {
+			files, err := namesBelow(rfd, sd+"/"+sub, false)
+			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			for _, name := range files {
+				if strings.HasSuffix(name, ".log") && (strings.HasPrefix(name, plog) || strings.HasPrefix(name, device)) {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, firstErr
+}
+
+// namesBelow lists the directory rel below dirfd, opened without following
+// a symlink or crossing into another file system; dirsOnly keeps the
+// entries that are directories themselves (not links to one). A link or a
+// mount point where a directory is expected reads as absent.
+func namesBelow(dirfd int, rel string, dirsOnly bool) ([]string, error) {
+	fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_XDEV,
+	})
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOTDIR) {
+		return nil, fs.ErrNotExist
+	}
+	if err != nil {
+		return nil, classify(err)
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, classify(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !dirsOnly || e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
 }

@@ -155,3 +155,57 @@ func TestLogs(t *testing.T) {
 		t.Fatalf("missing root: %v %v", ok, err)
 	}
 }
+
+// TestLogsInRootFollowsNoLinkOut: a job's tree whose root path, run/ or a
+// sort directory link elsewhere (another tenant's logs, the exporter's /)
+// is not found to hold the job's logs through them; its own plog, below
+// real directories, is.
+func TestLogsInRootFollowsNoLinkOut(t *testing.T) {
+	anchor := t.TempDir() // the process's root
+	other := t.TempDir()  // another tenant's logs, outside that root
+	otherPlog := filepath.Join(other, "run", "plog")
+	if err := os.MkdirAll(otherPlog, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(otherPlog, "plog-7_20260101000000000.log"), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(p string) {
+		if err := os.MkdirAll(filepath.Join(anchor, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, p string) {
+		if err := os.Symlink(target, filepath.Join(anchor, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// /logs-a: run links to the other tenant's run/.
+	mk("logs-a")
+	link(filepath.Join(other, "run"), "logs-a/run")
+	// /logs-b: run/plog links there.
+	mk("logs-b/run")
+	link(otherPlog, "logs-b/run/plog")
+	// /logs-c: an absolute link inside the root (resolved inside it, so it
+	// names anchor/…, not the exporter's path), to a directory holding no
+	// plog of pid 7.
+	mk("real/run/plog")
+	link("/real", "logs-c")
+	// /logs-d: the job's own plog.
+	mk("logs-d/debug/device-0")
+	if err := os.WriteFile(filepath.Join(anchor, "logs-d/debug/device-0/device-7_20260101000000000.log"), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	// /logs-e: the root itself is an absolute link to the other tenant's
+	// logs by their exporter-side path: inside the root it names nothing.
+	link(other, "logs-e")
+	for rel, want := range map[string]bool{"/logs-a": false, "/logs-b": false, "/logs-c": false, "/logs-d": true, "/logs-e": false} {
+		got, err := LogsInRoot(anchor, rel, 7)
+		if got != want {
+			t.Errorf("LogsInRoot(%s) = %v (%v), want %v", rel, got, err, want)
+		}
+		if old, _ := Logs(filepath.Join(anchor, rel), 7); (rel == "/logs-a" || rel == "/logs-e") && !old {
+			t.Errorf("the path-based Logs did not follow %s out: the test does not test the links", rel)
+		}
+	}
+}
