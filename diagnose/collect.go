@@ -158,16 +158,21 @@ type fileLedger struct {
 	tools   map[string]bool
 }
 
+// entry returns (*m)[k], making the map and, with mk, the entry when absent.
+func entry[T any](m *map[string]*T, k string, mk func() *T) *T {
+	if *m == nil {
+		*m = map[string]*T{}
+	}
+	e := (*m)[k]
+	if e == nil {
+		e = mk()
+		(*m)[k] = e
+	}
+	return e
+}
+
 func (l *fileLedger) skip(rel, reason, tool string) {
-	if l.skipped == nil {
-		l.skipped = map[string]*SkippedGroup{}
-	}
-	k := tool + "\x00" + reason
-	g := l.skipped[k]
-	if g == nil {
-		g = &SkippedGroup{Tool: tool, Reason: reason}
-		l.skipped[k] = g
-	}
+	g := entry(&l.skipped, tool+"\x00"+reason, func() *SkippedGroup { return &SkippedGroup{Tool: tool, Reason: reason} })
 	g.Files++
 	if len(g.Examples) < maxExamples {
 		g.Examples = append(g.Examples, rel)
@@ -185,16 +190,8 @@ func (l *fileLedger) noteTool(tool string) {
 }
 
 func (l *fileLedger) readFile(rel, kind string) {
-	if l.read == nil {
-		l.read = map[string]*ReadDir{}
-	}
 	dir := path.Dir(rel)
-	k := dir + "\x00" + kind
-	d := l.read[k]
-	if d == nil {
-		d = &ReadDir{Dir: dir, Kind: kind}
-		l.read[k] = d
-	}
+	d := entry(&l.read, dir+"\x00"+kind, func() *ReadDir { return &ReadDir{Dir: dir, Kind: kind} })
 	d.Files++
 	if t := toolOfRead(rel); t != "" {
 		l.noteTool(t)

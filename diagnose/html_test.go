@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"html"
 	"image/png"
 	"os"
@@ -97,6 +98,48 @@ func chromium(t *testing.T, bin, page string, args ...string) (string, string) {
 	return out.String(), errOut.String()
 }
 
+// loadPage renders page in chromium and returns its DOM; a message on the
+// browser's console (a script error, a blocked resource) fails t.
+func loadPage(t *testing.T, bin, page string) string {
+	t.Helper()
+	dom, stderr := chromium(t, bin, page, "--dump-dom")
+	if msgs := consoleMessages(stderr); len(msgs) > 0 {
+		t.Errorf("console messages:\n%s", strings.Join(msgs, "\n"))
+	}
+	return dom
+}
+
+// screenshot takes a w×h screenshot of page next to it and checks its size;
+// with -update it becomes docs/<docsName>, the picture the docs show. It
+// returns the screenshot's path.
+func screenshot(t *testing.T, bin, page string, w, h int, docsName string) string {
+	t.Helper()
+	shot := filepath.Join(filepath.Dir(page), "shot.png")
+	chromium(t, bin, page, "--hide-scrollbars", fmt.Sprintf("--window-size=%d,%d", w, h), "--screenshot="+shot)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Errorf("screenshot is %v, want %dx%d", b, w, h)
+	}
+	if golden.Updating() {
+		b, err := os.ReadFile(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("..", "docs", docsName), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return shot
+}
+
 // consoleMessages are the page's console lines in chromium's log.
 func consoleMessages(stderr string) []string {
 	var out []string
@@ -132,10 +175,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(page, []byte(htmlOf(t, r)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dom, stderr := chromium(t, bin, page, "--dump-dom")
-	if msgs := consoleMessages(stderr); len(msgs) > 0 {
-		t.Errorf("console messages:\n%s", strings.Join(msgs, "\n"))
-	}
+	dom := loadPage(t, bin, page)
 	for _, w := range []string{
 		`id="root-1"`, "EI0011 on node-3 pid 2103004 (rank 20 of 64, device 4)",
 		`class="row rootrow"`, "root EI0011", "confidence high",
@@ -148,28 +188,5 @@ func TestHTMLInChromium(t *testing.T) {
 	if i, j := strings.Index(dom, `class="node" x="8" y="56">node-3<`), strings.Index(dom, `>node-1</text>`); i < 0 || j < i {
 		t.Errorf("node-3 is not the timeline's first row")
 	}
-
-	shot := filepath.Join(dir, "shot.png")
-	chromium(t, bin, page, "--hide-scrollbars", "--window-size=1280,1500", "--screenshot="+shot)
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 1500 {
-		t.Errorf("screenshot is %v", b)
-	}
-	if golden.Updating() {
-		b, err := os.ReadFile(shot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join("..", "docs", "diagnose-html.png"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	screenshot(t, bin, page, 1280, 1500, "diagnose-html.png")
 }

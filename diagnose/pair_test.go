@@ -76,14 +76,8 @@ func checkSilentIncident(t *testing.T, r *Report) {
 	var doc struct {
 		Incidents []struct {
 			FailingPair struct {
-				Src struct {
-					Rank   int    `json:"rank"`
-					Server string `json:"server"`
-				} `json:"src"`
-				Dst struct {
-					Rank   int    `json:"rank"`
-					Server string `json:"server"`
-				} `json:"dst"`
+				Src pairEnd `json:"src"`
+				Dst pairEnd `json:"dst"`
 			} `json:"failing_pair"`
 			SilentRanks []struct {
 				Rank int    `json:"rank"`
@@ -249,4 +243,11 @@ func TestSilentRankStillLogging(t *testing.T) {
 	if r.Incidents[0].Confidence != ConfidenceLow {
 		t.Errorf("incident confidence %s", r.Incidents[0].Confidence)
 	}
+}
+
+// pairEnd is one end of a failing pair in the report's JSON, as a program
+// reads it.
+type pairEnd struct {
+	Rank   int    `json:"rank"`
+	Server string `json:"server"`
 }

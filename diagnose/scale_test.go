@@ -2,14 +2,12 @@ package diagnose
 
 import (
 	"bytes"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/internal/golden"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
@@ -133,36 +131,11 @@ func TestScaleHTMLInChromium(t *testing.T) {
 	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dom, stderr := chromium(t, bin, file, "--dump-dom")
-	if msgs := consoleMessages(stderr); len(msgs) > 0 {
-		t.Errorf("console messages:\n%s", strings.Join(msgs, "\n"))
-	}
+	dom := loadPage(t, bin, file)
 	if !strings.Contains(dom, `id="root-1"`) {
 		t.Errorf("rendered page lacks the root")
 	}
-	shot := filepath.Join(out, "shot.png")
-	chromium(t, bin, file, "--hide-scrollbars", "--window-size=1280,2000", "--screenshot="+shot)
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 2000 {
-		t.Errorf("screenshot is %v", b)
-	}
-	if golden.Updating() {
-		b, err := os.ReadFile(shot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join("..", "docs", "diagnose-html-1000.png"), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	shot := screenshot(t, bin, file, 1280, 2000, "diagnose-html-1000.png")
 	if dst := os.Getenv("DIAGNOSE_DUMP"); dst != "" {
 		b, _ := os.ReadFile(shot)
 		_ = os.WriteFile(dst+".png", b, 0o644)

@@ -184,14 +184,8 @@ func TestDiagnoseTZ(t *testing.T) {
 		var rep struct {
 			Incidents []struct {
 				FailingPair *struct {
-					Src struct {
-						Rank   int    `json:"rank"`
-						Server string `json:"server"`
-					} `json:"src"`
-					Dst struct {
-						Rank   int    `json:"rank"`
-						Server string `json:"server"`
-					} `json:"dst"`
+					Src pairEnd `json:"src"`
+					Dst pairEnd `json:"dst"`
 				} `json:"failing_pair"`
 				SilentRanks []struct {
 					Rank int `json:"rank"`
@@ -231,4 +225,11 @@ func TestDiagnoseDetail(t *testing.T) {
 	if err != nil || code != 1 || !strings.Contains(detail, perProcess) {
 		t.Errorf("--detail: exit %d, %v, lists the process: %v", code, err, strings.Contains(detail, perProcess))
 	}
+}
+
+// pairEnd is one end of a failing pair in the report's JSON, as a program
+// reads it.
+type pairEnd struct {
+	Rank   int    `json:"rank"`
+	Server string `json:"server"`
 }

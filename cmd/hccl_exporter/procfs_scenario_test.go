@@ -14,36 +14,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // npuSMITwoChips is an npu-smi capture of NPUs 0 and 1 (HBM usedMiB of
 // 65536 MiB each) running pidA on NPU 0 and pidB on NPU 1.
 func npuSMITwoChips(usedMiB, pidA, pidB int) string {
-	chip := func(npu int) string {
-		return fmt.Sprintf("| %-5d 910B3               | OK            | 95.0        40                0    / 0             |\n"+
-			"| 0                         | 0000:C%d:00.0  | 0           0    / 0          %-5d/ 65536         |\n"+
-			"+===========================+===============+====================================================+\n", npu, npu+1, usedMiB)
+	var chips []testtools.NPUSMIChip
+	for npu := range 2 {
+		chips = append(chips, testtools.NPUSMIChip{NPU: npu, PowerW: 95, TempC: 40, BusID: fmt.Sprintf("0000:C%d:00.0", npu+1), HBMUsedMiB: usedMiB})
 	}
-	proc := func(npu, pid int) string {
-		return fmt.Sprintf("| %-7d 0                 | %-13d | python3                  | %-5d                   |\n"+
-			"+===========================+===============+====================================================+\n", npu, pid, usedMiB-3000)
-	}
-	return "+------------------------------------------------------------------------------------------------+\n" +
-		"| npu-smi 24.1.rc3                 Version: 24.1.rc3                                             |\n" +
-		"+---------------------------+---------------+----------------------------------------------------+\n" +
-		"| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n" +
-		"| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n" +
-		"+===========================+===============+====================================================+\n" +
-		chip(0) + chip(1) +
-		"+---------------------------+---------------+----------------------------------------------------+\n" +
-		"| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |\n" +
-		"+===========================+===============+====================================================+\n" +
-		proc(0, pidA) + proc(1, pidB)
+	return testtools.NPUSMITable(chips, []testtools.NPUSMIProcess{{NPU: 0, PID: pidA, MemoryMiB: usedMiB - 3000}, {NPU: 1, PID: pidB, MemoryMiB: usedMiB - 3000}})
 }
 
 // requireUnshare skips the test where this user may not create pid and
@@ -237,19 +220,9 @@ exit 0
 		t.Fatal(err)
 	}
 	var logBuf syncBuffer
-	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	app := kingpin.New("t", "")
-	w := addCollectorFlags(app)
-	if _, err := app.Parse([]string{"--npusmi.path=" + npuSMI, "--cannlog.root=" + emptyRoot, "--path.procfs=/proc",
-		"--cannlog.poll-interval=50ms", "--no-collector.hccn", "--no-collector.pods"}); err != nil {
-		t.Fatal(err)
-	}
-	collectors, cleanup, err := w.build(logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
-	reg := exporter.NewScraper(logger, collectors)
+	reg := wiredRegistryTo(t, slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		"--npusmi.path="+npuSMI, "--cannlog.root="+emptyRoot, "--path.procfs=/proc",
+		"--cannlog.poll-interval=50ms", "--no-collector.hccn", "--no-collector.pods")
 
 	npu0 := map[string]string{"npu": "0", "chip": "0"}
 	with := func(base map[string]string, kv ...string) map[string]string {
@@ -394,19 +367,9 @@ exec sleep 600
 		t.Fatal(err)
 	}
 	var logBuf syncBuffer
-	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	app := kingpin.New("t", "")
-	w := addCollectorFlags(app)
-	if _, err := app.Parse([]string{"--npusmi.path=" + npuSMI, "--cannlog.root=" + filepath.Join(dir, "configured-root"),
-		"--path.procfs=/proc", "--cannlog.poll-interval=50ms", "--no-collector.hccn", "--no-collector.pods"}); err != nil {
-		t.Fatal(err)
-	}
-	collectors, cleanup, err := w.build(logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
-	reg := exporter.NewScraper(logger, collectors)
+	reg := wiredRegistryTo(t, slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		"--npusmi.path="+npuSMI, "--cannlog.root="+filepath.Join(dir, "configured-root"),
+		"--path.procfs=/proc", "--cannlog.poll-interval=50ms", "--no-collector.hccn", "--no-collector.pods")
 	root := fmt.Sprintf("/proc/%d/root%s", p.hostPID, logRoot)
 	deadline := time.Now().Add(15 * time.Second)
 	var s map[string][]sample

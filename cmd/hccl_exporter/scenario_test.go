@@ -15,6 +15,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 const mib = 1 << 20
@@ -22,21 +23,9 @@ const mib = 1 << 20
 // npuSMITable is a one-chip npu-smi capture: NPU npu (its physical id),
 // HBM usedMiB/65536 MiB and one process pid.
 func npuSMITable(npu, usedMiB, pid int) string {
-	return fmt.Sprintf(`+------------------------------------------------------------------------------------------------+
-| npu-smi 24.1.rc3                 Version: 24.1.rc3                                             |
-+---------------------------+---------------+----------------------------------------------------+
-| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|
-| Chip                      | Bus-Id        | AICore(%%)   Memory-Usage(MB)  HBM-Usage(MB)        |
-+===========================+===============+====================================================+
-| %-5d 910B3               | OK            | 95.0        40                0    / 0             |
-| 0                         | 0000:C1:00.0  | 0           0    / 0          %-5d/ 65536         |
-+===========================+===============+====================================================+
-+---------------------------+---------------+----------------------------------------------------+
-| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |
-+===========================+===============+====================================================+
-| %-7d 0                 | %-13d | python3                  | %-5d                   |
-+===========================+===============+====================================================+
-`, npu, usedMiB, npu, pid, usedMiB-3000)
+	return testtools.NPUSMITable(
+		[]testtools.NPUSMIChip{{NPU: npu, PowerW: 95, TempC: 40, BusID: "0000:C1:00.0", HBMUsedMiB: usedMiB}},
+		[]testtools.NPUSMIProcess{{NPU: npu, PID: pid, MemoryMiB: usedMiB - 3000}})
 }
 
 // scenarioNode writes a fake npu-smi printing npuSMITable(usedMiB, pid) and
@@ -149,17 +138,23 @@ func (j jobLog) String() string {
 // wiredRegistry parses args as main does and builds the real collectors.
 func wiredRegistry(t *testing.T, args ...string) *exporter.Scraper {
 	t.Helper()
+	return wiredRegistryTo(t, slog.New(slog.NewTextHandler(io.Discard, nil)), args...)
+}
+
+// wiredRegistryTo is wiredRegistry logging to logger.
+func wiredRegistryTo(t *testing.T, logger *slog.Logger, args ...string) *exporter.Scraper {
+	t.Helper()
 	app := kingpin.New("t", "")
 	w := addCollectorFlags(app)
 	if _, err := app.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	collectors, cleanup, err := w.build(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	collectors, cleanup, err := w.build(logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cleanup)
-	return exporter.NewScraper(slog.New(slog.NewTextHandler(io.Discard, nil)), collectors)
+	return exporter.NewScraper(logger, collectors)
 }
 
 // gauge returns the value of the series of name whose labels include want

@@ -12,6 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
 
 func cpuMS(who int) float64 {
@@ -88,9 +91,9 @@ func sweepOf(b *testing.B, n int) *Collector {
 	}
 	c := New(Config{}, nil, nil)
 	for _, cmd := range commands {
-		c.calls[[2]string{cmd.name, resultSuccess}] = float64(n)
+		c.calls.Add(cmd.name, sweep.Success, float64(n))
 	}
-	c.latest.Store(c.publish(s))
+	c.latest.Publish(context.Background(), func() *published { return c.publish(s) })
 	return c
 }
 
@@ -137,7 +140,7 @@ func BenchmarkScrape(b *testing.B) {
 				reg.MustRegister(col)
 				return reg
 			}
-			hccn, base, rebuild := regOf(adapter{c}), regOf(pre), regOf(rebuilt{c})
+			hccn, base, rebuild := regOf(metrictest.Unchecked(c)), regOf(pre), regOf(rebuilt{c})
 			var buf bytes.Buffer
 			scrape := func(reg *prometheus.Registry) time.Duration {
 				begin := time.Now()

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
 
 // Config holds the collector's flags.
@@ -74,10 +73,9 @@ type Collector struct {
 	resolve func() (string, error)
 	now     func() time.Time
 
-	latest atomic.Pointer[published]
+	latest sweep.Latest[published]
 
-	mu    sync.Mutex
-	calls map[[2]string]float64 // {command, result} → calls
+	calls sweep.Calls // by command and result
 
 	// Owned by the sweep goroutine.
 	down           map[int]*downTracker
@@ -87,9 +85,7 @@ type Collector struct {
 	wasIncomplete  bool
 	firstDone      bool
 
-	stopOnce sync.Once
-	cancel   context.CancelFunc
-	done     chan struct{}
+	loop sweep.Loop
 }
 
 // New returns a collector; chips may be nil (then /dev/davinciN gives the
@@ -109,7 +105,7 @@ func New(cfg Config, chips ChipSource, logger *slog.Logger) *Collector {
 	}
 	c := &Collector{
 		cfg: cfg, logger: logger, chips: chips, devDir: "/dev", loc: time.Local,
-		now: time.Now, calls: map[[2]string]float64{}, down: map[int]*downTracker{}, slow: map[int]slowReading{},
+		now: time.Now, down: map[int]*downTracker{}, slow: map[int]slowReading{},
 	}
 	c.exec = func(ctx context.Context, bin string, args []string) output {
 		return runTool(ctx, bin, args, c.cfg.Timeout)
@@ -120,41 +116,17 @@ func New(cfg Config, chips ChipSource, logger *slog.Logger) *Collector {
 
 // Start runs the first sweep at once and then one every Interval, until
 // Stop. It returns immediately.
-func (c *Collector) Start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel, c.done = cancel, make(chan struct{})
-	go func() {
-		defer close(c.done)
-		t := time.NewTicker(c.cfg.Interval)
-		defer t.Stop()
-		for {
-			c.runSweep(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
+func (c *Collector) Start() { c.loop.Start(c.cfg.Interval, c.runSweep) }
 
 // Stop ends the sweeps, killing a call in flight, and waits for them.
-func (c *Collector) Stop() {
-	c.stopOnce.Do(func() {
-		if c.cancel != nil {
-			c.cancel()
-			<-c.done
-		}
-	})
-}
+func (c *Collector) Stop() { c.loop.Stop() }
 
 // runSweep makes one sweep, publishes it and logs changes of state once.
 func (c *Collector) runSweep(ctx context.Context) {
 	s := c.sweep(ctx)
-	if ctx.Err() != nil && c.latest.Load() != nil {
-		return // shutting down: keep the last full sweep
+	if !c.latest.Publish(ctx, func() *published { return c.publish(s) }) {
+		return // shutting down: the last full sweep stays
 	}
-	c.latest.Store(c.publish(s))
 	switch {
 	case s.Absent:
 		if !c.wasAbsent {
@@ -175,12 +147,6 @@ func (c *Collector) runSweep(ctx context.Context) {
 func (c *Collector) Sweep(ctx context.Context) *Sweep {
 	c.runSweep(ctx)
 	return c.latest.Load().sweep
-}
-
-func (c *Collector) countCall(command, result string) {
-	c.mu.Lock()
-	c.calls[[2]string{command, result}]++
-	c.mu.Unlock()
 }
 
 // Latest returns the last finished sweep without waiting; ok is false before
@@ -372,15 +338,10 @@ func (c *Collector) publish(s *Sweep) *published {
 	return p
 }
 
-func (c *Collector) sendCalls(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, cmd := range commands {
-		for _, r := range callResults {
-			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, c.calls[[2]string{cmd.name, r}], cmd.name, r)
-		}
-	}
-}
+func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, commandNames) }
+
+// commandNames are the values of the calls counter's command label.
+var commandNames = sweep.Names(commands, func(c command) string { return c.name })
 
 // Update sends the metrics of the latest sweep, built when it was
 // published. It never runs hccn_tool and never waits, so it needs nothing
@@ -397,7 +358,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 		return errFirstSweep
 	}
 	if s := p.sweep; !s.Absent {
-		if age := c.now().Sub(s.Finished); age > 2*c.cfg.Interval {
+		if age, stale := sweep.Stale(c.now(), s.Finished, c.cfg.Interval); stale {
 			// The sweep in flight hangs (a hung hccn_tool costs a timeout
 			// per chip and command): the last one is no longer the
 			// present, whatever it said.

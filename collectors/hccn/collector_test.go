@@ -16,22 +16,14 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
 )
-
-// adapter exposes the collector to client_golang's test helpers, as the
-// exporter's registry does (an unchecked collector).
-type adapter struct{ c *Collector }
-
-func (adapter) Describe(chan<- *prometheus.Desc) {}
-func (a adapter) Collect(ch chan<- prometheus.Metric) {
-	_ = a.c.Update(context.Background(), ch)
-}
 
 // readingAdapter exports one Reading, as the collector does per device.
 type readingAdapter struct{ r *Reading }
@@ -181,7 +173,7 @@ func TestGoldenNode(t *testing.T) {
 	if m := n.maxConcurrent(); m != 1 {
 		t.Errorf("%d hccn_tool calls ran at once, want 1", m)
 	}
-	compareGolden(t, "node-910b-8chips", adapter{c})
+	compareGolden(t, "node-910b-8chips", metrictest.Unchecked(c))
 }
 
 // TestHungDeviceKilledOthersRead: a device whose calls hang is killed at the
@@ -222,10 +214,10 @@ func TestHungDeviceKilledOthersRead(t *testing.T) {
 		}
 	}
 	if r := s.Devices[2]; r.HasLink || r.HasQPs || r.Stat != nil || r.LinkStat != nil || r.NetHealth != "" ||
-		r.Results["link"] != resultTimeout {
+		r.Results["link"] != sweep.Timeout {
 		t.Errorf("hung device reading = %+v", r)
 	}
-	out := string(gather(t, adapter{c}))
+	out := string(gather(t, metrictest.Unchecked(c)))
 	for _, want := range []string{
 		`hccl_exporter_hccn_tool_up 0`,
 		`hccl_exporter_hccn_tool_calls_total{command="link",result="timeout"} 1`,
@@ -347,7 +339,7 @@ func TestAbsentTool(t *testing.T) {
 				t.Errorf("%s: Update: %v, want no error", path, err)
 			}
 		}
-		if got := string(gather(t, adapter{c})); !strings.HasSuffix(got, "hccl_exporter_hccn_tool_up 0\n") ||
+		if got := string(gather(t, metrictest.Unchecked(c))); !strings.HasSuffix(got, "hccl_exporter_hccn_tool_up 0\n") ||
 			strings.Count(got, "\n") != 3 {
 			t.Errorf("%s: exposition\n%s\nwant hccl_exporter_hccn_tool_up 0 only", path, got)
 		}
@@ -406,7 +398,7 @@ func TestFailuresExportNothingStale(t *testing.T) {
 	if s.Complete {
 		t.Fatal("sweep with failures reported complete")
 	}
-	out := string(gather(t, adapter{c}))
+	out := string(gather(t, metrictest.Unchecked(c)))
 	for _, gone := range []string{`ascend_roce_active_queue_pairs{chip="0",npu="1"}`, `ascend_roce_retransmitted_packets_total{chip="0",npu="1"}`,
 		`ascend_roce_link_down_events_total{chip="0",npu="0"}`} {
 		if strings.Contains(out, gone) {

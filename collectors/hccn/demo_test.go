@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
 
 // demoScript is the fake hccn_tool the demo and the end-to-end test run.
@@ -42,7 +45,7 @@ func TestDemoFakeHCCNTool(t *testing.T) {
 			t.Errorf("demo chip %d: %+v", r.PhyID, r)
 		}
 	}
-	compareGolden(t, "node-demo", adapter{c})
+	compareGolden(t, "node-demo", metrictest.Unchecked(c))
 
 	// DEMO_HCCN_TOOL_DIR replaces one chip's answer.
 	dir := t.TempDir()
@@ -61,7 +64,7 @@ func TestDemoFakeHCCNTool(t *testing.T) {
 	// Unknown devices and commands fail as the real tool does.
 	for _, args := range [][]string{{"-i", "8", "-link", "-g"}, {"-i", "0", "-lldp", "-g"}, {"-link", "-g"}} {
 		o := runTool(context.Background(), path, args, 10*time.Second)
-		if res, err := classify(o); res == resultSuccess || err == nil {
+		if res, err := classify(o); res == sweep.Success || err == nil {
 			t.Errorf("demo hccn_tool %s: %s, want a failure", strings.Join(args, " "), res)
 		}
 	}

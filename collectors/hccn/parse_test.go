@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
 
 func capture(t testing.TB, name string) []byte {
@@ -228,19 +230,19 @@ func TestClassify(t *testing.T) {
 		o    output
 		want string
 	}{
-		{output{ExitCode: 0}, resultSuccess},
-		{output{TimedOut: true, ExitCode: -1}, resultTimeout},
-		{output{ExitCode: 11, Stdout: []byte("hccn_tool is busy, please try again.\n")}, resultBusy},
-		{output{ExitCode: 25, Stderr: []byte("Get lock failed. Please try again.\n")}, resultBusy},
-		{output{ExitCode: 13, Stdout: []byte("The command is not supported on this product.\n")}, resultUnsupported},
-		{output{ExitCode: 3, Stderr: []byte("Get invalid major cmd.\nEnter [ hccn_tool -h ] for more details.\n")}, resultUnsupported},
-		{output{ExitCode: 3, Stderr: []byte("Get device health status failed!\n")}, resultError},
-		{output{ExitCode: 4, Stderr: []byte("The device is not exist!\n")}, resultError},
-		{output{ExitCode: 1}, resultError},
-		{output{ExitCode: -1, Err: errors.New("exec: permission denied")}, resultError},
+		{output{ExitCode: 0}, sweep.Success},
+		{output{TimedOut: true, ExitCode: -1}, sweep.Timeout},
+		{output{ExitCode: 11, Stdout: []byte("hccn_tool is busy, please try again.\n")}, sweep.Busy},
+		{output{ExitCode: 25, Stderr: []byte("Get lock failed. Please try again.\n")}, sweep.Busy},
+		{output{ExitCode: 13, Stdout: []byte("The command is not supported on this product.\n")}, sweep.Unsupported},
+		{output{ExitCode: 3, Stderr: []byte("Get invalid major cmd.\nEnter [ hccn_tool -h ] for more details.\n")}, sweep.Unsupported},
+		{output{ExitCode: 3, Stderr: []byte("Get device health status failed!\n")}, sweep.Error},
+		{output{ExitCode: 4, Stderr: []byte("The device is not exist!\n")}, sweep.Error},
+		{output{ExitCode: 1}, sweep.Error},
+		{output{ExitCode: -1, Err: errors.New("exec: permission denied")}, sweep.Error},
 	} {
 		got, err := classify(tc.o)
-		if got != tc.want || (got == resultSuccess) != (err == nil) {
+		if got != tc.want || (got == sweep.Success) != (err == nil) {
 			t.Errorf("classify(%+v) = %s, %v; want %s", tc.o, got, err, tc.want)
 		}
 	}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
@@ -67,59 +67,41 @@ func runTool(ctx context.Context, bin string, args []string, timeout time.Durati
 	return out
 }
 
-// Call results, the values of hccl_exporter_hccn_tool_calls_total{result}.
-const (
-	resultSuccess     = "success"
-	resultTimeout     = "timeout"
-	resultBusy        = "busy"
-	resultUnsupported = "unsupported"
-	resultError       = "error"
-	resultParseError  = "parse_error"
-)
-
-var callResults = []string{resultSuccess, resultTimeout, resultBusy, resultUnsupported, resultError, resultParseError}
-
 // failureMessages classifies a failed call by the message the tool printed
 // (on stdout for "info level" errors, stderr otherwise). Exit statuses are
 // derived from the tool's enum and shared by several errors, so the message
-// decides. First match wins; anything else is resultError.
-var failureMessages = []struct{ text, result string }{
+// decides. First match wins; anything else is sweep.Error.
+var failureMessages = []sweep.Message{
 	// EBUSY from the driver or a failed internal lock: another caller holds
 	// the device. Try again next sweep; never a link fault.
-	{"hccn_tool is busy", resultBusy},
-	{"Get lock failed", resultBusy},
+	{Text: "hccn_tool is busy", Result: sweep.Busy},
+	{Text: "Get lock failed", Result: sweep.Busy},
 	// The product or this build lacks the command: a fact, not a failure.
-	{"not supported on this product", resultUnsupported},
-	{"Command unsupported on this product", resultUnsupported},
-	{"does not support this function", resultUnsupported},
-	{"does not support optical cmd", resultUnsupported},
-	{"The VM does not support this command", resultUnsupported},
+	{Text: "not supported on this product", Result: sweep.Unsupported},
+	{Text: "Command unsupported on this product", Result: sweep.Unsupported},
+	{Text: "does not support this function", Result: sweep.Unsupported},
+	{Text: "does not support optical cmd", Result: sweep.Unsupported},
+	{Text: "The VM does not support this command", Result: sweep.Unsupported},
 	// A driver too old to know the command (e.g. -qp_info).
-	{"Get invalid major cmd", resultUnsupported},
+	{Text: "Get invalid major cmd", Result: sweep.Unsupported},
 }
 
 // classify turns a finished call into a result and, for failures, an error
 // that quotes what the tool said.
 func classify(o output) (string, error) {
-	switch {
-	case o.TimedOut:
-		return resultTimeout, fmt.Errorf("timed out after %s (its process group was killed)", o.Duration.Round(time.Millisecond))
-	case o.Err != nil:
-		return resultError, o.Err
-	case o.ExitCode == 0:
-		return resultSuccess, nil
+	if result, err, ok := sweep.Unfinished(o); ok {
+		return result, err
+	}
+	if o.ExitCode == 0 {
+		return sweep.Success, nil
 	}
 	msg := vendorcli.FirstLine(o.Stderr)
 	if msg == "" {
 		msg = vendorcli.FirstLine(o.Stdout)
 	}
-	both := string(o.Stdout) + "\n" + string(o.Stderr)
-	result := resultError
-	for _, m := range failureMessages {
-		if strings.Contains(both, m.text) {
-			result = m.result
-			break
-		}
+	result := sweep.Error
+	if m, _, ok := sweep.Match(failureMessages, o.Stdout, o.Stderr); ok {
+		result = m.Result
 	}
 	if msg == "" {
 		return result, fmt.Errorf("exit status %d with no output", o.ExitCode)

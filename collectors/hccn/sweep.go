@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
 
 // command is one hccn_tool query the sweep makes per device.
@@ -152,29 +154,29 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 			args := []string{"-i", strconv.Itoa(d.PhyID), "-" + cmd.name, "-g"}
 			out := c.exec(ctx, bin, args)
 			result, err := classify(out)
-			if err != nil && result == resultError && cmd.answer != nil && !out.TimedOut && cmd.answer(out.Stdout) {
-				result, err = resultSuccess, nil
+			if err != nil && result == sweep.Error && cmd.answer != nil && !out.TimedOut && cmd.answer(out.Stdout) {
+				result, err = sweep.Success, nil
 			}
 			if err == nil {
 				if perr := cmd.parse(c, &r, out.Stdout); perr != nil {
-					result, err = resultParseError, perr
+					result, err = sweep.ParseError, perr
 				}
 			}
 			r.Results[cmd.name] = result
-			c.countCall(cmd.name, result)
-			if cmd.slow && result != resultSuccess && result != resultUnsupported {
+			c.calls.Add(cmd.name, result, 1)
+			if cmd.slow && result != sweep.Success && result != sweep.Unsupported {
 				slowOK = false
 			}
 			if err != nil {
 				c.logger.Debug("hccn_tool call failed", "phy_id", d.PhyID, "command", cmd.name, "result", result, "err", err)
 			}
-			if result != resultSuccess && result != resultUnsupported {
+			if result != sweep.Success && result != sweep.Unsupported {
 				problems = append(problems, fmt.Sprintf("phy_id %d -%s: %s: %v", d.PhyID, cmd.name, result, err))
 			}
 			// A device that hangs (a reset holds every call for about
 			// 5 minutes inside the tool) costs one timeout per sweep, not
 			// one per command: the other devices are read on time.
-			if result == resultTimeout {
+			if result == sweep.Timeout {
 				break
 			}
 		}

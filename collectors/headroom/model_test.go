@@ -578,6 +578,18 @@ func TestExpectedDemand(t *testing.T) {
 	// 128 ranks on 16 servers of 8, 910B, op-base, an AllReduce ring linked 2 peers.
 	allReduce := Communicator{Name: "w", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: 2, SuperPodMode: -1,
 		StandardCard: -1, RoCEPeers: 2, OtherPeers: 7, EstablishedQPs: 2, CCLBufferBytes: cclBuf, OpBaseTags: true}
+	// world64 on 910B, op-base.
+	opBase910B := world64
+	opBase910B.DeviceType, opBase910B.OpBaseTags = 2, true
+	// allReduce whose last graph capture, at at, linked 15 QPs.
+	capturedAt := func(at time.Time) Communicator {
+		c := allReduce
+		c.RoCEPeers, c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 15, 3, 15, at
+		return c
+	}
+	// free with 8100 live QPs on the port (hccn_tool -qp_info).
+	live8100 := free
+	live8100.LiveQPs, live8100.LiveQPsKnown = 8100, true
 	tests := []struct {
 		name  string
 		s     ProcessSettings
@@ -599,11 +611,7 @@ func TestExpectedDemand(t *testing.T) {
 					t.Errorf("%+v", h)
 				}
 			}},
-		{"QPS 16 on 910B op-base: 17 QPs per link of 1.5 MiB", known(16, 200, func() Communicator {
-			c := world64
-			c.DeviceType, c.OpBaseTags = 2, true
-			return c
-		}()), free, func(t *testing.T, h ChipHeadroom) {
+		{"QPS 16 on 910B op-base: 17 QPs per link of 1.5 MiB", known(16, 200, opBase910B), free, func(t *testing.T, h ChipHeadroom) {
 			// 7 other servers × 17 = 119 QPs × 1.5 MiB = 178.5 MiB.
 			if h.QPsExpected != 119 || h.QPMemoryExpectedBytes != 119*1.5*mib || h.QPMemoryHighBytes != 952*1.5*mib {
 				t.Errorf("%+v", h)
@@ -634,20 +642,12 @@ func TestExpectedDemand(t *testing.T) {
 				t.Errorf("%+v", h)
 			}
 		}},
-		{"capturing: the next capture's QPs are ahead", known(1, 200, func() Communicator {
-			c := allReduce
-			c.RoCEPeers, c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 15, 3, 15, now.Add(-time.Minute)
-			return c
-		}()), free, func(t *testing.T, h ChipHeadroom) {
+		{"capturing: the next capture's QPs are ahead", known(1, 200, capturedAt(now.Add(-time.Minute))), free, func(t *testing.T, h ChipHeadroom) {
 			if h.CaptureQPs != 15 || h.QPsExpected != 15 || h.QPMemoryExpectedBytes != 45*mib || h.QPsHigh != 105+15 {
 				t.Errorf("%+v", h)
 			}
 		}},
-		{"captured long ago: nothing projected", known(1, 200, func() Communicator {
-			c := allReduce
-			c.RoCEPeers, c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 15, 3, 15, now.Add(-time.Hour)
-			return c
-		}()), free, func(t *testing.T, h ChipHeadroom) {
+		{"captured long ago: nothing projected", known(1, 200, capturedAt(now.Add(-time.Hour))), free, func(t *testing.T, h ChipHeadroom) {
 			if h.CaptureQPs != 0 || h.QPsExpected != 0 {
 				t.Errorf("%+v", h)
 			}
@@ -670,22 +670,14 @@ func TestExpectedDemand(t *testing.T) {
 				t.Errorf("%+v", h)
 			}
 		}},
-		{"QP slots: live QPs near HCCP's 8192", known(16, 200, func() Communicator {
-			c := world64
-			c.DeviceType, c.OpBaseTags = 2, true
-			return c
-		}()), func() ChipMemory { c := free; c.LiveQPs, c.LiveQPsKnown = 8100, true; return c }(), func(t *testing.T, h ChipHeadroom) {
+		{"QP slots: live QPs near HCCP's 8192", known(16, 200, opBase910B), live8100, func(t *testing.T, h ChipHeadroom) {
 			// The live count beyond the logs (8100) is subtracted from what is
 			// ahead first: expected max(0, 119 − 8100) = 0; slots 8192 − 8100 − 0.
 			if h.SlotsFreeExpected != 92 || h.SlotsFreeHigh != 92 {
 				t.Errorf("%+v", h)
 			}
 		}},
-		{"QP slots: HCCL's own QPs logged, demand beyond the limit", known(16, 200, func() Communicator {
-			c := world64
-			c.DeviceType, c.OpBaseTags, c.EstablishedQPs = 2, true, 8100
-			return c
-		}()), func() ChipMemory { c := free; c.LiveQPs, c.LiveQPsKnown = 8100, true; return c }(), func(t *testing.T, h ChipHeadroom) {
+		{"QP slots: HCCL's own QPs logged, demand beyond the limit", known(16, 200, func() Communicator { c := opBase910B; c.EstablishedQPs = 8100; return c }()), live8100, func(t *testing.T, h ChipHeadroom) {
 			if h.SlotsFreeExpected != 8192-8100-119 || h.SlotsFreeHigh != 8192-8100-952 {
 				t.Errorf("%+v", h)
 			}

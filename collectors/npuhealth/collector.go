@@ -7,8 +7,6 @@ import (
 	"os"
 	"regexp"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
@@ -99,10 +98,9 @@ type Collector struct {
 	exec func(ctx context.Context, args []string) vendorcli.Result
 	now  func() time.Time
 
-	latest atomic.Pointer[published]
+	latest sweep.Latest[published]
 
-	mu    sync.Mutex
-	calls map[[2]string]float64 // {type, result} → calls
+	calls sweep.Calls // by type and result
 
 	// Owned by the sweep goroutine.
 	unsupported map[chipKey]map[string]bool
@@ -112,9 +110,7 @@ type Collector struct {
 	sweeps      int
 	failing     bool
 
-	stopOnce sync.Once
-	cancel   context.CancelFunc
-	done     chan struct{}
+	loop sweep.Loop
 }
 
 // New returns a collector reading table's chips. It loads the fault-code
@@ -137,7 +133,7 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 	}
 	c := &Collector{
 		cfg: cfg, logger: logger, table: table, now: time.Now,
-		calls: map[[2]string]float64{}, unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
+		unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
 	}
 	if cfg.FaultCodeFile != "" {
 		codes, err := LoadFaultCodes(cfg.FaultCodeFile)
@@ -154,33 +150,10 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 
 // Start runs the first sweep at once and then one every Interval, until
 // Stop. It returns immediately.
-func (c *Collector) Start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel, c.done = cancel, make(chan struct{})
-	go func() {
-		defer close(c.done)
-		t := time.NewTicker(c.cfg.Interval)
-		defer t.Stop()
-		for {
-			c.runSweep(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
+func (c *Collector) Start() { c.loop.Start(c.cfg.Interval, c.runSweep) }
 
 // Stop ends the sweeps, killing a call in flight, and waits for them.
-func (c *Collector) Stop() {
-	c.stopOnce.Do(func() {
-		if c.cancel != nil {
-			c.cancel()
-			<-c.done
-		}
-	})
-}
+func (c *Collector) Stop() { c.loop.Stop() }
 
 // Sweep runs one sweep now and publishes it, for tests; the background loop
 // must not run at the same time.
@@ -191,10 +164,9 @@ func (c *Collector) Sweep(ctx context.Context) *Sweep {
 
 func (c *Collector) runSweep(ctx context.Context) {
 	s := c.sweep(ctx)
-	if ctx.Err() != nil && c.latest.Load() != nil {
-		return // shutting down: keep the last full sweep
+	if !c.latest.Publish(ctx, func() *published { return c.publish(s) }) {
+		return // shutting down: the last full sweep stays
 	}
-	c.latest.Store(c.publish(s))
 	switch {
 	case s.Err != nil && !c.failing:
 		c.logger.Warn("npu-smi detail sweep incomplete", "chips", len(s.Readings), "duration", s.Finished.Sub(s.Started), "err", s.Err)
@@ -202,12 +174,6 @@ func (c *Collector) runSweep(ctx context.Context) {
 		c.logger.Info("npu-smi detail sweep complete again", "chips", len(s.Readings))
 	}
 	c.failing = s.Err != nil
-}
-
-func (c *Collector) countCall(typ, result string) {
-	c.mu.Lock()
-	c.calls[[2]string{typ, result}]++
-	c.mu.Unlock()
 }
 
 // VDieID implements npusmi.IdentitySource from the latest sweep.
@@ -371,15 +337,10 @@ func (c *Collector) publish(s *Sweep) *published {
 	return p
 }
 
-func (c *Collector) sendCalls(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, q := range queries {
-		for _, r := range callResults {
-			ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, c.calls[[2]string{q.typ, r}], q.typ, r)
-		}
-	}
-}
+func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, queryTypes) }
+
+// queryTypes are the values of the calls counter's type label.
+var queryTypes = sweep.Names(queries, func(q query) string { return q.typ })
 
 // errFirstSweep: a scrape before the first sweep finished.
 var errFirstSweep = fmt.Errorf("first npu-smi detail sweep still running: %w", exporter.ErrNoData)
@@ -400,7 +361,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	}
 	s := p.sweep
 	ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
-	if age := c.now().Sub(s.Finished); age > 2*c.cfg.Interval {
+	if age, stale := sweep.Stale(c.now(), s.Finished, c.cfg.Interval); stale {
 		return fmt.Errorf("last npu-smi detail sweep finished %s ago, more than two --npusmi.detail-interval (%s): the sweep in flight hangs, old readings are not served: %w",
 			age.Round(time.Second), c.cfg.Interval, exporter.ErrNoData)
 	}

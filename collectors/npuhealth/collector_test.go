@@ -16,17 +16,9 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
-
-// adapter exposes the collector to client_golang's test helpers, as the
-// exporter's registry does (an unchecked collector).
-type adapter struct{ c *Collector }
-
-func (adapter) Describe(chan<- *prometheus.Desc) {}
-func (a adapter) Collect(ch chan<- prometheus.Metric) {
-	_ = a.c.Update(context.Background(), ch)
-}
 
 // fakeTable is an npu-smi info table of chips.
 type fakeTable struct {
@@ -133,10 +125,10 @@ func TestGolden910B(t *testing.T) {
 	if s.Err != nil {
 		t.Fatalf("sweep: %v", s.Err)
 	}
-	metrictest.Golden(t, filepath.Join("testdata", "golden", "910b-8npu.prom"), adapter{c})
+	metrictest.Golden(t, filepath.Join("testdata", "golden", "910b-8npu.prom"), metrictest.Unchecked(c))
 
 	// Spot checks that do not rest on the golden file alone.
-	mfs := metrictest.Gather(t, adapter{c})
+	mfs := metrictest.Gather(t, metrictest.Unchecked(c))
 	for _, tc := range []struct {
 		name   string
 		labels map[string]string
@@ -187,7 +179,7 @@ func TestUnsupportedAskedOnce(t *testing.T) {
 	if n := f.count("-t ecc-enable"); n != 8 {
 		t.Errorf("ecc-enable asked %d times, want 8 (once per NPU, static)", n)
 	}
-	if v := metrictest.Value(t, adapter{c}, "hccl_exporter_npu_smi_detail_calls_total", metrictest.Labels("type=sio-info,result=unsupported")); v != 8 {
+	if v := metrictest.Value(t, metrictest.Unchecked(c), "hccl_exporter_npu_smi_detail_calls_total", metrictest.Labels("type=sio-info,result=unsupported")); v != 8 {
 		t.Errorf("calls_total{sio-info,unsupported} = %v, want 8", v)
 	}
 }
@@ -209,10 +201,10 @@ func TestBusyRetriedNextSweep(t *testing.T) {
 	if s.Err != nil {
 		t.Errorf("a busy answer made the sweep fail: %v", s.Err)
 	}
-	if got := s.Readings[5].Results["ecc"]; got != resultBusy {
+	if got := s.Readings[5].Results["ecc"]; got != sweep.Busy {
 		t.Errorf("result %q, want busy", got)
 	}
-	if v := metrictest.Value(t, adapter{c}, "ascend_npu_hbm_ecc_errors_total", metrictest.Labels("npu=5,chip=0,bit=double")); v != 2 {
+	if v := metrictest.Value(t, metrictest.Unchecked(c), "ascend_npu_hbm_ecc_errors_total", metrictest.Labels("npu=5,chip=0,bit=double")); v != 2 {
 		t.Errorf("during busy: double-bit errors %v, want the previous reading 2", v)
 	}
 	f.answer = nil
@@ -221,7 +213,7 @@ func TestBusyRetriedNextSweep(t *testing.T) {
 	if f.count("-t ecc -i 5 ") != before+1 {
 		t.Error("the busy query was not asked again at the next sweep")
 	}
-	if v := metrictest.Value(t, adapter{c}, "hccl_exporter_npu_smi_detail_calls_total", metrictest.Labels("type=ecc,result=busy")); v != 1 {
+	if v := metrictest.Value(t, metrictest.Unchecked(c), "hccl_exporter_npu_smi_detail_calls_total", metrictest.Labels("type=ecc,result=busy")); v != 1 {
 		t.Errorf("calls_total{ecc,busy} = %v, want 1", v)
 	}
 }
@@ -235,7 +227,7 @@ func TestChipLost(t *testing.T) {
 	table.chips = chips910B(7)
 	table.mu.Unlock()
 	c.Sweep(context.Background())
-	mfs := metrictest.Gather(t, adapter{c})
+	mfs := metrictest.Gather(t, metrictest.Unchecked(c))
 	if v, _ := metrictest.Find(mfs, "ascend_npu_chips", nil); v != 7 {
 		t.Errorf("ascend_npu_chips = %v, want 7", v)
 	}
@@ -250,7 +242,7 @@ func TestChipLost(t *testing.T) {
 	table.err = errors.New("npu-smi timed out")
 	table.mu.Unlock()
 	c.Sweep(context.Background())
-	if v := metrictest.Value(t, adapter{c}, "ascend_npu_chips", nil); v != 7 {
+	if v := metrictest.Value(t, metrictest.Unchecked(c), "ascend_npu_chips", nil); v != 7 {
 		t.Errorf("after a failed table run: ascend_npu_chips = %v, want 7 (the last accepted table)", v)
 	}
 }
@@ -294,7 +286,7 @@ func TestHangDoesNotSlowScrape(t *testing.T) {
 	if worst > time.Second {
 		t.Errorf("a scrape took %s while a detail call hung; want it served from the last sweep at once", worst)
 	}
-	if v := metrictest.Value(t, adapter{c}, "hccl_exporter_npu_smi_detail_calls_total", metrictest.Labels("type=health,result=timeout")); v < 1 {
+	if v := metrictest.Value(t, metrictest.Unchecked(c), "hccl_exporter_npu_smi_detail_calls_total", metrictest.Labels("type=health,result=timeout")); v < 1 {
 		t.Error("the hung call was not counted as a timeout")
 	}
 }
@@ -353,7 +345,7 @@ func TestXlinkSpelling(t *testing.T) {
 	if n := f.count("-t hccs"); n != 1 {
 		t.Errorf("-t hccs asked %d times, want once (then xlink)", n)
 	}
-	if v := metrictest.Value(t, adapter{c}, "ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=3")); v != 2 {
+	if v := metrictest.Value(t, metrictest.Unchecked(c), "ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=3")); v != 2 {
 		t.Errorf("xlink lanes = %v, want 2", v)
 	}
 }

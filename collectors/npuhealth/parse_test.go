@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
@@ -96,14 +97,14 @@ func TestClassify(t *testing.T) {
 		r    vendorcli.Result
 		want string
 	}{
-		{"data", vendorcli.Result{Stdout: []byte("\tHealth Status : OK\n")}, resultSuccess},
-		{"unsupported exit 0", vendorcli.Result{Stdout: []byte("This device does not support querying sio-info.\n")}, resultUnsupported},
-		{"busy", vendorcli.Result{ExitCode: 172, Stdout: []byte("DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi model initialized failed, because the device is used. ret is -8020\n")}, resultBusy},
-		{"dcmi init", vendorcli.Result{ExitCode: 187, Stdout: []byte("dcmi module initialize failed. ret is -8005\n")}, resultError},
-		{"failed query", vendorcli.Result{ExitCode: 211, Stdout: []byte("Failed to query \"ecc\" result.\n")}, resultError},
-		{"root exit 0", vendorcli.Result{Stdout: []byte("This command can be executed only by the root user.\n")}, resultError},
-		{"timeout", vendorcli.Result{TimedOut: true, ExitCode: -1}, resultTimeout},
-		{"exec", vendorcli.Result{Err: errors.New("permission denied"), ExitCode: -1}, resultError},
+		{"data", vendorcli.Result{Stdout: []byte("\tHealth Status : OK\n")}, sweep.Success},
+		{"unsupported exit 0", vendorcli.Result{Stdout: []byte("This device does not support querying sio-info.\n")}, sweep.Unsupported},
+		{"busy", vendorcli.Result{ExitCode: 172, Stdout: []byte("DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi model initialized failed, because the device is used. ret is -8020\n")}, sweep.Busy},
+		{"dcmi init", vendorcli.Result{ExitCode: 187, Stdout: []byte("dcmi module initialize failed. ret is -8005\n")}, sweep.Error},
+		{"failed query", vendorcli.Result{ExitCode: 211, Stdout: []byte("Failed to query \"ecc\" result.\n")}, sweep.Error},
+		{"root exit 0", vendorcli.Result{Stdout: []byte("This command can be executed only by the root user.\n")}, sweep.Error},
+		{"timeout", vendorcli.Result{TimedOut: true, ExitCode: -1}, sweep.Timeout},
+		{"exec", vendorcli.Result{Err: errors.New("permission denied"), ExitCode: -1}, sweep.Error},
 	} {
 		if got, _ := classify(tc.r); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
@@ -177,16 +178,16 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 			}
 			result, err := c.ask(ctx, q, ch, &r)
 			r.Results[q.typ] = result
-			c.countCall(q.typ, result)
+			c.calls.Add(q.typ, result, 1)
 			switch result {
-			case resultSuccess:
-			case resultUnsupported:
+			case sweep.Success:
+			case sweep.Unsupported:
 				if c.unsupported[key] == nil {
 					c.unsupported[key] = map[string]bool{}
 				}
 				c.unsupported[key][q.typ] = true
 				c.logger.Debug("npu-smi detail query not supported on this chip; not asked again until restart", "npu", ch.NPU, "chip", ch.Chip, "type", q.typ, "err", err)
-			case resultBusy:
+			case sweep.Busy:
 				if old != nil {
 					q.carry(&r, old)
 				}
@@ -199,7 +200,7 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 			}
 			// A chip that hangs (a reset) costs one timeout per sweep,
 			// not one per query: the other chips are read on time.
-			if result == resultTimeout {
+			if result == sweep.Timeout {
 				break
 			}
 		}
@@ -237,21 +238,21 @@ func (c *Collector) ask(ctx context.Context, q query, ch ChipID, r *Reading) (st
 	}
 	out := c.call(ctx, args(typ, q.card, ch))
 	result, err := classify(out)
-	if result == resultError && q.alt != "" && typ == q.typ && bytes.Contains(out.Stdout, []byte("Error parameter of -t")) {
+	if result == sweep.Error && q.alt != "" && typ == q.typ && bytes.Contains(out.Stdout, []byte("Error parameter of -t")) {
 		// A BUILD_CH binary: hccs is spelled xlink.
 		alt := c.call(ctx, args(q.alt, q.card, ch))
-		if ar, aerr := classify(alt); ar != resultError {
+		if ar, aerr := classify(alt); ar != sweep.Error {
 			out, result, err = alt, ar, aerr
 			c.altWorks[q.typ] = true
 		}
 	}
-	if result != resultSuccess {
+	if result != sweep.Success {
 		return result, err
 	}
 	if perr := q.parse(r, out.Stdout); perr != nil {
-		return resultParseError, perr
+		return sweep.ParseError, perr
 	}
-	return resultSuccess, nil
+	return sweep.Success, nil
 }
 
 func args(typ string, card bool, ch ChipID) []string {

@@ -18,15 +18,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// adapter exposes the collector to client_golang's test helpers, as the
-// exporter's registry does (an unchecked collector).
-type adapter struct{ c *Collector }
-
-func (adapter) Describe(chan<- *prometheus.Desc) {}
-func (a adapter) Collect(ch chan<- prometheus.Metric) {
-	_ = a.c.Update(context.Background(), ch)
-}
-
 // fakeClock is a settable clock for the min-interval logic.
 type fakeClock struct {
 	mu sync.Mutex
@@ -93,7 +84,7 @@ func readFile(t *testing.T, path string) []byte {
 
 func gather(t *testing.T, c *Collector) []*dto.MetricFamily {
 	t.Helper()
-	return metrictest.Gather(t, adapter{c})
+	return metrictest.Gather(t, metrictest.Unchecked(c))
 }
 
 // value returns the value of the sample of name whose labels include want;
@@ -145,7 +136,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("Update: %v", err)
 			}
 
-			metrictest.Golden(t, golden, adapter{c})
+			metrictest.Golden(t, golden, metrictest.Unchecked(c))
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 )
 
 // FuzzParse: no input makes Parse panic, and whatever it accepts is safe
@@ -40,7 +42,7 @@ func FuzzParse(f *testing.F) {
 		// invalid label values), and a pedantic registry must accept it.
 		c, _, _ := newScripted(0, step{out: in})
 		reg := prometheus.NewPedanticRegistry()
-		reg.MustRegister(adapter{c})
+		reg.MustRegister(metrictest.Unchecked(c))
 		if _, err := reg.Gather(); err != nil {
 			t.Fatalf("gather: %v", err)
 		}

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 )
 
 // completeTables are captured `npu-smi info` outputs that hold a whole table.

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -66,7 +65,7 @@ func TestBacktest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("backtest: builds and runs the exporter and Prometheus for about a minute; skipped under -short")
 	}
-	bin := buildExporter(t)
+	bin := testtools.BuildExporter(t, filepath.Join("..", "..")) // the backtest runs the real binary
 	rules, err := CompressRules(string(alerts.Rules), compression)
 	if err != nil {
 		t.Fatal(err)
@@ -394,32 +393,5 @@ func report(results []*result) string {
 	return b.String()
 }
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// buildExporter compiles ./cmd/hccl_exporter: the backtest runs the real
-// binary.
-func buildExporter(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "hccl_exporter-backtest-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "hccl_exporter")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/hccl_exporter")
-		cmd.Dir = filepath.Join("..", "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/hccl_exporter: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
+// TestMain removes the binary shared by the tests of this package.
+func TestMain(m *testing.M) { testtools.Main(m) }

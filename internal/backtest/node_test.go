@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // node is one simulated node: a chip whose npu-smi table the fake npu-smi
@@ -196,30 +198,14 @@ func (n *node) writeTable() {
 	}
 	n.mu.Unlock()
 	sort.Ints(pids)
-	const sep = "+===========================+===============+====================================================+\n"
-	var b strings.Builder
-	b.WriteString("+------------------------------------------------------------------------------------------------+\n")
-	b.WriteString("| npu-smi 24.1.rc3                 Version: 24.1.rc3                                             |\n")
-	b.WriteString("+---------------------------+---------------+----------------------------------------------------+\n")
-	b.WriteString("| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n")
-	b.WriteString("| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n")
-	b.WriteString(sep)
-	fmt.Fprintf(&b, "| %-5d %-20s| OK            | %-11.1f %-17d 0    / 0             |\n", 0, name, 190.0, 46)
-	fmt.Fprintf(&b, "| 0                         | %-13s | %-11d 0    / 0          %-5d/ %-13d|\n", "0000:C1:00.0", 40, used, hbmTotalMiB)
-	b.WriteString(sep)
-	b.WriteString("+---------------------------+---------------+----------------------------------------------------+\n")
-	b.WriteString("| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |\n")
-	b.WriteString(sep)
-	if len(pids) == 0 {
-		b.WriteString("| No running processes found in NPU 0                                                            |\n")
-		b.WriteString(sep)
-	}
+	procs := make([]testtools.NPUSMIProcess, 0, len(pids))
 	for _, p := range pids {
-		fmt.Fprintf(&b, "| %-7d 0                 | %-13d | python3                  | %-24d|\n", 0, p, 1024)
-		b.WriteString(sep)
+		procs = append(procs, testtools.NPUSMIProcess{NPU: 0, PID: p, MemoryMiB: 1024})
 	}
+	table := testtools.NPUSMITable([]testtools.NPUSMIChip{{NPU: 0, Name: name, PowerW: 190, TempC: 46, BusID: "0000:C1:00.0",
+		AICorePct: 40, HBMUsedMiB: used, HBMTotalMiB: hbmTotalMiB}}, procs)
 	tmp := n.table + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(table), 0o644); err != nil {
 		n.t.Error(err)
 		return
 	}

@@ -55,27 +55,29 @@ func npuSMITable(hbmUsed0 int) string {
 	used := []int{hbmUsed0, 9644, 8620, 10668, 7596, 9132, 8108, 11692}
 	bus := []string{"0000:C1:00.0", "0000:01:00.0", "0000:C2:00.0", "0000:02:00.0", "0000:81:00.0", "0000:41:00.0", "0000:82:00.0", "0000:42:00.0"}
 	procMem := []int{57344, 6144, 5120, 7168, 4096, 5632, 4608, 8192}
-	const sep = "+===========================+===============+====================================================+\n"
-	var b strings.Builder
-	b.WriteString("+------------------------------------------------------------------------------------------------+\n")
-	b.WriteString("| npu-smi 24.1.rc3                 Version: 24.1.rc3                                             |\n")
-	b.WriteString("+---------------------------+---------------+----------------------------------------------------+\n")
-	b.WriteString("| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n")
-	b.WriteString("| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n")
-	b.WriteString(sep)
+	var chips []testtools.NPUSMIChip
+	var procs []testtools.NPUSMIProcess
 	for i := range used {
-		fmt.Fprintf(&b, "| %-5d 910B3               | OK            | %-11.1f %-17d 0    / 0             |\n", i, 190.0+float64(i), 46+i%3)
-		fmt.Fprintf(&b, "| 0                         | %-13s | %-11d 0    / 0          %-5d/ %-13d|\n", bus[i], 40+i, used[i], e2eHBMTotalMiB)
-		b.WriteString(sep)
+		chips = append(chips, testtools.NPUSMIChip{NPU: i, PowerW: 190.0 + float64(i), TempC: 46 + i%3, BusID: bus[i],
+			AICorePct: 40 + i, HBMUsedMiB: used[i], HBMTotalMiB: e2eHBMTotalMiB})
+		procs = append(procs, testtools.NPUSMIProcess{NPU: i, PID: e2eBusyPID + i, MemoryMiB: procMem[i]})
 	}
-	b.WriteString("+---------------------------+---------------+----------------------------------------------------+\n")
-	b.WriteString("| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |\n")
-	b.WriteString(sep)
-	for i := range used {
-		fmt.Fprintf(&b, "| %-7d 0                 | %-13d | python3                  | %-24d|\n", i, e2eBusyPID+i, procMem[i])
-		b.WriteString(sep)
+	return testtools.NPUSMITable(chips, procs)
+}
+
+// demoTool copies the demo's fake vendor tool (examples/demo/<name>:
+// npu-smi, hccn_tool) into dir and returns its path.
+func demoTool(t *testing.T, dir, name string) string {
+	t.Helper()
+	script, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", name))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.String()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // writeAtomic replaces path with data so a concurrent reader (the fake
@@ -356,14 +358,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 
 	// The node: fake npu-smi printing a table the test controls.
-	fake := filepath.Join(dir, "npu-smi")
-	script, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", "npu-smi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(fake, script, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fake := demoTool(t, dir, "npu-smi")
 	table := filepath.Join(dir, "npu-smi-info.txt")
 	writeAtomic(t, table, npuSMITable(e2eHBMUsedStartMiB))
 	t.Setenv("DEMO_NPU_SMI_OUTPUT", table) // the exporter passes its environment to npu-smi
@@ -371,14 +366,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 	// The node's RoCE NICs: the demo's fake hccn_tool, with three chips
 	// overridden. NPU 3's link is DOWN under its training process, NPU 7
 	// cannot reach its detect IP, and NPU 5 flaps later in the test.
-	hccnTool := filepath.Join(dir, "hccn_tool")
-	script, err = os.ReadFile(filepath.Join("..", "..", "examples", "demo", "hccn_tool"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(hccnTool, script, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	hccnTool := demoTool(t, dir, "hccn_tool")
 	hccnDir := filepath.Join(dir, "hccn")
 	for _, d := range []string{"3", "5", "7"} {
 		if err := os.MkdirAll(filepath.Join(hccnDir, d), 0o755); err != nil {

@@ -22,14 +22,7 @@ import (
 func TestChipLossEndToEnd(t *testing.T) {
 	bin := buildExporter(t)
 	dir := t.TempDir()
-	fake := filepath.Join(dir, "npu-smi")
-	script, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", "npu-smi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(fake, script, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fake := demoTool(t, dir, "npu-smi")
 	table := filepath.Join(dir, "npu-smi-info.txt")
 	full := npuSMITable(e2eHBMUsedStartMiB)
 	writeAtomic(t, table, full)

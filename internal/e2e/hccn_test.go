@@ -25,14 +25,7 @@ import (
 func TestHungHCCNToolNeverDelaysScrape(t *testing.T) {
 	bin := buildExporter(t)
 	dir := t.TempDir()
-	npuSMI := filepath.Join(dir, "npu-smi")
-	script, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo", "npu-smi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(npuSMI, script, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	npuSMI := demoTool(t, dir, "npu-smi")
 	t.Setenv("DEMO_NPU_SMI_OUTPUT", "") // the demo's 8-chip table
 	pids := filepath.Join(dir, "hccn_tool.pids")
 	hung := filepath.Join(dir, "hccn_tool")
@@ -73,6 +66,7 @@ func TestHungHCCNToolNeverDelaysScrape(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var took time.Duration
+		var err error
 		body, took, err = scrape()
 		if err != nil {
 			t.Fatal(err)

@@ -149,7 +149,9 @@ exec sleep 600
 				_ = f.Close()
 				fault := regexp.MustCompile(`(?m)^hccl_fault_events_total\{[^}]*code="EI0011"[^}]*source="plog"[^}]*\} ` + strconv.Itoa(i+1) + `$`)
 				waitFor(t, limit, func() bool { _, page = collectorSuccess(t, url); return fault.MatchString(page) },
-					func() string { return fmt.Sprintf("the victim's EI0011 #%d was not counted within %v:\n%s%s", i+1, limit, page, p.Output(3000)) })
+					func() string {
+						return fmt.Sprintf("the victim's EI0011 #%d was not counted within %v:\n%s%s", i+1, limit, page, p.Output(3000))
+					})
 				t.Logf("the victim's EI0011 #%d was served %v after its write", i+1, time.Since(written).Round(time.Millisecond))
 				time.Sleep(3 * time.Second)
 			}

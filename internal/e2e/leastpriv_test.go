@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,20 +16,9 @@ import (
 
 // oneChipNPUSMI is an npu-smi table of one 910B3 chip running pid.
 func oneChipNPUSMI(pid int) string {
-	return "+------------------------------------------------------------------------------------------------+\n" +
-		"| npu-smi 24.1.rc3                 Version: 24.1.rc3                                             |\n" +
-		"+---------------------------+---------------+----------------------------------------------------+\n" +
-		"| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n" +
-		"| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n" +
-		"+===========================+===============+====================================================+\n" +
-		"| 0     910B3               | OK            | 95.0        40                0    / 0             |\n" +
-		"| 0                         | 0000:C1:00.0  | 0           0    / 0          30000/ 65536         |\n" +
-		"+===========================+===============+====================================================+\n" +
-		"+---------------------------+---------------+----------------------------------------------------+\n" +
-		"| NPU     Chip              | Process id    | Process name             | Process memory(MB)      |\n" +
-		"+===========================+===============+====================================================+\n" +
-		fmt.Sprintf("| 0       0                 | %-13d | python3                  | 27000                   |\n", pid) +
-		"+===========================+===============+====================================================+\n"
+	return testtools.NPUSMITable(
+		[]testtools.NPUSMIChip{{NPU: 0, PowerW: 95, TempC: 40, BusID: "0000:C1:00.0", HBMUsedMiB: 30000}},
+		[]testtools.NPUSMIProcess{{NPU: 0, PID: pid, MemoryMiB: 27000}})
 }
 
 // The capabilities of the chart's and deploy/kubernetes' default
@@ -93,30 +80,7 @@ chmod 0640 "$ASCEND_PROCESS_LOG_PATH/debug/plog/"*
 touch '` + ready + `'
 exec setpriv --reuid=1000 --regid=1000 --clear-groups sleep 600
 `
-			train := exec.Command("unshare", "--pid", "--fork", "--mount", "sh", "-c", script)
-			train.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "ASCEND_PROCESS_LOG_PATH=" + logRoot, "HOME=/nonexistent"}
-			var trainOut bytes.Buffer
-			train.Stdout, train.Stderr = &trainOut, &trainOut
-			train.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			if err := train.Start(); err != nil {
-				t.Fatal(err)
-			}
-			hostPID := 0
-			t.Cleanup(func() {
-				if hostPID > 0 {
-					_ = syscall.Kill(hostPID, syscall.SIGKILL)
-				}
-				_ = train.Process.Kill()
-				_ = train.Wait()
-			})
-			waitFor(t, 10*time.Second, func() bool {
-				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", train.Process.Pid, train.Process.Pid))
-				if f := strings.Fields(string(b)); len(f) == 1 {
-					hostPID, _ = strconv.Atoi(f[0])
-				}
-				_, err := os.Stat(ready)
-				return err == nil && hostPID > 0
-			}, func() string { return "training process not ready: " + trainOut.String() })
+			hostPID := namespacedJob(t, script, ready, "ASCEND_PROCESS_LOG_PATH="+logRoot)
 			if entries, _ := os.ReadDir(logRoot); len(entries) != 0 {
 				t.Fatalf("the logs are visible at the host path %v: the tmpfs is not private", entries)
 			}

@@ -27,23 +27,12 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
-)
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-	buildDir  string
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // TestMain removes the binary shared by the tests of this package.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testtools.Main(m) }
 
 // buildExporter compiles ./cmd/hccl_exporter once for all tests here.
 func buildExporter(t *testing.T) string {
@@ -51,23 +40,7 @@ func buildExporter(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the exporter binary; skipped under -short")
 	}
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "hccl_exporter-e2e-")
-		if buildErr != nil {
-			return
-		}
-		builtBin = filepath.Join(buildDir, "hccl_exporter")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/hccl_exporter")
-		cmd.Dir = filepath.Join("..", "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/hccl_exporter: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
+	return testtools.BuildExporter(t, filepath.Join("..", ".."))
 }
 
 // selfSignedCert writes a certificate for 127.0.0.1 and its key, and returns

@@ -5,6 +5,7 @@ package metrictest
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -16,6 +17,23 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/internal/golden"
 )
+
+// Updater is the scrape method of the exporter's collectors.
+type Updater interface {
+	Update(ctx context.Context, ch chan<- prometheus.Metric) error
+}
+
+// Unchecked exposes u to client_golang's test helpers as the exporter's
+// registry does: an unchecked collector (it describes nothing), whose
+// Update error is dropped (tests that care call Update themselves).
+func Unchecked(u Updater) prometheus.Collector { return unchecked{u} }
+
+type unchecked struct{ u Updater }
+
+func (unchecked) Describe(chan<- *prometheus.Desc) {}
+func (a unchecked) Collect(ch chan<- prometheus.Metric) {
+	_ = a.u.Update(context.Background(), ch)
+}
 
 // Exposition renders c's metrics in the text format, sorted as a registry
 // sorts them: the form of the packages' golden files.

@@ -1,7 +1,9 @@
 // Package testtools owns what tests need to run real external programs: it
 // finds (or apt-installs) a tool such as promtool or amtool, hands out free
 // loopback ports, and starts a real Prometheus and Alertmanager on loopback,
-// each in its own process group that the test's cleanup kills.
+// each in its own process group that the test's cleanup kills. It also
+// builds the exporter binary once per test binary (BuildExporter, Main) and
+// prints the npu-smi tables the tests' fake npu-smi answers (NPUSMITable).
 //
 // It is only imported by tests.
 package testtools
