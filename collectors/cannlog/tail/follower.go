@@ -187,6 +187,10 @@ type tracked struct {
 	fresh    bool
 	// missed counts rescans a closed file was not found by (see lose).
 	missed int
+	// checkedAt is the Poll (pollSeq) that last looked at the file: a
+	// write event of this Poll is consumed only once it was looked at
+	// (see evict).
+	checkedAt uint64
 	// more: the last read stopped at the per-Poll byte cap; the next
 	// Poll reads on whatever events say.
 	more bool
@@ -243,6 +247,10 @@ type Follower struct {
 	waiting      int // tracked files with wantOpen
 	pollSeq      uint64
 	w            *watcher
+	// hint is the current Poll's events (nil outside Poll or without
+	// inotify): evict must not close a file whose write event it holds
+	// before the file was looked at, or that write is never read.
+	hint *notifyHint
 	// procRoots are the per-process roots of SetProcRoots; procRootsSet
 	// says it was called.
 	procRoots    []ProcRoot
@@ -381,6 +389,8 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 	var hint *notifyHint
 	if f.w != nil {
 		hint = f.w.take()
+		f.hint = hint
+		defer func() { f.hint = nil }()
 		if hint.overflow {
 			rescan = true
 		}
@@ -542,6 +552,7 @@ func (f *Follower) flush(c *pollCounters) {
 // check follows one live file: detects deletion, truncation and growth and
 // reads what is new. It returns false when the file was dropped.
 func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now time.Time, c *pollCounters) bool {
+	t.checkedAt = f.pollSeq
 	var st syscall.Stat_t
 	if err := f.fstatT(t, &st, c); err != nil {
 		if err != errHung {
