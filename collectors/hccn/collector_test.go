@@ -500,10 +500,13 @@ func TestStartStop(t *testing.T) {
 	// A failed check must not leave the sweeps running: they would run the
 	// fake with the environment of the tests that follow.
 	t.Cleanup(c.Stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(n.calls()) < 3*2*len(commands) {
+	// Sweeps run: the first asks every command of both chips, the next
+	// ones at least the fast commands again (each call is a process; under
+	// -race on a loaded machine one takes a few hundred ms).
+	deadline := time.Now().Add(30 * time.Second)
+	for len(n.calls()) < 2*len(commands)+2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d calls after 10s of 50ms sweeps", len(n.calls()))
+			t.Fatalf("only %d calls after 30s of 50ms sweeps", len(n.calls()))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
