@@ -132,7 +132,9 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		if npuView != nil {
 			src = HCCNChips{NPU: npuView}
 		}
-		c := hccn.New(*w.hccn, src, logger.With("collector", "hccn"))
+		cfg := *w.hccn
+		cfg.DevFS = w.health.DevFS // --path.devfs
+		c := hccn.New(cfg, src, logger.With("collector", "hccn"))
 		c.Start()
 		stopLogs := cleanup
 		cleanup = func() { c.Stop(); stopLogs() }

@@ -1,6 +1,7 @@
 package hccn
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -26,9 +27,12 @@ type Config struct {
 	// tls, speed) are asked; in between a sweep carries their last
 	// answer over. 0 asks them at every sweep.
 	SlowInterval time.Duration
+	// DevFS is where the /dev/davinciN nodes are listed when no npu-smi
+	// names the chips (--path.devfs; /dev when empty).
+	DevFS string
 }
 
-// AddFlags registers the --hccn-tool.* flags.
+// AddFlags registers the --hccn.* flags.
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
 	app.Flag("hccn.path", "The hccn_tool binary (RoCE NIC tool of the Ascend driver), run as '<path> -i <phy_id> -<command> -g' without a shell. "+
@@ -104,7 +108,7 @@ func New(cfg Config, chips ChipSource, logger *slog.Logger) *Collector {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Collector{
-		cfg: cfg, logger: logger, chips: chips, devDir: "/dev", loc: time.Local,
+		cfg: cfg, logger: logger, chips: chips, devDir: cmp.Or(cfg.DevFS, "/dev"), loc: time.Local,
 		now: time.Now, down: map[int]*downTracker{}, slow: map[int]slowReading{},
 	}
 	c.exec = func(ctx context.Context, bin string, args []string) output {

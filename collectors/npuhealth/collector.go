@@ -41,7 +41,7 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("npusmi.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. /usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …). "+
 		"Without it every code is class=\"unknown\". Read at start.").
 		Default("").StringVar(&cfg.FaultCodeFile)
-	app.Flag("path.devfs", "The host's /dev (mounted at /host/dev in the DaemonSet): /dev/davinciN there are counted as ascend_npu_device_files.").
+	app.Flag("path.devfs", "The host's /dev: the /dev/davinciN there are counted as ascend_npu_device_files, and the hccn sweep lists them for its chips where no npu-smi runs.").
 		Default("/dev").StringVar(&cfg.DevFS)
 	return cfg
 }
