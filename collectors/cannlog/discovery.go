@@ -196,6 +196,19 @@ func (c *Collector) discover(now time.Time) {
 		t.byPID[row.PID] = n
 		t.mu.Unlock()
 	}
+	for pid, ch := range d.listing {
+		if listed[pid] {
+			continue
+		}
+		// A process gone from npu-smi's table: forget its listing once
+		// the call has returned (one still hung keeps its entry, so a
+		// pid that returns does not start a second call on that mount).
+		select {
+		case <-ch:
+			delete(d.listing, pid)
+		default:
+		}
+	}
 	t.mu.Lock()
 	for pid, r := range t.byPID {
 		if !listed[pid] {
