@@ -40,7 +40,10 @@ type scanCtx struct {
 	// its worker.
 	only int
 	root string
-	rio  *rootIO
+	// rio is the worker of the root being walked and croot that root
+	// (nil while screen logs are listed).
+	rio   *rootIO
+	croot *cannRoot
 }
 
 // rescan lists every root and glob, follows new files, notices renamed,
@@ -55,8 +58,19 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 		// or created late, is then an event and not a wait for the next
 		// rescan. Its events ask for a rescan only for directories.
 		f.watchAncestor(root)
+		rio := f.cfgIOs[root]
+		if rio.hung.Load() {
+			// Its file system does not answer: its files wait as they are.
+			f.keepBelow(root, sc.gen)
+			continue
+		}
 		var st syscall.Stat_t
-		if err := syscall.Stat(root, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		var err error
+		if !f.call(rio, sc.c, func() { err = syscall.Stat(root, &st) }, nil) {
+			f.keepBelow(root, sc.gen)
+			continue
+		}
+		if err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				sc.problems[root] = problem{reasonRootMissing, "does not exist"}
@@ -69,7 +83,9 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 			}
 			continue
 		}
+		sc.rio, sc.croot = rio, &cannRoot{path: root}
 		f.walkRoot(root, "", "", false, cannSortDirs, sc)
+		sc.rio, sc.croot = nil, nil
 	}
 	f.scanProcRoots(sc)
 	for _, g := range f.cfg.ScreenGlobs {
@@ -269,6 +285,12 @@ func (f *Follower) statCandidate(path string, at dirRef, sc *scanCtx) (syscall.S
 		}
 		return st, false
 	}
+	if at.set() && st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		// A link where CANN writes a log: not followed (it could name any
+		// file of the host, or a hung file system).
+		sc.c.refused(refusedSymlink)
+		sc.problems[path] = problem{reasonRefused, "a symlink where CANN writes a log file"}
+	}
 	return st, st.Mode&syscall.S_IFMT == syscall.S_IFREG
 }
 
@@ -343,6 +365,7 @@ func (f *Follower) follow(path string, kind Kind, pid int, id fileID, st *syscal
 	t := &tracked{
 		File:       File{Kind: kind, PID: pid, ProcRoot: sc.root},
 		rio:        sc.rio,
+		root:       sc.croot,
 		id:         id,
 		fd:         -1,
 		lastChange: sc.now,
@@ -636,26 +659,16 @@ func (f *Follower) sameFile(t *tracked, path string, size int64, c *pollCounters
 	if t.fpLen == 0 {
 		return true
 	}
-	if t.rio != nil {
-		// A discovered root's file is checked by its worker: read the
-		// head through a descriptor of the file as it is now.
-		probe := &tracked{File: File{Path: path}, id: t.id, rio: t.rio, fd: -1}
-		fd, _, err := f.openT(probe, dirRef{}, c)
-		if err != nil {
-			return true // cannot tell; reopen will fail and retry later
-		}
-		probe.fd = fd
-		defer closeT(probe, fd)
-		head := f.buf[:t.fpLen]
-		n, err := f.preadT(probe, head, 0, c)
-		return err == nil && n == t.fpLen && fingerprint(head) == t.fpHash
-	}
-	fd, _, err := openVerified(path, t.id)
+	// Read the head through a descriptor of the file as it is now, opened
+	// from its root (never by path: see cannRoot) on its root's worker.
+	probe := &tracked{File: File{Path: path}, id: t.id, rio: t.rio, root: t.root, fd: -1}
+	fd, _, err := f.openT(probe, dirRef{}, c)
 	if err != nil {
 		return true // cannot tell; reopen will fail and retry later
 	}
-	defer syscall.Close(fd)
+	probe.fd = fd
+	defer closeT(probe, fd)
 	head := f.buf[:t.fpLen]
-	n, err := pread(fd, head, 0)
+	n, err := f.preadT(probe, head, 0, c)
 	return err == nil && n == t.fpLen && fingerprint(head) == t.fpHash
 }

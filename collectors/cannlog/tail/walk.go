@@ -180,7 +180,7 @@ func (f *Follower) walkLogDir(rw *rootWalk, parent int, p, name string, sc *scan
 			return
 		}
 		if kind, pid, ok := parseCANNName(n); ok && (sc.only == 0 || pid == sc.only) {
-			f.consider(p+"/"+n, kind, pid, dirRef{fd: fd, name: n, noFollow: rw.proc}, sc)
+			f.consider(p+"/"+n, kind, pid, dirRef{fd: fd, name: n}, sc)
 		}
 	}
 }
@@ -314,25 +314,23 @@ func layoutDir(name string) bool {
 
 // dirRef names a file by the descriptor of its directory, so that it is
 // opened in the directory that was listed. The zero dirRef (fd 0 is never
-// a directory of ours) means: by path.
+// a directory of ours) means: by path (screen logs only). A name below a
+// CANN root is never followed through a link: CANN writes no links, and a
+// root a job can write would otherwise let it point the exporter at any
+// host file (a 0600 key, a FIFO, a device node).
 type dirRef struct {
-	fd       int
-	name     string
-	noFollow bool
+	fd   int
+	name string
 }
 
 func (d dirRef) set() bool { return d.name != "" }
 
-// stat stats the file d names (following a last-component link unless
-// noFollow).
+// stat stats the file d names (a link is stat'ed as a link, never
+// followed).
 func (d dirRef) stat(st *syscall.Stat_t) error {
 	var ust unix.Stat_t
-	flags := 0
-	if d.noFollow {
-		flags = unix.AT_SYMLINK_NOFOLLOW
-	}
 	for {
-		err := unix.Fstatat(d.fd, d.name, &ust, flags)
+		err := unix.Fstatat(d.fd, d.name, &ust, unix.AT_SYMLINK_NOFOLLOW)
 		if err == unix.EINTR {
 			continue
 		}
@@ -344,20 +342,26 @@ func (d dirRef) stat(st *syscall.Stat_t) error {
 	*st = syscall.Stat_t{
 		Dev: ust.Dev, Ino: ust.Ino, Nlink: ust.Nlink, Mode: ust.Mode, Size: ust.Size,
 		Ctim: syscall.Timespec{Sec: ust.Ctim.Sec, Nsec: ust.Ctim.Nsec},
+		Mtim: syscall.Timespec{Sec: ust.Mtim.Sec, Nsec: ust.Mtim.Nsec},
 	}
 	return nil
 }
 
-// open opens the file d names read-only.
+// fileOpenFlags are the flags every log file is opened with: no link
+// followed in the last component, no blocking open (a FIFO would wait for
+// a writer), no controlling terminal (a tty the job made). The file's type
+// is checked with fstat before anything is read from it (openRegular).
+const fileOpenFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK | syscall.O_NOFOLLOW | syscall.O_NOCTTY
+
+// open opens the file d names read-only (see fileOpenFlags).
 func (d dirRef) open() (int, error) {
-	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
-	if d.noFollow {
-		flags |= syscall.O_NOFOLLOW
-	}
 	for {
-		fd, err := syscall.Openat(d.fd, d.name, flags, 0)
+		fd, err := syscall.Openat(d.fd, d.name, fileOpenFlags, 0)
 		if err == syscall.EINTR {
 			continue
+		}
+		if err == syscall.ELOOP {
+			return -1, &errRefused{refusedSymlink}
 		}
 		return fd, err
 	}

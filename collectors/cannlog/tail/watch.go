@@ -85,7 +85,7 @@ func (f *Follower) interesting(name string, c *pollCounters) bool {
 	}
 	var st syscall.Stat_t
 	var err error
-	if !f.call(f.rootIOOf(name), c, func() { err = syscall.Stat(name, &st) }, nil) {
+	if !f.call(f.rootIOOf(name), c, func() { err = syscall.Lstat(name, &st) }, nil) {
 		return false
 	}
 	return err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR

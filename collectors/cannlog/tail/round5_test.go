@@ -1,0 +1,179 @@
+package tail
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Round five of the attacks (issue 38): every open and every walk of a root
+// a tenant can write, configured roots included, is descriptor-relative,
+// follows no link, checks the file's type before it reads, and runs on the
+// root's worker with its deadline.
+
+// C1: a configured root (the DaemonSet's /var/log/npu, which training
+// containers mount and write) holds a plog name that is a link to a host
+// file. On 0.4.0 the follower followed it and exported the host file's
+// lines as the job's.
+func TestAttackC1ConfiguredRootFileLink(t *testing.T) {
+	host := t.TempDir()
+	secret := filepath.Join(host, "shadow")
+	if err := os.WriteFile(secret, []byte("root:$6$secret-hash:19000:0:99999:7:::\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	dir := plogDir(t, root)
+	appendFile(t, filepath.Join(dir, plogName(10, 1)), "own line\n")
+	if err := os.Symlink(secret, filepath.Join(dir, plogName(11, 1))); err != nil {
+		t.Fatal(err)
+	}
+	f := newTestFollower(t, Config{Roots: []string{root}})
+	var s sink
+	poll(t, f, &s)
+	poll(t, f, &s)
+	if containsLine(s.lines, "root:$6$secret-hash:19000:0:99999:7:::") {
+		t.Fatalf("a host file behind a link in a configured root was exported: %q", s.lines)
+	}
+	expectLines(t, s.lines, "own line")
+	if st := f.Stats(); st.Refused[refusedSymlink] == 0 {
+		t.Errorf("the link was not counted as refused: %+v", st.Refused)
+	}
+}
+
+// C2: a file waiting for a descriptor is opened again later (Poll's
+// wantOpen). On 0.4.0 that open was by path, following links and before
+// the type check: a job that swapped the name for a link to a FIFO (or a
+// device node, or a root-only host file) between the listing and the open
+// made the exporter open it. A FIFO shows the open: a writer blocked in
+// open(O_WRONLY) returns once anyone opens it for reading.
+func TestAttackC2SwapBeforeOpen(t *testing.T) {
+	host := t.TempDir()
+	fifo := filepath.Join(host, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	opened := make(chan struct{})
+	go func() {
+		fd, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+		if err == nil {
+			close(opened)
+			_ = syscall.Close(fd)
+		}
+	}()
+	t.Cleanup(func() {
+		// Release the writer if nobody opened the FIFO.
+		if fd, err := syscall.Open(fifo, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0); err == nil {
+			time.Sleep(10 * time.Millisecond)
+			_ = syscall.Close(fd)
+		}
+	})
+	root := t.TempDir()
+	dir := plogDir(t, root)
+	first := filepath.Join(dir, plogName(20, 1))  // read first (path order)
+	second := filepath.Join(dir, plogName(21, 1)) // waits for a descriptor
+	appendFile(t, first, "first\n")
+	appendFile(t, second, "second\n")
+	f := newTestFollower(t, Config{Roots: []string{root}, MaxOpenFiles: 1, DisableNotify: true})
+	swapped := false
+	handle := func(_ *File, line []byte) {
+		if string(line) == "first" && !swapped {
+			// The job swaps the waiting file's name for a link.
+			swapped = true
+			if err := os.Remove(second); err != nil {
+				t.Error(err)
+			}
+			if err := os.Symlink(fifo, second); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if err := f.Poll(handle); err != nil {
+		t.Fatal(err)
+	}
+	if !swapped {
+		t.Fatal("the first file was not read")
+	}
+	select {
+	case <-opened:
+		t.Fatal("the exporter opened a FIFO a link in the job's root named")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// C3: a hung FUSE file system in a configured root (a training container
+// mounts /var/log/npu and puts its own FUSE mount, or a link to one,
+// there). On 0.4.0 configured roots were read without a worker: the poll
+// goroutine blocked for good, every other root's lines stopped and Close
+// never returned. Now the root's calls are abandoned at the deadline.
+func TestAttackC3ConfiguredRootHungFilesystem(t *testing.T) {
+	if os.Getenv("HCCL_TAIL_C3_CHILD") != "" {
+		c3Child(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAttackC3ConfiguredRootHungFilesystem$", "-test.v")
+	cmd.Env = append(os.Environ(), "HCCL_TAIL_C3_CHILD=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	out, err := runWithin(cmd, 30*time.Second)
+	if strings.Contains(out, "SKIP-FUSE") {
+		t.Skipf("no FUSE mount here:\n%s", out)
+	}
+	if err != nil {
+		if !strings.Contains(out, "=== RUN") {
+			t.Skipf("cannot start a process in a new mount namespace: %v", err)
+		}
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	t.Logf("child:\n%s", out)
+}
+
+func c3Child(t *testing.T) {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		fmt.Println("SKIP-FUSE", err)
+		t.Skip(err)
+	}
+	attacker, victim := t.TempDir(), t.TempDir()
+	vfile := filepath.Join(plogDir(t, victim), plogName(22, 1))
+	appendFile(t, vfile, "victim start\n")
+	// A mount point below a root is entered only with CrossFilesystems;
+	// the root itself may be any file system.
+	abort := hungFUSE(t, plogDir(t, attacker))
+	defer abort()
+	f, err := New(Config{
+		Roots:          []string{attacker, victim},
+		RescanInterval: 50 * time.Millisecond, IODeadline: 300 * time.Millisecond,
+		CrossFilesystems: true,
+	}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	handle := func(_ *File, line []byte) { got = append(got, string(line)) }
+	for round := range 3 {
+		want := fmt.Sprintf("victim EI0011 %d", round)
+		written := time.Now()
+		appendFile(t, vfile, want+"\n")
+		for !containsLine(got, want) {
+			if time.Since(written) > 2*time.Second {
+				t.Fatalf("round %d: the victim's line not delivered within 2 s", round)
+			}
+			pollWithin(t, f, handle, 2*time.Second)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	st := f.Stats()
+	if st.HungCalls == 0 {
+		t.Errorf("no call counted as abandoned: %+v", st)
+	}
+	start := time.Now()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Close took %v with a hung root", d)
+	}
+}
