@@ -591,7 +591,9 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now
 		f.finish(t, handle, c)
 		f.closeFD(t)
 		t.life = lifeDrained
-	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
+	case t.scanned == st.Size && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
+		// Idle and read to its end (a partial last line included: it is
+		// read again from offset once the file grows).
 		f.closeFD(t)
 	}
 	return true

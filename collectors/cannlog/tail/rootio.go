@@ -292,12 +292,30 @@ func (f *Follower) inRoot(r *cannRoot, path string, fn func(dirRef) error) error
 	return fn(dirRef{fd: fd, name: parts[len(parts)-1]})
 }
 
-// closeT closes a descriptor of a file. On a discovered root the close
-// (a FUSE flush can block) is left to a goroutine of its own.
-func closeT(t *tracked, fd int) {
-	if t.rio == nil {
+// closeT closes a descriptor of a file. On a root with a worker the close
+// (a FUSE flush can block) runs on a goroutine of its own and is waited
+// for at most the deadline: a descriptor closed late is still closed, and
+// the budget's count stays what the process holds in the common case.
+func closeT(t *tracked, fd int) { closeOn(t.rio, fd) }
+
+func closeOn(rio *rootIO, fd int) {
+	switch {
+	case fd < 0:
+	case rio == nil:
 		_ = syscall.Close(fd)
-		return
+	case rio.hung.Load():
+		go syscall.Close(fd) //nolint:errcheck // nothing to do about it
+	default:
+		done := make(chan struct{})
+		go func() {
+			_ = syscall.Close(fd)
+			close(done)
+		}()
+		timer := time.NewTimer(DefaultIODeadline)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
+		}
 	}
-	go syscall.Close(fd) //nolint:errcheck // nothing to do about it
 }

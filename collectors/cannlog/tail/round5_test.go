@@ -177,3 +177,90 @@ func c3Child(t *testing.T) {
 		t.Fatalf("Close took %v with a hung root", d)
 	}
 }
+
+// C4: files whose last line is never terminated kept their descriptors
+// for ever on 0.4.0 (eviction and the idle close wanted offset ==
+// size), so once one job's root held the whole budget that way, another
+// root's new file waited for ever and its EI0011 was never read. Now such
+// files are evicted (the partial line is read again from its start when
+// the file is opened again: nothing lost, nothing read twice), the roots
+// over their share first.
+func TestAttackC4UnterminatedLinesHoldNoBudget(t *testing.T) {
+	attacker, victim := t.TempDir(), t.TempDir()
+	adir := plogDir(t, attacker)
+	const budget = 8
+	var afiles []string
+	for i := range budget {
+		p := filepath.Join(adir, plogName(30+i, 1))
+		appendFile(t, p, fmt.Sprintf("a%d\npartial %d", i, i)) // no newline at the end
+		afiles = append(afiles, p)
+	}
+	f := newTestFollower(t, Config{Roots: []string{attacker, victim}, MaxOpenFiles: budget})
+	var s sink
+	poll(t, f, &s)
+	if st := f.Stats(); st.FilesOpen != budget {
+		t.Fatalf("%d files open, want the whole budget %d", st.FilesOpen, budget)
+	}
+	vfile := filepath.Join(plogDir(t, victim), plogName(99, 1))
+	appendFile(t, vfile, "victim EI0011\n")
+	for range 5 {
+		poll(t, f, &s)
+	}
+	if !containsLine(s.lines, "victim EI0011") {
+		t.Fatalf("the victim's new file waited for a descriptor for ever: %+v", f.Stats())
+	}
+	// The attacker's lines end later: each partial line is delivered
+	// once, whole.
+	for _, p := range afiles {
+		appendFile(t, p, " ends\n")
+	}
+	for range 5 {
+		poll(t, f, &s)
+	}
+	for i := range budget {
+		want := fmt.Sprintf("partial %d ends", i)
+		n := 0
+		for _, l := range s.lines {
+			if l == want {
+				n++
+			}
+			if strings.HasPrefix(l, fmt.Sprintf("partial %d", i)) && l != want {
+				t.Errorf("a partial line delivered cut: %q", l)
+			}
+		}
+		if n != 1 {
+			t.Errorf("%q delivered %d times, want once", want, n)
+		}
+	}
+}
+
+// C5: once the inotify watches ran out (or the follower's share of them),
+// 0.4.0 checked every file on every Poll (and, without events, idle files
+// on every 10th) for good, even after watches were free again. Now a
+// rescan that watches every directory turns events back on.
+func TestAttackC5WatchesRecover(t *testing.T) {
+	root := t.TempDir()
+	for i := range 4 {
+		dir := filepath.Join(root, "run", fmt.Sprintf("device-%d", i))
+		mkdir(t, dir)
+		appendFile(t, filepath.Join(dir, fmt.Sprintf("device-%d_%017d.log", 40+i, 20250101000000000)), "x\n")
+	}
+	f := newTestFollower(t, Config{Roots: []string{root}})
+	if f.w == nil {
+		t.Skip("no inotify here")
+	}
+	f.w.limit = 2 // the share is used up by other processes' watches
+	var s sink
+	poll(t, f, &s)
+	if !f.w.failed {
+		t.Fatal("watches did not run out")
+	}
+	f.w.limit = 1 << 20 // freed
+	poll(t, f, &s)
+	if f.w.failed {
+		t.Fatalf("still polling every file after watches became available (%d watched)", f.w.count())
+	}
+	if h := f.w.take(); h.all {
+		t.Fatal("the next Poll still checks every file")
+	}
+}

@@ -52,6 +52,10 @@ type scanCtx struct {
 func (f *Follower) rescan(now time.Time, c *pollCounters) {
 	f.gen++
 	sc := &scanCtx{gen: f.gen, now: now, c: c, problems: make(map[string]problem)}
+	if f.w != nil {
+		f.w.beginScan()
+		defer f.w.endScan()
+	}
 	for _, root := range f.cfg.Roots {
 		// Watch the root's parent (or, while that is missing too, its
 		// nearest existing ancestor): a root deleted and created again,
@@ -490,7 +494,12 @@ func (f *Follower) evict(n int) {
 		// Cheap field tests first: at the budget with 20,000 files this
 		// loop runs for every open (most files closed or with unread
 		// bytes), and the map lookups cost several times the rest.
-		if t.fd < 0 || t.offset != t.scanned || t.size != t.scanned || t.pollAlways || t.life == lifeOrphan {
+		// A file whose last line is not terminated yet (offset <
+		// scanned == size) is a candidate too: its partial line is read
+		// again from offset when it is opened again, so nothing is lost,
+		// and a job that never ends its last line cannot keep
+		// descriptors for ever.
+		if t.fd < 0 || t.size != t.scanned || t.pollAlways || t.life == lifeOrphan {
 			continue
 		}
 		if _, pin := pinned[t]; !pin && f.byID[t.id] == t && !f.eventPending(t) {
@@ -502,7 +511,28 @@ func (f *Follower) evict(n int) {
 	}
 	n = max(n, min(f.maxOpen/evictBatch, len(cand)))
 	if n < len(cand) {
-		slices.SortFunc(cand, func(a, b *tracked) int { return a.lastChange.Compare(b.lastChange) })
+		// Fair shares: the files of roots holding more than their share
+		// of the budget (the budget over the roots holding any) go
+		// first, then the least recently written.
+		held := map[string]int{}
+		for _, t := range f.order {
+			if t.fd >= 0 {
+				held[t.rootKey()]++
+			}
+		}
+		share := f.maxOpen / max(1, len(held))
+		over := func(t *tracked) int {
+			if held[t.rootKey()] > share {
+				return 0
+			}
+			return 1
+		}
+		slices.SortFunc(cand, func(a, b *tracked) int {
+			if d := over(a) - over(b); d != 0 {
+				return d
+			}
+			return a.lastChange.Compare(b.lastChange)
+		})
 		cand = cand[:n]
 	}
 	for _, t := range cand {
@@ -566,11 +596,12 @@ func (f *Follower) reorder(c *pollCounters) {
 		}
 		if t.Path != newest[t.group] {
 			t.life = lifeSealed
-			if t.fd < 0 && t.scanned == t.offset {
+			if t.fd < 0 {
 				// Closed to keep within the descriptor budget, it may
-				// have been written since: read it to its end first.
+				// have been written since, or end in a partial line
+				// that is final now: read it to its end first.
 				var st syscall.Stat_t
-				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && st.Size != t.scanned {
+				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && (st.Size != t.scanned || t.scanned != t.offset) {
 					f.wait(t)
 				} else {
 					t.life = lifeDrained
@@ -607,6 +638,17 @@ func (f *Follower) reportProblems(sc *scanCtx) {
 		}
 	}
 	f.problems = sc.problems
+}
+
+// rootKey names the root whose share of the descriptor budget t draws on.
+func (t *tracked) rootKey() string {
+	switch {
+	case t.ProcRoot != "":
+		return t.ProcRoot
+	case t.root != nil:
+		return t.root.path
+	}
+	return ""
 }
 
 // setPath sets the path and the read-order key: a kubelet-rotated file

@@ -131,15 +131,7 @@ func (f *Follower) closeDir(rw *rootWalk, sc *scanCtx) {
 	closeDirFD(rw.fd, sc.rio)
 }
 
-func closeDirFD(fd int, rio *rootIO) {
-	switch {
-	case fd < 0:
-	case rio == nil:
-		_ = syscall.Close(fd)
-	default:
-		go syscall.Close(fd) //nolint:errcheck // nothing to do about it
-	}
-}
+func closeDirFD(fd int, rio *rootIO) { closeOn(rio, fd) }
 
 // walkSortDir lists <root>/<sd> and CANN's directories in it.
 func (f *Follower) walkSortDir(rw *rootWalk, sd string, sc *scanCtx) {
