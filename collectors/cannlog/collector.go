@@ -293,7 +293,7 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 		fixed, auto = time.Local, false
 	}
 	c.roots = newRootTable(cfg.Roots)
-	c.zones = newZones(c.roots, auto, fixed)
+	c.zones = newZones(c.roots, auto, fixed, cfg.CrossFilesystems)
 	c.disc = newDiscovery(cfg)
 	blob, err := f.Restore()
 	if err != nil {
@@ -465,6 +465,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	if c.disc != nil {
 		hung += c.disc.hung.Load()
 	}
+	hung += c.zones.hung.Load()
 	ch <- prometheus.MustNewConstMetric(hungCallsDesc, prometheus.CounterValue, float64(hung))
 	c.zones.metrics(ch, time.Now())
 	c.coverage(ch)
