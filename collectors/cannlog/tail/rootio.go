@@ -306,9 +306,17 @@ func closeOn(rio *rootIO, fd int) {
 	case rio.hung.Load():
 		go syscall.Close(fd) //nolint:errcheck // nothing to do about it
 	default:
+		var mu sync.Mutex
+		finished, late := false, false
 		done := make(chan struct{})
 		go func() {
 			_ = syscall.Close(fd)
+			mu.Lock()
+			finished = true
+			if late {
+				rio.hung.Store(false) // the root answers again
+			}
+			mu.Unlock()
 			close(done)
 		}()
 		timer := time.NewTimer(DefaultIODeadline)
@@ -316,6 +324,14 @@ func closeOn(rio *rootIO, fd int) {
 		select {
 		case <-done:
 		case <-timer.C:
+			// The root does not answer: the next closes do not wait
+			// (Close of a follower with many files on it returns at once).
+			mu.Lock()
+			if !finished {
+				late = true
+				rio.hung.Store(true)
+			}
+			mu.Unlock()
 		}
 	}
 }
