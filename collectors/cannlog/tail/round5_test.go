@@ -264,3 +264,58 @@ func TestAttackC5WatchesRecover(t *testing.T) {
 		t.Fatal("the next Poll still checks every file")
 	}
 }
+
+// C2b: the waiting file's name swapped for a FIFO the job made in its own
+// directory (no link at all). On 0.4.0 the open came before the type
+// check, so the FIFO was opened (a device node's driver would have run its
+// open too). Now the name is opened with O_PATH and type-checked first:
+// nothing but a regular file is ever opened for reading.
+func TestAttackC2bSwapForFIFO(t *testing.T) {
+	root := t.TempDir()
+	dir := plogDir(t, root)
+	first := filepath.Join(dir, plogName(20, 1))
+	second := filepath.Join(dir, plogName(21, 1))
+	appendFile(t, first, "first\n")
+	appendFile(t, second, "second\n")
+	opened := make(chan struct{})
+	f := newTestFollower(t, Config{Roots: []string{root}, MaxOpenFiles: 1, DisableNotify: true})
+	swapped := false
+	handle := func(_ *File, line []byte) {
+		if string(line) != "first" || swapped {
+			return
+		}
+		swapped = true
+		if err := os.Remove(second); err != nil {
+			t.Error(err)
+		}
+		if err := syscall.Mkfifo(second, 0o600); err != nil {
+			t.Errorf("mkfifo: %v", err)
+			return
+		}
+		go func() {
+			fd, err := syscall.Open(second, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+			if err == nil {
+				close(opened)
+				_ = syscall.Close(fd)
+			}
+		}()
+		time.Sleep(50 * time.Millisecond) // the writer waits in open
+	}
+	t.Cleanup(func() {
+		if fd, err := syscall.Open(second, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0); err == nil {
+			time.Sleep(10 * time.Millisecond)
+			_ = syscall.Close(fd)
+		}
+	})
+	if err := f.Poll(handle); err != nil {
+		t.Fatal(err)
+	}
+	if !swapped {
+		t.Fatal("the first file was not read")
+	}
+	select {
+	case <-opened:
+		t.Fatal("the exporter opened a FIFO the job put where its log was")
+	case <-time.After(200 * time.Millisecond):
+	}
+}

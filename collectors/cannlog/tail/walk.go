@@ -341,20 +341,48 @@ func (d dirRef) stat(st *syscall.Stat_t) error {
 
 // fileOpenFlags are the flags every log file is opened with: no link
 // followed in the last component, no blocking open (a FIFO would wait for
-// a writer), no controlling terminal (a tty the job made). The file's type
-// is checked with fstat before anything is read from it (openRegular).
+// a writer), no controlling terminal (a tty the job made).
 const fileOpenFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK | syscall.O_NOFOLLOW | syscall.O_NOCTTY
 
-// open opens the file d names read-only (see fileOpenFlags).
+// open opens the file d names read-only. The name is first opened with
+// O_PATH (which opens nothing: no FIFO reader appears, no device driver's
+// open runs) and fstat'ed; only a regular file is then opened for reading,
+// through that very descriptor (/proc/self/fd/N), so a name swapped for a
+// FIFO or a device node the job made is never opened. Where /proc is not
+// mounted it falls back to an open with fileOpenFlags, type-checked by the
+// caller before any read.
 func (d dirRef) open() (int, error) {
+	pfd, err := openatRetry(d.fd, d.name, unix.O_PATH|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	defer syscall.Close(pfd)
+	var st syscall.Stat_t
+	if err := fstat(pfd, &st); err != nil {
+		return -1, err
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+	case syscall.S_IFLNK:
+		return -1, &errRefused{refusedSymlink}
+	default:
+		return -1, errNotRegular
+	}
+	fd, err := openatRetry(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(pfd), fileOpenFlags&^syscall.O_NOFOLLOW)
+	if err == syscall.ENOENT {
+		fd, err = openatRetry(d.fd, d.name, fileOpenFlags)
+	}
+	if err == syscall.ELOOP {
+		return -1, &errRefused{refusedSymlink}
+	}
+	return fd, err
+}
+
+func openatRetry(dirfd int, name string, flags int) (int, error) {
 	for {
-		fd, err := syscall.Openat(d.fd, d.name, fileOpenFlags, 0)
-		if err == syscall.EINTR {
-			continue
+		fd, err := syscall.Openat(dirfd, name, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
 		}
-		if err == syscall.ELOOP {
-			return -1, &errRefused{refusedSymlink}
-		}
-		return fd, err
 	}
 }
