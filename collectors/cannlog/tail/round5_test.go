@@ -319,3 +319,46 @@ func TestAttackC2bSwapForFIFO(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// C6: a job renames its followed files out of CANN's layout and writes on
+// through its own descriptors. On 0.4.0 each stayed an orphan, holding its
+// descriptor for as long as it grew, and once they held the budget another
+// root's new file waited for ever. Now a root keeps at most a few orphans
+// (the limit "orphans" is counted); the rest are let go.
+func TestAttackC6OrphansHoldNoBudget(t *testing.T) {
+	attacker, victim := t.TempDir(), t.TempDir()
+	adir := plogDir(t, attacker)
+	away := filepath.Join(attacker, "run", "away") // not CANN's layout: not walked
+	mkdir(t, away)
+	const budget = 8
+	var moved []string
+	for i := range budget {
+		p := filepath.Join(adir, plogName(50+i, 1))
+		appendFile(t, p, fmt.Sprintf("a%d\n", i))
+		moved = append(moved, filepath.Join(away, filepath.Base(p)))
+	}
+	f := newTestFollower(t, Config{Roots: []string{attacker, victim}, MaxOpenFiles: budget, DisableNotify: true})
+	var s sink
+	poll(t, f, &s)
+	for _, p := range moved {
+		if err := os.Rename(filepath.Join(adir, filepath.Base(p)), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 8 {
+		if round == 3 {
+			// The victim starts once the attacker's files are orphans.
+			appendFile(t, filepath.Join(plogDir(t, victim), plogName(99, 1)), "victim EI0011\n")
+		}
+		for i, p := range moved {
+			appendFile(t, p, fmt.Sprintf("a%d more %d\n", i, round)) // written on, so never idle
+		}
+		poll(t, f, &s)
+	}
+	if !containsLine(s.lines, "victim EI0011") {
+		t.Fatalf("the victim's new file waited for a descriptor for ever: %+v", f.Stats())
+	}
+	if st := f.Stats(); st.LimitsReached["orphans"] == 0 {
+		t.Errorf("the orphan cap was not counted: %+v", st.LimitsReached)
+	}
+}

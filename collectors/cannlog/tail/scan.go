@@ -569,13 +569,43 @@ func (f *Follower) lose(t *tracked, sc *scanCtx) {
 	}
 	sc.changed = true
 	f.dirty = true
-	if t.fd >= 0 && t.life != lifeDrained {
+	if t.fd >= 0 && t.life != lifeDrained && f.orphanRoom(t, sc.c) {
 		t.life = lifeOrphan
 		t.lastChange = sc.now
 		f.orphans = append(f.orphans, t)
 		return
 	}
 	f.closeFD(t)
+}
+
+// orphanRoom reports whether a file of a CANN root that no followed name
+// reaches any more may stay open as an orphan. CANN never renames its logs
+// and deletes one at a time, so a root with many orphans is a job renaming
+// files out of the layout and writing on, which would hold descriptors for
+// as long as it pleases: past maxOrphans per root, what such a file writes
+// from now on is not read (counted as the limit "orphans").
+func (f *Follower) orphanRoom(t *tracked, c *pollCounters) bool {
+	if t.root == nil {
+		return true // a screen log: kubelet rotations
+	}
+	n := 0
+	for _, o := range f.orphans {
+		if o.rootKey() == t.rootKey() {
+			n++
+		}
+	}
+	if n < f.maxOrphans() {
+		return true
+	}
+	c.limit(limitOrphans)
+	f.log.Debug("too many files of one log root renamed or deleted while being read; not read on", "path", t.Path)
+	return false
+}
+
+// maxOrphans is the cap of orphans per CANN root: the pinned files of a
+// process, and at most a quarter of the descriptor budget.
+func (f *Follower) maxOrphans() int {
+	return max(1, min(DefaultMaxPinnedPerProcess, f.maxOpen/4))
 }
 
 // reorder rebuilds the read order and the CANN sealing: in each rotation

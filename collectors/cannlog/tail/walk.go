@@ -35,10 +35,11 @@ const (
 	limitWatches = "watches"
 	limitEntries = "entries"
 	limitBytes   = "bytes"
+	limitOrphans = "orphans"
 )
 
 // LimitReasons lists every key Stats.LimitsReached can hold.
-var LimitReasons = []string{limitDirs, limitWatches, limitEntries, limitBytes}
+var LimitReasons = []string{limitDirs, limitWatches, limitEntries, limitBytes, limitOrphans}
 
 // reasonRefused is a problem of a directory that was not entered (a symlink
 // or a mount point where CANN writes a directory): logged, not an error.
