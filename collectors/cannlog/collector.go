@@ -176,8 +176,8 @@ var (
 		"Times a log root reached a cap in a rescan (limit=dirs|watches|entries: what lies past it is not followed) "+
 			"or a file's read was cut at the per-poll byte cap (limit=bytes: the rest is read by the next poll).", []string{"limit"}, nil)
 	refusedDesc = prometheus.NewDesc("hccl_exporter_log_paths_refused_total",
-		"Directories of a log root not entered, per rescan: a symlink or a mount point where CANN writes a directory, "+
-			"or a discovered root on a FUSE or network file system (--cannlog.cross-filesystems allows the last two).", []string{"reason"}, nil)
+		"Paths of a log root not entered or opened, per rescan: a symlink where CANN writes a directory or a log file, a mount point "+
+			"where CANN writes a directory, or a discovered root on a FUSE or network file system (--cannlog.cross-filesystems allows the last two).", []string{"reason"}, nil)
 	holeBytesDesc = prometheus.NewDesc("hccl_exporter_log_hole_bytes_skipped_total",
 		"Bytes of sparse log files' holes skipped unread (SEEK_DATA).", nil, nil)
 	hungCallsDesc = prometheus.NewDesc("hccl_exporter_log_hung_calls_total",
@@ -293,7 +293,7 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 		fixed, auto = time.Local, false
 	}
 	c.roots = newRootTable(cfg.Roots)
-	c.zones = newZones(c.roots, auto, fixed)
+	c.zones = newZones(c.roots, auto, fixed, cfg.CrossFilesystems)
 	c.disc = newDiscovery(cfg)
 	blob, err := f.Restore()
 	if err != nil {
@@ -465,6 +465,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	if c.disc != nil {
 		hung += c.disc.hung.Load()
 	}
+	hung += c.zones.hung.Load()
 	ch <- prometheus.MustNewConstMetric(hungCallsDesc, prometheus.CounterValue, float64(hung))
 	c.zones.metrics(ch, time.Now())
 	c.coverage(ch)

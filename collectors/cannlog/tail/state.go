@@ -409,8 +409,17 @@ func (f *Follower) countLost(p *savedState, c *pollCounters) {
 		if e.used || f.following(fileID{e.dev, e.ino}) {
 			continue
 		}
+		// The directory lies in a root a job can write: looked at on its
+		// root's worker (or one of its own), with the deadline, no link
+		// followed. One that does not answer is not counted as gone.
 		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Dir(e.path), &st); err == nil {
+		var err error
+		rio := f.rootIOOf(e.path)
+		if rio == nil {
+			rio = &rootIO{}
+		}
+		dir := filepath.Dir(e.path)
+		if !f.call(rio, c, func() { err = syscall.Lstat(dir, &st) }, nil) || err == nil {
 			continue
 		}
 		c.lost++
