@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestDemoPortOverride(t *testing.T) {
 	cmd := exec.Command("bash", script, "--serve")
 	cmd.Env = append(os.Environ(), "DEMO_PORT="+port)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr strings.Builder
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -116,4 +117,23 @@ func TestDemoPortOverride(t *testing.T) {
 	if !strings.Contains(stderr.String(), "127.0.0.1:"+port) {
 		t.Errorf("the demo does not say where it serves: %q", stderr.String())
 	}
+}
+
+// lockedBuffer is a strings.Builder a child process writes while the test
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

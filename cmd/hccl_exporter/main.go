@@ -252,7 +252,7 @@ func (sa *serveApp) parse(args []string) error {
 		return err
 	}
 	if _, err := sa.app.Parse(args); err != nil {
-		return nameFlag(args, err)
+		return nameFlag(func() *kingpin.Application { return newServeApp().app }, args, err)
 	}
 	return validateFlags(sa)
 }

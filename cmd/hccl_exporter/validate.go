@@ -376,8 +376,8 @@ func misusedSwitch(app *kingpin.Application, args []string) error {
 // does not. The arguments are matched to their flags again on a fresh
 // parser and each value set on its own, so the first that fails is named
 // with what it expects.
-func nameFlag(args []string, err error) error {
-	ctx, perr := newServeApp().app.ParseContext(args)
+func nameFlag(newApp func() *kingpin.Application, args []string, err error) error {
+	ctx, perr := newApp().ParseContext(args)
 	if perr != nil {
 		return err // not a value: an unknown flag or a stray argument, which kingpin names
 	}
