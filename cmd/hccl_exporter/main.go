@@ -57,6 +57,11 @@ func run(args []string) int {
 	sa := newServeApp()
 	args, deprecated := renameFlags(args)
 	if err := sa.parse(args); err != nil {
+		// The error names the new spelling of a renamed flag: say which
+		// old one it came from.
+		for _, w := range deprecated {
+			fmt.Fprintf(os.Stderr, "%s: %s\n", exporterName, w)
+		}
 		fmt.Fprintf(os.Stderr, "%s: %v (try --help)\n", exporterName, err)
 		return 2
 	}
