@@ -259,5 +259,5 @@ func (sa *serveApp) parse(args []string) error {
 	if _, err := sa.app.Parse(args); err != nil {
 		return nameFlag(func() *kingpin.Application { return newServeApp().app }, args, err)
 	}
-	return validateFlags(sa)
+	return validateFlags(sa, args)
 }

@@ -242,7 +242,22 @@ func flagError(name, value, expect string) error {
 
 // validateFlags checks every flag of sa against its rule, then the rules
 // that relate two flags, then the collectors' own Validate.
-func validateFlags(sa *serveApp) error {
+func validateFlags(sa *serveApp, args []string) error {
+	// Errors quote a value as it was typed (-1m, not -1m0s).
+	typed := map[string]string{}
+	if ctx, err := sa.app.ParseContext(args); err == nil {
+		for _, el := range ctx.Elements {
+			if fc, ok := el.Clause.(*kingpin.FlagClause); ok && el.Value != nil {
+				typed[fc.Model().Name] = *el.Value
+			}
+		}
+	}
+	shown := func(name string, v kingpin.Value) string {
+		if s, ok := typed[name]; ok {
+			return s
+		}
+		return v.String()
+	}
 	values := map[string]kingpin.Value{}
 	for _, f := range sa.app.Model().Flags {
 		values[f.Name] = f.Value
@@ -250,7 +265,7 @@ func validateFlags(sa *serveApp) error {
 		if !ok {
 			continue // kingpin's own; a flag of ours without a rule fails TestEveryFlagIsValidated
 		}
-		if err := checkFlag(f.Name, f.Value, rule); err != nil {
+		if err := checkFlag(f.Name, f.Value, shown(f.Name, f.Value), rule); err != nil {
 			return err
 		}
 	}
@@ -262,23 +277,23 @@ func validateFlags(sa *serveApp) error {
 		return 0
 	}
 	for _, r := range []struct {
-		name, other string
-		bad         bool
-		expect      string
+		name   string
+		bad    bool
+		expect string
 	}{
-		{"web.scrape-timeout-offset", "web.scrape-timeout", dur("web.scrape-timeout-offset") >= dur("web.scrape-timeout"),
+		{"web.scrape-timeout-offset", dur("web.scrape-timeout-offset") >= dur("web.scrape-timeout"),
 			"a duration below --web.scrape-timeout (" + dur("web.scrape-timeout").String() + ")"},
-		{"web.write-timeout", "web.scrape-timeout", dur("web.write-timeout") < dur("web.scrape-timeout"),
+		{"web.write-timeout", dur("web.write-timeout") < dur("web.scrape-timeout"),
 			"a duration not below --web.scrape-timeout (" + dur("web.scrape-timeout").String() + "): the answer of a slow scrape would be cut"},
-		{"cannlog.rescan-interval", "cannlog.poll-interval", dur("cannlog.rescan-interval") < dur("cannlog.poll-interval"),
+		{"cannlog.rescan-interval", dur("cannlog.rescan-interval") < dur("cannlog.poll-interval"),
 			"a duration not below --cannlog.poll-interval (" + dur("cannlog.poll-interval").String() + ")"},
-		{"hccn.slow-interval", "hccn.interval", dur("hccn.slow-interval") != 0 && dur("hccn.slow-interval") < dur("hccn.interval"),
+		{"hccn.slow-interval", dur("hccn.slow-interval") != 0 && dur("hccn.slow-interval") < dur("hccn.interval"),
 			"0 or a duration not below --hccn.interval (" + dur("hccn.interval").String() + ")"},
-		{"npusmi.timeout", "npusmi.detail-interval", dur("npusmi.timeout") > dur("npusmi.detail-interval"),
+		{"npusmi.timeout", dur("npusmi.timeout") > dur("npusmi.detail-interval"),
 			"a duration not above --npusmi.detail-interval (" + dur("npusmi.detail-interval").String() + ")"},
 	} {
 		if r.bad {
-			return flagError(r.name, values[r.name].String(), r.expect)
+			return flagError(r.name, shown(r.name, values[r.name]), r.expect)
 		}
 	}
 	if len(*sa.toolkitFlags.WebListenAddresses) == 0 && !*sa.toolkitFlags.WebSystemdSocket {
@@ -288,7 +303,7 @@ func validateFlags(sa *serveApp) error {
 	if w.headroom.QPBytesLow > w.headroom.QPBytesHigh {
 		return fmt.Errorf("--headroom.qp-bytes-low=%q with --headroom.qp-bytes-high=%q: expected the low bound not above the high one "+
 			"(one of them alone is checked against the other's default: 256KiB low, 3MiB high)",
-			values["headroom.qp-bytes-low"].String(), values["headroom.qp-bytes-high"].String())
+			shown("headroom.qp-bytes-low", values["headroom.qp-bytes-low"]), shown("headroom.qp-bytes-high", values["headroom.qp-bytes-high"]))
 	}
 	for _, v := range []interface{ Validate() error }{w.headroom, w.hccn, w.health} {
 		if err := v.Validate(); err != nil {
@@ -300,11 +315,11 @@ func validateFlags(sa *serveApp) error {
 
 // checkFlag applies rule to a flag's value, element by element for a
 // repeatable flag.
-func checkFlag(name string, v kingpin.Value, rule flagRule) error {
+func checkFlag(name string, v kingpin.Value, shown string, rule flagRule) error {
 	g, ok := v.(kingpin.Getter)
 	if !ok {
 		if !rule.check(v.String()) {
-			return flagError(name, v.String(), rule.expect)
+			return flagError(name, shown, rule.expect)
 		}
 		return nil
 	}
@@ -318,7 +333,7 @@ func checkFlag(name string, v kingpin.Value, rule flagRule) error {
 		return nil
 	}
 	if !rule.check(val) {
-		return flagError(name, v.String(), rule.expect)
+		return flagError(name, shown, rule.expect)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -125,7 +126,7 @@ func TestEveryFlagIsValidated(t *testing.T) {
 			if !strings.Contains(msg, "--"+f.Name) || !strings.Contains(msg, "expected") {
 				t.Errorf("%q: error %q does not name the flag and what it expects", arg, msg)
 			}
-			if bad != "" && !strings.Contains(msg, strings.TrimSpace(bad)) && !strings.Contains(msg, strings.TrimSpace(strings.Trim(fmtQuoted(bad), `"`))) {
+			if !strings.Contains(msg, strconv.Quote(bad)) && !strings.Contains(msg, "="+bad) {
 				t.Errorf("%q: error %q does not quote the value", arg, msg)
 			}
 		}
@@ -174,8 +175,6 @@ func buildBinary(t *testing.T) string {
 	}
 	return builtBin
 }
-
-func fmtQuoted(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }
 
 // TestRenamedFlagsAreValidated: the 0.3 spellings are rewritten before the
 // parse, so their values meet the same rules.

@@ -37,7 +37,9 @@ func TestStateFileTooLarge(t *testing.T) {
 	if err == nil || blob != nil || !strings.Contains(err.Error(), "MaxStateFileBytes") {
 		t.Fatalf("Restore of a 512 MiB state file = %d bytes, %v; want it refused for its size", len(blob), err)
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 || took > time.Second {
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("a 512 MiB state file refused in %s, %d bytes allocated", took, alloc)
+	if alloc > 1<<20 || took > time.Second {
 		t.Errorf("refusing it allocated %d bytes and took %s; want it refused without reading", alloc, took)
 	}
 	if st := f.Stats(); st.ReadErrors["state_file"] != 1 {
