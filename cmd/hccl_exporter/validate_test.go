@@ -156,6 +156,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary buildBinary built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		_ = os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
 // buildBinary builds the exporter once per test run.
 func buildBinary(t *testing.T) string {
 	t.Helper()
