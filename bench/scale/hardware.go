@@ -17,8 +17,9 @@ type hardwareChip struct {
 
 // hardwareFixed: hccl_exporter_npu_smi_detail_calls_total (9 types × 6
 // results), hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds,
-// ascend_npu_chips, ascend_npu_device_files.
-const hardwareFixed = 9*6 + 1 + 1 + 1
+// hccl_exporter_npu_smi_detail_stale_chips, ascend_npu_chips,
+// ascend_npu_device_files.
+const hardwareFixed = 9*6 + 1 + 1 + 1 + 1
 
 func (h hardwareChip) families() map[string]int {
 	f := map[string]int{

@@ -31,19 +31,19 @@ func TestHardwareTerm(t *testing.T) {
 		t.Errorf("golden 910B node: %d series, the term gives %d", got, want)
 	}
 	per := sum(worstHardwareChip.families())
-	if per != 59 || hardwareFixed != 57 {
-		t.Errorf("worst chip %d series, fixed %d; docs/scale.md says 59 and 57", per, hardwareFixed)
+	if per != 59 || hardwareFixed != 58 {
+		t.Errorf("worst chip %d series, fixed %d; docs/scale.md says 59 and 58", per, hardwareFixed)
 	}
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "scale.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"H = 59·X + E + 57", "1,945"} {
+	for _, s := range []string{"H = 59·X + E + 58", "1,946"} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("docs/scale.md does not state %q", s)
 		}
 	}
-	if h := hardwareSeries(32, worstHardwareChip); h != 1945 {
-		t.Errorf("worst-case H = %d, docs say 1,945", h)
+	if h := hardwareSeries(32, worstHardwareChip); h != 1946 {
+		t.Errorf("worst-case H = %d, docs say 1,946", h)
 	}
 }
