@@ -95,6 +95,15 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		w.cannlog.cfg.PodOfDevice = watcher.PodOfDevice
 	}
 	if on("cannlog") {
+		if procfs := w.cannlog.cfg.Procfs; procfs != "" {
+			// The owner of a discovered root's files is the pod its
+			// process's own cgroup names (else its uid): identity a
+			// tenant cannot write (docs/security.md).
+			w.cannlog.cfg.PodOfProcess = func(pid int) (string, bool) {
+				ref, ok, err := podresources.ReadProcessCgroup(procfs, pid)
+				return ref.PodUID, err == nil && ok
+			}
+		}
 		if npuView != nil {
 			// Each process npu-smi lists is read from its own log root,
 			// found through --path.procfs after each npu-smi run; the same

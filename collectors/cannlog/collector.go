@@ -49,6 +49,11 @@ type Config struct {
 	// Processes is npu-smi's process table (not a flag: main wires it);
 	// nil disables discovery.
 	Processes ProcessTable
+	// PodOfProcess names the pod (its UID) a host pid's own cgroup puts
+	// it in (not a flag: main wires podresources' cgroup reading): the
+	// owner of a discovered root's files is that pod, else the process's
+	// uid (logstate.Source.Owner). nil: the uid alone.
+	PodOfProcess func(hostPID int) (podUID string, ok bool)
 }
 
 // DefaultRoot is the CANN log root a process writes to, by CANN's own
@@ -199,9 +204,10 @@ type Collector struct {
 	state *logstate.State
 	f     follower
 
-	src    logstate.Source // reused for every line by the poll goroutine: no allocation
-	srcDir string          // logstate.LogDir of src.Path
-	srcLoc *time.Location
+	src      logstate.Source // reused for every line by the poll goroutine: no allocation
+	srcDir   string          // logstate.LogDir of src.Path
+	srcLoc   *time.Location
+	srcOwner string // who writes src.Path (rootTable.ownerOf)
 	// roots is the table of log roots (roots.go), configured and
 	// discovered; zones infers and applies the zone of each row.
 	roots *rootTable
@@ -370,7 +376,7 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 	if f.Path != c.src.Path {
 		// Lines arrive file by file: the directory and its zone are worked
 		// out once per run of lines.
-		c.srcDir, c.srcLoc = "", nil
+		c.srcDir, c.srcLoc, c.srcOwner = "", nil, ""
 		if f.Kind != tail.KindScreen {
 			c.srcDir = logstate.LogDir(f.Path)
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
@@ -379,9 +385,13 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 				// first: its lines are read under the configured path.
 				c.roots.noteAlias(f.ProcRoot, c.srcDir)
 			}
+			c.srcOwner = c.roots.ownerOf(f.ProcRoot, c.srcDir)
 		}
 	}
-	c.src = logstate.Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir, Location: c.srcLoc}
+	// PID: the file's own name (plog-<pid>_…) says whose lines it holds;
+	// Owner: who the kernel (or the configured root) says writes it.
+	c.src = logstate.Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir,
+		Location: c.srcLoc, PID: f.PID, Owner: c.srcOwner}
 	c.state.Ingest(&c.src, line)
 	c.dirty = true
 }

@@ -53,6 +53,9 @@ type logRoot struct {
 	// process's files too (a host-path mount): its lines are read under
 	// those, and the joins still know its host pid.
 	aliases map[string]bool
+	// owner is who the kernel says the process is (logstate.Source.Owner):
+	// "pod:<uid>" of its cgroup, else "uid:<n>".
+	owner string
 }
 
 // pinned reports whether the follower keeps this root's files open
@@ -141,6 +144,26 @@ func (t *rootTable) HostPID(key logstate.ProcessKey) int {
 		}
 	}
 	return 0
+}
+
+// ownerOf is the owner of the lines of a file in log directory dir,
+// reached through the discovered root at procRoot ("" for none): the
+// kernel's word on that root's process; for a configured root's file the
+// root itself ("root:<path>"), which no kernel vouches for.
+func (t *rootTable) ownerOf(procRoot, dir string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if procRoot != "" {
+		for _, r := range t.byPID {
+			if r.path == procRoot && r.owner != "" {
+				return r.owner
+			}
+		}
+	}
+	if r := t.rootOfLocked(dir); r != nil && r.proc.pid == 0 {
+		return "root:" + r.path
+	}
+	return ""
 }
 
 // noteAlias records that the files of the row at procRoot are read under

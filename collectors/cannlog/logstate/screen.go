@@ -99,8 +99,9 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 	if !ok && fallback != nil {
 		ts, ok = parse.ParseRFC3339(fallback)
 	}
-	if !ok {
-		ts = s.opts.Now()
+	// A time printed ahead of now counts as now (lineTime).
+	if now := s.opts.Now(); !ok || ts.After(now) {
+		ts = now
 	}
 	pid := parse.ScreenPID(msg)
 	if raw != nil {
