@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -392,8 +393,24 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 	// Owner: who the kernel (or the configured root) says writes it.
 	c.src = logstate.Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir,
 		Location: c.srcLoc, PID: f.PID, Owner: c.srcOwner}
+	if f.Pod != "" {
+		c.src.PodUID = podUIDOf(f.Path)
+	}
 	c.state.Ingest(&c.src, line)
 	c.dirty = true
+}
+
+// podUIDOf is the pod UID of a kubelet log path,
+// /var/log/pods/<ns>_<pod>_<uid>/<container>/N.log; "" for other paths.
+func podUIDOf(path string) string {
+	podDir := filepath.Base(filepath.Dir(filepath.Dir(path)))
+	if filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(path)))) != "pods" {
+		return ""
+	}
+	if parts := strings.Split(podDir, "_"); len(parts) == 3 {
+		return parts[2]
+	}
+	return ""
 }
 
 func kindOf(k tail.Kind) logstate.SourceKind {

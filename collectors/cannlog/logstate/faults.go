@@ -113,15 +113,8 @@ func (s *State) screenProcess(src *Source, pid int) *process {
 		if k.PID != pid || len(pr.comms) == 0 {
 			continue
 		}
-		if src.Pod != "" {
-			// A pod's screen log: its processes are the ones whose device
-			// the kubelet assigns to that pod (pids repeat across pods).
-			if s.opts.PodOfDevice == nil || pr.devicePhyID < 0 {
-				continue
-			}
-			if ns, pod, _, ok := s.opts.PodOfDevice(pr.devicePhyID); !ok || ns != src.Namespace || pod != src.Pod {
-				continue
-			}
+		if src.Pod != "" && !s.inPod(src, pr) {
+			continue
 		}
 		switch {
 		case found == nil:
@@ -131,6 +124,20 @@ func (s *State) screenProcess(src *Source, pid int) *process {
 		}
 	}
 	return found
+}
+
+// inPod reports whether process pr runs in the pod of the screen log src
+// (pids repeat across pods): its cgroup names the pod of the log's path, or
+// the kubelet assigns its device to that pod. The caller holds the lock.
+func (s *State) inPod(src *Source, pr *process) bool {
+	if src.PodUID != "" && pr.owner == "pod:"+src.PodUID {
+		return true
+	}
+	if s.opts.PodOfDevice == nil || pr.devicePhyID < 0 {
+		return false
+	}
+	ns, pod, _, ok := s.opts.PodOfDevice(pr.devicePhyID)
+	return ok && ns == src.Namespace && pod == src.Pod
 }
 
 // kernelOwner reports whether an owner was named by the kernel (a pod's

@@ -55,6 +55,10 @@ type Source struct {
 	// owner, and a communicator claimed by the processes of two owners is
 	// not trusted as a job's identity (trusted).
 	Owner string
+	// PodUID is the pod UID of a Kubernetes screen log's path
+	// (/var/log/pods/<ns>_<pod>_<uid>/…): a report's [PID: n] is the
+	// process of that pid whose owner is that pod's cgroup.
+	PodUID string
 }
 
 // curOwner is the owner of the line being ingested; the caller holds the
@@ -254,22 +258,22 @@ type State struct {
 	cur  *time.Location // zone of the line being ingested
 	// curSrc is the source of the line being ingested, during Ingest.
 	curSrc *Source
-	cat  *catalogIndex
+	cat    *catalogIndex
 
-	lines      map[string]*[parse.NumLevels]uint64
-	procs      map[ProcessKey]*process
-	nComms     int
+	lines  map[string]*[parse.NumLevels]uint64
+	procs  map[ProcessKey]*process
+	nComms int
 	// commGen changes whenever a communicator is added or dropped; claims
 	// (contested) is rebuilt when it moved.
 	commGen, claimsGen uint64
 	claims             map[string]claim
-	faults     map[faultKey]*faultCount
-	extraCodes map[string]struct{}
-	pods       map[podKey]struct{}
-	summaries  map[string]*FaultSummary
-	plogErrors map[plogErrKey]uint64
-	dropped    map[string]uint64
-	unparsable map[string]uint64
+	faults             map[faultKey]*faultCount
+	extraCodes         map[string]struct{}
+	pods               map[podKey]struct{}
+	summaries          map[string]*FaultSummary
+	plogErrors         map[plogErrKey]uint64
+	dropped            map[string]uint64
+	unparsable         map[string]uint64
 	// rejected counts settings values HCCL would refuse, by variable
 	// (variables of internal/hcclenv; "other" for the rest).
 	rejected map[string]uint64
