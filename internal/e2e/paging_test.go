@@ -24,9 +24,10 @@ import (
 //     HCCLJobFailuresAcrossCluster, which needs two jobs.
 //
 // On 0.4.0 a bare-metal screen report had no hccl_job (the rules filled in
-// node/<instance>): jobA paged 5 times, the three EI0011 jobs 9 times, and
-// jobD's 4 nodes counted as 4 jobs and paged infra. Kubernetes screen logs
-// are tied to their process through the kubelet's device assignment.
+// node/<instance>): each job paged once more per node, and jobD's 4 nodes
+// counted as 4 jobs for HCCLJobFailuresAcrossCluster. Kubernetes screen
+// logs are tied to their process through the kubelet's device assignment
+// (and, for roots found through /proc, the pod of the process's cgroup).
 func TestOnePagePerJobEndToEnd(t *testing.T) {
 	bin := buildExporter(t)
 	for _, mode := range []string{"bare-metal", "kubernetes"} {
