@@ -48,9 +48,7 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 		if p.StdTime {
 			pr.touchRaw(p.Time)
 		} else if t, ok := parse.ParsePlogTime(p.Time, s.cur); ok {
-			if now := s.opts.Now(); t.After(now) {
-				t = now // a time printed ahead does not extend its life
-			}
+			t = notAfter(t, s.opts.Now()) // a time printed ahead does not extend its life
 			if t.After(pr.lastWrite) {
 				pr.lastWrite = t
 			}
@@ -115,9 +113,10 @@ func (s *State) lineTime(raw []byte) time.Time {
 	return s.opts.Now()
 }
 
-// notAfter is t, or now where t is later.
+// notAfter is t, or now where t is later. A zero now is no clock (the
+// offline diagnose reads a bundle's times as they are).
 func notAfter(t, now time.Time) time.Time {
-	if t.After(now) {
+	if !now.IsZero() && t.After(now) {
 		return now
 	}
 	return t

@@ -200,7 +200,7 @@ func (s *State) lastWrite(pr *process) time.Time {
 func (pr *process) resolve(loc *time.Location, now time.Time) time.Time {
 	if pr.rawDirty {
 		if t, ok := parse.ParsePlogTime(pr.lastRaw, loc); ok {
-			if t.After(now) {
+			if !now.IsZero() && t.After(now) {
 				t = now
 				pr.lastRaw = pr.lastRaw[:0]
 			}
