@@ -336,12 +336,12 @@ func (s *State) Ingest(src *Source, line []byte) {
 		s.cur = s.opts.Location
 	}
 	s.curSrc = src
-	defer func() { s.curSrc = nil }()
 	if src.Kind == SourceScreen {
 		s.ingestScreen(src, line)
-		return
+	} else {
+		s.ingestPlog(src, line)
 	}
-	s.ingestPlog(src, line)
+	s.curSrc = nil
 }
 
 // labelValue makes a log-derived string a valid label value: valid UTF-8
