@@ -209,6 +209,10 @@ type Collector struct {
 	srcDir   string          // logstate.LogDir of src.Path
 	srcLoc   *time.Location
 	srcOwner string // who writes src.Path (rootTable.ownerOf)
+	// writers are the discovered roots whose processes write files that
+	// several roots reach, by path (writers.go); cleared when the table of
+	// roots changes. Poll goroutine only.
+	writers map[string][2]string
 	// roots is the table of log roots (roots.go), configured and
 	// discovered; zones infers and applies the zone of each row.
 	roots *rootTable
@@ -380,13 +384,22 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 		c.srcDir, c.srcLoc, c.srcOwner = "", nil, ""
 		if f.Kind != tail.KindScreen {
 			c.srcDir = logstate.LogDir(f.Path)
+			procRoot := f.ProcRoot
+			if procRoot != "" {
+				// A volume two pods share: the file is the row's whose
+				// process holds it open (writers.go).
+				if from, to := c.writerRoot(f.Path); from != to {
+					c.srcDir = to + strings.TrimPrefix(c.srcDir, from)
+					procRoot = to
+				}
+			}
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
-			if f.ProcRoot != "" && !hasDirPrefix(f.Path, f.ProcRoot) {
+			if procRoot != "" && !hasDirPrefix(f.Path, procRoot) {
 				// A configured root reaches a discovered process's file
 				// first: its lines are read under the configured path.
-				c.roots.noteAlias(f.ProcRoot, c.srcDir)
+				c.roots.noteAlias(procRoot, c.srcDir)
 			}
-			c.srcOwner = c.roots.ownerOf(f.ProcRoot, c.srcDir)
+			c.srcOwner = c.roots.ownerOf(procRoot, c.srcDir)
 		}
 	}
 	// PID: the file's own name (plog-<pid>_…) says whose lines it holds;

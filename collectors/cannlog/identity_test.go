@@ -2,7 +2,9 @@ package cannlog
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +60,66 @@ func TestAttackTenantIdentityThroughProcfs(t *testing.T) {
 		if !strings.Contains(page, want+"\n") {
 			t.Errorf("missing %s", want)
 		}
+	}
+}
+
+// Two pods mount one log volume at the same path and both run their
+// training process as pid 30 of their container: both plogs are
+// plog-30_*.log in one directory. On 0.4.0 both were read through the
+// first pod's root, and the victim's settings landed on the attacker's row.
+// Now a file whose process is ambiguous goes to the row whose process holds
+// it open (/proc/<pid>/fd, what the kernel says about the writer).
+func TestSharedVolumeSamePIDRows(t *testing.T) {
+	procfs := t.TempDir()
+	volume := fakeProcess(t, procfs, 4100, 30, "ASCEND_PROCESS_LOG_PATH=/logs") // the attacker, lower host pid
+	fakeProcess(t, procfs, 4200, 30, "ASCEND_PROCESS_LOG_PATH=/logs")
+	// The victim's root is the same volume.
+	victimRoot := filepath.Join(procfs, "4200", "root")
+	if err := os.Remove(victimRoot); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(volume, victimRoot); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(volume, "logs", "run", "plog")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, buffsize string) string {
+		p := filepath.Join(dir, name)
+		line := "[INFO] HCCL(30,python3):2026-01-06-15:38:29.890.000 [externalinput.cc:1370] [30][HCCL_ENV] HCCL_BUFFSIZE set by environment to [" + buffsize + "]M\n"
+		if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return "/logs/run/plog/" + name
+	}
+	victimFile := write("plog-30_20260106153829870.log", "200")
+	attackerFile := write("plog-30_20260106153900000.log", "1")
+	for pid, held := range map[int]string{4100: attackerFile, 4200: victimFile} {
+		fd := filepath.Join(procfs, strconv.Itoa(pid), "fd")
+		if err := os.MkdirAll(fd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(held, filepath.Join(fd, "7")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tab := &fakeTable{}
+	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4100}, NPUProcess{NPU: "1", Chip: "0", PID: 4200})
+	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	for range 3 {
+		c.pollOnce(time.Now())
+	}
+	rows := map[int]string{}
+	for _, d := range c.Devices() {
+		pv, _ := c.Process(d.Key)
+		rows[d.HostPID] = pv.Env["HCCL_BUFFSIZE"].Value
+	}
+	if rows[4200] != "200" || rows[4100] != "1" {
+		t.Fatalf("HCCL_BUFFSIZE by host pid %v, want the victim's 200 on 4200 and the attacker's 1 on 4100", rows)
 	}
 }
