@@ -448,7 +448,9 @@ func TestAlertingEndToEnd(t *testing.T) {
 
 	// The exporter has read the logs: settings, communicators and the old
 	// EI0011 are in Prometheus.
-	prom.WaitQuery(t, `hccl_fault_events_total{code="EI0011",source="screen"}`, 20*time.Second,
+	// The screen report is its process's ([PID: n]): counted under the
+	// job's world communicator.
+	prom.WaitQuery(t, `hccl_fault_events_total{code="EI0011",source="screen",hccl_job="hccl_world_group"}`, 20*time.Second,
 		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 1 })
 	seenOld := time.Now()
 	ts := prom.WaitQuery(t, `hccl_fault_last_event_timestamp_seconds{code="EI0011",source="screen"}`, 10*time.Second,
