@@ -7,6 +7,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npuhealth"
@@ -99,9 +100,23 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 			// The owner of a discovered root's files is the pod its
 			// process's own cgroup names (else its uid): identity a
 			// tenant cannot write (docs/security.md).
-			w.cannlog.cfg.PodOfProcess = func(pid int) (string, bool) {
+			kubeletLogs := w.pods.KubeletLogs
+			w.cannlog.cfg.PodOfProcess = func(pid int) (cannlog.ProcessPod, bool) {
 				ref, ok, err := podresources.ReadProcessCgroup(procfs, pid)
-				return ref.PodUID, err == nil && ok
+				if err != nil || !ok {
+					return cannlog.ProcessPod{}, false
+				}
+				pod := cannlog.ProcessPod{UID: ref.PodUID}
+				if kubeletLogs != "" {
+					// The names of the pod, from the kubelet's log layout
+					// (/var/log/pods/<ns>_<pod>_<uid>).
+					if layout, err := podresources.LoadKubeletLayout(kubeletLogs); err == nil {
+						if o, ok := layout.Owner(kubeletLogs, ref); ok {
+							pod.Namespace, pod.Pod, pod.Container = o.Namespace, o.Pod, o.Container
+						}
+					}
+				}
+				return pod, true
 			}
 		}
 		if npuView != nil {

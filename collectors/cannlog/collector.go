@@ -50,11 +50,20 @@ type Config struct {
 	// Processes is npu-smi's process table (not a flag: main wires it);
 	// nil disables discovery.
 	Processes ProcessTable
-	// PodOfProcess names the pod (its UID) a host pid's own cgroup puts
-	// it in (not a flag: main wires podresources' cgroup reading): the
-	// owner of a discovered root's files is that pod, else the process's
-	// uid (logstate.Source.Owner). nil: the uid alone.
-	PodOfProcess func(hostPID int) (podUID string, ok bool)
+	// PodOfProcess names the pod a host pid's own cgroup puts it in (not a
+	// flag: main wires podresources' cgroup reading and the kubelet's log
+	// layout): the owner of a discovered root's files is that pod, else the
+	// process's uid (logstate.Source.Owner), and the pod labels of its plog
+	// faults are its pod's, not the pod of a device its lines name. nil:
+	// the uid alone.
+	PodOfProcess func(hostPID int) (ProcessPod, bool)
+}
+
+// ProcessPod is the pod a process's own cgroup names: its UID, and its
+// namespace, pod and container where the kubelet's log layout names them
+// ("" otherwise).
+type ProcessPod struct {
+	UID, Namespace, Pod, Container string
 }
 
 // DefaultRoot is the CANN log root a process writes to, by CANN's own
@@ -208,7 +217,8 @@ type Collector struct {
 	src      logstate.Source // reused for every line by the poll goroutine: no allocation
 	srcDir   string          // logstate.LogDir of src.Path
 	srcLoc   *time.Location
-	srcOwner string // who writes src.Path (rootTable.ownerOf)
+	srcOwner string     // who writes src.Path (rootTable.ownerOf)
+	srcPod   ProcessPod // its pod, where the kernel names one
 	// writers are the discovered roots whose processes write files that
 	// several roots reach, by path (writers.go); cleared when the table of
 	// roots changes. Poll goroutine only.
@@ -381,7 +391,7 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 	if f.Path != c.src.Path {
 		// Lines arrive file by file: the directory and its zone are worked
 		// out once per run of lines.
-		c.srcDir, c.srcLoc, c.srcOwner = "", nil, ""
+		c.srcDir, c.srcLoc, c.srcOwner, c.srcPod = "", nil, "", ProcessPod{}
 		if f.Kind != tail.KindScreen {
 			c.srcDir = logstate.LogDir(f.Path)
 			procRoot := f.ProcRoot
@@ -399,13 +409,14 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 				// first: its lines are read under the configured path.
 				c.roots.noteAlias(procRoot, c.srcDir)
 			}
-			c.srcOwner = c.roots.ownerOf(procRoot, c.srcDir)
+			c.srcOwner, c.srcPod = c.roots.ownerOf(procRoot, c.srcDir)
 		}
 	}
 	// PID: the file's own name (plog-<pid>_…) says whose lines it holds;
 	// Owner: who the kernel (or the configured root) says writes it.
 	c.src = logstate.Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir,
-		Location: c.srcLoc, PID: f.PID, Owner: c.srcOwner}
+		Location: c.srcLoc, PID: f.PID, Owner: c.srcOwner,
+		OwnerNamespace: c.srcPod.Namespace, OwnerPod: c.srcPod.Pod, OwnerContainer: c.srcPod.Container}
 	if f.Pod != "" {
 		c.src.PodUID = podUIDOf(f.Path)
 	}

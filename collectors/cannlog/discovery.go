@@ -258,7 +258,7 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 	n := &logRoot{proc: procID{pid, p.Start}, nspid: p.NSpid, root: p.Root, via: p.Via, path: p.Path, anchor: p.Anchor, checked: now}
 	if err == nil {
 		n.ok = true
-		n.owner = c.ownerOfProcess(pid, p.UID)
+		n.owner, n.pod = c.ownerOfProcess(pid, p.UID)
 		if old != nil && old.ok && old.found && old.path == n.path && old.anchor == n.anchor && old.proc == n.proc && old.nspid == n.nspid {
 			// The same process with the same root, whose logs are read:
 			// nothing to list again.
@@ -312,16 +312,16 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 
 // ownerOfProcess is who the kernel says a discovered process is: the pod
 // its own cgroup names, else its uid, else the process itself.
-func (c *Collector) ownerOfProcess(pid, uid int) string {
+func (c *Collector) ownerOfProcess(pid, uid int) (string, ProcessPod) {
 	if c.cfg.PodOfProcess != nil {
-		if pod, ok := c.cfg.PodOfProcess(pid); ok && pod != "" {
-			return "pod:" + pod
+		if pod, ok := c.cfg.PodOfProcess(pid); ok && pod.UID != "" {
+			return "pod:" + pod.UID, pod
 		}
 	}
 	if uid >= 0 {
-		return "uid:" + strconv.Itoa(uid)
+		return "uid:" + strconv.Itoa(uid), ProcessPod{}
 	}
-	return "pid:" + strconv.Itoa(pid)
+	return "pid:" + strconv.Itoa(pid), ProcessPod{}
 }
 
 func viaName(v string) string {

@@ -30,9 +30,13 @@ func TestAttackTenantIdentityThroughProcfs(t *testing.T) {
 	writePlog(t, filepath.Join(attackerRoot, "job", "logs"), 7, extra.String())
 	tab := &fakeTable{}
 	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242}, NPUProcess{NPU: "1", Chip: "0", PID: 4300})
-	pods := map[int]string{4242: "0a2b-victim", 4300: "6f1c-attacker"}
+	pods := map[int]ProcessPod{4242: {UID: "0a2b-victim", Namespace: "team-v", Pod: "victim-0", Container: "pytorch"},
+		4300: {UID: "6f1c-attacker", Namespace: "team-a", Pod: "attacker-0", Container: "pytorch"}}
 	c, err := New(Config{Procfs: procfs, Processes: tab, Timezone: "UTC", ProcessTTL: time.Hour,
-		PodOfProcess: func(pid int) (string, bool) { p, ok := pods[pid]; return p, ok }}, nil)
+		PodOfProcess: func(pid int) (ProcessPod, bool) { p, ok := pods[pid]; return p, ok },
+		// The attacker's plog prints devicePhyId[0], the victim's chip: the
+		// kubelet would put its faults in the victim's pod.
+		PodOfDevice: func(int) (string, string, string, bool) { return "team-v", "victim-0", "pytorch", true }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +54,8 @@ func TestAttackTenantIdentityThroughProcfs(t *testing.T) {
 			faults = append(faults, l)
 		}
 	}
-	if len(faults) != 1 || strings.Contains(faults[0], "1767685109881000") {
-		t.Errorf("the attacker's EI0011: %v; want one series without the victim's communicator", faults)
+	if len(faults) != 1 || strings.Contains(faults[0], "1767685109881000") || !strings.Contains(faults[0], `namespace="team-a",pod="attacker-0"`) {
+		t.Errorf("the attacker's EI0011: %v; want one series in the attacker's own pod (its cgroup), without the victim's communicator", faults)
 	}
 	for _, want := range []string{
 		`hccl_exporter_log_lines_refused_total{reason="foreign_pid"} 50`,

@@ -175,15 +175,23 @@ func (s *State) countRejected(name string) {
 
 const rejectedOther = "other"
 
-// podSource returns src labelled with the pod that holds the device of the
-// process that printed a fault line, where Options.PodOfDevice knows it;
-// otherwise src itself. Fault lines are rare: the copy costs nothing on
+// podSource returns src labelled with the pod of the process that printed
+// a fault line: the pod its cgroup names where the kernel does
+// (Source.OwnerPod), else the pod that holds the device its lines name,
+// where Options.PodOfDevice knows it; otherwise src itself. Fault lines are rare: the copy costs nothing on
 // the hot path.
 func (s *State) podSource(src *Source, pid int) *Source {
+	pr := s.procs[ProcessKey{src.Dir, pid}]
+	if pr != nil && pr.ownerPod[1] != "" {
+		// The kernel names the writer's pod (its cgroup): a device its
+		// lines print cannot put its faults in another pod.
+		labelled := *src
+		labelled.Namespace, labelled.Pod, labelled.Container = pr.ownerPod[0], pr.ownerPod[1], pr.ownerPod[2]
+		return &labelled
+	}
 	if s.opts.PodOfDevice == nil {
 		return src
 	}
-	pr := s.procs[ProcessKey{src.Dir, pid}]
 	if pr == nil || pr.devicePhyID < 0 {
 		return src
 	}

@@ -164,8 +164,11 @@ type process struct {
 	gone bool
 	// owner is who the kernel says wrote its logs (Source.ownerOf): the
 	// pid cap is shared per owner, and its communicators are checked
-	// against the other owners' (contested).
-	owner string
+	// against the other owners' (contested). ownerPod names the owner's
+	// pod (namespace, pod, container) where the kernel and the kubelet's
+	// log layout do.
+	owner    string
+	ownerPod [3]string
 }
 
 // settings is the process's settings set, SettingsID(pr.env), computed
@@ -232,12 +235,14 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 			return nil
 		}
 		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: notAfter(t, s.opts.Now()), devicePhyID: -1, loc: s.cur, owner: owner}
+		s.setOwnerPod(pr)
 		s.procs[key] = pr
 	}
 	if o := s.curOwner(); o != "" && o != pr.owner && (pr.owner == "" || kernelOwner(o) && !kernelOwner(pr.owner)) {
 		// Restored from a state file, or read before discovery named its
 		// writer: the kernel's word replaces the root's.
 		pr.owner = o
+		s.setOwnerPod(pr)
 		s.commGen++
 	}
 	if pr.name != string(name) {
@@ -276,6 +281,13 @@ func (s *State) evictGone() bool {
 	s.commGen++
 	delete(s.procs, oldest)
 	return true
+}
+
+// setOwnerPod copies the pod names of the current source's kernel owner.
+func (s *State) setOwnerPod(pr *process) {
+	if src := s.curSrc; src != nil && src.OwnerPod != "" && kernelOwner(src.Owner) {
+		pr.ownerPod = [3]string{labelValue(src.OwnerNamespace, maxValueLen), labelValue(src.OwnerPod, maxValueLen), labelValue(src.OwnerContainer, maxValueLen)}
+	}
 }
 
 // evictFairShare makes room under the pid cap for a process of owner: the

@@ -55,6 +55,11 @@ type Source struct {
 	// owner, and a communicator claimed by the processes of two owners is
 	// not trusted as a job's identity (trusted).
 	Owner string
+	// OwnerNamespace, OwnerPod and OwnerContainer name the pod of a
+	// "pod:<uid>" Owner where the kubelet's log layout does: the pod labels
+	// of its processes' plog faults (rather than the pod of a device their
+	// lines name, Options.PodOfDevice).
+	OwnerNamespace, OwnerPod, OwnerContainer string
 	// PodUID is the pod UID of a Kubernetes screen log's path
 	// (/var/log/pods/<ns>_<pod>_<uid>/…): a report's [PID: n] is the
 	// process of that pid whose owner is that pod's cgroup.
