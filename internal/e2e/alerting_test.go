@@ -222,11 +222,18 @@ var e2eShortenedAlerts = []string{"NPULinkSetupHeadroomLow", "RoCELinkDown", "Ro
 // e2eShortenedAlerts cut to e2eHeadroomFor where it is longer.
 func rulesForTest(t *testing.T) string {
 	t.Helper()
+	return rulesWithFor(t, e2eHeadroomFor, e2eShortenedAlerts...)
+}
+
+// rulesWithFor returns the shipped rules with the `for:` of the named
+// alerts cut to shortFor where it is longer.
+func rulesWithFor(t *testing.T, shortFor string, names ...string) string {
+	t.Helper()
 	rules := string(alerts.Rules)
-	short, _ := time.ParseDuration(e2eHeadroomFor)
+	short, _ := time.ParseDuration(shortFor)
 	// The rules file is rendered by the mixin (string values quoted).
 	forRe := regexp.MustCompile(`(?m)^(\s+for:\s*)"?([^"\s]+)"?`)
-	for _, name := range e2eShortenedAlerts {
+	for _, name := range names {
 		start := strings.Index(rules, "- alert: "+name+"\n")
 		if start < 0 {
 			start = strings.Index(rules, "- alert: "+strconv.Quote(name)+"\n")
@@ -252,8 +259,8 @@ func rulesForTest(t *testing.T) string {
 		if d <= short {
 			continue
 		}
-		t.Logf("%s: for: %s shortened to %s for this test", name, m[2], e2eHeadroomFor)
-		block = forRe.ReplaceAllString(block, "${1}"+e2eHeadroomFor)
+		t.Logf("%s: for: %s shortened to %s for this test", name, m[2], shortFor)
+		block = forRe.ReplaceAllString(block, "${1}"+shortFor)
 		rules = rules[:start] + block + rules[end:]
 	}
 	return rules
@@ -441,7 +448,9 @@ func TestAlertingEndToEnd(t *testing.T) {
 
 	// The exporter has read the logs: settings, communicators and the old
 	// EI0011 are in Prometheus.
-	prom.WaitQuery(t, `hccl_fault_events_total{code="EI0011",source="screen"}`, 20*time.Second,
+	// The screen report is its process's ([PID: n]): counted under the
+	// job's world communicator.
+	prom.WaitQuery(t, `hccl_fault_events_total{code="EI0011",source="screen",hccl_job="hccl_world_group"}`, 20*time.Second,
 		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 1 })
 	seenOld := time.Now()
 	ts := prom.WaitQuery(t, `hccl_fault_last_event_timestamp_seconds{code="EI0011",source="screen"}`, 10*time.Second,

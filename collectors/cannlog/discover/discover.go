@@ -256,6 +256,9 @@ type Process struct {
 	// Path reaches Root from the exporter: <procfs>/<pid>/root<Root> (or
 	// <procfs>/<pid>/cwd/<Root> for a relative one).
 	Path string
+	// UID is its real uid (status), -1 unknown: who the kernel says
+	// writes its logs where no pod's cgroup does.
+	UID int
 	// Anchor is the directory Path is resolved inside:
 	// <procfs>/<pid>/root (or <procfs>/<pid>/cwd). The follower opens the
 	// rest of Path from it with RESOLVE_IN_ROOT, so that a link in the
@@ -266,7 +269,7 @@ type Process struct {
 // Resolve finds the CANN log root of host pid pid below procfs. It does
 // not check that the root exists: Logs does.
 func Resolve(procfs string, pid int) (Process, error) {
-	p := Process{HostPID: pid, NSpid: pid}
+	p := Process{HostPID: pid, NSpid: pid, UID: -1}
 	base := path.Join(procfs, strconv.Itoa(pid))
 	start, err := readWith(path.Join(base, "stat"), ParseStartTime)
 	switch {
@@ -282,6 +285,7 @@ func Resolve(procfs string, pid int) (Process, error) {
 	if st.NSpid > 0 {
 		p.NSpid = st.NSpid
 	}
+	p.UID = st.UID
 	env, err := readWith(path.Join(base, "environ"), ParseEnviron)
 	if err != nil {
 		return p, err

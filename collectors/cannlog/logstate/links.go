@@ -126,11 +126,12 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
 		return
 	}
-	if s.nComms >= s.opts.MaxCommunicators {
+	if s.nComms >= s.opts.MaxCommunicators && !s.evictCommFairShare(pr.owner) {
 		s.dropped[labelCommunicator]++
 		return
 	}
 	s.nComms++
+	s.commGen++
 	c := CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, SuperPodNum: ci.SuperPodNum, ModuleNum: ci.ModuleNum,
 		DeviceType: ci.DeviceType, UserRank: -1, DevicePhyID: ci.DevicePhyID, SuperPodMode: -1, StandardCard: -1,
 		MultiModuleDiffDeviceNum: ci.MultiModuleDiffDeviceNum, MultiSuperPodDiffServerNum: ci.MultiSuperPodDiffServerNum}
@@ -144,6 +145,42 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		delete(pr.links.bufferNames, name)
 	}
 	pr.comms = append(pr.comms, c)
+}
+
+// evictCommFairShare makes room under the communicator cap for one of
+// owner's processes: the cap is shared per owner, not first come. When
+// another owner holds more than one communicator more than owner would with
+// the new one, the newest communicator of its process with the most is
+// dropped (counted in hccl_exporter_label_values_dropped_total).
+func (s *State) evictCommFairShare(owner string) bool {
+	held := map[string]int{}
+	for _, pr := range s.procs {
+		held[pr.owner] += len(pr.comms)
+	}
+	largest, most := "", 0
+	for o, n := range held {
+		if n > most || (n == most && o < largest) {
+			largest, most = o, n
+		}
+	}
+	if most <= held[owner]+1 {
+		return false
+	}
+	var victim *process
+	var vk ProcessKey
+	for k, pr := range s.procs {
+		if pr.owner == largest && (victim == nil || len(pr.comms) > len(victim.comms) || (len(pr.comms) == len(victim.comms) && lessKey(k, vk))) {
+			victim, vk = pr, k
+		}
+	}
+	last := len(victim.comms) - 1
+	delete(victim.links.peers, victim.comms[last].Name)
+	delete(victim.links.tags, victim.comms[last].Name)
+	victim.comms = victim.comms[:last]
+	s.nComms--
+	s.commGen++
+	s.dropped[labelCommunicator]++
+	return true
 }
 
 func setIfKnown(dst *int, v int) {
@@ -197,6 +234,7 @@ func (s *State) applyDestroy(key ProcessKey, p *parse.PlogLine) {
 	delete(pr.links.tags, pr.comms[idx].Name)
 	pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
 	s.nComms--
+	s.commGen++
 }
 
 func (s *State) applyCommConfig(key ProcessKey, p *parse.PlogLine, cc parse.CommConfig) {

@@ -162,6 +162,13 @@ type process struct {
 	// gone: its owner said the process left (MarkGone). Its series stay
 	// for the TTL, but it holds no place under the pid cap.
 	gone bool
+	// owner is who the kernel says wrote its logs (Source.ownerOf): the
+	// pid cap is shared per owner, and its communicators are checked
+	// against the other owners' (contested). ownerPod names the owner's
+	// pod (namespace, pod, container) where the kernel and the kubelet's
+	// log layout do.
+	owner    string
+	ownerPod [3]string
 }
 
 // settings is the process's settings set, SettingsID(pr.env), computed
@@ -187,13 +194,22 @@ func (s *State) lastWrite(pr *process) time.Time {
 	if loc == nil {
 		loc = s.opts.Location
 	}
-	return pr.resolve(loc)
+	return pr.resolve(loc, s.opts.Now())
 }
 
-func (pr *process) resolve(loc *time.Location) time.Time {
+// resolve folds lastRaw into lastWrite. A time printed ahead of now counts
+// as now, once: lastRaw is then let go, so that it neither keeps the
+// process alive for ever nor hides the true times printed after it.
+func (pr *process) resolve(loc *time.Location, now time.Time) time.Time {
 	if pr.rawDirty {
-		if t, ok := parse.ParsePlogTime(pr.lastRaw, loc); ok && t.After(pr.lastWrite) {
-			pr.lastWrite = t
+		if t, ok := parse.ParsePlogTime(pr.lastRaw, loc); ok {
+			if !now.IsZero() && t.After(now) {
+				t = now
+				pr.lastRaw = pr.lastRaw[:0]
+			}
+			if t.After(pr.lastWrite) {
+				pr.lastWrite = t
+			}
 		}
 		pr.rawDirty = false
 	}
@@ -213,19 +229,29 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 		}
 	}
 	if pr == nil {
-		if len(s.procs) >= s.opts.MaxPIDs && !s.evictGone() {
+		owner := s.curOwner()
+		if len(s.procs) >= s.opts.MaxPIDs && !s.evictGone() && !s.evictFairShare(owner) {
 			s.dropped[labelPID]++
 			return nil
 		}
-		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: t, devicePhyID: -1, loc: s.cur}
+		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: notAfter(t, s.opts.Now()), devicePhyID: -1, loc: s.cur, owner: owner}
+		s.setOwnerPod(pr)
 		s.procs[key] = pr
+	}
+	if o := s.curOwner(); o != "" && o != pr.owner && (pr.owner == "" || kernelOwner(o) && !kernelOwner(pr.owner)) {
+		// Restored from a state file, or read before discovery named its
+		// writer: the kernel's word replaces the root's.
+		pr.owner = o
+		s.setOwnerPod(pr)
+		s.commGen++
 	}
 	if pr.name != string(name) {
 		if v := labelValue(string(name), maxValueLen); v != pr.name {
 			pr.name = v
 		}
 	}
-	if t.After(pr.lastWrite) {
+	if t = notAfter(t, s.opts.Now()); t.After(pr.lastWrite) {
+		// A time printed ahead of now does not extend its life.
 		pr.lastWrite = t
 	}
 	return pr
@@ -252,6 +278,52 @@ func (s *State) evictGone() bool {
 		return false
 	}
 	s.nComms -= len(s.procs[oldest].comms)
+	s.commGen++
+	delete(s.procs, oldest)
+	return true
+}
+
+// setOwnerPod copies the pod names of the current source's kernel owner.
+func (s *State) setOwnerPod(pr *process) {
+	if src := s.curSrc; src != nil && src.OwnerPod != "" && kernelOwner(src.Owner) {
+		pr.ownerPod = [3]string{labelValue(src.OwnerNamespace, maxValueLen), labelValue(src.OwnerPod, maxValueLen), labelValue(src.OwnerContainer, maxValueLen)}
+	}
+}
+
+// evictFairShare makes room under the pid cap for a process of owner: the
+// cap is shared per owner (a pod, a uid, a log directory), not first come.
+// When another owner holds more than one process more than owner would
+// with the new one, its process written least recently is dropped (counted
+// in hccl_exporter_label_values_dropped_total{label="pid"}): a tenant that
+// makes up processes fills its own share, never the node's.
+func (s *State) evictFairShare(owner string) bool {
+	held := map[string]int{}
+	for _, pr := range s.procs {
+		held[pr.owner]++
+	}
+	largest, most := "", 0
+	for o, n := range held {
+		if n > most || (n == most && o < largest) {
+			largest, most = o, n
+		}
+	}
+	if most <= held[owner]+1 {
+		return false
+	}
+	var oldest ProcessKey
+	var at time.Time
+	found := false
+	for k, pr := range s.procs {
+		if pr.owner != largest {
+			continue
+		}
+		if w := s.lastWrite(pr); !found || w.Before(at) || (w.Equal(at) && lessKey(k, oldest)) {
+			oldest, at, found = k, w, true
+		}
+	}
+	s.dropped[labelPID]++
+	s.nComms -= len(s.procs[oldest].comms)
+	s.commGen++
 	delete(s.procs, oldest)
 	return true
 }
@@ -450,6 +522,7 @@ func (s *State) Expire(live Liveness) int {
 			continue // written to meanwhile
 		}
 		s.nComms -= len(pr.comms)
+		s.commGen++
 		delete(s.procs, k)
 		n++
 	}
