@@ -10,7 +10,7 @@ import (
 // stack or the flag parser: diagnose reads bundles on a laptop, and the
 // state "does no I/O".
 func TestOfflinePackagesLinkNoHTTPStack(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "../../collectors/cannlog/logstate", "../../diagnose").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "../../internal/cann/logstate", "../../diagnose").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}

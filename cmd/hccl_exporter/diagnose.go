@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/diagnose"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // diagnoseCommand is the offline `hccl_exporter diagnose` command. It has

@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/discover"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/discover"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // Discovery: every process npu-smi lists gets its own CANN log root,

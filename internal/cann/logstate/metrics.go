@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 	"github.com/hccl-exporter/hccl_exporter/internal/helptext"
 )

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // snapshotVersion is bumped when the blob's meaning changes; an unknown

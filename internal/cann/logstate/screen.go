@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // Screen logs: fault codes in training stdout/stderr captures, plain or

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // Caps that keep one runaway process from growing the state without bound.

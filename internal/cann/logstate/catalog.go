@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"slices"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // Fault is one row of the fault catalog. A code may have several rows, one

@@ -9,7 +9,7 @@ import (
 	// in images without /usr/share/zoneinfo; the database adds about 450 KB.
 	_ "time/tzdata"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // CANN prints local time without a zone. Zones are whole quarter-hours

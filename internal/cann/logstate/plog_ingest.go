@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // Processes: what the logs say about each training process (keyed by log
