@@ -59,6 +59,8 @@ var contractAlerts = []string{
 	"NPUHardwareProbeFailing",
 	"NPUMemoryHeldWithoutProcess",
 	"HCCLExporterDownAcrossFleet",
+	// 0.5.0: npu-smi pids of another pid namespace (issue 40).
+	"HCCLExporterNPUSMIForeignPIDNamespace",
 }
 
 // clusterAlerts describe a cluster or a job, not one node.
