@@ -63,8 +63,8 @@ func TestShippedFaultCodePagesInfra(t *testing.T) {
 		Values string `yaml:"values"`
 	}
 	type unitTest struct {
-		Interval      string     `yaml:"interval"`
-		InputSeries   []series   `yaml:"input_series"`
+		Interval       string     `yaml:"interval"`
+		InputSeries    []series   `yaml:"input_series"`
 		PromQLExprTest []exprTest `yaml:"promql_expr_test"`
 	}
 	var ut unitTest
@@ -225,5 +225,72 @@ func TestJobOwnerAlertsCarryRoutingLabels(t *testing.T) {
 			t.Errorf("docs/runbooks.md, Routing labels lists %s, which is no job-owner alert", a)
 		}
 	}
-	_ = slices.Contains[[]string]
+}
+
+// TestScaleDocForDurations: docs/scale.md's "Alert `for:` durations"
+// names each alert with the for: of its rules ("N m (`A`, `B`)"), and the
+// group it calls the shortest waits is every alert with that for: (0.4.0
+// said 2 m for NPULinkSetupHeadroomLow, whose rule has none).
+func TestScaleDocForDurations(t *testing.T) {
+	md, err := os.ReadFile(filepath.Join("..", "docs", "scale.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(md)
+	i := strings.Index(doc, "- **Alert `for:` durations.**")
+	if i < 0 {
+		t.Fatal("docs/scale.md has no bullet \"Alert `for:` durations\"")
+	}
+	bullet := doc[i:]
+	if j := strings.Index(bullet[2:], "\n- "); j > 0 {
+		bullet = bullet[:j+2]
+	}
+	fors := map[string][]string{}
+	for _, r := range loadRules(t) {
+		if r.Alert == "" {
+			continue
+		}
+		f := r.For
+		if f == "" {
+			f = "0m"
+		}
+		fors[r.Alert] = append(fors[r.Alert], f)
+	}
+	group := regexp.MustCompile("(\\d+) m\\s+\\(([^)]*)\\)")
+	name := regexp.MustCompile("`([A-Z][A-Za-z]+)`")
+	checked := 0
+	for _, g := range group.FindAllStringSubmatch(bullet, -1) {
+		want := g[1] + "m"
+		var listed []string
+		for _, n := range name.FindAllStringSubmatch(g[2], -1) {
+			listed = append(listed, n[1])
+			checked++
+			if !slices.Contains(fors[n[1]], want) {
+				t.Errorf("docs/scale.md says %s waits %s; its rules' for: %v", n[1], want, fors[n[1]])
+			}
+		}
+		if strings.Contains(bullet[:strings.Index(bullet, g[0])], "shortest") && want != "0m" {
+			var all []string
+			for a, fs := range fors {
+				if slices.Contains(fs, want) {
+					all = append(all, a)
+				}
+			}
+			sort.Strings(all)
+			sort.Strings(listed)
+			if !slices.Equal(all, listed) {
+				t.Errorf("docs/scale.md lists %v as the shortest waits (%s); the rules with that for: are %v", listed, want, all)
+			}
+			for a, fs := range fors {
+				for _, f := range fs {
+					if f != "0m" && mustDuration(t, f) < mustDuration(t, want) {
+						t.Errorf("%s waits %s, shorter than the %s docs/scale.md calls the shortest", a, f, want)
+					}
+				}
+			}
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("read %d alerts from the bullet: the check looks at nothing\n%s", checked, bullet)
+	}
 }
