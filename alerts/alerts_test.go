@@ -245,6 +245,16 @@ type alertmanagerConfig struct {
 // of its receivers' names.
 func renderAlertmanagerConfig(t *testing.T, data []byte) ([]byte, string) {
 	t.Helper()
+	return renderAlertmanagerConfigStrategy(t, data, "None")
+}
+
+// renderAlertmanagerConfigStrategy renders as the operator does under the
+// Alertmanager's alertmanagerConfigMatcherStrategy: with OnNamespace (its
+// default) it adds namespace="<the resource's namespace>" to the matchers
+// of the resource's top route and of each inhibit rule's source and
+// target, as prometheus-operator's enforcer does.
+func renderAlertmanagerConfigStrategy(t *testing.T, data []byte, strategy string) ([]byte, string) {
+	t.Helper()
 	var amc alertmanagerConfig
 	if err := yaml.UnmarshalStrict(data, &amc); err != nil {
 		t.Fatalf("parse alertmanagerconfig.example.yaml: %v", err)
@@ -292,6 +302,19 @@ func renderAlertmanagerConfig(t *testing.T, data []byte) ([]byte, string) {
 			out["routes"] = subs
 		}
 		return out
+	}
+	nsMatcher := amcMatcher{Name: "namespace", Value: amc.Metadata.Namespace, MatchType: "="}
+	switch strategy {
+	case "None":
+	case "OnNamespace":
+		amc.Spec.Route.Matchers = append([]amcMatcher{nsMatcher}, amc.Spec.Route.Matchers...)
+		for i := range amc.Spec.InhibitRules {
+			ir := &amc.Spec.InhibitRules[i]
+			ir.SourceMatch = append([]amcMatcher{nsMatcher}, ir.SourceMatch...)
+			ir.TargetMatch = append([]amcMatcher{nsMatcher}, ir.TargetMatch...)
+		}
+	default:
+		t.Fatalf("matcher strategy %q", strategy)
 	}
 	top := route(amc.Spec.Route)
 	// The operator puts each resource's route below the root, with

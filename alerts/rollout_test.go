@@ -294,3 +294,49 @@ func TestScaleDocForDurations(t *testing.T) {
 		t.Fatalf("read %d alerts from the bullet: the check looks at nothing\n%s", checked, bullet)
 	}
 }
+
+// TestTeamAlertmanagerConfigOnNamespace: under the Prometheus Operator's
+// default matcher strategy (OnNamespace, the namespace matcher injected as
+// the operator does) the team's resource pages and notifies that team for
+// its job-owner alerts and receives nothing else: another team's alerts and
+// infrastructure's (no namespace) fall to the root. The platform's
+// resource in the monitoring namespace receives nothing under the same
+// strategy; it is meant as the Alertmanager's global configuration
+// (alertmanagerConfiguration.name: no namespace matcher, as rendered by
+// TestAlertmanagerConfigRoutes). Both decode strictly (unknown fields
+// fail) in the rendering.
+func TestTeamAlertmanagerConfigOnNamespace(t *testing.T) {
+	amtool := testtools.EnsureTool(t, "amtool", "prometheus-alertmanager")
+	team, err := os.ReadFile("alertmanagerconfig.team.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(data []byte) string {
+		f := filepath.Join(t.TempDir(), "alertmanager.yml")
+		if err := os.WriteFile(f, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		run(t, amtool, "check-config", f)
+		return f
+	}
+	rendered, prefix := renderAlertmanagerConfigStrategy(t, team, "OnNamespace")
+	file := write(rendered)
+	for _, c := range []struct{ labels, receivers string }{
+		{"alertname=HCCLQPMemoryAllocationFailed severity=critical audience=job-owner code=EI0011 namespace=team-a hccl_job=commT", prefix + "team-pager," + prefix + "team-chat"},
+		{"alertname=HCCLSettingsInconsistentInCommunicator severity=warning audience=job-owner namespace=team-a hccl_job=c1", prefix + "team-chat"},
+		{"alertname=HCCLQPMemoryAllocationFailed severity=critical audience=job-owner code=EI0011 namespace=team-b hccl_job=commT", "null"},
+		{"alertname=RoCELinkDown severity=critical audience=infra npu=0 chip=0", "null"},
+		{"alertname=NPULinkSetupHeadroomLow severity=warning audience=job-owner hccl_job=node/npu-node-1", "null"},
+	} {
+		run(t, amtool, append([]string{"config", "routes", "test", "--config.file=" + file,
+			"--verify.receivers=" + c.receivers, "instance=npu-node-1"}, strings.Fields(c.labels)...)...)
+	}
+	// The platform's resource under OnNamespace: nothing carries
+	// namespace="monitoring", so nothing reaches it.
+	rendered, _ = renderAlertmanagerConfigStrategy(t, AlertmanagerConfigExample, "OnNamespace")
+	file = write(rendered)
+	for _, c := range routeCases {
+		run(t, amtool, append([]string{"config", "routes", "test", "--config.file=" + file,
+			"--verify.receivers=null", "instance=npu-node-1"}, strings.Fields(c.labels)...)...)
+	}
+}
