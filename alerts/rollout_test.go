@@ -191,7 +191,7 @@ func TestJobOwnerAlertsCarryRoutingLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("(?m)^\\| \\[([A-Za-z0-9]+)\\]\\(#[a-z0-9]+\\) \\| ([^|]*) \\|$")
+	row := regexp.MustCompile(`(?m)^\| \[([A-Za-z0-9]+)\]\(#[a-z0-9]+\) \| ([^|]*) \|$`)
 	documented := map[string]string{}
 	sec := string(md)
 	if i := strings.Index(sec, "\n### Routing labels\n"); i >= 0 {
@@ -256,7 +256,7 @@ func TestScaleDocForDurations(t *testing.T) {
 		}
 		fors[r.Alert] = append(fors[r.Alert], f)
 	}
-	group := regexp.MustCompile("(\\d+) m\\s+\\(([^)]*)\\)")
+	group := regexp.MustCompile(`(\d+) m\s+\(([^)]*)\)`)
 	name := regexp.MustCompile("`([A-Z][A-Za-z]+)`")
 	checked := 0
 	for _, g := range group.FindAllStringSubmatch(bullet, -1) {
