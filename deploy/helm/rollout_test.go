@@ -260,6 +260,12 @@ func TestProducts(t *testing.T) {
 			t.Errorf("enabling 300I without visibleDevices: %v, want an error naming the value", err)
 		}
 	})
+	t.Run("a nodeAffinity of its own", func(t *testing.T) {
+		_, err := helm(t, "template", release, chartDir, "--set", "affinity.nodeAffinity.x=1")
+		if err == nil || !strings.Contains(err.Error(), "products.<name>.matchExpressions") {
+			t.Errorf("affinity.nodeAffinity: %v, want an error instead of a dropped value", err)
+		}
+	})
 	t.Run("the old value", func(t *testing.T) {
 		_, err := helm(t, "template", release, chartDir, "--set", "npuAccess.visibleDevices=0-15")
 		if err == nil || !strings.Contains(err.Error(), "products.<product>.visibleDevices") {
