@@ -107,6 +107,7 @@ func TestHelmLint(t *testing.T) {
 		nil,
 		{"--set", "namespace.create=true,serviceMonitor.enabled=false,prometheusRule.enabled=false,service.enabled=false"},
 		{"--values", "testdata/tls-values.yaml"},
+		{"--set", "products.ascend310p.enabled=true,products.ascend310p.visibleDevices=0-3,jobsRunAsNonRoot=false,faultCodes.enabled=false"},
 	} {
 		out, err := helm(t, append([]string{"lint", "--strict", chartDir, "--namespace", namespace}, set...)...)
 		if err != nil {
