@@ -14,6 +14,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 var collectorSpecs = []exporter.Spec{
@@ -34,7 +35,7 @@ type collectorWiring struct {
 	enabled  map[string]*bool
 	npusmi   *npusmi.Config
 	cannlog  *cannlogFlags
-	headroom *headroom.Config
+	headroom *model.Config
 	hccn     *hccn.Config
 	pods     *podresources.Config
 	health   *npuhealth.Config

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // npuProcesses gives the pods collector npu-smi's process table of the
@@ -22,7 +23,7 @@ func (n npuProcesses) NPUProcesses(ctx context.Context) ([]podresources.NPUProce
 	}
 	out := make([]podresources.NPUProcess, 0, len(snap.Processes))
 	for _, p := range snap.Processes {
-		out = append(out, podresources.NPUProcess{Chip: podresources.Chip{NPU: p.NPU, Chip: p.Chip}, PID: p.PID})
+		out = append(out, podresources.NPUProcess{Chip: ascend.ChipID{NPU: p.NPU, Chip: p.Chip}, PID: p.PID})
 	}
 	return out, nil
 }

@@ -1,3 +1,9 @@
+// Package headroom is the collector of the NPU memory headroom before HCCL
+// link setup: each scrape it fetches the model's inputs (npu-smi's chips and
+// process table, the CANN logs' view of each process, through NPUSource and
+// SettingsSource, which cmd/hccl_exporter wires to internal/join), runs
+// internal/headroom's Model and turns the result into const metrics. The
+// model itself, its inputs and its configuration live in internal/headroom.
 package headroom
 
 import (
@@ -9,18 +15,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter/scrapeerr"
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // NPUSource gives the chips' HBM and the process table of one npu-smi run.
 // It is meant to share the run the npusmi collector makes in the same scrape.
 type NPUSource interface {
-	Chips(ctx context.Context) ([]ChipMemory, []ChipProcess, error)
+	Chips(ctx context.Context) ([]model.ChipMemory, []model.ChipProcess, error)
 }
 
 // SettingsSource says what the CANN logs know about the process of a row
 // of the NPUSource's process table.
 type SettingsSource interface {
-	Settings(p ChipProcess) (ProcessSettings, bool)
+	Settings(p model.ChipProcess) (model.ProcessSettings, bool)
 }
 
 // Label values of the bound label and of the processes gauge.
@@ -83,7 +90,7 @@ var (
 
 // Collector exports the headroom model's result each scrape.
 type Collector struct {
-	cfg      Config
+	cfg      model.Config
 	npu      NPUSource
 	settings SettingsSource
 	logger   *slog.Logger
@@ -92,7 +99,7 @@ type Collector struct {
 // New returns a collector reading chips from npu and per-pid settings from
 // settings (nil when no CANN log view is available: every process then counts
 // as defaulted).
-func New(cfg Config, npu NPUSource, settings SettingsSource, logger *slog.Logger) *Collector {
+func New(cfg model.Config, npu NPUSource, settings SettingsSource, logger *slog.Logger) *Collector {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -110,13 +117,13 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	if len(chips) == 0 && len(procs) == 0 {
 		return fmt.Errorf("headroom: npu-smi listed no chips: %w", scrapeerr.ErrNoData)
 	}
-	var lookup func(ChipProcess) (ProcessSettings, bool)
+	var lookup func(model.ChipProcess) (model.ProcessSettings, bool)
 	if c.settings != nil {
 		lookup = c.settings.Settings
 	}
 	cfg := c.cfg
 	cfg.Now = time.Now()
-	result := Model(cfg, chips, procs, lookup)
+	result := model.Model(cfg, chips, procs, lookup)
 	defaulted, unknown := 0, 0
 	for _, h := range result {
 		emit(ch, h)
@@ -129,7 +136,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	return nil
 }
 
-func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
+func emit(ch chan<- prometheus.Metric, h model.ChipHeadroom) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}

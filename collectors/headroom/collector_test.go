@@ -12,21 +12,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 type fakeNPU struct {
-	chips []ChipMemory
-	procs []ChipProcess
+	chips []model.ChipMemory
+	procs []model.ChipProcess
 	err   error
 }
 
-func (f fakeNPU) Chips(context.Context) ([]ChipMemory, []ChipProcess, error) {
+func (f fakeNPU) Chips(context.Context) ([]model.ChipMemory, []model.ChipProcess, error) {
 	return f.chips, f.procs, f.err
 }
 
-type fakeSettings map[int]ProcessSettings
+type fakeSettings map[int]model.ProcessSettings
 
-func (f fakeSettings) Settings(p ChipProcess) (ProcessSettings, bool) {
+func (f fakeSettings) Settings(p model.ChipProcess) (model.ProcessSettings, bool) {
 	pid := p.PID
 	s, ok := f[pid]
 	return s, ok
@@ -52,12 +54,12 @@ func (p *promCollector) Collect(ch chan<- prometheus.Metric) {
 // 8-server job; chip 0/1 idle; chip 1/0 with one known QPS 1 rank and one pid
 // no CANN log mentions.
 var goldenNPU = fakeNPU{
-	chips: []ChipMemory{
+	chips: []model.ChipMemory{
 		{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib},
 		{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib},
 		{NPU: "1", Chip: "0", HBMUsedBytes: 30000 * mib, HBMTotalBytes: 65536 * mib},
 	},
-	procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "1", Chip: "0", PID: 300}, {NPU: "1", Chip: "0", PID: 301}},
+	procs: []model.ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "1", Chip: "0", PID: 300}, {NPU: "1", Chip: "0", PID: 301}},
 }
 
 var goldenSettings = fakeSettings{
@@ -71,7 +73,7 @@ func TestCollectorGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer want.Close()
-	pc := &promCollector{c: New(DefaultConfig(), goldenNPU, goldenSettings, nil)}
+	pc := &promCollector{c: New(model.DefaultConfig(), goldenNPU, goldenSettings, nil)}
 	if err := testutil.CollectAndCompare(pc, want); err != nil {
 		t.Error(err)
 	}
@@ -89,7 +91,7 @@ func TestCollectorGolden(t *testing.T) {
 
 func TestCollectorNPUFailureExportsNothing(t *testing.T) {
 	npu := fakeNPU{chips: goldenNPU.chips, procs: goldenNPU.procs, err: errors.New("npu-smi: signal: killed")}
-	pc := &promCollector{c: New(DefaultConfig(), npu, goldenSettings, nil)}
+	pc := &promCollector{c: New(model.DefaultConfig(), npu, goldenSettings, nil)}
 	if n := testutil.CollectAndCount(pc); n != 0 {
 		t.Errorf("exported %d metrics after npu-smi failed, want 0", n)
 	}
@@ -99,7 +101,7 @@ func TestCollectorNPUFailureExportsNothing(t *testing.T) {
 }
 
 func TestCollectorNoChips(t *testing.T) {
-	pc := &promCollector{c: New(DefaultConfig(), fakeNPU{}, goldenSettings, nil)}
+	pc := &promCollector{c: New(model.DefaultConfig(), fakeNPU{}, goldenSettings, nil)}
 	if n := testutil.CollectAndCount(pc); n != 0 {
 		t.Errorf("exported %d metrics without chips, want 0", n)
 	}
@@ -109,7 +111,7 @@ func TestCollectorNoChips(t *testing.T) {
 }
 
 func TestCollectorWithoutSettingsSource(t *testing.T) {
-	pc := &promCollector{c: New(DefaultConfig(), goldenNPU, nil, nil)}
+	pc := &promCollector{c: New(model.DefaultConfig(), goldenNPU, nil, nil)}
 	// Every process is unknown and adds no QPs: headroom is the free HBM.
 	// Chip 0/0: 65536−63900 = 1636 MiB = 1715470336 bytes.
 	want := `
@@ -134,7 +136,7 @@ hccl_link_setup_processes{chip="0",npu="1",settings_source="known"} 0
 }
 
 func TestCollectorConcurrentScrapes(t *testing.T) {
-	c := New(DefaultConfig(), goldenNPU, goldenSettings, nil)
+	c := New(model.DefaultConfig(), goldenNPU, goldenSettings, nil)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
@@ -162,16 +164,16 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 // no series (unknown, not zero).
 func TestCollectorForeignQPs(t *testing.T) {
 	npu := fakeNPU{
-		chips: []ChipMemory{
+		chips: []model.ChipMemory{
 			{NPU: "0", Chip: "0", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib,
 				LiveQPs: 5, LiveQPsKnown: true, LiveQPNs: []uint32{1290, 1291, 7001, 7002, 7003}, LiveQPNsKnown: true},
 			{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib, LiveQPs: 3, LiveQPsKnown: true},
 		},
-		procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "1", PID: 101}},
+		procs: []model.ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "1", PID: 101}},
 	}
 	s := known(1, 200, world64)
 	s.QPNs = []uint32{1290, 1291, 1292}
-	pc := &promCollector{c: New(DefaultConfig(), npu, fakeSettings{100: s, 101: s}, nil)}
+	pc := &promCollector{c: New(model.DefaultConfig(), npu, fakeSettings{100: s, 101: s}, nil)}
 	want := `
 # HELP ascend_roce_foreign_queue_pairs Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL ` + "`create hccl transport:`" + ` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.
 # TYPE ascend_roce_foreign_queue_pairs gauge

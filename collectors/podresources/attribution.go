@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"io/fs"
 	"sort"
 
@@ -14,7 +15,7 @@ import (
 
 // NPUProcess is a row of npu-smi's process table: a host pid and its chip.
 type NPUProcess struct {
-	Chip Chip
+	Chip ascend.ChipID
 	PID  int
 }
 
@@ -59,7 +60,7 @@ func (c *Collector) SetProcessAttribution(a *ProcessAttribution) { c.attr = a }
 
 // processOwners maps each chip with NPU processes in kubelet pods to their
 // owners, sorted; nil when attribution is off.
-func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metric) (map[Chip][]Owner, error) {
+func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metric) (map[ascend.ChipID][]Owner, error) {
 	a := c.attr
 	if a == nil || a.Processes == nil || a.Procfs == "" || a.KubeletLogs == "" {
 		return nil, nil
@@ -78,7 +79,7 @@ func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metr
 		}
 	}()
 	var layout *KubeletLayout
-	out := map[Chip][]Owner{}
+	out := map[ascend.ChipID][]Owner{}
 	for _, p := range procs {
 		ref, ok, err := ReadProcessCgroup(a.Procfs, p.PID)
 		if err != nil {

@@ -2,6 +2,7 @@ package podresources
 
 import (
 	"context"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -137,7 +138,7 @@ func TestProcessWinsOverKubelet(t *testing.T) {
 	n.process(t, 5151, "11:memory:/kubepods/burstable/pod"+uidA+"/"+ctrA+"\n10:cpu:/kubepods/burstable/pod"+uidA+"/"+ctrA+"\n")
 	// A host process on chip 5/0 too (a tool run as root on the node).
 	n.process(t, 6000, "0::/user.slice/user-0.slice/session-3.scope\n")
-	procs := procTable{{Chip{"4", "0"}, 4242}, {Chip{"5", "0"}, 5151}, {Chip{"5", "0"}, 6000}, {Chip{"4", "0"}, 99999}}
+	procs := procTable{{ascend.ChipID{NPU: "4", Chip: "0"}, 4242}, {ascend.ChipID{NPU: "5", Chip: "0"}, 5151}, {ascend.ChipID{NPU: "5", Chip: "0"}, 6000}, {ascend.ChipID{NPU: "4", Chip: "0"}, 99999}}
 
 	c := New(w, a3Chips)
 	c.SetProcessAttribution(&ProcessAttribution{Processes: procs, Procfs: n.procfs, KubeletLogs: n.logs})

@@ -3,6 +3,7 @@ package podresources
 import (
 	"context"
 	"fmt"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"os"
 	"os/exec"
 	"strconv"
@@ -19,10 +20,10 @@ import (
 // manyChips maps physical ids 0..15 to NPU 0..15 chip 0.
 type manyChips struct{}
 
-func (manyChips) ChipsByPhyID(context.Context) (map[int]Chip, error) {
-	m := map[int]Chip{}
+func (manyChips) ChipsByPhyID(context.Context) (map[int]ascend.ChipID, error) {
+	m := map[int]ascend.ChipID{}
 	for i := range 16 {
-		m[i] = Chip{NPU: strconv.Itoa(i), Chip: "0"}
+		m[i] = ascend.ChipID{NPU: strconv.Itoa(i), Chip: "0"}
 	}
 	return m, nil
 }

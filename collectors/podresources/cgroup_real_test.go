@@ -3,6 +3,7 @@ package podresources
 import (
 	"context"
 	"errors"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +95,7 @@ func TestProcessInRealKubeletCgroups(t *testing.T) {
 	n.pod(t, "infer", "svc-sd-0", uidSD, "model", ctrB)
 	c := New(w, a3Chips)
 	c.SetProcessAttribution(&ProcessAttribution{
-		Processes:   procTable{{Chip{"4", "0"}, pidFS}, {Chip{"5", "0"}, pidSD}},
+		Processes:   procTable{{ascend.ChipID{NPU: "4", Chip: "0"}, pidFS}, {ascend.ChipID{NPU: "5", Chip: "0"}, pidSD}},
 		Procfs:      "/proc",
 		KubeletLogs: n.logs,
 	})

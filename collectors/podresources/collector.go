@@ -13,18 +13,16 @@ package podresources
 import (
 	"context"
 	"fmt"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 )
 
-// Chip names a chip as npu-smi prints it.
-type Chip struct{ NPU, Chip string }
-
 // ChipMap maps physical chip ids to the chips of the scrape's npu-smi run.
 type ChipMap interface {
-	ChipsByPhyID(ctx context.Context) (map[int]Chip, error)
+	ChipsByPhyID(ctx context.Context) (map[int]ascend.ChipID, error)
 }
 
 var (
@@ -82,7 +80,7 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 		return err
 	}
 	type key struct {
-		chip         Chip
+		chip         ascend.ChipID
 		ns, pod, ctr string
 	}
 	seen := map[key]bool{}
@@ -115,7 +113,7 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 		return fmt.Errorf("podresources: map physical ids to chips: %w: %w", exporter.ErrDependency, err)
 	}
 	unmapped := 0
-	kubelet := map[Chip]map[[2]string]bool{}
+	kubelet := map[ascend.ChipID]map[[2]string]bool{}
 	for _, a := range as {
 		chip, ok := byPhy[a.Device.PhyID]
 		if !ok {

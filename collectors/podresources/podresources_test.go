@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -74,18 +75,18 @@ func FuzzParseDeviceID(f *testing.F) {
 // phyString is the last field of id, which the phy id was read from.
 func phyString(_ int, id string) string { return id[strings.LastIndexByte(id, '-')+1:] }
 
-type chipMap map[int]Chip
+type chipMap map[int]ascend.ChipID
 
-func (m chipMap) ChipsByPhyID(context.Context) (map[int]Chip, error) { return m, nil }
+func (m chipMap) ChipsByPhyID(context.Context) (map[int]ascend.ChipID, error) { return m, nil }
 
 type failingChips struct{}
 
-func (failingChips) ChipsByPhyID(context.Context) (map[int]Chip, error) {
+func (failingChips) ChipsByPhyID(context.Context) (map[int]ascend.ChipID, error) {
 	return nil, errors.New("npu-smi timed out")
 }
 
 // a3Chips maps the phy ids of an A3 node's NPU 4 (dies 8 and 9) and NPU 5.
-var a3Chips = chipMap{8: {"4", "0"}, 9: {"4", "1"}, 10: {"5", "0"}}
+var a3Chips = chipMap{8: {NPU: "4", Chip: "0"}, 9: {NPU: "4", Chip: "1"}, 10: {NPU: "5", Chip: "0"}}
 
 func TestCollectorAgainstFakeKubelet(t *testing.T) {
 	k := testtools.StartFakeKubelet(t,

@@ -1,5 +1,5 @@
 // Package headroom owns the model of NPU memory headroom before HCCL
-// parameter-plane link setup (参数面建链) and the collector that exports it.
+// parameter-plane link setup (参数面建链); collectors/headroom exports it.
 //
 // EI0011 (Resource_Error_Insufficient_Device_Memory) kills a job when a chip
 // has too little free HBM left to create the RoCE queue pairs (QPs) between
@@ -12,23 +12,22 @@
 // an alert can fire before the job dies, and never for a job whose links
 // are all set up (their QPs and buffers are already in HBM used).
 //
-// The package joins two views that other collectors own (the npu-smi chip and
-// process tables, and what the CANN logs say about each pid) through the small
-// interfaces NPUSource and SettingsSource; of the log state it imports only
-// the communicator view (Communicator), and it links no HTTP code or flag
-// parser (its flags are registered by cmd/hccl_exporter), so that diagnose
-// can run the model offline.
+// The model's inputs are its own data types (ChipMemory, ChipProcess,
+// ProcessSettings, Communicator): internal/join fills them from npu-smi's
+// tables and the CANN log state, and collectors/headroom fetches them each
+// scrape and turns the result into const metrics. The package imports no
+// log state, no Prometheus and no flag parser (cmd/hccl_exporter registers
+// its flags), so that diagnose can run the model offline.
 // HCCL's own facts (defaults, ranges, N + 1 QPs, buffer size) come from
 // internal/hcclenv.
-// Model is a pure function; Collector only fetches its inputs and turns the
-// result into const metrics each scrape. docs/headroom.md explains the model.
+// Model is a pure function. docs/headroom.md explains the model.
 package headroom
 
 import (
 	"math"
 	"strings"
+	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
@@ -93,12 +92,77 @@ type ChipProcess struct {
 	LogDir    string
 }
 
-// Communicator is one live HCCL communicator of a process, as the CANN log
-// state keeps it (from any era's creation lines, with what its run log
-// shows set up so far); a destroyed communicator is simply absent and
-// unknown ints are < 0. The model reads the log state's own view: there
-// is no copy to keep in step with it.
-type Communicator = logstate.CommunicatorView
+// Communicator is one live HCCL communicator of a process, as the CANN
+// logs show it (from any era's creation lines, with what its run log shows
+// set up so far); a destroyed communicator is simply absent and unknown
+// ints are < 0. It is the model's own input: internal/join fills it from
+// the log state's view, so the model does not depend on how the logs are
+// kept.
+type Communicator struct {
+	Name     string // the identifier, e.g. "127.0.0.1%enp_60000_0_1765367607599032"
+	RankSize int
+	// ServerNum and SuperPodNum come from `[Communicator Key Info]` (Dec
+	// 2025 on); -1 where the era does not print them.
+	ServerNum   int
+	SuperPodNum int
+	// ModuleNum (moduleNum) counts the HCCS meshes: above ServerNum a
+	// server's ranks span two modules (910B A+X); -1 where not printed.
+	ModuleNum int
+	// MultiModuleDiffDeviceNum and MultiSuperPodDiffServerNum are the
+	// `[Communicator Key Info]` switches multiModuleDiffDeviceNumMode and
+	// multiSuperPodDiffServerNumMode (1: HCCL links same-server ranks over
+	// RoCE); -1 where not printed.
+	MultiModuleDiffDeviceNum   int
+	MultiSuperPodDiffServerNum int
+	// DeviceType is HCCL's deviceType[N] (hcclenv.DevType*), -1 unknown.
+	DeviceType int
+	// UserRank and DevicePhyID come from the `[LocalRank Key Info]` line
+	// that follows (DevicePhyID also from phydevId[] of older eras); -1
+	// when it was not seen.
+	UserRank    int
+	DevicePhyID int
+	// SuperPodID, SuperPodMode (useSuperPodMode) and StandardCard
+	// (isStandardCard: a PCIe card) also come from `[LocalRank Key Info]`;
+	// "" and -1 when not printed.
+	SuperPodID   string
+	SuperPodMode int
+	StandardCard int
+	// BufferSizeBytes is the communicator's own buffer size from `[Load]
+	// comm config` (HcclCommConfig.hcclBufferSize); 0 means HCCL_BUFFSIZE.
+	BufferSizeBytes uint64
+	// BufferName is its `[Load] comm config` bufferName (HcclCommConfig):
+	// communicators of the process with the same non-empty name share one
+	// cclBuffer. "" when not printed.
+	BufferName string
+	// CCLBufferBytes is what `Create ccl buffer success` lines show
+	// allocated for it: 0 until its first collective (HCCL allocates the
+	// cclBuffer lazily, together with link setup).
+	CCLBufferBytes uint64
+	// EstablishedQPs counts its `create hccl transport:` lines with `rdma
+	// qpn[` (one per QP, over every link set it built); RoCEPeers and
+	// OtherPeers count the distinct remote ranks linked by RoCE QPs and by
+	// links without QP (HCCS, PCIe, SIO).
+	EstablishedQPs uint64
+	RoCEPeers      int
+	OtherPeers     int
+	// AllRanksOps: a link set of an AlltoAll-family or send/recv/batch
+	// operator was logged (tag AllToAll…, Send…, Recv…, BatchSendRecv…):
+	// those link every remote rank, not one plane per device index.
+	AllRanksOps bool
+	// OpBaseTags and GraphTags: link sets with op-base tags
+	// ("<Collective>_<identifier>") and graph-mode tags ("Hcom…") were
+	// logged; the QP depth depends on the mode.
+	OpBaseTags bool
+	GraphTags  bool
+	// Captures counts ACL graph captures that re-created RoCE links: QP
+	// lines under an op-base tag that extends an earlier tag of the same
+	// collective (HCCL appends a capture counter to a repeated tag while
+	// the stream is capturing). LastCaptureQPs are the QPs of the latest
+	// capture and LastCaptureAt the time printed on its latest QP line.
+	Captures       int
+	LastCaptureQPs uint64
+	LastCaptureAt  time.Time
+}
 
 // ProcessSettings is what the CANN logs say about one process: the
 // effective HCCL_RDMA_QPS_PER_CONNECTION, HCCL_BUFFSIZE (in bytes),
