@@ -245,7 +245,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 		liveQPNs = append(liveQPNs, qpns)
 	}
 	logged := make([]map[uint32]struct{}, len(out)) // qpns the chip's processes logged
-	records := make([][]commRecord, len(out))        // per chip, what each communicator has ahead
+	records := make([][]commRecord, len(out))       // per chip, what each communicator has ahead
 
 	type seenKey struct {
 		chip key
