@@ -142,10 +142,11 @@ type ChipHeadroom struct {
 	// it may link to (a ring across servers: low; a full mesh: high) not
 	// yet linked, × QPs per connection (N + 1 for N > 1).
 	QPsLow, QPsHigh float64
-	// QPsExpected are the QPs HCCL will create with the operators it has
-	// run or will plausibly run (expectedPeers): one plane per device
-	// index across servers, every remote rank once an all-ranks operator
-	// ran, plus the next capture's QPs while a process keeps capturing.
+	// QPsExpected are the QPs HCCL will create for what the job has shown
+	// it runs (algorithmLinksAhead): the link sets its level-1 algorithms
+	// still create, every remote rank once an all-ranks operator (AlltoAll
+	// family, send/recv, MC2) ran, plus the next capture's offload QPs
+	// while a process keeps capturing.
 	QPsExpected float64
 	// QPMemoryLowBytes, QPMemoryExpectedBytes and QPMemoryHighBytes are
 	// their memory: per QP the size of its mode (qpModeBytes) where the
@@ -664,6 +665,12 @@ var (
 	QPModeA3HostMultiQP     = QPMode{"a3_host_multi_qp", 4096, 4096}
 	QPModeA3AICPU           = QPMode{"a3_ai_cpu", 2048, 2048}
 	QPModeA3AICPUMultiQP    = QPMode{"a3_ai_cpu_multi_qp", 1024, 1024}
+	// QPModeDeviceDirect: AIV's device-direct RoCE (AlltoAllDirectFullmeshAIVExecutor,
+	// isNpuDirectRoce) sets send and send-CQ depth to SEND_QP_DEPTH_FOR_BSR = 512
+	// (transport_manager.h). A mode of its own; the logs do not say which
+	// AlltoAll executor ran, so the model sizes AlltoAll QPs by their
+	// expansion mode's (larger) size and keeps this for reference.
+	QPModeDeviceDirect = QPMode{"device_direct", 512, 512}
 )
 
 // qpModeOf says which mode communicator c's QPs will have, from what its
@@ -771,7 +778,11 @@ func qpsPerLink(qps float64, deviceType int) float64 {
 // ring, H-D, NHR, NB and pipeline all stay in that plane. Only an
 // AlltoAll-family or send/recv/batch operator links every remote rank:
 // once one ran (AllRanksOps), expected is high. Without a server count
-// (older eras) the planes are unknown and expected is high.
+// (older eras) the planes are unknown and expected is high. Where the
+// plane is known, demand replaces the plane's expected count by the link
+// sets the level-1 algorithms still create in it (algorithmLinksAhead);
+// the plane count here remains the expected bound where same-server ranks
+// use RoCE (the algorithms then span level 0 too).
 //
 // The last result is the size of the ring the low bound assumes (graph
 // mode sizes its ring links by it).

@@ -583,6 +583,7 @@ func TestQPModeBytes(t *testing.T) {
 		{QPModeA3AICPU, 192 * kib},           // 2048 / 2048
 		{QPModeA3AICPUMultiQP, 96 * kib},     // halved
 		{QPModeA3HostMultiQP, 384 * kib},     // halved
+		{QPModeDeviceDirect, 48 * kib},       // 512 / 512 (SEND_QP_DEPTH_FOR_BSR)
 	} {
 		if got := tt.m.Bytes(); got != tt.want {
 			t.Errorf("%s: %v bytes, want %v", tt.m.Name, got, tt.want)
