@@ -726,15 +726,6 @@ func qpBytes(cfg Config, s ProcessSettings, c Communicator, opBase, graph bool, 
 	return cfg.QPBytesLow, cfg.QPBytesHigh, cfg.QPBytesHigh, false
 }
 
-// scaled returns mem × n / of (0 when of is 0): QP memory after some of
-// its QPs turned out to be set up already.
-func scaled(mem, n, of float64) float64 {
-	if of <= 0 {
-		return 0
-	}
-	return mem * n / of
-}
-
 // QPsPerLink is qpsPerLink for users outside the model (diagnose).
 func QPsPerLink(qps float64, deviceType int) float64 { return qpsPerLink(qps, deviceType) }
 
