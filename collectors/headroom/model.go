@@ -642,8 +642,17 @@ const (
 	cqeBytes     = 32
 )
 
-// HCCPMaxQPsPerDevice is HCCP's limit of QPs per device (RS_QP_NUM_MAX):
-// it refuses the next with "Exceeded the maximum QP limit".
+// HCCL's accepted QP depths (adapter_hccp.h QP_DEPTH_MIN, QP_DEPTH_MAX;
+// adapter_hccp.cc CheckQpDepth: a power of two within them, for every
+// depth ConstructQpAttrs sets). Every QPMode's depths satisfy it.
+const (
+	QPDepthMin = 128
+	QPDepthMax = 32768
+)
+
+// HCCPMaxQPsPerDevice is HCCP's limit of QPs per RDMA device
+// (rs_rdma.h RS_QP_NUM_MAX, checked in rs_rdma.c RsQpQueryInfo): it
+// refuses the next with "Exceeded the maximum QP limit".
 const HCCPMaxQPsPerDevice = 8192
 
 // QPMode is one row of the QP-size table: a product, expansion mode and

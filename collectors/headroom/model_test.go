@@ -588,6 +588,12 @@ func TestQPModeBytes(t *testing.T) {
 		if got := tt.m.Bytes(); got != tt.want {
 			t.Errorf("%s: %v bytes, want %v", tt.m.Name, got, tt.want)
 		}
+		// HCCL's CheckQpDepth: powers of two in [QP_DEPTH_MIN, QP_DEPTH_MAX].
+		for _, d := range []float64{tt.m.SQDepth, tt.m.CQDepth} {
+			if n := int(d); d < QPDepthMin || d > QPDepthMax || n&(n-1) != 0 {
+				t.Errorf("%s: depth %v is one HCCL refuses (CheckQpDepth)", tt.m.Name, d)
+			}
+		}
 	}
 }
 
