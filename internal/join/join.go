@@ -264,7 +264,22 @@ func Communicators(views []logstate.CommunicatorView) []headroom.Communicator {
 			Captures:                   v.Captures,
 			LastCaptureQPs:             v.LastCaptureQPs,
 			LastCaptureAt:              v.LastCaptureAt,
+			MC2:                        v.MC2,
+			ExpansionMode:              v.ExpansionMode,
+			LinkSets:                   linkSets(v.LinkSets),
 		}
+	}
+	return out
+}
+
+// linkSets translates a communicator's link sets.
+func linkSets(views []logstate.LinkSetView) []headroom.LinkSet {
+	if views == nil {
+		return nil
+	}
+	out := make([]headroom.LinkSet, len(views))
+	for i, l := range views {
+		out[i] = headroom.LinkSet{Tag: l.Tag, Kind: headroom.LinkSetKind(l.Kind), Op: l.Op, Algo: l.Algo, RoCEPeers: l.RoCEPeers, QPs: l.QPs}
 	}
 	return out
 }

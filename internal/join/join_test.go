@@ -35,6 +35,26 @@ func TestCommunicatorsCopiesEveryField(t *testing.T) {
 			t.Errorf("headroom.Communicator.%s is not copied from the log state's view", name)
 		}
 	}
+	sets := got[0].LinkSets
+	if len(sets) != 1 {
+		t.Fatalf("LinkSets = %+v, want one", sets)
+	}
+	sv := reflect.ValueOf(sets[0])
+	for i := range sv.NumField() {
+		if sv.Field(i).IsZero() {
+			t.Errorf("headroom.LinkSet.%s is not copied from the log state's view", sv.Type().Field(i).Name)
+		}
+	}
+	// The kinds are the same strings on both sides.
+	for _, k := range []struct {
+		l logstate.LinkSetKind
+		h headroom.LinkSetKind
+	}{{logstate.LinkSetOpBase, headroom.LinkSetOpBase}, {logstate.LinkSetGraph, headroom.LinkSetGraph},
+		{logstate.LinkSetCapture, headroom.LinkSetCapture}, {logstate.LinkSetMC2, headroom.LinkSetMC2}} {
+		if string(k.l) != string(k.h) {
+			t.Errorf("link-set kind %q is %q in the model", k.l, k.h)
+		}
+	}
 	if Communicators(nil) != nil {
 		t.Error("Communicators(nil) is not nil")
 	}

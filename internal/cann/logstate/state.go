@@ -298,6 +298,9 @@ type State struct {
 	recentNext    int
 	// incidents are the open cause lines of two-line failures (countsAsNew).
 	incidents map[incidentKey]openIncident
+	// repeats are the recent events of fingerprints HCCL repeats
+	// (notARepeat).
+	repeats map[repeatKey]*repeatState
 }
 
 // NewState returns an empty state.
