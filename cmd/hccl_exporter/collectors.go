@@ -7,6 +7,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
@@ -17,7 +18,7 @@ import (
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
-var collectorSpecs = []exporter.Spec{
+var collectorSpecs = []collector.Spec{
 	{Name: "npusmi", Help: "NPU memory, health, power and processes from npu-smi info.", DefaultEnabled: true},
 	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs, and which chip each process of the logs runs on.", DefaultEnabled: true},
 	{Name: "pods", Help: "which pod holds each NPU, from the kubelet's PodResources API (--pods.kubelet-socket).", DefaultEnabled: true},
@@ -58,8 +59,8 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 // every consumer shares one npu-smi run. Without a collector that runs
 // npu-smi, process liveness rests on /proc and the TTL alone: a runner that
 // never runs would hold expiry back for the readiness grace period.
-func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collector, func(), error) {
-	out := map[string]exporter.Collector{}
+func (w *collectorWiring) build(logger *slog.Logger) (map[string]collector.Collector, func(), error) {
+	out := map[string]collector.Collector{}
 	cleanup := func() {}
 	on := func(name string) bool { return *w.enabled[name] }
 

@@ -13,12 +13,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	headroomc "github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
@@ -50,7 +50,7 @@ type Chips struct {
 	// collector); only fresh readings reach the model.
 	QPs LiveQPs
 	// Reported says the npusmi collector reports npu-smi failures itself:
-	// Chips then wraps its error in exporter.ErrDependency.
+	// Chips then wraps its error in collector.ErrDependency.
 	Reported bool
 }
 
@@ -71,7 +71,7 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 	snap, err := c.NPU.Snapshot(ctx)
 	if err != nil {
 		if c.Reported {
-			err = fmt.Errorf("%w: %w", exporter.ErrDependency, err)
+			err = fmt.Errorf("%w: %w", collector.ErrDependency, err)
 		}
 		return nil, nil, err
 	}
@@ -189,7 +189,7 @@ func (p PhyChips) ChipsByPhyID(ctx context.Context) (map[int]ascend.ChipID, erro
 	snap, err := p.NPU.Snapshot(ctx)
 	if err != nil {
 		if p.Reported {
-			err = fmt.Errorf("%w: %w", exporter.ErrDependency, err)
+			err = fmt.Errorf("%w: %w", collector.ErrDependency, err)
 		}
 		return nil, err
 	}

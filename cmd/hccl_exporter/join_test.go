@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
@@ -129,11 +129,11 @@ func TestChipsSettingsReadsTheJoinedProcess(t *testing.T) {
 func TestChipsFailsWithNPUSMI(t *testing.T) {
 	want := errors.New("npu-smi timed out")
 	_, _, err := (Chips{NPU: &fakeNPU{err: want}}).Chips(context.Background())
-	if !errors.Is(err, want) || errors.Is(err, exporter.ErrDependency) {
+	if !errors.Is(err, want) || errors.Is(err, collector.ErrDependency) {
 		t.Fatalf("err = %v", err)
 	}
 	_, _, err = (Chips{NPU: &fakeNPU{err: want}, Reported: true}).Chips(context.Background())
-	if !errors.Is(err, want) || !errors.Is(err, exporter.ErrDependency) {
+	if !errors.Is(err, want) || !errors.Is(err, collector.ErrDependency) {
 		t.Fatalf("err with npusmi reporting = %v", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
 
@@ -296,7 +296,7 @@ func newStat(key, name, help string) statCounter {
 }
 
 // errFirstSweep: a scrape before the first sweep finished.
-var errFirstSweep = fmt.Errorf("first hccn_tool sweep still running: %w", exporter.ErrNoData)
+var errFirstSweep = fmt.Errorf("first hccn_tool sweep still running: %w", collector.ErrNoData)
 
 // published is a sweep with its metrics. Nothing a scrape exports changes
 // between two sweeps (the call counters move only during one), so the const
@@ -337,7 +337,7 @@ func (c *Collector) publish(s *Sweep) *published {
 	if !s.Complete {
 		// runSweep warns when sweeps become incomplete; every scrape
 		// until a complete one still counts as failed.
-		p.err = fmt.Errorf("%w: %w", exporter.ErrLogged, s.Err)
+		p.err = fmt.Errorf("%w: %w", collector.ErrLogged, s.Err)
 	}
 	return p
 }
@@ -370,7 +370,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 			ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
 			ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
 			return fmt.Errorf("last hccn_tool sweep finished %s ago, more than two --hccn.interval (%s): the sweep in flight hangs, old readings are not served: %w",
-				age.Round(time.Second), c.cfg.Interval, exporter.ErrNoData)
+				age.Round(time.Second), c.cfg.Interval, collector.ErrNoData)
 		}
 	}
 	for _, m := range p.metrics {

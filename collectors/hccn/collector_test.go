@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
@@ -233,7 +233,7 @@ func TestHungDeviceKilledOthersRead(t *testing.T) {
 	}
 	// The sweep warned once; the registry does not log it again per scrape.
 	if err := c.Update(context.Background(), make(chan prometheus.Metric, 1000)); err == nil || !strings.Contains(err.Error(), "timeout") ||
-		!errors.Is(err, exporter.ErrLogged) {
+		!errors.Is(err, collector.ErrLogged) {
 		t.Errorf("Update after an incomplete sweep: %v, want the sweep's error, marked logged", err)
 	}
 }
@@ -268,7 +268,7 @@ func TestConcurrentScrapesCallNothing(t *testing.T) {
 		t.Fatalf("scrapes before the first sweep ran hccn_tool: %v", got)
 	}
 	ch := make(chan prometheus.Metric, 4096)
-	if err := c.Update(context.Background(), ch); !errors.Is(err, exporter.ErrNoData) {
+	if err := c.Update(context.Background(), ch); !errors.Is(err, collector.ErrNoData) {
 		t.Errorf("Update before the first sweep: %v, want ErrNoData", err)
 	}
 	c.Sweep(context.Background())

@@ -14,7 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter/scrapeerr"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
@@ -136,7 +136,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		return fmt.Errorf("headroom: read npu-smi chips: %w", err)
 	}
 	if len(chips) == 0 && len(procs) == 0 {
-		return fmt.Errorf("headroom: npu-smi listed no chips: %w", scrapeerr.ErrNoData)
+		return fmt.Errorf("headroom: npu-smi listed no chips: %w", collector.ErrNoData)
 	}
 	var lookup func(model.ChipProcess) (model.ProcessSettings, bool)
 	if c.settings != nil {

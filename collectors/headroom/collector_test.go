@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
@@ -105,7 +105,7 @@ func TestCollectorNoChips(t *testing.T) {
 	if n := testutil.CollectAndCount(pc); n != 0 {
 		t.Errorf("exported %d metrics without chips, want 0", n)
 	}
-	if !errors.Is(pc.err, exporter.ErrNoData) {
+	if !errors.Is(pc.err, collector.ErrNoData) {
 		t.Errorf("Update() = %v, want ErrNoData", pc.err)
 	}
 }

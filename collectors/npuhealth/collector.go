@@ -13,8 +13,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
@@ -369,7 +369,7 @@ func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, ca
 var queryTypes = sweep.Names(queries, func(q query) string { return q.typ })
 
 // errFirstSweep: a scrape before the first sweep finished.
-var errFirstSweep = fmt.Errorf("first npu-smi detail sweep still running: %w", exporter.ErrNoData)
+var errFirstSweep = fmt.Errorf("first npu-smi detail sweep still running: %w", collector.ErrNoData)
 
 // Update sends each chip's latest reading. It never runs npu-smi and never
 // waits. A chip whose reading is older than two intervals is not served
@@ -413,7 +413,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	ch <- prometheus.MustNewConstMetric(staleChipsDesc, prometheus.GaugeValue, float64(stale))
 	if stale > 0 && stale == len(v.chips) {
 		return fmt.Errorf("no chip has a npu-smi detail reading younger than two --npusmi.detail-interval (%s; the oldest is %s old): their calls hang, old readings are not served: %w",
-			c.cfg.Interval, oldest.Round(time.Second), exporter.ErrNoData)
+			c.cfg.Interval, oldest.Round(time.Second), collector.ErrNoData)
 	}
 	if v.sweep == nil && len(v.chips) > 0 && stale == 0 {
 		served := 0

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
@@ -264,7 +265,7 @@ func TestHangDoesNotSlowScrape(t *testing.T) {
 		<-release
 		return &vendorcli.Result{TimedOut: true, ExitCode: -1, Duration: 5 * time.Second}
 	}
-	scraper := exporter.NewScraper(slog.New(slog.DiscardHandler), map[string]exporter.Collector{"npuhealth": c})
+	scraper := exporter.NewScraper(slog.New(slog.DiscardHandler), map[string]collector.Collector{"npuhealth": c})
 	scrape := func() time.Duration {
 		begin := time.Now()
 		metrictest.Gather(t, scraper)
@@ -313,7 +314,7 @@ func TestStaleSweepNotServed(t *testing.T) {
 		if tc.fresh && (err != nil || chips != 8) {
 			t.Errorf("age %s: %d chips served, err %v; want the sweep served", tc.age, chips, err)
 		}
-		if !tc.fresh && (chips != 0 || !errors.Is(err, exporter.ErrNoData)) {
+		if !tc.fresh && (chips != 0 || !errors.Is(err, collector.ErrNoData)) {
 			t.Errorf("age %s: %d chips served, err %v; want nothing per chip and ErrNoData", tc.age, chips, err)
 		}
 	}

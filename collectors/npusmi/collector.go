@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -64,7 +64,7 @@ type result struct {
 
 	// unseen, under the collector's mu: the run landed after every caller
 	// had stopped waiting for it, and no caller has been served it since;
-	// servedTo is the scrape (exporter.ScrapeOf) it was then served to.
+	// servedTo is the scrape (collector.ScrapeOf) it was then served to.
 	unseen   bool
 	servedTo uint64
 }
@@ -197,7 +197,7 @@ var ErrBehind = errors.New("npu-smi is still running a run that no scrape waits 
 // A run is never served to two scrapes past MinInterval: values a scrape
 // got are not served again as if fresh.
 func (c *Collector) result(ctx context.Context) (*result, error) {
-	scrape := exporter.ScrapeOf(ctx)
+	scrape := collector.ScrapeOf(ctx)
 	c.mu.Lock()
 	now := c.now()
 	if c.last != nil && now.Sub(c.last.at) < c.cfg.MinInterval {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -275,7 +275,7 @@ func waitLanded(t *testing.T, c *Collector) {
 func scrapeCtx(t *testing.T, id uint64) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 9500*time.Millisecond)
 	t.Cleanup(cancel)
-	return exporter.WithScrape(ctx, id)
+	return collector.WithScrape(ctx, id)
 }
 
 // npu-smi slower than a scrape may wait: each run is served to the scrape

@@ -17,7 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
 
 // ChipMap maps physical chip ids to the chips of the scrape's npu-smi run.
@@ -36,7 +36,7 @@ var (
 		"Failed kubelet PodResources queries by reason: connect, list.",
 		[]string{"reason"}, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
-		exporter.DroppedLabelValuesHelp, []string{"label"}, nil)
+		collector.DroppedLabelValuesHelp, []string{"label"}, nil)
 	unattributedDesc = prometheus.NewDesc("hccl_exporter_pod_resources_unmapped_devices",
 		"Ascend devices the kubelet assigned to containers whose physical id npu-smi's table does not show, so no chip can name their pod.",
 		nil, nil)
@@ -110,7 +110,7 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 		return nil // no npu-smi on this node: no chip can be named (logs-only mode)
 	}
 	if err != nil {
-		return fmt.Errorf("podresources: map physical ids to chips: %w: %w", exporter.ErrDependency, err)
+		return fmt.Errorf("podresources: map physical ids to chips: %w: %w", collector.ErrDependency, err)
 	}
 	unmapped := 0
 	kubelet := map[ascend.ChipID]map[[2]string]bool{}

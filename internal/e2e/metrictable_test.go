@@ -277,7 +277,7 @@ func (sc pkgScope) str(e ast.Expr, bind map[string]ast.Expr) (string, bool) {
 		if v, ok := sc.lookup(x.Name, bind); ok {
 			return sc.str(v, nil)
 		}
-	case *ast.SelectorExpr: // exporter.Namespace
+	case *ast.SelectorExpr: // collector.Namespace
 		if v, ok := sc.values[x.Sel.Name]; ok {
 			return sc.str(v, nil)
 		}

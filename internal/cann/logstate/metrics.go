@@ -6,9 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
-	"github.com/hccl-exporter/hccl_exporter/internal/helptext"
 )
 
 var faultLabels = []string{"code", "resource", "stage", "source", "namespace", "pod", "container", "hccl_job"}
@@ -78,7 +78,7 @@ var (
 		"Communicators claimed by the processes of more than one owner (pod or uid of the writer's cgroup, or a log directory without one): not trusted as a job's identity, so the faults of those processes carry their pod, or no hccl_job. A tenant naming another job's communicator, or one job split over pods on this node.",
 		nil, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
-		helptext.DroppedLabelValues,
+		collector.DroppedLabelValuesHelp,
 		[]string{"label"}, nil)
 )
 
