@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -54,158 +56,267 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 	}
 }
 
-// build constructs the enabled collectors. The npu-smi runner also exists
-// when only headroom needs it (its metrics are then not exported), so that
-// every consumer shares one npu-smi run. Without a collector that runs
-// npu-smi, process liveness rests on /proc and the TTL alone: a runner that
-// never runs would hold expiry back for the readiness grace period.
-func (w *collectorWiring) build(logger *slog.Logger) (map[string]collector.Collector, func(), error) {
-	out := map[string]collector.Collector{}
-	cleanup := func() {}
-	on := func(name string) bool { return *w.enabled[name] }
-
-	var npu *npusmi.Collector
-	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
-		cfg := *w.npusmi
-		cfg.Procfs = w.cannlog.cfg.Procfs // npu-smi's pids are checked against it
-		npu = npusmi.New(cfg, logger.With("collector", "npusmi"))
-	}
-	if on("npusmi") {
-		out["npusmi"] = npu
-	}
-
-	// The joins see npu-smi only through an interface: leave it nil, not a
-	// nil *npusmi.Collector, when nothing runs npu-smi.
-	var npuView npuView
-	if npu != nil {
-		npuView = npu
-	}
-	// When the npusmi collector is on, it reports a failed npu-smi run
-	// itself; headroom's failure for the same cause is then logged quietly.
-	chips := Chips{NPU: npuView, Reported: on("npusmi")}
-	// The kubelet is asked first, so that the faults the CANN logs report
-	// from the start are labelled with the pod of their device.
-	var watcher *podresources.Watcher
-	if on("pods") {
-		watcher = podresources.NewWatcher(*w.pods, logger.With("collector", "pods"))
-		watcher.Refresh(context.Background())
-		watcher.Start(context.Background())
-		cleanup = func() {
-			if err := watcher.Close(); err != nil {
-				logger.Debug("closing the kubelet connection", "err", err)
-			}
-		}
-		w.cannlog.cfg.PodOfDevice = watcher.PodOfDevice
-	}
-	if on("cannlog") {
-		if procfs := w.cannlog.cfg.Procfs; procfs != "" {
-			// The owner of a discovered root's files is the pod its
-			// process's own cgroup names (else its uid): identity a
-			// tenant cannot write (docs/security.md).
-			kubeletLogs := w.pods.KubeletLogs
-			w.cannlog.cfg.PodOfProcess = func(pid int) (cannlog.ProcessPod, bool) {
-				ref, ok, err := podresources.ReadProcessCgroup(procfs, pid)
-				if err != nil || !ok {
-					return cannlog.ProcessPod{}, false
-				}
-				pod := cannlog.ProcessPod{UID: ref.PodUID}
-				if kubeletLogs != "" {
-					// The names of the pod, from the kubelet's log layout
-					// (/var/log/pods/<ns>_<pod>_<uid>).
-					if layout, err := podresources.LoadKubeletLayout(kubeletLogs); err == nil {
-						if o, ok := layout.Owner(kubeletLogs, ref); ok {
-							pod.Namespace, pod.Pod, pod.Container = o.Namespace, o.Pod, o.Container
-						}
-					}
-				}
-				return pod, true
-			}
-		}
-		if npuView != nil {
-			// Each process npu-smi lists is read from its own log root,
-			// found through --path.procfs after each npu-smi run; the same
-			// table says which processes run and on which chip.
-			w.cannlog.cfg.Processes = ProcessTable{NPU: npuView}
-		}
-		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"))
-		if err != nil {
-			cleanup()
-			return nil, nil, fmt.Errorf("cannlog collector: %w", err)
-		}
-		stopWatcher := cleanup
-		cleanup = func() { stop(); stopWatcher() }
-		out["cannlog"] = c
-		chips.Logs = c
-	}
-	if on("pods") {
-		pc := podresources.New(watcher, PhyChips{NPU: npuView, Reported: on("npusmi")})
-		if npu != nil {
-			// Each NPU process's pod from its own cgroup (podresources).
-			pc.SetProcessAttribution(&podresources.ProcessAttribution{
-				Processes: npuProcesses{npu}, Procfs: w.cannlog.cfg.Procfs, KubeletLogs: w.pods.KubeletLogs,
-			})
-		}
-		out["pods"] = pc
-	}
-	if on("hccn") {
-		if err := w.hccn.Validate(); err != nil {
-			cleanup()
-			return nil, nil, fmt.Errorf("hccn collector: %w", err)
-		}
-		// The chip list comes from npu-smi where a collector runs it;
-		// otherwise the sweep reads /dev/davinciN.
-		var src hccn.ChipSource
-		if npuView != nil {
-			src = HCCNChips{NPU: npuView}
-		}
-		cfg := *w.hccn
-		cfg.DevFS = w.health.DevFS // --path.devfs
-		c := hccn.New(cfg, src, logger.With("collector", "hccn"))
-		c.Start()
-		stopLogs := cleanup
-		cleanup = func() { c.Stop(); stopLogs() }
-		out["hccn"] = c
-		// Where hccn_tool counts more live QPs than the logs explain, the
-		// headroom model trusts the measurement.
-		chips.QPs = c
-	}
-	if on("npuhealth") {
-		c, err := w.buildHealth(npu, logger.With("collector", "npuhealth"))
-		if err != nil {
-			cleanup()
-			return nil, nil, err
-		}
-		stopPrev := cleanup
-		cleanup = func() { c.Stop(); stopPrev() }
-		out["npuhealth"] = c
-	}
-	if on("headroom") {
-		if err := w.headroom.Validate(); err != nil {
-			cleanup()
-			return nil, nil, fmt.Errorf("headroom collector: %w", err)
-		}
-		if chips.Logs == nil {
-			logger.Warn("headroom collector runs without the cannlog collector: every process is modelled with HCCL's default settings and no communicators")
-		}
-		out["headroom"] = headroom.New(*w.headroom, chips, chips, logger.With("collector", "headroom"))
-	}
-	return out, cleanup, nil
+// Paths are the host paths the collectors read, as the flags give them.
+type Paths struct {
+	// Procfs is --path.procfs: the cannlog collector finds each npu-smi
+	// process's log root there, npu-smi's pids are checked against it and
+	// the pods collector reads each process's cgroup.
+	Procfs string
+	// DevFS is --path.devfs: npuhealth counts /dev/davinciN there, and the
+	// hccn sweep lists them where no npu-smi runs.
+	DevFS string
+	// KubeletLogs is --pods.kubelet-logs, the kubelet's log layout that
+	// names a pod uid's namespace, pod and container.
+	KubeletLogs string
 }
 
-// buildHealth starts the npu-smi detail sweep over the chips of the shared
+// Deps are what the collectors share, built once from the parsed flags
+// before any collector: the host paths, the one npu-smi runner, the CANN
+// log follower and state, and the kubelet watcher. Each is nil when no
+// enabled collector needs it. The parsed configurations are not changed:
+// each collector gets a copy with its wired fields set from Deps.
+type Deps struct {
+	Paths Paths
+	// NPU runs npu-smi info for every consumer of one scrape (the npusmi
+	// collector's metrics are served only when it is enabled).
+	NPU *npusmi.Collector
+	// Logs follows the CANN logs (the cannlog collector).
+	Logs *cannlog.Collector
+	// Pods watches the kubelet's PodResources API.
+	Pods *podresources.Watcher
+}
+
+// npuView returns NPU as the joins see it: a nil interface, not a nil
+// *npusmi.Collector, when nothing runs npu-smi.
+func (d *Deps) npuView() npuView {
+	if d.NPU == nil {
+		return nil
+	}
+	return d.NPU
+}
+
+// closers closes what was started, in reverse order of starting.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var errs []error
+	for i := len(cs) - 1; i >= 0; i-- {
+		if cs[i] != nil {
+			errs = append(errs, cs[i].Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// closeFunc makes a func an io.Closer.
+type closeFunc func() error
+
+func (f closeFunc) Close() error { return f() }
+
+// builder builds one collector over Deps (and, for the joins, the
+// collectors built before it) and returns what stops it, nil when nothing
+// needs stopping.
+type builder func(d *Deps, built map[string]collector.Collector, logger *slog.Logger) (collector.Collector, io.Closer, error)
+
+// build constructs Deps, then the enabled collectors over them. The
+// returned Closer stops everything started, in reverse order; on error
+// build has closed what it started. The npu-smi runner also exists when
+// only headroom, pods or npuhealth need it (its metrics are then not
+// exported), so that every consumer shares one npu-smi run. Without a
+// collector that runs npu-smi, process liveness rests on /proc and the TTL
+// alone: a runner that never runs would hold expiry back for the readiness
+// grace period.
+func (w *collectorWiring) build(logger *slog.Logger) (map[string]collector.Collector, io.Closer, error) {
+	var started closers
+	fail := func(err error) (map[string]collector.Collector, io.Closer, error) {
+		if cerr := started.Close(); cerr != nil {
+			logger.Debug("closing after a failed start", "err", cerr)
+		}
+		return nil, nil, err
+	}
+	d, err := w.deps(logger, &started)
+	if err != nil {
+		return fail(err)
+	}
+	on := func(name string) bool { return *w.enabled[name] }
+	out := map[string]collector.Collector{}
+	for _, b := range []struct {
+		name string
+		new  builder
+	}{
+		{"npusmi", func(d *Deps, _ map[string]collector.Collector, _ *slog.Logger) (collector.Collector, io.Closer, error) {
+			return d.NPU, nil, nil
+		}},
+		{"cannlog", func(d *Deps, _ map[string]collector.Collector, _ *slog.Logger) (collector.Collector, io.Closer, error) {
+			return d.Logs, nil, nil
+		}},
+		{"pods", w.newPods},
+		{"hccn", w.newHCCN},
+		{"npuhealth", w.newHealth},
+		{"headroom", w.newHeadroom},
+	} {
+		if !on(b.name) {
+			continue
+		}
+		c, closer, err := b.new(d, out, logger.With("collector", b.name))
+		if err != nil {
+			return fail(fmt.Errorf("%s collector: %w", b.name, err))
+		}
+		started = append(started, closer)
+		out[b.name] = c
+	}
+	return out, started, nil
+}
+
+// deps builds Deps for the enabled collectors, appending what it starts to
+// started. The kubelet is asked first, so that the faults the CANN logs
+// report from the start are labelled with the pod of their device.
+func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, error) {
+	on := func(name string) bool { return *w.enabled[name] }
+	d := &Deps{Paths: Paths{Procfs: w.cannlog.cfg.Procfs, DevFS: w.health.DevFS, KubeletLogs: w.pods.KubeletLogs}}
+	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
+		cfg := *w.npusmi
+		cfg.Procfs = d.Paths.Procfs // npu-smi's pids are checked against it
+		d.NPU = npusmi.New(cfg, logger.With("collector", "npusmi"))
+	}
+	if on("pods") {
+		plog := logger.With("collector", "pods")
+		d.Pods = podresources.NewWatcher(*w.pods, plog)
+		d.Pods.Refresh(context.Background())
+		d.Pods.Start(context.Background())
+		*started = append(*started, closeFunc(func() error {
+			if err := d.Pods.Close(); err != nil {
+				plog.Debug("closing the kubelet connection", "err", err)
+			}
+			return nil
+		}))
+	}
+	if on("cannlog") {
+		clog := logger.With("collector", "cannlog")
+		c, err := cannlog.New(w.cannlogConfig(d), clog)
+		if err != nil {
+			return nil, fmt.Errorf("cannlog collector: %w", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		c.Start(ctx)
+		*started = append(*started, closeFunc(func() error {
+			cancel()
+			if err := c.Close(); err != nil {
+				clog.Warn("final checkpoint of the CANN log state failed", "err", err)
+			}
+			return nil
+		}))
+		d.Logs = c
+	}
+	return d, nil
+}
+
+// cannlogConfig is the cannlog configuration with what main wires: the
+// pod of a device (the kubelet), the pod of a discovered process (its own
+// cgroup) and npu-smi's process table.
+func (w *collectorWiring) cannlogConfig(d *Deps) cannlog.Config {
+	cfg := *w.cannlog.cfg
+	if d.Pods != nil {
+		cfg.PodOfDevice = d.Pods.PodOfDevice
+	}
+	if procfs := d.Paths.Procfs; procfs != "" {
+		// The owner of a discovered root's files is the pod its process's
+		// own cgroup names (else its uid): identity a tenant cannot write
+		// (docs/security.md).
+		kubeletLogs := d.Paths.KubeletLogs
+		cfg.PodOfProcess = func(pid int) (cannlog.ProcessPod, bool) {
+			ref, ok, err := podresources.ReadProcessCgroup(procfs, pid)
+			if err != nil || !ok {
+				return cannlog.ProcessPod{}, false
+			}
+			pod := cannlog.ProcessPod{UID: ref.PodUID}
+			if kubeletLogs != "" {
+				// The names of the pod, from the kubelet's log layout
+				// (/var/log/pods/<ns>_<pod>_<uid>).
+				if layout, err := podresources.LoadKubeletLayout(kubeletLogs); err == nil {
+					if o, ok := layout.Owner(kubeletLogs, ref); ok {
+						pod.Namespace, pod.Pod, pod.Container = o.Namespace, o.Pod, o.Container
+					}
+				}
+			}
+			return pod, true
+		}
+	}
+	if v := d.npuView(); v != nil {
+		// Each process npu-smi lists is read from its own log root, found
+		// through --path.procfs after each npu-smi run; the same table
+		// says which processes run and on which chip.
+		cfg.Processes = ProcessTable{NPU: v}
+	}
+	return cfg
+}
+
+// newPods builds the pods collector over the kubelet watcher and the
+// chips of the scrape's npu-smi run.
+func (w *collectorWiring) newPods(d *Deps, _ map[string]collector.Collector, _ *slog.Logger) (collector.Collector, io.Closer, error) {
+	pc := podresources.New(d.Pods, PhyChips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]})
+	if d.NPU != nil {
+		// Each NPU process's pod from its own cgroup (podresources).
+		pc.SetProcessAttribution(&podresources.ProcessAttribution{
+			Processes: npuProcesses{d.NPU}, Procfs: d.Paths.Procfs, KubeletLogs: d.Paths.KubeletLogs,
+		})
+	}
+	return pc, nil, nil
+}
+
+// newHCCN starts the hccn_tool sweep. The chip list comes from npu-smi
+// where a collector runs it; otherwise the sweep reads /dev/davinciN.
+func (w *collectorWiring) newHCCN(d *Deps, _ map[string]collector.Collector, logger *slog.Logger) (collector.Collector, io.Closer, error) {
+	if err := w.hccn.Validate(); err != nil {
+		return nil, nil, err
+	}
+	var src hccn.ChipSource
+	if v := d.npuView(); v != nil {
+		src = HCCNChips{NPU: v}
+	}
+	cfg := *w.hccn
+	cfg.DevFS = d.Paths.DevFS
+	c := hccn.New(cfg, src, logger)
+	c.Start()
+	return c, closeFunc(func() error { c.Stop(); return nil }), nil
+}
+
+// newHealth starts the npu-smi detail sweep over the chips of the shared
 // npu-smi runner, with its binary and timeout; ascend_npu_info then carries
 // each chip's VDie ID from it.
-func (w *collectorWiring) buildHealth(npu *npusmi.Collector, logger *slog.Logger) (*npuhealth.Collector, error) {
+func (w *collectorWiring) newHealth(d *Deps, _ map[string]collector.Collector, logger *slog.Logger) (collector.Collector, io.Closer, error) {
 	if err := w.health.Validate(); err != nil {
-		return nil, fmt.Errorf("npuhealth collector: %w", err)
+		return nil, nil, err
 	}
 	cfg := *w.health
 	cfg.Path, cfg.Timeout = w.npusmi.Path, w.npusmi.Timeout
-	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: npu}, logger)
+	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: d.NPU}, logger)
 	if err != nil {
-		return nil, fmt.Errorf("npuhealth collector: %w", err)
+		return nil, nil, err
 	}
-	npu.SetIdentity(c)
+	d.NPU.SetIdentity(c)
 	c.Start()
-	return c, nil
+	return c, closeFunc(func() error { c.Stop(); return nil }), nil
+}
+
+// newHeadroom builds the headroom collector over the joins of npu-smi's
+// tables, the CANN logs and hccn_tool's live QP counts (join.go).
+func (w *collectorWiring) newHeadroom(d *Deps, built map[string]collector.Collector, logger *slog.Logger) (collector.Collector, io.Closer, error) {
+	if err := w.headroom.Validate(); err != nil {
+		return nil, nil, err
+	}
+	// When the npusmi collector is on, it reports a failed npu-smi run
+	// itself; headroom's failure for the same cause is then logged quietly.
+	chips := Chips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]}
+	if d.Logs != nil {
+		chips.Logs = d.Logs
+	} else {
+		logger.Warn("headroom collector runs without the cannlog collector: every process is modelled with HCCL's default settings and no communicators")
+	}
+	if qps, ok := built["hccn"].(LiveQPs); ok {
+		// Where hccn_tool counts more live QPs than the logs explain, the
+		// headroom model trusts the measurement.
+		chips.QPs = qps
+	}
+	return headroom.New(*w.headroom, chips, chips, logger), nil, nil
 }

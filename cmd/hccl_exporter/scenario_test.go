@@ -149,11 +149,11 @@ func wiredRegistryTo(t *testing.T, logger *slog.Logger, args ...string) *exporte
 	if _, err := app.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	collectors, cleanup, err := w.build(logger)
+	collectors, started, err := w.build(logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(cleanup)
+	t.Cleanup(func() { _ = started.Close() })
 	return exporter.NewScraper(logger, collectors)
 }
 
