@@ -316,10 +316,12 @@ func suspectUncomparedClock(a, b *Incident, first, root *ev, cm *clockModel) {
 			return
 		}
 	}
-	a.Reasons = append(a.Reasons, fmt.Sprintf("Incident #%d's %s on %s was printed %s after these waiting events began, and %s's clock could not be compared with theirs: if it runs more than %s ahead, that failure is their root.",
+	a.Reasons = append(a.Reasons, fmt.Sprintf("Incident #%d's %s on %s was printed %s after these waiting events began, and %s's "+
+		"clock could not be compared with theirs: if it runs more than %s ahead, that failure is their root.",
 		b.ID, root.Code, who(root.Event), fmtSeconds(d), root.Node, fmtSeconds(d)))
 	a.Summary += fmt.Sprintf(" Possibly caused by incident #%d (%s on %s; clocks not compared).", b.ID, root.Code, root.Node)
-	b.Reasons = append(b.Reasons, fmt.Sprintf("Incident #%d's waiting events (%s) began %s before this failure on nodes whose clocks could not be compared with %s's: if %s's clock runs more than %s ahead, this failure is their root.",
+	b.Reasons = append(b.Reasons, fmt.Sprintf("Incident #%d's waiting events (%s) began %s before this failure on nodes whose "+
+		"clocks could not be compared with %s's: if %s's clock runs more than %s ahead, this failure is their root.",
 		a.ID, first.Code, fmtSeconds(d), root.Node, root.Node, fmtSeconds(d)))
 	if b.Confidence == ConfidenceHigh {
 		b.Confidence = ConfidenceMedium

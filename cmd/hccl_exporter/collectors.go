@@ -25,7 +25,8 @@ var collectorSpecs = []collector.Spec{
 	{Name: "cannlog", Help: "effective HCCL settings and HCCL fault codes from CANN plogs and screen logs, and which chip each process of the logs runs on.", DefaultEnabled: true},
 	{Name: "pods", Help: "which pod holds each NPU, from the kubelet's PodResources API (--pods.kubelet-socket).", DefaultEnabled: true},
 	{Name: "headroom", Help: "NPU memory headroom before HCCL link setup (joins npu-smi's process table with the CANN logs).", DefaultEnabled: true},
-	{Name: "npuhealth", Help: "NPU hardware health from npu-smi's detail queries (error codes, HBM ECC, PCIe/HCCS/SIO errors, utilisation by engine) and the chip count (background sweep).", DefaultEnabled: true},
+	{Name: "npuhealth", Help: "NPU hardware health from npu-smi's detail queries (error codes, HBM ECC, PCIe/HCCS/SIO errors, " +
+		"utilisation by engine) and the chip count (background sweep).", DefaultEnabled: true},
 	{Name: "hccn", Help: "RoCE NIC link state, flaps, health, live queue pairs and error counters per NPU chip from hccn_tool (background sweep).", DefaultEnabled: true},
 }
 

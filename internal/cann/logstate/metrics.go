@@ -15,13 +15,20 @@ var faultLabels = []string{"code", "resource", "stage", "source", "namespace", "
 
 var (
 	faultEventsDesc = prometheus.NewDesc("hccl_fault_events_total",
-		"HCCL fault events: HCCL (EI) and HCCP (EJ) codes reported in screen logs (source=screen), an EL0004 whose report says HCCL requested the memory, and plog ERROR lines the fault catalog maps to a code (source=plog). resource: what an EI0007 failed to allocate (qp, device_memory, host_memory, other), empty otherwise. hccl_job: the job, the communicator of the process (the same on every node) where the logs tie the fault to one, else namespace/pod, else empty.",
+		"HCCL fault events: HCCL (EI) and HCCP (EJ) codes reported in screen logs (source=screen), an EL0004 whose report says "+
+			"HCCL requested the memory, and plog ERROR lines the fault catalog maps to a code (source=plog). resource: "+
+			"what an EI0007 failed to allocate (qp, device_memory, host_memory, other), empty otherwise. hccl_job: the "+
+			"job, the communicator of the process (the same on every node) where the logs tie the fault to one, else "+
+			"namespace/pod, else empty.",
 		faultLabels, nil)
 	faultLastDesc = prometheus.NewDesc("hccl_fault_last_event_timestamp_seconds",
 		"Time printed in the log line of the latest fault event, in seconds since the epoch.",
 		[]string{"code", "resource", "source", "namespace", "pod", "container", "hccl_job"}, nil)
 	cannFaultEventsDesc = prometheus.NewDesc("ascend_cann_fault_events_total",
-		"Error reports of other CANN components in screen logs (EZ operators, EE runtime, EH ACL, EL driver and runtime memory where HCCL did not request it, E1-E9 GE and operators): never an HCCL fault. reason=comm_kernel_timeout: a communication kernel timed out waiting for its peers (MC2 507014/507034, vector core timeout), a consequence of a peer's failure.",
+		"Error reports of other CANN components in screen logs (EZ operators, EE runtime, EH ACL, EL driver and runtime memory "+
+			"where HCCL did not request it, E1-E9 GE and operators): never an HCCL fault. reason=comm_kernel_timeout: a "+
+			"communication kernel timed out waiting for its peers (MC2 507014/507034, vector core timeout), a consequence "+
+			"of a peer's failure.",
 		[]string{"code", "reason", "source", "namespace", "pod", "container"}, nil)
 	faultsExpiredDesc = prometheus.NewDesc("hccl_exporter_fault_series_expired_total",
 		"Fault series of a pod or a job dropped because their latest event is older than the fault TTL (the pod is gone or the job is over).",
@@ -30,7 +37,8 @@ var (
 		"ERROR lines of HCCL and HCCP in CANN plogs by the HCCL multi-level keyword: stage from the level-1 word, reason the level-2 word (unknown where the line has none).",
 		[]string{"stage", "reason"}, nil)
 	envInfoDesc = prometheus.NewDesc("hccl_env_info",
-		"Effective HCCL setting of the node's processes of one settings set, from their settings lines in run/plog ([HCCL_ENV] and the untagged wordings of older CANN): one series per printed variable and value per set, not per process.",
+		"Effective HCCL setting of the node's processes of one settings set, from their settings lines in run/plog ([HCCL_ENV] and "+
+			"the untagged wordings of older CANN): one series per printed variable and value per set, not per process.",
 		[]string{"settings", "variable", "value", "set_by"}, nil)
 	envBuffsizeDesc = prometheus.NewDesc("hccl_env_buffsize_bytes",
 		"Effective HCCL_BUFFSIZE of a settings set in bytes (each communicator allocates 2 x this).",
@@ -60,7 +68,8 @@ var (
 		"RoCE QPs the node's members of a communicator have created, from their `create hccl transport:` run-log lines with `rdma qpn[` (one per QP, over every link set they built).",
 		[]string{"communicator"}, nil)
 	commBufferDesc = prometheus.NewDesc("hccl_communicator_ccl_buffer_bytes",
-		"cclBuffer the node's members of a communicator have allocated (`Create ccl buffer success` lines); 0 until its first collective, when HCCL allocates 2 x its buffer size + 1 MiB per member together with link setup.",
+		"cclBuffer the node's members of a communicator have allocated (`Create ccl buffer success` lines); 0 until its first "+
+			"collective, when HCCL allocates 2 x its buffer size + 1 MiB per member together with link setup.",
 		[]string{"communicator"}, nil)
 	logLinesDesc = prometheus.NewDesc("hccl_exporter_log_lines_total",
 		"CANN plog lines read, by module and level.",
@@ -69,13 +78,19 @@ var (
 		"Lines that did not follow their format (plog grammar, Kubernetes CRI, Docker json-file).",
 		[]string{"format"}, nil)
 	rejectedDesc = prometheus.NewDesc("hccl_env_values_rejected_total",
-		"HCCL settings lines whose value HCCL itself refuses (outside its documented range, NaN, infinite): the value is kept in hccl_env_info but not exported as a number. variable is the HCCL variable, other for variables without a known range.",
+		"HCCL settings lines whose value HCCL itself refuses (outside its documented range, NaN, infinite): the value is kept in "+
+			"hccl_env_info but not exported as a number. variable is the HCCL variable, other for variables without a "+
+			"known range.",
 		[]string{"variable"}, nil)
 	refusedLinesDesc = prometheus.NewDesc("hccl_exporter_log_lines_refused_total",
-		"Plog lines not read as anyone's: reason=foreign_pid, a line printing another pid than the process its file is named after (CANN names a plog after the one process that writes it; a made-up line, or a forked child writing through its parent's descriptor).",
+		"Plog lines not read as anyone's: reason=foreign_pid, a line printing another pid than the process its file is named after "+
+			"(CANN names a plog after the one process that writes it; a made-up line, or a forked child writing through "+
+			"its parent's descriptor).",
 		[]string{"reason"}, nil)
 	contestedDesc = prometheus.NewDesc("hccl_exporter_communicators_contested",
-		"Communicators claimed by the processes of more than one owner (pod or uid of the writer's cgroup, or a log directory without one): not trusted as a job's identity, so the faults of those processes carry their pod, or no hccl_job. A tenant naming another job's communicator, or one job split over pods on this node.",
+		"Communicators claimed by the processes of more than one owner (pod or uid of the writer's cgroup, or a log directory "+
+			"without one): not trusted as a job's identity, so the faults of those processes carry their pod, or no "+
+			"hccl_job. A tenant naming another job's communicator, or one job split over pods on this node.",
 		nil, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
 		collector.DroppedLabelValuesHelp,

@@ -99,50 +99,86 @@ var Wordings = []Wording{
 		`[INFO] HCCL(100,python):2026-03-01-10:00:00.000.000 [env_config.cc:10] [100][Init][EnvVarParam]Env config "HCCL_IF_IP" is not set. Default value is used.`, "format string (HCCL 950)"},
 
 	{KindCommunicator, Era2023, "[status:init]",
-		"[TRACE] HCCL(12337,python):2023-07-04-21:46:57.092.002 [status:init] [hcom.cc:194][hccl-12337-0-1688478416-hccl_world_group][76]hcom init by file success,take time [248118]us, rankTablePath[/home/ma-user/rank_table/jobstart_hccl.json], rankNum[128], rank[76],server[192.168.102.141], device[4]", "real (MindCluster fixture, debug/plog)"},
+		"[TRACE] HCCL(12337,python):2023-07-04-21:46:57.092.002 [status:init] " +
+			"[hcom.cc:194][hccl-12337-0-1688478416-hccl_world_group][76]hcom init by file success,take time [248118]us, " +
+			"rankTablePath[/home/ma-user/rank_table/jobstart_hccl.json], rankNum[128], rank[76],server[192.168.102.141], " +
+			"device[4]", "real (MindCluster fixture, debug/plog)"},
 	{KindCommunicator, Era2025, "[HCCL_TRACE]hcom init by file success",
-		"[INFO] HCCL(300,python):2025-05-01-10:00:00.000.000 [hcom_common.cc:120] [300][HCCL_TRACE]hcom init by file success,take time [248118]us, rankTablePath[/r.json], rankNum[16], rank[3],server[10.0.0.1], device[3]", "format string (HCOMM hcom_common.cc)"},
+		"[INFO] HCCL(300,python):2025-05-01-10:00:00.000.000 [hcom_common.cc:120] [300][HCCL_TRACE]hcom init by file success,take " +
+			"time [248118]us, rankTablePath[/r.json], rankNum[16], rank[3],server[10.0.0.1], device[3]", "format string (HCOMM hcom_common.cc)"},
 	{KindCommunicator, Era2024, "Entry-HcclCommInit",
-		"[INFO] HCCL(10916,python3.9):2024-07-24-19:39:32.092.789 [op_base.cc:413][10916]Entry-HcclCommInitRootInfo:ranks[2048], rank[0], rootinfo: host ip[172.16.13.183] port[64000] nicDeploy[1] identifier[172.16.13.183%eth0_64000_0_1721821172092650], deviceLogicId[0]", "real (MindCluster fixture)"},
+		"[INFO] HCCL(10916,python3.9):2024-07-24-19:39:32.092.789 [op_base.cc:413][10916]Entry-HcclCommInitRootInfo:ranks[2048], " +
+			"rank[0], rootinfo: host ip[172.16.13.183] port[64000] nicDeploy[1] " +
+			"identifier[172.16.13.183%eth0_64000_0_1721821172092650], deviceLogicId[0]", "real (MindCluster fixture)"},
 	{KindCommunicator, Era2025, "Entry-HcclCommInit",
-		"[INFO] HCCL(2111667,python):2025-10-24-11:16:52.718.970 [op_base.cc:1292] [2111667]Entry-HcclCommInitRootInfoInner:ranks[4], rank[2], rootinfo: host ip[127.10.0.1] port[60000] nicDeploy[1] identifier[127.10.0.1%enp_60000_0_1761275812718970], deviceLogicId[2]", "real (HCCL debug_thinking.md)"},
+		"[INFO] HCCL(2111667,python):2025-10-24-11:16:52.718.970 [op_base.cc:1292] " +
+			"[2111667]Entry-HcclCommInitRootInfoInner:ranks[4], rank[2], rootinfo: host ip[127.10.0.1] port[60000] " +
+			"nicDeploy[1] identifier[127.10.0.1%enp_60000_0_1761275812718970], deviceLogicId[2]", "real (HCCL debug_thinking.md)"},
 	{KindCommunicator, Era2024, "[HCCL_TRACE]SetupAgent",
-		"[INFO] HCCL(10916,python3.9):2024-07-24-19:39:34.075.962 [topoinfo_detect.cc:208][10916][HCCL_TRACE]SetupAgent rankNum[2048], rank[0], rootInfo identifier[172.16.13.183%eth0_64000_0_1721821172092650], server[172.16.13.183%eth0], logicDevId[0], phydevId[0], deviceIp[29.59.17.126]", "real (MindCluster fixture)"},
+		"[INFO] HCCL(10916,python3.9):2024-07-24-19:39:34.075.962 [topoinfo_detect.cc:208][10916][HCCL_TRACE]SetupAgent " +
+			"rankNum[2048], rank[0], rootInfo identifier[172.16.13.183%eth0_64000_0_1721821172092650], " +
+			"server[172.16.13.183%eth0], logicDevId[0], phydevId[0], deviceIp[29.59.17.126]", "real (MindCluster fixture)"},
 	{KindCommunicator, Era2025, "[HCCL_TRACE][Flat]SetupAgent",
-		"[INFO] HCCL(114725,python3):2025-06-19-09:27:26.620.939 [topoinfo_detect.cc:506] [114725][HCCL_TRACE][Flat]SetupAgent rankNum[3], rank[0], rootInfo identifier[1.1.1.1%enp189s0f0_60000_0_1750325244673428], server[1.1.1.1%enp189s0f0], serverPort[60000]deviceType[2], logicDevId[0], phydevId[0], deviceIp[1.1.1.11]", "real (MindCluster fixture)"},
+		"[INFO] HCCL(114725,python3):2025-06-19-09:27:26.620.939 [topoinfo_detect.cc:506] [114725][HCCL_TRACE][Flat]SetupAgent " +
+			"rankNum[3], rank[0], rootInfo identifier[1.1.1.1%enp189s0f0_60000_0_1750325244673428], " +
+			"server[1.1.1.1%enp189s0f0], serverPort[60000]deviceType[2], logicDevId[0], phydevId[0], deviceIp[1.1.1.11]", "real (MindCluster fixture)"},
 	{KindCommunicator, Era2025, "[HCCL_TRACE][Hierarchical]SetupAgent",
-		"[INFO] HCCL(400,python3):2025-06-19-09:27:26.620.939 [topoinfo_detect.cc:520] [400][HCCL_TRACE][Hierarchical]SetupAgent rankNum[32], rank[5], rootInfo identifier[1.1.1.1%eth0_60000_0_1750325244673428], server[1.1.1.2%eth0], serverPort[60000]deviceType[4], logicDevId[5], phydevId[5], deviceIp[1.1.1.15]", "format string (HCOMM topoinfo_detect.cc)"},
+		"[INFO] HCCL(400,python3):2025-06-19-09:27:26.620.939 [topoinfo_detect.cc:520] [400][HCCL_TRACE][Hierarchical]SetupAgent " +
+			"rankNum[32], rank[5], rootInfo identifier[1.1.1.1%eth0_60000_0_1750325244673428], server[1.1.1.2%eth0], " +
+			"serverPort[60000]deviceType[4], logicDevId[5], phydevId[5], deviceIp[1.1.1.15]", "format string (HCOMM topoinfo_detect.cc)"},
 	{KindCommunicator, Era2025, "hcclCommInitInfo:",
-		"[INFO] HCCL(1382,python3.8):2025-08-05-19:48:49.502.614 [hccl_comm.cc:129] [1382]hcclCommInitInfo:commId[hccl-1382-5-1754394529-hccl_world_group], rank[0], totalRanks[2], serverId[%bond4.24], deviceType[4],logicDevId[11], identifier[group_name_17271]", "real (MindCluster fixture)"},
+		"[INFO] HCCL(1382,python3.8):2025-08-05-19:48:49.502.614 [hccl_comm.cc:129] " +
+			"[1382]hcclCommInitInfo:commId[hccl-1382-5-1754394529-hccl_world_group], rank[0], totalRanks[2], " +
+			"serverId[%bond4.24], deviceType[4],logicDevId[11], identifier[group_name_17271]", "real (MindCluster fixture)"},
 	{KindCommunicator, Era2026, "[Communicator Key Info]",
-		"[INFO] HCCL(858941,all_reduce_test):2025-12-10-19:53:28.131.350 [hccl_communicator_attrs.cc:327] [858941][Communicator Key Info]identifier[127.0.0.1%enp_60000_0_1765367607599032] rankSize[8] serverNum[1] moduleNum[1] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]", "real (sample plog)"},
+		"[INFO] HCCL(858941,all_reduce_test):2025-12-10-19:53:28.131.350 [hccl_communicator_attrs.cc:327] [858941][Communicator " +
+			"Key Info]identifier[127.0.0.1%enp_60000_0_1765367607599032] rankSize[8] serverNum[1] moduleNum[1] " +
+			"superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]", "real (sample plog)"},
 	{KindLocalRank, Era2026, "[LocalRank Key Info]",
-		"[INFO] HCCL(858941,all_reduce_test):2025-12-10-19:53:28.131.357 [hccl_communicator_attrs.cc:330] [858941][LocalRank Key Info]userRank[6] hostIp[127.0.0.1] devicePhyId[6] server[127.0.0.1] deviceIp[0.0.0.0] superPodId[0] useSuperPodMode[0] isStandardCard[0]", "real (sample plog)"},
+		"[INFO] HCCL(858941,all_reduce_test):2025-12-10-19:53:28.131.357 [hccl_communicator_attrs.cc:330] [858941][LocalRank Key " +
+			"Info]userRank[6] hostIp[127.0.0.1] devicePhyId[6] server[127.0.0.1] deviceIp[0.0.0.0] superPodId[0] " +
+			"useSuperPodMode[0] isStandardCard[0]", "real (sample plog)"},
 	{KindCommDestroy, EraAll, "Entry-HcclCommDestroy",
 		"[INFO] HCCL(858941,all_reduce_test):2025-12-10-19:53:40.000.000 [op_base.cc:2000] [858941]Entry-HcclCommDestroy: op_base comm destroy begin", "format string (HCOMM op_base.cc)"},
 
 	{KindCCLBuffer, EraAll, "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success",
-		"[INFO] HCCL(69396,python3):2024-04-07-18:35:55.266.793 [ccl_buffer_manager.cc:38][69396][HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x124140400000], size[209715200]", "real (MindCluster fixture)"},
+		"[INFO] HCCL(69396,python3):2024-04-07-18:35:55.266.793 " +
+			"[ccl_buffer_manager.cc:38][69396][HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer " +
+			"ptr[0x124140400000], size[209715200]", "real (MindCluster fixture)"},
 	{KindCommConfig, Era2026, "[Load] comm config of ",
-		"[INFO] HCCL(500,python):2026-01-07-10:00:00.000.000 [hccl_comm_config.cc:80] [500][Load] comm config of [group_name_3]: bufferSize[104857600], deterministic[0], trafficClass[132], serviceLevel[4], commEngine[0], threadNum[0], notifyNumPerThread[0]", "format string (HCOMM-init hccl_comm_config.cc)"},
+		"[INFO] HCCL(500,python):2026-01-07-10:00:00.000.000 [hccl_comm_config.cc:80] [500][Load] comm config of [group_name_3]: " +
+			"bufferSize[104857600], deterministic[0], trafficClass[132], serviceLevel[4], commEngine[0], threadNum[0], " +
+			"notifyNumPerThread[0]", "format string (HCOMM-init hccl_comm_config.cc)"},
 	{KindCommConfig, Era2026, "[Load] comm config info of ",
-		"[INFO] HCCL(500,python):2026-08-15-10:00:00.000.000 [comm_config.cc:122] [500][Load] comm config info of [group_name_3]: configSize[136], version[8], opExpansionMode[1]", "format string (HCOMM-HEAD comm_config.cc CommConfig::Load)"},
+		"[INFO] HCCL(500,python):2026-08-15-10:00:00.000.000 [comm_config.cc:122] [500][Load] comm config info of [group_name_3]: " +
+			"configSize[136], version[8], opExpansionMode[1]", "format string (HCOMM-HEAD comm_config.cc CommConfig::Load)"},
 	{KindListen, Era2024, "[Start][Vnic]Listen on ip[",
-		"[INFO] HCCL(5210,python):2024-09-12-10:21:07.412.551 [network_manager.cc:540][5210][Start][Vnic]Listen on ip[192.168.1.199], port[16666] success, devPhyId[3], devLogicId[3], isAutoPort[0]", "format string (HCOMM network_manager.cc)"},
+		"[INFO] HCCL(5210,python):2024-09-12-10:21:07.412.551 [network_manager.cc:540][5210][Start][Vnic]Listen on " +
+			"ip[192.168.1.199], port[16666] success, devPhyId[3], devLogicId[3], isAutoPort[0]", "format string (HCOMM network_manager.cc)"},
 	{KindListen, Era2025, "[Start][Vnic]Listen on ip[",
-		"[INFO] HCCL(114664,python3):2025-06-19-09:27:26.512.004 [network_manager.cc:561] [114664][Start][Vnic]Listen on ip[192.168.2.192], port[16666] sucess, devPhyId[7], devLogicId[7], isAutoPort[0]", "real (message quoted in cann-log-eras.md; header rebuilt)"},
+		"[INFO] HCCL(114664,python3):2025-06-19-09:27:26.512.004 [network_manager.cc:561] [114664][Start][Vnic]Listen on " +
+			"ip[192.168.2.192], port[16666] sucess, devPhyId[7], devLogicId[7], isAutoPort[0]", "real (message quoted in cann-log-eras.md; header rebuilt)"},
 	{KindListen, Era2025, "[Start][Nic]Listen on ip[",
-		"[INFO] HCCL(114664,python3):2025-06-19-09:27:26.530.118 [network_manager.cc:590] [114664][Start][Nic]Listen on ip[10.1.0.7], port[16666] sucess, devPhyId[7], devLogicId[7], isAutoPort[0]", "format string (HCOMM network_manager.cc)"},
+		"[INFO] HCCL(114664,python3):2025-06-19-09:27:26.530.118 [network_manager.cc:590] [114664][Start][Nic]Listen on " +
+			"ip[10.1.0.7], port[16666] sucess, devPhyId[7], devLogicId[7], isAutoPort[0]", "format string (HCOMM network_manager.cc)"},
 	{KindQPMode, Era2026, "HCCL_RDMA_QPS_PER_CONNECTION is set to [",
-		"[INFO] HCCL(7301,python3):2026-08-15-09:59:59.000.000 [transport_ibverbs.cc:599] [7301]HCCL_RDMA_QPS_PER_CONNECTION is set to [4] but it is not effective in offline mode.", "format string (HCOMM-HEAD transport_ibverbs.cc:599)"},
+		"[INFO] HCCL(7301,python3):2026-08-15-09:59:59.000.000 [transport_ibverbs.cc:599] [7301]HCCL_RDMA_QPS_PER_CONNECTION is " +
+			"set to [4] but it is not effective in offline mode.", "format string (HCOMM-HEAD transport_ibverbs.cc:599)"},
 	{KindQPMode, Era2026, "HCCL_RDMA_QPS_PER_CONNECTION is set to [",
-		"[INFO] HCCL(7302,python3):2026-08-15-09:59:59.000.000 [transport_ibverbs.cc:602] [7302]HCCL_RDMA_QPS_PER_CONNECTION is set to [4] but current devType[0] does not support multi-QP.", "format string (HCOMM-HEAD transport_ibverbs.cc:602)"},
+		"[INFO] HCCL(7302,python3):2026-08-15-09:59:59.000.000 [transport_ibverbs.cc:602] [7302]HCCL_RDMA_QPS_PER_CONNECTION is " +
+			"set to [4] but current devType[0] does not support multi-QP.", "format string (HCOMM-HEAD transport_ibverbs.cc:602)"},
 	{KindQPMode, Era2026, "[MultiQp][MulQpInfo] Init Success",
-		"[INFO] HCCL(7303,python3):2026-08-15-09:59:59.000.000 [multi_qpInfo_manager.cc:109] [7303][MultiQp][MulQpInfo] Init Success,Device PhyId[3] MultiQp config from type[DEV_CFG]", "format string (HCOMM-HEAD multi_qpInfo_manager.cc:109)"},
+		"[INFO] HCCL(7303,python3):2026-08-15-09:59:59.000.000 [multi_qpInfo_manager.cc:109] [7303][MultiQp][MulQpInfo] Init " +
+			"Success,Device PhyId[3] MultiQp config from type[DEV_CFG]", "format string (HCOMM-HEAD multi_qpInfo_manager.cc:109)"},
 	{KindTransport, EraAll, "create hccl transport:",
-		"[INFO] HCCL(412001,python):2024-11-19-16:25:31.462.844 [transport_ibverbs.cc:247][412233]create hccl transport:communicator[AllReduce_10.20.0.11%eth0_60000_0_1732004711518342], local rank[0], ip[192.168.10.10], remote rank[4], ip[192.168.11.10], transporttype[ROCE], rdma qpn[1290], rdma qp sport[50213], rdma TC[132], rdma SL[4]", "format string (HCOMM transport_ibverbs.cc)"},
+		"[INFO] HCCL(412001,python):2024-11-19-16:25:31.462.844 [transport_ibverbs.cc:247][412233]create hccl " +
+			"transport:communicator[AllReduce_10.20.0.11%eth0_60000_0_1732004711518342], local rank[0], ip[192.168.10.10], " +
+			"remote rank[4], ip[192.168.11.10], transporttype[ROCE], rdma qpn[1290], rdma qp sport[50213], rdma TC[132], " +
+			"rdma SL[4]", "format string (HCOMM transport_ibverbs.cc)"},
 	{KindTransport, EraAll, "create hccl transport:",
-		"[INFO] HCCL(412001,python):2024-11-19-16:25:31.412.137 [transport_p2p.cc:156][412233]create hccl transport:communicator[AllReduce_10.20.0.11%eth0_60000_0_1732004711518342], local rank[0], remote rank[1], transporttype[HCCS]", "format string (HCOMM transport_p2p.cc)"},
+		"[INFO] HCCL(412001,python):2024-11-19-16:25:31.412.137 [transport_p2p.cc:156][412233]create hccl " +
+			"transport:communicator[AllReduce_10.20.0.11%eth0_60000_0_1732004711518342], local rank[0], remote rank[1], " +
+			"transporttype[HCCS]", "format string (HCOMM transport_p2p.cc)"},
 }
 
 // Classify says what kind of HCCL message msg is, by its first bytes
