@@ -15,7 +15,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npuhealth"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
-	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
+	"github.com/hccl-exporter/hccl_exporter/collectors/pods"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
@@ -41,7 +41,7 @@ type collectorWiring struct {
 	cannlog  *cannlogFlags
 	headroom *model.Config
 	hccn     *hccn.Config
-	pods     *podresources.Config
+	pods     *pods.Config
 	health   *npuhealth.Config
 }
 
@@ -52,7 +52,7 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 		cannlog:  addCannlogFlags(app),
 		headroom: addHeadroomFlags(app),
 		hccn:     hccn.AddFlags(app),
-		pods:     podresources.AddFlags(app),
+		pods:     pods.AddFlags(app),
 		health:   npuhealth.AddFlags(app),
 	}
 }
@@ -84,7 +84,7 @@ type Deps struct {
 	// Logs follows the CANN logs (the cannlog collector).
 	Logs *cannlog.Collector
 	// Pods watches the kubelet's PodResources API.
-	Pods *podresources.Watcher
+	Pods *pods.Watcher
 }
 
 // npuView returns NPU as the joins see it: a nil interface, not a nil
@@ -182,7 +182,7 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	}
 	if on("pods") {
 		plog := logger.With("collector", "pods")
-		d.Pods = podresources.NewWatcher(*w.pods, plog)
+		d.Pods = pods.NewWatcher(*w.pods, plog)
 		d.Pods.Refresh(context.Background())
 		d.Pods.Start(context.Background())
 		*started = append(*started, closeFunc(func() error {
@@ -226,7 +226,7 @@ func (w *collectorWiring) cannlogConfig(d *Deps) cannlog.Config {
 		// (docs/security.md).
 		kubeletLogs := d.Paths.KubeletLogs
 		cfg.PodOfProcess = func(pid int) (cannlog.ProcessPod, bool) {
-			ref, ok, err := podresources.ReadProcessCgroup(procfs, pid)
+			ref, ok, err := pods.ReadProcessCgroup(procfs, pid)
 			if err != nil || !ok {
 				return cannlog.ProcessPod{}, false
 			}
@@ -234,7 +234,7 @@ func (w *collectorWiring) cannlogConfig(d *Deps) cannlog.Config {
 			if kubeletLogs != "" {
 				// The names of the pod, from the kubelet's log layout
 				// (/var/log/pods/<ns>_<pod>_<uid>).
-				if layout, err := podresources.LoadKubeletLayout(kubeletLogs); err == nil {
+				if layout, err := pods.LoadKubeletLayout(kubeletLogs); err == nil {
 					if o, ok := layout.Owner(kubeletLogs, ref); ok {
 						pod.Namespace, pod.Pod, pod.Container = o.Namespace, o.Pod, o.Container
 					}
@@ -255,10 +255,10 @@ func (w *collectorWiring) cannlogConfig(d *Deps) cannlog.Config {
 // newPods builds the pods collector over the kubelet watcher and the
 // chips of the scrape's npu-smi run.
 func (w *collectorWiring) newPods(d *Deps, _ map[string]collector.Collector, _ *slog.Logger) (collector.Collector, io.Closer, error) {
-	pc := podresources.New(d.Pods, PhyChips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]})
+	pc := pods.New(d.Pods, PhyChips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]})
 	if d.NPU != nil {
-		// Each NPU process's pod from its own cgroup (podresources).
-		pc.SetProcessAttribution(&podresources.ProcessAttribution{
+		// Each NPU process's pod from its own cgroup (collectors/pods).
+		pc.SetProcessAttribution(&pods.ProcessAttribution{
 			Processes: npuProcesses{d.NPU}, Procfs: d.Paths.Procfs, KubeletLogs: d.Paths.KubeletLogs,
 		})
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	headroomc "github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
-	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
+	"github.com/hccl-exporter/hccl_exporter/collectors/pods"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
@@ -175,14 +175,14 @@ func match(snap *npusmi.Snapshot, devs []logstate.ProcessDevice) []join.Matched 
 }
 
 // PhyChips maps physical chip ids to the chips of the scrape's npu-smi run
-// for the podresources collector.
+// for the pods collector.
 type PhyChips struct {
 	NPU npuView
 	// Reported: the npusmi collector reports npu-smi failures itself.
 	Reported bool
 }
 
-var _ podresources.ChipMap = PhyChips{}
+var _ pods.ChipMap = PhyChips{}
 
 // ChipsByPhyID runs (or joins) the scrape's npu-smi run and maps its chips.
 func (p PhyChips) ChipsByPhyID(ctx context.Context) (map[int]ascend.ChipID, error) {

@@ -51,7 +51,7 @@ type Config struct {
 	// nil disables discovery.
 	Processes ProcessTable
 	// PodOfProcess names the pod a host pid's own cgroup puts it in (not a
-	// flag: main wires podresources' cgroup reading and the kubelet's log
+	// flag: main wires the pods package's cgroup reading and the kubelet's log
 	// layout): the owner of a discovered root's files is that pod, else the
 	// process's uid (logstate.Source.Owner), and the pod labels of its plog
 	// faults are its pod's, not the pod of a device its lines name. nil:

@@ -1,5 +1,5 @@
 //go:build !race
 
-package podresources
+package pods
 
 const raceEnabled = false

@@ -1,4 +1,4 @@
-package podresources
+package pods
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metr
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("podresources: npu-smi's process table: %w", err)
+		return nil, fmt.Errorf("pods: npu-smi's process table: %w", err)
 	}
 	counts := map[string]int{"cgroup": 0, "none": 0, "unreadable": 0}
 	defer func() {
@@ -96,7 +96,7 @@ func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metr
 					counts["none"] += len(procs) - counts["unreadable"] - counts["none"] - counts["cgroup"]
 					return nil, nil // no kubelet on this host: nothing to attribute
 				}
-				return nil, fmt.Errorf("podresources: %w", err)
+				return nil, fmt.Errorf("pods: %w", err)
 			}
 		}
 		o, ok := layout.Owner(a.KubeletLogs, ref)

@@ -1,4 +1,4 @@
-package podresources
+package pods
 
 import (
 	"context"
@@ -55,7 +55,7 @@ const (
 
 var droppedReasons = []string{droppedLength, droppedPod}
 
-// Config is the podresources configuration, filled by AddFlags.
+// Config is the pods collector configuration, filled by AddFlags.
 type Config struct {
 	Socket   string        // empty disables the kubelet query
 	Interval time.Duration // how often the kubelet is asked

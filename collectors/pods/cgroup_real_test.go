@@ -1,4 +1,4 @@
-package podresources
+package pods
 
 import (
 	"context"

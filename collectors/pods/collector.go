@@ -1,6 +1,6 @@
-// Package podresources owns the attribution of NPUs to Kubernetes pods: it
-// asks the kubelet's PodResources API (k8s.io/kubelet podresources/v1, the
-// API dcgm-exporter and Huawei's npu-exporter use) which container holds
+// Package pods owns the pods collector (--collector.pods, --pods.*): the
+// attribution of NPUs to Kubernetes pods. It asks the kubelet's
+// PodResources API (k8s.io/kubelet podresources/v1, the API dcgm-exporter and Huawei's npu-exporter use) which container holds
 // which device, reads the Ascend device plugin's device ids (see
 // ParseDeviceID), and exports ascend_npu_pod_info{npu,chip,namespace,pod,
 // container}. The kubelet is asked in the background by a Watcher; a scrape
@@ -8,7 +8,7 @@
 // the ChipMap the caller provides (npu-smi's table, joined in
 // cmd/hccl_exporter). hccl_process_info, which joins the processes of the
 // CANN logs to chips, is the cannlog collector's.
-package podresources
+package pods
 
 import (
 	"context"
@@ -110,7 +110,7 @@ func (c *Collector) updatePods(ctx context.Context, ch chan<- prometheus.Metric)
 		return nil // no npu-smi on this node: no chip can be named (logs-only mode)
 	}
 	if err != nil {
-		return fmt.Errorf("podresources: map physical ids to chips: %w: %w", collector.ErrDependency, err)
+		return fmt.Errorf("pods: map physical ids to chips: %w: %w", collector.ErrDependency, err)
 	}
 	unmapped := 0
 	kubelet := map[ascend.ChipID]map[[2]string]bool{}

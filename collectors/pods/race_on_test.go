@@ -1,6 +1,6 @@
 //go:build race
 
-package podresources
+package pods
 
 // raceEnabled: the race detector multiplies memory, so RSS bounds are not
 // measured under it.
