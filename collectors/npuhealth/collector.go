@@ -218,13 +218,17 @@ var (
 		"1 when the chip's HCCS interconnect reports OK (npu-smi info -t hccs, hccs health status), 0 for NOK.", chipLabels, nil)
 	linkLabels     = []string{"npu", "chip", "link"}
 	hccsErrorsDesc = prometheus.NewDesc("ascend_npu_hccs_errors_total",
-		"CRC errors on the HCCS link (npu-smi info -t hccs, hccs error count; link is the array index).", linkLabels, nil)
+		"CRC errors on the HCCS link (npu-smi info -t hccs, hccs error count; link is the hardware link number npu-smi -lane takes: 1-7 on A2, 2-7 on an A3 SuperPoD die).", linkLabels, nil)
 	hccsRetriesDesc = prometheus.NewDesc("ascend_npu_hccs_retries_total",
 		"Retries on the HCCS link (npu-smi info -t hccs, hccs retry count).", linkLabels, nil)
 	hccsTxDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_packets_total",
 		"Packets (flits of 20 bytes) sent on the HCCS link (npu-smi info -t hccs, hccs tx packets).", linkLabels, nil)
 	hccsRxDesc = prometheus.NewDesc("ascend_npu_hccs_receive_packets_total",
 		"Packets (flits of 20 bytes) received on the HCCS link (npu-smi info -t hccs, hccs rx packets).", linkLabels, nil)
+	hccsTxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_bytes_total",
+		"Bytes sent on all HCCS links of the chip (npu-smi info -t hccs, hccs tx bytes summed: packets × 20); rate() is npu-exporter's hccs bandwidth total.", chipLabels, nil)
+	hccsRxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_receive_bytes_total",
+		"Bytes received on all HCCS links of the chip (npu-smi info -t hccs, hccs rx bytes summed: packets × 20).", chipLabels, nil)
 	hccsLanesDesc = prometheus.NewDesc("ascend_npu_hccs_lanes",
 		"Lanes up on the HCCS link (npu-smi info -t hccs, hccs lane mode): 4 on a healthy A2 link; fewer means a degraded link.", linkLabels, nil)
 	sioDesc = prometheus.NewDesc("ascend_npu_sio_errors_total",
@@ -312,11 +316,19 @@ func (c *Collector) publish(s *Sweep) *published {
 				{hccsTxDesc, prometheus.CounterValue, h.TxPackets}, {hccsRxDesc, prometheus.CounterValue, h.RxPackets},
 				{hccsLanesDesc, prometheus.GaugeValue, h.Lanes},
 			} {
-				for link, v := range arr.v {
+				for i, v := range arr.v {
 					if v == v { // NA in an array is no sample
-						add(arr.d, arr.t, v, n, ch, strconv.Itoa(link))
+						add(arr.d, arr.t, v, n, ch, strconv.Itoa(LinkNumber(i, len(arr.v))))
 					}
 				}
+			}
+			// The chip's totals (npu-smi's hccs tx|rx bytes are the packets
+			// × 20): cheap by default, per link behind --npuhealth.hccs-traffic.
+			if tx, ok := flitBytes(h.TxPackets); ok {
+				add(hccsTxBytesDesc, prometheus.CounterValue, tx, n, ch)
+			}
+			if rx, ok := flitBytes(h.RxPackets); ok {
+				add(hccsRxBytesDesc, prometheus.CounterValue, rx, n, ch)
 			}
 		}
 		for dir, v := range r.SIO {
@@ -387,6 +399,19 @@ func countDeviceFiles(devfs string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// flitBytes sums a per-link packet array into bytes (npu-smi's
+// SINGLE_PACKETS_BYTES: a flit is 20 bytes); false when no link printed a
+// value.
+func flitBytes(packets []float64) (float64, bool) {
+	sum, ok := 0.0, false
+	for _, v := range packets {
+		if v == v {
+			sum, ok = sum+v*20, true
+		}
+	}
+	return sum, ok
 }
 
 func boolValue(b bool) float64 {

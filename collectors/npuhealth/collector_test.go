@@ -141,7 +141,7 @@ func TestGolden910B(t *testing.T) {
 		{"ascend_npu_error_code", metrictest.Labels("npu=3,chip=0,code=A4025021,class=unknown"), 1},
 		{"ascend_npu_hbm_ecc_errors_total", metrictest.Labels("npu=5,chip=0,bit=double"), 2},
 		{"ascend_npu_hbm_ecc_pages", metrictest.Labels("npu=5,chip=0,bit=double,state=pending"), 1},
-		{"ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=3"), 2},
+		{"ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=4"), 2},
 		{"ascend_npu_hccs_healthy", metrictest.Labels("npu=4,chip=0"), 0},
 		{"ascend_npu_pcie_errors_total", metrictest.Labels("npu=2,chip=0,type=retry"), 415},
 		{"ascend_npu_utilization_ratio", metrictest.Labels("npu=0,chip=0,engine=overall"), 0.4},
@@ -345,7 +345,7 @@ func TestXlinkSpelling(t *testing.T) {
 	if n := f.count("-t hccs"); n != 1 {
 		t.Errorf("-t hccs asked %d times, want once (then xlink)", n)
 	}
-	if v := metrictest.Value(t, metrictest.Unchecked(c), "ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=3")); v != 2 {
+	if v := metrictest.Value(t, metrictest.Unchecked(c), "ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=4")); v != 2 {
 		t.Errorf("xlink lanes = %v, want 2", v)
 	}
 }

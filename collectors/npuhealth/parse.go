@@ -237,7 +237,8 @@ func counters(b []byte, typ string, names map[string]string) (map[string]float64
 }
 
 // HCCS is `-t hccs -i N -c C` (also printed as xlink by BUILD_CH builds).
-// Per-link slices are indexed by the array position; all have Links
+// Per-link slices are indexed by the array position (LinkNumber gives the
+// hardware link number); all have Links
 // entries or are nil (310P prints no lane mode and no health).
 type HCCS struct {
 	Healthy, HasHealth bool
@@ -247,6 +248,18 @@ type HCCS struct {
 	RxPackets          []float64
 	Retries            []float64
 	Errors             []float64
+}
+
+// LinkNumber is the hardware number of the HCCS link at array position i of
+// an array of n links: npu-smi prints the links env_offset..7 of the chip
+// (DCMI_HCCS_910B_PCS_NUM), 7 of them from link 1 on an A2, 6 from link 2
+// on an Atlas 9000 A3 SuperPoD die, and `-t hccs -lane L` and npu-exporter
+// name them by that number. A 310P Duo prints one link, index 0.
+func LinkNumber(i, n int) int {
+	if n >= 2 && n <= 7 {
+		return i + 8 - n
+	}
+	return i
 }
 
 // maxLinks bounds an array: 7 links on A2, 6 on A3 SuperPoD, 1 on 310P.
