@@ -30,24 +30,28 @@ var collectorSpecs = []exporter.Spec{
 // log state feeds the headroom model with each process's HCCL settings and
 // communicators.
 type collectorWiring struct {
-	enabled  map[string]*bool
-	npusmi   *npusmi.Config
-	cannlog  *cannlogFlags
-	headroom *headroom.Config
-	hccn     *hccn.Config
-	pods     *podresources.Config
-	health   *npuhealth.Config
+	enabled map[string]*bool
+	// familiesOff gives, once flags are parsed, the families the
+	// switched-off groups leave out (families.go).
+	familiesOff func() map[string]bool
+	npusmi      *npusmi.Config
+	cannlog     *cannlogFlags
+	headroom    *headroom.Config
+	hccn        *hccn.Config
+	pods        *podresources.Config
+	health      *npuhealth.Config
 }
 
 func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 	return &collectorWiring{
-		enabled:  exporter.AddCollectorFlags(app, collectorSpecs),
-		npusmi:   npusmi.AddFlags(app),
-		cannlog:  addCannlogFlags(app),
-		headroom: addHeadroomFlags(app),
-		hccn:     hccn.AddFlags(app),
-		pods:     podresources.AddFlags(app),
-		health:   npuhealth.AddFlags(app),
+		enabled:     exporter.AddCollectorFlags(app, collectorSpecs),
+		familiesOff: exporter.AddFamilyFlags(app, familyGroups),
+		npusmi:      npusmi.AddFlags(app),
+		cannlog:     addCannlogFlags(app),
+		headroom:    addHeadroomFlags(app),
+		hccn:        hccn.AddFlags(app),
+		pods:        podresources.AddFlags(app),
+		health:      npuhealth.AddFlags(app),
 	}
 }
 
