@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v2"
+
+	"github.com/hccl-exporter/hccl_exporter/alerts"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
@@ -65,7 +68,7 @@ var contractMetrics = []string{
 var (
 	// selectorRE finds the exporter's metrics in a query with their
 	// matchers and range, if any.
-	selectorRE = regexp.MustCompile(`\b((?:hccl|ascend)_[a-zA-Z0-9_]*)(\{[^}]*\})?(\[[^\]]*\])?`)
+	selectorRE = regexp.MustCompile(`\b((?:[a-z_]+:)?(?:hccl|ascend)_[a-zA-Z0-9_]*(?::[a-z_0-9]+)?)(\{[^}]*\})?(\[[^\]]*\])?`)
 	matcherRE  = regexp.MustCompile(`\b(job|instance)\s*(=~|!~|!=|=)\s*"([^"]*)"`)
 )
 
@@ -220,7 +223,11 @@ func checkExpr(t errorer, where, expr string) {
 	for _, loc := range selectorRE.FindAllStringSubmatchIndex(expr, -1) {
 		found = true
 		name := expr[loc[2]:loc[3]]
-		if !slices.Contains(contractMetrics, name) {
+		if strings.Contains(name, ":") {
+			if !recordedMetrics()[name] {
+				t.Errorf("%s: %s is not a recording rule of the shipped rules", where, name)
+			}
+		} else if !slices.Contains(contractMetrics, name) {
 			t.Errorf("%s: metric %s is not one the exporter exports", where, name)
 		}
 		var matchers, rng string
@@ -342,4 +349,26 @@ func TestQueries(t *testing.T) {
 	if got := Expand(`rate(x[$__rate_interval]) + y[$__range]`, Vars{RateInterval: "2m", Range: "6h"}); got != `rate(x[2m]) + y[6h]` {
 		t.Errorf("Expand intervals = %q", got)
 	}
+}
+
+// recordedMetrics are the series the shipped rules record: a panel may
+// chart them (the per-pod panels chart mixin/rules/pods.libsonnet's).
+func recordedMetrics() map[string]bool {
+	var file struct {
+		Groups []struct {
+			Rules []struct{ Record string }
+		}
+	}
+	out := map[string]bool{}
+	if err := yaml.Unmarshal(alerts.Rules, &file); err != nil {
+		return out
+	}
+	for _, g := range file.Groups {
+		for _, r := range g.Rules {
+			if r.Record != "" {
+				out[r.Record] = true
+			}
+		}
+	}
+	return out
 }
