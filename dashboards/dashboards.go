@@ -100,8 +100,8 @@ type Vars struct {
 	// Empty means All (".*", the variables' allValue, which also matches
 	// series without the label).
 	Cluster, Namespace, Pod, Container string
-	RateInterval            string // $__rate_interval, e.g. "1m"
-	Range                   string // $__range, e.g. "1h"
+	RateInterval                       string // $__rate_interval, e.g. "1m"
+	Range                              string // $__range, e.g. "1h"
 }
 
 // Expand substitutes v into expr. Job and Instance are escaped for the
