@@ -179,6 +179,8 @@ func (w *collectorWiring) buildHealth(npu *npusmi.Collector, logger *slog.Logger
 	}
 	cfg := *w.health
 	cfg.Path, cfg.Timeout = w.npusmi.Path, w.npusmi.Timeout
+	// A query whose every family is switched off is not asked.
+	cfg.Skip = npuhealth.QueriesOff(w.familiesOff())
 	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: npu}, logger)
 	if err != nil {
 		return nil, fmt.Errorf("npuhealth collector: %w", err)

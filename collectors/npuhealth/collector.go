@@ -29,6 +29,33 @@ type Config struct {
 	FaultCodeFile string
 	// DevFS is where /dev/davinciN are counted.
 	DevFS string
+	// Skip names the query types not asked: those whose every family is
+	// switched off (QueriesOff).
+	Skip map[string]bool
+}
+
+// queryFamilies: the families each query type feeds that a switch can
+// turn off; a type whose families are all off is not asked at all.
+var queryFamilies = map[string][]string{
+	"volt":       {"ascend_npu_voltage_volts"},
+	"common":     {"ascend_npu_aicore_frequency_hertz", "ascend_npu_aicore_rated_frequency_hertz"},
+	"ecc-enable": {"ascend_npu_hbm_ecc_enabled"},
+}
+
+// QueriesOff returns the query types not to ask when the given families
+// are switched off.
+func QueriesOff(familiesOff map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for typ, fams := range queryFamilies {
+		all := true
+		for _, f := range fams {
+			all = all && familiesOff[f]
+		}
+		if all {
+			out[typ] = true
+		}
+	}
+	return out
 }
 
 // AddFlags registers --npusmi.detail-interval, --npusmi.fault-code-file
@@ -101,6 +128,7 @@ type Collector struct {
 	latest sweep.Latest[published]
 
 	calls sweep.Calls // by type and result
+	types []string    // the query types asked (not Skip)
 
 	// Owned by the sweep goroutine.
 	unsupported map[chipKey]map[string]bool
@@ -134,6 +162,11 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 	c := &Collector{
 		cfg: cfg, logger: logger, table: table, now: time.Now,
 		unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
+	}
+	for _, t := range queryTypes {
+		if !cfg.Skip[t] {
+			c.types = append(c.types, t) // a type not asked has no call counters
+		}
 	}
 	if cfg.FaultCodeFile != "" {
 		codes, err := LoadFaultCodes(cfg.FaultCodeFile)
@@ -183,6 +216,23 @@ func (c *Collector) VDieID(npu, chip string) string {
 		return ""
 	}
 	return p.vdie[chipKey{npu, chip}]
+}
+
+// SerialNumber implements npusmi.InventorySource from the latest sweep: the
+// serial number of the chip's board (card-level npu-smi info -t board).
+func (c *Collector) SerialNumber(npu, chip string) string {
+	if p := c.latest.Load(); p != nil {
+		return p.inventory[chipKey{npu, chip}].SerialNumber
+	}
+	return ""
+}
+
+// ProductName implements npusmi.InventorySource: the board's Product Name.
+func (c *Collector) ProductName(npu, chip string) string {
+	if p := c.latest.Load(); p != nil {
+		return p.inventory[chipKey{npu, chip}].ProductName
+	}
+	return ""
 }
 
 var (
@@ -237,6 +287,12 @@ var (
 		"HBM temperature of the chip (npu-smi info -t memory, HBM Temperature(C)).", chipLabels, nil)
 	utilDesc = prometheus.NewDesc("ascend_npu_utilization_ratio",
 		"Utilisation of the chip by engine, 0..1 (npu-smi info -t usages: aicore, aivector, aicube, aicpu, ctrlcpu; overall = NPU Utilization on newer drivers).", []string{"npu", "chip", "engine"}, nil)
+	voltDesc = prometheus.NewDesc("ascend_npu_voltage_volts",
+		"Voltage of the chip (npu-smi info -t volt -i N -c C, Voltage(V)).", chipLabels, nil)
+	freqDesc = prometheus.NewDesc("ascend_npu_aicore_frequency_hertz",
+		"Current AI Core frequency of the chip (npu-smi info -t common -i N, Aicore curFreq(MHZ)); below the rated one while the chip is throttled or idle.", chipLabels, nil)
+	ratedFreqDesc = prometheus.NewDesc("ascend_npu_aicore_rated_frequency_hertz",
+		"Rated AI Core frequency of the chip (npu-smi info -t common -i N, Aicore Freq(MHZ)).", chipLabels, nil)
 	hbmBWDesc = prometheus.NewDesc("ascend_npu_hbm_bandwidth_utilization_ratio",
 		"HBM bandwidth utilisation of the chip, 0..1 (npu-smi info -t usages, HBM Bandwidth Usage Rate).", chipLabels, nil)
 )
@@ -245,13 +301,14 @@ var bits = [2]string{"single", "double"}
 
 // published is a sweep with its metrics, built once per sweep.
 type published struct {
-	sweep   *Sweep
-	metrics []prometheus.Metric // per-chip series and ascend_npu_chips
-	vdie    map[chipKey]string
+	sweep     *Sweep
+	metrics   []prometheus.Metric // per-chip series and ascend_npu_chips
+	vdie      map[chipKey]string
+	inventory map[chipKey]Inventory
 }
 
 func (c *Collector) publish(s *Sweep) *published {
-	p := &published{sweep: s, vdie: map[chipKey]string{}}
+	p := &published{sweep: s, vdie: map[chipKey]string{}, inventory: map[chipKey]Inventory{}}
 	add := func(d *prometheus.Desc, t prometheus.ValueType, v float64, l ...string) {
 		p.metrics = append(p.metrics, prometheus.MustNewConstMetric(d, t, v, l...))
 	}
@@ -337,6 +394,20 @@ func (c *Collector) publish(s *Sweep) *published {
 		if r.HBMTemp.OK {
 			add(hbmTempDesc, prometheus.GaugeValue, r.HBMTemp.V, n, ch)
 		}
+		if r.Volts.OK {
+			add(voltDesc, prometheus.GaugeValue, r.Volts.V, n, ch)
+		}
+		if cm, ok := r.Common[ch]; ok {
+			if cm.CurrentMHz.OK {
+				add(freqDesc, prometheus.GaugeValue, cm.CurrentMHz.V*1e6, n, ch)
+			}
+			if cm.RatedMHz.OK {
+				add(ratedFreqDesc, prometheus.GaugeValue, cm.RatedMHz.V*1e6, n, ch)
+			}
+		}
+		if r.Inventory != nil {
+			p.inventory[chipKey{n, ch}] = *r.Inventory
+		}
 		if u := r.Usages; u != nil {
 			for engine, v := range u.Engines {
 				add(utilDesc, prometheus.GaugeValue, v, n, ch, engine)
@@ -349,7 +420,7 @@ func (c *Collector) publish(s *Sweep) *published {
 	return p
 }
 
-func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, queryTypes) }
+func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, c.types) }
 
 // queryTypes are the values of the calls counter's type label.
 var queryTypes = sweep.Names(queries, func(q query) string { return q.typ })

@@ -67,7 +67,13 @@ func (f *fakeNPUSMI) exec(ctx context.Context, args []string) vendorcli.Result {
 		return vendorcli.Result{Stdout: []byte("Error parameter of -t\n"), ExitCode: 215}
 	}
 	typ, npu := args[2], args[4]
-	for _, name := range []string{typ + "." + npu + ".txt", typ + ".txt"} {
+	names := []string{typ + "." + npu + ".txt", typ + ".txt"}
+	if len(args) == 5 {
+		// Card level (no -c): card-<type>.txt first, where the card's
+		// answer differs from a chip's (board).
+		names = append([]string{"card-" + typ + ".txt"}, names...)
+	}
+	for _, name := range names {
 		if b, err := os.ReadFile(filepath.Join(f.dir, name)); err == nil {
 			return vendorcli.Result{Stdout: b}
 		}
@@ -173,8 +179,8 @@ func TestUnsupportedAskedOnce(t *testing.T) {
 	if n := f.count("-t health"); n != 24 {
 		t.Errorf("health asked %d times, want 24", n)
 	}
-	if n := f.count("-t board"); n != 8 {
-		t.Errorf("board asked %d times, want 8 (static)", n)
+	if n := f.count("-t board"); n != 16 {
+		t.Errorf("board asked %d times, want 16 (static: chip level for the VDie ID, card level for the serial number, once each per chip)", n)
 	}
 	if n := f.count("-t ecc-enable"); n != 8 {
 		t.Errorf("ecc-enable asked %d times, want 8 (once per NPU, static)", n)

@@ -24,6 +24,9 @@ const staticEvery = 60
 // query is one `npu-smi info -t <typ>` the sweep makes.
 type query struct {
 	typ string // label value of hccl_exporter_npu_smi_detail_calls_total{type}
+	// arg is the -t argument where it is not typ (card-board is -t board
+	// without -c).
+	arg string
 	// alt is the spelling of BUILD_CH builds (`-t xlink` for hccs), tried
 	// when the type itself is unknown to the binary.
 	alt string
@@ -95,6 +98,25 @@ var queries = []query{
 		r.VDie, r.HasBoard = v, err == nil
 		return err
 	}, carry: func(r, p *Reading) { r.VDie, r.HasBoard = p.VDie, p.HasBoard }},
+	// The queries below feed families that are off by default
+	// (Config.Skip leaves them out; cmd/hccl_exporter's family groups).
+	{typ: "card-board", arg: "board", card: true, static: true, parse: func(r *Reading, b []byte) error {
+		inv, err := ParseCardBoard(b)
+		if err == nil {
+			r.Inventory = &inv
+		}
+		return err
+	}, carry: func(r, p *Reading) { r.Inventory = p.Inventory }},
+	{typ: "volt", parse: func(r *Reading, b []byte) error {
+		v, ok, err := ParseVolt(b)
+		r.Volts = Opt{v, ok}
+		return err
+	}, carry: func(r, p *Reading) { r.Volts = p.Volts }},
+	{typ: "common", card: true, parse: func(r *Reading, b []byte) error {
+		m, err := ParseCommon(b)
+		r.Common = m
+		return err
+	}, carry: func(r, p *Reading) { r.Common = p.Common }},
 }
 
 // Reading is what one sweep read of one chip. A query that failed leaves
@@ -115,6 +137,9 @@ type Reading struct {
 	Usages     *Usages
 	VDie       string
 	HasBoard   bool
+	Inventory  *Inventory        // card-board, the NPU's
+	Volts      Opt               // volt
+	Common     map[string]Common // common, the NPU's chips by Chip ID
 }
 
 // Sweep is one pass over every chip of the last accepted npu-smi table.
@@ -163,11 +188,11 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 			if ctx.Err() != nil {
 				break
 			}
-			if c.unsupported[key][q.typ] {
+			if c.unsupported[key][q.typ] || c.cfg.Skip[q.typ] {
 				continue
 			}
 			if q.card {
-				if first, ok := cardDone[ch.NPU]; ok {
+				if first, ok := cardDone[ch.NPU]; ok && first != &r { // not the chip that asked it
 					q.carry(&r, first)
 					continue
 				}
@@ -225,6 +250,8 @@ func hasStatic(q query, old *Reading) bool {
 		return old.HasBoard
 	case "ecc-enable":
 		return old.ECCEnabled != nil
+	case "card-board":
+		return old.Inventory != nil
 	}
 	return false
 }
@@ -233,12 +260,15 @@ func hasStatic(q query, old *Reading) bool {
 // spelling) and parses it into r.
 func (c *Collector) ask(ctx context.Context, q query, ch ChipID, r *Reading) (string, error) {
 	typ := q.typ
+	if q.arg != "" {
+		typ = q.arg
+	}
 	if q.alt != "" && c.altWorks[q.typ] {
 		typ = q.alt
 	}
 	out := c.call(ctx, args(typ, q.card, ch))
 	result, err := classify(out)
-	if result == sweep.Error && q.alt != "" && typ == q.typ && bytes.Contains(out.Stdout, []byte("Error parameter of -t")) {
+	if result == sweep.Error && q.alt != "" && typ != q.alt && bytes.Contains(out.Stdout, []byte("Error parameter of -t")) {
 		// A BUILD_CH binary: hccs is spelled xlink.
 		alt := c.call(ctx, args(q.alt, q.card, ch))
 		if ar, aerr := classify(alt); ar != sweep.Error {
