@@ -59,6 +59,7 @@ var contractMetrics = []string{
 	"ascend_npu_hccs_errors_total", "ascend_npu_hccs_retries_total", "ascend_npu_hccs_lanes",
 	"ascend_npu_hccs_transmit_packets_total", "ascend_npu_hccs_receive_packets_total",
 	"ascend_npu_hccs_transmit_bytes_total", "ascend_npu_hccs_receive_bytes_total",
+	"ascend_npu_hccs_chip_errors_total", "ascend_npu_hccs_chip_retries_total", "ascend_npu_hccs_min_lanes",
 	"ascend_roce_receive_bytes_total", "ascend_roce_transmit_bytes_total",
 	"ascend_npu_pcie_errors_total", "ascend_npu_sio_errors_total", "ascend_npu_utilization_ratio",
 	"ascend_npu_hbm_bandwidth_utilization_ratio", "ascend_npu_hbm_temperature_celsius",

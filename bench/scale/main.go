@@ -227,6 +227,7 @@ func main() {
 	concurrency := flag.Int("concurrency", 10, "concurrent scrapers")
 	only := flag.String("points", "", "comma-separated point names to run (default: all)")
 	keep := flag.Bool("keep", false, "keep the generated fixtures")
+	budget := flag.Bool("budget", false, "measure the default-set budget instead: the demo A2 node and the worst-case A3 node with every default collector on (budget.go)")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "hccl-scale-")
@@ -241,6 +242,19 @@ func main() {
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		check(cmd.Run())
 		fmt.Fprintf(os.Stderr, "built %s in %.1fs\n", *bin, time.Since(t0).Seconds())
+	}
+	if *budget {
+		var rs []*budgetResult
+		for i, n := range budgetNodes() {
+			r, err := measureBudget(*bin, filepath.Join(work, fmt.Sprintf("budget%d", i)), n)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			rs = append(rs, r)
+		}
+		reportBudget(os.Stdout, rs)
+		return
 	}
 	var results []*result
 	for i, p := range points() {

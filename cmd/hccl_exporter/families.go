@@ -9,6 +9,8 @@ import "github.com/hccl-exporter/hccl_exporter/exporter"
 // (TestDefaultSetServesRulesDashboardsRunbooks checks it with the PromQL
 // parser); these groups add detail no shipped rule or panel reads.
 var familyGroups = []exporter.FamilyGroup{
+	{Collector: "npuhealth", Name: "hccs-links", Help: "HCCS CRC errors, retries and lanes up per link (npu-smi info -t hccs; link is the number -lane takes); the chip's totals and fewest lanes, ascend_npu_hccs_chip_{errors,retries}_total and ascend_npu_hccs_min_lanes, are always served.",
+		Families: []string{"ascend_npu_hccs_errors_total", "ascend_npu_hccs_retries_total", "ascend_npu_hccs_lanes"}},
 	{Collector: "npuhealth", Name: "hccs-traffic", Help: "HCCS packets sent and received per link (npu-smi info -t hccs); the chip's totals, ascend_npu_hccs_{transmit,receive}_bytes_total, are always served.",
 		Families: []string{"ascend_npu_hccs_transmit_packets_total", "ascend_npu_hccs_receive_packets_total"}},
 	{Collector: "npuhealth", Name: "engine-utilization", Help: "utilisation of every engine (aicore, aivector, aicube, aicpu, ctrlcpu, overall; npu-smi info -t usages); the AI Core's, ascend_npu_aicore_utilization_ratio, is always served.",

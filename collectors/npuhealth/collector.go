@@ -275,6 +275,12 @@ var (
 		"Packets (flits of 20 bytes) sent on the HCCS link (npu-smi info -t hccs, hccs tx packets).", linkLabels, nil)
 	hccsRxDesc = prometheus.NewDesc("ascend_npu_hccs_receive_packets_total",
 		"Packets (flits of 20 bytes) received on the HCCS link (npu-smi info -t hccs, hccs rx packets).", linkLabels, nil)
+	hccsChipErrorsDesc = prometheus.NewDesc("ascend_npu_hccs_chip_errors_total",
+		"CRC errors on all HCCS links of the chip (npu-smi info -t hccs, hccs error count summed); per link: ascend_npu_hccs_errors_total (--npuhealth.hccs-links).", chipLabels, nil)
+	hccsChipRetriesDesc = prometheus.NewDesc("ascend_npu_hccs_chip_retries_total",
+		"Retries on all HCCS links of the chip (npu-smi info -t hccs, hccs retry count summed); per link: ascend_npu_hccs_retries_total (--npuhealth.hccs-links).", chipLabels, nil)
+	hccsMinLanesDesc = prometheus.NewDesc("ascend_npu_hccs_min_lanes",
+		"Fewest lanes up on any HCCS link of the chip (npu-smi info -t hccs, hccs lane mode): 4 on a healthy A2; fewer means a degraded link (which: ascend_npu_hccs_lanes, --npuhealth.hccs-links).", chipLabels, nil)
 	hccsTxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_bytes_total",
 		"Bytes sent on all HCCS links of the chip (npu-smi info -t hccs, hccs tx bytes summed: packets × 20); rate() is npu-exporter's hccs bandwidth total.", chipLabels, nil)
 	hccsRxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_receive_bytes_total",
@@ -379,12 +385,22 @@ func (c *Collector) publish(s *Sweep) *published {
 					}
 				}
 			}
-			// The chip's totals (npu-smi's hccs tx|rx bytes are the packets
-			// × 20): cheap by default, per link behind --npuhealth.hccs-traffic.
-			if tx, ok := flitBytes(h.TxPackets); ok {
+			// The chip's totals, one series each whatever the links: per link
+			// they are behind --npuhealth.hccs-links and -hccs-traffic.
+			if v, ok := total(h.Errors, 1); ok {
+				add(hccsChipErrorsDesc, prometheus.CounterValue, v, n, ch)
+			}
+			if v, ok := total(h.Retries, 1); ok {
+				add(hccsChipRetriesDesc, prometheus.CounterValue, v, n, ch)
+			}
+			if v, ok := least(h.Lanes); ok {
+				add(hccsMinLanesDesc, prometheus.GaugeValue, v, n, ch)
+			}
+			// npu-smi's hccs tx|rx bytes are the packets × 20.
+			if tx, ok := total(h.TxPackets, 20); ok {
 				add(hccsTxBytesDesc, prometheus.CounterValue, tx, n, ch)
 			}
-			if rx, ok := flitBytes(h.RxPackets); ok {
+			if rx, ok := total(h.RxPackets, 20); ok {
 				add(hccsRxBytesDesc, prometheus.CounterValue, rx, n, ch)
 			}
 		}
@@ -472,17 +488,28 @@ func countDeviceFiles(devfs string) (int, error) {
 	return n, nil
 }
 
-// flitBytes sums a per-link packet array into bytes (npu-smi's
-// SINGLE_PACKETS_BYTES: a flit is 20 bytes); false when no link printed a
-// value.
-func flitBytes(packets []float64) (float64, bool) {
+// total sums a per-link array times unit (20 for packets to bytes: npu-smi's
+// SINGLE_PACKETS_BYTES, a flit is 20 bytes); false when no link printed a
+// value (NA).
+func total(links []float64, unit float64) (float64, bool) {
 	sum, ok := 0.0, false
-	for _, v := range packets {
+	for _, v := range links {
 		if v == v {
-			sum, ok = sum+v*20, true
+			sum, ok = sum+v*unit, true
 		}
 	}
 	return sum, ok
+}
+
+// least is the smallest value a link printed; false when none did.
+func least(links []float64) (float64, bool) {
+	m, ok := 0.0, false
+	for _, v := range links {
+		if v == v && (!ok || v < m) {
+			m, ok = v, true
+		}
+	}
+	return m, ok
 }
 
 func boolValue(b bool) float64 {

@@ -70,7 +70,8 @@ func TestMigrationQueriesReturnData(t *testing.T) {
 		"--cannlog.screen-log-path="+filepath.Join(demo, "screen", "*.log"),
 		"--pods.kubelet-socket="+kubelet.Socket,
 		"--pods.kubelet-interval=1s",
-		"--npuhealth.hccs-traffic", "--npuhealth.engine-utilization", "--npuhealth.ecc-enable",
+		"--npuhealth.hccs-links", "--npuhealth.hccs-traffic", "--npuhealth.engine-utilization", "--npuhealth.ecc-enable",
+		"--npuhealth.voltage", "--npuhealth.aicore-frequency",
 		"--hccn.optical-detail", "--hccn.packet-counters", "--cannlog.rejected-values",
 	)
 	rules := filepath.Join(dir, "hccl_exporter.rules.yml")
