@@ -228,3 +228,43 @@ func reportBudget(w io.Writer, rs []*budgetResult) {
 		fmt.Fprintln(w)
 	}
 }
+
+// Head memory per series: measured 2,046 bytes right after start
+// (docs/scale.md, bench/scale-prometheus.sh), 3-4 KiB planned for a
+// Prometheus holding 2 h of head chunks.
+const (
+	headBytesMeasured = 2046
+	headBytesPlanned  = 4096
+)
+
+// fleetTable is docs/scale.md's fleet table for the measured nodes: series
+// per node, for 100 and 500 nodes, and Prometheus head memory at the
+// measured and the planned bytes per series.
+func fleetTable(rs []*budgetResult) string {
+	var b strings.Builder
+	b.WriteString("| node (every default collector) | series per node | 100 nodes | head memory | 500 nodes | head memory |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.name, thousands(r.total),
+			thousands(100*r.total), headMemory(100*r.total), thousands(500*r.total), headMemory(500*r.total))
+	}
+	return b.String()
+}
+
+// headMemory is the range from the measured to the planned bytes per series.
+func headMemory(series int) string {
+	lo := float64(series) * headBytesMeasured / (1 << 20)
+	hi := float64(series) * headBytesPlanned / (1 << 20)
+	if hi >= 1024 {
+		return fmt.Sprintf("%.1f–%.1f GiB", lo/1024, hi/1024)
+	}
+	return fmt.Sprintf("%.0f–%.0f MiB", lo, hi)
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

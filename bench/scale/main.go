@@ -254,6 +254,8 @@ func main() {
 			rs = append(rs, r)
 		}
 		reportBudget(os.Stdout, rs)
+		fmt.Println()
+		fmt.Print(fleetTable(rs))
 		return
 	}
 	var results []*result
