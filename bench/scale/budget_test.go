@@ -33,7 +33,7 @@ var familiesOff = []string{
 	"ascend_npu_utilization_ratio", "ascend_npu_hbm_ecc_enabled", "ascend_npu_voltage_volts",
 	"ascend_npu_aicore_frequency_hertz", "ascend_roce_optical_tx_power_watts", "ascend_roce_optical_tx_bias_amperes",
 	"ascend_roce_optical_vcc_volts", "ascend_roce_rx_packets_total", "ascend_roce_tx_pause_frames_total",
-	"hccl_env_values_rejected_total",
+	"ascend_roce_link_up_events_total", "hccl_env_values_rejected_total",
 }
 
 // TestDefaultBudget runs the real binary with its defaults on the demo A2

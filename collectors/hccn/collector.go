@@ -226,6 +226,9 @@ var (
 	linkDownDesc = prometheus.NewDesc("ascend_roce_link_down_events_total",
 		"Link up-to-down transitions the NPU chip's RoCE port counted since driver load or the last -link_stat -c (hccn_tool -link_stat -g; counted from the change records on drivers that print no down count).",
 		chipLabels, nil)
+	linkUpCountDesc = prometheus.NewDesc("ascend_roce_link_up_events_total",
+		"Times the NPU chip's RoCE port came up since driver load or the last -link_stat -c (hccn_tool -link_stat -g, link up count: npu-exporter's npu_chip_link_up_num).",
+		chipLabels, nil)
 	healthDesc = prometheus.NewDesc("ascend_roce_network_health",
 		"Reachability of the RoCE port's detect IP (hccn_tool -net_health -g): 1 for the current status, 0 for the others. Success = reachable; Init = no detect IP set or not probed yet.",
 		[]string{"npu", "chip", "status"}, nil)
@@ -395,6 +398,7 @@ func exportReading(ch chan<- prometheus.Metric, r *Reading) {
 	}
 	if r.LinkStat != nil {
 		ch <- prometheus.MustNewConstMetric(linkDownDesc, prometheus.CounterValue, r.LinkDownEvents, r.NPU, r.Chip)
+		ch <- prometheus.MustNewConstMetric(linkUpCountDesc, prometheus.CounterValue, float64(r.LinkStat.UpCount), r.NPU, r.Chip)
 	}
 	if r.NetHealth != "" {
 		for _, st := range NetHealthStates {

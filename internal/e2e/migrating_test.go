@@ -72,7 +72,7 @@ func TestMigrationQueriesReturnData(t *testing.T) {
 		"--pods.kubelet-interval=1s",
 		"--npuhealth.hccs-links", "--npuhealth.hccs-traffic", "--npuhealth.engine-utilization", "--npuhealth.ecc-enable",
 		"--npuhealth.voltage", "--npuhealth.aicore-frequency",
-		"--hccn.optical-detail", "--hccn.packet-counters", "--cannlog.rejected-values",
+		"--hccn.optical-detail", "--hccn.packet-counters", "--hccn.link-up-count", "--cannlog.rejected-values",
 	)
 	rules := filepath.Join(dir, "hccl_exporter.rules.yml")
 	if err := os.WriteFile(rules, alerts.Rules, 0o644); err != nil {
