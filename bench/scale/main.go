@@ -142,7 +142,6 @@ func formula(n *nodegen.Node) map[string]int {
 		"hccl_exporter_log_lines_total":                   M,
 		"hccl_exporter_log_unparsable_lines_total":        3,
 		"hccl_exporter_label_values_dropped_total":        6,
-		"hccl_env_values_rejected_total":                  14,
 		"hccl_exporter_log_files_tracked":                 1,
 		"hccl_exporter_log_read_errors_total":             1,
 		"hccl_exporter_log_truncated_lines_total":         1,
