@@ -4,6 +4,8 @@
 
 GO          ?= go
 BINARY      ?= hccl_exporter
+# Port of `make demo` and `make run-demo`; empty: a free one (demo), 9842 (run-demo).
+DEMO_PORT   ?=
 PKG         := github.com/hccl-exporter/hccl_exporter
 # The release version is the VERSION file: the binary embeds it (so a plain
 # `go build` reports it too), and the release tarballs, the image tag and the
@@ -45,11 +47,12 @@ image-push:
 # Runs the exporter on the bundled demo data (fake npu-smi, CANN log root,
 # screen log) and prints the interesting part of its metrics page.
 demo:
-	./scripts/demo.sh
+	DEMO_PORT=$(DEMO_PORT) ./scripts/demo.sh
 
-# Same as demo, but keeps serving on :9842 until interrupted.
+# Same as demo, but keeps serving on :9842 (DEMO_PORT=N: on port N) until
+# interrupted.
 run-demo: build
-	./scripts/demo.sh --serve
+	DEMO_PORT=$(DEMO_PORT) ./scripts/demo.sh --serve
 
 # The whole test suite, as CI runs it.
 test: test-deps lint unit

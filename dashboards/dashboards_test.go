@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v2"
-
 	"github.com/hccl-exporter/hccl_exporter/alerts"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
@@ -71,7 +69,20 @@ var (
 	// matchers and range, if any.
 	selectorRE = regexp.MustCompile(`\b((?:[a-z_]+:)?(?:hccl|ascend)_[a-zA-Z0-9_]*(?::[a-z_0-9]+)?)(\{[^}]*\})?(\[[^\]]*\])?`)
 	matcherRE  = regexp.MustCompile(`\b(job|instance)\s*(=~|!~|!=|=)\s*"([^"]*)"`)
+	// recordedRE matches a recording rule's series in a query.
+	recordedRE = regexp.MustCompile(`\b([a-z_]+:[a-zA-Z0-9_]+:[a-zA-Z0-9_:]+)(\{[^}]*\})?`)
+	recordRE   = regexp.MustCompile(`(?m)^\s+record: "?([^"\n]+)"?$`)
 )
+
+// recordedNames are the series the shipped rules record (a panel may chart
+// them: the per-pod panels chart mixin/rules/pods.libsonnet's).
+func recordedNames() []string {
+	var out []string
+	for _, m := range recordRE.FindAllSubmatch(alerts.Rules, -1) {
+		out = append(out, string(m[1]))
+	}
+	return out
+}
 
 func loadAll(t *testing.T) map[string]Dashboard {
 	t.Helper()
@@ -221,14 +232,30 @@ func checkExpr(t errorer, where, expr string) {
 		}
 	}
 	found := false
+	// Series the shipped rules record (level:metric:operations): the rule
+	// must exist, and the selector filters like the others.
+	for _, m := range recordedRE.FindAllStringSubmatch(expr, -1) {
+		found = true
+		if !slices.Contains(recordedNames(), m[1]) {
+			t.Errorf("%s: %s is recorded by no rule of alerts/hccl_exporter.rules.yml", where, m[1])
+		}
+		if !strings.Contains(m[2], `job=~"$job"`) || !strings.Contains(m[2], `instance=~"$instance"`) {
+			t.Errorf("%s: selector %s%s lacks job=~\"$job\" and instance=~\"$instance\"", where, m[1], m[2])
+		}
+	}
 	for _, loc := range selectorRE.FindAllStringSubmatchIndex(expr, -1) {
+		if loc[0] > 0 && expr[loc[0]-1] == ':' {
+			continue // part of a recorded name
+		}
 		found = true
 		name := expr[loc[2]:loc[3]]
 		if strings.Contains(name, ":") {
-			if !recordedMetrics()[name] {
-				t.Errorf("%s: %s is not a recording rule of the shipped rules", where, name)
+			if !recordedRE.MatchString(name) && !slices.Contains(recordedNames(), name) {
+				t.Errorf("%s: %s is recorded by no rule of alerts/hccl_exporter.rules.yml", where, name)
 			}
-		} else if !slices.Contains(contractMetrics, name) {
+			continue // a recorded series, checked above
+		}
+		if !slices.Contains(contractMetrics, name) {
 			t.Errorf("%s: metric %s is not one the exporter exports", where, name)
 		}
 		var matchers, rng string
@@ -268,6 +295,8 @@ func TestCheckExprCatchesMistakes(t *testing.T) {
 		`sum(hccl_fault_events_total{job=~"$job",instance=~"$instance"})`,
 		`rate(hccl_fault_events_total{job=~"$job",instance=~"$instance"}[5m])`,
 		`hccl_link_headroom_bytes{job=~"$job",instance=~"$instance"}`,
+		`instance:hccl_link_setup_headroom_bytes:no_such_rule{job=~"$job",instance=~"$instance"}`,
+		`instance:hccl_link_setup_headroom_bytes:capacity_min{job=~"$job"}`,
 		`vector(1)`,
 	} {
 		ft := &fakeT{}
@@ -350,26 +379,4 @@ func TestQueries(t *testing.T) {
 	if got := Expand(`rate(x[$__rate_interval]) + y[$__range]`, Vars{RateInterval: "2m", Range: "6h"}); got != `rate(x[2m]) + y[6h]` {
 		t.Errorf("Expand intervals = %q", got)
 	}
-}
-
-// recordedMetrics are the series the shipped rules record: a panel may
-// chart them (the per-pod panels chart mixin/rules/pods.libsonnet's).
-func recordedMetrics() map[string]bool {
-	var file struct {
-		Groups []struct {
-			Rules []struct{ Record string }
-		}
-	}
-	out := map[string]bool{}
-	if err := yaml.Unmarshal(alerts.Rules, &file); err != nil {
-		return out
-	}
-	for _, g := range file.Groups {
-		for _, r := range g.Rules {
-			if r.Record != "" {
-				out[r.Record] = true
-			}
-		}
-	}
-	return out
 }

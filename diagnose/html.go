@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -157,7 +158,7 @@ func timelineSVG(in Incident) template.HTML {
 	for s := 0.0; s <= span+1e-9; s += step {
 		x := xOf(start.Add(time.Duration(s * float64(time.Second))))
 		fmt.Fprintf(&b, `<line class="tick" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, x, tlTop-4, x, h-tlBottom)
-		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">+%s</text>`, x, tlTop-18, html.EscapeString(fmtSeconds(s)))
+		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">+%s</text>`, x, tlTop-18, html.EscapeString(fmtTick(s, step)))
 		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, h-8, start.Add(time.Duration(s*float64(time.Second))).Format(clock))
 	}
 	// Marks: consequences first, the root last (on top).
@@ -211,6 +212,23 @@ func timelineSVG(in Incident) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// fmtTick labels a tick s seconds after the first event on an axis of
+// step seconds: fmtSeconds for steps of a second or more, milliseconds with
+// as many decimals as the step needs below that ("+20 ms", "+0.5 ms"), so
+// that no two ticks read the same ("+0.0 s" for every tick of a 20 ms step
+// before).
+func fmtTick(s, step float64) string {
+	if step >= 1 {
+		return fmtSeconds(s)
+	}
+	ms, stepMS := s*1000, step*1000
+	dec := 0
+	if stepMS < 1 {
+		dec = int(math.Ceil(-math.Log10(stepMS)))
+	}
+	return strconv.FormatFloat(ms, 'f', dec, 64) + " ms"
 }
 
 // niceStep rounds a tick interval up to 1, 2 or 5 × 10^n seconds.

@@ -660,7 +660,7 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 			}
 			reasons = append(reasons, by+strings.Join(named, "; ")+"."+then)
 			if len(in.SilentRanks) == 0 {
-				summary += fmt.Sprintf(" The waiting ranks point at %s.", first.Peer)
+				summary += " The waiting ranks point at " + pointedAt(in.SuspectedPeers) + "."
 			}
 		} else {
 			reasons = append(reasons, "Collect the CANN logs and screen logs of every node of the job: the rank that failed first is on a node (or in a process) missing here.")
@@ -744,6 +744,34 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		}
 	}
 	return summary, conf, reasons
+}
+
+// pointedAt names the peers the waiting ranks point at most: the first, or
+// every peer tied with it ("8 ranks equally: rank 24, rank 25, …"), so that
+// a headline never picks one of several equal suspects by their order.
+func pointedAt(ps []PeerCount) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	top := ps[0].Events + ps[0].Links
+	var tied []string
+	for _, p := range ps {
+		if p.Events+p.Links == top {
+			tied = append(tied, p.Peer)
+		}
+	}
+	if len(tied) == 1 {
+		return tied[0]
+	}
+	sort.Slice(tied, func(i, j int) bool { return naturalLess(tied[i], tied[j]) })
+	const listed = 8
+	names := tied
+	more := ""
+	if len(names) > listed {
+		more = fmt.Sprintf(" and %d more", len(names)-listed)
+		names = names[:listed]
+	}
+	return fmt.Sprintf("%d peers equally (%s each): %s%s", len(tied), peerNamedBy(ps[0]), strings.Join(names, ", "), more)
 }
 
 // peerNamedBy says what named a peer: "3 waiting event(s), 1 failing link".

@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,58 +25,20 @@ func ParseNodeZones(pairs []string) (map[string]*time.Location, error) {
 	return out, nil
 }
 
-// A root-info communicator's identifier ends with the time the root rank
-// created it, in microseconds since the Unix epoch
-// (`10.0.0.1%enp_60000_0_1765367607599032`, HCCL's GetRootInfo), a true
-// instant whatever the zone. Every rank prints the end of that
-// communicator's initialisation moments later in its own wall-clock time, so
-// the difference is the node's UTC offset in whole quarter-hours (plus the
-// seconds initialisation took; logstate.InferOffset allows five minutes).
-
-// identifierTime reads the creation time from a communicator identifier.
-func identifierTime(id string) (time.Time, bool) {
-	i := strings.LastIndexByte(id, '_')
-	if i < 0 || len(id)-i-1 != 16 {
-		return time.Time{}, false
-	}
-	us, err := strconv.ParseInt(id[i+1:], 10, 64)
-	if err != nil {
-		return time.Time{}, false
-	}
-	t := time.UnixMicro(us).UTC()
-	if t.Year() < 2015 || t.Year() > 2045 {
-		return time.Time{}, false
-	}
-	return t, true
-}
-
 // inferNodeZone returns the zone a node printed its times in, from its
-// communicators' identifiers (times read in from), the most common offset
-// among them, and how many identifiers agreed.
+// communicators' identifiers (times read in from), by the rule the
+// exporter applies to each log root (logstate.InferZone), and how many
+// identifiers agreed. A bundle's files carry no trustworthy modification
+// time (archives, copies), so the identifiers are the only evidence here.
 func inferNodeZone(sync map[string]time.Time, from *time.Location) (*time.Location, int, bool) {
-	votes := map[time.Duration]int{}
+	var ev logstate.ZoneEvidence
 	for id, t := range sync {
-		created, ok := identifierTime(id)
-		if !ok {
-			continue
-		}
 		w := t.In(from)
-		asUTC := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)
-		if asUTC.Before(created.Add(-time.Minute)) {
-			continue // printed before the communicator existed: not this zone
-		}
-		if off, ok := logstate.InferOffset(asUTC, created); ok {
-			votes[off]++
-		}
+		ev.AddIdentifier(id, time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC))
 	}
-	best, n := time.Duration(0), 0
-	for off, c := range votes {
-		if c > n || (c == n && off < best) {
-			best, n = off, c
-		}
-	}
-	if n == 0 {
+	off, n, _, ok := logstate.InferZone(ev)
+	if !ok {
 		return nil, 0, false
 	}
-	return logstate.ZoneForOffset(best), n, true
+	return logstate.ZoneForOffset(off), n, true
 }

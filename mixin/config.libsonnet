@@ -39,7 +39,9 @@
     // Job identity. The exporter labels every HCCL fault series with
     // hccl_job: the communicator its process belongs to where the logs tie
     // the process to one (the identifier is the same on every node of the
-    // job), else "<namespace>/<pod>" of the training pod; the rules fill an
+    // job; a screen report is tied by its [PID: n], on bare metal too; a
+    // communicator two pods' processes claim ties none), else
+    // "<namespace>/<pod>" of the training pod; the rules fill an
     // empty hccl_job with "node/<instance>", so a job is never the empty
     // string. Consequences are inhibited, and failures counted, per job:
     // the cluster label and hccl_job.

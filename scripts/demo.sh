@@ -5,6 +5,8 @@
 # needed.
 #   scripts/demo.sh           start, print the interesting metrics, stop
 #   scripts/demo.sh --serve   keep serving on :9842 (Ctrl-C to stop)
+# DEMO_PORT=N picks the port of either (make demo DEMO_PORT=N, make run-demo
+# DEMO_PORT=N), e.g. where an exporter already serves on 9842.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 demo=examples/demo
@@ -13,8 +15,12 @@ trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "
 pid=
 go build -o "$work/hccl_exporter" ./cmd/hccl_exporter
 
-port=9842
-if [ "${1:-}" != "--serve" ]; then
+port=${DEMO_PORT:-9842}
+if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
+	echo "DEMO_PORT=$port: expected a TCP port from 1 to 65535" >&2
+	exit 2
+fi
+if [ "${1:-}" != "--serve" ] && [ -z "${DEMO_PORT:-}" ]; then
 	# A free loopback port, so the demo never collides with a running exporter.
 	for p in $(seq 19842 19942); do
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi

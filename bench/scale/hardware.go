@@ -25,14 +25,16 @@ const (
 	switchedQueryTypes = 3
 )
 
-// hardwareFixed: the calls counter of the types asked, the last-sweep time,
-// ascend_npu_chips and ascend_npu_device_files.
+// hardwareFixed: the calls counter of the types asked,
+// hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds,
+// hccl_exporter_npu_smi_detail_stale_chips, ascend_npu_chips and
+// ascend_npu_device_files.
 func hardwareFixed(all bool) int {
 	types := defaultQueryTypes
 	if all {
 		types += switchedQueryTypes
 	}
-	return types*6 + 3
+	return types*6 + 1 + 1 + 1 + 1
 }
 
 // families returns the per-chip series by family: with all, every family

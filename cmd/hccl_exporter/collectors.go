@@ -7,6 +7,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npuhealth"
@@ -99,6 +100,29 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		w.cannlog.cfg.PodOfDevice = watcher.PodOfDevice
 	}
 	if on("cannlog") {
+		if procfs := w.cannlog.cfg.Procfs; procfs != "" {
+			// The owner of a discovered root's files is the pod its
+			// process's own cgroup names (else its uid): identity a
+			// tenant cannot write (docs/security.md).
+			kubeletLogs := w.pods.KubeletLogs
+			w.cannlog.cfg.PodOfProcess = func(pid int) (cannlog.ProcessPod, bool) {
+				ref, ok, err := podresources.ReadProcessCgroup(procfs, pid)
+				if err != nil || !ok {
+					return cannlog.ProcessPod{}, false
+				}
+				pod := cannlog.ProcessPod{UID: ref.PodUID}
+				if kubeletLogs != "" {
+					// The names of the pod, from the kubelet's log layout
+					// (/var/log/pods/<ns>_<pod>_<uid>).
+					if layout, err := podresources.LoadKubeletLayout(kubeletLogs); err == nil {
+						if o, ok := layout.Owner(kubeletLogs, ref); ok {
+							pod.Namespace, pod.Pod, pod.Container = o.Namespace, o.Pod, o.Container
+						}
+					}
+				}
+				return pod, true
+			}
+		}
 		if npuView != nil {
 			// Each process npu-smi lists is read from its own log root,
 			// found through --path.procfs after each npu-smi run; the same

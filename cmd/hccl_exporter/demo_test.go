@@ -1,8 +1,15 @@
 package main
 
 import (
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -52,4 +59,81 @@ func TestDemoNodeTellsOneStory(t *testing.T) {
 	if !strings.Contains(text, "ROOT CAUSE EI0011 (link_setup) on demo pid 210001") {
 		t.Errorf("diagnose examples/demo does not name pid 210001 as the root cause:\n%.1500s", text)
 	}
+}
+
+// TestDemoPortOverride runs scripts/demo.sh --serve (what make run-demo
+// runs) with DEMO_PORT: 0.4.0 always served on 9842. It serves /healthz on
+// the port asked for, and a port that is not one is refused.
+func TestDemoPortOverride(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the demo")
+	}
+	script := filepath.Join("..", "..", "scripts", "demo.sh")
+	bad := exec.Command("bash", script, "--serve")
+	bad.Env = append(os.Environ(), "DEMO_PORT=http")
+	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "DEMO_PORT=http") {
+		t.Errorf("DEMO_PORT=http: %v %s; want a refusal naming it", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cmd := exec.Command("bash", script, "--serve")
+	cmd.Env = append(os.Environ(), "DEMO_PORT="+port)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	deadline := time.Now().Add(90 * time.Second) // the script builds the binary
+	for {
+		resp, err := http.Get("http://127.0.0.1:" + port + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("demo on DEMO_PORT=%s: /healthz %d", port, resp.StatusCode)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("demo not serving on DEMO_PORT=%s: %v\n%s", port, err, stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(stderr.String(), "127.0.0.1:"+port) {
+		t.Errorf("the demo does not say where it serves: %q", stderr.String())
+	}
+}
+
+// lockedBuffer is a strings.Builder a child process writes while the test
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -90,6 +90,53 @@ func (d *diagnoseCommand) parse(args []string) error {
 			}
 		}
 	}
+	app := d.build()
+	if err := misusedSwitch(app, rest); err != nil {
+		return err
+	}
+	if _, err := app.Parse(rest); err != nil {
+		return nameFlag(func() *kingpin.Application {
+			nd := newDiagnose(io.Discard, io.Discard)
+			nd.buffsizeSelected = d.buffsizeSelected
+			return nd.build()
+		}, rest, err)
+	}
+	return d.validate()
+}
+
+// maxDiagnoseWorkers bounds --workers: each reads one file at a time.
+const maxDiagnoseWorkers = 4096
+
+// validate checks what the parser let through (as the server's flags are,
+// validate.go): the error names the flag, the value and what it takes.
+func (d *diagnoseCommand) validate() error {
+	if d.buffsizeSelected {
+		for _, f := range []struct {
+			name string
+			v    uint64
+		}{{"micro-batch-size", d.microBatch}, {"seq-len", d.seqLen}, {"hidden-size", d.hidden}} {
+			if f.v == 0 {
+				return fmt.Errorf("--%s=0: expected a whole number above 0", f.name)
+			}
+		}
+		return nil
+	}
+	if d.workers < 0 || d.workers > maxDiagnoseWorkers {
+		return fmt.Errorf("--workers=%d: expected 0 (GOMAXPROCS) or a number of files read at once up to %d", d.workers, maxDiagnoseWorkers)
+	}
+	if d.timezone != "auto" {
+		if _, err := logstate.ParseZone(d.timezone); err != nil {
+			return fmt.Errorf("--timezone=%q: %v", d.timezone, err)
+		}
+	}
+	if _, err := diagnose.ParseNodeZones(d.nodeTZ); err != nil {
+		return fmt.Errorf("--node-timezone=%q: %v", strings.Join(d.nodeTZ, ","), err)
+	}
+	return nil
+}
+
+// build defines the parser of the command selected (report or buffsize).
+func (d *diagnoseCommand) build() *kingpin.Application {
 	var app *kingpin.Application
 	formatHelp := "Output format: text (for a person), json (for a program; docs/diagnose.md), or html (one self-contained page: " +
 		"incidents with a timeline per node, and the text report's tables)."
@@ -125,8 +172,7 @@ func (d *diagnoseCommand) parse(args []string) error {
 	app.ErrorWriter(d.stderr)
 	app.Terminate(d.terminate)
 	flag.AddFlags(app, d.log)
-	_, err := app.Parse(rest)
-	return err
+	return app
 }
 
 func (d *diagnoseCommand) run(logger *slog.Logger) int {

@@ -14,13 +14,16 @@ import (
 func addHeadroomFlags(app *kingpin.Application) *headroom.Config {
 	cfg := headroom.DefaultConfig()
 	var highSet bool
+	// No kingpin Default: --help would print --headroom.qp-bytes-low=256KiB
+	// as if every QP had that size, while unset each mode has its own.
 	app.Flag("headroom.qp-bytes-low",
-		"Override: the NPU memory of one HCCL QP for the low bound, in every mode, with a unit: 256KiB, 0.25MiB (KiB = 1024 bytes). Unset, each QP has the size of its mode (docs/headroom.md); where the logs do not tell the mode, 256KiB.").
-		Default("256KiB").IsSetByUser(&cfg.QPBytesSetByUser).SetValue(&bytesValue{dst: &cfg.QPBytesLow})
+		"Override: the NPU memory of one HCCL QP for the low bound, in every mode, with a unit: 256KiB, 0.25MiB (KiB = 1024 bytes). "+
+			"Unset (the default): derived from the QP mode of each process (docs/headroom.md); where the logs do not tell the mode, 256KiB.").
+		PlaceHolder("SIZE").IsSetByUser(&cfg.QPBytesSetByUser).SetValue(&bytesValue{dst: &cfg.QPBytesLow})
 	app.Flag("headroom.qp-bytes-high",
-		"Override: the NPU memory of one HCCL QP for the expected and high bounds, in every mode, with a unit: 3MiB. Unset, each QP has "+
-			"the size of its mode (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB (the largest mode).").
-		Default("3MiB").IsSetByUser(&highSet).SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
+		"Override: the NPU memory of one HCCL QP for the expected and high bounds, in every mode, with a unit: 3MiB. "+
+			"Unset (the default): derived from the QP mode of each process (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB (the largest mode).").
+		PlaceHolder("SIZE").IsSetByUser(&highSet).SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
 	app.Flag("headroom.capture-window",
 		"How long after its latest ACL graph capture re-created RoCE QPs a process counts as capturing: its next capture's QPs are then link setup ahead.").
 		Default("5m").DurationVar(&cfg.CaptureWindow)

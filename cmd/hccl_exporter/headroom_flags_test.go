@@ -71,3 +71,26 @@ func TestQPBytesFlagsSetByUser(t *testing.T) {
 		}
 	}
 }
+
+// TestQPBytesHelpShowsNoDefault: --help printed --headroom.qp-bytes-low=256KiB
+// as if that were every QP's size; unset, each QP mode has its own.
+func TestQPBytesHelpShowsNoDefault(t *testing.T) {
+	var out strings.Builder
+	app := newServeApp().app
+	app.UsageWriter(&out)
+	app.Usage(nil)
+	help := strings.Join(strings.Fields(out.String()), " ") // kingpin wraps lines
+	for _, flag := range []string{"headroom.qp-bytes-low", "headroom.qp-bytes-high"} {
+		if !strings.Contains(help, "--"+flag+"=SIZE") {
+			t.Errorf("--help does not show --%s=SIZE", flag)
+		}
+	}
+	for _, shown := range []string{"qp-bytes-low=256KiB", "qp-bytes-high=3MiB"} {
+		if strings.Contains(help, shown) {
+			t.Errorf("--help shows %s as if set", shown)
+		}
+	}
+	if n := strings.Count(help, "derived from the QP mode"); n != 2 {
+		t.Errorf("--help says %d times that the QP sizes are derived from the QP mode when unset, want 2", n)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,6 +54,148 @@ func run(args []string) int {
 		return d.run(promslog.New(d.log))
 	}
 
+	sa := newServeApp()
+	args, deprecated := renameFlags(args)
+	if err := sa.parse(args); err != nil {
+		// The error names the new spelling of a renamed flag: say which
+		// old one it came from.
+		for _, w := range deprecated {
+			fmt.Fprintf(os.Stderr, "%s: %s\n", exporterName, w)
+		}
+		fmt.Fprintf(os.Stderr, "%s: %v (try --help)\n", exporterName, err)
+		return 2
+	}
+	wiring, srvOpts, toolkitFlags, promslogConfig := sa.wiring, *sa.srvOpts, sa.toolkitFlags, sa.promslogConfig
+	metricsPath, maxRequests, disableExporterMetrics := sa.metricsPath, sa.maxRequests, sa.disableExporterMetrics
+	scrapeCacheTTL, scrapeTimeout, scrapeTimeoutOffset := sa.scrapeCacheTTL, sa.scrapeTimeout, sa.scrapeTimeoutOffset
+	logger := promslog.New(promslogConfig)
+	for _, w := range deprecated {
+		logger.Warn(w)
+	}
+
+	// SIGTERM (Kubernetes, systemd) and SIGINT stop the exporter
+	// gracefully: requests in flight finish and the log state is
+	// checkpointed, so a restart neither recounts nor skips a line. A
+	// second signal kills at once.
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stopSignals()
+	go func() {
+		<-ctx.Done()
+		stopSignals()
+	}()
+
+	setGCDefault()
+	logger.Info("starting "+exporterName, "version", version.Info())
+	logger.Info("build context", "build_context", version.BuildContext())
+
+	collectors, cleanup, err := wiring.build(logger)
+	if err != nil {
+		logger.Error("cannot start collectors", "err", err)
+		return 1
+	}
+	defer cleanup()
+	scraper := exporter.NewScraper(logger, collectors)
+	scraper.SetFamiliesOff(wiring.familiesOff())
+	logger.Info("enabled collectors", "collectors", scraper.Names(), "families_off", scraper.FamiliesOff())
+
+	server := exporter.NewServer(nil, srvOpts, logger)
+	handler, err := exporter.NewMetricsHandler(scraper, logger, exporter.HandlerOpts{
+		Own:                 []prometheus.Collector{server},
+		MaxRequests:         *maxRequests,
+		WithRuntimeMetrics:  !*disableExporterMetrics,
+		CacheTTL:            *scrapeCacheTTL,
+		ScrapeTimeout:       *scrapeTimeout,
+		ScrapeTimeoutOffset: *scrapeTimeoutOffset,
+	})
+	if err != nil {
+		logger.Error("cannot build metrics handler", "err", err)
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.Handle(*metricsPath, handler)
+	mux.HandleFunc(healthzPath, healthz)
+	if *metricsPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "HCCL Exporter",
+			Description: "Ascend NPU memory, HCCL settings and HCCL fault codes for Prometheus",
+			Version:     version.Info(),
+			Links: []web.LandingLinks{
+				{Address: *metricsPath, Text: "Metrics"},
+				{Address: healthzPath, Text: "Health"},
+			},
+			// The toolkit links /debug/pprof/ by default; this exporter
+			// serves no pprof handlers (they would expose the heap of a
+			// process that reads job logs), so the links would 404.
+			Profiling: "false",
+		})
+		if err != nil {
+			logger.Error("cannot build landing page", "err", err)
+			return 1
+		}
+		mux.Handle("/", landing)
+	}
+
+	server.Handler = mux
+	if err := server.ListenAndServe(ctx, toolkitFlags); err != nil {
+		logger.Error("cannot serve", "err", err)
+		return 1
+	}
+	logger.Info("stopped serving; writing the last checkpoint")
+	return 0
+}
+
+// healthzPath serves liveness: 200 "ok" while the HTTP server answers. It
+// runs no collector and takes no lock a scrape holds, so a hung npu-smi or
+// a slow file system never fails a liveness probe (which would restart the
+// exporter and lose nothing but its uptime); whether the sources work is
+// what hccl_exporter_collector_success says.
+const healthzPath = "/healthz"
+
+func healthz(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
+}
+
+// serveGCPercent is the GOGC the server runs with unless GOGC is set. An
+// uncached scrape allocates a few times its series' size over a small live
+// heap, so at Go's default of 100 a collection overlapped every few scrapes
+// and slowed them; at 200 it runs half as often, for a heap goal of three
+// times the live heap, which GOMEMLIMIT still caps where it is set
+// (docs/benchmarks.md has the figures).
+const serveGCPercent = 200
+
+func setGCDefault() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(serveGCPercent)
+	}
+}
+
+// serveApp is the server's command line: the parser and where each flag's
+// value lands. newServeApp defines it, parse reads and validates it.
+type serveApp struct {
+	app                    *kingpin.Application
+	metricsPath            *string
+	maxRequests            *int
+	disableExporterMetrics *bool
+	scrapeCacheTTL         *time.Duration
+	scrapeTimeout          *time.Duration
+	scrapeTimeoutOffset    *time.Duration
+	srvOpts                *exporter.ServerOpts
+	toolkitFlags           *web.FlagConfig
+	wiring                 *collectorWiring
+	promslogConfig         *promslog.Config
+}
+
+func newServeApp() *serveApp {
 	app := kingpin.New(exporterName, "Prometheus exporter for Huawei Ascend NPU clusters: NPU memory from npu-smi, "+
 		"effective HCCL settings and HCCL fault codes from CANN logs and training screen logs, and the NPU memory "+
 		"headroom left before HCCL link setup (to warn before EI0011). Run without a command to serve metrics.")
@@ -100,98 +243,22 @@ func run(args []string) int {
 	// Listed in --help; run() dispatches it before this parser.
 	app.Command("diagnose", diagnoseHelp)
 
-	args, deprecated := renameFlags(args)
-	cmd, err := app.Parse(args)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v (try --help)\n", exporterName, err)
-		return 2
+	return &serveApp{
+		app: app, metricsPath: metricsPath, maxRequests: maxRequests, disableExporterMetrics: disableExporterMetrics,
+		scrapeCacheTTL: scrapeCacheTTL, scrapeTimeout: scrapeTimeout, scrapeTimeoutOffset: scrapeTimeoutOffset,
+		srvOpts: &srvOpts, toolkitFlags: toolkitFlags, wiring: wiring, promslogConfig: promslogConfig,
 	}
-	logger := promslog.New(promslogConfig)
-	for _, w := range deprecated {
-		logger.Warn(w)
-	}
-
-	_ = cmd
-
-	// SIGTERM (Kubernetes, systemd) and SIGINT stop the exporter
-	// gracefully: requests in flight finish and the log state is
-	// checkpointed, so a restart neither recounts nor skips a line. A
-	// second signal kills at once.
-	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stopSignals()
-	go func() {
-		<-ctx.Done()
-		stopSignals()
-	}()
-
-	setGCDefault()
-	logger.Info("starting "+exporterName, "version", version.Info())
-	logger.Info("build context", "build_context", version.BuildContext())
-
-	collectors, cleanup, err := wiring.build(logger)
-	if err != nil {
-		logger.Error("cannot start collectors", "err", err)
-		return 1
-	}
-	defer cleanup()
-	scraper := exporter.NewScraper(logger, collectors)
-	scraper.SetFamiliesOff(wiring.familiesOff())
-	logger.Info("enabled collectors", "collectors", scraper.Names(), "families_off", scraper.FamiliesOff())
-
-	server := exporter.NewServer(nil, srvOpts, logger)
-	handler, err := exporter.NewMetricsHandler(scraper, logger, exporter.HandlerOpts{
-		Own:                 []prometheus.Collector{server},
-		MaxRequests:         *maxRequests,
-		WithRuntimeMetrics:  !*disableExporterMetrics,
-		CacheTTL:            *scrapeCacheTTL,
-		ScrapeTimeout:       *scrapeTimeout,
-		ScrapeTimeoutOffset: *scrapeTimeoutOffset,
-	})
-	if err != nil {
-		logger.Error("cannot build metrics handler", "err", err)
-		return 1
-	}
-	mux := http.NewServeMux()
-	mux.Handle(*metricsPath, handler)
-	if *metricsPath != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name:        "HCCL Exporter",
-			Description: "Ascend NPU memory, HCCL settings and HCCL fault codes for Prometheus",
-			Version:     version.Info(),
-			Links: []web.LandingLinks{
-				{Address: *metricsPath, Text: "Metrics"},
-			},
-			// The toolkit links /debug/pprof/ by default; this exporter
-			// serves no pprof handlers (they would expose the heap of a
-			// process that reads job logs), so the links would 404.
-			Profiling: "false",
-		})
-		if err != nil {
-			logger.Error("cannot build landing page", "err", err)
-			return 1
-		}
-		mux.Handle("/", landing)
-	}
-
-	server.Handler = mux
-	if err := server.ListenAndServe(ctx, toolkitFlags); err != nil {
-		logger.Error("cannot serve", "err", err)
-		return 1
-	}
-	logger.Info("stopped serving; writing the last checkpoint")
-	return 0
 }
 
-// serveGCPercent is the GOGC the server runs with unless GOGC is set. An
-// uncached scrape allocates a few times its series' size over a small live
-// heap, so at Go's default of 100 a collection overlapped every few scrapes
-// and slowed them; at 200 it runs half as often, for a heap goal of three
-// times the live heap, which GOMEMLIMIT still caps where it is set
-// (docs/benchmarks.md has the figures).
-const serveGCPercent = 200
-
-func setGCDefault() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(serveGCPercent)
+// parse reads args (renamed flags already rewritten) and validates every
+// flag's value (validate.go): a value the exporter cannot work with is an
+// error naming the flag, the value and what is expected.
+func (sa *serveApp) parse(args []string) error {
+	if err := misusedSwitch(sa.app, args); err != nil {
+		return err
 	}
+	if _, err := sa.app.Parse(args); err != nil {
+		return nameFlag(func() *kingpin.Application { return newServeApp().app }, args, err)
+	}
+	return validateFlags(sa, args)
 }

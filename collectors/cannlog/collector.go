@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,20 @@ type Config struct {
 	// Processes is npu-smi's process table (not a flag: main wires it);
 	// nil disables discovery.
 	Processes ProcessTable
+	// PodOfProcess names the pod a host pid's own cgroup puts it in (not a
+	// flag: main wires podresources' cgroup reading and the kubelet's log
+	// layout): the owner of a discovered root's files is that pod, else the
+	// process's uid (logstate.Source.Owner), and the pod labels of its plog
+	// faults are its pod's, not the pod of a device its lines name. nil:
+	// the uid alone.
+	PodOfProcess func(hostPID int) (ProcessPod, bool)
+}
+
+// ProcessPod is the pod a process's own cgroup names: its UID, and its
+// namespace, pod and container where the kubelet's log layout names them
+// ("" otherwise).
+type ProcessPod struct {
+	UID, Namespace, Pod, Container string
 }
 
 // DefaultRoot is the CANN log root a process writes to, by CANN's own
@@ -176,8 +191,8 @@ var (
 		"Times a log root reached a cap in a rescan (limit=dirs|watches|entries: what lies past it is not followed) "+
 			"or a file's read was cut at the per-poll byte cap (limit=bytes: the rest is read by the next poll).", []string{"limit"}, nil)
 	refusedDesc = prometheus.NewDesc("hccl_exporter_log_paths_refused_total",
-		"Directories of a log root not entered, per rescan: a symlink or a mount point where CANN writes a directory, "+
-			"or a discovered root on a FUSE or network file system (--cannlog.cross-filesystems allows the last two).", []string{"reason"}, nil)
+		"Paths of a log root not entered or opened, per rescan: a symlink where CANN writes a directory or a log file, a mount point "+
+			"where CANN writes a directory, or a discovered root on a FUSE or network file system (--cannlog.cross-filesystems allows the last two).", []string{"reason"}, nil)
 	holeBytesDesc = prometheus.NewDesc("hccl_exporter_log_hole_bytes_skipped_total",
 		"Bytes of sparse log files' holes skipped unread (SEEK_DATA).", nil, nil)
 	hungCallsDesc = prometheus.NewDesc("hccl_exporter_log_hung_calls_total",
@@ -199,9 +214,15 @@ type Collector struct {
 	state *logstate.State
 	f     follower
 
-	src    logstate.Source // reused for every line by the poll goroutine: no allocation
-	srcDir string          // logstate.LogDir of src.Path
-	srcLoc *time.Location
+	src      logstate.Source // reused for every line by the poll goroutine: no allocation
+	srcDir   string          // logstate.LogDir of src.Path
+	srcLoc   *time.Location
+	srcOwner string     // who writes src.Path (rootTable.ownerOf)
+	srcPod   ProcessPod // its pod, where the kernel names one
+	// writers are the discovered roots whose processes write files that
+	// several roots reach, by path (writers.go); cleared when the table of
+	// roots changes. Poll goroutine only.
+	writers map[string][2]string
 	// roots is the table of log roots (roots.go), configured and
 	// discovered; zones infers and applies the zone of each row.
 	roots *rootTable
@@ -293,7 +314,7 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 		fixed, auto = time.Local, false
 	}
 	c.roots = newRootTable(cfg.Roots)
-	c.zones = newZones(c.roots, auto, fixed)
+	c.zones = newZones(c.roots, auto, fixed, cfg.CrossFilesystems)
 	c.disc = newDiscovery(cfg)
 	blob, err := f.Restore()
 	if err != nil {
@@ -370,20 +391,50 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 	if f.Path != c.src.Path {
 		// Lines arrive file by file: the directory and its zone are worked
 		// out once per run of lines.
-		c.srcDir, c.srcLoc = "", nil
+		c.srcDir, c.srcLoc, c.srcOwner, c.srcPod = "", nil, "", ProcessPod{}
 		if f.Kind != tail.KindScreen {
 			c.srcDir = logstate.LogDir(f.Path)
+			procRoot := f.ProcRoot
+			if procRoot != "" {
+				// A volume two pods share: the file is the row's whose
+				// process holds it open (writers.go).
+				if from, to := c.writerRoot(f.Path); from != to {
+					c.srcDir = to + strings.TrimPrefix(c.srcDir, from)
+					procRoot = to
+				}
+			}
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
-			if f.ProcRoot != "" && !hasDirPrefix(f.Path, f.ProcRoot) {
+			if procRoot != "" && !hasDirPrefix(f.Path, procRoot) {
 				// A configured root reaches a discovered process's file
 				// first: its lines are read under the configured path.
-				c.roots.noteAlias(f.ProcRoot, c.srcDir)
+				c.roots.noteAlias(procRoot, c.srcDir)
 			}
+			c.srcOwner, c.srcPod = c.roots.ownerOf(procRoot, c.srcDir)
 		}
 	}
-	c.src = logstate.Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir, Location: c.srcLoc}
+	// PID: the file's own name (plog-<pid>_…) says whose lines it holds;
+	// Owner: who the kernel (or the configured root) says writes it.
+	c.src = logstate.Source{Path: f.Path, Kind: kindOf(f.Kind), Namespace: f.Namespace, Pod: f.Pod, Container: f.Container, Dir: c.srcDir,
+		Location: c.srcLoc, PID: f.PID, Owner: c.srcOwner,
+		OwnerNamespace: c.srcPod.Namespace, OwnerPod: c.srcPod.Pod, OwnerContainer: c.srcPod.Container}
+	if f.Pod != "" {
+		c.src.PodUID = podUIDOf(f.Path)
+	}
 	c.state.Ingest(&c.src, line)
 	c.dirty = true
+}
+
+// podUIDOf is the pod UID of a kubelet log path,
+// /var/log/pods/<ns>_<pod>_<uid>/<container>/N.log; "" for other paths.
+func podUIDOf(path string) string {
+	podDir := filepath.Base(filepath.Dir(filepath.Dir(path)))
+	if filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(path)))) != "pods" {
+		return ""
+	}
+	if parts := strings.Split(podDir, "_"); len(parts) == 3 {
+		return parts[2]
+	}
+	return ""
 }
 
 func kindOf(k tail.Kind) logstate.SourceKind {
@@ -465,6 +516,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	if c.disc != nil {
 		hung += c.disc.hung.Load()
 	}
+	hung += c.zones.hung.Load()
 	ch <- prometheus.MustNewConstMetric(hungCallsDesc, prometheus.CounterValue, float64(hung))
 	c.zones.metrics(ch, time.Now())
 	c.coverage(ch)

@@ -58,6 +58,11 @@ func newRig(t *testing.T) *testRig {
 			ScreenGlobs: []string{filepath.Join(dir, "screen", "*.log")},
 			StateFile:   filepath.Join(dir, "state"),
 			ProcessTTL:  time.Hour,
+			// The goldens read the samples in UTC (testOptions): under
+			// auto their communicator identifiers would show the zone
+			// some of them printed in, which depends on which copy is
+			// newest.
+			Timezone: "UTC",
 		},
 		clock: &fakeClock{t: time.Date(2026, 3, 18, 12, 0, 0, 0, time.UTC)},
 	}

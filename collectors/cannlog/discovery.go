@@ -2,6 +2,7 @@ package cannlog
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -235,6 +236,7 @@ func (c *Collector) discover(now time.Time) {
 		return
 	}
 	d.set = true
+	clear(c.writers) // who writes a shared file is looked at again
 	c.f.SetProcRoots(t.procRoots())
 	for _, r := range gone {
 		// Its series stay for the TTL, but no longer hold a place under
@@ -256,6 +258,7 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 	n := &logRoot{proc: procID{pid, p.Start}, nspid: p.NSpid, root: p.Root, via: p.Via, path: p.Path, anchor: p.Anchor, checked: now}
 	if err == nil {
 		n.ok = true
+		n.owner, n.pod = c.ownerOfProcess(pid, p.UID)
 		if old != nil && old.ok && old.found && old.path == n.path && old.anchor == n.anchor && old.proc == n.proc && old.nspid == n.nspid {
 			// The same process with the same root, whose logs are read:
 			// nothing to list again.
@@ -305,6 +308,20 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 		c.logger.Debug("NPU process has written no CANN log yet", "pid", pid, "root", n.root)
 	}
 	return n
+}
+
+// ownerOfProcess is who the kernel says a discovered process is: the pod
+// its own cgroup names, else its uid, else the process itself.
+func (c *Collector) ownerOfProcess(pid, uid int) (string, ProcessPod) {
+	if c.cfg.PodOfProcess != nil {
+		if pod, ok := c.cfg.PodOfProcess(pid); ok && pod.UID != "" {
+			return "pod:" + pod.UID, pod
+		}
+	}
+	if uid >= 0 {
+		return "uid:" + strconv.Itoa(uid), ProcessPod{}
+	}
+	return "pid:" + strconv.Itoa(pid), ProcessPod{}
 }
 
 func viaName(v string) string {

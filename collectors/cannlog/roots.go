@@ -53,6 +53,10 @@ type logRoot struct {
 	// process's files too (a host-path mount): its lines are read under
 	// those, and the joins still know its host pid.
 	aliases map[string]bool
+	// owner is who the kernel says the process is (logstate.Source.Owner):
+	// "pod:<uid>" of its cgroup, else "uid:<n>"; pod names that pod.
+	owner string
+	pod   ProcessPod
 }
 
 // pinned reports whether the follower keeps this root's files open
@@ -141,6 +145,27 @@ func (t *rootTable) HostPID(key logstate.ProcessKey) int {
 		}
 	}
 	return 0
+}
+
+// ownerOf is the owner of the lines of a file in log directory dir,
+// reached through the discovered root at procRoot ("" for none): the
+// kernel's word on that root's process (and its pod's names); for a
+// configured root's file the root itself ("root:<path>"), which no kernel
+// vouches for.
+func (t *rootTable) ownerOf(procRoot, dir string) (string, ProcessPod) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if procRoot != "" {
+		for _, r := range t.byPID {
+			if r.path == procRoot && r.owner != "" {
+				return r.owner, r.pod
+			}
+		}
+	}
+	if r := t.rootOfLocked(dir); r != nil && r.proc.pid == 0 {
+		return "root:" + r.path, ProcessPod{}
+	}
+	return "", ProcessPod{}
 }
 
 // noteAlias records that the files of the row at procRoot are read under

@@ -3,17 +3,18 @@ package cannlog
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 )
 
 // TimezoneAuto is the --cannlog.timezone value that infers each log root's
@@ -29,14 +30,13 @@ const (
 	zoneRetry = 30 * time.Second
 	// zoneTailBytes is how much of a file's end is read for its last line.
 	zoneTailBytes = 16 << 10
-	// zoneMaxDepth bounds the directory walk below a sort directory.
-	zoneMaxDepth = 3
 )
 
 var (
 	zoneOffsetDesc = prometheus.NewDesc("hccl_exporter_log_timezone_offset_seconds",
-		"UTC offset the writers of a CANN log root print their times in, inferred from the newest file's modification time "+
-			"and the time printed in its last line (whole quarter-hours). Absent while no file allows it.",
+		"UTC offset the writers of a CANN log root print their times in, inferred from the newest file by the rule diagnose applies to a node "+
+			"(its communicator identifiers' creation times, else its modification time, against the times it prints; whole quarter-hours). "+
+			"Absent while no file allows it.",
 		[]string{"root"}, nil)
 	zoneAppliedDesc = prometheus.NewDesc("hccl_exporter_log_timezone_applied_offset_seconds",
 		"UTC offset the exporter reads the times of a CANN log root in (--cannlog.timezone: the inferred one under auto).",
@@ -61,21 +61,50 @@ type rootZone struct {
 	inferred  *time.Location // nil: not inferred
 	offset    time.Duration
 	from      string // the file it was inferred from
+	basis     string // the evidence (logstate.ZoneBasis*)
 	lastTry   time.Time
 	warnedFor string // the mismatch last warned about
+	// pending is the look at the root still running: one per root at
+	// most, never waited for again once it outlived its deadline (a hung
+	// file system); its answer is taken when it returns.
+	pending chan zoneAnswer
+}
+
+// zoneAnswer is what one look at a root's files found.
+type zoneAnswer struct {
+	path   string
+	offset time.Duration
+	basis  string
+	ok     bool
 }
 
 // zones infers and applies the zone of every row of the table of log
 // roots (roots.go): configured and discovered roots alike.
+//
+// A root is a tree a tenant can write (a job's own root, or a host path
+// its containers mount), so its files are looked at as the follower reads
+// them (tail.OpenRootDir and friends): from the root's descriptor, CANN's
+// layout only, no link followed, no mount point entered unless
+// --cannlog.cross-filesystems, each file type-checked with fstat before
+// it is read; and off the poll goroutine, waited for at most
+// zoneDeadline: a hung FUSE file in one job's run/device-0 costs that
+// root its zone, nobody else anything, and shutdown is not held up.
 type zones struct {
 	auto  bool
 	fixed *time.Location // the configured zone when not auto
 	local func() *time.Location
 	t     *rootTable
+	cross bool
+	// hung counts looks abandoned at the deadline.
+	hung atomic.Uint64
 }
 
-func newZones(t *rootTable, auto bool, fixed *time.Location) *zones {
-	return &zones{auto: auto, fixed: fixed, local: func() *time.Location { return time.Local }, t: t}
+// zoneDeadline is how long the poll goroutine waits for a look at a root
+// (as long as the follower waits for a call on one).
+var zoneDeadline = tail.DefaultIODeadline
+
+func newZones(t *rootTable, auto bool, fixed *time.Location, cross bool) *zones {
+	return &zones{auto: auto, fixed: fixed, local: func() *time.Location { return time.Local }, t: t, cross: cross}
 }
 
 // source returns the zone to put on the Sources of a root: nil (the
@@ -107,10 +136,10 @@ func (z *zones) locationFor(dir string, now time.Time, logWarn func(msg string, 
 		z.t.mu.Unlock()
 		return z.source(nil)
 	}
-	retry := r.zone.inferred == nil && now.Sub(r.zone.lastTry) >= zoneRetry
+	retry := r.zone.inferred == nil && (now.Sub(r.zone.lastTry) >= zoneRetry || r.zone.pending != nil)
 	z.t.mu.Unlock()
 	if retry {
-		z.inferRoot(r, now, logWarn)
+		z.infer([]*logRoot{r}, now, logWarn)
 	}
 	z.t.mu.Lock()
 	defer z.t.mu.Unlock()
@@ -119,32 +148,82 @@ func (z *zones) locationFor(dir string, now time.Time, logWarn func(msg string, 
 
 // inferAll infers every root's zone again.
 func (z *zones) inferAll(now time.Time, logWarn func(msg string, args ...any)) {
-	for _, r := range z.t.rows() {
-		z.inferRoot(r, now, logWarn)
+	z.infer(z.t.rows(), now, logWarn)
+}
+
+// infer looks at the roots' files, each on a goroutine of its own, and
+// waits for them together at most zoneDeadline. A look still running then
+// is abandoned (counted; its root is not looked at again until it
+// returns) and a look that returned since is taken.
+func (z *zones) infer(rows []*logRoot, now time.Time, logWarn func(msg string, args ...any)) {
+	type look struct {
+		r     *logRoot
+		ch    chan zoneAnswer
+		fresh bool
+	}
+	var looks []look
+	z.t.mu.Lock()
+	for _, r := range rows {
+		l := look{r: r, ch: r.zone.pending}
+		if l.ch == nil {
+			l.ch, l.fresh = make(chan zoneAnswer, 1), true
+			r.zone.pending = l.ch
+			path, anchor, pid, cross := r.path, r.anchor, r.nspid, z.cross
+			go func(ch chan<- zoneAnswer) { ch <- lookAtRoot(path, anchor, pid, cross) }(l.ch)
+		}
+		looks = append(looks, l)
+	}
+	z.t.mu.Unlock()
+	timer := time.NewTimer(zoneDeadline)
+	defer timer.Stop()
+	expired := false
+	for _, l := range looks {
+		var a zoneAnswer
+		got := false
+		if l.fresh && !expired {
+			select {
+			case a = <-l.ch:
+				got = true
+			case <-timer.C:
+				expired = true
+			}
+		}
+		if !got {
+			select {
+			case a = <-l.ch:
+				got = true
+			default:
+			}
+		}
+		if !got {
+			z.t.mu.Lock()
+			l.r.zone.lastTry = now
+			z.t.mu.Unlock()
+			if l.fresh {
+				z.hung.Add(1)
+				logWarn("a CANN log root did not answer while its time zone was inferred (a hung file system?); its zone stays unknown until it does",
+					"root", l.r.path, "deadline", zoneDeadline)
+			}
+			continue
+		}
+		z.apply(l.r, a, now, logWarn)
 	}
 }
 
-// inferRoot infers one root's zone from its newest log file and warns once
-// per change when it differs from the zone the exporter would use.
-func (z *zones) inferRoot(r *logRoot, now time.Time, logWarn func(msg string, args ...any)) {
-	root := r.path
-	path, mtime, ok := newestLog(root, r.nspid)
-	var off time.Duration
-	if ok {
-		var printed time.Time
-		printed, ok = lastPrintedTime(path)
-		if ok {
-			off, ok = logstate.InferOffset(printed, mtime)
-		}
-	}
+// apply records what a look at r found and warns once per change when the
+// zone differs from the one the exporter would use.
+func (z *zones) apply(r *logRoot, a zoneAnswer, now time.Time, logWarn func(msg string, args ...any)) {
 	z.t.mu.Lock()
 	defer z.t.mu.Unlock()
+	root := r.path
 	rz := &r.zone
+	rz.pending = nil
 	rz.lastTry = now
-	if !ok {
+	if !a.ok {
 		return
 	}
-	rz.inferred, rz.offset, rz.from = logstate.ZoneForOffset(off), off, path
+	off := a.offset
+	rz.inferred, rz.offset, rz.from, rz.basis = logstate.ZoneForOffset(off), off, a.path, a.basis
 	_, localOff := now.In(z.local()).Zone()
 	_, appliedOff := now.In(z.applied(rz)).Zone()
 	var msg string
@@ -164,7 +243,7 @@ func (z *zones) inferRoot(r *logRoot, now time.Time, logWarn func(msg string, ar
 	}
 	rz.warnedFor = key
 	logWarn(msg, "root", root, "writers_offset", logstate.ZoneForOffset(off).String(), "exporter_offset", logstate.ZoneForOffset(time.Duration(localOff)*time.Second).String(),
-		"applied_offset", logstate.ZoneForOffset(time.Duration(appliedOff)*time.Second).String(), "inferred_from", path)
+		"applied_offset", logstate.ZoneForOffset(time.Duration(appliedOff)*time.Second).String(), "inferred_from", a.path, "basis", a.basis)
 }
 
 // metrics sends the inferred and applied offset of every root.
@@ -186,65 +265,122 @@ func isLogName(name string) bool {
 	return (strings.HasPrefix(name, "plog-") || strings.HasPrefix(name, "device-")) && strings.HasSuffix(name, ".log")
 }
 
-// newestLog finds the most recently modified CANN log under a root's sort
-// directories; with pid set (a discovered root), the newest of that
-// process's own files: the other ranks sharing the directory are inferred
-// through their own rows.
-func newestLog(root string, pid int) (path string, mtime time.Time, ok bool) {
-	own := "-" + strconv.Itoa(pid) + "_"
-	var walk func(dir string, depth int)
-	walk = func(dir string, depth int) {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			p := filepath.Join(dir, e.Name())
-			if e.IsDir() {
-				if depth < zoneMaxDepth {
-					walk(p, depth+1)
-				}
-				continue
-			}
-			if !isLogName(e.Name()) || (pid != 0 && !strings.Contains(e.Name(), own)) || e.Type()&os.ModeSymlink != 0 {
-				continue
-			}
-			fi, err := e.Info()
-			if err != nil || fi.Size() == 0 {
-				continue
-			}
-			if fi.ModTime().After(mtime) {
-				path, mtime, ok = p, fi.ModTime(), true
-			}
-		}
+// Caps of one look at a root: CANN's layout holds a few directories and
+// ten files per process and directory.
+const (
+	zoneMaxNames = tail.DefaultMaxEntriesPerRoot
+	zoneMaxDirs  = tail.DefaultMaxDirsPerRoot
+)
+
+// lookAtRoot infers a root's zone (logstate.InferZone) from the newest CANN
+// log below its sort directories, with pid set (a discovered root) the
+// newest of that process's own files (the other ranks sharing the
+// directory are inferred through their own rows): the communicator
+// identifiers in its first and last zoneTailBytes, else its modification
+// time against its last printed time. It blocks as the file system
+// pleases: callers run it on a goroutine of its own.
+func lookAtRoot(root, anchor string, pid int, cross bool) zoneAnswer {
+	rfd, err := tail.OpenRootDir(root, anchor, cross)
+	if err != nil {
+		return zoneAnswer{}
 	}
+	defer syscall.Close(rfd)
+	own := "-" + strconv.Itoa(pid) + "_"
+	var (
+		best      [3]string // sort dir, layout dir, name of the newest
+		bestMtime time.Time
+		names     = zoneMaxNames
+		dirs      = zoneMaxDirs
+	)
 	// The CANN log sort directories, as the follower and logstate.LogDir know them.
 	for _, sd := range []string{"run", "debug", "security"} {
-		walk(filepath.Join(root, sd), 0)
+		sfd, err := tail.OpenDirBelow(rfd, sd, cross)
+		if err != nil {
+			continue
+		}
+		subs, _, _ := tail.ListNames(sfd, max(names, 0))
+		names -= len(subs)
+		for _, sub := range subs {
+			if !tail.LayoutDir(sub) || dirs <= 0 || names <= 0 {
+				continue
+			}
+			dirs--
+			dfd, err := tail.OpenDirBelow(sfd, sub, cross)
+			if err != nil {
+				continue
+			}
+			files, _, _ := tail.ListNames(dfd, names)
+			names -= len(files)
+			for _, n := range files {
+				if !isLogName(n) || (pid != 0 && !strings.Contains(n, own)) {
+					continue
+				}
+				var st syscall.Stat_t
+				if tail.StatBelow(dfd, n, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size == 0 {
+					continue // a link, a FIFO, a device node: not a log
+				}
+				if mt := time.Unix(st.Mtim.Sec, st.Mtim.Nsec); mt.After(bestMtime) {
+					best, bestMtime = [3]string{sd, sub, n}, mt
+				}
+			}
+			_ = syscall.Close(dfd)
+		}
+		_ = syscall.Close(sfd)
 	}
-	return path, mtime, ok
+	if bestMtime.IsZero() {
+		return zoneAnswer{}
+	}
+	ev, ok := readZoneEvidence(rfd, best, cross)
+	if !ok {
+		return zoneAnswer{}
+	}
+	path := filepath.Join(root, best[0], best[1], best[2])
+	off, _, basis, ok := logstate.InferZone(ev)
+	return zoneAnswer{path: path, offset: off, basis: basis, ok: ok}
 }
 
-// lastPrintedTime returns the time printed in the last complete line of a
-// plog that has one, read as if in UTC.
-func lastPrintedTime(path string) (time.Time, bool) {
-	f, err := os.Open(path)
+// readZoneEvidence opens <sd>/<sub>/<name> below the root's descriptor
+// again (no link, type checked before the read) and reads the evidence of
+// its first and last zoneTailBytes.
+func readZoneEvidence(rfd int, at [3]string, cross bool) (logstate.ZoneEvidence, bool) {
+	var ev logstate.ZoneEvidence
+	sfd, err := tail.OpenDirBelow(rfd, at[0], cross)
 	if err != nil {
-		return time.Time{}, false
+		return ev, false
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	defer syscall.Close(sfd)
+	dfd, err := tail.OpenDirBelow(sfd, at[1], cross)
 	if err != nil {
-		return time.Time{}, false
+		return ev, false
 	}
-	start := max(fi.Size()-zoneTailBytes, 0)
-	buf := make([]byte, fi.Size()-start)
-	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-		return time.Time{}, false
+	defer syscall.Close(dfd)
+	fd, st, err := tail.OpenFileBelow(dfd, at[2])
+	if err != nil {
+		return ev, false
 	}
-	// Drop a partial last line, then look from the end for a line with a time.
+	defer syscall.Close(fd)
+	ev.ModTime = time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
+	head := make([]byte, min(st.Size, zoneTailBytes))
+	n, _ := tail.Pread(fd, head, 0)
+	head = head[:n]
+	start := max(st.Size-zoneTailBytes, 0)
+	tailBuf := make([]byte, st.Size-start)
+	n, _ = tail.Pread(fd, tailBuf, start)
+	tailBuf = tailBuf[:n]
+	zoneLines(&ev, head, false)
+	zoneLines(&ev, tailBuf, true)
+	return ev, true
+}
+
+// zoneLines adds the evidence of the complete lines of buf: the
+// communicator identifiers its lines name with their printed times, and,
+// with last set, the time printed in its last complete line.
+func zoneLines(ev *logstate.ZoneEvidence, buf []byte, last bool) {
+	// Drop a partial last line.
 	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
 		buf = buf[:i]
+	} else {
+		return
 	}
 	var p parse.PlogLine
 	for len(buf) > 0 {
@@ -253,12 +389,16 @@ func lastPrintedTime(path string) (time.Time, bool) {
 		buf = buf[:max(i, 0)]
 		if parse.ParsePlog(line, &p) {
 			if t, ok := parse.ParsePlogTime(p.Time, time.UTC); ok {
-				return t, true
+				if last && ev.LastPrinted.IsZero() {
+					ev.LastPrinted = t
+				}
+				if ci, ok := parse.ParseCommunicatorKeyInfo(p.Msg); ok {
+					ev.AddIdentifier(ci.Identifier, t)
+				}
 			}
 		}
 		if i < 0 {
 			break
 		}
 	}
-	return time.Time{}, false
 }

@@ -106,7 +106,7 @@ func TestTimezoneAuto(t *testing.T) {
 # HELP hccl_exporter_log_timezone_applied_offset_seconds UTC offset the exporter reads the times of a CANN log root in (--cannlog.timezone: the inferred one under auto).
 # TYPE hccl_exporter_log_timezone_applied_offset_seconds gauge
 hccl_exporter_log_timezone_applied_offset_seconds{root=%q} %s
-# HELP hccl_exporter_log_timezone_offset_seconds UTC offset the writers of a CANN log root print their times in, inferred from the newest file's modification time and the time printed in its last line (whole quarter-hours). Absent while no file allows it.
+# HELP hccl_exporter_log_timezone_offset_seconds UTC offset the writers of a CANN log root print their times in, inferred from the newest file by the rule diagnose applies to a node (its communicator identifiers' creation times, else its modification time, against the times it prints; whole quarter-hours). Absent while no file allows it.
 # TYPE hccl_exporter_log_timezone_offset_seconds gauge
 hccl_exporter_log_timezone_offset_seconds{root=%q} 0
 `, root, tc.wantOffset, root)

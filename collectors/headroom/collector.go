@@ -41,10 +41,11 @@ var (
 		[]string{"npu", "chip", "bound"}, nil)
 	pendingQPsDesc = prometheus.NewDesc("hccl_link_setup_pending_queue_pairs",
 		"RoCE QPs the chip's processes still create: per live communicator, its peers not yet linked × QPs per connection "+
-			"(N + 1 for HCCL_RDMA_QPS_PER_CONNECTION = N > 1). bound=low: a ring across servers; expected: what HCCL's algorithms "+
-			"link (one plane per device index across servers, every remote rank once an AlltoAll-family or send/recv operator ran) "+
-			"plus the next ACL graph capture's QPs of a capturing process; high: a full mesh to every remote rank. Minus live QPs "+
-			"hccn_tool counts beyond the logs.",
+			"(N + 1 for HCCL_RDMA_QPS_PER_CONNECTION = N > 1). bound=low: a ring across servers; expected: the link sets HCCL's "+
+			"level-1 algorithms still create for what the job has run (the default algorithm's first set, auto-selection's other picks "+
+			"per tag; every remote rank once an AlltoAll-family, send/recv or MC2 operator ran) plus the next ACL graph capture's "+
+			"offload QPs of a capturing process; high: a full mesh to every remote rank. Minus live QPs hccn_tool counts beyond "+
+			"the logs that are whole links of one communicator.",
 		[]string{"npu", "chip", "bound"}, nil)
 	unknownModeDesc = prometheus.NewDesc("hccl_link_setup_unknown_mode_queue_pairs",
 		"Of hccl_link_setup_pending_queue_pairs{bound=\"expected\"}, the QPs whose mode (op-base or graph, product, expansion mode) "+
@@ -73,6 +74,26 @@ var (
 		[]string{"npu", "chip"}, nil)
 	foreignQPsDesc = prometheus.NewDesc("ascend_roce_foreign_queue_pairs",
 		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
+		[]string{"npu", "chip"}, nil)
+	// The capacity inputs: the mixin's capacity recording rules compute the
+	// headroom under other settings from them (docs/headroom.md
+	// "Capacity").
+	pendingLinksDesc = prometheus.NewDesc("hccl_link_setup_pending_links",
+		"RoCE links (not QPs) of the expected link setup ahead whose QP count follows HCCL_RDMA_QPS_PER_CONNECTION "+
+			"(op-base links on 910B and A3; not capture, graph-mode or single-QP links): × 1 QP at QPS 1, × N + 1 at N > 1.",
+		[]string{"npu", "chip"}, nil)
+	linkQPBytesDesc = prometheus.NewDesc("hccl_link_setup_pending_link_queue_pair_bytes",
+		"Bytes of one QP of hccl_link_setup_pending_links, with one QP per link (multi_qp=\"false\") and with multi-QP "+
+			"(multi_qp=\"true\", HCCL halves the depths), averaged over the chip's communicators; 0 with no link ahead.",
+		[]string{"npu", "chip", "multi_qp"}, nil)
+	pendingBufferCommsDesc = prometheus.NewDesc("hccl_ccl_buffer_pending_communicators",
+		"cclBuffers ahead sized by HCCL_BUFFSIZE (communicators without their own buffer size that have not run their first collective): each 2 × HCCL_BUFFSIZE + 1 MiB.",
+		[]string{"npu", "chip"}, nil)
+	fixedPendingDesc = prometheus.NewDesc("hccl_link_setup_fixed_pending_bytes",
+		"Memory of the link setup ahead that neither HCCL_RDMA_QPS_PER_CONNECTION nor HCCL_BUFFSIZE changes (capture, graph-mode and "+
+			"single-QP links, AIV buffers, buffers of their own size) less allocated cclBuffers no communicator claimed yet (can be negative): "+
+			"HBM free − this − pending_links × QPs per link × QP bytes − pending cclBuffers × (2 × HCCL_BUFFSIZE + 1 MiB) is "+
+			"hccl_link_setup_headroom_bytes at the current settings.",
 		[]string{"npu", "chip"}, nil)
 	processesDesc = prometheus.NewDesc("hccl_link_setup_processes",
 		"Processes on the chip whose CANN logs the model reads, by where their HCCL settings came from: settings_source=known (printed), "+
@@ -147,6 +168,13 @@ func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
 	gauge(cclBufferPendingDesc, h.CCLBufferPendingBytes, h.NPU, h.Chip)
 	if h.ForeignQPsKnown {
 		gauge(foreignQPsDesc, h.ForeignQPs, h.NPU, h.Chip)
+	}
+	gauge(pendingLinksDesc, h.VarLinks, h.NPU, h.Chip)
+	gauge(linkQPBytesDesc, h.VarQPBytesSingle, h.NPU, h.Chip, "false")
+	gauge(linkQPBytesDesc, h.VarQPBytesMulti, h.NPU, h.Chip, "true")
+	gauge(pendingBufferCommsDesc, h.VarBufferComms, h.NPU, h.Chip)
+	if h.HBMKnown {
+		gauge(fixedPendingDesc, h.FixedPendingBytes, h.NPU, h.Chip)
 	}
 	gauge(processesDesc, float64(h.ProcessesKnown), h.NPU, h.Chip, settingsKnown)
 	gauge(processesDesc, float64(h.ProcessesDefaulted), h.NPU, h.Chip, settingsDefaulted)

@@ -148,9 +148,9 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 				n++
 			}
 			// 3 chips × (3 qp memory + 3 pending qps + 1 unknown-mode + 2 slots + 1 established + 2 buffer
-			// + 2 processes + 1 headroom).
-			if n != 45 {
-				t.Errorf("Update sent %d metrics, want 45", n)
+			// + 2 processes + 1 headroom + 5 capacity inputs).
+			if n != 60 {
+				t.Errorf("Update sent %d metrics, want 60", n)
 			}
 		})
 	}

@@ -142,10 +142,11 @@ type ChipHeadroom struct {
 	// it may link to (a ring across servers: low; a full mesh: high) not
 	// yet linked, × QPs per connection (N + 1 for N > 1).
 	QPsLow, QPsHigh float64
-	// QPsExpected are the QPs HCCL will create with the operators it has
-	// run or will plausibly run (expectedPeers): one plane per device
-	// index across servers, every remote rank once an all-ranks operator
-	// ran, plus the next capture's QPs while a process keeps capturing.
+	// QPsExpected are the QPs HCCL will create for what the job has shown
+	// it runs (algorithmLinksAhead): the link sets its level-1 algorithms
+	// still create, every remote rank once an all-ranks operator (AlltoAll
+	// family, send/recv, MC2) ran, plus the next capture's offload QPs
+	// while a process keeps capturing.
 	QPsExpected float64
 	// QPMemoryLowBytes, QPMemoryExpectedBytes and QPMemoryHighBytes are
 	// their memory: per QP the size of its mode (qpModeBytes) where the
@@ -192,6 +193,22 @@ type ChipHeadroom struct {
 	// CCLBufferPendingBytes; negative when the link setup HCCL will do
 	// does not fit.
 	HeadroomBytes float64
+
+	// The capacity inputs (the mixin's capacity recording rules compute
+	// the headroom under other settings from them): VarLinks are the
+	// op-base links ahead (expected bound) whose QP count follows
+	// HCCL_RDMA_QPS_PER_CONNECTION; VarQPBytesSingle and VarQPBytesMulti
+	// the bytes of one of their QPs with one QP per link and with
+	// multi-QP (averaged over their communicators); VarBufferComms the
+	// pending cclBuffers sized by HCCL_BUFFSIZE; FixedPendingBytes the rest
+	// of what is ahead, which neither variable changes (capture and
+	// single-QP links, AIV buffers, buffers of their own size), less
+	// allocated buffers no communicator claimed yet — so that
+	// HeadroomBytes = FreeHBMBytes − FixedPendingBytes − VarLinks ×
+	// QPs per link × bytes per QP − VarBufferComms × (2 × HCCL_BUFFSIZE +
+	// 1 MiB) at the current settings.
+	VarLinks, VarQPBytesSingle, VarQPBytesMulti float64
+	VarBufferComms, FixedPendingBytes           float64
 
 	// ProcessesKnown counts the chip's processes whose QP and buffer
 	// settings all came from the CANN logs; ProcessesDefaulted those of
@@ -245,6 +262,8 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 		liveQPNs = append(liveQPNs, qpns)
 	}
 	logged := make([]map[uint32]struct{}, len(out)) // qpns the chip's processes logged
+	records := make([][]commRecord, len(out))       // per chip, what each communicator has ahead
+	vars := make([]variablePart, len(out))          // per chip, what the two variables size
 
 	type seenKey struct {
 		chip key
@@ -267,6 +286,8 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			devType = append(devType, -1)
 			liveQPNs = append(liveQPNs, nil)
 			logged = append(logged, nil)
+			records = append(records, nil)
+			vars = append(vars, variablePart{})
 		}
 		var s ProcessSettings
 		var found bool
@@ -285,7 +306,9 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			}
 			s.Communicators = comms
 		}
-		addProcess(&out[i], cfg, s, found)
+		recs, v := addProcess(&out[i], cfg, s, found)
+		records[i] = append(records[i], recs...)
+		vars[i].add(v)
 		if found && len(s.QPNs) > 0 {
 			if logged[i] == nil {
 				logged[i] = map[uint32]struct{}{}
@@ -316,16 +339,13 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			// No qpns to match (a build without transport lines,
 			// device-side QPs, no qpn list): where hccn_tool counts more
 			// live QPs than the logs explain, links were set up that the
-			// logs do not show. The measurement wins and those QPs are no
-			// longer ahead.
+			// logs do not show. The measurement wins for the QP table;
+			// the QPs come off what is ahead only as whole links of one
+			// communicator they can be (explainLiveQPs), never spread
+			// over the chip's processes.
 			extra := l - h.EstablishedQPs
 			h.EstablishedQPs = l
-			low, exp, high := math.Max(0, h.QPsLow-extra), math.Max(0, h.QPsExpected-extra), math.Max(0, h.QPsHigh-extra)
-			h.QPMemoryLowBytes = scaled(h.QPMemoryLowBytes, low, h.QPsLow)
-			h.QPMemoryExpectedBytes = scaled(h.QPMemoryExpectedBytes, exp, h.QPsExpected)
-			h.QPMemoryHighBytes = scaled(h.QPMemoryHighBytes, high, h.QPsHigh)
-			h.UnknownModeQPs = math.Min(h.UnknownModeQPs, exp)
-			h.QPsLow, h.QPsExpected, h.QPsHigh = low, exp, high
+			explainLiveQPs(h, &vars[i], records[i], extra)
 		}
 		// HCCP's per-device QP table: the live count where hccn_tool
 		// measured it, else what the logs show created.
@@ -335,6 +355,13 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 		}
 		h.SlotsFreeExpected = HCCPMaxQPsPerDevice - used - h.QPsExpected
 		h.SlotsFreeHigh = HCCPMaxQPsPerDevice - used - h.QPsHigh
+		v := vars[i]
+		h.VarLinks = math.Max(0, v.links)
+		if h.VarLinks > 0 {
+			h.VarQPBytesSingle, h.VarQPBytesMulti = v.bytesSingle/v.links, v.bytesMulti/v.links
+		}
+		h.VarBufferComms = v.comms
+		h.FixedPendingBytes = h.QPMemoryExpectedBytes + h.CCLBufferPendingBytes - v.qpMem - v.buffers
 		if h.HBMKnown {
 			h.HeadroomBytes = h.FreeHBMBytes - h.QPMemoryExpectedBytes - h.CCLBufferPendingBytes
 		}
@@ -342,9 +369,42 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	return out
 }
 
+// commRecord is what one communicator has ahead, kept per chip so that
+// live QPs the logs do not show can be taken off the communicator they
+// belong to (explainLiveQPs).
+type commRecord struct {
+	perLink                 float64 // QPs per op-base link
+	linksLow, linksExpected float64 // op-base links ahead (captures excluded)
+	linksHigh               float64
+	lowB, expB, highB       float64 // bytes per QP of each bound
+	unknownMode             bool
+	// variable: its QPs per link follow HCCL_RDMA_QPS_PER_CONNECTION;
+	// single and multi are the bytes of one QP with 1 and with N + 1.
+	variable      bool
+	single, multi float64
+}
+
+// variablePart is what HCCL_RDMA_QPS_PER_CONNECTION and HCCL_BUFFSIZE
+// size of the expected demand ahead (ChipHeadroom.Var*).
+type variablePart struct {
+	links, bytesSingle, bytesMulti float64 // links; Σ links × bytes per QP
+	qpMem                          float64 // their QP memory at the current settings
+	comms, buffers                 float64 // cclBuffers sized by HCCL_BUFFSIZE and their bytes
+}
+
+func (v *variablePart) add(o variablePart) {
+	v.links += o.links
+	v.bytesSingle += o.bytesSingle
+	v.bytesMulti += o.bytesMulti
+	v.qpMem += o.qpMem
+	v.comms += o.comms
+	v.buffers += o.buffers
+}
+
 // addProcess adds one process's pending and established QPs and buffers to
-// its chip's sums.
-func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
+// its chip's sums, and returns what each of its communicators has ahead.
+func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]commRecord, variablePart) {
+	var v variablePart
 	qps, buff := cfg.DefaultQPsPerConnection, cfg.DefaultBuffSizeBytes
 	defaulted := !found
 	if found && s.QPsKnown && s.QPsPerConnection >= 1 && s.QPsPerConnection <= HCCLMaxQPsPerConnection {
@@ -360,7 +420,7 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 	switch {
 	case !found:
 		h.ProcessesUnknown++
-		return
+		return nil, v
 	case defaulted:
 		h.ProcessesDefaulted++
 	default:
@@ -380,18 +440,37 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 		opBase = opBase || c.OpBaseTags
 		graph = graph || c.GraphTags
 	}
+	var recs []commRecord
 	for _, c := range s.Communicators {
-		d := demand(cfg, c, s, qps, buff)
+		d := demand(cfg, c, s, qps, buff, opBase, graph)
 		h.QPsLow += d.qpsLow
-		h.QPsExpected += d.qpsExpected
-		h.QPsHigh += d.qpsHigh
+		h.QPsExpected += d.qpsExpected + d.captureQPs
+		h.QPsHigh += d.qpsHigh + d.captureQPs
 		h.CaptureQPs += d.captureQPs
 		lowB, expB, highB, known := qpBytes(cfg, s, c, opBase, graph, d.perLink)
+		capB := QPModeGraph.Bytes() // captured links are offload QPs (rule 19)
+		if cfg.QPBytesSetByUser {
+			capB = cfg.QPBytesHigh
+		}
 		h.QPMemoryLowBytes += d.qpsLow * lowB
-		h.QPMemoryExpectedBytes += d.qpsExpected * expB
-		h.QPMemoryHighBytes += d.qpsHigh * highB
+		h.QPMemoryExpectedBytes += d.qpsExpected*expB + d.captureQPs*capB
+		h.QPMemoryHighBytes += d.qpsHigh*highB + d.captureQPs*capB
 		if !known {
 			h.UnknownModeQPs += d.qpsExpected
+		}
+		r := commRecord{perLink: d.perLink, lowB: lowB, expB: expB, highB: highB, unknownMode: !known}
+		if d.perLink > 0 {
+			r.linksLow, r.linksExpected, r.linksHigh = d.qpsLow/d.perLink, d.qpsExpected/d.perLink, d.qpsHigh/d.perLink
+		}
+		if r.variable = followsQPSVariable(s, c); r.variable {
+			r.single, r.multi = variableQPBytes(cfg, s, c, opBase, graph)
+			v.links += r.linksExpected
+			v.bytesSingle += r.linksExpected * r.single
+			v.bytesMulti += r.linksExpected * r.multi
+			v.qpMem += d.qpsExpected * expB
+		}
+		if d.perLink > 0 && d.qpsHigh > 0 {
+			recs = append(recs, r)
 		}
 		h.AIVBufferPendingBytes += d.aiv
 		h.CCLBufferPendingBytes += d.aiv
@@ -405,6 +484,10 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 			}
 		}
 		pendingBuf += d.buffer
+		if d.buffer > 0 && c.BufferSizeBytes == 0 {
+			v.comms++
+			v.buffers += d.buffer
+		}
 		allocated += float64(c.CCLBufferBytes)
 		established += float64(c.EstablishedQPs)
 	}
@@ -414,6 +497,63 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 	h.CCLBufferPendingBytes += math.Max(0, pendingBuf-un)
 	h.CCLBufferBytes += allocated + un
 	h.EstablishedQPs += established + nonNegative(s.UnattributedQPs)
+	return recs, v
+}
+
+// followsQPSVariable says whether the QPs per link of c's links ahead
+// follow HCCL_RDMA_QPS_PER_CONNECTION: not where its process prints one QP
+// per link (graph mode, no multi-QP), nor in graph mode, nor on a product
+// without multi-QP (GetQpMode).
+func followsQPSVariable(s ProcessSettings, c Communicator) bool {
+	if s.SingleQP || s.GraphMode || c.GraphTags && !c.OpBaseTags {
+		return false
+	}
+	return c.DeviceType < 0 || c.DeviceType == hcclenv.DevType910B || c.DeviceType == hcclenv.DevType910_93
+}
+
+// variableQPBytes is the size of one of c's QPs with one QP per link and
+// with multi-QP, as qpBytes sizes the expected bound.
+func variableQPBytes(cfg Config, s ProcessSettings, c Communicator, opBase, graph bool) (single, multi float64) {
+	_, single, _, _ = qpBytes(cfg, s, c, opBase, graph, 1)
+	_, multi, _, _ = qpBytes(cfg, s, c, opBase, graph, 2)
+	return single, multi
+}
+
+// explainLiveQPs takes extra live QPs — counted by hccn_tool, shown by no
+// log line — off what is ahead, as whole links of the first communicator
+// on the chip they can be: a whole number k of its links (extra = k × its
+// QPs per link, HCCL creating N + 1 QPs per link, transport_ibverbs.cc
+// CreateQp) with k at most the links its high bound has ahead. Those k
+// links are no longer ahead in any bound. QPs no single communicator
+// explains (other RDMA users, a count between two link sets) are left
+// alone: subtracting them chip-wide would take one process's QPs off
+// another's demand.
+func explainLiveQPs(h *ChipHeadroom, v *variablePart, recs []commRecord, extra float64) {
+	for _, r := range recs {
+		k := extra / r.perLink
+		if k < 1 || k != math.Trunc(k) || k > r.linksHigh {
+			continue
+		}
+		take := func(links float64) float64 { return math.Min(k, links) * r.perLink }
+		low, exp, high := take(r.linksLow), take(r.linksExpected), take(r.linksHigh)
+		h.QPsLow = math.Max(0, h.QPsLow-low)
+		h.QPsExpected = math.Max(0, h.QPsExpected-exp)
+		h.QPsHigh = math.Max(0, h.QPsHigh-high)
+		h.QPMemoryLowBytes = math.Max(0, h.QPMemoryLowBytes-low*r.lowB)
+		h.QPMemoryExpectedBytes = math.Max(0, h.QPMemoryExpectedBytes-exp*r.expB)
+		h.QPMemoryHighBytes = math.Max(0, h.QPMemoryHighBytes-high*r.highB)
+		if r.unknownMode {
+			h.UnknownModeQPs = math.Max(0, h.UnknownModeQPs-exp)
+		}
+		if r.variable {
+			links := math.Min(k, r.linksExpected)
+			v.links -= links
+			v.bytesSingle -= links * r.single
+			v.bytesMulti -= links * r.multi
+			v.qpMem -= exp * r.expB
+		}
+		return
+	}
 }
 
 // commDemand is what one communicator may still create.
@@ -430,7 +570,8 @@ type commDemand struct {
 const aivBufferBytes = 36<<20 + 4<<20 + 32<<10
 
 // demand applies HCCL's rules (docs/headroom.md) to one communicator.
-func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) commDemand {
+// opBase and graph say which modes the process's link sets showed.
+func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64, opBase, graph bool) commDemand {
 	if c.RankSize <= 1 {
 		return commDemand{} // a 1-rank communicator links nothing and never allocates its cclBuffer
 	}
@@ -445,6 +586,16 @@ func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) co
 	d.qpsLow = math.Max(0, low-linked) * perLink
 	d.qpsExpected = math.Max(0, exp-linked) * perLink
 	d.qpsHigh = math.Max(0, high-linked) * perLink
+	if n, level := level1Plane(c, s.IntraRoCE, s.InterHCCSDisabled); n > 1 && !c.AllRanksOps {
+		// The link sets the level-1 algorithms will still create
+		// (rules 22-24), each to at most every remote rank.
+		links := algorithmLinksAhead(c, n, level, high, isOpBaseComm(s, c, opBase, graph))
+		d.qpsExpected = links * perLink
+		// high stays the worst case: a full mesh not yet linked, or the
+		// algorithms' sets where those are more (new tags re-link peers).
+		d.qpsHigh = math.Max(d.qpsHigh, d.qpsExpected)
+		d.qpsLow = math.Min(d.qpsLow, d.qpsExpected)
+	}
 	if s.GraphMode {
 		// Graph mode: a ring link between servers has
 		// ⌈4 · ring size / 12⌉ sockets, one QP each (comm_ring.cc
@@ -459,11 +610,11 @@ func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) co
 		// A capturing process re-creates the captured operators' RoCE QPs
 		// at each capture and keeps them while the graph lives: the next
 		// capture is ahead.
+		// Captured link sets are offload QPs: one per link, no multi-QP
+		// (QPMode::OFFLOAD, transport_ibverbs.cc), at the graph size.
 		d.captureQPs = float64(c.LastCaptureQPs)
-		d.qpsExpected += d.captureQPs
-		d.qpsHigh += d.captureQPs
 	}
-	if strings.EqualFold(s.ExpansionMode, "AIV") && c.CCLBufferBytes == 0 {
+	if mode := expansionMode(s, c); (strings.EqualFold(mode, "AIV") || strings.EqualFold(mode, "AIV_ONLY")) && c.CCLBufferBytes == 0 {
 		d.aiv = aivBufferBytes
 	}
 	if c.CCLBufferBytes == 0 {
@@ -491,8 +642,17 @@ const (
 	cqeBytes     = 32
 )
 
-// HCCPMaxQPsPerDevice is HCCP's limit of QPs per device (RS_QP_NUM_MAX):
-// it refuses the next with "Exceeded the maximum QP limit".
+// HCCL's accepted QP depths (adapter_hccp.h QP_DEPTH_MIN, QP_DEPTH_MAX;
+// adapter_hccp.cc CheckQpDepth: a power of two within them, for every
+// depth ConstructQpAttrs sets). Every QPMode's depths satisfy it.
+const (
+	QPDepthMin = 128
+	QPDepthMax = 32768
+)
+
+// HCCPMaxQPsPerDevice is HCCP's limit of QPs per RDMA device
+// (rs_rdma.h RS_QP_NUM_MAX, checked in rs_rdma.c RsQpQueryInfo): it
+// refuses the next with "Exceeded the maximum QP limit".
 const HCCPMaxQPsPerDevice = 8192
 
 // QPMode is one row of the QP-size table: a product, expansion mode and
@@ -514,6 +674,12 @@ var (
 	QPModeA3HostMultiQP     = QPMode{"a3_host_multi_qp", 4096, 4096}
 	QPModeA3AICPU           = QPMode{"a3_ai_cpu", 2048, 2048}
 	QPModeA3AICPUMultiQP    = QPMode{"a3_ai_cpu_multi_qp", 1024, 1024}
+	// QPModeDeviceDirect: AIV's device-direct RoCE (AlltoAllDirectFullmeshAIVExecutor,
+	// isNpuDirectRoce) sets send and send-CQ depth to SEND_QP_DEPTH_FOR_BSR = 512
+	// (transport_manager.h). A mode of its own; the logs do not say which
+	// AlltoAll executor ran, so the model sizes AlltoAll QPs by their
+	// expansion mode's (larger) size and keeps this for reference.
+	QPModeDeviceDirect = QPMode{"device_direct", 512, 512}
 )
 
 // qpModeOf says which mode communicator c's QPs will have, from what its
@@ -539,7 +705,8 @@ func qpModeOf(s ProcessSettings, c Communicator, opBase, graph bool, perLink flo
 		}
 		return QPMode910BOpBase, true
 	case c.DeviceType == hcclenv.DevType910_93:
-		host := strings.EqualFold(s.ExpansionMode, "HOST") || strings.EqualFold(s.ExpansionMode, "AIV")
+		mode := expansionMode(s, c)
+		host := strings.EqualFold(mode, "HOST") || strings.EqualFold(mode, "AIV") || strings.EqualFold(mode, "AIV_ONLY")
 		switch {
 		case host && multi:
 			return QPModeA3HostMultiQP, true
@@ -566,15 +733,6 @@ func qpBytes(cfg Config, s ProcessSettings, c Communicator, opBase, graph bool, 
 		return b, b, b, true
 	}
 	return cfg.QPBytesLow, cfg.QPBytesHigh, cfg.QPBytesHigh, false
-}
-
-// scaled returns mem × n / of (0 when of is 0): QP memory after some of
-// its QPs turned out to be set up already.
-func scaled(mem, n, of float64) float64 {
-	if of <= 0 {
-		return 0
-	}
-	return mem * n / of
 }
 
 // QPsPerLink is qpsPerLink for users outside the model (diagnose).
@@ -620,7 +778,11 @@ func qpsPerLink(qps float64, deviceType int) float64 {
 // ring, H-D, NHR, NB and pipeline all stay in that plane. Only an
 // AlltoAll-family or send/recv/batch operator links every remote rank:
 // once one ran (AllRanksOps), expected is high. Without a server count
-// (older eras) the planes are unknown and expected is high.
+// (older eras) the planes are unknown and expected is high. Where the
+// plane is known, demand replaces the plane's expected count by the link
+// sets the level-1 algorithms still create in it (algorithmLinksAhead);
+// the plane count here remains the expected bound where same-server ranks
+// use RoCE (the algorithms then span level 0 too).
 //
 // The last result is the size of the ring the low bound assumes (graph
 // mode sizes its ring links by it).
@@ -702,4 +864,212 @@ func nonNegative(v float64) float64 {
 // validBytes reports whether v is a usable byte count.
 func validBytes(v float64) bool {
 	return v >= 0 && v <= maxPlausibleBytes // false for NaN
+}
+
+// expansionMode is communicator c's HCCL_OP_EXPANSION_MODE: its own
+// HcclCommConfig opExpansionMode where the logs show one (it overrides
+// the variable: CommConfig::SetConfigOpExpansionMode), else the process's.
+func expansionMode(s ProcessSettings, c Communicator) string {
+	if c.ExpansionMode != "" {
+		return c.ExpansionMode
+	}
+	return s.ExpansionMode
+}
+
+// Level-1 algorithms (AlgTypeLevel1) by the names the model and the tags
+// use (CollAlgOperator::AppendTag, lower case).
+const (
+	algoRing     = "ring"
+	algoHD       = "hd"
+	algoNHR      = "nhr"
+	algoPipeline = "pipeline"
+)
+
+// planeLevel says which plane a communicator's RoCE links run in.
+type planeLevel int
+
+const (
+	planeServers   planeLevel = 1 // level 1: the rank's device index across servers
+	planeSuperPods planeLevel = 2 // level 2: across superpods (A3)
+)
+
+// level1Plane is the size of the plane a rank's RoCE links stay in (rule
+// 18) — servers, or superpods on an A3 superpod job — and which one; 0
+// where the logs do not tell (no server count) or same-server ranks use
+// RoCE too (rules 6, 17: the algorithms then span more than the plane).
+func level1Plane(c Communicator, intraRoCE, interHCCSDisabled bool) (int, planeLevel) {
+	if roceLevel0(c, intraRoCE) {
+		return 0, 0
+	}
+	superPod := c.SuperPodMode == 1 || c.DeviceType == hcclenv.DevType910_93 && c.SuperPodNum >= 1
+	if superPod && !interHCCSDisabled && c.SuperPodNum >= 0 {
+		if c.SuperPodNum <= 1 {
+			return 0, 0
+		}
+		return min(c.SuperPodNum, c.RankSize), planeSuperPods
+	}
+	if c.ServerNum <= 1 {
+		return 0, 0
+	}
+	return min(c.ServerNum, c.RankSize), planeServers
+}
+
+// algoPeers is how many distinct ranks of an n-rank plane one rank links
+// to with a level-1 algorithm (HCOMM-HEAD algorithm/base/communicator):
+// ring and pipeline (a ring inside the plane, COMM_TAG_RING_INNER) the two
+// neighbours (calc_ring_transport_req.cc); H-D the log2(n) partners of
+// recursive halving-doubling (calc_hd_transport_req.cc, CalcLinksRelation),
+// one more where n is not a power of two (the recursive step folding the
+// extra ranks in); NHR and NB the ranks ±1, ±2, ±4 … away
+// (calc_nhr_transport_req.cc, calc_nb_transport_req.cc: delta <<= 1 while
+// delta < n, both directions, distinct); anything else the whole plane.
+func algoPeers(algo string, n int) float64 {
+	if n <= 1 {
+		return 0
+	}
+	switch algo {
+	case algoRing, algoPipeline:
+		return float64(min(n-1, 2))
+	case algoHD:
+		p := 0
+		for 1<<(p+1) <= n {
+			p++
+		}
+		if n&(n-1) != 0 {
+			p++
+		}
+		return float64(min(p, n-1))
+	case algoNHR, "nb", "nhr_v1":
+		peers := map[int]struct{}{}
+		for d := 1; d < n; d <<= 1 {
+			peers[d%n] = struct{}{}
+			peers[(n-d%n)%n] = struct{}{}
+		}
+		return float64(len(peers))
+	}
+	return float64(n - 1)
+}
+
+// defaultLevel1Algo is the level-1 algorithm HCCL configures for a
+// communicator without HCCL_ALGO (AlgConfigurator::GetDefaultAlgoLevel1V1,
+// alg_configurator.cc): H-D where the plane has a power-of-two or at least
+// HCCL_INTER_SERVER_RING_ALGO_MAX_SUPPORT_SERVER_NUM (8) members, ring
+// otherwise; on 910_93 NHR instead of H-D. Level 2 (superpods) defaults
+// to NHR (SetAlgoLevel2).
+func defaultLevel1Algo(n int, devType int, level planeLevel) string {
+	if level == planeSuperPods {
+		return algoNHR
+	}
+	algo := algoRing
+	if n >= 8 || n > 1 && n&(n-1) == 0 {
+		algo = algoHD
+	}
+	if algo == algoHD && devType == hcclenv.DevType910_93 {
+		algo = algoNHR
+	}
+	return algo
+}
+
+// autoSelectedAlgo is what 910B's op-base auto-selection
+// (CollAlgOperator::AutoSelectAlgTypeLevel1 → GetDefaultAlgoLevel1V2 →
+// SelectAlgoTypeFor{AllReduce,ReduceScatter,AllGather}) picks by its cost
+// model outside the pipeline case: ring costs (n − 1) latencies, NHR
+// ⌈log2 n⌉, with the same bandwidth term, so NHR wins from n = 4 and ring
+// below (ties go to ring); H-D ties with NHR on powers of two and loses
+// otherwise (RHD's bandwidth term is larger), so it is never picked.
+func autoSelectedAlgo(n int) string {
+	if n <= 3 {
+		return algoRing
+	}
+	return algoNHR
+}
+
+// autoSelected reports the collectives whose link sets 910B's op-base
+// auto-selection tags with their level-1 algorithm (the operators calling
+// AutoSelectAlgTypeLevel1: all_reduce, reduce_scatter, all_gather,
+// all_gather_v).
+func autoSelected(op string) bool {
+	switch op {
+	case "allreduce", "reducescatter", "allgather", "allgatherv":
+		return true
+	}
+	return false
+}
+
+// isOpBaseComm says whether c's link sets will be op-base: its own tags,
+// else its process's; false where unknown or graph.
+func isOpBaseComm(s ProcessSettings, c Communicator, opBase, graph bool) bool {
+	if s.GraphMode || c.GraphTags && !c.OpBaseTags {
+		return false
+	}
+	return c.OpBaseTags || opBase && !graph
+}
+
+// algorithmLinksAhead counts the links (not QPs) the level-1 algorithms
+// of communicator c will still create in its n-rank plane (rules 22-24):
+//
+//   - no link set yet: the first one's, with the default algorithm — on
+//     910B op-base the auto-selection's pick, in graph mode or on other
+//     products GetDefaultAlgoLevel1V1's, the larger of the two where the
+//     mode is not known yet;
+//   - each logged set whose algorithm's peers it has not all linked yet:
+//     the rest of them;
+//   - for each collective whose tags show auto-selection (910B op-base,
+//     `_ALG_LEVEL1_<X>`): every other algorithm it can still pick there
+//     (the cost model's ring or NHR, and pipeline where a server has more
+//     than one rank), each a new tag with new QPs to all its peers, also
+//     peers other tags linked (resMap_[newTag]).
+//
+// Each set is capped at high, the remote ranks the rank may link at all.
+func algorithmLinksAhead(c Communicator, n int, level planeLevel, high float64, opBase bool) float64 {
+	capped := func(v float64) float64 { return math.Min(v, high) } // high: every remote rank the rank may link
+	is910B := c.DeviceType == hcclenv.DevType910B || c.DeviceType < 0
+	auto := is910B && level == planeServers
+	def := defaultLevel1Algo(n, c.DeviceType, level)
+	var sets []logstate.LinkSetView
+	for _, l := range c.LinkSets {
+		if l.Kind == logstate.LinkSetOpBase || l.Kind == logstate.LinkSetGraph {
+			sets = append(sets, l)
+		}
+	}
+	if len(sets) == 0 {
+		first := algoPeers(def, n)
+		switch {
+		case auto && opBase:
+			first = algoPeers(autoSelectedAlgo(n), n)
+		case auto && !c.GraphTags:
+			first = math.Max(first, algoPeers(autoSelectedAlgo(n), n))
+		}
+		return math.Max(0, capped(first)-float64(max(c.RoCEPeers, 0)))
+	}
+	var ahead float64
+	seen := map[string]map[string]bool{} // collective → algorithms with a set
+	for _, l := range sets {
+		algo := l.Algo
+		if algo == "" {
+			algo = def
+		}
+		ahead += math.Max(0, capped(algoPeers(algo, n))-float64(l.RoCEPeers))
+		if l.Algo != "" && autoSelected(l.Op) {
+			if seen[l.Op] == nil {
+				seen[l.Op] = map[string]bool{}
+			}
+			seen[l.Op][l.Algo] = true
+		}
+	}
+	if !auto {
+		return ahead
+	}
+	candidates := []string{autoSelectedAlgo(n)}
+	if c.RankSize/n > 1 {
+		candidates = append(candidates, algoPipeline)
+	}
+	for _, algos := range seen {
+		for _, a := range candidates {
+			if !algos[a] {
+				ahead += capped(algoPeers(a, n))
+			}
+		}
+	}
+	return ahead
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -125,18 +126,31 @@ type Collector struct {
 	exec func(ctx context.Context, args []string) vendorcli.Result
 	now  func() time.Time
 
-	latest sweep.Latest[published]
+	latest sweep.Latest[view]
 
 	calls sweep.Calls // by type and result
 	types []string    // the query types asked (not Skip)
 
-	// Owned by the sweep goroutine.
+	// Owned by the sweep, whose chips may be read at once (sweep.go): mu
+	// guards what they share.
+	mu          sync.Mutex
 	unsupported map[chipKey]map[string]bool
 	altWorks    map[string]bool
 	lastChips   []ChipID
 	hasTable    bool
 	sweeps      int
 	failing     bool
+	entries     map[chipKey]*chipEntry // each chip's latest answered reading
+	turns       map[chipKey]*chipTurn
+	finished    *Sweep // the last sweep that ran to its end
+
+	// stuck counts, per chip, calls left behind that still run (sweep.go);
+	// abandonAfter is how long past its timeout a call is waited for, and
+	// slowAfter how long it holds the sweep before the next chip starts.
+	stuckMu      sync.Mutex
+	stuck        map[chipKey]int
+	abandonAfter time.Duration
+	slowAfter    time.Duration
 
 	loop sweep.Loop
 }
@@ -162,6 +176,8 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 	c := &Collector{
 		cfg: cfg, logger: logger, table: table, now: time.Now,
 		unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
+		entries: map[chipKey]*chipEntry{}, turns: map[chipKey]*chipTurn{}, stuck: map[chipKey]int{},
+		abandonAfter: abandonAfter, slowAfter: min(max(cfg.Timeout/5, time.Second), cfg.Timeout),
 	}
 	for _, t := range queryTypes {
 		if !cfg.Skip[t] {
@@ -183,7 +199,9 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 
 // Start runs the first sweep at once and then one every Interval, until
 // Stop. It returns immediately.
-func (c *Collector) Start() { c.loop.Start(c.cfg.Interval, c.runSweep) }
+func (c *Collector) Start() {
+	c.loop.Start(c.cfg.Interval, func(ctx context.Context) { c.runSweep(ctx) })
+}
 
 // Stop ends the sweeps, killing a call in flight, and waits for them.
 func (c *Collector) Stop() { c.loop.Stop() }
@@ -191,15 +209,18 @@ func (c *Collector) Stop() { c.loop.Stop() }
 // Sweep runs one sweep now and publishes it, for tests; the background loop
 // must not run at the same time.
 func (c *Collector) Sweep(ctx context.Context) *Sweep {
-	c.runSweep(ctx)
-	return c.latest.Load().sweep
+	return c.runSweep(ctx)
 }
 
-func (c *Collector) runSweep(ctx context.Context) {
+func (c *Collector) runSweep(ctx context.Context) *Sweep {
 	s := c.sweep(ctx)
-	if !c.latest.Publish(ctx, func() *published { return c.publish(s) }) {
-		return // shutting down: the last full sweep stays
+	if ctx.Err() != nil && c.finished != nil {
+		return s // shutting down: the last full sweep stays
 	}
+	c.mu.Lock()
+	c.finished = s
+	c.publishView(ctx)
+	c.mu.Unlock()
 	switch {
 	case s.Err != nil && !c.failing:
 		c.logger.Warn("npu-smi detail sweep incomplete", "chips", len(s.Readings), "duration", s.Finished.Sub(s.Started), "err", s.Err)
@@ -207,15 +228,16 @@ func (c *Collector) runSweep(ctx context.Context) {
 		c.logger.Info("npu-smi detail sweep complete again", "chips", len(s.Readings))
 	}
 	c.failing = s.Err != nil
+	return s
 }
 
 // VDieID implements npusmi.IdentitySource from the latest sweep.
 func (c *Collector) VDieID(npu, chip string) string {
-	p := c.latest.Load()
-	if p == nil {
+	v := c.latest.Load()
+	if v == nil {
 		return ""
 	}
-	return p.vdie[chipKey{npu, chip}]
+	return v.vdie[chipKey{npu, chip}]
 }
 
 // SerialNumber implements npusmi.InventorySource from the latest sweep: the
@@ -242,6 +264,10 @@ var (
 		[]string{"type", "result"}, nil)
 	lastSweepDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds",
 		"Unix time the last npu-smi detail sweep finished (whether every call answered or not).", nil, nil)
+	staleChipsDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_stale_chips",
+		"Chips of the last accepted npu-smi info table whose latest detail reading is older than two --npusmi.detail-interval "+
+			"(or that have not answered in that long since they appeared): their ascend_npu_* series are not served. A hung chip, or one the sweep's budget did not reach.",
+		nil, nil)
 
 	chipsDesc = prometheus.NewDesc("ascend_npu_chips",
 		"NPU chips in the last accepted npu-smi info table (the npusmi collector's; a smaller table is accepted only once several runs agree). Fewer than ascend_npu_device_files, or than the node had: a chip is lost.", nil, nil)
@@ -307,14 +333,13 @@ var bits = [2]string{"single", "double"}
 
 // published is a sweep with its metrics, built once per sweep.
 type published struct {
-	sweep     *Sweep
-	metrics   []prometheus.Metric // per-chip series and ascend_npu_chips
-	vdie      map[chipKey]string
-	inventory map[chipKey]Inventory
+	sweep   *Sweep
+	metrics []prometheus.Metric // per-chip series and ascend_npu_chips
+	vdie    map[chipKey]string
 }
 
 func (c *Collector) publish(s *Sweep) *published {
-	p := &published{sweep: s, vdie: map[chipKey]string{}, inventory: map[chipKey]Inventory{}}
+	p := &published{sweep: s, vdie: map[chipKey]string{}}
 	add := func(d *prometheus.Desc, t prometheus.ValueType, v float64, l ...string) {
 		p.metrics = append(p.metrics, prometheus.MustNewConstMetric(d, t, v, l...))
 	}
@@ -421,9 +446,6 @@ func (c *Collector) publish(s *Sweep) *published {
 				add(ratedFreqDesc, prometheus.GaugeValue, cm.RatedMHz.V*1e6, n, ch)
 			}
 		}
-		if r.Inventory != nil {
-			p.inventory[chipKey{n, ch}] = *r.Inventory
-		}
 		if u := r.Usages; u != nil {
 			for engine, v := range u.Engines {
 				add(utilDesc, prometheus.GaugeValue, v, n, ch, engine)
@@ -444,9 +466,11 @@ var queryTypes = sweep.Names(queries, func(q query) string { return q.typ })
 // errFirstSweep: a scrape before the first sweep finished.
 var errFirstSweep = fmt.Errorf("first npu-smi detail sweep still running: %w", exporter.ErrNoData)
 
-// Update sends the latest sweep's metrics. It never runs npu-smi and never
-// waits. A sweep older than two intervals is not served (its call counters,
-// its time and the device-file count only): the sweep after it hangs.
+// Update sends each chip's latest reading. It never runs npu-smi and never
+// waits. A chip whose reading is older than two intervals is not served
+// (counted in hccl_exporter_npu_smi_detail_stale_chips): the call of that
+// chip hangs, and its old values are not the present; the other chips are
+// served.
 func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error {
 	c.sendCalls(ch)
 	if n, err := countDeviceFiles(c.cfg.DevFS); err == nil {
@@ -454,18 +478,48 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	} else {
 		c.logger.Debug("cannot count /dev/davinciN", "devfs", c.cfg.DevFS, "err", err)
 	}
-	p := c.latest.Load()
-	if p == nil {
+	v := c.latest.Load()
+	if v == nil {
 		return errFirstSweep
 	}
-	s := p.sweep
-	ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
-	if age, stale := sweep.Stale(c.now(), s.Finished, c.cfg.Interval); stale {
-		return fmt.Errorf("last npu-smi detail sweep finished %s ago, more than two --npusmi.detail-interval (%s): the sweep in flight hangs, old readings are not served: %w",
-			age.Round(time.Second), c.cfg.Interval, exporter.ErrNoData)
+	if v.sweep != nil {
+		ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(v.sweep.Finished.UnixNano())/1e9)
 	}
-	for _, m := range p.metrics {
+	for _, m := range v.head {
 		ch <- m
+	}
+	now := c.now()
+	stale, oldest := 0, time.Duration(0)
+	for i := range v.chips {
+		e := &v.chips[i]
+		since := e.read
+		if since.IsZero() {
+			since = e.since
+		}
+		if age, old := sweep.Stale(now, since, c.cfg.Interval); old {
+			stale++
+			oldest = max(oldest, age)
+			continue
+		}
+		for _, m := range e.metrics {
+			ch <- m
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(staleChipsDesc, prometheus.GaugeValue, float64(stale))
+	if stale > 0 && stale == len(v.chips) {
+		return fmt.Errorf("no chip has a npu-smi detail reading younger than two --npusmi.detail-interval (%s; the oldest is %s old): their calls hang, old readings are not served: %w",
+			c.cfg.Interval, oldest.Round(time.Second), exporter.ErrNoData)
+	}
+	if v.sweep == nil && len(v.chips) > 0 && stale == 0 {
+		served := 0
+		for i := range v.chips {
+			if !v.chips[i].read.IsZero() {
+				served++
+			}
+		}
+		if served == 0 {
+			return errFirstSweep
+		}
 	}
 	return nil
 }

@@ -15,13 +15,15 @@
 //     querying", "Failed to query", DCMI busy -8020);
 //   - the fault-code table (faultcode.go) reads MindCluster's device-plugin
 //     faultCode.json format to give each error code its handling class;
-//   - the sweep (sweep.go) runs in the background, one call at a time
-//     through internal/vendorcli (no shell, timeout, process-group kill),
-//     every --npusmi.detail-interval and never in a scrape; it waits while
-//     the npusmi collector's own `npu-smi info` run is in flight, remembers
-//     per chip the types the product does not support (asked once until
-//     restart), and carries a reading over one sweep when DCMI answered busy;
-//   - the collector (collector.go) serves the latest sweep's metrics, built
-//     once per sweep, and stops serving per-chip values older than two
-//     intervals.
+//   - the sweep (sweep.go) runs in the background through internal/vendorcli
+//     (no shell, timeout, process-group kill), every --npusmi.detail-interval
+//     and never in a scrape, one call at a time while calls answer (a slow
+//     call lets the next chip start, at most 4 at once), responsive chips
+//     first and within a budget; it waits while the npusmi collector's own
+//     `npu-smi info` run is in flight, remembers per chip the types the
+//     product does not support (asked once until restart), and carries a
+//     reading over one sweep when DCMI answered busy;
+//   - the collector (collector.go) serves each chip's latest reading, its
+//     metrics built once when it was read, and stops serving a chip whose
+//     reading is older than two intervals (the others are still served).
 package npuhealth

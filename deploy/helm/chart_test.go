@@ -107,6 +107,7 @@ func TestHelmLint(t *testing.T) {
 		nil,
 		{"--set", "namespace.create=true,serviceMonitor.enabled=false,prometheusRule.enabled=false,service.enabled=false"},
 		{"--values", "testdata/tls-values.yaml"},
+		{"--set", "products.ascend310p.enabled=true,products.ascend310p.visibleDevices=0-3,jobsRunAsNonRoot=false,faultCodes.enabled=false"},
 	} {
 		out, err := helm(t, append([]string{"lint", "--strict", chartDir, "--namespace", namespace}, set...)...)
 		if err != nil {
@@ -226,16 +227,17 @@ func kinds(objs []manifest.Decoded) []string {
 }
 
 // TestOptionalObjects: Service, ServiceMonitor, PrometheusRule and Namespace
-// are each optional; the DaemonSet and its ServiceAccount always render.
+// are each optional; the DaemonSets (8-chip and A3), the fault-code
+// ConfigMap and the ServiceAccount render by default.
 func TestOptionalObjects(t *testing.T) {
 	cases := []struct {
 		set  string
 		want []string
 	}{
-		{"", []string{"apps/v1/DaemonSet", "monitoring.coreos.com/v1/PrometheusRule", "monitoring.coreos.com/v1/ServiceMonitor", "v1/Service", "v1/ServiceAccount"}},
-		{"serviceMonitor.enabled=false,service.enabled=false,prometheusRule.enabled=false", []string{"apps/v1/DaemonSet", "v1/ServiceAccount"}},
-		{"serviceMonitor.enabled=false", []string{"apps/v1/DaemonSet", "monitoring.coreos.com/v1/PrometheusRule", "v1/Service", "v1/ServiceAccount"}},
-		{"prometheusRule.enabled=false,serviceAccount.create=false,namespace.create=true", []string{"apps/v1/DaemonSet", "monitoring.coreos.com/v1/ServiceMonitor", "v1/Namespace", "v1/Service"}},
+		{"", []string{"apps/v1/DaemonSet", "apps/v1/DaemonSet", "monitoring.coreos.com/v1/PrometheusRule", "monitoring.coreos.com/v1/ServiceMonitor", "v1/ConfigMap", "v1/Service", "v1/ServiceAccount"}},
+		{"serviceMonitor.enabled=false,service.enabled=false,prometheusRule.enabled=false", []string{"apps/v1/DaemonSet", "apps/v1/DaemonSet", "v1/ConfigMap", "v1/ServiceAccount"}},
+		{"serviceMonitor.enabled=false", []string{"apps/v1/DaemonSet", "apps/v1/DaemonSet", "monitoring.coreos.com/v1/PrometheusRule", "v1/ConfigMap", "v1/Service", "v1/ServiceAccount"}},
+		{"prometheusRule.enabled=false,serviceAccount.create=false,namespace.create=true", []string{"apps/v1/DaemonSet", "apps/v1/DaemonSet", "monitoring.coreos.com/v1/ServiceMonitor", "v1/ConfigMap", "v1/Namespace", "v1/Service"}},
 	}
 	for _, c := range cases {
 		var args []string
@@ -276,9 +278,10 @@ func TestValues(t *testing.T) {
 	if c.Image != "registry.example.com/ai/hccl_exporter:v1.2.3" {
 		t.Errorf("image %q", c.Image)
 	}
-	// Helm merges maps: the value replaces accelerator, kubernetes.io/os stays.
-	if pod.NodeSelector["accelerator"] != "huawei-Ascend310P" || pod.NodeSelector["kubernetes.io/os"] != "linux" {
-		t.Errorf("nodeSelector %v", pod.NodeSelector)
+	// Only the enabled product renders, on its nodes with its chips.
+	if n := len(daemonSets(objs)); n != 1 || ds.Name != "hccl-exporter-310p" || visibleDevices(ds) != "0-1" ||
+		!nodeMatches(t, ds, map[string]string{"kubernetes.io/os": "linux", "accelerator": "huawei-Ascend310P"}) {
+		t.Errorf("%d DaemonSets; %s ASCEND_VISIBLE_DEVICES=%s affinity %+v", n, ds.Name, visibleDevices(ds), pod.Affinity)
 	}
 	if got := c.Resources.Limits.Memory().String(); got != "512Mi" {
 		t.Errorf("memory limit %s, want 512Mi", got)

@@ -6,6 +6,7 @@
 package kubernetes
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,7 @@ var kinds = map[string]func() any{
 	"apps/v1/DaemonSet": func() any { return &appsv1.DaemonSet{} },
 	"monitoring.coreos.com/v1/ServiceMonitor": func() any { return &monitoringv1.ServiceMonitor{} },
 	"monitoring.coreos.com/v1/PrometheusRule": func() any { return &monitoringv1.PrometheusRule{} },
+	"v1/ConfigMap": func() any { return &corev1.ConfigMap{} },
 }
 
 type manifests struct {
@@ -144,8 +146,9 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		"DaemonSet": len(m.daemonSets), "ServiceMonitor": len(m.serviceMonitors), "PrometheusRule": len(m.prometheusRules),
 	}
 	for kind, n := range counts {
-		if n != 1 {
-			t.Errorf("%d %s objects, want 1", n, kind)
+		// Two DaemonSets: 8-chip nodes and A3 (16 dies).
+		if want := map[string]int{"DaemonSet": 2}[kind]; n != max(want, 1) {
+			t.Errorf("%d %s objects, want %d", n, kind, max(want, 1))
 		}
 	}
 	for _, o := range m.metas {
@@ -202,10 +205,15 @@ func flagArgs(t *testing.T, args []string) map[string][]string {
 
 func TestDaemonSet(t *testing.T) {
 	m, _ := loadAll(t)
-	if len(m.daemonSets) != 1 {
-		t.Fatal("no DaemonSet")
+	if len(m.daemonSets) != 2 {
+		t.Fatalf("%d DaemonSets, want 2 (8-chip nodes, A3)", len(m.daemonSets))
 	}
-	ds := m.daemonSets[0]
+	for _, ds := range m.daemonSets {
+		t.Run(ds.Name, func(t *testing.T) { checkDaemonSet(t, m, ds) })
+	}
+}
+
+func checkDaemonSet(t *testing.T, m *manifests, ds *appsv1.DaemonSet) {
 	pod := ds.Spec.Template.Spec
 	sel, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
 	if err != nil {
@@ -223,8 +231,9 @@ func TestDaemonSet(t *testing.T) {
 	if pod.HostPID || pod.HostNetwork || pod.HostIPC {
 		t.Error("host namespaces are not needed (see the hostPID comment)")
 	}
-	if pod.NodeSelector["accelerator"] == "" {
-		t.Error("nodeSelector should pick Ascend nodes by their accelerator label")
+	if a := pod.Affinity; a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil ||
+		!strings.Contains(fmt.Sprint(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution), "accelerator") {
+		t.Error("node affinity should pick Ascend nodes by their accelerator label")
 	}
 	if len(pod.Tolerations) == 0 {
 		t.Error("no tolerations: tainted NPU nodes would get no exporter")
@@ -322,7 +331,7 @@ func TestDaemonSet(t *testing.T) {
 		}
 	}
 	for _, need := range []string{"/usr/local/Ascend/driver", "/usr/local/sbin/npu-smi", "/usr/local/dcmi", "/etc/ascend_install.info",
-		"/var/log/pods", "/var/log/containers"} {
+		"/var/log/pods", "/var/log/containers", "/var/log/npu"} {
 		if manifest.MountFor(c.VolumeMounts, need) == nil {
 			t.Errorf("nothing is mounted at %s", need)
 		}
@@ -393,7 +402,7 @@ func (l labelSet) Lookup(k string) (string, bool) {
 
 func TestServiceAndServiceMonitor(t *testing.T) {
 	m, _ := loadAll(t)
-	if len(m.services) != 1 || len(m.serviceMonitors) != 1 || len(m.daemonSets) != 1 {
+	if len(m.services) != 1 || len(m.serviceMonitors) != 1 || len(m.daemonSets) == 0 {
 		t.Fatal("missing objects")
 	}
 	svc, sm, ds := m.services[0], m.serviceMonitors[0], m.daemonSets[0]
@@ -462,8 +471,8 @@ func TestKustomizeBuild(t *testing.T) {
 	}
 	m := &manifests{}
 	decode(t, "kustomize output", out, m)
-	if len(m.metas) != 6 {
-		t.Errorf("kustomize produced %d objects, want 6", len(m.metas))
+	if len(m.metas) != 8 {
+		t.Errorf("kustomize produced %d objects, want 8", len(m.metas))
 	}
 	for _, ds := range m.daemonSets {
 		if img := ds.Spec.Template.Spec.Containers[0].Image; !strings.HasPrefix(img, "hccl_exporter:") {

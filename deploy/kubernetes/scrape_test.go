@@ -183,6 +183,11 @@ func TestScrapeKeepsTrainingPodLabels(t *testing.T) {
 			t.Errorf("HCCLLogsNotVisible would carry %s=%q, want %q (labels %v)", k, alert[0].Metric[k], v, alert[0].Metric)
 		}
 	}
+	// docs/runbooks.md tells what to put for NODE: the instance an alert
+	// really carries (0.4.0 said node-1:9842, a static target's).
+	if ex := runbookInstanceExample(t); ex != alert[0].Metric["instance"] {
+		t.Errorf("docs/runbooks.md's instance example %q; the shipped ServiceMonitor gives alerts instance=%q", ex, alert[0].Metric["instance"])
+	}
 	fault := prom.WaitQuery(t, `hccl_fault_events_total{job="hccl-exporter"}`, 10*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 })
 	for k, v := range map[string]string{"namespace": "train", "pod": "job-a-worker-0", "container": "main"} {
 		if fault[0].Metric[k] != v {

@@ -34,15 +34,15 @@ const (
 	// The headroom model (docs/headroom.md) for NPU 0, whose communicator has
 	// not run a collective yet: ranks_per_server = 64/8 = 8, peers_high =
 	// 64 − 8 = 56, QPs = 56 × (16 + 1) = 952. The demo's fake hccn_tool
-	// counts 112 live QPs on the chip that the logs do not explain: the
-	// measurement wins, 952 − 112 = 840 QPs are still ahead, × 3 MiB (high
-	// bound) = 2520 MiB, plus the cclBuffer 2 × 200 + 1 = 401 MiB.
-	e2eLiveQPs         = 112
+	// counts no live QP on the chip (nothing set up yet): 952 QPs are
+	// ahead, × 3 MiB (high bound) = 2856 MiB, plus the cclBuffer
+	// 2 × 200 + 1 = 401 MiB.
+	e2eLiveQPs         = 0
 	e2eQPMemoryHighMiB = ((e2eRankSize-e2eRankSize/e2eServerNum)*(e2eBusyQPS+1) - e2eLiveQPs) * 3
 	e2eCCLBufferMiB    = 2*200 + 1
 	e2eHBMTotalMiB     = 65536
-	// NPU 0's HBM use at start (headroom 4536 − 2520 − 401 = +1615 MiB) and
-	// after the test fills it (1636 − 2520 − 401 = −1285 MiB).
+	// NPU 0's HBM use at start (high-bound headroom 4536 − 2856 − 401 = +1279
+	// MiB) and after the test fills it (36 − 255 − 401 = −620 MiB expected).
 	e2eHBMUsedStartMiB = 61000
 	e2eHBMUsedFullMiB  = 65500
 )
@@ -222,11 +222,18 @@ var e2eShortenedAlerts = []string{"NPULinkSetupHeadroomLow", "RoCELinkDown", "Ro
 // e2eShortenedAlerts cut to e2eHeadroomFor where it is longer.
 func rulesForTest(t *testing.T) string {
 	t.Helper()
+	return rulesWithFor(t, e2eHeadroomFor, e2eShortenedAlerts...)
+}
+
+// rulesWithFor returns the shipped rules with the `for:` of the named
+// alerts cut to shortFor where it is longer.
+func rulesWithFor(t *testing.T, shortFor string, names ...string) string {
+	t.Helper()
 	rules := string(alerts.Rules)
-	short, _ := time.ParseDuration(e2eHeadroomFor)
+	short, _ := time.ParseDuration(shortFor)
 	// The rules file is rendered by the mixin (string values quoted).
 	forRe := regexp.MustCompile(`(?m)^(\s+for:\s*)"?([^"\s]+)"?`)
-	for _, name := range e2eShortenedAlerts {
+	for _, name := range names {
 		start := strings.Index(rules, "- alert: "+name+"\n")
 		if start < 0 {
 			start = strings.Index(rules, "- alert: "+strconv.Quote(name)+"\n")
@@ -252,8 +259,8 @@ func rulesForTest(t *testing.T) string {
 		if d <= short {
 			continue
 		}
-		t.Logf("%s: for: %s shortened to %s for this test", name, m[2], e2eHeadroomFor)
-		block = forRe.ReplaceAllString(block, "${1}"+e2eHeadroomFor)
+		t.Logf("%s: for: %s shortened to %s for this test", name, m[2], shortFor)
+		block = forRe.ReplaceAllString(block, "${1}"+shortFor)
 		rules = rules[:start] + block + rules[end:]
 	}
 	return rules
@@ -441,7 +448,9 @@ func TestAlertingEndToEnd(t *testing.T) {
 
 	// The exporter has read the logs: settings, communicators and the old
 	// EI0011 are in Prometheus.
-	prom.WaitQuery(t, `hccl_fault_events_total{code="EI0011",source="screen"}`, 20*time.Second,
+	// The screen report is its process's ([PID: n]): counted under the
+	// job's world communicator.
+	prom.WaitQuery(t, `hccl_fault_events_total{code="EI0011",source="screen",hccl_job="hccl_world_group"}`, 20*time.Second,
 		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 1 })
 	seenOld := time.Now()
 	ts := prom.WaitQuery(t, `hccl_fault_last_event_timestamp_seconds{code="EI0011",source="screen"}`, 10*time.Second,
@@ -671,7 +680,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 		}
 	}
 	prom.WaitQuery(t, `ascend_roce_active_queue_pairs{npu="0",chip="0"}`, 10*time.Second,
-		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 112 })
+		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == e2eLiveQPs })
 	if s, err := prom.Query(`count(ascend_roce_retransmitted_packets_total) == 8 and count(ascend_roce_network_health == 1) == 8`); err != nil || len(s) != 1 {
 		t.Errorf("error counters and health of every chip: %v, %v", s, err)
 	}

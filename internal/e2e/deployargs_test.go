@@ -66,8 +66,9 @@ func startWithArgs(t *testing.T, args []string) {
 	}
 }
 
-// localize replaces the node paths the exporter writes to or listens on by
-// test-local ones; every other flag is kept as shipped.
+// localize replaces the node paths the exporter writes to or listens on,
+// and the mounted fault-code file, by test-local ones; every other flag is
+// kept as shipped.
 func localize(t *testing.T, args []string) []string {
 	t.Helper()
 	state := filepath.Join(t.TempDir(), "state.json")
@@ -77,6 +78,10 @@ func localize(t *testing.T, args []string) []string {
 		case strings.HasPrefix(a, "--web.listen-address="):
 		case strings.HasPrefix(a, "--cannlog.state-file="):
 			out = append(out, "--cannlog.state-file="+state)
+		case strings.HasPrefix(a, "--npusmi.fault-code-file="):
+			// The ConfigMap the DaemonSet mounts there holds the chart's
+			// file (deploy/helm's equality test): load that one.
+			out = append(out, "--npusmi.fault-code-file="+filepath.Join("..", "..", "deploy", "helm", "hccl-exporter", "files", "faultCode.json"))
 		default:
 			out = append(out, a)
 		}

@@ -74,12 +74,41 @@ func TestHungFilesystemDelaysNobody(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("no /dev/fuse here: %v", err)
 	}
+	// The attacker's tree: its whole log root a hung FUSE mount, or
+	// (round five, issue 38) a tmpfs root with a plog of its own and a hung
+	// FUSE mount at run/device-0. On 0.4.0 the time-zone inference walked
+	// that tree by path on the poll goroutine, with no worker: it blocked in
+	// run/device-0 for good, every job's lines stopped and SIGTERM was
+	// ignored.
+	const hungWholeRoot = `set -e
+mount --make-rprivate /
+exec 3<>/dev/fuse
+mount -i -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 hung "$ASCEND_PROCESS_LOG_PATH"
+touch "$READY"
+exec sleep 600
+`
+	const hungDevice0 = `set -e
+mount --make-rprivate /
+mount -t tmpfs tmpfs "$ASCEND_PROCESS_LOG_PATH"
+mkdir -p "$ASCEND_PROCESS_LOG_PATH/run/plog" "$ASCEND_PROCESS_LOG_PATH/run/device-0"
+echo '[INFO] HCCL(1,python3):2026-01-07-10:00:00.000.000 [init.cc:1] [1]attacker start' > "$ASCEND_PROCESS_LOG_PATH/run/plog/plog-1_20260107100000000.log"
+exec 3<>/dev/fuse
+mount -i -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 hung "$ASCEND_PROCESS_LOG_PATH/run/device-0"
+touch "$READY"
+exec sleep 600
+`
 	for _, tc := range []struct {
-		name  string
-		extra []string
+		name     string
+		extra    []string
+		attacker string
+		// touched: the hung mount is asked something (and a call
+		// abandoned); otherwise the kernel refuses the mount point first.
+		touched bool
 	}{
-		{"default", nil},
-		{"cross-filesystems", []string{"--cannlog.cross-filesystems"}},
+		{"default", nil, hungWholeRoot, true},
+		{"cross-filesystems", []string{"--cannlog.cross-filesystems"}, hungWholeRoot, true},
+		{"device-0", nil, hungDevice0, false},
+		{"device-0-cross-filesystems", []string{"--cannlog.cross-filesystems"}, hungDevice0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -106,13 +135,7 @@ exec sleep 600
 			// fd 3 is the FUSE connection; nobody reads it, so the
 			// kernel's INIT is never answered and every call blocks. sleep
 			// inherits it and keeps the mount hung until it is killed.
-			attacker := namespacedJob(t, `set -e
-mount --make-rprivate /
-exec 3<>/dev/fuse
-mount -i -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0 hung "$ASCEND_PROCESS_LOG_PATH"
-touch '`+hungReady+`'
-exec sleep 600
-`, hungReady, "ASCEND_PROCESS_LOG_PATH="+hungRoot)
+			attacker := namespacedJob(t, tc.attacker, hungReady, "ASCEND_PROCESS_LOG_PATH="+hungRoot, "READY="+hungReady)
 
 			npuSMI := filepath.Join(dir, "npu-smi")
 			capture := filepath.Join(dir, "npu-smi.txt")
@@ -156,7 +179,7 @@ exec sleep 600
 				time.Sleep(3 * time.Second)
 			}
 			hung := regexp.MustCompile(`(?m)^hccl_exporter_log_hung_calls_total [1-9]`)
-			if !hung.MatchString(page) {
+			if tc.touched && !hung.MatchString(page) {
 				t.Errorf("no hung call counted:\n%s", page)
 			}
 

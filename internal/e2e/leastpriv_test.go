@@ -55,9 +55,15 @@ func TestDefaultCapabilitiesReadNamespacedLogs(t *testing.T) {
 		name  string
 		caps  string
 		found bool
+		root  bool // the training process runs as root, its logs root's
 	}{
-		{"default securityContext", "+sys_ptrace,+dac_read_search", true},
-		{"without DAC_READ_SEARCH", "+sys_ptrace", false},
+		{"default securityContext", "+sys_ptrace,+dac_read_search", true, false},
+		{"without DAC_READ_SEARCH", "+sys_ptrace", false, false},
+		// docs/security.md, "Capabilities": a root job's logs are root's,
+		// which uid 0 owns: SYS_PTRACE alone reads them (Helm
+		// jobsRunAsNonRoot=false), and without it nothing is read.
+		{"root job, SYS_PTRACE only", "+sys_ptrace", true, true},
+		{"root job, no capability", "", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -70,19 +76,38 @@ func TestDefaultCapabilitiesReadNamespacedLogs(t *testing.T) {
 			}
 			ready := filepath.Join(dir, "ready")
 			const line = "[ERROR] HCCP(1,python3):2026-01-07-10:00:59.000.000 [ra_host.c:1] tid:1,ra_qp_create(1): ra qp create fail, reason: out of memory"
+			owner, run := "1000:1000", "setpriv --reuid=1000 --regid=1000 --clear-groups sleep 600"
+			if tc.root {
+				owner, run = "0:0", "sleep 600"
+			}
+			// secret: a file of another user, mode 0600, in the job's own
+			// mount namespace (docs/security.md: with these capabilities
+			// the exporter's process could read it).
 			script := `set -e
 mount -t tmpfs -o mode=0755 tmpfs "$ASCEND_PROCESS_LOG_PATH"
 mkdir -p "$ASCEND_PROCESS_LOG_PATH/debug/plog"
 echo '` + line + `' > "$ASCEND_PROCESS_LOG_PATH/debug/plog/plog-$$_20260107100000000.log"
-chown -R 1000:1000 "$ASCEND_PROCESS_LOG_PATH"
+echo top-secret > "$ASCEND_PROCESS_LOG_PATH/secret"
+chown 65534:65534 "$ASCEND_PROCESS_LOG_PATH/secret"
+chmod 0600 "$ASCEND_PROCESS_LOG_PATH/secret"
+chown ` + owner + ` "$ASCEND_PROCESS_LOG_PATH" "$ASCEND_PROCESS_LOG_PATH/debug" "$ASCEND_PROCESS_LOG_PATH/debug/plog" "$ASCEND_PROCESS_LOG_PATH/debug/plog/"*
 chmod 0750 "$ASCEND_PROCESS_LOG_PATH" "$ASCEND_PROCESS_LOG_PATH/debug" "$ASCEND_PROCESS_LOG_PATH/debug/plog"
 chmod 0640 "$ASCEND_PROCESS_LOG_PATH/debug/plog/"*
 touch '` + ready + `'
-exec setpriv --reuid=1000 --regid=1000 --clear-groups sleep 600
+exec ` + run + `
 `
 			hostPID := namespacedJob(t, script, ready, "ASCEND_PROCESS_LOG_PATH="+logRoot)
 			if entries, _ := os.ReadDir(logRoot); len(entries) != 0 {
 				t.Fatalf("the logs are visible at the host path %v: the tmpfs is not private", entries)
+			}
+
+			// What the capabilities allow any code in the exporter's
+			// process: the default set reads another user's 0600 file
+			// in another mount namespace through /proc/<pid>/root.
+			secret := fmt.Sprintf("/proc/%d/root%s/secret", hostPID, logRoot)
+			out, err := exec.Command("setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set="+bounding(tc.caps), "--", "cat", secret).CombinedOutput()
+			if canRead := err == nil && strings.Contains(string(out), "top-secret"); canRead != (tc.caps == "+sys_ptrace,+dac_read_search") {
+				t.Errorf("with capabilities %q reading another user's 0600 file through %s: %v %s", tc.caps, secret, err, out)
 			}
 
 			capture := filepath.Join(dir, "npu-smi.txt")
@@ -94,7 +119,7 @@ exec setpriv --reuid=1000 --regid=1000 --clear-groups sleep 600
 				t.Fatal(err)
 			}
 			addr := fmt.Sprintf("127.0.0.1:%d", testtools.FreePort(t))
-			p := testtools.StartProcess(t, dir, "setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all,"+tc.caps, "--",
+			p := testtools.StartProcess(t, dir, "setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set="+bounding(tc.caps), "--",
 				bin, "--web.listen-address="+addr, "--npusmi.path="+npuSMI, "--path.procfs=/proc",
 				"--cannlog.root="+filepath.Join(dir, "none"), "--cannlog.poll-interval=50ms",
 				"--no-collector.hccn", "--no-collector.pods", "--web.scrape-cache-ttl=0s")
@@ -115,8 +140,11 @@ exec setpriv --reuid=1000 --regid=1000 --clear-groups sleep 600
 				t.Fatalf("no CapEff in %s", status)
 			}
 			eff, _ := strconv.ParseUint(string(m[1]), 16, 64)
-			want := uint64(1) << capSysPtrace
-			if tc.found {
+			var want uint64
+			if strings.Contains(tc.caps, "sys_ptrace") {
+				want |= 1 << capSysPtrace
+			}
+			if strings.Contains(tc.caps, "dac_read_search") {
 				want |= 1 << capDACReadSearch
 			}
 			if eff != want {
@@ -136,8 +164,16 @@ exec setpriv --reuid=1000 --regid=1000 --clear-groups sleep 600
 			time.Sleep(2 * time.Second)
 			_, page = collectorSuccess(t, url)
 			if !missing.MatchString(page) || fault.MatchString(page) {
-				t.Errorf("without DAC_READ_SEARCH the 0640 logs of uid 1000 were read, or not reported missing:\n%s", page)
+				t.Errorf("%s: the 0640 logs were read, or not reported missing:\n%s", tc.name, page)
 			}
 		})
 	}
+}
+
+// bounding is setpriv's --bounding-set for capabilities caps ("" none).
+func bounding(caps string) string {
+	if caps == "" {
+		return "-all"
+	}
+	return "-all," + caps
 }

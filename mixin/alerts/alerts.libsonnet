@@ -158,9 +158,9 @@
         name: 'hccl-exporter-capacity',
         rules: [
           // Fires only where link setup is still ahead: queue pairs HCCL will
-          // create (bound="expected": one plane per device index across
-          // servers, every remote rank after an AlltoAll/send-recv, the next
-          // capture of a capturing process), or a cclBuffer HCCL allocates at a
+          // create (bound="expected": the link sets HCCL's level-1 algorithms
+          // still create, every remote rank after an AlltoAll/send-recv/MC2,
+          // the next capture of a capturing process), or a cclBuffer HCCL allocates at a
           // communicator's first collective. A job whose links are all set up has
           // both at 0 (their memory is in HBM used already) and never alerts,
           // however full its chip is. `for: 0m`: the headroom goes negative
@@ -170,7 +170,7 @@
           // rejects the field.)
           {
             alert: 'NPULinkSetupHeadroomLow',
-            expr: $._hcclPerChip(|||
+            expr: $._hcclPerChipJobOwner(|||
               hccl_link_setup_headroom_bytes%(hcclSelectorBraces)s < 0
               and ignoring (bound)
                 (
@@ -212,7 +212,7 @@
           // fails link setup with EI0007 resource[qp] however much HBM is free.
           {
             alert: 'NPUQueuePairSlotsExhausted',
-            expr: $._hcclPerChip(|||
+            expr: $._hcclPerChipJobOwner(|||
               hccl_link_setup_queue_pair_slots_free{%(hcclSelectorComma)sbound="expected"} < 0
             ||| % cfg),
             'for': '0m',
@@ -240,12 +240,16 @@
           {
             alert: 'HCCLQPsPerConnectionAboveRecommended',
             // The pod of the settings set (hccl:settings_pod:unique), for the
-            // job owner's route; without pod information it fires alone.
+            // job owner's route; without pod information it carries
+            // hccl_job="node/<instance>" instead.
             expr: |||
               max without (%(targetLabelsCSV)s) (hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d)
               * on (job, instance, settings) group_left (namespace, pod) hccl:settings_pod:unique
-              or ignoring (namespace, pod)
-              max without (%(targetLabelsCSV)s) (hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d)
+              or ignoring (namespace, pod, %(jobLabel)s)
+              label_replace(
+                max without (%(targetLabelsCSV)s) (hccl_env_rdma_qps_per_connection%(hcclSelectorBraces)s > %(qpsPerConnectionLimit)d),
+                "%(jobLabel)s", "node/$1", "instance", "(.*)"
+              )
             ||| % cfg,
             'for': '1m',
             labels: {
@@ -287,7 +291,22 @@
           // runbook's query shows the values).
           {
             alert: 'HCCLSettingsInconsistentInCommunicator',
-            expr: 'communicator:hccl_settings_sets:count > 1',
+            // Routing: hccl_job is the communicator (as on the fault alerts),
+            // and namespace the one namespace the communicator's settings
+            // sets run in (hccl:settings_pod:unique on each node), where
+            // there is one; the job owner's route matches either.
+            expr: |||
+              label_replace(
+                (communicator:hccl_settings_sets:count > 1)
+                * on (communicator) group_left (namespace) (
+                  %(commNS)s
+                  and on (communicator) (count by (communicator) (%(commNS)s) == 1)
+                )
+                or on (communicator)
+                (communicator:hccl_settings_sets:count > 1),
+                "%(jobLabel)s", "$1", "communicator", "(.+)"
+              )
+            ||| % (cfg { commNS: 'max by (communicator, namespace) (hccl_communicator_info{%(hcclSelectorComma)ssettings!=""} * on (job, instance, settings) group_left (namespace) hccl:settings_pod:unique)' % cfg }),
             'for': '5m',
             labels: {
               severity: 'warning',

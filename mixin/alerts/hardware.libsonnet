@@ -73,8 +73,9 @@
               summary: 'An NPU chip reports error code {{ $labels.code }} ({{ $labels.class }}).',
               description: std.join(' ', [
                 'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }} has reported error code {{ $labels.code }}',
-                '(class {{ $labels.class }}, npu-smi info -t health) for 5 minutes. Class unknown: the code is not in',
-                '--npusmi.fault-code-file (or none is set); look it up before the chip takes new jobs.',
+                '(class {{ $labels.class }}, npu-smi info -t health) for 5 minutes.{{ if eq $labels.class "unknown" }} Class unknown: the code is not in',
+                '--npusmi.fault-code-file (or none is set); look it up before the chip takes new jobs.{{ else }} Its class needs no reset',
+                'or isolation now (docs/runbooks.md#npuhardwarefault); watch whether it recurs.{{ end }}',
               ]),
               runbook_url: cfg.runbookURLBase + '#npuhardwarefault',
             },
@@ -124,6 +125,12 @@
               or increase(ascend_npu_pcie_errors_total%(hcclSelectorBraces)s[15m]) > 0
               or increase(ascend_npu_sio_errors_total%(hcclSelectorBraces)s[15m]) > 0
             ||| % cfg,
+            // A counter rising once keeps its 15-minute increase above 0 for
+            // at most 15 minutes: a single CRC error or retry, which a
+            // 500-node fleet sees somewhere every day, never fires. Errors
+            // recurring at least every 15 minutes for 20 minutes (or HCCS
+            // NOK for 20 minutes) do (docs/runbooks.md#npuinterconnecterrors).
+            'for': '20m',
             labels: {
               severity: 'warning',
             },

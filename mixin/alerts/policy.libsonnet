@@ -241,6 +241,29 @@
               runbook_url: cfg.runbookURLBase + '#hcclexporterstatefilewriteerrors',
             },
           },
+          // npu-smi's pids are not the host's /proc's: discovery, the pods
+          // of processes, headroom and NPUMemoryHeldWithoutProcess cannot
+          // trust them, and nothing else says so (collectors/npusmi/pidns.go).
+          {
+            alert: 'HCCLExporterNPUSMIForeignPIDNamespace',
+            expr: 'max without (%(targetLabelsCSV)s) (hccl_exporter_npu_smi_foreign_pid_namespace%(hcclSelectorBraces)s == 1)' % cfg,
+            'for': '10m',
+            labels: {
+              severity: 'warning',
+              audience: 'infra',
+            },
+            annotations: {
+              summary: "npu-smi's process ids are not the host's: hccl_exporter cannot find the NPU processes.",
+              description: std.join(' ', [
+                'On {{ $labels.instance }} none of the pids npu-smi lists is the process of that name under --path.procfs',
+                'for 10 minutes (hccl_exporter_npu_smi_foreign_pid_namespace): npu-smi reports pids of another pid',
+                "namespace. The processes' CANN logs are not discovered, pods are not named from them, and the",
+                'headroom and NPUMemoryHeldWithoutProcess rest on the wrong processes. Run the exporter with the',
+                "host's /proc as --path.procfs (the DaemonSet's /host/proc) or with hostPID.",
+              ]),
+              runbook_url: cfg.runbookURLBase + '#hcclexporternpusmiforeignpidnamespace',
+            },
+          },
         ],
       },
     ],

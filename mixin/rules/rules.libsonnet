@@ -7,6 +7,23 @@
 
   // Helpers the alerts share (hidden fields: functions of PromQL text).
   //
+  // _hcclPerChipJobOwner(x): _hcclPerChip for the job owner's alerts:
+  // where no pod holds the chip (bare metal, systemd) the alert carries
+  // hccl_job="node/<instance>", as the fault alerts do, so every job-owner
+  // alert has a routing key (docs/runbooks.md, "Routing labels").
+  _hcclPerChipJobOwner(x):: |||
+    max without (%(targetLabelsCSV)s) (
+      %(x)s
+    )
+    * on (job, instance, npu, chip) group_left (namespace, pod) hccl:npu_pod:unique
+    or ignoring (namespace, pod, %(jobLabel)s)
+    label_replace(
+      max without (%(targetLabelsCSV)s) (
+        %(x)s
+      ),
+      "%(jobLabel)s", "node/$1", "instance", "(.*)"
+    )
+  ||| % (cfg { x: x }),
   // _hcclWithJob(x): x with an empty hccl_job filled with "node/<instance>"
   // (faults the logs tie to no communicator and no pod: bare metal), so a
   // job is never the empty string and Alertmanager's inhibition, which

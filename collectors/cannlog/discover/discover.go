@@ -256,6 +256,9 @@ type Process struct {
 	// Path reaches Root from the exporter: <procfs>/<pid>/root<Root> (or
 	// <procfs>/<pid>/cwd/<Root> for a relative one).
 	Path string
+	// UID is its real uid (status), -1 unknown: who the kernel says
+	// writes its logs where no pod's cgroup does.
+	UID int
 	// Anchor is the directory Path is resolved inside:
 	// <procfs>/<pid>/root (or <procfs>/<pid>/cwd). The follower opens the
 	// rest of Path from it with RESOLVE_IN_ROOT, so that a link in the
@@ -266,7 +269,7 @@ type Process struct {
 // Resolve finds the CANN log root of host pid pid below procfs. It does
 // not check that the root exists: Logs does.
 func Resolve(procfs string, pid int) (Process, error) {
-	p := Process{HostPID: pid, NSpid: pid}
+	p := Process{HostPID: pid, NSpid: pid, UID: -1}
 	base := path.Join(procfs, strconv.Itoa(pid))
 	start, err := readWith(path.Join(base, "stat"), ParseStartTime)
 	switch {
@@ -282,6 +285,7 @@ func Resolve(procfs string, pid int) (Process, error) {
 	if st.NSpid > 0 {
 		p.NSpid = st.NSpid
 	}
+	p.UID = st.UID
 	env, err := readWith(path.Join(base, "environ"), ParseEnviron)
 	if err != nil {
 		return p, err
@@ -330,67 +334,56 @@ func classify(err error) error {
 // Logs reports whether the root holds a CANN log of process nspid
 // (plog-<nspid>_*.log or device-<nspid>_*.log under run/ or debug/): a
 // readable root where the process has not written yet is not its logs.
+// root is opened as given; below it the walk is LogsInRoot's.
 func Logs(root string, nspid int) (bool, error) {
-	plog := "plog-" + strconv.Itoa(nspid) + "_"
-	device := "device-" + strconv.Itoa(nspid) + "_"
-	mine := func(name string) bool {
-		return strings.HasSuffix(name, ".log") && (strings.HasPrefix(name, plog) || strings.HasPrefix(name, device))
-	}
-	var firstErr error
-	for _, sd := range []string{"run", "debug"} {
-		entries, err := os.ReadDir(path.Join(root, sd))
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
-				firstErr = classify(err)
-			}
-			continue
-		}
-		for _, e := range entries {
-			if !e.IsDir() {
-				continue
-			}
-			files, err := os.ReadDir(path.Join(root, sd, e.Name()))
-			if err != nil {
-				if firstErr == nil {
-					firstErr = classify(err)
-				}
-				continue
-			}
-			for _, f := range files {
-				if mine(f.Name()) {
-					return true, nil
-				}
-			}
-		}
-	}
-	if firstErr == nil {
-		if _, err := os.Stat(root); err != nil {
-			firstErr = classify(err)
-		}
-	}
-	return false, firstErr
+	return LogsInRoot(root, "/", nspid)
 }
+
+// MaxNamesListed caps the names LogsInRoot reads per call (and per
+// process): the follower's DefaultMaxEntriesPerRoot. CANN keeps 10 files per
+// process and directory, so a tree past it was not made by CANN; a job that
+// fills a directory with a million names costs a bounded read every look,
+// not a million-entry slice.
+const MaxNamesListed = 100_000
+
+// maxNames is MaxNamesListed; tests lower it.
+var maxNames = MaxNamesListed
+
+// namesChunk is how many names are read per getdents batch: only the
+// batch is held, never the whole directory.
+const namesChunk = 1024
+
+// openat2 is unix.Openat2; tests replace it to stand for a kernel without
+// it (or a seccomp filter that refuses it).
+var openat2 = unix.Openat2
 
 // LogsInRoot is Logs for a discovered process: rel (an absolute path as the
 // process sees it, cleaned) is resolved inside anchor (<procfs>/<pid>/root)
-// with openat2's RESOLVE_IN_ROOT, and below it run/, debug/ and their
-// directories are entered only where they are directories of the same file
-// system (no symlink, no mount point): a link in the job's tree
-// (`run -> /`, `run -> /proc/<other pid>/root/…`) lists nothing of the
-// exporter's file system or another job's. Where the kernel has no openat2
-// (or seccomp refuses it) it falls back to Logs on the joined path.
+// with openat2's RESOLVE_IN_ROOT, and below it only CANN's layout is
+// entered (run/ and debug/, then plog/ and device-<id>/), each a directory
+// of the same file system (no symlink, no mount point): a link in the
+// job's tree (`run -> /`, `run -> /proc/<other pid>/root/…`) lists nothing
+// of the exporter's file system or another job's. At most MaxNamesListed
+// names are read. Where the kernel has no openat2 (or seccomp refuses it)
+// every component is opened with O_NOFOLLOW from the anchor's descriptor
+// instead, and a mount point is recognised by its device: never a path
+// string the kernel would resolve in the exporter's own file system.
 func LogsInRoot(anchor, rel string, nspid int) (bool, error) {
 	afd, err := unix.Open(anchor, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false, classify(err)
 	}
 	defer unix.Close(afd)
-	rfd, err := unix.Openat2(afd, strings.TrimLeft(path.Clean("/"+rel), "/")+"/.", &unix.OpenHow{
+	rel = strings.TrimLeft(path.Clean("/"+rel), "/")
+	var rfd int
+	fallback := false
+	rfd, err = openat2(afd, rel+"/.", &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
-		return Logs(path.Join(anchor, rel), nspid)
+		fallback = true
+		rfd, err = openNoFollow(afd, rel)
 	}
 	if err != nil {
 		return false, classify(err)
@@ -398,59 +391,166 @@ func LogsInRoot(anchor, rel string, nspid int) (bool, error) {
 	defer unix.Close(rfd)
 	plog := "plog-" + strconv.Itoa(nspid) + "_"
 	device := "device-" + strconv.Itoa(nspid) + "_"
+	budget := maxNames
 	var firstErr error
 	for _, sd := range []string{"run", "debug"} {
-		subs, err := namesBelow(rfd, sd, true)
+		sfd, err := openBelow(rfd, sd, fallback)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
 				firstErr = err
 			}
 			continue
 		}
+		var subs []string
+		err = eachName(sfd, &budget, func(name string) bool {
+			if layoutDir(name) && len(subs) < maxLayoutDirs {
+				subs = append(subs, name)
+			}
+			return false
+		})
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
 		for _, sub := range subs {
-			files, err := namesBelow(rfd, sd+"/"+sub, false)
+			dfd, err := openBelow2(rfd, sd, sub, fallback)
 			if err != nil {
 				if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
 					firstErr = err
 				}
 				continue
 			}
-			for _, name := range files {
-				if strings.HasSuffix(name, ".log") && (strings.HasPrefix(name, plog) || strings.HasPrefix(name, device)) {
-					return true, nil
-				}
+			found := false
+			err = eachName(dfd, &budget, func(name string) bool {
+				found = strings.HasSuffix(name, ".log") && (strings.HasPrefix(name, plog) || strings.HasPrefix(name, device))
+				return found
+			})
+			if found {
+				return true, nil
+			}
+			if err != nil && firstErr == nil {
+				firstErr = err
 			}
 		}
 	}
 	return false, firstErr
 }
 
-// namesBelow lists the directory rel below dirfd, opened without following
-// a symlink or crossing into another file system; dirsOnly keeps the
-// entries that are directories themselves (not links to one). A link or a
-// mount point where a directory is expected reads as absent.
-func namesBelow(dirfd int, rel string, dirsOnly bool) ([]string, error) {
-	fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_XDEV,
-	})
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOTDIR) {
-		return nil, fs.ErrNotExist
+// maxLayoutDirs bounds the device-<id>/ directories entered per sort
+// directory (the follower's DefaultMaxDirsPerRoot).
+const maxLayoutDirs = 128
+
+// layoutDir reports whether name is one of CANN's directories below a sort
+// directory: plog, or device-<id> (RT log_file_info.h).
+func layoutDir(name string) bool {
+	if name == "plog" {
+		return true
 	}
-	if err != nil {
-		return nil, classify(err)
+	id, ok := strings.CutPrefix(name, "device-")
+	if !ok || id == "" || len(id) > 4 {
+		return false
 	}
-	f := os.NewFile(uintptr(fd), rel)
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, classify(err)
-	}
-	var out []string
-	for _, e := range entries {
-		if !dirsOnly || e.IsDir() {
-			out = append(out, e.Name())
+	for _, c := range id {
+		if c < '0' || c > '9' {
+			return false
 		}
 	}
-	return out, nil
+	return true
+}
+
+// errNamesCapped says a listing stopped at MaxNamesListed.
+var errNamesCapped = errors.New("too many names below the log root (more than CANN's layout holds): the rest not listed")
+
+// eachName reads the names of the directory fd in batches, calling fn for
+// each until it returns true, within *budget names. It closes fd.
+func eachName(fd int, budget *int, fn func(string) bool) error {
+	f := os.NewFile(uintptr(fd), "")
+	defer f.Close()
+	for {
+		if *budget <= 0 {
+			return errNamesCapped
+		}
+		names, err := f.Readdirnames(min(namesChunk, *budget))
+		*budget -= len(names)
+		for _, n := range names {
+			if fn(n) {
+				return nil
+			}
+		}
+		if err == io.EOF || (err == nil && len(names) == 0) {
+			return nil
+		}
+		if err != nil {
+			return classify(err)
+		}
+	}
+}
+
+// openBelow opens the directory name below dirfd: no symlink, no other file
+// system (openat2; with fallback, O_NOFOLLOW and a device check). A link or
+// a mount point where a directory is expected reads as absent.
+func openBelow(dirfd int, name string, fallback bool) (int, error) {
+	if !fallback {
+		fd, err := openat2(dirfd, name, &unix.OpenHow{
+			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_XDEV,
+		})
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ENOTDIR) {
+			return -1, fs.ErrNotExist
+		}
+		if err != nil {
+			return -1, classify(err)
+		}
+		return fd, nil
+	}
+	var pst unix.Stat_t
+	if err := unix.Fstat(dirfd, &pst); err != nil {
+		return -1, classify(err)
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		return -1, fs.ErrNotExist
+	}
+	if err != nil {
+		return -1, classify(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Dev != pst.Dev {
+		_ = unix.Close(fd)
+		return -1, fs.ErrNotExist
+	}
+	return fd, nil
+}
+
+// openBelow2 opens <a>/<b> below dirfd, each component as openBelow does.
+func openBelow2(dirfd int, a, b string, fallback bool) (int, error) {
+	fd, err := openBelow(dirfd, a, fallback)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(fd)
+	return openBelow(fd, b, fallback)
+}
+
+// openNoFollow opens the directory rel below dirfd one component at a time
+// with O_NOFOLLOW (openat2 unavailable): a link anywhere in a discovered
+// root's path is not followed, so the root is not read (mount points are
+// crossed: the log root is often a volume).
+func openNoFollow(dirfd int, rel string) (int, error) {
+	fd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil || rel == "" || rel == "." {
+		return fd, err
+	}
+	for _, c := range strings.Split(rel, "/") {
+		if c == ".." {
+			_ = unix.Close(fd)
+			return -1, fs.ErrNotExist
+		}
+		nfd, err := unix.Openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		_ = unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = nfd
+	}
+	return fd, nil
 }

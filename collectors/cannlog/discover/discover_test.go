@@ -2,10 +2,14 @@ package discover
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeProc writes <procfs>/<pid>/{status,environ} and the root and cwd
@@ -199,13 +203,79 @@ func TestLogsInRootFollowsNoLinkOut(t *testing.T) {
 	// /logs-e: the root itself is an absolute link to the other tenant's
 	// logs by their exporter-side path: inside the root it names nothing.
 	link(other, "logs-e")
-	for rel, want := range map[string]bool{"/logs-a": false, "/logs-b": false, "/logs-c": false, "/logs-d": true, "/logs-e": false} {
-		got, err := LogsInRoot(anchor, rel, 7)
-		if got != want {
-			t.Errorf("LogsInRoot(%s) = %v (%v), want %v", rel, got, err, want)
+	for _, fallback := range []bool{false, true} {
+		if fallback {
+			// A kernel without openat2 (or a seccomp filter refusing
+			// it): on 0.4.0 the fallback listed the joined path, links
+			// and all.
+			openat2 = func(int, string, *unix.OpenHow) (int, error) { return -1, unix.ENOSYS }
+			t.Cleanup(func() { openat2 = unix.Openat2 })
 		}
-		if old, _ := Logs(filepath.Join(anchor, rel), 7); (rel == "/logs-a" || rel == "/logs-e") && !old {
-			t.Errorf("the path-based Logs did not follow %s out: the test does not test the links", rel)
+		for rel, want := range map[string]bool{"/logs-a": false, "/logs-b": false, "/logs-c": false, "/logs-d": true, "/logs-e": false} {
+			got, err := LogsInRoot(anchor, rel, 7)
+			if got != want {
+				t.Errorf("fallback %v: LogsInRoot(%s) = %v (%v), want %v", fallback, rel, got, err, want)
+			}
+			if followed := pathGlobFinds(filepath.Join(anchor, rel), 7); (rel == "/logs-a" || rel == "/logs-e") && !followed {
+				t.Errorf("a path walk does not follow %s out: the test does not test the links", rel)
+			}
 		}
+	}
+}
+
+// pathGlobFinds is the path-string walk the follower must not make: it
+// follows every link.
+func pathGlobFinds(root string, pid int) bool {
+	for _, sd := range []string{"run", "debug"} {
+		m, _ := filepath.Glob(filepath.Join(root, sd, "*", fmt.Sprintf("*-%d_*.log", pid)))
+		if len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLogsInRootLayoutAndNameCap: only CANN's layout is entered (on 0.4.0
+// every sub-directory was, with ReadDir(-1): a job's million names cost
+// 413 MiB every 15 s), and at most MaxNamesListed names are read.
+func TestLogsInRootLayoutAndNameCap(t *testing.T) {
+	root := t.TempDir()
+	junk := filepath.Join(root, "run", "not-cann")
+	if err := os.MkdirAll(junk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(junk, "plog-7_20260101000000000.log"), nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := LogsInRoot(root, "/", 7); ok {
+		t.Fatal("a directory outside CANN's layout (run/not-cann) was listed")
+	}
+	maxNames = 3000
+	t.Cleanup(func() { maxNames = MaxNamesListed })
+	// More names than the cap in run/plog, the process's own plog among
+	// them: the look stops at the cap and says so.
+	plog := filepath.Join(root, "run", "plog")
+	if err := os.MkdirAll(plog, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxNames + 2000 {
+		f, err := os.Create(filepath.Join(plog, fmt.Sprintf("x%07d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = f.Close()
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := LogsInRoot(root, "/", 7)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, errNamesCapped) {
+		t.Errorf("a listing past the cap: err %v, want %v", err, errNamesCapped)
+	}
+	// Batches of namesChunk names, not the directory at once: a bounded
+	// cost whatever the job puts there.
+	if kib := (after.TotalAlloc - before.TotalAlloc) >> 10; kib > 2048 {
+		t.Errorf("listing %d names allocated %d KiB", maxNames+2000, kib)
 	}
 }

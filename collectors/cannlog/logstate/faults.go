@@ -2,6 +2,7 @@ package logstate
 
 import (
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -74,34 +75,142 @@ type plogErrKey struct{ stage, reason string }
 const ReasonCommKernelTimeout = "comm_kernel_timeout"
 
 // jobOf is the job a fault belongs to, the hccl_job label: the first
-// communicator of its process (the world group, created first; its
-// identifier is the same on every node of the job) where the logs tie the
-// fault to a process with one — a plog line's process, or, for a screen
-// report, the process with the report's pid whose device the kubelet
-// assigns to the screen log's pod — else "<namespace>/<pod>" of the
-// training pod, else "" (the rules then use the node). The caller holds
-// the lock.
+// communicator of the process that printed it (the world group, created
+// first; its identifier is the same on every node of the job), else
+// "<namespace>/<pod>" of the training pod, else "" (the rules then use the
+// node). The process of a plog line is the one its file is named after
+// (Source.PID); the process of a screen report is the plog process with the
+// report's [PID: n]: on a Kubernetes screen log, the one whose device the
+// kubelet assigns to the log's pod; elsewhere (bare metal) the one process
+// of the logs with that pid. A communicator the processes of two owners
+// claim (contested) is no job's identity: a tenant cannot raise a fault
+// under another job's name. The caller holds the lock.
 func (s *State) jobOf(source string, src *Source, pid int) string {
 	if pid > 0 {
+		var pr *process
 		if source == FaultSourcePlog {
-			if pr := s.procs[ProcessKey{src.Dir, pid}]; pr != nil && len(pr.comms) > 0 {
-				return pr.comms[0].Name
-			}
-		} else if src.Pod != "" && s.opts.PodOfDevice != nil {
-			for k, pr := range s.procs {
-				if k.PID != pid || pr.devicePhyID < 0 || len(pr.comms) == 0 {
-					continue
-				}
-				if ns, pod, _, ok := s.opts.PodOfDevice(pr.devicePhyID); ok && ns == src.Namespace && pod == src.Pod {
-					return pr.comms[0].Name
-				}
-			}
+			pr = s.procs[ProcessKey{src.Dir, pid}]
+		} else {
+			pr = s.screenProcess(src, pid)
+		}
+		if pr != nil && len(pr.comms) > 0 && s.trusted(pr.comms[0].Name, pr.owner) {
+			return pr.comms[0].Name
 		}
 	}
 	if src.Pod != "" {
 		return src.Namespace + "/" + src.Pod
 	}
 	return ""
+}
+
+// screenProcess is the plog process that printed a screen report with
+// pid: nil where the logs do not tie the report to one process, or tie it
+// to processes of different jobs (pids of several pid namespaces on a node
+// without pod paths). The caller holds the lock.
+func (s *State) screenProcess(src *Source, pid int) *process {
+	var found *process
+	for k, pr := range s.procs {
+		if k.PID != pid || len(pr.comms) == 0 {
+			continue
+		}
+		if src.Pod != "" && !s.inPod(src, pr) {
+			continue
+		}
+		switch {
+		case found == nil:
+			found = pr
+		case found.comms[0].Name != pr.comms[0].Name:
+			return nil // two jobs print this pid: no single writer
+		}
+	}
+	return found
+}
+
+// inPod reports whether process pr runs in the pod of the screen log src
+// (pids repeat across pods): its cgroup names the pod of the log's path, or
+// the kubelet assigns its device to that pod. The caller holds the lock.
+func (s *State) inPod(src *Source, pr *process) bool {
+	if src.PodUID != "" && pr.owner == "pod:"+src.PodUID {
+		return true
+	}
+	if s.opts.PodOfDevice == nil || pr.devicePhyID < 0 {
+		return false
+	}
+	ns, pod, _, ok := s.opts.PodOfDevice(pr.devicePhyID)
+	return ok && ns == src.Namespace && pod == src.Pod
+}
+
+// kernelOwner reports whether an owner was named by the kernel (a pod's
+// cgroup, a uid; Source.Owner) rather than stood for by a log directory.
+func kernelOwner(owner string) bool {
+	return strings.HasPrefix(owner, "pod:") || strings.HasPrefix(owner, "uid:")
+}
+
+// claim is who claims a communicator: the one kernel-named owner whose
+// processes name it (or claimContested), and the one log directory without
+// a kernel identity (likewise).
+type claim struct{ kernel, dir string }
+
+// claimContested marks a side of a claim several owners take.
+const claimContested = "\x00contested"
+
+// trusted reports whether communicator name may be the job identity of a
+// fault of a process of owner. The identifier is the same on every node of
+// a job, so a job's processes on one node share it; a second pod or uid
+// naming it is a tenant taking another job's identity (or one job split
+// over pods): neither is trusted. A directory without a kernel identity (a
+// configured root a tenant can write) never outranks a kernel-named owner:
+// its processes cannot use a communicator a kernel-named owner claims, but
+// their claim does not take it from that owner. The caller holds the lock.
+func (s *State) trusted(name, owner string) bool {
+	s.refreshClaims()
+	cl := s.claims[name]
+	if kernelOwner(owner) {
+		return cl.kernel == owner
+	}
+	return cl.kernel == "" && cl.dir == owner
+}
+
+// refreshClaims rebuilds claims when communicators changed. The caller
+// holds the lock.
+func (s *State) refreshClaims() {
+	if s.claims != nil && s.claimsGen == s.commGen {
+		return
+	}
+	s.claims = make(map[string]claim, s.nComms)
+	for _, pr := range s.procs {
+		for _, c := range pr.comms {
+			cl := s.claims[c.Name]
+			side := &cl.dir
+			if kernelOwner(pr.owner) {
+				side = &cl.kernel
+			}
+			switch *side {
+			case "":
+				*side = pr.owner
+			case pr.owner:
+			default:
+				*side = claimContested
+			}
+			s.claims[c.Name] = cl
+		}
+	}
+	s.claimsGen = s.commGen
+}
+
+// contestedCount is the number of communicators that are not every
+// claimant's to use (trusted): claimed by two kernel-named owners, by two
+// directories, or by a directory next to a kernel-named owner
+// (hccl_exporter_communicators_contested). The caller holds the lock.
+func (s *State) contestedCount() int {
+	s.refreshClaims()
+	n := 0
+	for _, cl := range s.claims {
+		if cl.kernel == claimContested || cl.dir == claimContested || (cl.kernel != "" && cl.dir != "") {
+			n++
+		}
+	}
+	return n
 }
 
 // recordFault counts an HCCL fault event (hccl_fault_events_total) and
@@ -155,12 +264,14 @@ func (s *State) count(k faultKey, src *Source, pid int, ts time.Time) {
 	if ns != "" || pod != "" || ctr != "" || job != "" {
 		pk := podKey{ns, pod, ctr, job}
 		if _, seen := s.pods[pk]; !seen {
-			if len(s.pods) >= s.opts.MaxPods {
+			origin := src.ownerOf()
+			if len(s.pods) >= s.opts.MaxPods && !s.evictPodShare(origin) {
 				// Keep the event, lose its pod and job labels.
 				s.dropped[labelPod]++
 				ns, pod, ctr, job = "", "", "", ""
 			} else {
 				s.pods[pk] = struct{}{}
+				s.podOrigin[pk] = origin
 			}
 		}
 	}
@@ -175,6 +286,71 @@ func (s *State) count(k faultKey, src *Source, pid int, ts time.Time) {
 		fc.last = ts
 	}
 	fc.seen = s.opts.Now()
+}
+
+// evictPodShare makes room under the cap on pod and job label sets
+// (--cannlog.max-fault-pods) for a label set that origin's logs bring: the
+// cap is shared per owner, not first come. When another origin holds more
+// than one label set more than origin would with the new one, the series of
+// its label set read least recently are dropped (counted in
+// hccl_exporter_label_values_dropped_total{label="pod"}): a tenant that
+// makes up jobs fills its own share and cannot strip the job of another
+// tenant's fault. The caller holds the lock.
+func (s *State) evictPodShare(origin string) bool {
+	held := map[string]int{}
+	for pk := range s.pods {
+		held[s.podOrigin[pk]]++
+	}
+	largest, most := "", 0
+	for o, n := range held {
+		if n > most || (n == most && o < largest) {
+			largest, most = o, n
+		}
+	}
+	if most <= held[origin]+1 {
+		return false
+	}
+	seen := map[podKey]time.Time{}
+	for k, fc := range s.faults {
+		pk := podKey{k.namespace, k.pod, k.container, k.job}
+		if s.podOrigin[pk] == largest && fc.seen.After(seen[pk]) {
+			seen[pk] = fc.seen
+		}
+	}
+	var victim podKey
+	var at time.Time
+	found := false
+	for pk := range s.pods {
+		if s.podOrigin[pk] != largest {
+			continue
+		}
+		w := seen[pk]
+		if !found || w.Before(at) || (w.Equal(at) && lessPodKey(pk, victim)) {
+			victim, at, found = pk, w, true
+		}
+	}
+	for k := range s.faults {
+		if (podKey{k.namespace, k.pod, k.container, k.job}) == victim {
+			delete(s.faults, k)
+		}
+	}
+	delete(s.pods, victim)
+	delete(s.podOrigin, victim)
+	s.dropped[labelPod]++
+	return true
+}
+
+func lessPodKey(a, b podKey) bool {
+	if a.namespace != b.namespace {
+		return a.namespace < b.namespace
+	}
+	if a.pod != b.pod {
+		return a.pod < b.pod
+	}
+	if a.container != b.container {
+		return a.container < b.container
+	}
+	return a.job < b.job
 }
 
 // report adds one event to the per-code summary and hands it to OnFault.
@@ -232,6 +408,11 @@ func (s *State) expireFaults(now time.Time) {
 	for k := range s.faults {
 		if k.namespace != "" || k.pod != "" || k.container != "" || k.job != "" {
 			s.pods[podKey{k.namespace, k.pod, k.container, k.job}] = struct{}{}
+		}
+	}
+	for pk := range s.podOrigin {
+		if _, ok := s.pods[pk]; !ok {
+			delete(s.podOrigin, pk)
 		}
 	}
 }

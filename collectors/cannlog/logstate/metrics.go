@@ -71,6 +71,12 @@ var (
 	rejectedDesc = prometheus.NewDesc("hccl_env_values_rejected_total",
 		"HCCL settings lines whose value HCCL itself refuses (outside its documented range, NaN, infinite): the value is kept in hccl_env_info but not exported as a number. variable is the HCCL variable, other for variables without a known range.",
 		[]string{"variable"}, nil)
+	refusedLinesDesc = prometheus.NewDesc("hccl_exporter_log_lines_refused_total",
+		"Plog lines not read as anyone's: reason=foreign_pid, a line printing another pid than the process its file is named after (CANN names a plog after the one process that writes it; a made-up line, or a forked child writing through its parent's descriptor).",
+		[]string{"reason"}, nil)
+	contestedDesc = prometheus.NewDesc("hccl_exporter_communicators_contested",
+		"Communicators claimed by the processes of more than one owner (pod or uid of the writer's cgroup, or a log directory without one): not trusted as a job's identity, so the faults of those processes carry their pod, or no hccl_job. A tenant naming another job's communicator, or one job split over pods on this node.",
+		nil, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
 		helptext.DroppedLabelValues,
 		[]string{"label"}, nil)
@@ -156,6 +162,10 @@ func (s *State) metrics() (out []prometheus.Metric) {
 	for _, l := range droppedLabels {
 		add(droppedDesc, prometheus.CounterValue, float64(s.dropped[l]), l)
 	}
+	for _, r := range refusedReasons {
+		add(refusedLinesDesc, prometheus.CounterValue, float64(s.refused[r]), r)
+	}
+	add(contestedDesc, prometheus.GaugeValue, float64(s.contestedCount()))
 	return append(out, s.buildProcMetrics()...)
 }
 
@@ -294,7 +304,7 @@ var stateDescs = []*prometheus.Desc{
 	faultEventsDesc, faultLastDesc, cannFaultEventsDesc, faultsExpiredDesc, plogErrorsDesc, envInfoDesc, envBuffsizeDesc, envQPsDesc,
 	envConnectTimeoutDesc, envExecTimeoutDesc, commInfoDesc, commRanksDesc, commServersDesc, commProcessesDesc, commQPsDesc,
 	commBufferDesc, logLinesDesc,
-	unparsableDesc, droppedDesc, rejectedDesc,
+	unparsableDesc, droppedDesc, rejectedDesc, refusedLinesDesc, contestedDesc,
 }
 
 // Collect sends the state's metrics.

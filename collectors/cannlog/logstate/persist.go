@@ -50,6 +50,7 @@ type snapProcess struct {
 	Links         *snapLinks         `json:"links,omitempty"`
 	DevicePhyID   *int               `json:"device_phy_id,omitempty"` // absent in older files: unknown
 	QPMode        *QPModeView        `json:"qp_mode,omitempty"`       // absent: nothing printed
+	Owner         string             `json:"owner,omitempty"`         // absent in older files: its directory
 }
 
 // The state file has types of its own, so that the exported views
@@ -236,7 +237,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	}
 	for k, pr := range s.procs {
 		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr), Env: make(map[string]snapEnv, len(pr.env)),
-			Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID}
+			Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID, Owner: pr.owner}
 		if pr.qpMode != (QPModeView{}) {
 			m := pr.qpMode
 			sp.QPMode = &m
@@ -302,8 +303,10 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		fresh.lines[l.Module] = c
 	}
 	for _, p := range snap.Processes {
-		pr := &process{label: p.Label, name: p.Name, lastWrite: p.LastWrite, env: make(map[string]EnvSetting, len(p.Env)),
-			links: p.Links.restore(), devicePhyID: -1}
+		// A last write saved ahead of now (an older exporter kept printed
+		// times as they were) counts as now.
+		pr := &process{label: p.Label, name: p.Name, lastWrite: notAfter(p.LastWrite, fresh.opts.Now()), env: make(map[string]EnvSetting, len(p.Env)),
+			links: p.Links.restore(), devicePhyID: -1, owner: p.Owner}
 		for k, v := range p.Env {
 			pr.env[k] = EnvSetting(v)
 		}
@@ -374,6 +377,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lines, s.procs, s.nComms, s.faults = fresh.lines, fresh.procs, fresh.nComms, fresh.faults
+	s.commGen++
 	s.faultsExpired = fresh.faultsExpired
 	s.extraCodes, s.pods, s.summaries, s.plogErrors = fresh.extraCodes, fresh.pods, fresh.summaries, fresh.plogErrors
 	s.dropped, s.unparsable, s.rejected, s.partial = fresh.dropped, fresh.unparsable, fresh.rejected, fresh.partial

@@ -23,19 +23,35 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 		s.unparsable[formatPlog]++
 		return
 	}
+	if src.PID > 0 && p.PID != src.PID {
+		if src.Kind != SourceDevicePlog {
+			// CANN names a plog after the one process that writes it: a
+			// line with another pid was made up (or written by a forked
+			// child through its parent's descriptor); it speaks for no
+			// process.
+			s.refused[refusedForeignPID]++
+			return
+		}
+		// A device log's lines print the device-side process; the file
+		// speaks for the host process of its name.
+		p.PID = src.PID
+	}
 	s.countLine(p.Module, p.Level)
 	if pr := s.procs[ProcessKey{src.Dir, p.PID}]; pr != nil {
 		if pr.loc != s.cur {
 			// Its root's zone was inferred anew: read its last time again.
 			pr.loc = s.cur
 			if t, ok := parse.ParsePlogTime(pr.lastRaw, s.cur); ok {
-				pr.lastWrite, pr.rawDirty = t, false
+				pr.lastWrite, pr.rawDirty = notAfter(t, s.opts.Now()), false
 			}
 		}
 		if p.StdTime {
 			pr.touchRaw(p.Time)
-		} else if t, ok := parse.ParsePlogTime(p.Time, s.cur); ok && t.After(pr.lastWrite) {
-			pr.lastWrite = t
+		} else if t, ok := parse.ParsePlogTime(p.Time, s.cur); ok {
+			t = notAfter(t, s.opts.Now()) // a time printed ahead does not extend its life
+			if t.After(pr.lastWrite) {
+				pr.lastWrite = t
+			}
 		}
 	}
 	if p.ErrToWarn {
@@ -66,8 +82,10 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 		stage, reason := parse.StageKeywords(p.Msg)
 		s.plogErrors[plogErrKey{stage, reason}]++
 		if fp := s.cat.matchRow(p.Msg); fp != nil {
-			ts := s.lineTime(p.Time)
-			if s.countsAsNew(fp, src.Dir, p.PID, ts) {
+			// A fault dated ahead of now counts as now: a writer's clock
+			// (or a tenant) cannot keep a job's failure recent for years.
+			ts := notAfter(s.lineTime(p.Time), s.opts.Now())
+			if s.countsAsNew(fp, src.Dir, p.PID, ts) && s.notARepeat(fp, src.Dir, p.PID, p.Msg, ts) {
 				s.recordFault(fp.code, fp.resource, FaultSourcePlog, s.podSource(src, p.PID), p.PID, ts)
 			}
 		}
@@ -94,6 +112,20 @@ func (s *State) lineTime(raw []byte) time.Time {
 	}
 	return s.opts.Now()
 }
+
+// notAfter is t, or now where t is later. A zero now is no clock (the
+// offline diagnose reads a bundle's times as they are).
+func notAfter(t, now time.Time) time.Time {
+	if !now.IsZero() && t.After(now) {
+		return now
+	}
+	return t
+}
+
+// Reasons of hccl_exporter_log_lines_refused_total.
+const refusedForeignPID = "foreign_pid"
+
+var refusedReasons = []string{refusedForeignPID}
 
 func (s *State) applyEnv(dir string, p *parse.PlogLine) {
 	settings := parse.ParseHCCLEnv(p.Msg)
@@ -143,15 +175,23 @@ func (s *State) countRejected(name string) {
 
 const rejectedOther = "other"
 
-// podSource returns src labelled with the pod that holds the device of the
-// process that printed a fault line, where Options.PodOfDevice knows it;
-// otherwise src itself. Fault lines are rare: the copy costs nothing on
+// podSource returns src labelled with the pod of the process that printed
+// a fault line: the pod its cgroup names where the kernel does
+// (Source.OwnerPod), else the pod that holds the device its lines name,
+// where Options.PodOfDevice knows it; otherwise src itself. Fault lines are rare: the copy costs nothing on
 // the hot path.
 func (s *State) podSource(src *Source, pid int) *Source {
+	pr := s.procs[ProcessKey{src.Dir, pid}]
+	if pr != nil && pr.ownerPod[1] != "" {
+		// The kernel names the writer's pod (its cgroup): a device its
+		// lines print cannot put its faults in another pod.
+		labelled := *src
+		labelled.Namespace, labelled.Pod, labelled.Container = pr.ownerPod[0], pr.ownerPod[1], pr.ownerPod[2]
+		return &labelled
+	}
 	if s.opts.PodOfDevice == nil {
 		return src
 	}
-	pr := s.procs[ProcessKey{src.Dir, pid}]
 	if pr == nil || pr.devicePhyID < 0 {
 		return src
 	}

@@ -118,7 +118,8 @@ type CommunicatorView struct {
 	OtherPeers     int
 	// AllRanksOps: a link set of an AlltoAll-family or send/recv/batch
 	// operator was logged (tag AllToAll…, Send…, Recv…, BatchSendRecv…):
-	// those link every remote rank, not one plane per device index.
+	// those link every remote rank, not one plane per device index (MC2
+	// tags set it too).
 	AllRanksOps bool
 	// OpBaseTags and GraphTags: link sets with op-base tags
 	// ("<Collective>_<identifier>") and graph-mode tags ("Hcom…") were
@@ -133,6 +134,51 @@ type CommunicatorView struct {
 	Captures       int
 	LastCaptureQPs uint64
 	LastCaptureAt  time.Time
+	// MC2: a link set of an MC2 operator (MoE dispatch/combine, tag
+	// `<identifier><opType>_mc2`, HCOMM op_base_mc2.cc) was logged; like
+	// AllRanksOps it links every remote rank (AllRanksOps is set too).
+	MC2 bool
+	// ExpansionMode is the communicator's own HcclCommConfig
+	// opExpansionMode (`[Load] comm config info of [c]: … opExpansionMode[N]`,
+	// HCOMM comm_config.cc) as HCCL_OP_EXPANSION_MODE spells it (HOST,
+	// AI_CPU, AIV, AIV_ONLY); "" when not printed or 0 (the variable then
+	// applies). It overrides the process's variable (CommConfig::
+	// SetConfigOpExpansionMode).
+	ExpansionMode string
+	// LinkSets are the link sets (one per operator tag, HCCL's resMap_
+	// entries) logged for the communicator, in the order they appeared
+	// (at most maxTagsPerComm). Filled when the view is taken.
+	LinkSets []LinkSetView
+}
+
+// LinkSetKind says what built a link set, from its operator tag.
+type LinkSetKind string
+
+// The link-set kinds.
+const (
+	LinkSetOpBase  LinkSetKind = "op_base" // "<Collective>_<identifier>[_ALG_LEVEL1_X]"
+	LinkSetGraph   LinkSetKind = "graph"   // "Hcom<Collective>_…"
+	LinkSetCapture LinkSetKind = "capture" // an op-base tag with "_Capture" (or extending the collective's first tag)
+	LinkSetMC2     LinkSetKind = "mc2"     // "<identifier><opType>_mc2"
+)
+
+// LinkSetView is one link set of a communicator: HCCL builds one per
+// operator tag (resMap_[newTag], hccl_communicator_host.cc), with new QPs
+// even to peers another tag already linked.
+type LinkSetView struct {
+	Tag  string
+	Kind LinkSetKind
+	// Op is the collective in lower case without "hcom" ("allreduce",
+	// "alltoallv", …; "mc2" for MC2 tags).
+	Op string
+	// Algo is the level-1 algorithm HCCL's auto-selection appended to the
+	// tag (CollAlgOperator::AppendTag: "ring", "hd", "nhr", "pipeline"),
+	// "" when the tag carries none.
+	Algo string
+	// RoCEPeers are the distinct remote ranks it linked over RoCE, QPs its
+	// `rdma qpn[` lines.
+	RoCEPeers int
+	QPs       uint64
 }
 
 type process struct {
@@ -162,6 +208,13 @@ type process struct {
 	// gone: its owner said the process left (MarkGone). Its series stay
 	// for the TTL, but it holds no place under the pid cap.
 	gone bool
+	// owner is who the kernel says wrote its logs (Source.ownerOf): the
+	// pid cap is shared per owner, and its communicators are checked
+	// against the other owners' (contested). ownerPod names the owner's
+	// pod (namespace, pod, container) where the kernel and the kubelet's
+	// log layout do.
+	owner    string
+	ownerPod [3]string
 }
 
 // settings is the process's settings set, SettingsID(pr.env), computed
@@ -187,13 +240,22 @@ func (s *State) lastWrite(pr *process) time.Time {
 	if loc == nil {
 		loc = s.opts.Location
 	}
-	return pr.resolve(loc)
+	return pr.resolve(loc, s.opts.Now())
 }
 
-func (pr *process) resolve(loc *time.Location) time.Time {
+// resolve folds lastRaw into lastWrite. A time printed ahead of now counts
+// as now, once: lastRaw is then let go, so that it neither keeps the
+// process alive for ever nor hides the true times printed after it.
+func (pr *process) resolve(loc *time.Location, now time.Time) time.Time {
 	if pr.rawDirty {
-		if t, ok := parse.ParsePlogTime(pr.lastRaw, loc); ok && t.After(pr.lastWrite) {
-			pr.lastWrite = t
+		if t, ok := parse.ParsePlogTime(pr.lastRaw, loc); ok {
+			if !now.IsZero() && t.After(now) {
+				t = now
+				pr.lastRaw = pr.lastRaw[:0]
+			}
+			if t.After(pr.lastWrite) {
+				pr.lastWrite = t
+			}
 		}
 		pr.rawDirty = false
 	}
@@ -213,19 +275,29 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 		}
 	}
 	if pr == nil {
-		if len(s.procs) >= s.opts.MaxPIDs && !s.evictGone() {
+		owner := s.curOwner()
+		if len(s.procs) >= s.opts.MaxPIDs && !s.evictGone() && !s.evictFairShare(owner) {
 			s.dropped[labelPID]++
 			return nil
 		}
-		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: t, devicePhyID: -1, loc: s.cur}
+		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: notAfter(t, s.opts.Now()), devicePhyID: -1, loc: s.cur, owner: owner}
+		s.setOwnerPod(pr)
 		s.procs[key] = pr
+	}
+	if o := s.curOwner(); o != "" && o != pr.owner && (pr.owner == "" || kernelOwner(o) && !kernelOwner(pr.owner)) {
+		// Restored from a state file, or read before discovery named its
+		// writer: the kernel's word replaces the root's.
+		pr.owner = o
+		s.setOwnerPod(pr)
+		s.commGen++
 	}
 	if pr.name != string(name) {
 		if v := labelValue(string(name), maxValueLen); v != pr.name {
 			pr.name = v
 		}
 	}
-	if t.After(pr.lastWrite) {
+	if t = notAfter(t, s.opts.Now()); t.After(pr.lastWrite) {
+		// A time printed ahead of now does not extend its life.
 		pr.lastWrite = t
 	}
 	return pr
@@ -252,6 +324,52 @@ func (s *State) evictGone() bool {
 		return false
 	}
 	s.nComms -= len(s.procs[oldest].comms)
+	s.commGen++
+	delete(s.procs, oldest)
+	return true
+}
+
+// setOwnerPod copies the pod names of the current source's kernel owner.
+func (s *State) setOwnerPod(pr *process) {
+	if src := s.curSrc; src != nil && src.OwnerPod != "" && kernelOwner(src.Owner) {
+		pr.ownerPod = [3]string{labelValue(src.OwnerNamespace, maxValueLen), labelValue(src.OwnerPod, maxValueLen), labelValue(src.OwnerContainer, maxValueLen)}
+	}
+}
+
+// evictFairShare makes room under the pid cap for a process of owner: the
+// cap is shared per owner (a pod, a uid, a log directory), not first come.
+// When another owner holds more than one process more than owner would
+// with the new one, its process written least recently is dropped (counted
+// in hccl_exporter_label_values_dropped_total{label="pid"}): a tenant that
+// makes up processes fills its own share, never the node's.
+func (s *State) evictFairShare(owner string) bool {
+	held := map[string]int{}
+	for _, pr := range s.procs {
+		held[pr.owner]++
+	}
+	largest, most := "", 0
+	for o, n := range held {
+		if n > most || (n == most && o < largest) {
+			largest, most = o, n
+		}
+	}
+	if most <= held[owner]+1 {
+		return false
+	}
+	var oldest ProcessKey
+	var at time.Time
+	found := false
+	for k, pr := range s.procs {
+		if pr.owner != largest {
+			continue
+		}
+		if w := s.lastWrite(pr); !found || w.Before(at) || (w.Equal(at) && lessKey(k, oldest)) {
+			oldest, at, found = k, w, true
+		}
+	}
+	s.dropped[labelPID]++
+	s.nComms -= len(s.procs[oldest].comms)
+	s.commGen++
 	delete(s.procs, oldest)
 	return true
 }
@@ -400,7 +518,7 @@ func (s *State) Devices() []ProcessDevice {
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
 		Settings: pr.settings(), DevicePhyID: pr.devicePhyID,
-		Communicators:           append([]CommunicatorView(nil), pr.comms...),
+		Communicators:           pr.commViews(),
 		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs, QPMode: pr.qpMode,
 		QPNs: pr.links.sortedQPNs()}
 	if names != nil {
@@ -450,6 +568,7 @@ func (s *State) Expire(live Liveness) int {
 			continue // written to meanwhile
 		}
 		s.nComms -= len(pr.comms)
+		s.commGen++
 		delete(s.procs, k)
 		n++
 	}

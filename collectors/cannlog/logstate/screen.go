@@ -99,9 +99,11 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 	if !ok && fallback != nil {
 		ts, ok = parse.ParseRFC3339(fallback)
 	}
+	// A time printed ahead of now counts as now (notAfter).
 	if !ok {
 		ts = s.opts.Now()
 	}
+	ts = notAfter(ts, s.opts.Now())
 	pid := parse.ScreenPID(msg)
 	if raw != nil {
 		// The error manager's report is often repeated by the framework's

@@ -39,6 +39,57 @@ type Source struct {
 	// Options.Location. The collector sets it per log root under
 	// --cannlog.timezone=auto.
 	Location *time.Location
+	// PID is the pid the file's own name gives (plog-<pid>_…,
+	// device-<pid>_…), 0 where it gives none. CANN names a process's files
+	// after it and no other process writes them: a line of a plog that
+	// prints another pid was not written by CANN and is refused
+	// (hccl_exporter_log_lines_refused_total), and a device log speaks for
+	// the process of its name only. A file cannot speak for other
+	// processes.
+	PID int
+	// Owner is who wrote the file: for a root discovered through
+	// --path.procfs what the kernel says of its process, the pod of its
+	// cgroup ("pod:<uid>") or else its uid ("uid:<n>"); for a configured
+	// root the root ("root:<path>"), which the kernel does not vouch for;
+	// "" where the reader knows nothing (diagnose). Caps are shared per
+	// owner, and a communicator claimed by the processes of two owners is
+	// not trusted as a job's identity (trusted).
+	Owner string
+	// OwnerNamespace, OwnerPod and OwnerContainer name the pod of a
+	// "pod:<uid>" Owner where the kubelet's log layout does: the pod labels
+	// of its processes' plog faults (rather than the pod of a device their
+	// lines name, Options.PodOfDevice).
+	OwnerNamespace, OwnerPod, OwnerContainer string
+	// PodUID is the pod UID of a Kubernetes screen log's path
+	// (/var/log/pods/<ns>_<pod>_<uid>/…): a report's [PID: n] is the
+	// process of that pid whose owner is that pod's cgroup.
+	PodUID string
+}
+
+// curOwner is the owner of the line being ingested; the caller holds the
+// lock. Computed only where a process or a fault series is created: the
+// hot path allocates nothing.
+func (s *State) curOwner() string {
+	if s.curSrc == nil {
+		return ""
+	}
+	return s.curSrc.ownerOf()
+}
+
+// ownerOf is the owner a source's processes and fault series are
+// accounted to: Owner where its reader named it, else the screen log's pod
+// or path, else "" (no identity: every such plog is one owner, as in
+// diagnose).
+func (src *Source) ownerOf() string {
+	switch {
+	case src.Owner != "":
+		return src.Owner
+	case src.Kind == SourceScreen && src.Pod != "":
+		return "screen:" + src.Namespace + "/" + src.Pod
+	case src.Kind == SourceScreen:
+		return "screen:" + src.Path
+	}
+	return ""
 }
 
 // ProcessKey identifies a process in the logs: the CANN log directory its
@@ -210,22 +261,33 @@ type State struct {
 	mu   sync.Mutex
 	opts Options
 	cur  *time.Location // zone of the line being ingested
-	cat  *catalogIndex
+	// curSrc is the source of the line being ingested, during Ingest.
+	curSrc *Source
+	cat    *catalogIndex
 
-	lines      map[string]*[parse.NumLevels]uint64
-	procs      map[ProcessKey]*process
-	nComms     int
-	faults     map[faultKey]*faultCount
-	extraCodes map[string]struct{}
-	pods       map[podKey]struct{}
-	summaries  map[string]*FaultSummary
-	plogErrors map[plogErrKey]uint64
-	dropped    map[string]uint64
-	unparsable map[string]uint64
+	lines  map[string]*[parse.NumLevels]uint64
+	procs  map[ProcessKey]*process
+	nComms int
+	// commGen changes whenever a communicator is added or dropped; claims
+	// (contested) is rebuilt when it moved.
+	commGen, claimsGen uint64
+	claims             map[string]claim
+	faults             map[faultKey]*faultCount
+	extraCodes         map[string]struct{}
+	pods               map[podKey]struct{}
+	summaries          map[string]*FaultSummary
+	plogErrors         map[plogErrKey]uint64
+	dropped            map[string]uint64
+	unparsable         map[string]uint64
 	// rejected counts settings values HCCL would refuse, by variable
 	// (variables of internal/hcclenv; "other" for the rest).
 	rejected map[string]uint64
-	partial  map[partialKey][]byte
+	// refused counts plog lines not taken, by reason (refusedReasons).
+	refused map[string]uint64
+	// podOrigin is the owner that brought each label set of pods (the
+	// fault-label cap is shared per owner, not first come).
+	podOrigin map[podKey]string
+	partial   map[partialKey][]byte
 	// pending are screen reports of other components held until their
 	// traceback says whether HCCL requested the memory or a communication
 	// kernel timed out (screen.go), by screen-log path.
@@ -236,6 +298,9 @@ type State struct {
 	recentNext    int
 	// incidents are the open cause lines of two-line failures (countsAsNew).
 	incidents map[incidentKey]openIncident
+	// repeats are the recent events of fingerprints HCCL repeats
+	// (notARepeat).
+	repeats map[repeatKey]*repeatState
 }
 
 // NewState returns an empty state.
@@ -255,6 +320,8 @@ func NewState(opts Options) *State {
 		dropped:    map[string]uint64{},
 		unparsable: map[string]uint64{},
 		rejected:   map[string]uint64{},
+		refused:    map[string]uint64{},
+		podOrigin:  map[podKey]string{},
 		partial:    map[partialKey][]byte{},
 		pending:    map[string]*pendingReport{},
 		incidents:  map[incidentKey]openIncident{},
@@ -276,11 +343,13 @@ func (s *State) Ingest(src *Source, line []byte) {
 	if s.cur == nil {
 		s.cur = s.opts.Location
 	}
+	s.curSrc = src
 	if src.Kind == SourceScreen {
 		s.ingestScreen(src, line)
-		return
+	} else {
+		s.ingestPlog(src, line)
 	}
-	s.ingestPlog(src, line)
+	s.curSrc = nil
 }
 
 // labelValue makes a log-derived string a valid label value: valid UTF-8

@@ -70,3 +70,48 @@ func BenchmarkPollIngest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPollManyFiles reads 2,000 small plogs (two lines each) with one
+// follower per iteration: through a screen-log glob over the same files
+// (read directly by path: the baseline) and as a configured root (every
+// call on the root's worker since round five of issue 38: a goroutine and
+// a timer per open, stat, read and close). It is the worst case of the
+// worker's cost: per file, not per byte.
+func BenchmarkPollManyFiles(b *testing.B) {
+	root := b.TempDir()
+	dir := filepath.Join(root, "run", "plog")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	const files = 2000
+	for i := range files {
+		p := filepath.Join(dir, fmt.Sprintf("plog-%d_%017d.log", 1000+i, 20260101000000000))
+		if err := os.WriteFile(p, []byte("[INFO] HCCL(1,python3):2026-01-01-00:00:00.000.000 [f.cc:1] [1]a\nsecond line\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, kind := range []string{"glob-direct", "configured-worker"} {
+		b.Run(kind, func(b *testing.B) {
+			for b.Loop() {
+				cfg := Config{DisableNotify: true}
+				if kind == "configured-worker" {
+					cfg.Roots = []string{root}
+				} else {
+					cfg.ScreenGlobs = []string{filepath.Join(dir, "*.log")}
+				}
+				f, err := New(cfg, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lines := 0
+				if err := f.Poll(func(*File, []byte) { lines++ }); err != nil {
+					b.Fatal(err)
+				}
+				if lines != 2*files {
+					b.Fatalf("%d lines, want %d", lines, 2*files)
+				}
+				_ = f.Close()
+			}
+		})
+	}
+}

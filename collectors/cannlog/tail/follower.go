@@ -194,9 +194,11 @@ type tracked struct {
 	// more: the last read stopped at the per-Poll byte cap; the next
 	// Poll reads on whatever events say.
 	more bool
-	// rio is the worker of the discovered root the file was found in;
-	// nil for configured roots and screen logs.
-	rio *rootIO
+	// rio is the worker of the root the file was found in, and root that
+	// root (its files are reached again from it); both nil for screen
+	// logs.
+	rio  *rootIO
+	root *cannRoot
 
 	lastChange time.Time
 	seen       uint64 // rescan generation
@@ -259,8 +261,10 @@ type Follower struct {
 	maxDirs, maxWatches, maxEntries int
 	maxBytes                        int64
 	ioDeadline                      time.Duration
-	// rootIOs are the workers of the discovered roots, by ProcRoot path.
+	// rootIOs are the workers of the discovered roots, by ProcRoot path;
+	// cfgIOs those of the configured roots, by root.
 	rootIOs map[string]*rootIO
+	cfgIOs  map[string]*rootIO
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -325,6 +329,10 @@ func New(cfg Config, logger *slog.Logger) (*Follower, error) {
 		f.ioDeadline = DefaultIODeadline
 	}
 	f.rootIOs = make(map[string]*rootIO)
+	f.cfgIOs = make(map[string]*rootIO, len(cfg.Roots))
+	for _, r := range cfg.Roots {
+		f.cfgIOs[r] = &rootIO{unbudgeted: true}
+	}
 	f.stats.ReadErrors = make(map[string]uint64)
 	f.stats.LimitsReached = make(map[string]uint64)
 	f.stats.Refused = make(map[string]uint64)
@@ -583,7 +591,9 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now
 		f.finish(t, handle, c)
 		f.closeFD(t)
 		t.life = lifeDrained
-	case t.offset == st.Size && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
+	case t.scanned == st.Size && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
+		// Idle and read to its end (a partial last line included: it is
+		// read again from offset once the file grows).
 		f.closeFD(t)
 	}
 	return true
@@ -1086,13 +1096,9 @@ func fstat(fd int, st *syscall.Stat_t) error {
 	}
 }
 
-// openVerified opens path and checks it is still the file identified by id.
-func openVerified(path string, id fileID) (int, syscall.Stat_t, error) {
-	return openVerifiedAt(dirRef{}, path, id)
-}
-
-// openVerifiedAt opens the file at names (by path where at is not set) and
-// checks it is a regular file, the one identified by id.
+// openVerifiedAt opens the file at names (by path where at is not set:
+// screen logs, whose kubelet links are followed) and checks it is a
+// regular file, the one identified by id, before anything is read.
 func openVerifiedAt(at dirRef, path string, id fileID) (int, syscall.Stat_t, error) {
 	var st syscall.Stat_t
 	var fd int
@@ -1100,7 +1106,7 @@ func openVerifiedAt(at dirRef, path string, id fileID) (int, syscall.Stat_t, err
 	if at.set() {
 		fd, err = at.open()
 	} else {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		fd, err = syscall.Open(path, fileOpenFlags&^syscall.O_NOFOLLOW, 0)
 	}
 	if err != nil {
 		return -1, st, err

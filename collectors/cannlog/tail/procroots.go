@@ -84,9 +84,10 @@ func (f *Follower) SetProcRoots(roots []ProcRoot) {
 // scanProcRoots walks every per-process root after the configured ones, so
 // a file that a configured root also reaches keeps the configured path.
 func (f *Follower) scanProcRoots(sc *scanCtx) {
-	defer func() { sc.only, sc.root, sc.rio = 0, "", nil }()
+	defer func() { sc.only, sc.root, sc.rio, sc.croot = 0, "", nil, nil }()
 	for _, r := range f.procRoots {
 		sc.only, sc.root, sc.rio = r.PID, r.Path, f.rootIOs[r.Path]
+		sc.croot = &cannRoot{path: r.Path, anchor: r.Anchor}
 		if sc.rio.hung.Load() {
 			// Its file system does not answer: its files wait as they are.
 			f.keepBelow(r.Path, sc.gen)
@@ -112,10 +113,15 @@ func (f *Follower) scanProcRoots(sc *scanCtx) {
 	}
 }
 
-// rootIOOf returns the worker of the discovered root path lies in, if any.
+// rootIOOf returns the worker of the root path lies in, if any.
 func (f *Follower) rootIOOf(path string) *rootIO {
 	for p, r := range f.rootIOs {
 		if hasDirPrefix(path, p) {
+			return r
+		}
+	}
+	for p, r := range f.cfgIOs {
+		if path == p || hasDirPrefix(path, p) {
 			return r
 		}
 	}

@@ -196,3 +196,62 @@ func fdDev(fd int) (uint64, error) {
 	}
 	return uint64(st.Dev), nil
 }
+
+// The same rules for the other readers of a CANN root (the cannlog
+// collector's zone inference): every open is descriptor-relative, follows
+// no link and, unless cross, enters no other file system, and a file's
+// type is checked with fstat before anything is read. Callers run them on
+// a goroutine of their own with a deadline: they block as the file system
+// pleases.
+
+// OpenRootDir opens a CANN log root: a configured one (anchor "") by its
+// path, the operator's; a discovered one (Path and Anchor of a ProcRoot)
+// resolved inside anchor. A discovered root on a FUSE or network file
+// system is refused unless cross.
+func OpenRootDir(path, anchor string, cross bool) (int, error) {
+	if anchor == "" {
+		return syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	}
+	fd, err := openInRoot(anchor, strings.TrimPrefix(path, anchor), slog.New(slog.DiscardHandler))
+	if err != nil {
+		return -1, err
+	}
+	if kind := remoteKind(fd); kind != "" && !cross {
+		_ = syscall.Close(fd)
+		return -1, &errRefused{refusedRemote}
+	}
+	return fd, nil
+}
+
+// OpenDirBelow opens the directory name (one component) below dirfd: no
+// symlink, and no mount point unless cross.
+func OpenDirBelow(dirfd int, name string, cross bool) (int, error) {
+	dev, err := fdDev(dirfd)
+	if err != nil {
+		return -1, err
+	}
+	return openDirBelow(dirfd, name, dev, cross, slog.New(slog.DiscardHandler))
+}
+
+// StatBelow stats the name below dirfd without following a link.
+func StatBelow(dirfd int, name string, st *syscall.Stat_t) error {
+	return dirRef{fd: dirfd, name: name}.stat(st)
+}
+
+// OpenFileBelow opens the regular file name below dirfd (no link followed,
+// non-blocking, no controlling terminal) and checks with fstat that it is
+// a regular file before it returns it.
+func OpenFileBelow(dirfd int, name string) (int, syscall.Stat_t, error) {
+	return openVerifiedAt(dirRef{fd: dirfd, name: name}, "", fileID{})
+}
+
+// ListNames returns up to max names of the directory dirfd, and whether
+// there were more.
+func ListNames(dirfd, max int) ([]string, bool, error) { return listDir("", dirfd, max) }
+
+// LayoutDir reports whether name is one of CANN's directories below a sort
+// directory (plog, device-<id>).
+func LayoutDir(name string) bool { return layoutDir(name) }
+
+// Pread reads len(p) bytes at off (EINTR retried).
+func Pread(fd int, p []byte, off int64) (int, error) { return pread(fd, p, off) }

@@ -2,6 +2,7 @@ package tail
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,9 +22,13 @@ import (
 // deadline is also bounded: once its calls took IODeadline in one Poll,
 // it waits for the next one.
 //
-// Configured roots and screen logs are the operator's paths and are read
-// directly, without this cost (a goroutine and a timer per call, a copy
-// per read).
+// Configured roots are no different: the shipped DaemonSet configures
+// /var/log/npu and /root/ascend/log, which training containers mount and
+// write, so a job can put a hung FUSE mount (or a link to one) there too.
+// They have a worker each as well (Config.Roots), without the per-Poll
+// time budget (their initial ingest may take longer than IODeadline in
+// one Poll; each call still has its deadline). Only screen logs (the
+// kubelet's files) are read directly.
 
 // DefaultIODeadline is how long the follower waits for one call on a
 // discovered root.
@@ -35,6 +40,9 @@ var errHung = errors.New("file system not answering (call abandoned)")
 // rootIO is the worker state of one discovered root.
 type rootIO struct {
 	hung atomic.Bool // an abandoned call has not returned yet
+	// unbudgeted: a configured root, whose calls have no per-Poll budget
+	// (only each call's deadline).
+	unbudgeted bool
 	// Time spent in this root's calls during Poll seq.
 	seq   uint64
 	spent time.Duration
@@ -80,7 +88,7 @@ func (f *Follower) call(r *rootIO, c *pollCounters, fn, cleanup func()) bool {
 	if r.seq != f.pollSeq {
 		r.seq, r.spent = f.pollSeq, 0
 	}
-	if r.spent >= f.ioDeadline {
+	if r.spent >= f.ioDeadline && !r.unbudgeted {
 		return false // slow: its turn again next Poll
 	}
 	start := time.Now()
@@ -102,7 +110,7 @@ func (f *Follower) call(r *rootIO, c *pollCounters, fn, cleanup func()) bool {
 	op.abandoned = true
 	r.hung.Store(true)
 	c.hung++
-	f.log.Warn("a discovered log root does not answer; its files wait until it does, the others are read on",
+	f.log.Warn("a log root does not answer; its files wait until it does, the others are read on",
 		"deadline", f.ioDeadline)
 	return false
 }
@@ -183,32 +191,48 @@ func (f *Follower) seekT(t *tracked, off int64, whence int, c *pollCounters) (in
 	return d, err
 }
 
-// statPath stats a file's path (following links, as a rescan of its root
-// would): through its root's worker.
+// statPath stats a file by its path: a file of a CANN root is reached from
+// its root's descriptor one component at a time (inRoot: no link, no mount
+// point unless Config.CrossFilesystems), on its root's worker; a screen
+// log by its path.
 func (f *Follower) statPath(t *tracked, path string, st *syscall.Stat_t, c *pollCounters) error {
-	if t.rio == nil {
-		return syscall.Stat(path, st)
-	}
 	var err error
 	var s syscall.Stat_t
-	if !f.call(t.rio, c, func() { err = syscall.Stat(path, &s) }, nil) {
+	root := t.root
+	stat := func() {
+		if root == nil {
+			err = syscall.Stat(path, &s)
+			return
+		}
+		err = f.inRoot(root, path, func(d dirRef) error { return d.stat(&s) })
+	}
+	if !f.call(t.rio, c, stat, nil) {
 		return errHung
 	}
 	*st = s
 	return err
 }
 
-// openT opens a file (by its directory or its path) through its root's
-// worker and verifies it is the file followed.
+// openT opens a file (by the directory descriptor at, or else again from
+// its root: see statPath) through its root's worker and verifies it is the
+// regular file followed before anything is read.
 func (f *Follower) openT(t *tracked, at dirRef, c *pollCounters) (int, syscall.Stat_t, error) {
-	if t.rio == nil {
-		return openVerifiedAt(at, t.Path, t.id)
-	}
 	fd := -1
 	var st syscall.Stat_t
 	var err error
-	path, id := t.Path, t.id
-	if !f.call(t.rio, c, func() { fd, st, err = openVerifiedAt(at, path, id) },
+	path, id, root := t.Path, t.id, t.root
+	open := func() {
+		if at.set() || root == nil {
+			fd, st, err = openVerifiedAt(at, path, id)
+			return
+		}
+		err = f.inRoot(root, path, func(d dirRef) error {
+			var e error
+			fd, st, e = openVerifiedAt(d, path, id)
+			return e
+		})
+	}
+	if !f.call(t.rio, c, open,
 		func() {
 			if fd >= 0 {
 				_ = syscall.Close(fd)
@@ -219,12 +243,95 @@ func (f *Follower) openT(t *tracked, at dirRef, c *pollCounters) (int, syscall.S
 	return fd, st, err
 }
 
-// closeT closes a descriptor of a file. On a discovered root the close
-// (a FUSE flush can block) is left to a goroutine of its own.
-func closeT(t *tracked, fd int) {
-	if t.rio == nil {
-		_ = syscall.Close(fd)
-		return
+// cannRoot is the CANN root a file was found below. Its files are opened
+// and stat'ed again (after an eviction, on an event, to check a closed
+// file) from the root's own descriptor, never by a path string the kernel
+// would resolve: a job that swaps a directory for a link between two
+// looks makes the exporter read nothing outside its root.
+type cannRoot struct {
+	path   string // the root as file paths begin
+	anchor string // of a discovered root: its process's root directory
+}
+
+var errNotBelow = errors.New("not below its log root")
+
+// inRoot resolves path (below r) from r's descriptor: the root as the walk
+// opens it, then each directory with openDirBelow, then fn on the last
+// component. It blocks as the file system pleases: callers run it on the
+// root's worker.
+func (f *Follower) inRoot(r *cannRoot, path string, fn func(dirRef) error) error {
+	rel, ok := strings.CutPrefix(path, r.path+"/")
+	if !ok || rel == "" {
+		return errNotBelow
 	}
-	go syscall.Close(fd) //nolint:errcheck // nothing to do about it
+	parts := strings.Split(rel, "/")
+	var fd int
+	var err error
+	if r.anchor != "" {
+		fd, err = openInRoot(r.anchor, strings.TrimPrefix(r.path, r.anchor), f.log)
+	} else {
+		fd, err = syscall.Open(r.path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return err
+	}
+	for _, name := range parts[:len(parts)-1] {
+		dev, err := fdDev(fd)
+		if err != nil {
+			_ = syscall.Close(fd)
+			return err
+		}
+		nfd, err := openDirBelow(fd, name, dev, f.cfg.CrossFilesystems, f.log)
+		_ = syscall.Close(fd)
+		if err != nil {
+			return err
+		}
+		fd = nfd
+	}
+	defer syscall.Close(fd)
+	return fn(dirRef{fd: fd, name: parts[len(parts)-1]})
+}
+
+// closeT closes a descriptor of a file. On a root with a worker the close
+// (a FUSE flush can block) runs on a goroutine of its own and is waited
+// for at most the deadline: a descriptor closed late is still closed, and
+// the budget's count stays what the process holds in the common case.
+func closeT(t *tracked, fd int) { closeOn(t.rio, fd) }
+
+func closeOn(rio *rootIO, fd int) {
+	switch {
+	case fd < 0:
+	case rio == nil:
+		_ = syscall.Close(fd)
+	case rio.hung.Load():
+		go syscall.Close(fd) //nolint:errcheck // nothing to do about it
+	default:
+		var mu sync.Mutex
+		finished, late := false, false
+		done := make(chan struct{})
+		go func() {
+			_ = syscall.Close(fd)
+			mu.Lock()
+			finished = true
+			if late {
+				rio.hung.Store(false) // the root answers again
+			}
+			mu.Unlock()
+			close(done)
+		}()
+		timer := time.NewTimer(DefaultIODeadline)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
+			// The root does not answer: the next closes do not wait
+			// (Close of a follower with many files on it returns at once).
+			mu.Lock()
+			if !finished {
+				late = true
+				rio.hung.Store(true)
+			}
+			mu.Unlock()
+		}
+	}
 }

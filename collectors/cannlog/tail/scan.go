@@ -40,7 +40,10 @@ type scanCtx struct {
 	// its worker.
 	only int
 	root string
-	rio  *rootIO
+	// rio is the worker of the root being walked and croot that root
+	// (nil while screen logs are listed).
+	rio   *rootIO
+	croot *cannRoot
 }
 
 // rescan lists every root and glob, follows new files, notices renamed,
@@ -49,14 +52,29 @@ type scanCtx struct {
 func (f *Follower) rescan(now time.Time, c *pollCounters) {
 	f.gen++
 	sc := &scanCtx{gen: f.gen, now: now, c: c, problems: make(map[string]problem)}
+	if f.w != nil {
+		f.w.beginScan()
+		defer f.w.endScan()
+	}
 	for _, root := range f.cfg.Roots {
 		// Watch the root's parent (or, while that is missing too, its
 		// nearest existing ancestor): a root deleted and created again,
 		// or created late, is then an event and not a wait for the next
 		// rescan. Its events ask for a rescan only for directories.
 		f.watchAncestor(root)
+		rio := f.cfgIOs[root]
+		if rio.hung.Load() {
+			// Its file system does not answer: its files wait as they are.
+			f.keepBelow(root, sc.gen)
+			continue
+		}
 		var st syscall.Stat_t
-		if err := syscall.Stat(root, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+		var err error
+		if !f.call(rio, sc.c, func() { err = syscall.Stat(root, &st) }, nil) {
+			f.keepBelow(root, sc.gen)
+			continue
+		}
+		if err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				sc.problems[root] = problem{reasonRootMissing, "does not exist"}
@@ -69,7 +87,9 @@ func (f *Follower) rescan(now time.Time, c *pollCounters) {
 			}
 			continue
 		}
+		sc.rio, sc.croot = rio, &cannRoot{path: root}
 		f.walkRoot(root, "", "", false, cannSortDirs, sc)
+		sc.rio, sc.croot = nil, nil
 	}
 	f.scanProcRoots(sc)
 	for _, g := range f.cfg.ScreenGlobs {
@@ -269,6 +289,12 @@ func (f *Follower) statCandidate(path string, at dirRef, sc *scanCtx) (syscall.S
 		}
 		return st, false
 	}
+	if at.set() && st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		// A link where CANN writes a log: not followed (it could name any
+		// file of the host, or a hung file system).
+		sc.c.refused(refusedSymlink)
+		sc.problems[path] = problem{reasonRefused, "a symlink where CANN writes a log file"}
+	}
 	return st, st.Mode&syscall.S_IFMT == syscall.S_IFREG
 }
 
@@ -343,6 +369,7 @@ func (f *Follower) follow(path string, kind Kind, pid int, id fileID, st *syscal
 	t := &tracked{
 		File:       File{Kind: kind, PID: pid, ProcRoot: sc.root},
 		rio:        sc.rio,
+		root:       sc.croot,
 		id:         id,
 		fd:         -1,
 		lastChange: sc.now,
@@ -467,7 +494,12 @@ func (f *Follower) evict(n int) {
 		// Cheap field tests first: at the budget with 20,000 files this
 		// loop runs for every open (most files closed or with unread
 		// bytes), and the map lookups cost several times the rest.
-		if t.fd < 0 || t.offset != t.scanned || t.size != t.scanned || t.pollAlways || t.life == lifeOrphan {
+		// A file whose last line is not terminated yet (offset <
+		// scanned == size) is a candidate too: its partial line is read
+		// again from offset when it is opened again, so nothing is lost,
+		// and a job that never ends its last line cannot keep
+		// descriptors for ever.
+		if t.fd < 0 || t.size != t.scanned || t.pollAlways || t.life == lifeOrphan {
 			continue
 		}
 		if _, pin := pinned[t]; !pin && f.byID[t.id] == t && !f.eventPending(t) {
@@ -479,7 +511,28 @@ func (f *Follower) evict(n int) {
 	}
 	n = max(n, min(f.maxOpen/evictBatch, len(cand)))
 	if n < len(cand) {
-		slices.SortFunc(cand, func(a, b *tracked) int { return a.lastChange.Compare(b.lastChange) })
+		// Fair shares: the files of roots holding more than their share
+		// of the budget (the budget over the roots holding any) go
+		// first, then the least recently written.
+		held := map[string]int{}
+		for _, t := range f.order {
+			if t.fd >= 0 {
+				held[t.rootKey()]++
+			}
+		}
+		share := f.maxOpen / max(1, len(held))
+		over := func(t *tracked) int {
+			if held[t.rootKey()] > share {
+				return 0
+			}
+			return 1
+		}
+		slices.SortFunc(cand, func(a, b *tracked) int {
+			if d := over(a) - over(b); d != 0 {
+				return d
+			}
+			return a.lastChange.Compare(b.lastChange)
+		})
 		cand = cand[:n]
 	}
 	for _, t := range cand {
@@ -516,13 +569,43 @@ func (f *Follower) lose(t *tracked, sc *scanCtx) {
 	}
 	sc.changed = true
 	f.dirty = true
-	if t.fd >= 0 && t.life != lifeDrained {
+	if t.fd >= 0 && t.life != lifeDrained && f.orphanRoom(t, sc.c) {
 		t.life = lifeOrphan
 		t.lastChange = sc.now
 		f.orphans = append(f.orphans, t)
 		return
 	}
 	f.closeFD(t)
+}
+
+// orphanRoom reports whether a file of a CANN root that no followed name
+// reaches any more may stay open as an orphan. CANN never renames its logs
+// and deletes one at a time, so a root with many orphans is a job renaming
+// files out of the layout and writing on, which would hold descriptors for
+// as long as it pleases: past maxOrphans per root, what such a file writes
+// from now on is not read (counted as the limit "orphans").
+func (f *Follower) orphanRoom(t *tracked, c *pollCounters) bool {
+	if t.root == nil {
+		return true // a screen log: kubelet rotations
+	}
+	n := 0
+	for _, o := range f.orphans {
+		if o.rootKey() == t.rootKey() {
+			n++
+		}
+	}
+	if n < f.maxOrphans() {
+		return true
+	}
+	c.limit(limitOrphans)
+	f.log.Debug("too many files of one log root renamed or deleted while being read; not read on", "path", t.Path)
+	return false
+}
+
+// maxOrphans is the cap of orphans per CANN root: the pinned files of a
+// process, and at most a quarter of the descriptor budget.
+func (f *Follower) maxOrphans() int {
+	return max(1, min(DefaultMaxPinnedPerProcess, f.maxOpen/4))
 }
 
 // reorder rebuilds the read order and the CANN sealing: in each rotation
@@ -543,11 +626,12 @@ func (f *Follower) reorder(c *pollCounters) {
 		}
 		if t.Path != newest[t.group] {
 			t.life = lifeSealed
-			if t.fd < 0 && t.scanned == t.offset {
+			if t.fd < 0 {
 				// Closed to keep within the descriptor budget, it may
-				// have been written since: read it to its end first.
+				// have been written since, or end in a partial line
+				// that is final now: read it to its end first.
 				var st syscall.Stat_t
-				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && st.Size != t.scanned {
+				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && (st.Size != t.scanned || t.scanned != t.offset) {
 					f.wait(t)
 				} else {
 					t.life = lifeDrained
@@ -584,6 +668,17 @@ func (f *Follower) reportProblems(sc *scanCtx) {
 		}
 	}
 	f.problems = sc.problems
+}
+
+// rootKey names the root whose share of the descriptor budget t draws on.
+func (t *tracked) rootKey() string {
+	switch {
+	case t.ProcRoot != "":
+		return t.ProcRoot
+	case t.root != nil:
+		return t.root.path
+	}
+	return ""
 }
 
 // setPath sets the path and the read-order key: a kubelet-rotated file
@@ -636,26 +731,16 @@ func (f *Follower) sameFile(t *tracked, path string, size int64, c *pollCounters
 	if t.fpLen == 0 {
 		return true
 	}
-	if t.rio != nil {
-		// A discovered root's file is checked by its worker: read the
-		// head through a descriptor of the file as it is now.
-		probe := &tracked{File: File{Path: path}, id: t.id, rio: t.rio, fd: -1}
-		fd, _, err := f.openT(probe, dirRef{}, c)
-		if err != nil {
-			return true // cannot tell; reopen will fail and retry later
-		}
-		probe.fd = fd
-		defer closeT(probe, fd)
-		head := f.buf[:t.fpLen]
-		n, err := f.preadT(probe, head, 0, c)
-		return err == nil && n == t.fpLen && fingerprint(head) == t.fpHash
-	}
-	fd, _, err := openVerified(path, t.id)
+	// Read the head through a descriptor of the file as it is now, opened
+	// from its root (never by path: see cannRoot) on its root's worker.
+	probe := &tracked{File: File{Path: path}, id: t.id, rio: t.rio, root: t.root, fd: -1}
+	fd, _, err := f.openT(probe, dirRef{}, c)
 	if err != nil {
 		return true // cannot tell; reopen will fail and retry later
 	}
-	defer syscall.Close(fd)
+	probe.fd = fd
+	defer closeT(probe, fd)
 	head := f.buf[:t.fpLen]
-	n, err := pread(fd, head, 0)
+	n, err := f.preadT(probe, head, 0, c)
 	return err == nil && n == t.fpLen && fingerprint(head) == t.fpHash
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,6 +34,18 @@ const (
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// MaxStateFileBytes bounds --cannlog.state-file. Restore reads it whole
+// before decoding, so without a bound a 2 GiB (sparse) file cost 2 GiB of
+// memory and 13 s before the exporter served. An entry is its path and
+// about 30 bytes: 64 MiB holds the offsets of over 500,000 followed files
+// with paths of 100 bytes besides the parsed state at its caps (a few MiB),
+// far beyond what the per-root caps let one node follow. A larger file is
+// not read (counted in hccl_exporter_log_read_errors_total{reason=
+// "state_file"} and logged; following starts from the beginning), and a
+// checkpoint that would exceed it is not written (counted as a failed
+// checkpoint), so the exporter never writes what it would refuse to read.
+const MaxStateFileBytes = 64 << 20
 
 type savedEntry struct {
 	path     string
@@ -254,7 +267,13 @@ func (f *Follower) Checkpoint(blob []byte) error {
 			}
 		}
 	})
-	if err := writeFileAtomic(f.cfg.StateFile, f.enc); err != nil {
+	var err error
+	if len(f.enc) > MaxStateFileBytes {
+		err = fmt.Errorf("%d bytes, more than the %d a state file may hold (MaxStateFileBytes): not written, a restart would refuse it", len(f.enc), MaxStateFileBytes)
+	} else {
+		err = writeFileAtomic(f.cfg.StateFile, f.enc)
+	}
+	if err != nil {
 		f.statsMu.Lock()
 		f.stats.StateWriteErrors++
 		f.statsMu.Unlock()
@@ -283,7 +302,7 @@ func (f *Follower) Restore() ([]byte, error) {
 	if f.cfg.StateFile == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(f.cfg.StateFile)
+	data, err := readStateFile(f.cfg.StateFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -350,6 +369,37 @@ func (f *Follower) countErr(reason string) {
 	f.statsMu.Unlock()
 }
 
+// readStateFile reads the state file, refusing one that is not a regular
+// file (a FIFO there would block the start for good: it is opened
+// non-blocking and checked with fstat before any read) or larger than
+// MaxStateFileBytes, without reading it.
+func readStateFile(path string) ([]byte, error) {
+	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s): not read", fi.Mode().Type())
+	}
+	if fi.Size() > MaxStateFileBytes {
+		return nil, fmt.Errorf("%d bytes, more than the %d a state file may hold (MaxStateFileBytes): not read", fi.Size(), MaxStateFileBytes)
+	}
+	// It may grow between fstat and read: read one byte past the bound.
+	data, err := io.ReadAll(io.LimitReader(fh, MaxStateFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxStateFileBytes {
+		return nil, fmt.Errorf("more than the %d bytes a state file may hold (MaxStateFileBytes): not read", MaxStateFileBytes)
+	}
+	return data, nil
+}
+
 // writeFileAtomic replaces path with data so that a crash at any instant
 // leaves either the old or the new content.
 func writeFileAtomic(path string, data []byte) error {
@@ -409,8 +459,17 @@ func (f *Follower) countLost(p *savedState, c *pollCounters) {
 		if e.used || f.following(fileID{e.dev, e.ino}) {
 			continue
 		}
+		// The directory lies in a root a job can write: looked at on its
+		// root's worker (or one of its own), with the deadline, no link
+		// followed. One that does not answer is not counted as gone.
 		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Dir(e.path), &st); err == nil {
+		var err error
+		rio := f.rootIOOf(e.path)
+		if rio == nil {
+			rio = &rootIO{}
+		}
+		dir := filepath.Dir(e.path)
+		if !f.call(rio, c, func() { err = syscall.Lstat(dir, &st) }, nil) || err == nil {
 			continue
 		}
 		c.lost++

@@ -35,10 +35,11 @@ const (
 	limitWatches = "watches"
 	limitEntries = "entries"
 	limitBytes   = "bytes"
+	limitOrphans = "orphans"
 )
 
 // LimitReasons lists every key Stats.LimitsReached can hold.
-var LimitReasons = []string{limitDirs, limitWatches, limitEntries, limitBytes}
+var LimitReasons = []string{limitDirs, limitWatches, limitEntries, limitBytes, limitOrphans}
 
 // reasonRefused is a problem of a directory that was not entered (a symlink
 // or a mount point where CANN writes a directory): logged, not an error.
@@ -131,15 +132,7 @@ func (f *Follower) closeDir(rw *rootWalk, sc *scanCtx) {
 	closeDirFD(rw.fd, sc.rio)
 }
 
-func closeDirFD(fd int, rio *rootIO) {
-	switch {
-	case fd < 0:
-	case rio == nil:
-		_ = syscall.Close(fd)
-	default:
-		go syscall.Close(fd) //nolint:errcheck // nothing to do about it
-	}
-}
+func closeDirFD(fd int, rio *rootIO) { closeOn(rio, fd) }
 
 // walkSortDir lists <root>/<sd> and CANN's directories in it.
 func (f *Follower) walkSortDir(rw *rootWalk, sd string, sc *scanCtx) {
@@ -180,7 +173,7 @@ func (f *Follower) walkLogDir(rw *rootWalk, parent int, p, name string, sc *scan
 			return
 		}
 		if kind, pid, ok := parseCANNName(n); ok && (sc.only == 0 || pid == sc.only) {
-			f.consider(p+"/"+n, kind, pid, dirRef{fd: fd, name: n, noFollow: rw.proc}, sc)
+			f.consider(p+"/"+n, kind, pid, dirRef{fd: fd, name: n}, sc)
 		}
 	}
 }
@@ -314,25 +307,23 @@ func layoutDir(name string) bool {
 
 // dirRef names a file by the descriptor of its directory, so that it is
 // opened in the directory that was listed. The zero dirRef (fd 0 is never
-// a directory of ours) means: by path.
+// a directory of ours) means: by path (screen logs only). A name below a
+// CANN root is never followed through a link: CANN writes no links, and a
+// root a job can write would otherwise let it point the exporter at any
+// host file (a 0600 key, a FIFO, a device node).
 type dirRef struct {
-	fd       int
-	name     string
-	noFollow bool
+	fd   int
+	name string
 }
 
 func (d dirRef) set() bool { return d.name != "" }
 
-// stat stats the file d names (following a last-component link unless
-// noFollow).
+// stat stats the file d names (a link is stat'ed as a link, never
+// followed).
 func (d dirRef) stat(st *syscall.Stat_t) error {
 	var ust unix.Stat_t
-	flags := 0
-	if d.noFollow {
-		flags = unix.AT_SYMLINK_NOFOLLOW
-	}
 	for {
-		err := unix.Fstatat(d.fd, d.name, &ust, flags)
+		err := unix.Fstatat(d.fd, d.name, &ust, unix.AT_SYMLINK_NOFOLLOW)
 		if err == unix.EINTR {
 			continue
 		}
@@ -344,21 +335,55 @@ func (d dirRef) stat(st *syscall.Stat_t) error {
 	*st = syscall.Stat_t{
 		Dev: ust.Dev, Ino: ust.Ino, Nlink: ust.Nlink, Mode: ust.Mode, Size: ust.Size,
 		Ctim: syscall.Timespec{Sec: ust.Ctim.Sec, Nsec: ust.Ctim.Nsec},
+		Mtim: syscall.Timespec{Sec: ust.Mtim.Sec, Nsec: ust.Mtim.Nsec},
 	}
 	return nil
 }
 
-// open opens the file d names read-only.
+// fileOpenFlags are the flags every log file is opened with: no link
+// followed in the last component, no blocking open (a FIFO would wait for
+// a writer), no controlling terminal (a tty the job made).
+const fileOpenFlags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK | syscall.O_NOFOLLOW | syscall.O_NOCTTY
+
+// open opens the file d names read-only. The name is first opened with
+// O_PATH (which opens nothing: no FIFO reader appears, no device driver's
+// open runs) and fstat'ed; only a regular file is then opened for reading,
+// through that very descriptor (/proc/self/fd/N), so a name swapped for a
+// FIFO or a device node the job made is never opened. Where /proc is not
+// mounted it falls back to an open with fileOpenFlags, type-checked by the
+// caller before any read.
 func (d dirRef) open() (int, error) {
-	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
-	if d.noFollow {
-		flags |= syscall.O_NOFOLLOW
+	pfd, err := openatRetry(d.fd, d.name, unix.O_PATH|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
+	if err != nil {
+		return -1, err
 	}
+	defer syscall.Close(pfd)
+	var st syscall.Stat_t
+	if err := fstat(pfd, &st); err != nil {
+		return -1, err
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+	case syscall.S_IFLNK:
+		return -1, &errRefused{refusedSymlink}
+	default:
+		return -1, errNotRegular
+	}
+	fd, err := openatRetry(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(pfd), fileOpenFlags&^syscall.O_NOFOLLOW)
+	if err == syscall.ENOENT {
+		fd, err = openatRetry(d.fd, d.name, fileOpenFlags)
+	}
+	if err == syscall.ELOOP {
+		return -1, &errRefused{refusedSymlink}
+	}
+	return fd, err
+}
+
+func openatRetry(dirfd int, name string, flags int) (int, error) {
 	for {
-		fd, err := syscall.Openat(d.fd, d.name, flags, 0)
-		if err == syscall.EINTR {
-			continue
+		fd, err := syscall.Openat(dirfd, name, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
 		}
-		return fd, err
 	}
 }

@@ -2,6 +2,7 @@ package tail
 
 import (
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -83,10 +84,17 @@ func (f *Follower) interesting(name string, c *pollCounters) bool {
 			}
 		}
 	}
+	if rio := f.rootIOOf(name); rio != nil {
+		// Below a CANN root (a tree a job can write) nothing is looked
+		// up by path: a name of CANN's layout asks for a rescan, which
+		// opens it from the root's descriptor; a configured root created
+		// late is one too.
+		base := filepath.Base(name)
+		return slices.Contains(cannSortDirs, base) || layoutDir(base) || slices.Contains(f.cfg.Roots, name)
+	}
 	var st syscall.Stat_t
-	var err error
-	if !f.call(f.rootIOOf(name), c, func() { err = syscall.Stat(name, &st) }, nil) {
+	if err := syscall.Stat(name, &st); err != nil {
 		return false
 	}
-	return err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR
+	return st.Mode&syscall.S_IFMT == syscall.S_IFDIR
 }

@@ -28,6 +28,9 @@ type watcher struct {
 	dirs    map[string]int32
 	changed map[string]evOp
 	failed  bool // some directory could not be watched
+	// failedScan: a directory could not be watched during the current
+	// rescan; a rescan that watches every directory clears failed.
+	failedScan bool
 	// limit caps the watches of the follower as a whole: a share of the
 	// user's inotify watches, which kubelet, containerd and every other
 	// process of the same user draw from too.
@@ -123,11 +126,25 @@ func (w *watcher) addAs(dir, path string) bool {
 // fail notes a directory left unwatched: from now on every followed file
 // is checked on each Poll (logged once).
 func (w *watcher) fail(dir, why string) {
+	w.failedScan = true
 	if w.failed {
 		return
 	}
 	w.failed = true
 	w.log.Warn(why+"; checking every log file on each poll", "dir", dir)
+}
+
+// beginScan and endScan bracket a rescan, which tries again to watch every
+// directory not watched yet: once one of them watched every directory
+// (watches were freed, the limit raised, a crowded root emptied), files
+// are checked on their events again instead of on every Poll.
+func (w *watcher) beginScan() { w.failedScan = false }
+
+func (w *watcher) endScan() {
+	if w.failed && !w.failedScan {
+		w.failed = false
+		w.log.Info("every log directory is watched again; checking log files on their inotify events")
+	}
 }
 
 // take drains the queued events into the names changed since the last

@@ -22,3 +22,5 @@ func (w *watcher) watching(string) bool   { return false }
 func (w *watcher) addFD(string, int) bool { return false }
 func (w *watcher) fail(string, string)    {}
 func (w *watcher) dropBelow(string)       {}
+func (w *watcher) beginScan()             {}
+func (w *watcher) endScan()               {}
