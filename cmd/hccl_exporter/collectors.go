@@ -31,24 +31,28 @@ var collectorSpecs = []exporter.Spec{
 // log state feeds the headroom model with each process's HCCL settings and
 // communicators.
 type collectorWiring struct {
-	enabled  map[string]*bool
-	npusmi   *npusmi.Config
-	cannlog  *cannlogFlags
-	headroom *headroom.Config
-	hccn     *hccn.Config
-	pods     *podresources.Config
-	health   *npuhealth.Config
+	enabled map[string]*bool
+	// familiesOff gives, once flags are parsed, the families the
+	// switched-off groups leave out (families.go).
+	familiesOff func() map[string]bool
+	npusmi      *npusmi.Config
+	cannlog     *cannlogFlags
+	headroom    *headroom.Config
+	hccn        *hccn.Config
+	pods        *podresources.Config
+	health      *npuhealth.Config
 }
 
 func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 	return &collectorWiring{
-		enabled:  exporter.AddCollectorFlags(app, collectorSpecs),
-		npusmi:   npusmi.AddFlags(app),
-		cannlog:  addCannlogFlags(app),
-		headroom: addHeadroomFlags(app),
-		hccn:     hccn.AddFlags(app),
-		pods:     podresources.AddFlags(app),
-		health:   npuhealth.AddFlags(app),
+		enabled:     exporter.AddCollectorFlags(app, collectorSpecs),
+		familiesOff: exporter.AddFamilyFlags(app, familyGroups),
+		npusmi:      npusmi.AddFlags(app),
+		cannlog:     addCannlogFlags(app),
+		headroom:    addHeadroomFlags(app),
+		hccn:        hccn.AddFlags(app),
+		pods:        podresources.AddFlags(app),
+		health:      npuhealth.AddFlags(app),
 	}
 }
 
@@ -199,6 +203,8 @@ func (w *collectorWiring) buildHealth(npu *npusmi.Collector, logger *slog.Logger
 	}
 	cfg := *w.health
 	cfg.Path, cfg.Timeout = w.npusmi.Path, w.npusmi.Timeout
+	// A query whose every family is switched off is not asked.
+	cfg.Skip = npuhealth.QueriesOff(w.familiesOff())
 	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: npu}, logger)
 	if err != nil {
 		return nil, fmt.Errorf("npuhealth collector: %w", err)

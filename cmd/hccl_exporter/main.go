@@ -95,7 +95,8 @@ func run(args []string) int {
 	}
 	defer cleanup()
 	scraper := exporter.NewScraper(logger, collectors)
-	logger.Info("enabled collectors", "collectors", scraper.Names())
+	scraper.SetFamiliesOff(wiring.familiesOff())
+	logger.Info("enabled collectors", "collectors", scraper.Names(), "families_off", scraper.FamiliesOff())
 
 	server := exporter.NewServer(nil, srvOpts, logger)
 	handler, err := exporter.NewMetricsHandler(scraper, logger, exporter.HandlerOpts{
