@@ -96,11 +96,12 @@ func Parse(b []byte) (Dashboard, error) {
 type Vars struct {
 	Job, Instance string // literal values; regex-escaped on substitution as Grafana does
 	// Cluster filters by the rules' cluster label; Namespace and Pod by
-	// the pod the kubelet assigned a chip to. Empty means All (".*", the
-	// variables' allValue, which also matches series without the label).
-	Cluster, Namespace, Pod string
-	RateInterval            string // $__rate_interval, e.g. "1m"
-	Range                   string // $__range, e.g. "1h"
+	// the pod the kubelet assigned a chip to, Container by its container.
+	// Empty means All (".*", the variables' allValue, which also matches
+	// series without the label).
+	Cluster, Namespace, Pod, Container string
+	RateInterval                       string // $__rate_interval, e.g. "1m"
+	Range                              string // $__range, e.g. "1h"
 }
 
 // Expand substitutes v into expr. Job and Instance are escaped for the
@@ -119,6 +120,8 @@ func Expand(expr string, v Vars) string {
 		"$namespace", allOr(v.Namespace),
 		"${pod}", allOr(v.Pod),
 		"$pod", allOr(v.Pod),
+		"${container}", allOr(v.Container),
+		"$container", allOr(v.Container),
 	)
 	return r.Replace(expr)
 }

@@ -70,6 +70,8 @@ type Scraper struct {
 	sent map[string]*atomic.Int64
 	// scrapes numbers the scrapes run (ScrapeOf).
 	scrapes atomic.Uint64
+	// filter leaves out the families switched off (SetFamiliesOff).
+	filter *familyFilter
 }
 
 // NewScraper returns a scraper over the given named collectors.
@@ -180,10 +182,14 @@ collect:
 				err = <-errc
 				break collect
 			}
-			ms = append(ms, m)
+			if s.filter.keep(m) {
+				ms = append(ms, m)
+			}
 			// What is buffered already is taken without a select.
 			for len(out) > 0 {
-				ms = append(ms, <-out)
+				if m := <-out; s.filter.keep(m) {
+					ms = append(ms, m)
+				}
 			}
 		case <-deadline:
 			// Abandon the collector: drain what it still sends so its

@@ -9,6 +9,7 @@
 //   hccl.grafanaDashboards // { 'hccl-faults.json': {...}, ... }
 (import 'config.libsonnet') +
 (import 'rules/rules.libsonnet') +
+(import 'rules/pods.libsonnet') +
 (import 'alerts/alerts.libsonnet') +
 (import 'alerts/transport.libsonnet') +
 (import 'alerts/memory.libsonnet') +

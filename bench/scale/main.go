@@ -142,7 +142,6 @@ func formula(n *nodegen.Node) map[string]int {
 		"hccl_exporter_log_lines_total":                   M,
 		"hccl_exporter_log_unparsable_lines_total":        3,
 		"hccl_exporter_label_values_dropped_total":        6,
-		"hccl_env_values_rejected_total":                  14,
 		"hccl_exporter_log_files_tracked":                 1,
 		"hccl_exporter_log_read_errors_total":             1,
 		"hccl_exporter_log_truncated_lines_total":         1,
@@ -227,6 +226,7 @@ func main() {
 	concurrency := flag.Int("concurrency", 10, "concurrent scrapers")
 	only := flag.String("points", "", "comma-separated point names to run (default: all)")
 	keep := flag.Bool("keep", false, "keep the generated fixtures")
+	budget := flag.Bool("budget", false, "measure the default-set budget instead: the demo A2 node and the worst-case A3 node with every default collector on (budget.go)")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "hccl-scale-")
@@ -241,6 +241,21 @@ func main() {
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		check(cmd.Run())
 		fmt.Fprintf(os.Stderr, "built %s in %.1fs\n", *bin, time.Since(t0).Seconds())
+	}
+	if *budget {
+		var rs []*budgetResult
+		for i, n := range budgetNodes() {
+			r, err := measureBudget(*bin, filepath.Join(work, fmt.Sprintf("budget%d", i)), n)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			rs = append(rs, r)
+		}
+		reportBudget(os.Stdout, rs)
+		fmt.Println()
+		fmt.Print(fleetTable(rs))
+		return
 	}
 	var results []*result
 	for i, p := range points() {

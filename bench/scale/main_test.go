@@ -11,11 +11,11 @@ import (
 
 // closedForm is docs/scale.md's per-node formula:
 //
-//	series = 20·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 155
+//	series = 20·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 141
 //
-// (X_b chips with a process, S settings sets, C_n distinct communicators; 155 = 8 npu-smi + 52
-// zero-initialised fault counters + 15 log-reader + 1 time zone + 14
-// refused-settings counters + 1 hccn + 2 pods + 12 exporter + 50 runtime).
+// (X_b chips with a process, S settings sets, C_n distinct communicators; 141 = 8 npu-smi + 52
+// zero-initialised fault counters + 15 log-reader + 1 time zone + 1 hccn + 2 pods + 12 exporter +
+// 50 runtime; the 14 refused-settings counters are behind --cannlog.rejected-values).
 func closedForm(n *nodegen.Node) int {
 	X, Xp := len(n.Chips), 0
 	for _, c := range n.Chips {
@@ -38,7 +38,7 @@ func closedForm(n *nodegen.Node) int {
 		M += min(n.Spec.NoiseLines, 3)
 	}
 	S, Cn := settingsSets(n), distinctCommunicators(n)
-	return 20*X + Xp + 2*min(X, len(n.Processes)) + 2*len(n.Processes) + S*(envVariables+4) + Cn*(S+5) + K + Kx + M + 155
+	return 20*X + Xp + 2*min(X, len(n.Processes)) + 2*len(n.Processes) + S*(envVariables+4) + Cn*(S+5) + K + Kx + M + 141
 }
 
 // TestFormula: the per-family formula the scale tool checks every scrape
@@ -91,7 +91,7 @@ func TestDocsFormula(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "series = 20·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 155"
+	const want = "series = 20·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 141"
 	if !strings.Contains(string(b), want) {
 		t.Errorf("docs/scale.md does not state the formula %q", want)
 	}

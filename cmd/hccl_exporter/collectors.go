@@ -36,24 +36,28 @@ var collectorSpecs = []collector.Spec{
 // log state feeds the headroom model with each process's HCCL settings and
 // communicators.
 type collectorWiring struct {
-	enabled  map[string]*bool
-	npusmi   *npusmi.Config
-	cannlog  *cannlogFlags
-	headroom *model.Config
-	hccn     *hccn.Config
-	pods     *pods.Config
-	health   *npuhealth.Config
+	enabled map[string]*bool
+	// familiesOff gives, once flags are parsed, the families the
+	// switched-off groups leave out (families.go).
+	familiesOff func() map[string]bool
+	npusmi      *npusmi.Config
+	cannlog     *cannlogFlags
+	headroom    *model.Config
+	hccn        *hccn.Config
+	pods        *pods.Config
+	health      *npuhealth.Config
 }
 
 func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 	return &collectorWiring{
-		enabled:  exporter.AddCollectorFlags(app, collectorSpecs),
-		npusmi:   npusmi.AddFlags(app),
-		cannlog:  addCannlogFlags(app),
-		headroom: addHeadroomFlags(app),
-		hccn:     hccn.AddFlags(app),
-		pods:     pods.AddFlags(app),
-		health:   npuhealth.AddFlags(app),
+		enabled:     exporter.AddCollectorFlags(app, collectorSpecs),
+		familiesOff: exporter.AddFamilyFlags(app, familyGroups),
+		npusmi:      npusmi.AddFlags(app),
+		cannlog:     addCannlogFlags(app),
+		headroom:    addHeadroomFlags(app),
+		hccn:        hccn.AddFlags(app),
+		pods:        pods.AddFlags(app),
+		health:      npuhealth.AddFlags(app),
 	}
 }
 
@@ -291,6 +295,8 @@ func (w *collectorWiring) newHealth(d *Deps, _ map[string]collector.Collector, l
 	}
 	cfg := *w.health
 	cfg.Path, cfg.Timeout = w.npusmi.Path, w.npusmi.Timeout
+	// A query whose every family is switched off is not asked.
+	cfg.Skip = npuhealth.QueriesOff(w.familiesOff())
 	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: d.NPU}, logger)
 	if err != nil {
 		return nil, nil, err

@@ -101,7 +101,8 @@ func run(args []string) int {
 		}
 	}()
 	scraper := exporter.NewScraper(logger, collectors)
-	logger.Info("enabled collectors", "collectors", scraper.Names())
+	scraper.SetFamiliesOff(wiring.familiesOff())
+	logger.Info("enabled collectors", "collectors", scraper.Names(), "families_off", scraper.FamiliesOff())
 
 	server := exporter.NewServer(nil, srvOpts, logger)
 	handler, err := exporter.NewMetricsHandler(scraper, logger, exporter.HandlerOpts{

@@ -233,6 +233,9 @@ func init() {
 	for _, s := range collectorSpecs {
 		flagRules["collector."+s.Name] = switchRule
 	}
+	for _, g := range familyGroups {
+		flagRules[g.Collector+"."+g.Name] = switchRule
+	}
 }
 
 // flagError names the flag, its value and what it accepts.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -226,6 +227,9 @@ var (
 	linkDownDesc = prometheus.NewDesc("ascend_roce_link_down_events_total",
 		"Link up-to-down transitions the NPU chip's RoCE port counted since driver load or the last -link_stat -c (hccn_tool -link_stat -g; counted from the change records on drivers that print no down count).",
 		chipLabels, nil)
+	linkUpCountDesc = prometheus.NewDesc("ascend_roce_link_up_events_total",
+		"Times the NPU chip's RoCE port came up since driver load or the last -link_stat -c (hccn_tool -link_stat -g, link up count: npu-exporter's npu_chip_link_up_num).",
+		chipLabels, nil)
 	healthDesc = prometheus.NewDesc("ascend_roce_network_health",
 		"Reachability of the RoCE port's detect IP (hccn_tool -net_health -g): 1 for the current status, 0 for the others. Success = reachable; Init = no detect IP set or not probed yet.",
 		[]string{"npu", "chip", "status"}, nil)
@@ -240,6 +244,8 @@ var (
 		"Transmit power of one lane of the optical module (hccn_tool -optical -g Tx Power<lane>; lane 0 for single-lane modules).", laneLabels, nil)
 	opticalRxPowerDesc = prometheus.NewDesc("ascend_roce_optical_rx_power_watts",
 		"Receive power of one lane of the optical module (hccn_tool -optical -g Rx Power<lane>): near 0 means no light from the far end.", laneLabels, nil)
+	opticalRxPowerMinDesc = prometheus.NewDesc("ascend_roce_optical_rx_power_min_watts",
+		"Receive power of the weakest lane of the port's optical module (hccn_tool -optical -g Rx Power<lane>, the smallest): near 0 means a lane gets no light from the far end (per lane: ascend_roce_optical_rx_power_watts, --hccn.optical-detail).", chipLabels, nil)
 	opticalTxBiasDesc = prometheus.NewDesc("ascend_roce_optical_tx_bias_amperes",
 		"Laser bias current of one lane of the optical module (hccn_tool -optical -g Tx Bias<lane>).", laneLabels, nil)
 	tlsEnabledDesc = prometheus.NewDesc("ascend_roce_tls_enabled",
@@ -395,6 +401,7 @@ func exportReading(ch chan<- prometheus.Metric, r *Reading) {
 	}
 	if r.LinkStat != nil {
 		ch <- prometheus.MustNewConstMetric(linkDownDesc, prometheus.CounterValue, r.LinkDownEvents, r.NPU, r.Chip)
+		ch <- prometheus.MustNewConstMetric(linkUpCountDesc, prometheus.CounterValue, float64(r.LinkStat.UpCount), r.NPU, r.Chip)
 	}
 	if r.NetHealth != "" {
 		for _, st := range NetHealthStates {
@@ -425,6 +432,13 @@ func exportReading(ch chan<- prometheus.Metric, r *Reading) {
 			for lane, v := range l.m {
 				ch <- prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, v, r.NPU, r.Chip, lane)
 			}
+		}
+		if len(o.RxPowerW) > 0 {
+			weakest := math.Inf(1)
+			for _, v := range o.RxPowerW {
+				weakest = math.Min(weakest, v)
+			}
+			ch <- prometheus.MustNewConstMetric(opticalRxPowerMinDesc, prometheus.GaugeValue, weakest, r.NPU, r.Chip)
 		}
 	}
 	if r.HasTLS {

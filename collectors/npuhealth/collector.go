@@ -30,6 +30,33 @@ type Config struct {
 	FaultCodeFile string
 	// DevFS is where /dev/davinciN are counted.
 	DevFS string
+	// Skip names the query types not asked: those whose every family is
+	// switched off (QueriesOff).
+	Skip map[string]bool
+}
+
+// queryFamilies: the families each query type feeds that a switch can
+// turn off; a type whose families are all off is not asked at all.
+var queryFamilies = map[string][]string{
+	"volt":       {"ascend_npu_voltage_volts"},
+	"common":     {"ascend_npu_aicore_frequency_hertz", "ascend_npu_aicore_rated_frequency_hertz"},
+	"ecc-enable": {"ascend_npu_hbm_ecc_enabled"},
+}
+
+// QueriesOff returns the query types not to ask when the given families
+// are switched off.
+func QueriesOff(familiesOff map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for typ, fams := range queryFamilies {
+		all := true
+		for _, f := range fams {
+			all = all && familiesOff[f]
+		}
+		if all {
+			out[typ] = true
+		}
+	}
+	return out
 }
 
 // AddFlags registers --npusmi.detail-interval, --npusmi.fault-code-file
@@ -102,6 +129,7 @@ type Collector struct {
 	latest sweep.Latest[view]
 
 	calls sweep.Calls // by type and result
+	types []string    // the query types asked (not Skip)
 
 	// Owned by the sweep, whose chips may be read at once (sweep.go): mu
 	// guards what they share.
@@ -150,6 +178,11 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 		unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
 		entries: map[chipKey]*chipEntry{}, turns: map[chipKey]*chipTurn{}, stuck: map[chipKey]int{},
 		abandonAfter: abandonAfter, slowAfter: min(max(cfg.Timeout/5, time.Second), cfg.Timeout),
+	}
+	for _, t := range queryTypes {
+		if !cfg.Skip[t] {
+			c.types = append(c.types, t) // a type not asked has no call counters
+		}
 	}
 	if cfg.FaultCodeFile != "" {
 		codes, err := LoadFaultCodes(cfg.FaultCodeFile)
@@ -207,6 +240,23 @@ func (c *Collector) VDieID(npu, chip string) string {
 	return v.vdie[chipKey{npu, chip}]
 }
 
+// SerialNumber implements npusmi.InventorySource from the latest sweep: the
+// serial number of the chip's board (card-level npu-smi info -t board).
+func (c *Collector) SerialNumber(npu, chip string) string {
+	if p := c.latest.Load(); p != nil {
+		return p.inventory[chipKey{npu, chip}].SerialNumber
+	}
+	return ""
+}
+
+// ProductName implements npusmi.InventorySource: the board's Product Name.
+func (c *Collector) ProductName(npu, chip string) string {
+	if p := c.latest.Load(); p != nil {
+		return p.inventory[chipKey{npu, chip}].ProductName
+	}
+	return ""
+}
+
 var (
 	callsDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_calls_total",
 		"npu-smi detail calls (npu-smi info -t <type>) by type and result (success, timeout, busy, unsupported, error, parse_error). "+
@@ -244,13 +294,23 @@ var (
 		"1 when the chip's HCCS interconnect reports OK (npu-smi info -t hccs, hccs health status), 0 for NOK.", chipLabels, nil)
 	linkLabels     = []string{"npu", "chip", "link"}
 	hccsErrorsDesc = prometheus.NewDesc("ascend_npu_hccs_errors_total",
-		"CRC errors on the HCCS link (npu-smi info -t hccs, hccs error count; link is the array index).", linkLabels, nil)
+		"CRC errors on the HCCS link (npu-smi info -t hccs, hccs error count; link is the hardware link number npu-smi -lane takes: 1-7 on A2, 2-7 on an A3 SuperPoD die).", linkLabels, nil)
 	hccsRetriesDesc = prometheus.NewDesc("ascend_npu_hccs_retries_total",
 		"Retries on the HCCS link (npu-smi info -t hccs, hccs retry count).", linkLabels, nil)
 	hccsTxDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_packets_total",
 		"Packets (flits of 20 bytes) sent on the HCCS link (npu-smi info -t hccs, hccs tx packets).", linkLabels, nil)
 	hccsRxDesc = prometheus.NewDesc("ascend_npu_hccs_receive_packets_total",
 		"Packets (flits of 20 bytes) received on the HCCS link (npu-smi info -t hccs, hccs rx packets).", linkLabels, nil)
+	hccsChipErrorsDesc = prometheus.NewDesc("ascend_npu_hccs_chip_errors_total",
+		"CRC errors on all HCCS links of the chip (npu-smi info -t hccs, hccs error count summed); per link: ascend_npu_hccs_errors_total (--npuhealth.hccs-links).", chipLabels, nil)
+	hccsChipRetriesDesc = prometheus.NewDesc("ascend_npu_hccs_chip_retries_total",
+		"Retries on all HCCS links of the chip (npu-smi info -t hccs, hccs retry count summed); per link: ascend_npu_hccs_retries_total (--npuhealth.hccs-links).", chipLabels, nil)
+	hccsMinLanesDesc = prometheus.NewDesc("ascend_npu_hccs_min_lanes",
+		"Fewest lanes up on any HCCS link of the chip (npu-smi info -t hccs, hccs lane mode): 4 on a healthy A2; fewer means a degraded link (which: ascend_npu_hccs_lanes, --npuhealth.hccs-links).", chipLabels, nil)
+	hccsTxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_bytes_total",
+		"Bytes sent on all HCCS links of the chip (npu-smi info -t hccs, hccs tx bytes summed: packets × 20); rate() is npu-exporter's hccs bandwidth total.", chipLabels, nil)
+	hccsRxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_receive_bytes_total",
+		"Bytes received on all HCCS links of the chip (npu-smi info -t hccs, hccs rx bytes summed: packets × 20).", chipLabels, nil)
 	hccsLanesDesc = prometheus.NewDesc("ascend_npu_hccs_lanes",
 		"Lanes up on the HCCS link (npu-smi info -t hccs, hccs lane mode): 4 on a healthy A2 link; fewer means a degraded link.", linkLabels, nil)
 	sioDesc = prometheus.NewDesc("ascend_npu_sio_errors_total",
@@ -259,6 +319,12 @@ var (
 		"HBM temperature of the chip (npu-smi info -t memory, HBM Temperature(C)).", chipLabels, nil)
 	utilDesc = prometheus.NewDesc("ascend_npu_utilization_ratio",
 		"Utilisation of the chip by engine, 0..1 (npu-smi info -t usages: aicore, aivector, aicube, aicpu, ctrlcpu; overall = NPU Utilization on newer drivers).", []string{"npu", "chip", "engine"}, nil)
+	voltDesc = prometheus.NewDesc("ascend_npu_voltage_volts",
+		"Voltage of the chip (npu-smi info -t volt -i N -c C, Voltage(V)).", chipLabels, nil)
+	freqDesc = prometheus.NewDesc("ascend_npu_aicore_frequency_hertz",
+		"Current AI Core frequency of the chip (npu-smi info -t common -i N, Aicore curFreq(MHZ)); below the rated one while the chip is throttled or idle.", chipLabels, nil)
+	ratedFreqDesc = prometheus.NewDesc("ascend_npu_aicore_rated_frequency_hertz",
+		"Rated AI Core frequency of the chip (npu-smi info -t common -i N, Aicore Freq(MHZ)).", chipLabels, nil)
 	hbmBWDesc = prometheus.NewDesc("ascend_npu_hbm_bandwidth_utilization_ratio",
 		"HBM bandwidth utilisation of the chip, 0..1 (npu-smi info -t usages, HBM Bandwidth Usage Rate).", chipLabels, nil)
 )
@@ -338,11 +404,29 @@ func (c *Collector) publish(s *Sweep) *published {
 				{hccsTxDesc, prometheus.CounterValue, h.TxPackets}, {hccsRxDesc, prometheus.CounterValue, h.RxPackets},
 				{hccsLanesDesc, prometheus.GaugeValue, h.Lanes},
 			} {
-				for link, v := range arr.v {
+				for i, v := range arr.v {
 					if v == v { // NA in an array is no sample
-						add(arr.d, arr.t, v, n, ch, strconv.Itoa(link))
+						add(arr.d, arr.t, v, n, ch, strconv.Itoa(LinkNumber(i, len(arr.v))))
 					}
 				}
+			}
+			// The chip's totals, one series each whatever the links: per link
+			// they are behind --npuhealth.hccs-links and -hccs-traffic.
+			if v, ok := total(h.Errors, 1); ok {
+				add(hccsChipErrorsDesc, prometheus.CounterValue, v, n, ch)
+			}
+			if v, ok := total(h.Retries, 1); ok {
+				add(hccsChipRetriesDesc, prometheus.CounterValue, v, n, ch)
+			}
+			if v, ok := least(h.Lanes); ok {
+				add(hccsMinLanesDesc, prometheus.GaugeValue, v, n, ch)
+			}
+			// npu-smi's hccs tx|rx bytes are the packets × 20.
+			if tx, ok := total(h.TxPackets, 20); ok {
+				add(hccsTxBytesDesc, prometheus.CounterValue, tx, n, ch)
+			}
+			if rx, ok := total(h.RxPackets, 20); ok {
+				add(hccsRxBytesDesc, prometheus.CounterValue, rx, n, ch)
 			}
 		}
 		for dir, v := range r.SIO {
@@ -350,6 +434,17 @@ func (c *Collector) publish(s *Sweep) *published {
 		}
 		if r.HBMTemp.OK {
 			add(hbmTempDesc, prometheus.GaugeValue, r.HBMTemp.V, n, ch)
+		}
+		if r.Volts.OK {
+			add(voltDesc, prometheus.GaugeValue, r.Volts.V, n, ch)
+		}
+		if cm, ok := r.Common[ch]; ok {
+			if cm.CurrentMHz.OK {
+				add(freqDesc, prometheus.GaugeValue, cm.CurrentMHz.V*1e6, n, ch)
+			}
+			if cm.RatedMHz.OK {
+				add(ratedFreqDesc, prometheus.GaugeValue, cm.RatedMHz.V*1e6, n, ch)
+			}
 		}
 		if u := r.Usages; u != nil {
 			for engine, v := range u.Engines {
@@ -363,7 +458,7 @@ func (c *Collector) publish(s *Sweep) *published {
 	return p
 }
 
-func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, queryTypes) }
+func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, callsDesc, c.types) }
 
 // queryTypes are the values of the calls counter's type label.
 var queryTypes = sweep.Names(queries, func(q query) string { return q.typ })
@@ -445,6 +540,30 @@ func countDeviceFiles(devfs string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// total sums a per-link array times unit (20 for packets to bytes: npu-smi's
+// SINGLE_PACKETS_BYTES, a flit is 20 bytes); false when no link printed a
+// value (NA).
+func total(links []float64, unit float64) (float64, bool) {
+	sum, ok := 0.0, false
+	for _, v := range links {
+		if v == v {
+			sum, ok = sum+v*unit, true
+		}
+	}
+	return sum, ok
+}
+
+// least is the smallest value a link printed; false when none did.
+func least(links []float64) (float64, bool) {
+	m, ok := 0.0, false
+	for _, v := range links {
+		if v == v && (!ok || v < m) {
+			m, ok = v, true
+		}
+	}
+	return m, ok
 }
 
 func boolValue(b bool) float64 {

@@ -68,7 +68,13 @@ func (f *fakeNPUSMI) exec(ctx context.Context, args []string) vendorcli.Result {
 		return vendorcli.Result{Stdout: []byte("Error parameter of -t\n"), ExitCode: 215}
 	}
 	typ, npu := args[2], args[4]
-	for _, name := range []string{typ + "." + npu + ".txt", typ + ".txt"} {
+	names := []string{typ + "." + npu + ".txt", typ + ".txt"}
+	if len(args) == 5 {
+		// Card level (no -c): card-<type>.txt first, where the card's
+		// answer differs from a chip's (board).
+		names = append([]string{"card-" + typ + ".txt"}, names...)
+	}
+	for _, name := range names {
 		if b, err := os.ReadFile(filepath.Join(f.dir, name)); err == nil {
 			return vendorcli.Result{Stdout: b}
 		}
@@ -142,7 +148,7 @@ func TestGolden910B(t *testing.T) {
 		{"ascend_npu_error_code", metrictest.Labels("npu=3,chip=0,code=A4025021,class=unknown"), 1},
 		{"ascend_npu_hbm_ecc_errors_total", metrictest.Labels("npu=5,chip=0,bit=double"), 2},
 		{"ascend_npu_hbm_ecc_pages", metrictest.Labels("npu=5,chip=0,bit=double,state=pending"), 1},
-		{"ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=3"), 2},
+		{"ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=4"), 2},
 		{"ascend_npu_hccs_healthy", metrictest.Labels("npu=4,chip=0"), 0},
 		{"ascend_npu_pcie_errors_total", metrictest.Labels("npu=2,chip=0,type=retry"), 415},
 		{"ascend_npu_utilization_ratio", metrictest.Labels("npu=0,chip=0,engine=overall"), 0.4},
@@ -174,8 +180,8 @@ func TestUnsupportedAskedOnce(t *testing.T) {
 	if n := f.count("-t health"); n != 24 {
 		t.Errorf("health asked %d times, want 24", n)
 	}
-	if n := f.count("-t board"); n != 8 {
-		t.Errorf("board asked %d times, want 8 (static)", n)
+	if n := f.count("-t board"); n != 16 {
+		t.Errorf("board asked %d times, want 16 (static: chip level for the VDie ID, card level for the serial number, once each per chip)", n)
 	}
 	if n := f.count("-t ecc-enable"); n != 8 {
 		t.Errorf("ecc-enable asked %d times, want 8 (once per NPU, static)", n)
@@ -346,7 +352,7 @@ func TestXlinkSpelling(t *testing.T) {
 	if n := f.count("-t hccs"); n != 1 {
 		t.Errorf("-t hccs asked %d times, want once (then xlink)", n)
 	}
-	if v := metrictest.Value(t, metrictest.Unchecked(c), "ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=3")); v != 2 {
+	if v := metrictest.Value(t, metrictest.Unchecked(c), "ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=4")); v != 2 {
 		t.Errorf("xlink lanes = %v, want 2", v)
 	}
 }

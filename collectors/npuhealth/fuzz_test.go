@@ -25,6 +25,8 @@ func seeds(f *testing.F) {
 		"\thccs tx packets : [NA    1   ]\n", "\thccs tx packets : [\n",
 		"\tHBM Double Bit Next-Isolated Pages Count : 4294967295\n",
 		"\tVDie ID : 42C711D4 20B03704\n", "\tAicore Usage Rate(%) : 101\n",
+		"\tVoltage(V) : NA\n", "\tVoltage(V) : 1e309\n", "\tChip ID : x\n\tAicore Freq(MHZ) : 1800\n",
+		"\tSerial Number : a\x01b\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -67,6 +69,19 @@ func FuzzParsers(f *testing.F) {
 			}
 		}
 		_, _ = ParseBoard(b)
+		if v, ok, err := ParseVolt(b); err == nil && ok && (v < 0 || v > 100) {
+			t.Fatalf("voltage %v accepted", v)
+		}
+		if m, err := ParseCommon(b); err == nil {
+			for chip := range m {
+				if chip == "" {
+					t.Fatal("a chip without an id")
+				}
+			}
+		}
+		if inv, err := ParseCardBoard(b); err == nil && (len(inv.SerialNumber) > maxInventoryLen || len(inv.ProductName) > maxInventoryLen) {
+			t.Fatalf("inventory %+v accepted", inv)
+		}
 	})
 }
 

@@ -237,7 +237,8 @@ func counters(b []byte, typ string, names map[string]string) (map[string]float64
 }
 
 // HCCS is `-t hccs -i N -c C` (also printed as xlink by BUILD_CH builds).
-// Per-link slices are indexed by the array position; all have Links
+// Per-link slices are indexed by the array position (LinkNumber gives the
+// hardware link number); all have Links
 // entries or are nil (310P prints no lane mode and no health).
 type HCCS struct {
 	Healthy, HasHealth bool
@@ -247,6 +248,18 @@ type HCCS struct {
 	RxPackets          []float64
 	Retries            []float64
 	Errors             []float64
+}
+
+// LinkNumber is the hardware number of the HCCS link at array position i of
+// an array of n links: npu-smi prints the links env_offset..7 of the chip
+// (DCMI_HCCS_910B_PCS_NUM), 7 of them from link 1 on an A2, 6 from link 2
+// on an Atlas 9000 A3 SuperPoD die, and `-t hccs -lane L` and npu-exporter
+// name them by that number. A 310P Duo prints one link, index 0.
+func LinkNumber(i, n int) int {
+	if n >= 2 && n <= 7 {
+		return i + 8 - n
+	}
+	return i
 }
 
 // maxLinks bounds an array: 7 links on A2, 6 on A3 SuperPoD, 1 on 310P.
@@ -436,4 +449,120 @@ func ParseBoard(b []byte) (vdie string, err error) {
 		return "", fmt.Errorf("board: %w (Chip Name, VDie ID)", ErrNoData)
 	}
 	return "", nil
+}
+
+// ParseVolt reads the chip's voltage from `-t volt -i N -c C` (Voltage(V),
+// raw × 0.01 printed %.2f); ok is false where npu-smi printed NA (raw
+// 0x7ffd-0x7fff).
+func ParseVolt(b []byte) (volts float64, ok bool, err error) {
+	for _, l := range lines(b) {
+		if l.label != "Voltage(V)" && l.label != "Voltage (V)" {
+			continue
+		}
+		if strings.EqualFold(l.value, "NA") {
+			return 0, false, nil
+		}
+		v, err := strconv.ParseFloat(l.value, 64)
+		if err != nil || v < 0 || v > 100 || math.IsNaN(v) {
+			return 0, false, fmt.Errorf("volt: Voltage(V) %q is not a voltage", l.value)
+		}
+		return v, true, nil
+	}
+	return 0, false, fmt.Errorf("volt: %w (Voltage(V))", ErrNoData)
+}
+
+// Common is one NPU chip's part of the card-level `-t common -i N`: its AI
+// Core frequencies (rated and current), in MHz as printed.
+type Common struct {
+	RatedMHz, CurrentMHz Opt
+}
+
+// ParseCommon reads `-t common -i N`, card level: one block per chip, each
+// led by `Chip ID : c` (print_common_info; the MCU block, `Chip Name : mcu`,
+// is skipped), keyed by that chip id. A 950 prints no Chip ID: its one
+// block is chip "0".
+func ParseCommon(b []byte) (map[string]Common, error) {
+	out := map[string]Common{}
+	chip, mcu, seen := "0", false, false
+	for _, l := range lines(b) {
+		switch l.label {
+		case "Chip ID":
+			if _, err := strconv.Atoi(l.value); err != nil {
+				return nil, fmt.Errorf("common: Chip ID %q is not a number", l.value)
+			}
+			chip, mcu = l.value, false
+			continue
+		case "Chip Name":
+			mcu = strings.EqualFold(l.value, "mcu")
+			continue
+		case "Aicore Freq(MHZ)", "Aicore Freq(MHz)", "Aicore curFreq(MHZ)", "Aicore curFreq(MHz)":
+		default:
+			if strings.HasSuffix(l.label, "Usage Rate(%)") || strings.HasPrefix(l.label, "Temperature") {
+				seen = true
+			}
+			continue
+		}
+		seen = true
+		if mcu {
+			continue
+		}
+		v, ok, err := uintValue(l.value)
+		if err != nil {
+			return nil, fmt.Errorf("common: %s: %w", l.label, err)
+		}
+		c := out[chip]
+		if strings.Contains(l.label, "cur") {
+			c.CurrentMHz = Opt{v, ok}
+		} else {
+			c.RatedMHz = Opt{v, ok}
+		}
+		out[chip] = c
+	}
+	if !seen {
+		return nil, fmt.Errorf("common: %w (Chip ID, Aicore Freq(MHZ), … Usage Rate(%%))", ErrNoData)
+	}
+	return out, nil
+}
+
+// Inventory is the card-level `-t board -i N` (print_ascend_board_info):
+// the board's serial number and product name, printed on 910B, 910_93 and
+// 950 servers; "" where not printed or NA.
+type Inventory struct {
+	SerialNumber, ProductName string
+}
+
+// maxInventoryLen bounds a label value read from the board query.
+const maxInventoryLen = 128
+
+// ParseCardBoard reads the serial number and product name of `-t board -i N`.
+func ParseCardBoard(b []byte) (Inventory, error) {
+	var inv Inventory
+	seen := false
+	for _, l := range lines(b) {
+		var dst *string
+		switch l.label {
+		case "Serial Number":
+			dst = &inv.SerialNumber
+		case "Product Name":
+			dst = &inv.ProductName
+		case "Software Version", "Firmware Version", "Board ID", "PCIe Bus Info", "Chip Count":
+			seen = true
+			continue
+		default:
+			continue
+		}
+		seen = true
+		v := l.value
+		if strings.EqualFold(v, "NA") {
+			v = ""
+		}
+		if len(v) > maxInventoryLen || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return Inventory{}, fmt.Errorf("board: %s %q is not a printable value of at most %d bytes", l.label, clip(v), maxInventoryLen)
+		}
+		*dst = v
+	}
+	if !seen {
+		return Inventory{}, fmt.Errorf("board: %w (Serial Number, Product Name, Firmware Version)", ErrNoData)
+	}
+	return inv, nil
 }

@@ -27,6 +27,9 @@ const staticEvery = 60
 // query is one `npu-smi info -t <typ>` the sweep makes.
 type query struct {
 	typ string // label value of hccl_exporter_npu_smi_detail_calls_total{type}
+	// arg is the -t argument where it is not typ (card-board is -t board
+	// without -c).
+	arg string
 	// alt is the spelling of BUILD_CH builds (`-t xlink` for hccs), tried
 	// when the type itself is unknown to the binary.
 	alt string
@@ -98,6 +101,25 @@ var queries = []query{
 		r.VDie, r.HasBoard = v, err == nil
 		return err
 	}, carry: func(r, p *Reading) { r.VDie, r.HasBoard = p.VDie, p.HasBoard }},
+	// The queries below feed families that are off by default
+	// (Config.Skip leaves them out; cmd/hccl_exporter's family groups).
+	{typ: "card-board", arg: "board", card: true, static: true, parse: func(r *Reading, b []byte) error {
+		inv, err := ParseCardBoard(b)
+		if err == nil {
+			r.Inventory = &inv
+		}
+		return err
+	}, carry: func(r, p *Reading) { r.Inventory = p.Inventory }},
+	{typ: "volt", parse: func(r *Reading, b []byte) error {
+		v, ok, err := ParseVolt(b)
+		r.Volts = Opt{v, ok}
+		return err
+	}, carry: func(r, p *Reading) { r.Volts = p.Volts }},
+	{typ: "common", card: true, parse: func(r *Reading, b []byte) error {
+		m, err := ParseCommon(b)
+		r.Common = m
+		return err
+	}, carry: func(r, p *Reading) { r.Common = p.Common }},
 }
 
 // Reading is what one sweep read of one chip. A query that failed leaves
@@ -118,6 +140,9 @@ type Reading struct {
 	Usages     *Usages
 	VDie       string
 	HasBoard   bool
+	Inventory  *Inventory        // card-board, the NPU's
+	Volts      Opt               // volt
+	Common     map[string]Common // common, the NPU's chips by Chip ID
 }
 
 // Sweep is one pass over the chips of the last accepted npu-smi table.
@@ -248,7 +273,7 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 	order := c.order(chips)
 	c.mu.Unlock()
 
-	run := &chipRun{readings: map[chipKey]Reading{}, cardDone: map[string]*Reading{}}
+	run := &chipRun{readings: map[chipKey]Reading{}, cardDone: map[string]*Reading{}, cardBy: map[string]chipKey{}}
 	lanes := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
 chips:
@@ -332,6 +357,7 @@ type chipRun struct {
 	mu       sync.Mutex
 	readings map[chipKey]Reading
 	cardDone map[string]*Reading // npu → the reading that holds its card-level answers
+	cardBy   map[string]chipKey  // npu → the chip that asked them
 	problems []string
 }
 
@@ -375,12 +401,13 @@ func (c *Collector) readChip(ctx context.Context, ch ChipID, old *Reading, refre
 		c.mu.Lock()
 		unsupported := c.unsupported[key][q.typ]
 		c.mu.Unlock()
-		if unsupported {
+		if unsupported || c.cfg.Skip[q.typ] {
 			continue
 		}
 		if q.card {
 			run.mu.Lock()
 			first, ok := run.cardDone[ch.NPU]
+			ok = ok && run.cardBy[ch.NPU] != key // not the chip that asked them
 			if ok {
 				q.carry(&r, first)
 			}
@@ -419,9 +446,12 @@ func (c *Collector) readChip(ctx context.Context, ch ChipID, old *Reading, refre
 		}
 		if q.card {
 			run.mu.Lock()
-			if _, ok := run.cardDone[ch.NPU]; !ok {
+			// The chip that asks the NPU's card-level queries keeps its copy
+			// current, so a second card-level query is asked, not carried.
+			if by, ok := run.cardBy[ch.NPU]; !ok || by == key {
 				cp := r
 				run.cardDone[ch.NPU] = &cp
+				run.cardBy[ch.NPU] = key
 			}
 			run.mu.Unlock()
 		}
@@ -443,6 +473,8 @@ func hasStatic(q query, old *Reading) bool {
 		return old.HasBoard
 	case "ecc-enable":
 		return old.ECCEnabled != nil
+	case "card-board":
+		return old.Inventory != nil
 	}
 	return false
 }
@@ -451,6 +483,9 @@ func hasStatic(q query, old *Reading) bool {
 // spelling) and parses it into r.
 func (c *Collector) ask(ctx context.Context, q query, ch ChipID, r *Reading, slow func()) (string, error) {
 	typ := q.typ
+	if q.arg != "" {
+		typ = q.arg
+	}
 	c.mu.Lock()
 	if q.alt != "" && c.altWorks[q.typ] {
 		typ = q.alt
@@ -459,7 +494,7 @@ func (c *Collector) ask(ctx context.Context, q query, ch ChipID, r *Reading, slo
 	key := chipKey{ch.NPU, ch.Chip}
 	out := c.call(ctx, key, args(typ, q.card, ch), slow)
 	result, err := classify(out)
-	if result == sweep.Error && q.alt != "" && typ == q.typ && bytes.Contains(out.Stdout, []byte("Error parameter of -t")) {
+	if result == sweep.Error && q.alt != "" && typ != q.alt && bytes.Contains(out.Stdout, []byte("Error parameter of -t")) {
 		// A BUILD_CH binary: hccs is spelled xlink.
 		alt := c.call(ctx, key, args(q.alt, q.card, ch), slow)
 		if ar, aerr := classify(alt); ar != sweep.Error {
@@ -553,12 +588,15 @@ type view struct {
 	head  []prometheus.Metric
 	chips []chipEntry // copies, in table order
 	vdie  map[chipKey]string
+	// inventory: each chip's board (card-board, the NPU's), for
+	// npusmi.InventorySource.
+	inventory map[chipKey]Inventory
 }
 
 // publishView publishes the chips' latest readings; c.mu is held.
 func (c *Collector) publishView(ctx context.Context) {
 	c.latest.Publish(ctx, func() *view {
-		v := &view{sweep: c.finished, vdie: map[chipKey]string{}, chips: make([]chipEntry, 0, len(c.lastChips))}
+		v := &view{sweep: c.finished, vdie: map[chipKey]string{}, inventory: map[chipKey]Inventory{}, chips: make([]chipEntry, 0, len(c.lastChips))}
 		if c.hasTable {
 			v.head = append(v.head, prometheus.MustNewConstMetric(chipsDesc, prometheus.GaugeValue, float64(len(c.lastChips))))
 		}
@@ -570,6 +608,9 @@ func (c *Collector) publishView(ctx context.Context) {
 			v.chips = append(v.chips, *e)
 			if e.reading.VDie != "" {
 				v.vdie[chipKey{ch.NPU, ch.Chip}] = e.reading.VDie
+			}
+			if e.reading.Inventory != nil {
+				v.inventory[chipKey{ch.NPU, ch.Chip}] = *e.reading.Inventory
 			}
 		}
 		return v

@@ -111,7 +111,15 @@ type IdentitySource interface {
 	VDieID(npu, chip string) string
 }
 
-// SetIdentity makes ascend_npu_info carry the vdie_id src knows.
+// InventorySource is an IdentitySource that also knows the chip's board
+// serial number and product name (npu-smi info -t board -i N).
+type InventorySource interface {
+	SerialNumber(npu, chip string) string
+	ProductName(npu, chip string) string
+}
+
+// SetIdentity makes ascend_npu_info carry the vdie_id src knows (and the
+// serial_number and product_name, where src is an InventorySource).
 func (c *Collector) SetIdentity(src IdentitySource) { c.identity.Store(&src) }
 
 // InFlight returns a channel closed when the npu-smi info run in flight
@@ -329,8 +337,8 @@ var (
 
 	chipLabels = []string{"npu", "chip"}
 	infoDesc   = prometheus.NewDesc("ascend_npu_info",
-		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. driver_version is the Version of its header line; vdie_id the chip's VDie ID from npu-smi info -t board (the npuhealth sweep; empty until it answered, and on products that print none).",
-		[]string{"npu", "chip", "phy_id", "name", "bus_id", "npu_smi_version", "driver_version", "vdie_id"}, nil)
+		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. driver_version is the Version of its header line; vdie_id the chip's VDie ID from npu-smi info -t board; serial_number and product_name its board's Serial Number and Product Name from npu-smi info -t board -i N (the npuhealth sweep; empty until it answered, and on products that print none).",
+		[]string{"npu", "chip", "phy_id", "name", "bus_id", "npu_smi_version", "driver_version", "vdie_id", "serial_number", "product_name"}, nil)
 	healthDesc = prometheus.NewDesc("ascend_npu_health_status",
 		"NPU chip health as npu-smi prints it: 1 for the current status, 0 for the others.",
 		[]string{"npu", "chip", "status"}, nil)
@@ -417,12 +425,15 @@ func sendSnapshot(ch chan<- prometheus.Metric, s *Snapshot, ids IdentitySource) 
 	send := func(m prometheus.Metric) { ch <- m }
 	for i := range s.Chips {
 		chip := &s.Chips[i]
-		vdie := ""
+		vdie, serial, product := "", "", ""
 		if ids != nil {
 			vdie = ids.VDieID(chip.NPU, chip.Chip)
+			if inv, ok := ids.(InventorySource); ok {
+				serial, product = inv.SerialNumber(chip.NPU, chip.Chip), inv.ProductName(chip.NPU, chip.Chip)
+			}
 		}
 		send(prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
-			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version, s.DriverVersion, vdie))
+			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version, s.DriverVersion, vdie, serial, product))
 		current := "UNKNOWN"
 		for _, h := range HealthStates {
 			if strings.EqualFold(chip.Health, h) {

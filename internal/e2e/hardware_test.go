@@ -63,7 +63,7 @@ func TestChipLossEndToEnd(t *testing.T) {
 	prom.WaitQuery(t, `ascend_npu_device_files`, 10*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 8 })
 	// The demo's NPU 6 carries an active code; every chip its HCCS links.
 	prom.WaitQuery(t, `ascend_npu_error_code{npu="6",code="80E01809",class="unknown"}`, 10*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 })
-	prom.WaitQuery(t, `count(ascend_npu_hccs_lanes == 4)`, 10*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 56 })
+	prom.WaitQuery(t, `count(ascend_npu_hccs_min_lanes == 4)`, 10*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 8 })
 	if s, err := prom.Query(`ALERTS{alertname="NPUChipMissing"}`); err != nil || len(s) != 0 {
 		t.Errorf("NPUChipMissing on a whole node: %v, %v", s, err)
 	}

@@ -1,0 +1,270 @@
+package main
+
+// The default-set budget: what one node costs with every default collector
+// on and no flag but the paths, measured on the real binary. Two nodes:
+//
+//   - the demo's 8-NPU Atlas 800T A2 (examples/demo: its npu-smi with the
+//     detail answers of 24.1 on 910B, its hccn_tool for 8 RoCE NICs, its
+//     CANN logs and screen log);
+//   - the worst case: bench/gen's 16-NPU × 2-die Atlas A3 (64 processes,
+//     8 communicators) whose every die answers every detail query (the
+//     demo's answers, 7 HCCS links, PCIe and SIO: an A+X board) and whose 32
+//     RoCE NICs answer as the demo's.
+//
+// `go run ./bench/scale -budget` prints them; TestDefaultBudget holds them
+// to budgetCeiling.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/hccl-exporter/hccl_exporter/bench/gen/nodegen"
+	"github.com/hccl-exporter/hccl_exporter/bench/internal/probe"
+)
+
+// budgetNode is one node of the budget.
+type budgetNode struct {
+	name string
+	// args are the exporter's flags for the node's tools and logs
+	// (written under dir).
+	args func(dir string) ([]string, error)
+}
+
+// demoDir is examples/demo from the module root (the tool and its test run
+// from there or from bench/scale).
+func demoDir() string {
+	for _, d := range []string{filepath.Join("examples", "demo"), filepath.Join("..", "..", "examples", "demo")} {
+		if _, err := os.Stat(filepath.Join(d, "npu-smi")); err == nil {
+			abs, _ := filepath.Abs(d)
+			return abs
+		}
+	}
+	return filepath.Join("examples", "demo")
+}
+
+func budgetNodes() []budgetNode {
+	return []budgetNode{
+		{name: "demo A2 (8 NPU)", args: func(dir string) ([]string, error) {
+			demo := demoDir()
+			return []string{
+				"--npusmi.path=" + filepath.Join(demo, "npu-smi"),
+				"--hccn.path=" + filepath.Join(demo, "hccn_tool"),
+				"--cannlog.root=" + filepath.Join(demo, "log"),
+				"--cannlog.screen-log-path=" + filepath.Join(demo, "screen", "*.log"),
+			}, nil
+		}},
+		{name: "worst-case A3 (16 NPU × 2)", args: func(dir string) ([]string, error) {
+			n, err := nodegen.New(nodegen.DefaultSpec())
+			if err != nil {
+				return nil, err
+			}
+			tr, err := n.WriteTree(dir)
+			if err != nil {
+				return nil, err
+			}
+			demo := demoDir()
+			// Detail queries of die N of any NPU are answered as the demo's
+			// NPU N mod 8 answers them, plus SIO (A3); the table is the
+			// generated node's.
+			npuSMI := filepath.Join(dir, "npu-smi-a3")
+			script := fmt.Sprintf(`#!/bin/sh
+if [ "$#" -ge 5 ] && [ "$2" = "-t" ]; then
+	typ=$3 npu=$5
+	shift 5
+	if [ "$typ" = "sio-info" ]; then printf '\tTX Error Count : 0\n\tRX Error Count : 0\n'; exit 0; fi
+	exec %q info -t "$typ" -i $((npu %% 8)) "$@"
+fi
+exec %q "$@"
+`, filepath.Join(demo, "npu-smi"), tr.NPUSMI)
+			if err := os.WriteFile(npuSMI, []byte(script), 0o755); err != nil {
+				return nil, err
+			}
+			hccn := filepath.Join(dir, "hccn_tool-a3")
+			if err := os.WriteFile(hccn, []byte(fmt.Sprintf("#!/bin/sh\nexec %q -i $(($2 %% 8)) \"$3\" \"$4\"\n", filepath.Join(demo, "hccn_tool"))), 0o755); err != nil {
+				return nil, err
+			}
+			args := []string{"--npusmi.path=" + npuSMI, "--hccn.path=" + hccn, "--cannlog.root=" + tr.LogRoot}
+			if tr.ScreenLog != "" {
+				args = append(args, "--cannlog.screen-log-path="+tr.ScreenLog)
+			}
+			return args, nil
+		}},
+	}
+}
+
+// budgetResult is one node's series with every default collector on.
+type budgetResult struct {
+	name     string
+	total    int
+	families map[string]int
+	byGroup  map[string]int // by collector (family prefix), for the report
+}
+
+// measureBudget runs bin on node with the default flags until the detail
+// sweep, the hccn sweep and the logs have all shown, then counts its series.
+func measureBudget(bin, dir string, node budgetNode) (*budgetResult, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	nodeArgs, err := node.args(dir)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := probe.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{
+		"--web.listen-address=" + addr,
+		"--log.level=error",
+		"--cannlog.state-file=" + filepath.Join(dir, "state.json"),
+		"--pods.kubelet-socket=" + filepath.Join(dir, "no-kubelet.sock"),
+		"--path.devfs=" + dir,
+	}, nodeArgs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stderr = os.Stderr
+	cmd.Env = append(os.Environ(), "DEMO_NPU_SMI_OUTPUT=")
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	client := &http.Client{Timeout: 30 * time.Second}
+	deadline := time.Now().Add(90 * time.Second)
+	var fams map[string]*dto.MetricFamily
+	for {
+		fams, err = scrapeFamilies(client, "http://"+addr+"/metrics")
+		// Ready: a detail sweep and an hccn sweep have finished, every chip
+		// answered its hccs query, and the logs' headroom shows.
+		if err == nil && fams["hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds"] != nil &&
+			fams["hccl_exporter_hccn_tool_last_sweep_timestamp_seconds"] != nil &&
+			fams["hccl_link_setup_headroom_bytes"] != nil && fams["ascend_npu_hccs_healthy"] != nil &&
+			series(fams["ascend_npu_hccs_healthy"]) == series(fams["ascend_npu_hbm_used_bytes"]) &&
+			series(fams["ascend_roce_link_up"]) == series(fams["ascend_npu_hbm_used_bytes"]) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s: the node did not show in full within 90s (last error %v)", node.name, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	r := &budgetResult{name: node.name, families: map[string]int{}, byGroup: map[string]int{}}
+	for name, mf := range fams {
+		k := series(mf)
+		r.total += k
+		r.families[name] = k
+		r.byGroup[familyOwner(name)] += k
+	}
+	return r, nil
+}
+
+func scrapeFamilies(client *http.Client, url string) (map[string]*dto.MetricFamily, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return probe.ParseText(b)
+}
+
+// familyOwner names the collector (or runtime) a family comes from, for the
+// report's breakdown.
+func familyOwner(name string) string {
+	switch {
+	case runtimeFamily(name):
+		return "runtime"
+	case strings.HasPrefix(name, "ascend_roce_") || strings.Contains(name, "hccn"):
+		return "hccn"
+	case strings.Contains(name, "detail") || strings.HasPrefix(name, "ascend_npu_hccs") || strings.Contains(name, "ecc") ||
+		strings.Contains(name, "pcie") || strings.Contains(name, "sio") || strings.Contains(name, "error_code") ||
+		name == "ascend_npu_chips" || name == "ascend_npu_device_files" || name == "ascend_npu_hbm_temperature_celsius" ||
+		name == "ascend_npu_hbm_bandwidth_utilization_ratio" || name == "ascend_npu_utilization_ratio":
+		return "npuhealth"
+	case strings.HasPrefix(name, "hccl_link_setup") || strings.HasPrefix(name, "hccl_ccl_buffer") || name == "ascend_roce_foreign_queue_pairs":
+		return "headroom"
+	case strings.HasPrefix(name, "ascend_npu_") || strings.HasPrefix(name, "hccl_exporter_npu_smi"):
+		return "npusmi"
+	case strings.Contains(name, "pod"):
+		return "pods"
+	case strings.HasPrefix(name, "hccl_exporter_collector") || name == "hccl_exporter_build_info" || name == "hccl_exporter_http_connections_refused_total":
+		return "exporter"
+	}
+	return "cannlog"
+}
+
+func reportBudget(w io.Writer, rs []*budgetResult) {
+	fmt.Fprintln(w, "| node | series | npusmi | headroom | cannlog | npuhealth | hccn | pods | exporter | runtime |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, r := range rs {
+		g := r.byGroup
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", r.name, r.total,
+			g["npusmi"], g["headroom"], g["cannlog"], g["npuhealth"], g["hccn"], g["pods"], g["exporter"], g["runtime"])
+	}
+	for _, r := range rs {
+		names := make([]string, 0, len(r.families))
+		for n := range r.families {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool { return r.families[names[i]] > r.families[names[j]] })
+		fmt.Fprintf(w, "\n%s, largest families:", r.name)
+		for _, n := range names[:min(12, len(names))] {
+			fmt.Fprintf(w, " %s %d;", n, r.families[n])
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// Head memory per series: measured 2,046 bytes right after start
+// (docs/scale.md, bench/scale-prometheus.sh), 3-4 KiB planned for a
+// Prometheus holding 2 h of head chunks.
+const (
+	headBytesMeasured = 2046
+	headBytesPlanned  = 4096
+)
+
+// fleetTable is docs/scale.md's fleet table for the measured nodes: series
+// per node, for 100 and 500 nodes, and Prometheus head memory at the
+// measured and the planned bytes per series.
+func fleetTable(rs []*budgetResult) string {
+	var b strings.Builder
+	b.WriteString("| node (every default collector) | series per node | 100 nodes | head memory | 500 nodes | head memory |\n")
+	b.WriteString("|---|--:|--:|--:|--:|--:|\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.name, thousands(r.total),
+			thousands(100*r.total), headMemory(100*r.total), thousands(500*r.total), headMemory(500*r.total))
+	}
+	return b.String()
+}
+
+// headMemory is the range from the measured to the planned bytes per series.
+func headMemory(series int) string {
+	lo := float64(series) * headBytesMeasured / (1 << 20)
+	hi := float64(series) * headBytesPlanned / (1 << 20)
+	if hi >= 1024 {
+		return fmt.Sprintf("%.1f–%.1f GiB", lo/1024, hi/1024)
+	}
+	return fmt.Sprintf("%.0f–%.0f MiB", lo, hi)
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
