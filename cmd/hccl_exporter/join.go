@@ -82,7 +82,7 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 		if ch.HBMUsedBytes.OK && ch.HBMTotalBytes.OK {
 			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes.V, ch.HBMTotalBytes.V
 		}
-		if r, ok := live[[2]string{ch.NPU, ch.Chip}]; ok {
+		if r, ok := live[ascend.ChipID{NPU: ch.NPU, Chip: ch.Chip}]; ok {
 			m.LiveQPs, m.LiveQPsKnown = float64(r.ActiveQPs), true
 			m.LiveQPNs, m.LiveQPNsKnown = r.QPNs, r.QPNs != nil
 		}
@@ -101,14 +101,14 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 
 // freshQPs are the live QP counts of the latest hccn sweep by (npu, chip),
 // when that sweep is fresh: a stale count says nothing about the present.
-func (c Chips) freshQPs() map[[2]string]hccn.QPReading {
+func (c Chips) freshQPs() map[ascend.ChipID]hccn.QPReading {
 	if c.QPs == nil {
 		return nil
 	}
-	out := map[[2]string]hccn.QPReading{}
+	out := map[ascend.ChipID]hccn.QPReading{}
 	for _, r := range c.QPs.ActiveQPs() {
 		if r.Fresh {
-			out[[2]string{r.NPU, r.Chip}] = r
+			out[ascend.ChipID{NPU: r.NPU, Chip: r.Chip}] = r
 		}
 	}
 	return out
@@ -136,7 +136,7 @@ type HCCNChips struct{ NPU npuView }
 var _ hccn.ChipSource = HCCNChips{}
 
 // Chips lists npu-smi's chips with the Phy-ID it prints (A3, 950).
-func (h HCCNChips) Chips(ctx context.Context) ([]hccn.ChipID, error) {
+func (h HCCNChips) Chips(ctx context.Context) ([]ascend.Chip, error) {
 	snap, _, ok := h.NPU.Latest()
 	if !ok {
 		var err error
@@ -144,19 +144,19 @@ func (h HCCNChips) Chips(ctx context.Context) ([]hccn.ChipID, error) {
 			return nil, err
 		}
 	}
-	out := make([]hccn.ChipID, 0, len(snap.Chips))
+	out := make([]ascend.Chip, 0, len(snap.Chips))
 	for _, c := range snap.Chips {
-		out = append(out, hccn.ChipID{NPU: c.NPU, Chip: c.Chip, PhyID: c.PhyID})
+		out = append(out, ascend.Chip{ChipID: ascend.ChipID{NPU: c.NPU, Chip: c.Chip}, PhyID: c.PhyID})
 	}
 	return out, nil
 }
 
 // joinChips and joinRows are npu-smi's chips and process rows as
 // internal/join takes them.
-func joinChips(snap *npusmi.Snapshot) []join.Chip {
-	out := make([]join.Chip, len(snap.Chips))
+func joinChips(snap *npusmi.Snapshot) []ascend.Chip {
+	out := make([]ascend.Chip, len(snap.Chips))
 	for i, c := range snap.Chips {
-		out[i] = join.Chip{ChipID: ascend.ChipID{NPU: c.NPU, Chip: c.Chip}, PhyID: c.PhyID}
+		out[i] = ascend.Chip{ChipID: ascend.ChipID{NPU: c.NPU, Chip: c.Chip}, PhyID: c.PhyID}
 	}
 	return out
 }

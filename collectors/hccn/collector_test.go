@@ -23,6 +23,8 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // readingAdapter exports one Reading, as the collector does per device.
@@ -131,14 +133,14 @@ func node910B(n *fakeNode) {
 	}
 }
 
-type chipList []ChipID
+type chipList []ascend.Chip
 
-func (c chipList) Chips(context.Context) ([]ChipID, error) { return c, nil }
+func (c chipList) Chips(context.Context) ([]ascend.Chip, error) { return c, nil }
 
 func chips910B(n int) chipList {
 	var out chipList
 	for i := range n {
-		out = append(out, ChipID{NPU: fmt.Sprint(i), Chip: "0"})
+		out = append(out, ascend.Chip{ChipID: ascend.ChipID{NPU: fmt.Sprint(i), Chip: "0"}})
 	}
 	return out
 }
@@ -473,7 +475,7 @@ func TestActiveQPsView(t *testing.T) {
 	n := newFakeNode(t)
 	node910B(n)
 	n.fail(1, "qp_info", 11, "stdout", "hccn_tool is busy, please try again.")
-	c := newFakeCollector(t, n, chipList{{"0", "0", "0"}, {"0", "1", "1"}}, 10*time.Second)
+	c := newFakeCollector(t, n, chipList{chip("0", "0", "0"), chip("0", "1", "1")}, 10*time.Second)
 	if got := c.ActiveQPs(); got != nil {
 		t.Errorf("before a sweep: %v", got)
 	}
@@ -543,4 +545,9 @@ func TestFlags(t *testing.T) {
 			t.Errorf("Validate(%+v) accepted", bad)
 		}
 	}
+}
+
+// chip is a chip of npu-smi's table with its Phy-ID ("" where none).
+func chip(npu, c, phy string) ascend.Chip {
+	return ascend.Chip{ChipID: ascend.ChipID{NPU: npu, Chip: c}, PhyID: phy}
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // Config holds the collector's settings. Path and Timeout are the npusmi
@@ -82,16 +84,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ChipID names one chip as npu-smi prints it.
-type ChipID struct{ NPU, Chip string }
-
 // Table is the chip list the sweep reads: the npusmi collector's accepted
 // `npu-smi info` table, shared with the scrapes.
 type Table interface {
 	// Chips returns the chips of the last accepted table (running npu-smi
 	// info through the shared runner when its last run is older than
 	// --npusmi.min-interval).
-	Chips(ctx context.Context) ([]ChipID, error)
+	Chips(ctx context.Context) ([]ascend.ChipID, error)
 	// InFlight is closed when the table's run in flight ends; nil when none.
 	InFlight() <-chan struct{}
 }
@@ -100,14 +99,14 @@ type Table interface {
 type NPUSMITable struct{ C *npusmi.Collector }
 
 // Chips implements Table.
-func (t NPUSMITable) Chips(ctx context.Context) ([]ChipID, error) {
+func (t NPUSMITable) Chips(ctx context.Context) ([]ascend.ChipID, error) {
 	snap, err := t.C.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ChipID, 0, len(snap.Chips))
+	out := make([]ascend.ChipID, 0, len(snap.Chips))
 	for _, c := range snap.Chips {
-		out = append(out, ChipID{c.NPU, c.Chip})
+		out = append(out, ascend.ChipID{NPU: c.NPU, Chip: c.Chip})
 	}
 	return out, nil
 }
@@ -134,21 +133,21 @@ type Collector struct {
 	// Owned by the sweep, whose chips may be read at once (sweep.go): mu
 	// guards what they share.
 	mu          sync.Mutex
-	unsupported map[chipKey]map[string]bool
+	unsupported map[ascend.ChipID]map[string]bool
 	altWorks    map[string]bool
-	lastChips   []ChipID
+	lastChips   []ascend.ChipID
 	hasTable    bool
 	sweeps      int
 	failing     bool
-	entries     map[chipKey]*chipEntry // each chip's latest answered reading
-	turns       map[chipKey]*chipTurn
+	entries     map[ascend.ChipID]*chipEntry // each chip's latest answered reading
+	turns       map[ascend.ChipID]*chipTurn
 	finished    *Sweep // the last sweep that ran to its end
 
 	// stuck counts, per chip, calls left behind that still run (sweep.go);
 	// abandonAfter is how long past its timeout a call is waited for, and
 	// slowAfter how long it holds the sweep before the next chip starts.
 	stuckMu      sync.Mutex
-	stuck        map[chipKey]int
+	stuck        map[ascend.ChipID]int
 	abandonAfter time.Duration
 	slowAfter    time.Duration
 
@@ -175,8 +174,8 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 	}
 	c := &Collector{
 		cfg: cfg, logger: logger, table: table, now: time.Now,
-		unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
-		entries: map[chipKey]*chipEntry{}, turns: map[chipKey]*chipTurn{}, stuck: map[chipKey]int{},
+		unsupported: map[ascend.ChipID]map[string]bool{}, altWorks: map[string]bool{},
+		entries: map[ascend.ChipID]*chipEntry{}, turns: map[ascend.ChipID]*chipTurn{}, stuck: map[ascend.ChipID]int{},
 		abandonAfter: abandonAfter, slowAfter: min(max(cfg.Timeout/5, time.Second), cfg.Timeout),
 	}
 	for _, t := range queryTypes {
@@ -237,14 +236,14 @@ func (c *Collector) VDieID(npu, chip string) string {
 	if v == nil {
 		return ""
 	}
-	return v.vdie[chipKey{npu, chip}]
+	return v.vdie[ascend.ChipID{NPU: npu, Chip: chip}]
 }
 
 // SerialNumber implements npusmi.InventorySource from the latest sweep: the
 // serial number of the chip's board (card-level npu-smi info -t board).
 func (c *Collector) SerialNumber(npu, chip string) string {
 	if p := c.latest.Load(); p != nil {
-		return p.inventory[chipKey{npu, chip}].SerialNumber
+		return p.inventory[ascend.ChipID{NPU: npu, Chip: chip}].SerialNumber
 	}
 	return ""
 }
@@ -252,7 +251,7 @@ func (c *Collector) SerialNumber(npu, chip string) string {
 // ProductName implements npusmi.InventorySource: the board's Product Name.
 func (c *Collector) ProductName(npu, chip string) string {
 	if p := c.latest.Load(); p != nil {
-		return p.inventory[chipKey{npu, chip}].ProductName
+		return p.inventory[ascend.ChipID{NPU: npu, Chip: chip}].ProductName
 	}
 	return ""
 }
@@ -335,11 +334,11 @@ var bits = [2]string{"single", "double"}
 type published struct {
 	sweep   *Sweep
 	metrics []prometheus.Metric // per-chip series and ascend_npu_chips
-	vdie    map[chipKey]string
+	vdie    map[ascend.ChipID]string
 }
 
 func (c *Collector) publish(s *Sweep) *published {
-	p := &published{sweep: s, vdie: map[chipKey]string{}}
+	p := &published{sweep: s, vdie: map[ascend.ChipID]string{}}
 	add := func(d *prometheus.Desc, t prometheus.ValueType, v float64, l ...string) {
 		p.metrics = append(p.metrics, prometheus.MustNewConstMetric(d, t, v, l...))
 	}
@@ -350,7 +349,7 @@ func (c *Collector) publish(s *Sweep) *published {
 		r := &s.Readings[i]
 		n, ch := r.NPU, r.Chip
 		if r.VDie != "" {
-			p.vdie[chipKey{n, ch}] = r.VDie
+			p.vdie[ascend.ChipID{NPU: n, Chip: ch}] = r.VDie
 		}
 		if h := r.Health; h != nil {
 			seen := map[string]bool{}

@@ -19,26 +19,28 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // fakeTable is an npu-smi info table of chips.
 type fakeTable struct {
 	mu    sync.Mutex
-	chips []ChipID
+	chips []ascend.ChipID
 	err   error
 }
 
-func (f *fakeTable) Chips(context.Context) ([]ChipID, error) {
+func (f *fakeTable) Chips(context.Context) ([]ascend.ChipID, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]ChipID(nil), f.chips...), f.err
+	return append([]ascend.ChipID(nil), f.chips...), f.err
 }
 func (f *fakeTable) InFlight() <-chan struct{} { return nil }
 
-func chips910B(n int) []ChipID {
-	var out []ChipID
+func chips910B(n int) []ascend.ChipID {
+	var out []ascend.ChipID
 	for i := 0; i < n; i++ {
-		out = append(out, ChipID{fmt.Sprint(i), "0"})
+		out = append(out, ascend.ChipID{NPU: fmt.Sprint(i), Chip: "0"})
 	}
 	return out
 }

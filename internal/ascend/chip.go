@@ -9,3 +9,11 @@ package ascend
 // ChipID is one chip: npu-smi's NPU id and the chip's index on it, as
 // printed.
 type ChipID struct{ NPU, Chip string }
+
+// Chip is a chip as npu-smi's table lists it: its ChipID and the physical
+// id it prints (Phy-ID on A3 and 950; "" on tables without one, where the
+// NPU id is the physical id when the NPU has one chip).
+type Chip struct {
+	ChipID
+	PhyID string
+}

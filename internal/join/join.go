@@ -47,13 +47,6 @@ type Row struct {
 	ContainerPID string
 }
 
-// Chip is one chip of npu-smi's table with the physical id it prints ("" on
-// tables without one).
-type Chip struct {
-	ascend.ChipID
-	PhyID string
-}
-
 // How a row was matched, the joined_by label.
 const (
 	ByProcfs       = "procfs"
@@ -74,7 +67,7 @@ type Matched struct {
 // Match matches every row of npu-smi's process table to a process of the
 // logs (package comment: the rules), in row order. chips is the table's
 // chip list (the physical ids of rule 3). It is pure.
-func Match(chips []Chip, rows []Row, devs []logstate.ProcessDevice) []Matched {
+func Match(chips []ascend.Chip, rows []Row, devs []logstate.ProcessDevice) []Matched {
 	phyOf := map[ascend.ChipID]int{}
 	for phy, c := range PhyIDs(chips) {
 		phyOf[c] = phy
@@ -174,7 +167,7 @@ func Match(chips []Chip, rows []Row, devs []logstate.ProcessDevice) []Matched {
 // plugin and HCCL's devicePhyId use). A table without phy ids and several
 // chips on an NPU (310P Duo cards) cannot be mapped: those chips are left
 // out rather than guessed.
-func PhyIDs(chips []Chip) map[int]ascend.ChipID {
+func PhyIDs(chips []ascend.Chip) map[int]ascend.ChipID {
 	perNPU := map[string]int{}
 	for _, c := range chips {
 		perNPU[c.NPU]++

@@ -95,7 +95,7 @@ func fillNonZero(t *testing.T, name string, v reflect.Value) {
 // found through /proc wins, then the pid, then the container pid, then the
 // device (the most recently written process of the chip's physical id).
 func TestMatchRules(t *testing.T) {
-	chips := []Chip{
+	chips := []ascend.Chip{
 		{ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PhyID: "8"},
 		{ChipID: ascend.ChipID{NPU: "4", Chip: "1"}, PhyID: "9"},
 		{ChipID: ascend.ChipID{NPU: "5", Chip: "0"}, PhyID: "10"},
