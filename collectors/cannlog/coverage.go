@@ -12,6 +12,8 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // Coverage, attribution and liveness: what npu-smi's process table
@@ -65,11 +67,10 @@ func (c *Collector) coverage(ch chan<- prometheus.Metric) {
 	if c.disc != nil {
 		found = c.roots.found()
 	}
-	type chip struct{ npu, chip string }
-	var order []chip
-	counts := map[chip]*[2]int{}
+	var order []ascend.ChipID
+	counts := map[ascend.ChipID]*[2]int{}
 	for _, r := range rows {
-		k := chip{r.NPU, r.Chip}
+		k := ascend.ChipID{NPU: r.NPU, Chip: r.Chip}
 		n := counts[k]
 		if n == nil {
 			n = &[2]int{}
@@ -84,8 +85,8 @@ func (c *Collector) coverage(ch chan<- prometheus.Metric) {
 	}
 	for _, k := range order {
 		n := counts[k]
-		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[0]), k.npu, k.chip, CANNLogsFound)
-		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[1]), k.npu, k.chip, CANNLogsMissing)
+		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[0]), k.NPU, k.Chip, CANNLogsFound)
+		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[1]), k.NPU, k.Chip, CANNLogsMissing)
 	}
 }
 
