@@ -99,6 +99,7 @@ func TestBacktest(t *testing.T) {
 			"--cannlog.root="+n.root,
 			"--cannlog.screen-log-path="+filepath.Join(filepath.Dir(n.screen), "*.log"),
 			"--cannlog.poll-interval=100ms",
+			"--path.procfs="+n.procfs,
 			// The node is shared and loaded: leave npu-smi most of the
 			// scrape's second.
 			"--web.scrape-timeout-offset=50ms",

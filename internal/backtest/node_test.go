@@ -25,6 +25,10 @@ type node struct {
 	// screen is the training job's screen log (torch_npu's stdout).
 	screen string
 	table  string // what the fake npu-smi prints
+	// procfs holds <pid>/comm for every process npu-smi lists, so the
+	// exporter finds npu-smi's pids where its --path.procfs looks (a real
+	// node's host /proc): the simulated processes are not foreign ones.
+	procfs string
 
 	mu       sync.Mutex
 	chipName string
@@ -42,8 +46,8 @@ const hbmTotalMiB = 65536
 func newNode(t *testing.T, dir string) *node {
 	t.Helper()
 	n := &node{t: t, dir: dir, root: filepath.Join(dir, "log"), screen: filepath.Join(dir, "screen", "job.log"),
-		table: filepath.Join(dir, "npu-smi.txt"), chipName: "910B3", procs: map[int]int{}}
-	for _, d := range []string{filepath.Join(n.root, "run", "plog"), filepath.Dir(n.screen)} {
+		table: filepath.Join(dir, "npu-smi.txt"), procfs: filepath.Join(dir, "proc"), chipName: "910B3", procs: map[int]int{}}
+	for _, d := range []string{filepath.Join(n.root, "run", "plog"), filepath.Dir(n.screen), n.procfs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -73,6 +77,14 @@ func (n *node) Start(pid, qps, buffMiB int) {
 	n.Plog(pid, "INFO", fmt.Sprintf("[HCCL_ENV] HCCL_BUFFSIZE set by environment to [%d]M", buffMiB),
 		"[HCCL_ENV] HCCL_INTRA_PCIE_ENABLE set by default to [1], HCCL_INTRA_ROCE_ENABLE set by default to [0]",
 		fmt.Sprintf("[HCCL_ENV] environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [%d]", qps))
+	// The process exists before npu-smi lists it, as on a node.
+	pdir := filepath.Join(n.procfs, fmt.Sprint(pid))
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		n.t.Error(err)
+	}
+	if err := os.WriteFile(filepath.Join(pdir, "comm"), []byte("python3\n"), 0o644); err != nil {
+		n.t.Error(err)
+	}
 	n.mu.Lock()
 	n.procs[pid] = 1024
 	n.mu.Unlock()
@@ -85,6 +97,9 @@ func (n *node) Stop(pid int) {
 	delete(n.procs, pid)
 	n.mu.Unlock()
 	n.writeTable()
+	if err := os.RemoveAll(filepath.Join(n.procfs, fmt.Sprint(pid))); err != nil {
+		n.t.Error(err)
+	}
 }
 
 // Comm prints the creation of communicator id (HCOMM's [Communicator Key
