@@ -40,6 +40,7 @@ type collectorWiring struct {
 	// familiesOff gives, once flags are parsed, the families the
 	// switched-off groups leave out (families.go).
 	familiesOff func() map[string]bool
+	paths       *Paths
 	npusmi      *npusmi.Config
 	cannlog     *cannlogFlags
 	headroom    *model.Config
@@ -52,6 +53,7 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 	return &collectorWiring{
 		enabled:     exporter.AddCollectorFlags(app, collectorSpecs),
 		familiesOff: exporter.AddFamilyFlags(app, familyGroups),
+		paths:       addPathFlags(app),
 		npusmi:      npusmi.AddFlags(app),
 		cannlog:     addCannlogFlags(app),
 		headroom:    addHeadroomFlags(app),
@@ -73,6 +75,22 @@ type Paths struct {
 	// KubeletLogs is --pods.kubelet-logs, the kubelet's log layout that
 	// names a pod uid's namespace, pod and container.
 	KubeletLogs string
+}
+
+// addPathFlags registers the host paths several collectors read:
+// --path.procfs and --path.devfs, named as node_exporter names them.
+// --pods.kubelet-logs is the pods collector's flag (its layout is a pods
+// matter); build copies it into Paths.
+func addPathFlags(app *kingpin.Application) *Paths {
+	p := &Paths{}
+	app.Flag("path.procfs", "The host's /proc (mount it at /host/proc in a container). For every process npu-smi lists, "+
+		"its own CANN log root is found there and read through <procfs>/<pid>/root, with no host path or job change needed: "+
+		"the root from ASCEND_PROCESS_LOG_PATH, ASCEND_WORK_PATH and HOME of its environment (no other variable is kept), "+
+		"its pid in its own namespace from status (NSpid). Needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH. Empty disables.").
+		Default("/proc").StringVar(&p.Procfs)
+	app.Flag("path.devfs", "The host's /dev: the /dev/davinciN there are counted as ascend_npu_device_files, and the hccn sweep lists them for its chips where no npu-smi runs.").
+		Default("/dev").StringVar(&p.DevFS)
+	return p
 }
 
 // Deps are what the collectors share, built once from the parsed flags
@@ -178,7 +196,9 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]collector.Colle
 // report from the start are labelled with the pod of their device.
 func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, error) {
 	on := func(name string) bool { return *w.enabled[name] }
-	d := &Deps{Paths: Paths{Procfs: w.cannlog.cfg.Procfs, DevFS: w.health.DevFS, KubeletLogs: w.pods.KubeletLogs}}
+	paths := *w.paths
+	paths.KubeletLogs = w.pods.KubeletLogs
+	d := &Deps{Paths: paths}
 	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
 		cfg := *w.npusmi
 		cfg.Procfs = d.Paths.Procfs // npu-smi's pids are checked against it
@@ -221,6 +241,7 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 // cgroup) and npu-smi's process table.
 func (w *collectorWiring) cannlogConfig(d *Deps) cannlog.Config {
 	cfg := *w.cannlog.cfg
+	cfg.Procfs = d.Paths.Procfs
 	if d.Pods != nil {
 		cfg.PodOfDevice = d.Pods.PodOfDevice
 	}
@@ -294,7 +315,7 @@ func (w *collectorWiring) newHealth(d *Deps, _ map[string]collector.Collector, l
 		return nil, nil, err
 	}
 	cfg := *w.health
-	cfg.Path, cfg.Timeout = w.npusmi.Path, w.npusmi.Timeout
+	cfg.Path, cfg.Timeout, cfg.DevFS = w.npusmi.Path, w.npusmi.Timeout, d.Paths.DevFS
 	// A query whose every family is switched off is not asked.
 	cfg.Skip = npuhealth.QueriesOff(w.familiesOff())
 	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: d.NPU}, logger)

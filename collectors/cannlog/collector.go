@@ -43,9 +43,9 @@ type Config struct {
 	// PodOfDevice labels plog faults with the pod of their device (not a
 	// flag: main wires the kubelet's answer); see logstate.Options.PodOfDevice.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
-	// Procfs is the host's /proc (--path.procfs): every process of
-	// Processes is read from its own log root found there (discovery.go).
-	// Empty disables discovery.
+	// Procfs is the host's /proc (--path.procfs, registered by main with
+	// the other host paths): every process of Processes is read from its
+	// own log root found there (discovery.go). Empty disables discovery.
 	Procfs string
 	// Processes is npu-smi's process table (not a flag: main wires it);
 	// nil disables discovery.
@@ -91,11 +91,6 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cannlog.root", "CANN log root holding run/, debug/ and security/ (repeatable). "+
 		"Default: $ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH/log, else $HOME/ascend/log.").
 		Default(DefaultRoot(os.Getenv)).StringsVar(&cfg.Roots)
-	app.Flag("path.procfs", "The host's /proc (mount it at /host/proc in a container). For every process npu-smi lists, "+
-		"its own CANN log root is found there and read through <procfs>/<pid>/root, with no host path or job change needed: "+
-		"the root from ASCEND_PROCESS_LOG_PATH, ASCEND_WORK_PATH and HOME of its environment (no other variable is kept), "+
-		"its pid in its own namespace from status (NSpid). Needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH. Empty disables.").
-		Default("/proc").StringVar(&cfg.Procfs)
 	app.Flag("cannlog.screen-log-path", "Glob of training screen logs: plain text, Kubernetes CRI (/var/log/pods/*/*/*.log) "+
 		"or Docker json-file (repeatable).").StringsVar(&cfg.ScreenGlobs)
 	app.Flag("cannlog.state-file", "File keeping read offsets and counters across restarts, so that a restart "+

@@ -30,7 +30,7 @@ type Config struct {
 	Interval time.Duration
 	// FaultCodeFile is a faultCode.json; "" classes every code unknown.
 	FaultCodeFile string
-	// DevFS is where /dev/davinciN are counted.
+	// DevFS is where /dev/davinciN are counted (--path.devfs; "" is /dev).
 	DevFS string
 	// Skip names the query types not asked: those whose every family is
 	// switched off (QueriesOff).
@@ -61,25 +61,23 @@ func QueriesOff(familiesOff map[string]bool) map[string]bool {
 	return out
 }
 
-// AddFlags registers --npusmi.detail-interval, --npusmi.fault-code-file
-// and --path.devfs.
+// AddFlags registers --npuhealth.interval and --npuhealth.fault-code-file
+// (main registers --path.devfs with the other host paths and sets DevFS).
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
-	app.Flag("npusmi.detail-interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never inside a scrape. "+
+	app.Flag("npuhealth.interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never inside a scrape. "+
 		"Scrapes serve the latest sweep; per-chip values older than two intervals are not served.").
 		Default("60s").DurationVar(&cfg.Interval)
-	app.Flag("npusmi.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. /usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …). "+
+	app.Flag("npuhealth.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. /usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …). "+
 		"Without it every code is class=\"unknown\". Read at start.").
 		Default("").StringVar(&cfg.FaultCodeFile)
-	app.Flag("path.devfs", "The host's /dev: the /dev/davinciN there are counted as ascend_npu_device_files, and the hccn sweep lists them for its chips where no npu-smi runs.").
-		Default("/dev").StringVar(&cfg.DevFS)
 	return cfg
 }
 
 // Validate rejects settings the sweep cannot work with.
 func (c Config) Validate() error {
 	if c.Interval < 10*time.Second {
-		return fmt.Errorf("--npusmi.detail-interval=%s: must be at least 10s (a sweep makes about 8 npu-smi calls per chip, each starting DCMI)", c.Interval)
+		return fmt.Errorf("--npuhealth.interval=%s: must be at least 10s (a sweep makes about 8 npu-smi calls per chip, each starting DCMI)", c.Interval)
 	}
 	return nil
 }
@@ -264,7 +262,7 @@ var (
 	lastSweepDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds",
 		"Unix time the last npu-smi detail sweep finished (whether every call answered or not).", nil, nil)
 	staleChipsDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_stale_chips",
-		"Chips of the last accepted npu-smi info table whose latest detail reading is older than two --npusmi.detail-interval "+
+		"Chips of the last accepted npu-smi info table whose latest detail reading is older than two --npuhealth.interval "+
 			"(or that have not answered in that long since they appeared): their ascend_npu_* series are not served. A hung chip, or one the sweep's budget did not reach.",
 		nil, nil)
 
@@ -275,7 +273,7 @@ var (
 
 	chipLabels    = []string{"npu", "chip"}
 	errorCodeDesc = prometheus.NewDesc("ascend_npu_error_code",
-		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling level from --npusmi.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
+		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling level from --npuhealth.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
 		[]string{"npu", "chip", "code", "class"}, nil)
 	errorCodesDesc = prometheus.NewDesc("ascend_npu_error_codes",
 		"Error codes active on the chip (npu-smi info -t health); 0 when none.", chipLabels, nil)
@@ -506,7 +504,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	}
 	ch <- prometheus.MustNewConstMetric(staleChipsDesc, prometheus.GaugeValue, float64(stale))
 	if stale > 0 && stale == len(v.chips) {
-		return fmt.Errorf("no chip has a npu-smi detail reading younger than two --npusmi.detail-interval (%s; the oldest is %s old): their calls hang, old readings are not served: %w",
+		return fmt.Errorf("no chip has a npu-smi detail reading younger than two --npuhealth.interval (%s; the oldest is %s old): their calls hang, old readings are not served: %w",
 			c.cfg.Interval, oldest.Round(time.Second), collector.ErrNoData)
 	}
 	if v.sweep == nil && len(v.chips) > 0 && stale == 0 {

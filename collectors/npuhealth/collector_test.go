@@ -377,7 +377,7 @@ func TestFaultCodes(t *testing.T) {
 			t.Errorf("ParseFaultCodes(%s): no error", bad)
 		}
 	}
-	if _, err := LoadFaultCodes(filepath.Join("testdata", "missing.json")); err == nil || !strings.Contains(err.Error(), "--npusmi.fault-code-file") {
+	if _, err := LoadFaultCodes(filepath.Join("testdata", "missing.json")); err == nil || !strings.Contains(err.Error(), "--npuhealth.fault-code-file") {
 		t.Errorf("missing file: %v", err)
 	}
 }
