@@ -17,6 +17,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/collectors/pods"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
@@ -107,6 +108,11 @@ type Deps struct {
 	Logs *cannlog.Collector
 	// Pods watches the kubelet's PodResources API.
 	Pods *pods.Watcher
+	// Identities carries each chip's identity (VDie ID, serial number,
+	// product name) from the npuhealth sweep, which reads it, to NPU's
+	// ascend_npu_info, which labels with it: data passed through a store,
+	// so neither collector holds the other.
+	Identities *ascend.Identities
 }
 
 // npuView returns NPU as the joins see it: a nil interface, not a nil
@@ -198,11 +204,11 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	on := func(name string) bool { return *w.enabled[name] }
 	paths := *w.paths
 	paths.KubeletLogs = w.pods.KubeletLogs
-	d := &Deps{Paths: paths}
+	d := &Deps{Paths: paths, Identities: &ascend.Identities{}}
 	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
 		cfg := *w.npusmi
 		cfg.Procfs = d.Paths.Procfs // npu-smi's pids are checked against it
-		d.NPU = npusmi.New(cfg, logger.With("collector", "npusmi"))
+		d.NPU = npusmi.New(cfg, d.Identities, logger.With("collector", "npusmi"))
 	}
 	if on("pods") {
 		plog := logger.With("collector", "pods")
@@ -308,8 +314,8 @@ func (w *collectorWiring) newHCCN(d *Deps, _ map[string]collector.Collector, log
 }
 
 // newHealth starts the npu-smi detail sweep over the chips of the shared
-// npu-smi runner, with its binary and timeout; ascend_npu_info then carries
-// each chip's VDie ID from it.
+// npu-smi runner, with its binary and timeout; it publishes each chip's
+// identity to Deps.Identities, where ascend_npu_info reads it.
 func (w *collectorWiring) newHealth(d *Deps, _ map[string]collector.Collector, logger *slog.Logger) (collector.Collector, io.Closer, error) {
 	if err := w.health.Validate(); err != nil {
 		return nil, nil, err
@@ -318,11 +324,10 @@ func (w *collectorWiring) newHealth(d *Deps, _ map[string]collector.Collector, l
 	cfg.Path, cfg.Timeout, cfg.DevFS = w.npusmi.Path, w.npusmi.Timeout, d.Paths.DevFS
 	// A query whose every family is switched off is not asked.
 	cfg.Skip = npuhealth.QueriesOff(w.familiesOff())
-	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: d.NPU}, logger)
+	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: d.NPU}, d.Identities, logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	d.NPU.SetIdentity(c)
 	c.Start()
 	return c, closeFunc(func() error { c.Stop(); return nil }), nil
 }

@@ -150,11 +150,17 @@ type Collector struct {
 	slowAfter    time.Duration
 
 	loop sweep.Loop
+
+	// ids receives each chip's identity with every published view.
+	ids *ascend.Identities
 }
 
-// New returns a collector reading table's chips. It loads the fault-code
-// file, so a wrong path fails at start, not silently at every scrape.
-func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
+// New returns a collector reading table's chips. Each chip's identity from
+// `npu-smi info -t board` (VDie ID, serial number, product name) is
+// published to ids (nil: kept to itself), where the npusmi collector reads
+// it for ascend_npu_info. It loads the fault-code file, so a wrong path
+// fails at start, not silently at every scrape.
+func New(cfg Config, table Table, ids *ascend.Identities, logger *slog.Logger) (*Collector, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -170,8 +176,11 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if ids == nil {
+		ids = &ascend.Identities{}
+	}
 	c := &Collector{
-		cfg: cfg, logger: logger, table: table, now: time.Now,
+		cfg: cfg, logger: logger, table: table, now: time.Now, ids: ids,
 		unsupported: map[ascend.ChipID]map[string]bool{}, altWorks: map[string]bool{},
 		entries: map[ascend.ChipID]*chipEntry{}, turns: map[ascend.ChipID]*chipTurn{}, stuck: map[ascend.ChipID]int{},
 		abandonAfter: abandonAfter, slowAfter: min(max(cfg.Timeout/5, time.Second), cfg.Timeout),
@@ -226,32 +235,6 @@ func (c *Collector) runSweep(ctx context.Context) *Sweep {
 	}
 	c.failing = s.Err != nil
 	return s
-}
-
-// VDieID implements npusmi.IdentitySource from the latest sweep.
-func (c *Collector) VDieID(npu, chip string) string {
-	v := c.latest.Load()
-	if v == nil {
-		return ""
-	}
-	return v.vdie[ascend.ChipID{NPU: npu, Chip: chip}]
-}
-
-// SerialNumber implements npusmi.InventorySource from the latest sweep: the
-// serial number of the chip's board (card-level npu-smi info -t board).
-func (c *Collector) SerialNumber(npu, chip string) string {
-	if p := c.latest.Load(); p != nil {
-		return p.inventory[ascend.ChipID{NPU: npu, Chip: chip}].SerialNumber
-	}
-	return ""
-}
-
-// ProductName implements npusmi.InventorySource: the board's Product Name.
-func (c *Collector) ProductName(npu, chip string) string {
-	if p := c.latest.Load(); p != nil {
-		return p.inventory[ascend.ChipID{NPU: npu, Chip: chip}].ProductName
-	}
-	return ""
 }
 
 var (
@@ -332,11 +315,10 @@ var bits = [2]string{"single", "double"}
 type published struct {
 	sweep   *Sweep
 	metrics []prometheus.Metric // per-chip series and ascend_npu_chips
-	vdie    map[ascend.ChipID]string
 }
 
 func (c *Collector) publish(s *Sweep) *published {
-	p := &published{sweep: s, vdie: map[ascend.ChipID]string{}}
+	p := &published{sweep: s}
 	add := func(d *prometheus.Desc, t prometheus.ValueType, v float64, l ...string) {
 		p.metrics = append(p.metrics, prometheus.MustNewConstMetric(d, t, v, l...))
 	}
@@ -346,9 +328,6 @@ func (c *Collector) publish(s *Sweep) *published {
 	for i := range s.Readings {
 		r := &s.Readings[i]
 		n, ch := r.NPU, r.Chip
-		if r.VDie != "" {
-			p.vdie[ascend.ChipID{NPU: n, Chip: ch}] = r.VDie
-		}
 		if h := r.Health; h != nil {
 			seen := map[string]bool{}
 			for _, code := range h.Codes {

@@ -113,7 +113,7 @@ func newFake(t *testing.T) (*Collector, *fakeNPUSMI, *fakeTable) {
 	}
 	table := &fakeTable{chips: chips910B(8)}
 	c, err := New(Config{Interval: time.Minute, Timeout: 5 * time.Second, DevFS: dev,
-		FaultCodeFile: filepath.Join("testdata", "faultcodes.json")}, table, nil)
+		FaultCodeFile: filepath.Join("testdata", "faultcodes.json")}, table, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +163,8 @@ func TestGolden910B(t *testing.T) {
 	if _, ok := metrictest.Find(mfs, "ascend_npu_hbm_ecc_pages", metrictest.Labels("npu=6,chip=0,bit=double,state=pending")); ok {
 		t.Error("npu 6: the underflowed Next-Isolated count 4294967295 was exported")
 	}
-	if got := c.VDieID("1", "0"); got != "185011D4-21104518-A0C4ED94-14CC040A-56102003" {
-		t.Errorf("VDieID = %q", got)
+	if got := c.ids.Of(ascend.ChipID{NPU: "1", Chip: "0"}).VDieID; got != "185011D4-21104518-A0C4ED94-14CC040A-56102003" {
+		t.Errorf("published VDie ID = %q", got)
 	}
 }
 

@@ -587,16 +587,15 @@ type view struct {
 	sweep *Sweep // the last finished sweep; nil while the first runs
 	head  []prometheus.Metric
 	chips []chipEntry // copies, in table order
-	vdie  map[ascend.ChipID]string
-	// inventory: each chip's board (card-board, the NPU's), for
-	// npusmi.InventorySource.
-	inventory map[ascend.ChipID]Inventory
 }
 
 // publishView publishes the chips' latest readings; c.mu is held.
 func (c *Collector) publishView(ctx context.Context) {
 	c.latest.Publish(ctx, func() *view {
-		v := &view{sweep: c.finished, vdie: map[ascend.ChipID]string{}, inventory: map[ascend.ChipID]Inventory{}, chips: make([]chipEntry, 0, len(c.lastChips))}
+		v := &view{sweep: c.finished, chips: make([]chipEntry, 0, len(c.lastChips))}
+		// Each chip's identity (its VDie ID, its board's inventory) for
+		// the npusmi collector's ascend_npu_info.
+		ids := make(map[ascend.ChipID]ascend.Identity, len(c.lastChips))
 		if c.hasTable {
 			v.head = append(v.head, prometheus.MustNewConstMetric(chipsDesc, prometheus.GaugeValue, float64(len(c.lastChips))))
 		}
@@ -606,13 +605,15 @@ func (c *Collector) publishView(ctx context.Context) {
 				continue
 			}
 			v.chips = append(v.chips, *e)
-			if e.reading.VDie != "" {
-				v.vdie[ch] = e.reading.VDie
+			id := ascend.Identity{VDieID: e.reading.VDie}
+			if inv := e.reading.Inventory; inv != nil {
+				id.SerialNumber, id.ProductName = inv.SerialNumber, inv.ProductName
 			}
-			if e.reading.Inventory != nil {
-				v.inventory[ch] = *e.reading.Inventory
+			if id != (ascend.Identity{}) {
+				ids[ch] = id
 			}
 		}
+		c.ids.Publish(ids)
 		return v
 	})
 }

@@ -66,7 +66,7 @@ func (s *scripted) count() int {
 }
 
 func newScripted(minInterval time.Duration, steps ...step) (*Collector, *scripted, *fakeClock) {
-	c := New(Config{Path: "npu-smi", Timeout: time.Second, MinInterval: minInterval}, nil)
+	c := New(Config{Path: "npu-smi", Timeout: time.Second, MinInterval: minInterval}, nil, nil)
 	s := &scripted{steps: steps}
 	clk := &fakeClock{t: testEpoch}
 	c.exec, c.now = s.exec, clk.now
@@ -228,7 +228,7 @@ func TestSnapshotContext(t *testing.T) {
 	good := readFile(t, sampleTable)
 	release := make(chan struct{})
 	var calls atomic.Int64
-	c := New(Config{MinInterval: time.Minute}, nil)
+	c := New(Config{MinInterval: time.Minute}, nil, nil)
 	c.exec = func(ctx context.Context) ([]byte, error) {
 		calls.Add(1)
 		<-release
@@ -284,7 +284,7 @@ func scrapeCtx(t *testing.T, id uint64) context.Context {
 func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	good := readFile(t, sampleTable)
 	clk := &fakeClock{t: testEpoch}
-	c := New(Config{Timeout: time.Minute, MinInterval: 5 * time.Second}, nil)
+	c := New(Config{Timeout: time.Minute, MinInterval: 5 * time.Second}, nil, nil)
 	c.now = clk.now
 	release := make(chan time.Duration) // each run takes what is sent (on the fake clock)
 	var calls atomic.Int64
@@ -386,7 +386,7 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 // every scrape after it; its timeout is then served at once, as a failure.
 func TestHungNPUSMIHoldsOneScrape(t *testing.T) {
 	clk := &fakeClock{t: testEpoch}
-	c := New(Config{Timeout: 10 * time.Second, MinInterval: 5 * time.Second}, nil)
+	c := New(Config{Timeout: 10 * time.Second, MinInterval: 5 * time.Second}, nil, nil)
 	c.now = clk.now
 	hang := make(chan struct{})
 	c.exec = func(context.Context) ([]byte, error) {

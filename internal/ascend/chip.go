@@ -6,6 +6,8 @@
 // map key for the others without conversion.
 package ascend
 
+import "sync/atomic"
+
 // ChipID is one chip: npu-smi's NPU id and the chip's index on it, as
 // printed.
 type ChipID struct{ NPU, Chip string }
@@ -16,4 +18,33 @@ type ChipID struct{ NPU, Chip string }
 type Chip struct {
 	ChipID
 	PhyID string
+}
+
+// Identity is what names a chip beyond `npu-smi info`'s table, from
+// `npu-smi info -t board`: its VDie ID (chip level) and its board's serial
+// number and product name (card level). "" where unknown.
+type Identity struct{ VDieID, SerialNumber, ProductName string }
+
+// Identities holds the latest Identity of every chip: written by the one
+// source that reads them (the npuhealth sweep, Publish) and read by those
+// that label with them (npusmi's ascend_npu_info, Of). It lets the two
+// collectors share the data without knowing each other. Safe for
+// concurrent use; a nil or zero Identities knows no chip.
+type Identities struct {
+	m atomic.Pointer[map[ChipID]Identity]
+}
+
+// Publish replaces every chip's identity with m (which is not copied: the
+// caller must not change it afterwards).
+func (s *Identities) Publish(m map[ChipID]Identity) { s.m.Store(&m) }
+
+// Of returns the chip's identity, the zero Identity when unknown.
+func (s *Identities) Of(id ChipID) Identity {
+	if s == nil {
+		return Identity{}
+	}
+	if p := s.m.Load(); p != nil {
+		return (*p)[id]
+	}
+	return Identity{}
 }
