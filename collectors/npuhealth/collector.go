@@ -65,10 +65,14 @@ func QueriesOff(familiesOff map[string]bool) map[string]bool {
 // (main registers --path.devfs with the other host paths and sets DevFS).
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
-	app.Flag("npuhealth.interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never inside a scrape. "+
+	app.Flag("npuhealth.interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t "+
+		"health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never "+
+		"inside a scrape. "+
 		"Scrapes serve the latest sweep; per-chip values older than two intervals are not served.").
 		Default("60s").DurationVar(&cfg.Interval)
-	app.Flag("npuhealth.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. /usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …). "+
+	app.Flag("npuhealth.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. "+
+		"/usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code "+
+		"(RestartNPU, SeparateNPU, …). "+
 		"Without it every code is class=\"unknown\". Read at start.").
 		Default("").StringVar(&cfg.FaultCodeFile)
 	return cfg
@@ -250,13 +254,15 @@ var (
 		nil, nil)
 
 	chipsDesc = prometheus.NewDesc("ascend_npu_chips",
-		"NPU chips in the last accepted npu-smi info table (the npusmi collector's; a smaller table is accepted only once several runs agree). Fewer than ascend_npu_device_files, or than the node had: a chip is lost.", nil, nil)
+		"NPU chips in the last accepted npu-smi info table (the npusmi collector's; a smaller table is accepted only once several "+
+			"runs agree). Fewer than ascend_npu_device_files, or than the node had: a chip is lost.", nil, nil)
 	devFilesDesc = prometheus.NewDesc("ascend_npu_device_files",
 		"/dev/davinciN device files under --path.devfs (one per NPU chip the driver created).", nil, nil)
 
 	chipLabels    = []string{"npu", "chip"}
 	errorCodeDesc = prometheus.NewDesc("ascend_npu_error_code",
-		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling level from --npuhealth.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
+		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling "+
+			"level from --npuhealth.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
 		[]string{"npu", "chip", "code", "class"}, nil)
 	errorCodesDesc = prometheus.NewDesc("ascend_npu_error_codes",
 		"Error codes active on the chip (npu-smi info -t health); 0 when none.", chipLabels, nil)
@@ -265,7 +271,9 @@ var (
 	eccLifetimeDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_lifetime_errors",
 		"HBM ECC errors of the chip over its life (npu-smi info -t ecc, HBM … Aggregate Total Err Cnt).", []string{"npu", "chip", "bit"}, nil)
 	eccPagesDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_pages",
-		"HBM pages of the chip isolated for double-bit ECC errors (state=isolated) and waiting to be isolated at the next chip reset (state=pending, npu-smi Next-Isolated). Single-bit pages are never isolated (npu-smi prints a constant 0): no series.", []string{"npu", "chip", "bit", "state"}, nil)
+		"HBM pages of the chip isolated for double-bit ECC errors (state=isolated) and waiting to be isolated at the next chip "+
+			"reset (state=pending, npu-smi Next-Isolated). Single-bit pages are never isolated (npu-smi prints a constant "+
+			"0): no series.", []string{"npu", "chip", "bit", "state"}, nil)
 	eccEnabledDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_enabled",
 		"1 when HBM ECC is enabled on the chip's NPU (npu-smi info -t ecc-enable, HBM ECC-Enable Status).", chipLabels, nil)
 	pcieDesc = prometheus.NewDesc("ascend_npu_pcie_errors_total",
@@ -286,7 +294,8 @@ var (
 	hccsChipRetriesDesc = prometheus.NewDesc("ascend_npu_hccs_chip_retries_total",
 		"Retries on all HCCS links of the chip (npu-smi info -t hccs, hccs retry count summed); per link: ascend_npu_hccs_retries_total (--npuhealth.hccs-links).", chipLabels, nil)
 	hccsMinLanesDesc = prometheus.NewDesc("ascend_npu_hccs_min_lanes",
-		"Fewest lanes up on any HCCS link of the chip (npu-smi info -t hccs, hccs lane mode): 4 on a healthy A2; fewer means a degraded link (which: ascend_npu_hccs_lanes, --npuhealth.hccs-links).", chipLabels, nil)
+		"Fewest lanes up on any HCCS link of the chip (npu-smi info -t hccs, hccs lane mode): 4 on a healthy A2; fewer means a "+
+			"degraded link (which: ascend_npu_hccs_lanes, --npuhealth.hccs-links).", chipLabels, nil)
 	hccsTxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_bytes_total",
 		"Bytes sent on all HCCS links of the chip (npu-smi info -t hccs, hccs tx bytes summed: packets × 20); rate() is npu-exporter's hccs bandwidth total.", chipLabels, nil)
 	hccsRxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_receive_bytes_total",

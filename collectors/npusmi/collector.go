@@ -323,7 +323,10 @@ var (
 
 	chipLabels = []string{"npu", "chip"}
 	infoDesc   = prometheus.NewDesc("ascend_npu_info",
-		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. driver_version is the Version of its header line; vdie_id the chip's VDie ID from npu-smi info -t board; serial_number and product_name its board's Serial Number and Product Name from npu-smi info -t board -i N (the npuhealth sweep; empty until it answered, and on products that print none).",
+		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. driver_version is the Version "+
+			"of its header line; vdie_id the chip's VDie ID from npu-smi info -t board; serial_number and product_name its "+
+			"board's Serial Number and Product Name from npu-smi info -t board -i N (the npuhealth sweep; empty until it "+
+			"answered, and on products that print none).",
 		[]string{"npu", "chip", "phy_id", "name", "bus_id", "npu_smi_version", "driver_version", "vdie_id", "serial_number", "product_name"}, nil)
 	healthDesc = prometheus.NewDesc("ascend_npu_health_status",
 		"NPU chip health as npu-smi prints it: 1 for the current status, 0 for the others.",
