@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -58,4 +60,60 @@ func TestFloorsLinkOnlyDownward(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestArchitectureNamesEveryPackage: docs/architecture.md has a row for
+// every package of the module (a row may name several, or a tree with
+// "/..."), so a package added without a line there fails.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "list", "../../...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const mod = "github.com/hccl-exporter/hccl_exporter"
+	var named []string
+	for _, m := range regexp.MustCompile("`([a-z0-9_./]+)`").FindAllStringSubmatch(string(doc), -1) {
+		named = append(named, m[1])
+	}
+	pkgs := strings.Fields(string(out))
+	if len(pkgs) < 30 {
+		t.Fatalf("go list listed %d packages: the check is broken", len(pkgs))
+	}
+	for _, p := range pkgs {
+		rel, ok := strings.CutPrefix(p, mod+"/")
+		if !ok {
+			continue // the module root: the version
+		}
+		found := false
+		for _, n := range named {
+			tree, isTree := strings.CutSuffix(n, "...")
+			if n == rel || (isTree && strings.HasPrefix(rel+"/", tree)) || braced(n, rel) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("docs/architecture.md has no line for %s", rel)
+		}
+	}
+}
+
+// braced reports whether a name such as internal/cann/{parse,tail} names
+// pkg.
+func braced(name, pkg string) bool {
+	prefix, rest, ok := strings.Cut(name, "{")
+	if !ok {
+		return false
+	}
+	list, _, _ := strings.Cut(rest, "}")
+	for _, e := range strings.Split(list, ",") {
+		if prefix+e == pkg {
+			return true
+		}
+	}
+	return false
 }
