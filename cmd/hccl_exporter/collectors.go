@@ -324,7 +324,7 @@ func (w *collectorWiring) newHealth(d *Deps, _ map[string]collector.Collector, l
 	cfg.Path, cfg.Timeout, cfg.DevFS = w.npusmi.Path, w.npusmi.Timeout, d.Paths.DevFS
 	// A query whose every family is switched off is not asked.
 	cfg.Skip = npuhealth.QueriesOff(w.familiesOff())
-	c, err := npuhealth.New(cfg, npuhealth.NPUSMITable{C: d.NPU}, d.Identities, logger)
+	c, err := npuhealth.New(cfg, healthTable{NPU: d.NPU}, d.Identities, logger)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -62,6 +62,29 @@ func TestFloorsLinkOnlyDownward(t *testing.T) {
 	}
 }
 
+// TestCollectorsLinkNoOtherCollector: a collector links the domain and the
+// contract, never another collector's package: main joins what they see
+// and hands each the views it needs through its own small interfaces.
+func TestCollectorsLinkNoOtherCollector(t *testing.T) {
+	const prefix = "github.com/hccl-exporter/hccl_exporter/collectors/"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "../../collectors/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 6 {
+		t.Fatalf("go list listed %d collectors: the check is broken", len(lines))
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		for _, dep := range fields[1:] {
+			if strings.HasPrefix(dep, prefix) {
+				t.Errorf("%s links %s", strings.TrimPrefix(fields[0], prefix), strings.TrimPrefix(dep, prefix))
+			}
+		}
+	}
+}
+
 // TestArchitectureNamesEveryPackage: docs/architecture.md has a row for
 // every package of the module (a row may name several, or a tree with
 // "/..."), so a package added without a line there fails.

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
 	headroomc "github.com/hccl-exporter/hccl_exporter/collectors/headroom"
+	"github.com/hccl-exporter/hccl_exporter/collectors/npuhealth"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/collectors/pods"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
@@ -188,6 +190,7 @@ var _ pods.ChipMap = PhyChips{}
 func (p PhyChips) ChipsByPhyID(ctx context.Context) (map[int]ascend.ChipID, error) {
 	snap, err := p.NPU.Snapshot(ctx)
 	if err != nil {
+		err = npuSMIAbsent(err)
 		if p.Reported {
 			err = fmt.Errorf("%w: %w", collector.ErrDependency, err)
 		}
@@ -234,3 +237,34 @@ func (p ProcessTable) Match(devs []logstate.ProcessDevice) ([]cannlog.MatchedRow
 	}
 	return out, true
 }
+
+// npuSMIAbsent marks npu-smi's not-found error as the pods collector's
+// ErrNoNPUSMI (the logs-only mode); other errors are returned as they are.
+func npuSMIAbsent(err error) error {
+	if errors.Is(err, npusmi.ErrNotFound) {
+		return fmt.Errorf("%w: %w", pods.ErrNoNPUSMI, err)
+	}
+	return err
+}
+
+// healthTable adapts the npusmi collector to the npu-smi table the
+// npuhealth sweep reads.
+type healthTable struct{ NPU *npusmi.Collector }
+
+var _ npuhealth.Table = healthTable{}
+
+// Chips lists the chips of the shared npu-smi run.
+func (t healthTable) Chips(ctx context.Context) ([]ascend.ChipID, error) {
+	snap, err := t.NPU.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ascend.ChipID, 0, len(snap.Chips))
+	for _, c := range snap.Chips {
+		out = append(out, ascend.ChipID{NPU: c.NPU, Chip: c.Chip})
+	}
+	return out, nil
+}
+
+// InFlight is closed when the npu-smi run in flight ends; nil when none.
+func (t healthTable) InFlight() <-chan struct{} { return t.NPU.InFlight() }

@@ -19,7 +19,7 @@ type npuProcesses struct {
 func (n npuProcesses) NPUProcesses(ctx context.Context) ([]pods.NPUProcess, error) {
 	snap, err := n.npu.Snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return nil, npuSMIAbsent(err)
 	}
 	out := make([]pods.NPUProcess, 0, len(snap.Processes))
 	for _, p := range snap.Processes {

@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collector"
-	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 
@@ -87,7 +86,8 @@ func (c Config) Validate() error {
 }
 
 // Table is the chip list the sweep reads: the npusmi collector's accepted
-// `npu-smi info` table, shared with the scrapes.
+// `npu-smi info` table, shared with the scrapes (cmd/hccl_exporter adapts
+// the npusmi collector to it).
 type Table interface {
 	// Chips returns the chips of the last accepted table (running npu-smi
 	// info through the shared runner when its last run is older than
@@ -96,25 +96,6 @@ type Table interface {
 	// InFlight is closed when the table's run in flight ends; nil when none.
 	InFlight() <-chan struct{}
 }
-
-// NPUSMITable adapts the npusmi collector to Table.
-type NPUSMITable struct{ C *npusmi.Collector }
-
-// Chips implements Table.
-func (t NPUSMITable) Chips(ctx context.Context) ([]ascend.ChipID, error) {
-	snap, err := t.C.Snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ascend.ChipID, 0, len(snap.Chips))
-	for _, c := range snap.Chips {
-		out = append(out, ascend.ChipID{NPU: c.NPU, Chip: c.Chip})
-	}
-	return out, nil
-}
-
-// InFlight implements Table.
-func (t NPUSMITable) InFlight() <-chan struct{} { return t.C.InFlight() }
 
 // Collector sweeps the detail queries in the background and exports the
 // latest sweep.

@@ -9,8 +9,6 @@ import (
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 )
 
 // NPUProcess is a row of npu-smi's process table: a host pid and its chip.
@@ -50,10 +48,15 @@ var (
 		[]string{"source"}, nil)
 )
 
-// npuSMIAbsent: npu-smi is not installed on this node (the logs-only
-// mode). Pods are then named by the kubelet's socket alone where it has one,
-// and this collector does not fail for a source it only enriches with.
-func npuSMIAbsent(err error) bool { return err != nil && errors.Is(err, npusmi.ErrNotFound) }
+// ErrNoNPUSMI marks the error of a ChipMap or NPUProcesses source when
+// npu-smi is not installed on this node (the logs-only mode): pods are then
+// named by the kubelet's socket alone where it has one, and this collector
+// does not fail for a source it only enriches with. The sources main wires
+// wrap npu-smi's own not-found error with it.
+var ErrNoNPUSMI = errors.New("npu-smi is not installed on this node")
+
+// npuSMIAbsent: the source failed because npu-smi is not installed.
+func npuSMIAbsent(err error) bool { return err != nil && errors.Is(err, ErrNoNPUSMI) }
 
 // SetProcessAttribution turns on pods from processes (nil turns it off).
 func (c *Collector) SetProcessAttribution(a *ProcessAttribution) { c.attr = a }
