@@ -224,7 +224,9 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	}
 	if on("cannlog") {
 		clog := logger.With("collector", "cannlog")
-		c, err := cannlog.New(w.cannlogConfig(d), clog)
+		cfg := *w.cannlog.cfg
+		cfg.Procfs = d.Paths.Procfs
+		c, err := cannlog.New(cfg, cannlogDeps(d), clog)
 		if err != nil {
 			return nil, fmt.Errorf("cannlog collector: %w", err)
 		}
@@ -242,21 +244,20 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	return d, nil
 }
 
-// cannlogConfig is the cannlog configuration with what main wires: the
-// pod of a device (the kubelet), the pod of a discovered process (its own
-// cgroup) and npu-smi's process table.
-func (w *collectorWiring) cannlogConfig(d *Deps) cannlog.Config {
-	cfg := *w.cannlog.cfg
-	cfg.Procfs = d.Paths.Procfs
+// cannlogDeps is what main wires into the cannlog collector: the pod of
+// a device (the kubelet), the pod of a discovered process (its own cgroup)
+// and npu-smi's process table.
+func cannlogDeps(d *Deps) cannlog.Deps {
+	var deps cannlog.Deps
 	if d.Pods != nil {
-		cfg.PodOfDevice = d.Pods.PodOfDevice
+		deps.PodOfDevice = d.Pods.PodOfDevice
 	}
 	if procfs := d.Paths.Procfs; procfs != "" {
 		// The owner of a discovered root's files is the pod its process's
 		// own cgroup names (else its uid): identity a tenant cannot write
 		// (docs/security.md).
 		kubeletLogs := d.Paths.KubeletLogs
-		cfg.PodOfProcess = func(pid int) (cannlog.ProcessPod, bool) {
+		deps.PodOfProcess = func(pid int) (cannlog.ProcessPod, bool) {
 			ref, ok, err := pods.ReadProcessCgroup(procfs, pid)
 			if err != nil || !ok {
 				return cannlog.ProcessPod{}, false
@@ -278,9 +279,9 @@ func (w *collectorWiring) cannlogConfig(d *Deps) cannlog.Config {
 		// Each process npu-smi lists is read from its own log root, found
 		// through --path.procfs after each npu-smi run; the same table
 		// says which processes run and on which chip.
-		cfg.Processes = ProcessTable{NPU: v}
+		deps.Processes = ProcessTable{NPU: v}
 	}
-	return cfg
+	return deps
 }
 
 // newPods builds the pods collector over the kubelet watcher and the

@@ -40,22 +40,27 @@ type Config struct {
 	// CrossFilesystems lets the walk below a log root enter mount points,
 	// and discovered roots be on FUSE or network file systems.
 	CrossFilesystems bool
-	// PodOfDevice labels plog faults with the pod of their device (not a
-	// flag: main wires the kubelet's answer); see logstate.Options.PodOfDevice.
-	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
 	// Procfs is the host's /proc (--path.procfs, registered by main with
-	// the other host paths): every process of Processes is read from its
-	// own log root found there (discovery.go). Empty disables discovery.
+	// the other host paths): every process of Deps.Processes is read from
+	// its own log root found there (discovery.go). Empty disables
+	// discovery.
 	Procfs string
-	// Processes is npu-smi's process table (not a flag: main wires it);
-	// nil disables discovery.
+}
+
+// Deps are what main wires into the collector from the other sources of
+// the node: none is a flag, each may be nil.
+type Deps struct {
+	// PodOfDevice labels plog faults with the pod of their device (the
+	// kubelet's answer); see logstate.Options.PodOfDevice.
+	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
+	// Processes is npu-smi's process table; nil disables discovery.
 	Processes ProcessTable
-	// PodOfProcess names the pod a host pid's own cgroup puts it in (not a
-	// flag: main wires the pods package's cgroup reading and the kubelet's log
-	// layout): the owner of a discovered root's files is that pod, else the
-	// process's uid (logstate.Source.Owner), and the pod labels of its plog
-	// faults are its pod's, not the pod of a device its lines name. nil:
-	// the uid alone.
+	// PodOfProcess names the pod a host pid's own cgroup puts it in (the
+	// pods package's cgroup reading and the kubelet's log layout): the
+	// owner of a discovered root's files is that pod, else the process's
+	// uid (logstate.Source.Owner), and the pod labels of its plog faults
+	// are its pod's, not the pod of a device its lines name. nil: the uid
+	// alone.
 	PodOfProcess func(hostPID int) (ProcessPod, bool)
 }
 
@@ -202,6 +207,7 @@ const expireEvery = 5 * time.Second
 // started by Start reads the logs; Update only reads the state.
 type Collector struct {
 	cfg    Config
+	deps   Deps
 	logger *slog.Logger
 	// live replaces the collector's own liveness (coverage.go) in tests
 	// that need processes kept; nil in the exporter.
@@ -247,9 +253,9 @@ type Collector struct {
 
 // New builds the collector and its follower and restores the state saved
 // in --cannlog.state-file. Which processes still run is the collector's own
-// to say (coverage.go): from cfg.Processes, its table of roots and
+// to say (coverage.go): from deps.Processes, its table of roots and
 // cfg.Procfs; without them only the TTL decides.
-func New(cfg Config, logger *slog.Logger) (*Collector, error) {
+func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -260,7 +266,7 @@ func New(cfg Config, logger *slog.Logger) (*Collector, error) {
 		PollInterval:   cfg.PollInterval,
 		RescanInterval: cfg.RescanInterval,
 		MaxLineBytes:   cfg.MaxLineBytes,
-		AwaitProcRoots: cfg.Procfs != "" && cfg.Processes != nil,
+		AwaitProcRoots: cfg.Procfs != "" && deps.Processes != nil,
 		MaxOpenFiles:   cfg.MaxOpenFiles,
 		// The tail's Default* caps per root: no flags, a root of CANN's
 		// layout stays far below them.
@@ -274,7 +280,8 @@ func New(cfg Config, logger *slog.Logger) (*Collector, error) {
 		f.Close()
 		return nil, fmt.Errorf("cannlog: %w", err)
 	}
-	return newCollector(cfg, nil, logger, f, logstate.NewState(opts)), nil
+	opts.PodOfDevice = deps.PodOfDevice
+	return newCollector(cfg, deps, nil, logger, f, logstate.NewState(opts)), nil
 }
 
 // stateOptionsZone is stateOptions with the zone of --cannlog.timezone.
@@ -285,11 +292,10 @@ func (cfg Config) stateOptionsZone() (logstate.Options, error) {
 		return o, err
 	}
 	o.Location, o.ScreenZoneFromRuntime = loc, auto
-	o.PodOfDevice = cfg.PodOfDevice
 	return o, nil
 }
 
-func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f follower, st *logstate.State) *Collector {
+func newCollector(cfg Config, deps Deps, live logstate.Liveness, logger *slog.Logger, f follower, st *logstate.State) *Collector {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -299,7 +305,7 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = 10 * time.Second
 	}
-	c := &Collector{cfg: cfg, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
+	c := &Collector{cfg: cfg, deps: deps, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
 	if c.live == nil {
 		c.live = liveness{c}
 	}
@@ -310,7 +316,7 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 	}
 	c.roots = newRootTable(cfg.Roots)
 	c.zones = newZones(c.roots, auto, fixed, cfg.CrossFilesystems)
-	c.disc = newDiscovery(cfg)
+	c.disc = newDiscovery(cfg.Procfs, deps.Processes)
 	blob, err := f.Restore()
 	if err != nil {
 		logger.Warn("cannot restore the log state file; reading from the start", "file", cfg.StateFile, "err", err)

@@ -28,7 +28,7 @@ func zoneCollector(t *testing.T, cfg Config) *Collector {
 	}
 	opts := logstate.DefaultOptions()
 	opts.Location = time.UTC
-	c := newCollector(cfg, nil, slog.New(slog.DiscardHandler), f, logstate.NewState(opts))
+	c := newCollector(cfg, Deps{}, nil, slog.New(slog.DiscardHandler), f, logstate.NewState(opts))
 	c.zones.local = func() *time.Location { return time.UTC }
 	return c
 }
