@@ -600,74 +600,10 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 			conf = to
 		}
 	}
-	var cons []string
-	for _, g := range in.Groups {
-		switch g.Part {
-		case PartConsequence:
-			s := fmt.Sprintf("%d process(es) on %d node(s) reported %s within %s after it", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0)))
-			if g.Timer != "" {
-				s += fmt.Sprintf(" (their %s timer: up to %s)", g.Timer, fmtSeconds(g.TimerSeconds))
-			}
-			cons = append(cons, s)
-		case PartConcurrent:
-			cons = append(cons, fmt.Sprintf("%d process(es) on %d node(s) also reported %s themselves within %s", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0))))
-		}
-	}
+	cons := consequences(in)
 	at := root.Aligned.Format(textTime)
 	if !in.RootInBundle {
-		var codes []string
-		for _, g := range in.Groups {
-			codes = append(codes, fmt.Sprintf("%s from %d process(es) on %d node(s)", g.Code, g.Processes, len(g.Nodes)))
-		}
-		lead := "The first failing rank is not in the bundle: only consequences were found"
-		if len(in.SilentRanks) > 0 {
-			lead = "No rank reported a failure of its own: only consequences were found"
-		}
-		summary := fmt.Sprintf("%s (%s), the first %s on %s at %s.",
-			lead, strings.Join(codes, "; "), root.Code, who(root.Event), at)
-		reasons = append(reasons, fmt.Sprintf("%s is reported by a rank about its peers (%s), not about itself: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
-			root.Code, root.role.Why, root.basis))
-		conf := ConfidenceLow
-		if len(in.SilentRanks) > 0 {
-			s := in.SilentRanks[0]
-			summary = silentHead(s) + " " + summary
-			conf = s.Confidence
-			reasons = append(reasons, s.Reason+" Named by "+s.NamedBy+".")
-			reasons = append(reasons, "Collect next: "+strings.Join(s.Collect, "; ")+".")
-		}
-		if p := in.FailingPair; p != nil {
-			reasons = append(reasons, linkReason(in.LinkFailures))
-			summary += " HCCL names the failing link: " + p.String() + "."
-		}
-		if len(in.SuspectedPeers) > 0 {
-			var named []string
-			for i, p := range in.SuspectedPeers {
-				if i == 3 {
-					break
-				}
-				s := fmt.Sprintf("%s (%s)", p.Peer, peerNamedBy(p))
-				if !p.InBundle {
-					s += ", not in the bundle"
-				}
-				named = append(named, s)
-			}
-			first := in.SuspectedPeers[0]
-			then := " Collect that rank's logs."
-			if first.InBundle {
-				then = ""
-			}
-			by := "The waiting ranks name the peer they waited for: "
-			if first.Links > 0 {
-				by = "The waiting ranks and HCCL's failing links name the peer: "
-			}
-			reasons = append(reasons, by+strings.Join(named, "; ")+"."+then)
-			if len(in.SilentRanks) == 0 {
-				summary += " The waiting ranks point at " + pointedAt(in.SuspectedPeers) + "."
-			}
-		} else {
-			reasons = append(reasons, "Collect the CANN logs and screen logs of every node of the job: the rank that failed first is on a node (or in a process) missing here.")
-		}
-		return summary, conf, reasons
+		return explainMissingRoot(in, root, at)
 	}
 
 	summary := fmt.Sprintf("%s on %s at %s", root.Code, who(root.Event), at)
@@ -724,6 +660,97 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		}
 		reasons = append(reasons, fmt.Sprintf("Ambiguous: %s came within the clocks' tolerance of the root; either may have failed first.", fewOf(alts)))
 	}
+	clock, uncertain := clockReasons(r, evs)
+	reasons = append(reasons, clock...)
+	if uncertain {
+		lower(ConfidenceMedium)
+	}
+	return summary, conf, reasons
+}
+
+// explainMissingRoot explains an incident whose first failing rank is not
+// in the bundle: only consequences were found, and the waiting ranks (or
+// HCCL's failing links) may name the peer to collect next.
+func explainMissingRoot(in *Incident, root *ev, at string) (string, string, []string) {
+	var reasons []string
+	var codes []string
+	for _, g := range in.Groups {
+		codes = append(codes, fmt.Sprintf("%s from %d process(es) on %d node(s)", g.Code, g.Processes, len(g.Nodes)))
+	}
+	lead := "The first failing rank is not in the bundle: only consequences were found"
+	if len(in.SilentRanks) > 0 {
+		lead = "No rank reported a failure of its own: only consequences were found"
+	}
+	summary := fmt.Sprintf("%s (%s), the first %s on %s at %s.",
+		lead, strings.Join(codes, "; "), root.Code, who(root.Event), at)
+	reasons = append(reasons, fmt.Sprintf("%s is reported by a rank about its peers (%s), not about itself: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
+		root.Code, root.role.Why, root.basis))
+	conf := ConfidenceLow
+	if len(in.SilentRanks) > 0 {
+		s := in.SilentRanks[0]
+		summary = silentHead(s) + " " + summary
+		conf = s.Confidence
+		reasons = append(reasons, s.Reason+" Named by "+s.NamedBy+".")
+		reasons = append(reasons, "Collect next: "+strings.Join(s.Collect, "; ")+".")
+	}
+	if p := in.FailingPair; p != nil {
+		reasons = append(reasons, linkReason(in.LinkFailures))
+		summary += " HCCL names the failing link: " + p.String() + "."
+	}
+	if len(in.SuspectedPeers) > 0 {
+		var named []string
+		for i, p := range in.SuspectedPeers {
+			if i == 3 {
+				break
+			}
+			s := fmt.Sprintf("%s (%s)", p.Peer, peerNamedBy(p))
+			if !p.InBundle {
+				s += ", not in the bundle"
+			}
+			named = append(named, s)
+		}
+		first := in.SuspectedPeers[0]
+		then := " Collect that rank's logs."
+		if first.InBundle {
+			then = ""
+		}
+		by := "The waiting ranks name the peer they waited for: "
+		if first.Links > 0 {
+			by = "The waiting ranks and HCCL's failing links name the peer: "
+		}
+		reasons = append(reasons, by+strings.Join(named, "; ")+"."+then)
+		if len(in.SilentRanks) == 0 {
+			summary += " The waiting ranks point at " + pointedAt(in.SuspectedPeers) + "."
+		}
+	} else {
+		reasons = append(reasons, "Collect the CANN logs and screen logs of every node of the job: the rank that failed first is on a node (or in a process) missing here.")
+	}
+	return summary, conf, reasons
+}
+
+// consequences describes the incident's consequence and concurrent
+// groups, one phrase each.
+func consequences(in *Incident) []string {
+	var cons []string
+	for _, g := range in.Groups {
+		switch g.Part {
+		case PartConsequence:
+			s := fmt.Sprintf("%d process(es) on %d node(s) reported %s within %s after it", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0)))
+			if g.Timer != "" {
+				s += fmt.Sprintf(" (their %s timer: up to %s)", g.Timer, fmtSeconds(g.TimerSeconds))
+			}
+			cons = append(cons, s)
+		case PartConcurrent:
+			cons = append(cons, fmt.Sprintf("%d process(es) on %d node(s) also reported %s themselves within %s", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0))))
+		}
+	}
+	return cons
+}
+
+// clockReasons says how the clocks of the incident's nodes were corrected,
+// and which could not be compared while others disagree (uncertain: the
+// order against other nodes is then not known).
+func clockReasons(r *Report, evs []*ev) (out []string, uncertain bool) {
 	nodesSeen := map[string]bool{}
 	for _, e := range evs {
 		nodesSeen[e.Node] = true
@@ -733,19 +760,19 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 			continue
 		}
 		if nc.Corrected {
-			reasons = append(reasons, fmt.Sprintf("%s's clock was %s %s the reference's; its times were corrected (±%s).",
+			out = append(out, fmt.Sprintf("%s's clock was %s %s the reference's; its times were corrected (±%s).",
 				nc.Node, fmtSeconds(math.Abs(*nc.OffsetSeconds)), map[bool]string{true: "ahead of", false: "behind"}[*nc.OffsetSeconds > 0], fmtSeconds(nc.UncertaintySeconds)))
 		}
 	}
 	if r.Clock.SkewDetected {
 		for _, nc := range r.Clock.Nodes {
 			if nodesSeen[nc.Node] && nc.OffsetSeconds == nil {
-				lower(ConfidenceMedium)
-				reasons = append(reasons, fmt.Sprintf("%s's clock could not be compared with the others while other clocks disagree: its order against other nodes is uncertain.", nc.Node))
+				uncertain = true
+				out = append(out, fmt.Sprintf("%s's clock could not be compared with the others while other clocks disagree: its order against other nodes is uncertain.", nc.Node))
 			}
 		}
 	}
-	return summary, conf, reasons
+	return out, uncertain
 }
 
 // pointedAt names the peers the waiting ranks point at most: the first, or
