@@ -417,6 +417,59 @@ func timerFor(t timer, p *procData, common map[string]float64) (float64, string)
 func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clockModel, opts Options) Incident {
 	in := Incident{ID: id, RootInBundle: rooted, Alternatives: []Event{}, Groups: []EventGroup{},
 		SuspectedPeers: []PeerCount{}, Nodes: []string{}, Remedy: []Remedy{}, Events: []Event{}, LinkFailures: []LinkFailure{}, SilentRanks: []SilentRank{}}
+	root := chooseRoot(first, rooted, evs, cm)
+	start := evs[0].at
+	end := evs[len(evs)-1].at
+	in.Start, in.End = Timestamp{start.In(opts.Location)}, Timestamp{end.In(opts.Location)}
+	if ls := linksDuring(r.LinkFailures, start, end); len(ls) > 0 {
+		in.LinkFailures = ls
+	}
+	nodes := map[string]bool{}
+	for _, e := range evs {
+		nodes[e.Node] = true
+		e.AfterSeconds = round3(e.at.Sub(root.at).Seconds())
+	}
+	in.Nodes = sortedKeys(nodes)
+
+	in.Groups = eventGroups(evs)
+
+	// The failing link's dstRank is a peer too, named by HCCL itself.
+	in.FailingPair = failingPair(in.LinkFailures, r.ranks)
+	in.SuspectedPeers = suspectedPeers(r, evs, in.LinkFailures, in.FailingPair)
+	if !rooted || root.role.Role != RoleLocal {
+		in.SilentRanks = silentRanks(&in, r.ranks, cm, start, opts)
+	}
+
+	if rooted {
+		re := root.Event
+		in.Root = &re
+		for _, e := range evs {
+			if e == root || e.role.Role == RoleWaiting {
+				continue
+			}
+			if e.PID == root.PID && e.Node == root.Node {
+				continue
+			}
+			if d := math.Abs(e.at.Sub(root.at).Seconds()); d <= cm.tolerance(e.Node, root.Node) && (e.role.Role == RoleLocal || root.role.Role != RoleLocal) {
+				in.Alternatives = append(in.Alternatives, e.Event)
+			}
+		}
+	}
+	in.Summary, in.Confidence, in.Reasons = explain(r, &in, root, evs, cm)
+	for i, e := range evs {
+		if i == maxIncidentEvents {
+			break
+		}
+		in.Events = append(in.Events, e.Event)
+	}
+	return in
+}
+
+// chooseRoot marks the incident's events: only the first of the root's own
+// lines is the root (the others are the same failure printed again), and
+// within the clocks' tolerance a rank's own failure is preferred to a code
+// that peers also report. It returns the root.
+func chooseRoot(first *ev, rooted bool, evs []*ev, cm *clockModel) *ev {
 	root := first
 	if rooted {
 		// Only the first of the root's own lines is the root; the others
@@ -440,20 +493,13 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 			first.Part, root.Part = PartConcurrent, PartRoot
 		}
 	}
-	start := evs[0].at
-	end := evs[len(evs)-1].at
-	in.Start, in.End = Timestamp{start.In(opts.Location)}, Timestamp{end.In(opts.Location)}
-	if ls := linksDuring(r.LinkFailures, start, end); len(ls) > 0 {
-		in.LinkFailures = ls
-	}
-	nodes := map[string]bool{}
-	for _, e := range evs {
-		nodes[e.Node] = true
-		e.AfterSeconds = round3(e.at.Sub(root.at).Seconds())
-	}
-	in.Nodes = sortedKeys(nodes)
+	return root
+}
 
-	// Groups by part and code.
+// eventGroups groups the incident's events other than the root by part and
+// code, in order of first appearance.
+func eventGroups(evs []*ev) []EventGroup {
+	out := []EventGroup{}
 	type gkey struct{ part, code string }
 	groups := map[gkey]*EventGroup{}
 	procs := map[gkey]map[string]bool{}
@@ -484,10 +530,15 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 		g := groups[k]
 		g.Processes = len(procs[k])
 		g.Nodes = sortedKeys(gnodes[k])
-		in.Groups = append(in.Groups, *g)
+		out = append(out, *g)
 	}
+	return out
+}
 
-	// Peers the waiting events name.
+// suspectedPeers counts the peers the waiting events name, and the ranks
+// HCCL's failing links (and the failing pair) name, most named first.
+func suspectedPeers(r *Report, evs []*ev, links []LinkFailure, pair *FailingPair) []PeerCount {
+	out := []PeerCount{}
 	peerCount := map[string]int{}
 	for _, e := range evs {
 		if e.Part == PartRoot || e.role.Role == RoleLocal {
@@ -508,14 +559,13 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 		}
 	}
 	// The failing link's dstRank is a peer too, named by HCCL itself.
-	in.FailingPair = failingPair(in.LinkFailures, r.ranks)
 	linkPeers := map[string]int{}
-	for _, l := range in.LinkFailures {
+	for _, l := range links {
 		if l.DstRank >= 0 {
 			linkPeers[fmt.Sprintf("rank %d", l.DstRank)]++
 		}
 	}
-	if p := in.FailingPair; p != nil && p.Dst.Rank >= 0 {
+	if p := pair; p != nil && p.Dst.Rank >= 0 {
 		if k := fmt.Sprintf("rank %d", p.Dst.Rank); linkPeers[k] == 0 {
 			linkPeers[k] = 1
 		}
@@ -526,42 +576,16 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 		}
 	}
 	for p, c := range peerCount {
-		in.SuspectedPeers = append(in.SuspectedPeers, PeerCount{Peer: p, Events: c, InBundle: bundleRanks[p], Links: linkPeers[p]})
+		out = append(out, PeerCount{Peer: p, Events: c, InBundle: bundleRanks[p], Links: linkPeers[p]})
 	}
-	sort.Slice(in.SuspectedPeers, func(i, j int) bool {
-		a, b := in.SuspectedPeers[i], in.SuspectedPeers[j]
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
 		if a.Events+a.Links != b.Events+b.Links {
 			return a.Events+a.Links > b.Events+b.Links
 		}
 		return a.Peer < b.Peer
 	})
-	if !rooted || root.role.Role != RoleLocal {
-		in.SilentRanks = silentRanks(&in, r.ranks, cm, start, opts)
-	}
-
-	if rooted {
-		re := root.Event
-		in.Root = &re
-		for _, e := range evs {
-			if e == root || e.role.Role == RoleWaiting {
-				continue
-			}
-			if e.PID == root.PID && e.Node == root.Node {
-				continue
-			}
-			if d := math.Abs(e.at.Sub(root.at).Seconds()); d <= cm.tolerance(e.Node, root.Node) && (e.role.Role == RoleLocal || root.role.Role != RoleLocal) {
-				in.Alternatives = append(in.Alternatives, e.Event)
-			}
-		}
-	}
-	in.Summary, in.Confidence, in.Reasons = explain(r, &in, root, evs, cm)
-	for i, e := range evs {
-		if i == maxIncidentEvents {
-			break
-		}
-		in.Events = append(in.Events, e.Event)
-	}
-	return in
+	return out
 }
 
 // who names a process: "node-3 pid 2103452 (rank 12, device 4)".
