@@ -165,6 +165,36 @@ type ev struct {
 
 // analyse builds the incidents of the bundle.
 func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
+	evs := timedEvents(r, nodes, cm, opts)
+	incs := groupIncidents(evs, cm)
+	r.Incidents = []Incident{}
+	for i, in := range incs {
+		r.Incidents = append(r.Incidents, buildIncident(r, i+1, in.first, in.rooted, in.evs, cm, opts))
+	}
+	for i, in := range incs {
+		if in.rooted {
+			continue
+		}
+		for j := i + 1; j < len(incs); j++ {
+			if incs[j].rooted {
+				suspectUncomparedClock(&r.Incidents[i], &r.Incidents[j], in.first, incs[j].first, cm)
+			}
+		}
+	}
+}
+
+// incidentEvents are the events of one incident being built.
+type incidentEvents struct {
+	first  *ev // root, or the first waiting event when rootless
+	rooted bool
+	evs    []*ev
+}
+
+// timedEvents reads every node's fault events into one list in aligned
+// time order (the clocks corrected by cm), counting those without a time,
+// and sets the report's link failures and rank index, which building the
+// incidents reads.
+func timedEvents(r *Report, nodes []*nodeData, cm *clockModel, opts Options) []*ev {
 	var evs []*ev
 	untimed := 0
 	common := commonSettings(nodes)
@@ -213,12 +243,14 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 		}
 		return cmp.Or(cmp.Compare(evs[i].Node, evs[j].Node), cmp.Compare(evs[i].File, evs[j].File), cmp.Compare(evs[i].Line, evs[j].Line)) < 0
 	})
+	return evs
+}
 
-	type inc struct {
-		first  *ev // root, or the first waiting event when rootless
-		rooted bool
-		evs    []*ev
-	}
+// groupIncidents assigns each event, in time order, to the incident that
+// explains it (as its root repeated, a concurrent failure, a consequence
+// within its timer, or a waiting event of a missing root), or starts a new
+// incident with it; it sets each event's Part.
+func groupIncidents(evs []*ev, cm *clockModel) []*incidentEvents {
 	// No event is explained by an incident that began more than the
 	// longest window before it; incidents are in order of their first
 	// event, so the search stops there.
@@ -226,9 +258,9 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 	for _, e := range evs {
 		longest = max(longest, windowFor(e.timer, 0))
 	}
-	var incs []*inc
+	var incs []*incidentEvents
 	for _, e := range evs {
-		var home *inc
+		var home *incidentEvents
 		part := ""
 		for i := len(incs) - 1; i >= 0 && home == nil; i-- {
 			in := incs[i]
@@ -267,7 +299,7 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 			}
 		}
 		if home == nil {
-			home = &inc{first: e, rooted: e.role.Role != RoleWaiting}
+			home = &incidentEvents{first: e, rooted: e.role.Role != RoleWaiting}
 			part = PartRoot
 			if !home.rooted {
 				part = PartWaiting
@@ -277,21 +309,7 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 		e.Part = part
 		home.evs = append(home.evs, e)
 	}
-
-	r.Incidents = []Incident{}
-	for i, in := range incs {
-		r.Incidents = append(r.Incidents, buildIncident(r, i+1, in.first, in.rooted, in.evs, cm, opts))
-	}
-	for i, in := range incs {
-		if in.rooted {
-			continue
-		}
-		for j := i + 1; j < len(incs); j++ {
-			if incs[j].rooted {
-				suspectUncomparedClock(&r.Incidents[i], &r.Incidents[j], in.first, incs[j].first, cm)
-			}
-		}
-	}
+	return incs
 }
 
 // suspectUncomparedClock handles waiting events (incident a) followed,
