@@ -49,6 +49,10 @@ type Config struct {
 	// Processes is npu-smi's process table (not a flag: main wires it);
 	// nil disables discovery.
 	Processes ProcessTable
+	// WorkloadTTL and MaxWorkloads bound the workload memory (not flags
+	// of this collector: --headroom.workload-memory-*); zero: defaults.
+	WorkloadTTL  time.Duration
+	MaxWorkloads int
 }
 
 // DefaultRoot is the CANN log root a process writes to, by CANN's own
@@ -129,6 +133,7 @@ func (cfg Config) stateOptions() logstate.Options {
 	o := logstate.DefaultOptions()
 	o.ProcessTTL = cfg.ProcessTTL
 	o.FaultTTL = cfg.FaultTTL
+	o.WorkloadTTL, o.MaxWorkloads = cfg.WorkloadTTL, cfg.MaxWorkloads
 	for _, p := range []struct{ dst, src *int }{
 		{&o.MaxPIDs, &cfg.MaxPIDs}, {&o.MaxCommunicators, &cfg.MaxCommunicators}, {&o.MaxCodes, &cfg.MaxCodes},
 		{&o.MaxPods, &cfg.MaxPods}, {&o.MaxModules, &cfg.MaxModules},

@@ -66,6 +66,9 @@ type ChipMemory struct {
 	// Name is the chip's name as npu-smi prints it (910B3, 910_9392, …):
 	// the product of communicators whose logs print no deviceType.
 	Name string
+	// Driver is the driver version npu-smi's header prints: learned QP
+	// sizes are kept per driver (estimator.go).
+	Driver string
 }
 
 // DeviceTypeOfChip maps npu-smi's chip name to HCCL's device type: 910B*
@@ -131,6 +134,13 @@ type ProcessSettings struct {
 	// ExpansionMode is its HCCL_OP_EXPANSION_MODE as printed (AI_CPU, AIV,
 	// HOST, …), "" when not printed.
 	ExpansionMode string
+	// Remembered are the link sets earlier processes of its workload ran
+	// (workload memory, memory.go): expected from its start.
+	Remembered []logstate.RememberedLinks
+	// Workload is its workload's identity ("" unknown) and Failures the
+	// link setups of the workload that failed before.
+	Workload string
+	Failures []logstate.RememberedFailure
 }
 
 // ChipHeadroom is the model's result for one chip.
@@ -201,6 +211,14 @@ type ChipHeadroom struct {
 	// communicators, so it adds nothing to the QP and buffer sums: on such
 	// a chip "nothing pending" means "nothing seen", not "nothing ahead".
 	ProcessesKnown, ProcessesDefaulted, ProcessesUnknown int
+
+	// RememberedQPs are the QPs of QPsExpected that only the workload
+	// memory expects: link sets an earlier process of the workload ran
+	// that this one has not (memory.go).
+	RememberedQPs float64
+	// Product is the chip's name (npu-smi), the product learned QP sizes
+	// are looked up for.
+	Product string
 }
 
 // Model computes the headroom of every chip. It is pure: the result depends
@@ -223,7 +241,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			continue // npu-smi lists a chip once; keep the first if not
 		}
 		index[k] = len(out)
-		h := ChipHeadroom{NPU: c.NPU, Chip: c.Chip}
+		h := ChipHeadroom{NPU: c.NPU, Chip: c.Chip, Product: c.Name}
 		if validBytes(c.HBMUsedBytes) && validBytes(c.HBMTotalBytes) && c.HBMTotalBytes > 0 {
 			h.HBMKnown = true
 			h.FreeHBMBytes = c.HBMTotalBytes - c.HBMUsedBytes
@@ -386,7 +404,9 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 		h.QPsExpected += d.qpsExpected
 		h.QPsHigh += d.qpsHigh
 		h.CaptureQPs += d.captureQPs
+		h.RememberedQPs += d.rememberedQPs
 		lowB, expB, highB, known := qpBytes(cfg, s, c, opBase, graph, d.perLink)
+		expB, highB = learnedBytes(cfg, h.Product, s, c, opBase, graph, d.perLink, expB, highB)
 		h.QPMemoryLowBytes += d.qpsLow * lowB
 		h.QPMemoryExpectedBytes += d.qpsExpected * expB
 		h.QPMemoryHighBytes += d.qpsHigh * highB
@@ -420,6 +440,7 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 type commDemand struct {
 	qpsLow, qpsExpected, qpsHigh float64
 	captureQPs                   float64
+	rememberedQPs                float64
 	perLink                      float64
 	buffer, aiv                  float64
 }
@@ -435,6 +456,7 @@ func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) co
 		return commDemand{} // a 1-rank communicator links nothing and never allocates its cclBuffer
 	}
 	var d commDemand
+	c, memCapture, memPeers := withRemembered(c, s)
 	low, exp, high, ring := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
 	linked := float64(max(c.RoCEPeers, 0))
 	perLink := qpsPerLink(qps, c.DeviceType)
@@ -462,6 +484,16 @@ func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) co
 		d.captureQPs = float64(c.LastCaptureQPs)
 		d.qpsExpected += d.captureQPs
 		d.qpsHigh += d.captureQPs
+	} else if memCapture > 0 {
+		// The workload captured before and this process has not yet:
+		// its first capture is ahead.
+		d.captureQPs = memCapture
+		d.qpsExpected += memCapture
+		d.qpsHigh += memCapture
+		d.rememberedQPs += memCapture
+	}
+	if memPeers > 0 {
+		d.rememberedQPs += math.Min(d.qpsExpected, memPeers*perLink)
 	}
 	if strings.EqualFold(s.ExpansionMode, "AIV") && c.CCLBufferBytes == 0 {
 		d.aiv = aivBufferBytes

@@ -271,6 +271,7 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 	}
 	c.RoCEPeers, c.OtherPeers = len(ps.roce), len(ps.other)
 	s.noteTag(pr, c, t, p.Time)
+	s.rememberLink(pr, c, t)
 }
 
 // noteTag records what the operator tag of a link says about the

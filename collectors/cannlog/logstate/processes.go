@@ -162,6 +162,8 @@ type process struct {
 	// gone: its owner said the process left (MarkGone). Its series stay
 	// for the TTL, but it holds no place under the pid cap.
 	gone bool
+	// wl is its part in the workload memory (workload.go).
+	wl processWorkload
 }
 
 // settings is the process's settings set, SettingsID(pr.env), computed

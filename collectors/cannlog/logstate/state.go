@@ -148,6 +148,11 @@ type Options struct {
 	// when no single container holds it. It is called with the state's lock
 	// held and must not call back into the State.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
+	// WorkloadTTL and MaxWorkloads bound the workload memory
+	// (workload.go): a workload not seen for WorkloadTTL is forgotten, and
+	// past MaxWorkloads the one seen longest ago. Zero: the defaults.
+	WorkloadTTL  time.Duration
+	MaxWorkloads int
 }
 
 // DefaultOptions returns the defaults of the cannlog flags.
@@ -236,6 +241,11 @@ type State struct {
 	recentNext    int
 	// incidents are the open cause lines of two-line failures (countsAsNew).
 	incidents map[incidentKey]openIncident
+	// wl is the workload memory (workload.go).
+	wl workloadMemory
+	// ext are other packages' blobs in the state file (AttachExtension);
+	// they have a lock of their own.
+	ext extensions
 }
 
 // NewState returns an empty state.

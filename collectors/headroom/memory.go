@@ -1,0 +1,40 @@
+package headroom
+
+import "github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+
+// Workload memory in the model: a process of a workload whose earlier
+// processes ran an AlltoAll-family operator or an ACL graph capture on a
+// communicator of the same shape (rank count, server count) is expected to
+// run them too, from its start (docs/headroom.md "Workload memory"). The
+// memory itself lives in the CANN log state (logstate/workload.go); the
+// join hands the model the remembered link sets of each process's
+// workload (ProcessSettings.Remembered).
+
+// withRemembered returns c as the memory expects it, the QPs of the
+// remembered capture still ahead for it, and the expected peers the
+// memory adds. A capture is ahead while the process has not captured on
+// the communicator itself (its own capture then says what comes next).
+func withRemembered(c Communicator, s ProcessSettings) (Communicator, float64, float64) {
+	if len(s.Remembered) == 0 {
+		return c, 0, 0
+	}
+	var capture float64
+	for _, r := range s.Remembered {
+		if r.RankSize != c.RankSize || r.ServerNum != c.ServerNum {
+			continue
+		}
+		if r.Capture && c.Captures == 0 && r.CaptureQPs > 0 && float64(r.CaptureQPs) <= maxPlausibleBytes {
+			capture = max(capture, float64(r.CaptureQPs))
+		}
+		if r.AllRanks && !c.AllRanksOps {
+			_, before, _, _ := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
+			c.AllRanksOps = true
+			_, after, _, _ := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
+			return c, capture, max(0, after-before) // shapes are unique per workload
+		}
+	}
+	return c, capture, 0
+}
+
+// RememberedOf is what the model takes of a workload's memory.
+func RememberedOf(v logstate.WorkloadView) []logstate.RememberedLinks { return v.Links }
