@@ -227,6 +227,7 @@ type Collector struct {
 	pollErr error
 
 	encodeErrors atomic.Uint64 // state that could not be encoded for a checkpoint
+	savedGen     uint64        // the state's Generation last marked dirty (poll goroutine only)
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -359,6 +360,10 @@ func (c *Collector) pollOnce(now time.Time) {
 			c.logger.Debug("expired processes", "count", n)
 			c.dirty = true
 		}
+	}
+	if g := c.state.Generation(); g != c.savedGen {
+		// Learned or remembered without a line read (workload.go).
+		c.savedGen, c.dirty = g, true
 	}
 	if c.dirty && now.Sub(c.lastCheckpoint) >= c.cfg.CheckpointInterval {
 		c.checkpoint(now)

@@ -125,7 +125,15 @@ type Estimator struct {
 	chips   map[[2]string][]ChipSample
 	obs     map[LearnKey]*observations
 	refused map[string]uint64
-	loadErr uint64
+	gen     uint64 // bumped by every change to save
+}
+
+// Generation changes whenever the estimator learned or refused a burst:
+// the state file is then written again (logstate.Extension).
+func (e *Estimator) Generation() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.gen
 }
 
 // NewEstimator returns an empty estimator.
@@ -163,6 +171,7 @@ func (e *Estimator) Observe(s ChipSample) (accepted bool, reason string) {
 	if !burst {
 		return false, ""
 	}
+	e.gen++
 	if reason != "" {
 		e.refused[reason]++
 		return false, reason
@@ -367,25 +376,23 @@ func (e *Estimator) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON replaces what the estimator learned with a state file's.
-// A blob it cannot read leaves it empty and is counted
-// (hccl_link_setup_queue_pair_state_errors_total).
+// A blob it cannot read is an error and leaves what it learned unchanged
+// (the caller logs it; learning starts over).
 func (e *Estimator) UnmarshalJSON(b []byte) error {
 	var f estimatorFile
 	err := json.Unmarshal(b, &f)
 	if err == nil && f.Version != 1 {
 		err = fmt.Errorf("version %d, want 1", f.Version)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if err != nil {
-		e.loadErr++
 		return fmt.Errorf("decode learned QP sizes: %w", err)
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.obs = map[LearnKey]*observations{}
 	for ks, o := range f.Observations {
 		parts := strings.SplitN(ks, "|", 3)
 		if len(parts) != 3 || len(e.obs) >= maxLearnedKeys {
-			e.loadErr++
 			continue
 		}
 		var vs []float64

@@ -104,6 +104,8 @@ type processWorkload struct {
 type workloadMemory struct {
 	records map[string]*workloadRecord
 	dropped map[string]uint64
+	// gen counts changes worth a checkpoint (Generation).
+	gen uint64
 }
 
 func (s *State) workloadTTL() time.Duration {
@@ -141,7 +143,10 @@ func (s *State) BindWorkload(key ProcessKey, id string) (WorkloadView, bool) {
 	if rec == nil {
 		return WorkloadView{}, false
 	}
-	pr.wl.id = id
+	if pr.wl.id != id {
+		pr.wl.id = id
+		s.wl.gen++
+	}
 	rec.lastSeen = now
 	// The lines read before the binding.
 	for i := range pr.comms {
@@ -198,6 +203,7 @@ func (s *State) workload(id string, now time.Time) *workloadRecord {
 	}
 	rec := &workloadRecord{links: map[shapeKey]*RememberedLinks{}, failures: map[[2]string]*RememberedFailure{}, lastSeen: now}
 	s.wl.records[id] = rec
+	s.wl.gen++
 	return rec
 }
 
@@ -280,6 +286,12 @@ func (s *State) rememberComm(pr *process, rec *workloadRecord, c *CommunicatorVi
 	if l == nil {
 		return
 	}
+	before := *l
+	defer func() {
+		if *l != before {
+			s.wl.gen++
+		}
+	}()
 	l.AllRanks = l.AllRanks || c.AllRanksOps
 	if c.Captures > 0 {
 		l.Capture = true
@@ -347,6 +359,7 @@ func (s *State) rememberFailure(code, resource, source string, src *Source, pid 
 	}
 	if ts.After(f.At) {
 		f.At = ts
+		s.wl.gen++
 	}
 }
 
@@ -516,10 +529,27 @@ func (s *State) restoreWorkloads(ws []snapWorkload, dropped map[string]uint64) {
 }
 
 // Extension is state another package keeps in the state file
-// (AttachExtension): the headroom model's learned QP sizes.
+// (AttachExtension): the headroom model's learned QP sizes. Generation
+// changes whenever there is something new to save.
 type Extension interface {
 	MarshalJSON() ([]byte, error)
 	UnmarshalJSON([]byte) error
+	Generation() uint64
+}
+
+// Generation changes whenever the workload memory or an extension has
+// something new for the state file: the checkpoint writes it even when no
+// line was read (a burst is learned a scrape after its lines).
+func (s *State) Generation() uint64 {
+	s.mu.Lock()
+	g := s.wl.gen
+	s.mu.Unlock()
+	s.ext.mu.Lock()
+	defer s.ext.mu.Unlock()
+	for _, e := range s.ext.byName {
+		g += e.Generation()
+	}
+	return g
 }
 
 type extensions struct {
