@@ -46,7 +46,7 @@ import (
 const (
 	DefaultLearnMinObservations = 3
 	DefaultLearnMinQPs          = 8
-	DefaultLearnNoiseBytes      = 4 << 20
+	DefaultLearnNoiseBytes      = 8 << 20
 	DefaultLearnMaxGap          = 3 * time.Minute
 	maxObservations             = 32
 	maxLearnedKeys              = 64
