@@ -211,11 +211,13 @@ func TestHeadroomScenariosThroughRealCollectors(t *testing.T) {
 		{"(a) QPS 16, links set up", job("2026", 16, true), 0, 952, 0, free},
 		// (b) the same job right after communicator creation. (e) QPS 16 → 17 QPs per
 		// connection: 56 peers × 17 = 952 QPs × 3 MiB = 2856 MiB, plus the cclBuffer 401 MiB.
-		// The headroom takes what HCCL will create: one plane across the 8 servers, 7 peers × 17
-		// = 119 QPs × 3 MiB (mode not printed yet): 1636 − 357 − 401 = 878 MiB, no alert.
-		{"(b,e) QPS 16, links ahead", job("2026", 16, false), 952, 0, buffer, free - 119*3*mib - buffer},
-		// QPS 1: 7 QPs × 3 MiB = 21 MiB (one plane); 1636 − 21 − 401 = 1214 MiB.
-		{"QPS 1, links ahead", job("2026", 1, false), 56, 0, buffer, free - 7*3*mib - buffer},
+		// The headroom takes what HCCL will create: the first link set of the default level-1
+		// algorithm over 8 servers, NHR's 5 peers (op-base auto-selection; H-D's 3 in graph mode,
+		// the larger while the mode is not printed) × 17 = 85 QPs × 3 MiB (mode not printed yet):
+		// 1636 − 255 − 401 = 980 MiB, no alert.
+		{"(b,e) QPS 16, links ahead", job("2026", 16, false), 952, 0, buffer, free - 85*3*mib - buffer},
+		// QPS 1: 5 QPs × 3 MiB = 15 MiB (NHR's first set); 1636 − 15 − 401 = 1220 MiB.
+		{"QPS 1, links ahead", job("2026", 1, false), 56, 0, buffer, free - 5*3*mib - buffer},
 		// (c) 2025 wording (Entry-…Inner, [Flat]SetupAgent, hcclCommInitInfo; untagged settings):
 		// no server count printed. Set up: the 7 HCCS peers share the server, the 56 RoCE peers
 		// are linked: nothing ahead.
@@ -230,8 +232,8 @@ func TestHeadroomScenariosThroughRealCollectors(t *testing.T) {
 		// HCCS, no RoCE demand at all; the cclBuffer is ahead: 1636 − 401 = 1235 MiB.
 		{"(d) A3 superpod", jobLog{era: "2026", pid: 4242, qps: 16, ranks: 64, servers: 8, superPods: 1, comms: []string{"c1"}}, 0, 0, buffer, free - buffer},
 		// Two communicators sum; a destroyed one leaves the sum (QPS 1: 56 QPs and 401 MiB each).
-		{"two communicators", jobLog{era: "2026", pid: 4242, qps: 1, ranks: 64, servers: 8, comms: []string{"c1", "c2"}}, 112, 0, 2 * buffer, free - 14*3*mib - 2*buffer}, // expected 7 each
-		{"a destroyed communicator leaves the sum", jobLog{era: "2026", pid: 4242, qps: 1, ranks: 64, servers: 8, comms: []string{"c1", "c2"}, destroy: []string{"c2"}}, 56, 0, buffer, free - 7*3*mib - buffer},
+		{"two communicators", jobLog{era: "2026", pid: 4242, qps: 1, ranks: 64, servers: 8, comms: []string{"c1", "c2"}}, 112, 0, 2 * buffer, free - 10*3*mib - 2*buffer}, // expected 5 each
+		{"a destroyed communicator leaves the sum", jobLog{era: "2026", pid: 4242, qps: 1, ranks: 64, servers: 8, comms: []string{"c1", "c2"}, destroy: []string{"c2"}}, 56, 0, buffer, free - 5*3*mib - buffer},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,9 +35,9 @@ func TestDemoFakeHCCNTool(t *testing.T) {
 		t.Fatalf("demo sweep: complete=%v devices=%d err=%v", s.Complete, len(s.Devices), s.Err)
 	}
 	for _, r := range s.Devices {
-		wantQPs := 7
+		wantQPs := 5 // NHR's first link set, 1 QP per link
 		if r.PhyID == 0 {
-			wantQPs = 112
+			wantQPs = 0 // nothing set up yet
 		}
 		if !r.HasLink || !r.LinkUp || r.NetHealth != "Success" || len(r.QPs) != wantQPs ||
 			r.LinkStat == nil || r.LinkDownEvents != 1 || len(r.Stat) != 46 ||

@@ -10,14 +10,12 @@ import "github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 // join hands the model the remembered link sets of each process's
 // workload (ProcessSettings.Remembered).
 
-// withRemembered returns c as the memory expects it, the QPs of the
-// remembered capture still ahead for it, and the expected peers the
-// memory adds. A capture is ahead while the process has not captured on
+// withRemembered returns c as the memory expects it (every remote rank
+// once the workload ran an AlltoAll-family or MC2 operator on a
+// communicator of its shape) and the QPs of the remembered capture still
+// ahead for it: a capture is ahead while the process has not captured on
 // the communicator itself (its own capture then says what comes next).
-func withRemembered(c Communicator, s ProcessSettings) (Communicator, float64, float64) {
-	if len(s.Remembered) == 0 {
-		return c, 0, 0
-	}
+func withRemembered(c Communicator, s ProcessSettings) (Communicator, float64) {
 	var capture float64
 	for _, r := range s.Remembered {
 		if r.RankSize != c.RankSize || r.ServerNum != c.ServerNum {
@@ -26,14 +24,22 @@ func withRemembered(c Communicator, s ProcessSettings) (Communicator, float64, f
 		if r.Capture && c.Captures == 0 && r.CaptureQPs > 0 && float64(r.CaptureQPs) <= maxPlausibleBytes {
 			capture = max(capture, float64(r.CaptureQPs))
 		}
-		if r.AllRanks && !c.AllRanksOps {
-			_, before, _, _ := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
+		if r.AllRanks || r.MC2 {
 			c.AllRanksOps = true
-			_, after, _, _ := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
-			return c, capture, max(0, after-before) // shapes are unique per workload
 		}
 	}
-	return c, capture, 0
+	return c, capture
+}
+
+// rememberedQPs is what the memory adds to communicator c's expected
+// QPs: d (with the memory) less the demand without it.
+func rememberedQPs(cfg Config, c Communicator, s ProcessSettings, qps, buff float64, opBase, graph bool, d commDemand) float64 {
+	if len(s.Remembered) == 0 {
+		return 0
+	}
+	s.Remembered = nil
+	base := demand(cfg, c, s, qps, buff, opBase, graph)
+	return max(0, d.qpsExpected+d.captureQPs-base.qpsExpected-base.captureQPs)
 }
 
 // RememberedOf is what the model takes of a workload's memory.

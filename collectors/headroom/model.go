@@ -263,6 +263,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 		liveQPNs = append(liveQPNs, qpns)
 	}
 	logged := make([]map[uint32]struct{}, len(out)) // qpns the chip's processes logged
+	records := make([][]commRecord, len(out))       // per chip, what each communicator has ahead
 
 	type seenKey struct {
 		chip key
@@ -285,6 +286,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			devType = append(devType, -1)
 			liveQPNs = append(liveQPNs, nil)
 			logged = append(logged, nil)
+			records = append(records, nil)
 		}
 		var s ProcessSettings
 		var found bool
@@ -303,7 +305,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			}
 			s.Communicators = comms
 		}
-		addProcess(&out[i], cfg, s, found)
+		records[i] = append(records[i], addProcess(&out[i], cfg, s, found)...)
 		if found && len(s.QPNs) > 0 {
 			if logged[i] == nil {
 				logged[i] = map[uint32]struct{}{}
@@ -334,16 +336,13 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			// No qpns to match (a build without transport lines,
 			// device-side QPs, no qpn list): where hccn_tool counts more
 			// live QPs than the logs explain, links were set up that the
-			// logs do not show. The measurement wins and those QPs are no
-			// longer ahead.
+			// logs do not show. The measurement wins for the QP table;
+			// the QPs come off what is ahead only as whole links of one
+			// communicator they can be (explainLiveQPs), never spread
+			// over the chip's processes.
 			extra := l - h.EstablishedQPs
 			h.EstablishedQPs = l
-			low, exp, high := math.Max(0, h.QPsLow-extra), math.Max(0, h.QPsExpected-extra), math.Max(0, h.QPsHigh-extra)
-			h.QPMemoryLowBytes = scaled(h.QPMemoryLowBytes, low, h.QPsLow)
-			h.QPMemoryExpectedBytes = scaled(h.QPMemoryExpectedBytes, exp, h.QPsExpected)
-			h.QPMemoryHighBytes = scaled(h.QPMemoryHighBytes, high, h.QPsHigh)
-			h.UnknownModeQPs = math.Min(h.UnknownModeQPs, exp)
-			h.QPsLow, h.QPsExpected, h.QPsHigh = low, exp, high
+			explainLiveQPs(h, records[i], extra)
 		}
 		// HCCP's per-device QP table: the live count where hccn_tool
 		// measured it, else what the logs show created.
@@ -360,9 +359,20 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	return out
 }
 
+// commRecord is what one communicator has ahead, kept per chip so that
+// live QPs the logs do not show can be taken off the communicator they
+// belong to (explainLiveQPs).
+type commRecord struct {
+	perLink                 float64 // QPs per op-base link
+	linksLow, linksExpected float64 // op-base links ahead (captures excluded)
+	linksHigh               float64
+	lowB, expB, highB       float64 // bytes per QP of each bound
+	unknownMode             bool
+}
+
 // addProcess adds one process's pending and established QPs and buffers to
-// its chip's sums.
-func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
+// its chip's sums, and returns what each of its communicators has ahead.
+func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) []commRecord {
 	qps, buff := cfg.DefaultQPsPerConnection, cfg.DefaultBuffSizeBytes
 	defaulted := !found
 	if found && s.QPsKnown && s.QPsPerConnection >= 1 && s.QPsPerConnection <= HCCLMaxQPsPerConnection {
@@ -378,7 +388,7 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 	switch {
 	case !found:
 		h.ProcessesUnknown++
-		return
+		return nil
 	case defaulted:
 		h.ProcessesDefaulted++
 	default:
@@ -398,20 +408,30 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 		opBase = opBase || c.OpBaseTags
 		graph = graph || c.GraphTags
 	}
+	var recs []commRecord
 	for _, c := range s.Communicators {
-		d := demand(cfg, c, s, qps, buff)
+		d := demand(cfg, c, s, qps, buff, opBase, graph)
 		h.QPsLow += d.qpsLow
-		h.QPsExpected += d.qpsExpected
-		h.QPsHigh += d.qpsHigh
+		h.QPsExpected += d.qpsExpected + d.captureQPs
+		h.QPsHigh += d.qpsHigh + d.captureQPs
 		h.CaptureQPs += d.captureQPs
-		h.RememberedQPs += d.rememberedQPs
+		h.RememberedQPs += rememberedQPs(cfg, c, s, qps, buff, opBase, graph, d)
 		lowB, expB, highB, known := qpBytes(cfg, s, c, opBase, graph, d.perLink)
 		expB, highB = learnedBytes(cfg, h.Product, s, c, opBase, graph, d.perLink, expB, highB)
+		capB := QPModeGraph.Bytes() // captured links are offload QPs (rule 19)
+		if cfg.QPBytesSetByUser {
+			capB = cfg.QPBytesHigh
+		}
 		h.QPMemoryLowBytes += d.qpsLow * lowB
-		h.QPMemoryExpectedBytes += d.qpsExpected * expB
-		h.QPMemoryHighBytes += d.qpsHigh * highB
+		h.QPMemoryExpectedBytes += d.qpsExpected*expB + d.captureQPs*capB
+		h.QPMemoryHighBytes += d.qpsHigh*highB + d.captureQPs*capB
 		if !known {
 			h.UnknownModeQPs += d.qpsExpected
+		}
+		if d.perLink > 0 && d.qpsHigh > 0 {
+			recs = append(recs, commRecord{perLink: d.perLink, linksLow: d.qpsLow / d.perLink,
+				linksExpected: d.qpsExpected / d.perLink, linksHigh: d.qpsHigh / d.perLink,
+				lowB: lowB, expB: expB, highB: highB, unknownMode: !known})
 		}
 		h.AIVBufferPendingBytes += d.aiv
 		h.CCLBufferPendingBytes += d.aiv
@@ -434,13 +454,43 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) {
 	h.CCLBufferPendingBytes += math.Max(0, pendingBuf-un)
 	h.CCLBufferBytes += allocated + un
 	h.EstablishedQPs += established + nonNegative(s.UnattributedQPs)
+	return recs
+}
+
+// explainLiveQPs takes extra live QPs — counted by hccn_tool, shown by no
+// log line — off what is ahead, as whole links of the first communicator
+// on the chip they can be: a whole number k of its links (extra = k × its
+// QPs per link, HCCL creating N + 1 QPs per link, transport_ibverbs.cc
+// CreateQp) with k at most the links its high bound has ahead. Those k
+// links are no longer ahead in any bound. QPs no single communicator
+// explains (other RDMA users, a count between two link sets) are left
+// alone: subtracting them chip-wide would take one process's QPs off
+// another's demand.
+func explainLiveQPs(h *ChipHeadroom, recs []commRecord, extra float64) {
+	for _, r := range recs {
+		k := extra / r.perLink
+		if k < 1 || k != math.Trunc(k) || k > r.linksHigh {
+			continue
+		}
+		take := func(links float64) float64 { return math.Min(k, links) * r.perLink }
+		low, exp, high := take(r.linksLow), take(r.linksExpected), take(r.linksHigh)
+		h.QPsLow = math.Max(0, h.QPsLow-low)
+		h.QPsExpected = math.Max(0, h.QPsExpected-exp)
+		h.QPsHigh = math.Max(0, h.QPsHigh-high)
+		h.QPMemoryLowBytes = math.Max(0, h.QPMemoryLowBytes-low*r.lowB)
+		h.QPMemoryExpectedBytes = math.Max(0, h.QPMemoryExpectedBytes-exp*r.expB)
+		h.QPMemoryHighBytes = math.Max(0, h.QPMemoryHighBytes-high*r.highB)
+		if r.unknownMode {
+			h.UnknownModeQPs = math.Max(0, h.UnknownModeQPs-exp)
+		}
+		return
+	}
 }
 
 // commDemand is what one communicator may still create.
 type commDemand struct {
 	qpsLow, qpsExpected, qpsHigh float64
 	captureQPs                   float64
-	rememberedQPs                float64
 	perLink                      float64
 	buffer, aiv                  float64
 }
@@ -451,12 +501,13 @@ type commDemand struct {
 const aivBufferBytes = 36<<20 + 4<<20 + 32<<10
 
 // demand applies HCCL's rules (docs/headroom.md) to one communicator.
-func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) commDemand {
+// opBase and graph say which modes the process's link sets showed.
+func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64, opBase, graph bool) commDemand {
 	if c.RankSize <= 1 {
 		return commDemand{} // a 1-rank communicator links nothing and never allocates its cclBuffer
 	}
 	var d commDemand
-	c, memCapture, memPeers := withRemembered(c, s)
+	c, memCapture := withRemembered(c, s)
 	low, exp, high, ring := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
 	linked := float64(max(c.RoCEPeers, 0))
 	perLink := qpsPerLink(qps, c.DeviceType)
@@ -467,6 +518,16 @@ func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) co
 	d.qpsLow = math.Max(0, low-linked) * perLink
 	d.qpsExpected = math.Max(0, exp-linked) * perLink
 	d.qpsHigh = math.Max(0, high-linked) * perLink
+	if n, level := level1Plane(c, s.IntraRoCE, s.InterHCCSDisabled); n > 1 && !c.AllRanksOps {
+		// The link sets the level-1 algorithms will still create
+		// (rules 22-24), each to at most every remote rank.
+		links := algorithmLinksAhead(c, n, level, high, isOpBaseComm(s, c, opBase, graph))
+		d.qpsExpected = links * perLink
+		// high stays the worst case: a full mesh not yet linked, or the
+		// algorithms' sets where those are more (new tags re-link peers).
+		d.qpsHigh = math.Max(d.qpsHigh, d.qpsExpected)
+		d.qpsLow = math.Min(d.qpsLow, d.qpsExpected)
+	}
 	if s.GraphMode {
 		// Graph mode: a ring link between servers has
 		// ⌈4 · ring size / 12⌉ sockets, one QP each (comm_ring.cc
@@ -481,21 +542,15 @@ func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64) co
 		// A capturing process re-creates the captured operators' RoCE QPs
 		// at each capture and keeps them while the graph lives: the next
 		// capture is ahead.
+		// Captured link sets are offload QPs: one per link, no multi-QP
+		// (QPMode::OFFLOAD, transport_ibverbs.cc), at the graph size.
 		d.captureQPs = float64(c.LastCaptureQPs)
-		d.qpsExpected += d.captureQPs
-		d.qpsHigh += d.captureQPs
 	} else if memCapture > 0 {
 		// The workload captured before and this process has not yet:
-		// its first capture is ahead.
+		// its first capture is ahead (memory.go).
 		d.captureQPs = memCapture
-		d.qpsExpected += memCapture
-		d.qpsHigh += memCapture
-		d.rememberedQPs += memCapture
 	}
-	if memPeers > 0 {
-		d.rememberedQPs += math.Min(d.qpsExpected, memPeers*perLink)
-	}
-	if strings.EqualFold(s.ExpansionMode, "AIV") && c.CCLBufferBytes == 0 {
+	if mode := expansionMode(s, c); (strings.EqualFold(mode, "AIV") || strings.EqualFold(mode, "AIV_ONLY")) && c.CCLBufferBytes == 0 {
 		d.aiv = aivBufferBytes
 	}
 	if c.CCLBufferBytes == 0 {
@@ -571,7 +626,8 @@ func qpModeOf(s ProcessSettings, c Communicator, opBase, graph bool, perLink flo
 		}
 		return QPMode910BOpBase, true
 	case c.DeviceType == hcclenv.DevType910_93:
-		host := strings.EqualFold(s.ExpansionMode, "HOST") || strings.EqualFold(s.ExpansionMode, "AIV")
+		mode := expansionMode(s, c)
+		host := strings.EqualFold(mode, "HOST") || strings.EqualFold(mode, "AIV") || strings.EqualFold(mode, "AIV_ONLY")
 		switch {
 		case host && multi:
 			return QPModeA3HostMultiQP, true
@@ -734,4 +790,212 @@ func nonNegative(v float64) float64 {
 // validBytes reports whether v is a usable byte count.
 func validBytes(v float64) bool {
 	return v >= 0 && v <= maxPlausibleBytes // false for NaN
+}
+
+// expansionMode is communicator c's HCCL_OP_EXPANSION_MODE: its own
+// HcclCommConfig opExpansionMode where the logs show one (it overrides
+// the variable: CommConfig::SetConfigOpExpansionMode), else the process's.
+func expansionMode(s ProcessSettings, c Communicator) string {
+	if c.ExpansionMode != "" {
+		return c.ExpansionMode
+	}
+	return s.ExpansionMode
+}
+
+// Level-1 algorithms (AlgTypeLevel1) by the names the model and the tags
+// use (CollAlgOperator::AppendTag, lower case).
+const (
+	algoRing     = "ring"
+	algoHD       = "hd"
+	algoNHR      = "nhr"
+	algoPipeline = "pipeline"
+)
+
+// planeLevel says which plane a communicator's RoCE links run in.
+type planeLevel int
+
+const (
+	planeServers   planeLevel = 1 // level 1: the rank's device index across servers
+	planeSuperPods planeLevel = 2 // level 2: across superpods (A3)
+)
+
+// level1Plane is the size of the plane a rank's RoCE links stay in (rule
+// 18) — servers, or superpods on an A3 superpod job — and which one; 0
+// where the logs do not tell (no server count) or same-server ranks use
+// RoCE too (rules 6, 17: the algorithms then span more than the plane).
+func level1Plane(c Communicator, intraRoCE, interHCCSDisabled bool) (int, planeLevel) {
+	if roceLevel0(c, intraRoCE) {
+		return 0, 0
+	}
+	superPod := c.SuperPodMode == 1 || c.DeviceType == hcclenv.DevType910_93 && c.SuperPodNum >= 1
+	if superPod && !interHCCSDisabled && c.SuperPodNum >= 0 {
+		if c.SuperPodNum <= 1 {
+			return 0, 0
+		}
+		return min(c.SuperPodNum, c.RankSize), planeSuperPods
+	}
+	if c.ServerNum <= 1 {
+		return 0, 0
+	}
+	return min(c.ServerNum, c.RankSize), planeServers
+}
+
+// algoPeers is how many distinct ranks of an n-rank plane one rank links
+// to with a level-1 algorithm (HCOMM-HEAD algorithm/base/communicator):
+// ring and pipeline (a ring inside the plane, COMM_TAG_RING_INNER) the two
+// neighbours (calc_ring_transport_req.cc); H-D the log2(n) partners of
+// recursive halving-doubling (calc_hd_transport_req.cc, CalcLinksRelation),
+// one more where n is not a power of two (the recursive step folding the
+// extra ranks in); NHR and NB the ranks ±1, ±2, ±4 … away
+// (calc_nhr_transport_req.cc, calc_nb_transport_req.cc: delta <<= 1 while
+// delta < n, both directions, distinct); anything else the whole plane.
+func algoPeers(algo string, n int) float64 {
+	if n <= 1 {
+		return 0
+	}
+	switch algo {
+	case algoRing, algoPipeline:
+		return float64(min(n-1, 2))
+	case algoHD:
+		p := 0
+		for 1<<(p+1) <= n {
+			p++
+		}
+		if n&(n-1) != 0 {
+			p++
+		}
+		return float64(min(p, n-1))
+	case algoNHR, "nb", "nhr_v1":
+		peers := map[int]struct{}{}
+		for d := 1; d < n; d <<= 1 {
+			peers[d%n] = struct{}{}
+			peers[(n-d%n)%n] = struct{}{}
+		}
+		return float64(len(peers))
+	}
+	return float64(n - 1)
+}
+
+// defaultLevel1Algo is the level-1 algorithm HCCL configures for a
+// communicator without HCCL_ALGO (AlgConfigurator::GetDefaultAlgoLevel1V1,
+// alg_configurator.cc): H-D where the plane has a power-of-two or at least
+// HCCL_INTER_SERVER_RING_ALGO_MAX_SUPPORT_SERVER_NUM (8) members, ring
+// otherwise; on 910_93 NHR instead of H-D. Level 2 (superpods) defaults
+// to NHR (SetAlgoLevel2).
+func defaultLevel1Algo(n int, devType int, level planeLevel) string {
+	if level == planeSuperPods {
+		return algoNHR
+	}
+	algo := algoRing
+	if n >= 8 || n > 1 && n&(n-1) == 0 {
+		algo = algoHD
+	}
+	if algo == algoHD && devType == hcclenv.DevType910_93 {
+		algo = algoNHR
+	}
+	return algo
+}
+
+// autoSelectedAlgo is what 910B's op-base auto-selection
+// (CollAlgOperator::AutoSelectAlgTypeLevel1 → GetDefaultAlgoLevel1V2 →
+// SelectAlgoTypeFor{AllReduce,ReduceScatter,AllGather}) picks by its cost
+// model outside the pipeline case: ring costs (n − 1) latencies, NHR
+// ⌈log2 n⌉, with the same bandwidth term, so NHR wins from n = 4 and ring
+// below (ties go to ring); H-D ties with NHR on powers of two and loses
+// otherwise (RHD's bandwidth term is larger), so it is never picked.
+func autoSelectedAlgo(n int) string {
+	if n <= 3 {
+		return algoRing
+	}
+	return algoNHR
+}
+
+// autoSelected reports the collectives whose link sets 910B's op-base
+// auto-selection tags with their level-1 algorithm (the operators calling
+// AutoSelectAlgTypeLevel1: all_reduce, reduce_scatter, all_gather,
+// all_gather_v).
+func autoSelected(op string) bool {
+	switch op {
+	case "allreduce", "reducescatter", "allgather", "allgatherv":
+		return true
+	}
+	return false
+}
+
+// isOpBaseComm says whether c's link sets will be op-base: its own tags,
+// else its process's; false where unknown or graph.
+func isOpBaseComm(s ProcessSettings, c Communicator, opBase, graph bool) bool {
+	if s.GraphMode || c.GraphTags && !c.OpBaseTags {
+		return false
+	}
+	return c.OpBaseTags || opBase && !graph
+}
+
+// algorithmLinksAhead counts the links (not QPs) the level-1 algorithms
+// of communicator c will still create in its n-rank plane (rules 22-24):
+//
+//   - no link set yet: the first one's, with the default algorithm — on
+//     910B op-base the auto-selection's pick, in graph mode or on other
+//     products GetDefaultAlgoLevel1V1's, the larger of the two where the
+//     mode is not known yet;
+//   - each logged set whose algorithm's peers it has not all linked yet:
+//     the rest of them;
+//   - for each collective whose tags show auto-selection (910B op-base,
+//     `_ALG_LEVEL1_<X>`): every other algorithm it can still pick there
+//     (the cost model's ring or NHR, and pipeline where a server has more
+//     than one rank), each a new tag with new QPs to all its peers, also
+//     peers other tags linked (resMap_[newTag]).
+//
+// Each set is capped at high, the remote ranks the rank may link at all.
+func algorithmLinksAhead(c Communicator, n int, level planeLevel, high float64, opBase bool) float64 {
+	capped := func(v float64) float64 { return math.Min(v, high+float64(max(c.RoCEPeers, 0))) }
+	is910B := c.DeviceType == hcclenv.DevType910B || c.DeviceType < 0
+	auto := is910B && level == planeServers
+	def := defaultLevel1Algo(n, c.DeviceType, level)
+	var sets []logstate.LinkSetView
+	for _, l := range c.LinkSets {
+		if l.Kind == logstate.LinkSetOpBase || l.Kind == logstate.LinkSetGraph {
+			sets = append(sets, l)
+		}
+	}
+	if len(sets) == 0 {
+		first := algoPeers(def, n)
+		switch {
+		case auto && opBase:
+			first = algoPeers(autoSelectedAlgo(n), n)
+		case auto && !c.GraphTags:
+			first = math.Max(first, algoPeers(autoSelectedAlgo(n), n))
+		}
+		return math.Max(0, capped(first)-float64(max(c.RoCEPeers, 0)))
+	}
+	var ahead float64
+	seen := map[string]map[string]bool{} // collective → algorithms with a set
+	for _, l := range sets {
+		algo := l.Algo
+		if algo == "" {
+			algo = def
+		}
+		ahead += math.Max(0, capped(algoPeers(algo, n))-float64(l.RoCEPeers))
+		if l.Algo != "" && autoSelected(l.Op) {
+			if seen[l.Op] == nil {
+				seen[l.Op] = map[string]bool{}
+			}
+			seen[l.Op][l.Algo] = true
+		}
+	}
+	if !auto {
+		return ahead
+	}
+	candidates := []string{autoSelectedAlgo(n)}
+	if c.RankSize/n > 1 {
+		candidates = append(candidates, algoPipeline)
+	}
+	for _, algos := range seen {
+		for _, a := range candidates {
+			if !algos[a] {
+				ahead += capped(algoPeers(a, n))
+			}
+		}
+	}
+	return ahead
 }

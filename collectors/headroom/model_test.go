@@ -1,6 +1,7 @@
 package headroom
 
 import (
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"math"
 	"reflect"
 	"testing"
@@ -233,18 +234,38 @@ func TestModel(t *testing.T) {
 			}},
 		},
 		{
-			// The logs show nothing set up, but hccn_tool counts 1000 live QPs on the chip: 952
-			// pending high (34 low) are covered by the 1000 the logs cannot explain.
-			// Headroom 1636 − 0 − 401 = 1235 MiB.
-			name:     "measured live QPs beyond the logs win",
+			// The logs show nothing set up, but hccn_tool counts 85 live QPs on the chip: 5 whole
+			// links of 17 QPs (N + 1 for QPS 16) of the process's communicator, its whole first
+			// link set (NHR over 8 servers: 5 peers). They come off every bound: expected 85 − 85,
+			// low 34 − 34, high 952 − 85 (the table checks the headroom against high).
+			name:     "measured live QPs beyond the logs: whole links of the communicator",
+			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs, c.LiveQPsKnown = 85, true; return c }()},
+			procs:    one,
+			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
+			want: []ChipHeadroom{{
+				NPU: "0", Chip: "0",
+				QPsHigh: 867, QPMemoryHighBytes: 867 * 3 * mib,
+				EstablishedQPs:        85,
+				CCLBufferPendingBytes: cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1636*mib - 867*3*mib - cclBuf,
+				ProcessesKnown: 1,
+			}},
+		},
+		{
+			// 1000 live QPs are no whole number of 17-QP links: no communicator on the chip
+			// explains them (other RDMA users, stale QPs), so nothing ahead is taken off; the
+			// QP table still counts them. Expected 5 × 17 at 3 MiB (mode unknown).
+			name:     "measured live QPs no communicator explains",
 			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs, c.LiveQPsKnown = 1000, true; return c }()},
 			procs:    one,
 			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
+				QPsLow: 34, QPsHigh: 952,
+				QPMemoryLowBytes: 34 * 256 * kib, QPMemoryHighBytes: 952 * 3 * mib,
 				EstablishedQPs:        1000,
 				CCLBufferPendingBytes: cclBuf,
-				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1235 * mib,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1636*mib - 952*3*mib - cclBuf,
 				ProcessesKnown: 1,
 			}},
 		},
@@ -576,8 +597,10 @@ func TestExpectedDemand(t *testing.T) {
 	cfg.Now = now
 	free := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib} // 1636 MiB free
 	// 128 ranks on 16 servers of 8, 910B, op-base, an AllReduce ring linked 2 peers.
+	// Its first AllReduce's link set, auto-selected NHR, linked all 7 NHR peers of 16 servers.
 	allReduce := Communicator{Name: "w", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: 2, SuperPodMode: -1,
-		StandardCard: -1, RoCEPeers: 2, OtherPeers: 7, EstablishedQPs: 2, CCLBufferBytes: cclBuf, OpBaseTags: true}
+		StandardCard: -1, RoCEPeers: 7, OtherPeers: 7, EstablishedQPs: 7, CCLBufferBytes: cclBuf, OpBaseTags: true,
+		LinkSets: []logstate.LinkSetView{{Tag: "AllReduce_w_ALG_LEVEL1_NHR", Kind: logstate.LinkSetOpBase, Op: "allreduce", Algo: "nhr", RoCEPeers: 7, QPs: 7}}}
 	// world64 on 910B, op-base.
 	opBase910B := world64
 	opBase910B.DeviceType, opBase910B.OpBaseTags = 2, true
@@ -596,29 +619,31 @@ func TestExpectedDemand(t *testing.T) {
 		chip  ChipMemory
 		check func(t *testing.T, h ChipHeadroom)
 	}{
-		{"AllReduce only: one plane per device index, 15 peers", known(1, 200, allReduce), free, func(t *testing.T, h ChipHeadroom) {
-			// expected 15 − 2 linked = 13 QPs × 3 MiB = 39 MiB; high 120 − 2 = 118.
-			if h.QPsExpected != 13 || h.QPMemoryExpectedBytes != 39*mib || h.QPsHigh != 118 || h.UnknownModeQPs != 0 {
+		{"AllReduce only: the pipeline set auto-selection can still pick", known(1, 200, allReduce), free, func(t *testing.T, h ChipHeadroom) {
+			// NHR linked; pipeline (a ring in the plane: 2 peers) is a new tag with new QPs:
+			// 2 QPs × 3 MiB = 6 MiB; high 120 − 7 = 113.
+			if h.QPsExpected != 2 || h.QPMemoryExpectedBytes != 6*mib || h.QPsHigh != 113 || h.UnknownModeQPs != 0 {
 				t.Errorf("%+v", h)
 			}
-			if h.HeadroomBytes != (1636-39)*mib {
-				t.Errorf("headroom %v MiB, want 1597", h.HeadroomBytes/mib)
+			if h.HeadroomBytes != (1636-6)*mib {
+				t.Errorf("headroom %v MiB, want 1630", h.HeadroomBytes/mib)
 			}
 		}},
 		{"an AlltoAll ran: every remote rank", known(1, 200, func() Communicator { c := allReduce; c.AllRanksOps = true; return c }()), free,
 			func(t *testing.T, h ChipHeadroom) {
-				if h.QPsExpected != 118 || h.QPMemoryExpectedBytes != 118*3*mib {
+				if h.QPsExpected != 113 || h.QPMemoryExpectedBytes != 113*3*mib {
 					t.Errorf("%+v", h)
 				}
 			}},
-		{"QPS 16 on 910B op-base: 17 QPs per link of 1.5 MiB", known(16, 200, opBase910B), free, func(t *testing.T, h ChipHeadroom) {
-			// 7 other servers × 17 = 119 QPs × 1.5 MiB = 178.5 MiB.
-			if h.QPsExpected != 119 || h.QPMemoryExpectedBytes != 119*1.5*mib || h.QPMemoryHighBytes != 952*1.5*mib {
+		{"QPS 16 on 910B op-base: the first link set, NHR's 5 peers × 17 QPs of 1.5 MiB", known(16, 200, opBase910B), free, func(t *testing.T, h ChipHeadroom) {
+			// 8 servers: auto-selection picks NHR (±1, ±2, 4: 5 peers); 5 × 17 = 85 QPs × 1.5 MiB.
+			if h.QPsExpected != 85 || h.QPMemoryExpectedBytes != 85*1.5*mib || h.QPMemoryHighBytes != 952*1.5*mib {
 				t.Errorf("%+v", h)
 			}
 		}},
 		{"mode unknown: the band's high end, said so", known(1, 200, world64), free, func(t *testing.T, h ChipHeadroom) {
-			if h.QPsExpected != 7 || h.UnknownModeQPs != 7 || h.QPMemoryExpectedBytes != 7*3*mib || h.QPMemoryLowBytes != 2*256*kib {
+			// op-base NHR (5) or graph H-D (3): the larger.
+			if h.QPsExpected != 5 || h.UnknownModeQPs != 5 || h.QPMemoryExpectedBytes != 5*3*mib || h.QPMemoryLowBytes != 2*256*kib {
 				t.Errorf("%+v", h)
 			}
 		}},
@@ -642,13 +667,14 @@ func TestExpectedDemand(t *testing.T) {
 				t.Errorf("%+v", h)
 			}
 		}},
-		{"capturing: the next capture's QPs are ahead", known(1, 200, capturedAt(now.Add(-time.Minute))), free, func(t *testing.T, h ChipHeadroom) {
-			if h.CaptureQPs != 15 || h.QPsExpected != 15 || h.QPMemoryExpectedBytes != 45*mib || h.QPsHigh != 105+15 {
+		{"capturing: the next capture's offload QPs are ahead", known(1, 200, capturedAt(now.Add(-time.Minute))), free, func(t *testing.T, h ChipHeadroom) {
+			// 15 capture QPs at the offload size (128 / 8192: 264 KiB) + the pipeline set's 2 at 3 MiB.
+			if h.CaptureQPs != 15 || h.QPsExpected != 17 || h.QPMemoryExpectedBytes != 15*264*kib+2*3*mib || h.QPsHigh != 105+15 {
 				t.Errorf("%+v", h)
 			}
 		}},
 		{"captured long ago: nothing projected", known(1, 200, capturedAt(now.Add(-time.Hour))), free, func(t *testing.T, h ChipHeadroom) {
-			if h.CaptureQPs != 0 || h.QPsExpected != 0 {
+			if h.CaptureQPs != 0 || h.QPsExpected != 2 {
 				t.Errorf("%+v", h)
 			}
 		}},
@@ -666,19 +692,19 @@ func TestExpectedDemand(t *testing.T) {
 			c.OpBaseTags = true
 			return c
 		}()), func() ChipMemory { c := free; c.Name = "910B3"; return c }(), func(t *testing.T, h ChipHeadroom) {
-			if h.UnknownModeQPs != 0 || h.QPMemoryExpectedBytes != 119*1.5*mib {
+			if h.UnknownModeQPs != 0 || h.QPMemoryExpectedBytes != 85*1.5*mib {
 				t.Errorf("%+v", h)
 			}
 		}},
 		{"QP slots: live QPs near HCCP's 8192", known(16, 200, opBase910B), live8100, func(t *testing.T, h ChipHeadroom) {
-			// The live count beyond the logs (8100) is subtracted from what is
-			// ahead first: expected max(0, 119 − 8100) = 0; slots 8192 − 8100 − 0.
-			if h.SlotsFreeExpected != 92 || h.SlotsFreeHigh != 92 {
+			// 8100 live QPs beyond the logs are no whole number of 17-QP links of the
+			// communicator: nothing comes off what is ahead; slots 8192 − 8100 − 85.
+			if h.SlotsFreeExpected != 7 || h.SlotsFreeHigh != 8192-8100-952 {
 				t.Errorf("%+v", h)
 			}
 		}},
 		{"QP slots: HCCL's own QPs logged, demand beyond the limit", known(16, 200, func() Communicator { c := opBase910B; c.EstablishedQPs = 8100; return c }()), live8100, func(t *testing.T, h ChipHeadroom) {
-			if h.SlotsFreeExpected != 8192-8100-119 || h.SlotsFreeHigh != 8192-8100-952 {
+			if h.SlotsFreeExpected != 8192-8100-85 || h.SlotsFreeHigh != 8192-8100-952 {
 				t.Errorf("%+v", h)
 			}
 		}},

@@ -216,17 +216,17 @@ var timelines = []Timeline{
 	},
 	{
 		// Workload memory (docs/headroom.md): a vLLM expert-parallel
-		// server's profile run links every remote rank (AlltoAll, 120 QPs
-		// of 3 MiB), its KV cache leaves 300 MiB free, and its first ACL
-		// graph capture re-creates the AlltoAll's link set: 100 QPs in, it
-		// fails with EI0011. Nothing before the capture said it would
-		// capture: no warning is possible on this first run. The server
-		// restarts in the same pod, with the same model and settings: the
-		// workload memory expects the capture's 120 QPs (360 MiB) from the
-		// new process's start, so when the KV cache fills the chip again
-		// (8 min) the headroom is −60 MiB and the alert warns 2 minutes
-		// before the second capture fails (10 min), less the scrape that
-		// sees the KV cache.
+		// server's profile run links every remote rank (AlltoAll, 120 QPs),
+		// its KV cache leaves 20 MiB free, and its first ACL graph capture
+		// re-creates the AlltoAll's link set as offload QPs (264 KiB each,
+		// 31 MiB for 120): 75 QPs in, it fails with EI0011. Nothing before
+		// the capture said it would capture: no warning is possible on this
+		// first run. The server restarts in the same pod, with the same
+		// model and settings: the workload memory expects the capture's 120
+		// QPs from the new process's start, so when the KV cache fills the
+		// chip again (8 min) the headroom is −11 MiB and the alert warns 2
+		// minutes before the second capture fails (10 min), less the scrape
+		// that sees the KV cache.
 		Name: "vLLM restart after EI0011 at capture (workload memory)", Duration: 11 * minute, Preventive: "NPULinkSetupHeadroomLow",
 		Pod: "serve/vllm-ep-7d9f8b6c5-x2k4q", FailureIndex: 1, MinLead: 2*minute - minute - 6*time.Second,
 		// The first run's EI0011 is reported while the second runs.
@@ -239,9 +239,9 @@ var timelines = []Timeline{
 				n.Links(1011, "AlltoAll_ep", 7, peers(8, 127, 1)[:120], 1)
 				n.SetHBM(12000)
 			}),
-			at(3, func(n *node) { n.SetHBM(65236) }),
+			at(3, func(n *node) { n.SetHBM(65516) }),
 			at(4, func(n *node) {
-				n.Links(1011, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:100], 1)
+				n.Links(1011, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:75], 1)
 				n.SetHBM(65536)
 				n.EI0011(1011)
 				n.Stop(1011)
@@ -253,9 +253,9 @@ var timelines = []Timeline{
 				n.Links(1012, "AlltoAll_ep", 7, peers(8, 127, 1)[:120], 1)
 				n.SetHBM(12000)
 			}),
-			at(8, func(n *node) { n.SetHBM(65236) }),
+			at(8, func(n *node) { n.SetHBM(65516) }),
 			at(10, func(n *node) {
-				n.Links(1012, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:100], 1)
+				n.Links(1012, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:75], 1)
 				n.SetHBM(65536)
 				n.EI0011(1012)
 				n.Stop(1012)

@@ -34,15 +34,15 @@ const (
 	// The headroom model (docs/headroom.md) for NPU 0, whose communicator has
 	// not run a collective yet: ranks_per_server = 64/8 = 8, peers_high =
 	// 64 − 8 = 56, QPs = 56 × (16 + 1) = 952. The demo's fake hccn_tool
-	// counts 112 live QPs on the chip that the logs do not explain: the
-	// measurement wins, 952 − 112 = 840 QPs are still ahead, × 3 MiB (high
-	// bound) = 2520 MiB, plus the cclBuffer 2 × 200 + 1 = 401 MiB.
-	e2eLiveQPs         = 112
+	// counts no live QP on the chip (nothing set up yet): 952 QPs are
+	// ahead, × 3 MiB (high bound) = 2856 MiB, plus the cclBuffer
+	// 2 × 200 + 1 = 401 MiB.
+	e2eLiveQPs         = 0
 	e2eQPMemoryHighMiB = ((e2eRankSize-e2eRankSize/e2eServerNum)*(e2eBusyQPS+1) - e2eLiveQPs) * 3
 	e2eCCLBufferMiB    = 2*200 + 1
 	e2eHBMTotalMiB     = 65536
-	// NPU 0's HBM use at start (headroom 4536 − 2520 − 401 = +1615 MiB) and
-	// after the test fills it (1636 − 2520 − 401 = −1285 MiB).
+	// NPU 0's HBM use at start (high-bound headroom 4536 − 2856 − 401 = +1279
+	// MiB) and after the test fills it (36 − 255 − 401 = −620 MiB expected).
 	e2eHBMUsedStartMiB = 61000
 	e2eHBMUsedFullMiB  = 65500
 )

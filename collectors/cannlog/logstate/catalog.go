@@ -30,6 +30,11 @@ type Fault struct {
 	// one failed QP counts once whichever lines the build prints.
 	Incident string
 	Summary  bool
+	// Repeat names how HCCL repeats one event in the plog (repeats.go):
+	// repeatCQE (EI0013: one event per process, remote address and CQE
+	// time), repeatTimeout (EI0002: one per process and timeout, not per
+	// exception callback). Empty: every matching line is an event.
+	Repeat string
 }
 
 // Resources are the values of the resource label of hccl_fault_events_total,
@@ -62,14 +67,18 @@ var catalog = []Fault{
 	{Code: "EI0001", Stage: parse.StageInit, Title: "Config_Error_Invalid_Environment_Variable",
 		Fingerprint: []string{"[InitGroupStage][EnvConfig]"},
 		Remedy:      "An HCCL environment variable has an invalid value; fix it (the plog line names it and the allowed range)."},
-	{Code: "EI0002", Stage: parse.StageExecution, Title: "Communication_Error_Timeout",
+	{Code: "EI0002", Stage: parse.StageExecution, Title: "Communication_Error_Timeout", Repeat: repeatTimeout,
 		Fingerprint: []string{"Task run failed", "taskType[Notify Wait]"},
 		Remedy:      "Notify wait timed out (HCCL_EXEC_TIMEOUT): a peer rank is stuck or gone; find the first failing rank."},
 	// HCCL prints one timeout as three lines, "Task run failed, base
 	// information is …", "…, groupRank information is …" and "…, opData
 	// information is …" (HCCL docs task_exec_stage.md): only the first
 	// counts.
-	{Code: "EI0002", Stage: parse.StageExecution, Title: "Communication_Error_Timeout",
+	// Each exception callback of the timed-out tasks prints them again;
+	// HCCL reports EI0002 once per process (TaskExceptionHandler's static
+	// errMsgFlag_, HCOMM-HEAD task_exception_handler.cc): one event per
+	// process and timeout (repeatTimeout).
+	{Code: "EI0002", Stage: parse.StageExecution, Title: "Communication_Error_Timeout", Repeat: repeatTimeout,
 		Fingerprint: []string{"[TaskExecStage][Timeout]", "Task run failed, base information"}},
 	{Code: "EI0003", Stage: parse.StageExecution, Title: "Invalid_Argument_Collective_Communication_Operator",
 		Remedy: "A collective operator was called with an invalid argument."},
@@ -180,7 +189,15 @@ var catalog = []Fault{
 	// communicator, each after a "[Heartbeat]find cqe error, localIP[…],
 	// remoteIP[…]" ERROR line, whatever its status (12 is the
 	// retransmission timeout; a peer that exited gives others).
-	{Code: "EI0013", Stage: parse.StageExecution, Title: "Execution_Error_ROCE_CQE",
+	// HcclGetCommAsyncError prints it again at every call while the CQE is
+	// recorded, so a polling framework repeats it; the heartbeat thread
+	// prints the CQE once, when it finds it: `[HeartbeatAbnormal][ROCE CQE
+	// ERROR]cqe error status[…], time:[…], …, remoteIP{…deviceIp[…]}`
+	// (heartbeat.cc:1747, the real 2025 capture's only line of its CQE).
+	// One event per process, remote address and CQE time (repeatCQE).
+	{Code: "EI0013", Stage: parse.StageExecution, Title: "Execution_Error_ROCE_CQE", Repeat: repeatCQE,
+		Fingerprint: []string{"[ROCE CQE ERROR]", "cqe error status["}},
+	{Code: "EI0013", Stage: parse.StageExecution, Title: "Execution_Error_ROCE_CQE", Repeat: repeatCQE,
 		Fingerprint: []string{"find cqe error, localIP["},
 		Remedy: "An error CQE on a RoCE connection. Most often the peer process exited first (find the first failing rank); " +
 			"status 12 is a retransmission timeout: check the parameter-plane network between the two devices, HCCL_RDMA_TIMEOUT and HCCL_RDMA_RETRY_CNT."},
@@ -257,6 +274,7 @@ type fingerprint struct {
 	resource string
 	incident string
 	summary  bool
+	repeat   string
 	parts    [][]byte
 }
 
@@ -275,7 +293,7 @@ func buildCatalog(rows []Fault) *catalogIndex {
 			ix.codes[r.Code] = ci
 		}
 		if len(r.Fingerprint) > 0 {
-			fp := fingerprint{code: r.Code, resource: r.Resource, incident: r.Incident, summary: r.Summary}
+			fp := fingerprint{code: r.Code, resource: r.Resource, incident: r.Incident, summary: r.Summary, repeat: r.Repeat}
 			for _, s := range r.Fingerprint {
 				fp.parts = append(fp.parts, []byte(s))
 			}

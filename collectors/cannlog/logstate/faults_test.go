@@ -1,6 +1,7 @@
 package logstate
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -176,4 +177,37 @@ func grepLines(s, substr string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestFaultRepeats: HCCL prints one EI0013 CQE and one EI0002 timeout
+// more than once; each counts once (docs/cannlog.md, repeats.go). The
+// 2025 capture's only line of its CQE is the heartbeat frame (pid
+// 2040034); pid 7301 has two CQEs (remotes .12 and .13), each with its
+// frame and `find cqe error` lines repeated by polling; pid 7302's find
+// lines come before the frame of the same CQE, and its last line, 30
+// minutes later, is a new report; pid 858209 prints three callbacks of one
+// timeout (HCOMM-HEAD wording), 858210 two (the 2024 Callback wording).
+func TestFaultRepeats(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 8, 15, 12, 0, 0, 0, time.UTC)}))
+	ingestTree(t, st, "testdata/repeats")
+	want := map[string]uint64{"EI0013": 1 + 2 + 2, "EI0002": 1 + 1}
+	for _, f := range st.Faults() {
+		if w, ok := want[f.Code]; ok {
+			if f.Count != w {
+				t.Errorf("%s counted %d times, want %d (pids %v)", f.Code, f.Count, w, f.PIDs)
+			}
+			delete(want, f.Code)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not counted at all: %v", want)
+	}
+	var b bytes.Buffer
+	for _, line := range bytes.Split(exposition(t, st), []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("hccl_fault_events_total{code=\"EI0013\"")) || bytes.HasPrefix(line, []byte("hccl_fault_events_total{code=\"EI0002\"")) {
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+	}
+	golden(t, "repeats.prom", b.Bytes())
 }

@@ -29,6 +29,9 @@ type processLinks struct {
 	configs map[string]uint64
 	// bufferNames holds their bufferName[…] likewise (only non-empty ones).
 	bufferNames map[string]string
+	// expansionModes holds their opExpansionMode (`[Load] comm config
+	// info of`) likewise.
+	expansionModes map[string]string
 	// qpns are the `rdma qpn[…]` of its QPs (up to maxQPNsPerProc), which
 	// the headroom model matches to hccn_tool's live QPs.
 	qpns map[uint32]struct{}
@@ -39,10 +42,95 @@ type processLinks struct {
 	tags map[string]*commTags
 }
 
-// commTags tells a capture's re-created link set from a first one.
+// commTags tells a capture's re-created link set from a first one, and
+// keeps each link set (tag) of the communicator.
 type commTags struct {
 	first   map[string]string // collective (lower case) → first tag with QPs
 	capture string            // tag of the latest capture
+	sets    []*linkSet        // in order of appearance, at most maxTagsPerComm
+}
+
+// linkSet is one operator tag's links.
+type linkSet struct {
+	view  LinkSetView
+	peers map[int]struct{}
+}
+
+// set returns the link set of tag, creating it (nil past the cap).
+func (ct *commTags) set(tag string) *linkSet {
+	for _, l := range ct.sets {
+		if l.view.Tag == tag {
+			return l
+		}
+	}
+	if len(ct.sets) >= maxTagsPerComm {
+		return nil
+	}
+	l := &linkSet{view: classifyTag(tag), peers: map[int]struct{}{}}
+	ct.sets = append(ct.sets, l)
+	return l
+}
+
+// commViews copies the process's communicators with their link sets.
+func (pr *process) commViews() []CommunicatorView {
+	out := append([]CommunicatorView(nil), pr.comms...)
+	for i := range out {
+		out[i].LinkSets = nil
+		ct := pr.links.tags[out[i].Name]
+		if ct == nil || len(ct.sets) == 0 {
+			continue
+		}
+		out[i].LinkSets = make([]LinkSetView, len(ct.sets))
+		for j, l := range ct.sets {
+			out[i].LinkSets[j] = l.view
+		}
+	}
+	return out
+}
+
+// Tag markers (HCOMM): the level-1 algorithm auto-selection appends
+// (coll_alg_operator.cc AppendTag via GenerateNewTagByAlgTypeLevel1), the
+// suffix of a captured operator (hccl_communicator_host.cc ExecOp:
+// `newTag += "_Capture"`), and MC2's (op_base_mc2.cc).
+const (
+	tagAlgLevel1 = "_ALG_LEVEL1_"
+	tagCapture   = "_Capture"
+	tagMC2       = "_mc2"
+)
+
+// classifyTag reads what an operator tag says: its kind, collective and
+// level-1 algorithm.
+func classifyTag(tag string) LinkSetView {
+	v := LinkSetView{Tag: tag, Kind: LinkSetOpBase}
+	if i := strings.Index(tag, tagMC2); i >= 0 {
+		v.Kind, v.Op = LinkSetMC2, "mc2"
+		return v
+	}
+	op := tag
+	if i := strings.IndexByte(tag, '_'); i >= 0 {
+		op = tag[:i]
+	}
+	op = strings.ToLower(op)
+	if strings.HasPrefix(op, "hcom") {
+		v.Kind = LinkSetGraph
+		op = strings.TrimPrefix(op, "hcom")
+	}
+	v.Op = op
+	rest := tag
+	if i := strings.Index(rest, tagCapture); i >= 0 {
+		if v.Kind == LinkSetOpBase {
+			v.Kind = LinkSetCapture
+		}
+		rest = rest[:i]
+	}
+	if i := strings.Index(rest, tagAlgLevel1); i >= 0 {
+		a := rest[i+len(tagAlgLevel1):]
+		if j := strings.IndexByte(a, '_'); j >= 0 && !strings.HasPrefix(strings.ToUpper(a), "NHR_V1") {
+			a = a[:j]
+		}
+		v.Algo = strings.ToLower(a)
+	}
+	return v
 }
 
 // maxTagsPerComm bounds the collectives remembered per communicator.
@@ -143,6 +231,10 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		c.BufferName = bn
 		delete(pr.links.bufferNames, name)
 	}
+	if m, ok := pr.links.expansionModes[name]; ok {
+		c.ExpansionMode = m
+		delete(pr.links.expansionModes, name)
+	}
 	pr.comms = append(pr.comms, c)
 }
 
@@ -205,6 +297,21 @@ func (s *State) applyCommConfig(key ProcessKey, p *parse.PlogLine, cc parse.Comm
 		return
 	}
 	name := labelValue(cc.Name, 2*maxValueLen)
+	if cc.Info {
+		for i := range pr.comms {
+			if pr.comms[i].Name == name {
+				pr.comms[i].ExpansionMode = cc.ExpansionMode
+				return
+			}
+		}
+		if pr.links.expansionModes == nil {
+			pr.links.expansionModes = map[string]string{}
+		}
+		if _, ok := pr.links.expansionModes[name]; ok || len(pr.links.expansionModes) < maxConfigsPerProc {
+			pr.links.expansionModes[name] = cc.ExpansionMode
+		}
+		return
+	}
 	for i := range pr.comms {
 		if pr.comms[i].Name == name {
 			pr.comms[i].BufferSizeBytes = cc.BufferBytes
@@ -271,7 +378,31 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 	}
 	c.RoCEPeers, c.OtherPeers = len(ps.roce), len(ps.other)
 	s.noteTag(pr, c, t, p.Time)
+	if t.HasQPN || t.Type == transportRoCE {
+		if l := pr.links.commTags(c.Name).set(t.Tag); l != nil {
+			if t.HasQPN {
+				l.view.QPs++
+			}
+			if _, seen := l.peers[t.RemoteRank]; !seen && len(l.peers) < maxPeersPerComm {
+				l.peers[t.RemoteRank] = struct{}{}
+				l.view.RoCEPeers = len(l.peers)
+			}
+		}
+	}
 	s.rememberLink(pr, c, t)
+}
+
+// commTags returns the tag record of communicator name, creating it.
+func (l *processLinks) commTags(name string) *commTags {
+	if l.tags == nil {
+		l.tags = map[string]*commTags{}
+	}
+	ct := l.tags[name]
+	if ct == nil {
+		ct = &commTags{first: map[string]string{}}
+		l.tags[name] = ct
+	}
+	return ct
 }
 
 // noteTag records what the operator tag of a link says about the
@@ -286,39 +417,38 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 // therefore counted as a capture; each new such tag is a new capture.
 func (s *State) noteTag(pr *process, c *CommunicatorView, t parse.Transport, rawTime []byte) {
 	tag := t.Tag
-	op := tag
-	if i := strings.IndexByte(tag, '_'); i >= 0 {
-		op = tag[:i]
-	}
-	op = strings.ToLower(op)
-	graph := strings.HasPrefix(op, "hcom")
+	v := classifyTag(tag)
+	op := v.Op
+	graph := v.Kind == LinkSetGraph
 	if graph {
 		c.GraphTags = true
-		op = strings.TrimPrefix(op, "hcom")
 	} else {
 		c.OpBaseTags = true
+	}
+	if v.Kind == LinkSetMC2 {
+		c.MC2 = true
+		c.AllRanksOps = true
 	}
 	if strings.HasPrefix(op, "alltoall") || strings.HasPrefix(op, "send") || strings.HasPrefix(op, "recv") ||
 		strings.HasPrefix(op, "batchsendrecv") {
 		c.AllRanksOps = true
 	}
-	if graph || !t.HasQPN {
+	if graph || v.Kind == LinkSetMC2 || !t.HasQPN {
 		return
 	}
-	if pr.links.tags == nil {
-		pr.links.tags = map[string]*commTags{}
-	}
-	ct := pr.links.tags[c.Name]
-	if ct == nil {
-		ct = &commTags{first: map[string]string{}}
-		pr.links.tags[c.Name] = ct
-	}
+	ct := pr.links.commTags(c.Name)
 	first, ok := ct.first[op]
 	switch {
+	case v.Kind == LinkSetCapture:
+		// HCOMM-HEAD names captured link sets: the "_Capture" suffix.
 	case !ok:
 		if len(ct.first) < maxTagsPerComm {
 			ct.first[op] = tag
 		}
+		return
+	case v.Algo != "":
+		// Another level-1 algorithm of the same collective
+		// (AutoSelectAlgTypeLevel1): a new link set, not a capture.
 		return
 	case tag == first || !strings.HasPrefix(tag, first):
 		return
@@ -346,6 +476,20 @@ func (pr *process) commForTag(t parse.Transport) *CommunicatorView {
 	for i := range pr.comms {
 		if strings.HasSuffix(t.Tag, "_"+pr.comms[i].Name) {
 			return &pr.comms[i]
+		}
+	}
+	// MC2: "<identifier><opType>_mc2" (op_base_mc2.cc), no separator
+	// between the identifier and the operator type.
+	if strings.Contains(t.Tag, tagMC2) {
+		var best *CommunicatorView
+		for i := range pr.comms {
+			n := pr.comms[i].Name
+			if strings.HasPrefix(t.Tag, n) && (best == nil || len(n) > len(best.Name)) {
+				best = &pr.comms[i]
+			}
+		}
+		if best != nil {
+			return best
 		}
 	}
 	// A capture appends a counter to the tag ("AllReduce_<identifier>…"):

@@ -2,6 +2,7 @@ package logstate
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,8 @@ func TestErasSample(t *testing.T) {
 	want := CommunicatorView{Name: "10.20.0.11%eth0_60000_0_1732004711518342", RankSize: 16, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1,
 		MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: 2, UserRank: -1, DevicePhyID: 0, SuperPodMode: -1, StandardCard: -1,
 		CCLBufferBytes: 2 * 209715200, EstablishedQPs: 14, RoCEPeers: 12, OtherPeers: 3, AllRanksOps: true, OpBaseTags: true}
-	if ca != want {
+	ca.LinkSets = nil // TestLinkSets
+	if !reflect.DeepEqual(ca, want) {
 		t.Errorf("job A communicator\n got %+v\nwant %+v", ca, want)
 	}
 	if a.UnattributedBufferBytes != 0 || a.UnattributedQPs != 0 {
@@ -246,7 +248,7 @@ func TestStateFileBeforeHeadroomV2(t *testing.T) {
 		t.Fatalf("process %+v", p)
 	}
 	want := CommunicatorView{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, UserRank: 3, DevicePhyID: 3, SuperPodMode: -1, StandardCard: -1}
-	if c := p.Communicators[0]; c != want {
+	if c := p.Communicators[0]; !reflect.DeepEqual(c, want) {
 		t.Errorf("communicator\n got %+v\nwant %+v", c, want)
 	}
 	if e := p.Env["HCCL_BUFFSIZE"]; e.Number != 209715200 || !e.HasNumber || e.SetBy != "default" {
@@ -297,5 +299,48 @@ func TestTagsModesAndCaptures(t *testing.T) {
 	p, _ = onlyProcess(t, st, 8)
 	if len(p.Communicators) != 3 || p.Communicators[2].GraphTags {
 		t.Errorf("a graph tag with three communicators is tied to none: %+v", p.Communicators)
+	}
+}
+
+// TestLinkSets: each operator tag is its own link set (resMap_ entry),
+// with the level-1 algorithm auto-selection appended, HCOMM-HEAD's
+// "_Capture" suffix, MC2's "<identifier><opType>_mc2", and the
+// communicator's own opExpansionMode.
+func TestLinkSets(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 8, 15, 10, 0, 0, 0, time.UTC)}))
+	src := &Source{Path: "p", Kind: SourcePlog}
+	in := func(sec int, msg string) {
+		st.Ingest(src, []byte(fmt.Sprintf("[INFO] HCCL(8,python):2026-08-15-10:00:%02d.000.000 [x.cc:1] [8]%s", sec, msg)))
+	}
+	qp := func(sec int, tag string, peer int) {
+		in(sec, fmt.Sprintf("create hccl transport:communicator[%s], local rank[0], ip[a], remote rank[%d], ip[b], transporttype[ROCE], rdma qpn[%d], rdma qp sport[2], rdma TC[132], rdma SL[4]", tag, peer, 100+sec*10+peer))
+	}
+	in(0, "[Load] comm config info of [w_1]: configSize[136], version[8], opExpansionMode[1]")
+	in(0, "[Communicator Key Info]identifier[w_1] rankSize[64] serverNum[8] moduleNum[8] superPodNum[0]")
+	in(0, "[Communicator Key Info]identifier[ep] rankSize[64] serverNum[8] moduleNum[8] superPodNum[0]")
+	for _, p := range []int{8, 16, 32, 56, 48} {
+		qp(1, "AllReduce_w_1_ALG_LEVEL1_NHR", p)
+	}
+	qp(2, "AllReduce_w_1_ALG_LEVEL1_PIPELINE", 8)
+	qp(3, "AllReduce_w_1_ALG_LEVEL1_NHR_Capture", 8)
+	qp(4, "ep3_mc2", 9)
+	p, _ := onlyProcess(t, st, 8)
+	w, ep := p.Communicators[0], p.Communicators[1]
+	if w.ExpansionMode != "HOST" || ep.ExpansionMode != "" {
+		t.Errorf("expansion modes %q, %q; want HOST, \"\"", w.ExpansionMode, ep.ExpansionMode)
+	}
+	want := []LinkSetView{
+		{Tag: "AllReduce_w_1_ALG_LEVEL1_NHR", Kind: LinkSetOpBase, Op: "allreduce", Algo: "nhr", RoCEPeers: 5, QPs: 5},
+		{Tag: "AllReduce_w_1_ALG_LEVEL1_PIPELINE", Kind: LinkSetOpBase, Op: "allreduce", Algo: "pipeline", RoCEPeers: 1, QPs: 1},
+		{Tag: "AllReduce_w_1_ALG_LEVEL1_NHR_Capture", Kind: LinkSetCapture, Op: "allreduce", Algo: "nhr", RoCEPeers: 1, QPs: 1},
+	}
+	if !reflect.DeepEqual(w.LinkSets, want) {
+		t.Errorf("link sets\n got %+v\nwant %+v", w.LinkSets, want)
+	}
+	if w.Captures != 1 || w.LastCaptureQPs != 1 || w.RoCEPeers != 5 || w.AllRanksOps {
+		t.Errorf("w = %+v: want 1 capture of 1 QP, 5 peers, no all-ranks operator", w)
+	}
+	if !ep.MC2 || !ep.AllRanksOps || len(ep.LinkSets) != 1 || ep.LinkSets[0].Kind != LinkSetMC2 || p.UnattributedQPs != 0 {
+		t.Errorf("ep = %+v (unattributed %d): want an MC2 link set tied to ep", ep, p.UnattributedQPs)
 	}
 }

@@ -67,7 +67,7 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 		s.plogErrors[plogErrKey{stage, reason}]++
 		if fp := s.cat.matchRow(p.Msg); fp != nil {
 			ts := s.lineTime(p.Time)
-			if s.countsAsNew(fp, src.Dir, p.PID, ts) {
+			if s.countsAsNew(fp, src.Dir, p.PID, ts) && s.notARepeat(fp, src.Dir, p.PID, p.Msg, ts) {
 				s.recordFault(fp.code, fp.resource, FaultSourcePlog, s.podSource(src, p.PID), p.PID, ts)
 			}
 		}

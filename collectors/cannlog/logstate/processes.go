@@ -133,6 +133,51 @@ type CommunicatorView struct {
 	Captures       int
 	LastCaptureQPs uint64
 	LastCaptureAt  time.Time
+	// MC2: a link set of an MC2 operator (MoE dispatch/combine, tag
+	// `<identifier><opType>_mc2`, HCOMM op_base_mc2.cc) was logged; like
+	// AllRanksOps it links every remote rank (AllRanksOps is set too).
+	MC2 bool
+	// ExpansionMode is the communicator's own HcclCommConfig
+	// opExpansionMode (`[Load] comm config info of [c]: … opExpansionMode[N]`,
+	// HCOMM comm_config.cc) as HCCL_OP_EXPANSION_MODE spells it (HOST,
+	// AI_CPU, AIV, AIV_ONLY); "" when not printed or 0 (the variable then
+	// applies). It overrides the process's variable (CommConfig::
+	// SetConfigOpExpansionMode).
+	ExpansionMode string
+	// LinkSets are the link sets (one per operator tag, HCCL's resMap_
+	// entries) logged for the communicator, in the order they appeared
+	// (at most maxTagsPerComm). Filled when the view is taken.
+	LinkSets []LinkSetView
+}
+
+// LinkSetKind says what built a link set, from its operator tag.
+type LinkSetKind string
+
+// The link-set kinds.
+const (
+	LinkSetOpBase  LinkSetKind = "op_base" // "<Collective>_<identifier>[_ALG_LEVEL1_X]"
+	LinkSetGraph   LinkSetKind = "graph"   // "Hcom<Collective>_…"
+	LinkSetCapture LinkSetKind = "capture" // an op-base tag with "_Capture" (or extending the collective's first tag)
+	LinkSetMC2     LinkSetKind = "mc2"     // "<identifier><opType>_mc2"
+)
+
+// LinkSetView is one link set of a communicator: HCCL builds one per
+// operator tag (resMap_[newTag], hccl_communicator_host.cc), with new QPs
+// even to peers another tag already linked.
+type LinkSetView struct {
+	Tag  string
+	Kind LinkSetKind
+	// Op is the collective in lower case without "hcom" ("allreduce",
+	// "alltoallv", …; "mc2" for MC2 tags).
+	Op string
+	// Algo is the level-1 algorithm HCCL's auto-selection appended to the
+	// tag (CollAlgOperator::AppendTag: "ring", "hd", "nhr", "pipeline"),
+	// "" when the tag carries none.
+	Algo string
+	// RoCEPeers are the distinct remote ranks it linked over RoCE, QPs its
+	// `rdma qpn[` lines.
+	RoCEPeers int
+	QPs       uint64
 }
 
 type process struct {
@@ -402,7 +447,7 @@ func (s *State) Devices() []ProcessDevice {
 func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
 		Settings: pr.settings(), DevicePhyID: pr.devicePhyID,
-		Communicators:           append([]CommunicatorView(nil), pr.comms...),
+		Communicators:           pr.commViews(),
 		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs, QPMode: pr.qpMode,
 		QPNs: pr.links.sortedQPNs()}
 	if names != nil {

@@ -241,6 +241,9 @@ type State struct {
 	recentNext    int
 	// incidents are the open cause lines of two-line failures (countsAsNew).
 	incidents map[incidentKey]openIncident
+	// repeats are the recent events of fingerprints HCCL repeats
+	// (notARepeat).
+	repeats map[repeatKey]*repeatState
 	// wl is the workload memory (workload.go).
 	wl workloadMemory
 	// ext are other packages' blobs in the state file (AttachExtension);

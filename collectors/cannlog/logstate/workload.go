@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -94,11 +93,9 @@ type workloadRecord struct {
 }
 
 // processWorkload is a process's part in the memory: the workload it is
-// bound to and the QPs each operator's first link set created, per
-// communicator (a capture re-creates that link set).
+// bound to.
 type processWorkload struct {
-	id    string
-	opQPs map[string]map[string]uint64 // communicator → operator (lower case) → QPs of its first link set
+	id string
 }
 
 type workloadMemory struct {
@@ -236,50 +233,20 @@ func (r *workloadRecord) view(id string) WorkloadView {
 }
 
 // rememberLink is the hook of applyTransport: after a link line of
-// communicator c, count the QPs of each operator's first link set and
-// remember the communicator's kinds under the process's workload. The
-// caller holds the lock.
-func (s *State) rememberLink(pr *process, c *CommunicatorView, t parse.Transport) {
-	if t.HasQPN {
-		op, first := opOfTag(t.Tag), ""
-		if ct := pr.links.tags[c.Name]; ct != nil {
-			first = ct.first[op]
-		}
-		if first == t.Tag {
-			if pr.wl.opQPs == nil {
-				pr.wl.opQPs = map[string]map[string]uint64{}
-			}
-			m := pr.wl.opQPs[c.Name]
-			if m == nil {
-				if len(pr.wl.opQPs) >= maxTagsPerComm {
-					return
-				}
-				m = map[string]uint64{}
-				pr.wl.opQPs[c.Name] = m
-			}
-			if _, ok := m[op]; ok || len(m) < maxTagsPerComm {
-				m[op]++
-			}
-		}
-	}
+// communicator c, remember what the communicator ran under the process's
+// workload. The caller holds the lock.
+func (s *State) rememberLink(pr *process, c *CommunicatorView, _ parse.Transport) {
 	if pr.wl.id == "" {
 		return
 	}
-	rec := s.wl.records[pr.wl.id]
-	if rec == nil {
-		return // expired or dropped: bound again at the next scrape
-	}
-	if isMC2Tag(t.Tag) {
-		if l := rec.shape(c); l != nil {
-			l.MC2 = true
-		}
-	}
-	s.rememberComm(pr, rec, c)
+	if rec := s.wl.records[pr.wl.id]; rec != nil {
+		s.rememberComm(pr, rec, c)
+	} // else expired or dropped: bound again at the next scrape
 }
 
 // rememberComm folds what communicator c ran into rec.
 func (s *State) rememberComm(pr *process, rec *workloadRecord, c *CommunicatorView) {
-	if !c.AllRanksOps && c.Captures == 0 {
+	if !c.AllRanksOps && !c.MC2 && c.Captures == 0 {
 		return
 	}
 	l := rec.shape(c)
@@ -287,26 +254,35 @@ func (s *State) rememberComm(pr *process, rec *workloadRecord, c *CommunicatorVi
 		return
 	}
 	before := *l
-	defer func() {
-		if *l != before {
-			s.wl.gen++
-		}
-	}()
 	l.AllRanks = l.AllRanks || c.AllRanksOps
+	l.MC2 = l.MC2 || c.MC2
 	if c.Captures > 0 {
 		l.Capture = true
-		qps := c.LastCaptureQPs
-		if ct := pr.links.tags[c.Name]; ct != nil && ct.capture != "" {
-			// The captured operator's first link set: what the capture
-			// re-creates in full when it does not fail half-way.
-			for op, first := range ct.first {
-				if strings.HasPrefix(ct.capture, first) {
-					qps = max(qps, pr.wl.opQPs[c.Name][op])
-				}
-			}
-		}
-		l.CaptureQPs = max(l.CaptureQPs, qps)
+		l.CaptureQPs = max(l.CaptureQPs, c.LastCaptureQPs, capturedSetQPs(pr, c))
 	}
+	if *l != before {
+		s.wl.gen++
+	}
+}
+
+// capturedSetQPs is the QPs of the first link set of the operator the
+// communicator's latest capture captured: what the capture re-creates in
+// full when it does not fail half-way. 0 when the logs do not show it.
+func capturedSetQPs(pr *process, c *CommunicatorView) uint64 {
+	ct := pr.links.tags[c.Name]
+	if ct == nil || ct.capture == "" {
+		return 0
+	}
+	first, ok := ct.first[classifyTag(ct.capture).Op]
+	if !ok {
+		return 0
+	}
+	for _, set := range ct.sets {
+		if set.view.Tag == first {
+			return set.view.QPs
+		}
+	}
+	return 0
 }
 
 func (r *workloadRecord) shape(c *CommunicatorView) *RememberedLinks {
@@ -361,32 +337,6 @@ func (s *State) rememberFailure(code, resource, source string, src *Source, pid 
 		f.At = ts
 		s.wl.gen++
 	}
-}
-
-// opOfTag is the operator of a link-set tag, lower case, without HCCL's
-// graph-mode "Hcom" prefix: "AlltoAll_ep_1" → "alltoall".
-func opOfTag(tag string) string {
-	op := tag
-	if i := strings.IndexByte(tag, '_'); i >= 0 {
-		op = tag[:i]
-	}
-	return strings.TrimPrefix(strings.ToLower(op), "hcom")
-}
-
-// mc2Ops are the fused MC2 operators whose tags name them (CANN ops-nn
-// mc2: MatmulAllReduce, AllGatherMatmul, MatmulReduceScatter,
-// MoeDistributeDispatch/Combine, AlltoAllAllGatherBatchMatmul, …).
-var mc2Ops = []string{"matmulallreduce", "allgathermatmul", "matmulreducescatter", "moedistribute", "alltoallallgatherbatchmatmul",
-	"batchmatmulreducescatteralltoall", "mc2"}
-
-func isMC2Tag(tag string) bool {
-	t := strings.ToLower(tag)
-	for _, op := range mc2Ops {
-		if strings.HasPrefix(t, op) {
-			return true
-		}
-	}
-	return false
 }
 
 // WorkloadOfPod is the identity of the workload of a pod: its namespace
@@ -464,22 +414,21 @@ type snapWorkload struct {
 }
 
 type snapProcWorkload struct {
-	ID    string                       `json:"id,omitempty"`
-	OpQPs map[string]map[string]uint64 `json:"op_qps,omitempty"`
+	ID string `json:"id,omitempty"`
 }
 
 func (w processWorkload) snapshot() *snapProcWorkload {
-	if w.id == "" && len(w.opQPs) == 0 {
+	if w.id == "" {
 		return nil
 	}
-	return &snapProcWorkload{ID: w.id, OpQPs: w.opQPs}
+	return &snapProcWorkload{ID: w.id}
 }
 
 func (sw *snapProcWorkload) restore() processWorkload {
 	if sw == nil {
 		return processWorkload{}
 	}
-	return processWorkload{id: sw.ID, opQPs: sw.OpQPs}
+	return processWorkload{id: sw.ID}
 }
 
 // snapshotWorkloads is the memory for the state file; the caller holds

@@ -83,6 +83,10 @@ func FuzzScreenLine(f *testing.F) {
 	f.Add([]byte("EI0007: Failed to allocate resource[qp] with info [aicpu rank:7]"))
 	f.Add([]byte("Allocation_Failure(EI0007): Failed to allocate resource[DeviceMemory"))
 	f.Add([]byte("resource[]resource[HostMemory]"))
+	// EI0007 since HCOMM f52cf295b0: no brackets.
+	f.Add([]byte("EI0007: [PID: 7301] x Failed to allocate resource qp with info CreateOneQp. Reason: Resources are exhausted."))
+	f.Add([]byte("Failed to allocate resource  with info "))
+	f.Add([]byte("allocate resource DeviceMemory with info"))
 	f.Add([]byte("(EngineCore_DP0 pid=96) ERROR 03-02 15:44:01 [core.py:1006] RuntimeError: EI0011: [PID: 1] x"))
 	f.Add([]byte("[rank0]: [PID: 1] 2025-11-03-20:18:46.447.213 T(EI0011):"))
 	f.Add([]byte("ERROR 04-30 03:58:27 [x]"))
@@ -151,6 +155,10 @@ func FuzzHCCLLines(f *testing.F) {
 	}
 	f.Add([]byte("create hccl transport:communicator[_], remote rank[1],transporttype[ROCE], rdma qpn["))
 	f.Add([]byte("[Load] comm config of []: bufferSize[18446744073709551616]"))
+	f.Add([]byte("[Load] comm config info of [g]: configSize[136], version[8], opExpansionMode[3]"))
+	f.Add([]byte("[Load] comm config info of [g]: opExpansionMode[18446744073709551616]"))
+	f.Add([]byte("create hccl transport:communicator[w3_mc2], local rank[0], remote rank[1], transporttype[ROCE], rdma qpn[5]"))
+	f.Add([]byte("create hccl transport:communicator[AllReduce_w_ALG_LEVEL1_NHR_Capture], local rank[0], remote rank[1], transporttype[ROCE], rdma qpn[5]"))
 	f.Add([]byte("HCCL_RDMA_QPS_PER_CONNECTION is set to [] but it is not effective in offline mode"))
 	f.Add([]byte("[MultiQp][MulQpInfo] Init Success MultiQp config from type[x]"))
 	f.Add([]byte("(EI0011): Failed to allocate 420478976 bytes of NPU memory."))

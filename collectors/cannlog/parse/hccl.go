@@ -125,6 +125,8 @@ var Wordings = []Wording{
 		"[INFO] HCCL(69396,python3):2024-04-07-18:35:55.266.793 [ccl_buffer_manager.cc:38][69396][HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x124140400000], size[209715200]", "real (MindCluster fixture)"},
 	{KindCommConfig, Era2026, "[Load] comm config of ",
 		"[INFO] HCCL(500,python):2026-01-07-10:00:00.000.000 [hccl_comm_config.cc:80] [500][Load] comm config of [group_name_3]: bufferSize[104857600], deterministic[0], trafficClass[132], serviceLevel[4], commEngine[0], threadNum[0], notifyNumPerThread[0]", "format string (HCOMM-init hccl_comm_config.cc)"},
+	{KindCommConfig, Era2026, "[Load] comm config info of ",
+		"[INFO] HCCL(500,python):2026-08-15-10:00:00.000.000 [comm_config.cc:122] [500][Load] comm config info of [group_name_3]: configSize[136], version[8], opExpansionMode[1]", "format string (HCOMM-HEAD comm_config.cc CommConfig::Load)"},
 	{KindListen, Era2024, "[Start][Vnic]Listen on ip[",
 		"[INFO] HCCL(5210,python):2024-09-12-10:21:07.412.551 [network_manager.cc:540][5210][Start][Vnic]Listen on ip[192.168.1.199], port[16666] success, devPhyId[3], devLogicId[3], isAutoPort[0]", "format string (HCOMM network_manager.cc)"},
 	{KindListen, Era2025, "[Start][Vnic]Listen on ip[",
@@ -169,7 +171,7 @@ func Classify(msg []byte) LineKind {
 				bytes.HasPrefix(rest, markInitByFile):
 				return KindCommunicator
 			}
-		case bytes.HasPrefix(msg, tagLoadCommConfig):
+		case bytes.HasPrefix(msg, tagLoadCommConfig), bytes.HasPrefix(msg, tagLoadCommConfigInfo):
 			return KindCommConfig
 		case bytes.HasPrefix(msg, tagStartVnicListen), bytes.HasPrefix(msg, tagStartNicListen):
 			return KindListen
@@ -212,15 +214,18 @@ var (
 	tagStartNicListen  = []byte("[Start][Nic]Listen on ip[")
 	tagHCCLTrace       = []byte("[HCCL_TRACE]")
 	tagLoadCommConfig  = []byte("[Load] comm config of ")
-	tagStatusInit      = []byte("[status:init]")
-	markCreateCCL      = []byte("[CreateCCLbuffer]Create ccl buffer success")
-	markSetupAgent     = []byte("SetupAgent ")
-	markFlatSetup      = []byte("[Flat]SetupAgent ")
-	markHierSetup      = []byte("[Hierarchical]SetupAgent ")
-	markInitByFile     = []byte("hcom init by file success")
-	markCommInit       = []byte("Entry-HcclCommInit")
-	markCommInitInfo   = []byte("hcclCommInitInfo:")
-	markTransport      = []byte("create hccl transport:")
+	// tagLoadCommConfigInfo: `[Load] comm config info of [name]: configSize[…],
+	// version[…], opExpansionMode[N]` (HCOMM-HEAD comm_config.cc).
+	tagLoadCommConfigInfo = []byte("[Load] comm config info of ")
+	tagStatusInit         = []byte("[status:init]")
+	markCreateCCL         = []byte("[CreateCCLbuffer]Create ccl buffer success")
+	markSetupAgent        = []byte("SetupAgent ")
+	markFlatSetup         = []byte("[Flat]SetupAgent ")
+	markHierSetup         = []byte("[Hierarchical]SetupAgent ")
+	markInitByFile        = []byte("hcom init by file success")
+	markCommInit          = []byte("Entry-HcclCommInit")
+	markCommInitInfo      = []byte("hcclCommInitInfo:")
+	markTransport         = []byte("create hccl transport:")
 )
 
 // Communicator is what a communicator-creation line says. Fields a wording
@@ -359,17 +364,33 @@ type CommConfig struct {
 	// communicators of one process with the same non-empty name share one
 	// cclBuffer. "" when not printed or empty.
 	BufferName string
+	// ExpansionMode is set by the `[Load] comm config info of` line (Info
+	// true, BufferBytes then 0): HcclCommConfig's opExpansionMode as
+	// HCCL_OP_EXPANSION_MODE spells it, by CommConfig::
+	// SetConfigOpExpansionMode: 1 HOST, 2 AI_CPU, 3 AIV, 4 AIV_ONLY; ""
+	// for 0 (the variable applies) and values HCCL ignores.
+	ExpansionMode string
+	Info          bool
 }
+
+// commConfigExpansionModes maps HcclCommConfig.opExpansionMode
+// (COMM_CONFIG_OPEXPANSION_*, HCOMM-HEAD comm_config.cc) to the variable's
+// spelling.
+var commConfigExpansionModes = map[uint64]string{1: "HOST", 2: "AI_CPU", 3: "AIV", 4: "AIV_ONLY"}
 
 // maxBufferName bounds a stored bufferName.
 const maxBufferName = 128
 
 // ParseCommConfig reads a `[Load] comm config of [name]: bufferSize[N]` line.
 func ParseCommConfig(msg []byte) (CommConfig, bool) {
-	if !bytes.HasPrefix(msg, tagLoadCommConfig) {
+	info := bytes.HasPrefix(msg, tagLoadCommConfigInfo)
+	if !info && !bytes.HasPrefix(msg, tagLoadCommConfig) {
 		return CommConfig{}, false
 	}
 	rest := msg[len(tagLoadCommConfig):]
+	if info {
+		rest = msg[len(tagLoadCommConfigInfo):]
+	}
 	if len(rest) < 2 || rest[0] != '[' {
 		return CommConfig{}, false
 	}
@@ -380,6 +401,17 @@ func ParseCommConfig(msg []byte) (CommConfig, bool) {
 	name := rest[1:end]
 	if bytes.ContainsAny(name, "[] ") {
 		return CommConfig{}, false
+	}
+	if info {
+		v, ok := BracketField(rest[end:], "opExpansionMode")
+		if !ok {
+			return CommConfig{}, false
+		}
+		n, ok := parseUint(v)
+		if !ok {
+			return CommConfig{}, false
+		}
+		return CommConfig{Name: string(name), Info: true, ExpansionMode: commConfigExpansionModes[n]}, true
 	}
 	v, ok := BracketField(rest[end:], "bufferSize")
 	if !ok {

@@ -247,7 +247,14 @@ func ScreenPID(b []byte) int {
 	return pid
 }
 
-var markResource = []byte("resource[")
+var (
+	markResource = []byte("resource[")
+	// markResourceBare is EI0007's wording since HCOMM f52cf295b0
+	// (2026-03-03, error_code.cc): `Failed to allocate resource %s with
+	// info %s. Reason: Resources are exhausted.`, no brackets.
+	markResourceBare = []byte("allocate resource ")
+	markWithInfo     = []byte(" with info")
+)
 
 // The values ScreenResource returns.
 const (
@@ -258,21 +265,34 @@ const (
 )
 
 // ScreenResource returns what an EI0007 report says it failed to allocate,
-// `Failed to allocate resource[%s] with info [%s]` (HCOMM error_code.cc),
-// folded into a fixed set so that it can be a label: "qp", "device_memory"
-// (DeviceMemory), "host_memory" (HostMemory), "other" for any other
-// resource_type (event, stream, Notify, …), "" when msg prints none.
+// `Failed to allocate resource[%s] with info [%s]` (HCOMM error_code.cc
+// until 2026-03) or `Failed to allocate resource %s with info %s` (since
+// HCOMM f52cf295b0), folded into a fixed set so that it can be a label:
+// "qp", "device_memory" (DeviceMemory), "host_memory" (HostMemory), "other"
+// for any other resource_type (event, stream, Notify, …), "" when msg
+// prints none.
 func ScreenResource(msg []byte) string {
-	i := bytes.Index(msg, markResource)
-	if i < 0 {
+	var v []byte
+	if i := bytes.Index(msg, markResource); i >= 0 {
+		rest := msg[i+len(markResource):]
+		j := bytes.IndexByte(rest, ']')
+		if j < 0 {
+			return ""
+		}
+		v = rest[:j]
+	} else if i := bytes.Index(msg, markResourceBare); i >= 0 {
+		// The type is one word (HCCL passes "qp", "DeviceMemory", …)
+		// followed by " with info".
+		rest := msg[i+len(markResourceBare):]
+		j := bytes.Index(rest, markWithInfo)
+		if j < 0 || bytes.ContainsAny(rest[:j], " \t[]") {
+			return ""
+		}
+		v = rest[:j]
+	} else {
 		return ""
 	}
-	rest := msg[i+len(markResource):]
-	j := bytes.IndexByte(rest, ']')
-	if j < 0 {
-		return ""
-	}
-	switch v := rest[:j]; {
+	switch {
 	case bytes.EqualFold(v, []byte("qp")):
 		return ResourceQP
 	case bytes.EqualFold(v, []byte("DeviceMemory")):

@@ -111,6 +111,15 @@ func TestScreenResource(t *testing.T) {
 		{"EI0007: [PID: 1] x Failed to allocate resource[] with info [].", ""},
 		{"EI0007: [PID: 1] x Failed to allocate resource[qp", ""},
 		{"EI0011: [PID: 1] x Failed to allocate 262144~3145728 bytes of NPU memory.", ""},
+		// Since HCOMM f52cf295b0 (2026-03-03, error_code.cc): no brackets; the
+		// arguments of adapter_hccp.cc, transport_ibverbs.cc and adapter_rts.cc.
+		{"EI0007: [PID: 7301] 2026-08-15-10:00:00.000.000 Failed to allocate resource qp with info CreateOneQp. Reason: Resources are exhausted.", ResourceQP},
+		{"[PID: 7301] 2026-08-15-10:00:00.000.000 Resource_Error(EI0007): Failed to allocate resource qp with info CreateQp. Reason: Resources are exhausted.", ResourceQP},
+		{"EI0007: [PID: 7301] x Failed to allocate resource DeviceMemory with info Malloc, size:2147483648 bytes. Reason: Resources are exhausted.", ResourceDeviceMemory},
+		{"EI0007: [PID: 7301] x Failed to allocate resource HostMemory with info MallocHost, size:64 bytes. Reason: Resources are exhausted.", ResourceHostMemory},
+		{"EI0007: [PID: 7301] x Failed to allocate resource stream with info StreamCreateWithFlags, streamType:0. Reason: Resources are exhausted.", ResourceOther},
+		{"EI0007: [PID: 7301] x Failed to allocate resource  with info . Reason: Resources are exhausted.", ""},
+		{"EI0007: [PID: 7301] x Failed to allocate resource qp", ""},
 	}
 	for _, tc := range tests {
 		if got := ScreenResource([]byte(tc.line)); got != tc.want {
