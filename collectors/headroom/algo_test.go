@@ -1,6 +1,7 @@
 package headroom
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -134,6 +135,10 @@ func TestBoundsOrdered(t *testing.T) {
 		}
 		h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
 			func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
+		// The capacity inputs give back the headroom at the process's own settings.
+		if got := capacityAt(h, s.QPsPerConnection, s.BuffSizeBytes); math.Abs(got-h.HeadroomBytes) > 1e-6*math.Max(1, math.Abs(h.HeadroomBytes)) {
+			t.Fatalf("capacity at the current settings %v ≠ headroom %v for %+v (QPS %v): %+v", got, h.HeadroomBytes, c, s.QPsPerConnection, h)
+		}
 		if !(h.QPsLow <= h.QPsExpected && h.QPsExpected <= h.QPsHigh) ||
 			!(h.QPMemoryLowBytes <= h.QPMemoryExpectedBytes+1e-6 && h.QPMemoryExpectedBytes <= h.QPMemoryHighBytes+1e-6) {
 			t.Fatalf("bounds out of order for %+v (QPS %v): QPs %v ≤ %v ≤ %v, bytes %v ≤ %v ≤ %v", c, s.QPsPerConnection,
@@ -154,5 +159,47 @@ func TestLiveQPsStayInTheirProcess(t *testing.T) {
 	// 5 live QPs: no whole 17-QP link of pid 1; 5 links of pid 2 (QPS 1), its whole NHR set.
 	if h.QPsExpected != 85 {
 		t.Errorf("expected %v QPs, want pid 1's 85 untouched and pid 2's 5 set up", h.QPsExpected)
+	}
+}
+
+// capacityAt is the mixin's capacity rule (mixin/rules/capacity.libsonnet)
+// over a chip's capacity inputs: the headroom were the chip's processes to
+// run with HCCL_RDMA_QPS_PER_CONNECTION=q and HCCL_BUFFSIZE=buff bytes.
+func capacityAt(h ChipHeadroom, q, buff float64) float64 {
+	perLink, perQP := 1.0, h.VarQPBytesSingle
+	if q > 1 {
+		perLink, perQP = q+1, h.VarQPBytesMulti
+	}
+	return h.FreeHBMBytes - h.FixedPendingBytes - h.VarLinks*perLink*perQP - h.VarBufferComms*(2*buff+(1<<20))
+}
+
+// TestCapacityInputs: the demo's chip 0 (QPS 16, 36 MiB free, the first
+// NHR link set of 5 links ahead at 3 MiB per QP, mode unknown, 200 MiB of
+// its cclBuffer allocated and not yet claimed) under the settings users
+// try first.
+func TestCapacityInputs(t *testing.T) {
+	w := Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, SuperPodMode: 0,
+		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0}
+	s := known(16, 200, w)
+	s.UnattributedBufferBytes = 200 * mib
+	chip := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 65500 * mib, HBMTotalBytes: 65536 * mib}
+	h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
+		func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
+	if h.VarLinks != 5 || h.VarQPBytesSingle != 3*mib || h.VarQPBytesMulti != 3*mib || h.VarBufferComms != 1 || h.FixedPendingBytes != -200*mib {
+		t.Fatalf("capacity inputs %+v", h)
+	}
+	for _, tt := range []struct {
+		q, buffMB float64
+		wantMiB   float64
+	}{
+		{16, 200, 36 - 85*3 - 201}, // the headroom itself: −420
+		{1, 200, 36 - 5*3 - 201},   // −180
+		{8, 200, 36 - 45*3 - 201},  // −300
+		{8, 400, 36 - 45*3 - 601},  // −700
+		{1, 400, 36 - 5*3 - 601},   // −580
+	} {
+		if got := capacityAt(h, tt.q, tt.buffMB*mib) / mib; got != tt.wantMiB {
+			t.Errorf("QPS %v, HCCL_BUFFSIZE %v: %v MiB, want %v", tt.q, tt.buffMB, got, tt.wantMiB)
+		}
 	}
 }

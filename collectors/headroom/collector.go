@@ -76,6 +76,26 @@ var (
 	foreignQPsDesc = prometheus.NewDesc("ascend_roce_foreign_queue_pairs",
 		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
 		[]string{"npu", "chip"}, nil)
+	// The capacity inputs: the mixin's capacity recording rules compute the
+	// headroom under other settings from them (docs/headroom.md
+	// "Capacity").
+	pendingLinksDesc = prometheus.NewDesc("hccl_link_setup_pending_links",
+		"RoCE links (not QPs) of the expected link setup ahead whose QP count follows HCCL_RDMA_QPS_PER_CONNECTION "+
+			"(op-base links on 910B and A3; not capture, graph-mode or single-QP links): × 1 QP at QPS 1, × N + 1 at N > 1.",
+		[]string{"npu", "chip"}, nil)
+	linkQPBytesDesc = prometheus.NewDesc("hccl_link_setup_pending_link_queue_pair_bytes",
+		"Bytes of one QP of hccl_link_setup_pending_links, with one QP per link (multi_qp=\"false\") and with multi-QP "+
+			"(multi_qp=\"true\", HCCL halves the depths), averaged over the chip's communicators; 0 with no link ahead.",
+		[]string{"npu", "chip", "multi_qp"}, nil)
+	pendingBufferCommsDesc = prometheus.NewDesc("hccl_ccl_buffer_pending_communicators",
+		"cclBuffers ahead sized by HCCL_BUFFSIZE (communicators without their own buffer size that have not run their first collective): each 2 × HCCL_BUFFSIZE + 1 MiB.",
+		[]string{"npu", "chip"}, nil)
+	fixedPendingDesc = prometheus.NewDesc("hccl_link_setup_fixed_pending_bytes",
+		"Memory of the link setup ahead that neither HCCL_RDMA_QPS_PER_CONNECTION nor HCCL_BUFFSIZE changes (capture, graph-mode and "+
+			"single-QP links, AIV buffers, buffers of their own size) less allocated cclBuffers no communicator claimed yet (can be negative): "+
+			"HBM free − this − pending_links × QPs per link × QP bytes − pending cclBuffers × (2 × HCCL_BUFFSIZE + 1 MiB) is "+
+			"hccl_link_setup_headroom_bytes at the current settings.",
+		[]string{"npu", "chip"}, nil)
 	processesDesc = prometheus.NewDesc("hccl_link_setup_processes",
 		"Processes on the chip whose CANN logs the model reads, by where their HCCL settings came from: settings_source=known (printed), "+
 			"settings_source=defaulted (an HCCL default assumed for a value not printed). Processes whose logs are not read are "+
@@ -157,6 +177,13 @@ func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
 	gauge(cclBufferPendingDesc, h.CCLBufferPendingBytes, h.NPU, h.Chip)
 	if h.ForeignQPsKnown {
 		gauge(foreignQPsDesc, h.ForeignQPs, h.NPU, h.Chip)
+	}
+	gauge(pendingLinksDesc, h.VarLinks, h.NPU, h.Chip)
+	gauge(linkQPBytesDesc, h.VarQPBytesSingle, h.NPU, h.Chip, "false")
+	gauge(linkQPBytesDesc, h.VarQPBytesMulti, h.NPU, h.Chip, "true")
+	gauge(pendingBufferCommsDesc, h.VarBufferComms, h.NPU, h.Chip)
+	if h.HBMKnown {
+		gauge(fixedPendingDesc, h.FixedPendingBytes, h.NPU, h.Chip)
 	}
 	gauge(processesDesc, float64(h.ProcessesKnown), h.NPU, h.Chip, settingsKnown)
 	gauge(processesDesc, float64(h.ProcessesDefaulted), h.NPU, h.Chip, settingsDefaulted)

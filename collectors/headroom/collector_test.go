@@ -148,9 +148,10 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 				n++
 			}
 			// 3 chips × (3 qp memory + 3 pending qps + 1 unknown-mode + 2 slots + 1 established + 2 buffer
-			// + 2 processes + 1 headroom + 1 remembered) + 7 modelled QP sizes (the chips name no product).
-			if n != 55 {
-				t.Errorf("Update sent %d metrics, want 55", n)
+			// + 2 processes + 1 headroom + 5 capacity inputs + 1 remembered) + 7 modelled QP sizes (the chips
+			// name no product).
+			if n != 70 {
+				t.Errorf("Update sent %d metrics, want 70", n)
 			}
 		})
 	}

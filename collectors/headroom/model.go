@@ -203,6 +203,22 @@ type ChipHeadroom struct {
 	// does not fit.
 	HeadroomBytes float64
 
+	// The capacity inputs (the mixin's capacity recording rules compute
+	// the headroom under other settings from them): VarLinks are the
+	// op-base links ahead (expected bound) whose QP count follows
+	// HCCL_RDMA_QPS_PER_CONNECTION; VarQPBytesSingle and VarQPBytesMulti
+	// the bytes of one of their QPs with one QP per link and with
+	// multi-QP (averaged over their communicators); VarBufferComms the
+	// pending cclBuffers sized by HCCL_BUFFSIZE; FixedPendingBytes the rest
+	// of what is ahead, which neither variable changes (capture and
+	// single-QP links, AIV buffers, buffers of their own size), less
+	// allocated buffers no communicator claimed yet — so that
+	// HeadroomBytes = FreeHBMBytes − FixedPendingBytes − VarLinks ×
+	// QPs per link × bytes per QP − VarBufferComms × (2 × HCCL_BUFFSIZE +
+	// 1 MiB) at the current settings.
+	VarLinks, VarQPBytesSingle, VarQPBytesMulti float64
+	VarBufferComms, FixedPendingBytes           float64
+
 	// ProcessesKnown counts the chip's processes whose QP and buffer
 	// settings all came from the CANN logs; ProcessesDefaulted those of
 	// the logs for which at least one HCCL default was assumed (a value not
@@ -264,6 +280,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	}
 	logged := make([]map[uint32]struct{}, len(out)) // qpns the chip's processes logged
 	records := make([][]commRecord, len(out))       // per chip, what each communicator has ahead
+	vars := make([]variablePart, len(out))          // per chip, what the two variables size
 
 	type seenKey struct {
 		chip key
@@ -287,6 +304,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			liveQPNs = append(liveQPNs, nil)
 			logged = append(logged, nil)
 			records = append(records, nil)
+			vars = append(vars, variablePart{})
 		}
 		var s ProcessSettings
 		var found bool
@@ -305,7 +323,9 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			}
 			s.Communicators = comms
 		}
-		records[i] = append(records[i], addProcess(&out[i], cfg, s, found)...)
+		recs, v := addProcess(&out[i], cfg, s, found)
+		records[i] = append(records[i], recs...)
+		vars[i].add(v)
 		if found && len(s.QPNs) > 0 {
 			if logged[i] == nil {
 				logged[i] = map[uint32]struct{}{}
@@ -342,7 +362,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			// over the chip's processes.
 			extra := l - h.EstablishedQPs
 			h.EstablishedQPs = l
-			explainLiveQPs(h, records[i], extra)
+			explainLiveQPs(h, &vars[i], records[i], extra)
 		}
 		// HCCP's per-device QP table: the live count where hccn_tool
 		// measured it, else what the logs show created.
@@ -352,6 +372,13 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 		}
 		h.SlotsFreeExpected = HCCPMaxQPsPerDevice - used - h.QPsExpected
 		h.SlotsFreeHigh = HCCPMaxQPsPerDevice - used - h.QPsHigh
+		v := vars[i]
+		h.VarLinks = math.Max(0, v.links)
+		if h.VarLinks > 0 {
+			h.VarQPBytesSingle, h.VarQPBytesMulti = v.bytesSingle/v.links, v.bytesMulti/v.links
+		}
+		h.VarBufferComms = v.comms
+		h.FixedPendingBytes = h.QPMemoryExpectedBytes + h.CCLBufferPendingBytes - v.qpMem - v.buffers
 		if h.HBMKnown {
 			h.HeadroomBytes = h.FreeHBMBytes - h.QPMemoryExpectedBytes - h.CCLBufferPendingBytes
 		}
@@ -368,11 +395,33 @@ type commRecord struct {
 	linksHigh               float64
 	lowB, expB, highB       float64 // bytes per QP of each bound
 	unknownMode             bool
+	// variable: its QPs per link follow HCCL_RDMA_QPS_PER_CONNECTION;
+	// single and multi are the bytes of one QP with 1 and with N + 1.
+	variable      bool
+	single, multi float64
+}
+
+// variablePart is what HCCL_RDMA_QPS_PER_CONNECTION and HCCL_BUFFSIZE
+// size of the expected demand ahead (ChipHeadroom.Var*).
+type variablePart struct {
+	links, bytesSingle, bytesMulti float64 // links; Σ links × bytes per QP
+	qpMem                          float64 // their QP memory at the current settings
+	comms, buffers                 float64 // cclBuffers sized by HCCL_BUFFSIZE and their bytes
+}
+
+func (v *variablePart) add(o variablePart) {
+	v.links += o.links
+	v.bytesSingle += o.bytesSingle
+	v.bytesMulti += o.bytesMulti
+	v.qpMem += o.qpMem
+	v.comms += o.comms
+	v.buffers += o.buffers
 }
 
 // addProcess adds one process's pending and established QPs and buffers to
 // its chip's sums, and returns what each of its communicators has ahead.
-func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) []commRecord {
+func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]commRecord, variablePart) {
+	var v variablePart
 	qps, buff := cfg.DefaultQPsPerConnection, cfg.DefaultBuffSizeBytes
 	defaulted := !found
 	if found && s.QPsKnown && s.QPsPerConnection >= 1 && s.QPsPerConnection <= HCCLMaxQPsPerConnection {
@@ -388,7 +437,7 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) []co
 	switch {
 	case !found:
 		h.ProcessesUnknown++
-		return nil
+		return nil, v
 	case defaulted:
 		h.ProcessesDefaulted++
 	default:
@@ -428,10 +477,22 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) []co
 		if !known {
 			h.UnknownModeQPs += d.qpsExpected
 		}
+		r := commRecord{perLink: d.perLink, lowB: lowB, expB: expB, highB: highB, unknownMode: !known}
+		if d.perLink > 0 {
+			r.linksLow, r.linksExpected, r.linksHigh = d.qpsLow/d.perLink, d.qpsExpected/d.perLink, d.qpsHigh/d.perLink
+		}
+		if r.variable = followsQPSVariable(s, c); r.variable {
+			r.single, r.multi = variableQPBytes(cfg, s, c, opBase, graph)
+			// Learned sizes where the node measured the mode (estimator.go).
+			r.single, _ = learnedBytes(cfg, h.Product, s, c, opBase, graph, 1, r.single, r.single)
+			r.multi, _ = learnedBytes(cfg, h.Product, s, c, opBase, graph, 2, r.multi, r.multi)
+			v.links += r.linksExpected
+			v.bytesSingle += r.linksExpected * r.single
+			v.bytesMulti += r.linksExpected * r.multi
+			v.qpMem += d.qpsExpected * expB
+		}
 		if d.perLink > 0 && d.qpsHigh > 0 {
-			recs = append(recs, commRecord{perLink: d.perLink, linksLow: d.qpsLow / d.perLink,
-				linksExpected: d.qpsExpected / d.perLink, linksHigh: d.qpsHigh / d.perLink,
-				lowB: lowB, expB: expB, highB: highB, unknownMode: !known})
+			recs = append(recs, r)
 		}
 		h.AIVBufferPendingBytes += d.aiv
 		h.CCLBufferPendingBytes += d.aiv
@@ -445,6 +506,10 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) []co
 			}
 		}
 		pendingBuf += d.buffer
+		if d.buffer > 0 && c.BufferSizeBytes == 0 {
+			v.comms++
+			v.buffers += d.buffer
+		}
 		allocated += float64(c.CCLBufferBytes)
 		established += float64(c.EstablishedQPs)
 	}
@@ -454,7 +519,26 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) []co
 	h.CCLBufferPendingBytes += math.Max(0, pendingBuf-un)
 	h.CCLBufferBytes += allocated + un
 	h.EstablishedQPs += established + nonNegative(s.UnattributedQPs)
-	return recs
+	return recs, v
+}
+
+// followsQPSVariable says whether the QPs per link of c's links ahead
+// follow HCCL_RDMA_QPS_PER_CONNECTION: not where its process prints one QP
+// per link (graph mode, no multi-QP), nor in graph mode, nor on a product
+// without multi-QP (GetQpMode).
+func followsQPSVariable(s ProcessSettings, c Communicator) bool {
+	if s.SingleQP || s.GraphMode || c.GraphTags && !c.OpBaseTags {
+		return false
+	}
+	return c.DeviceType < 0 || c.DeviceType == hcclenv.DevType910B || c.DeviceType == hcclenv.DevType910_93
+}
+
+// variableQPBytes is the size of one of c's QPs with one QP per link and
+// with multi-QP, as qpBytes sizes the expected bound.
+func variableQPBytes(cfg Config, s ProcessSettings, c Communicator, opBase, graph bool) (single, multi float64) {
+	_, single, _, _ = qpBytes(cfg, s, c, opBase, graph, 1)
+	_, multi, _, _ = qpBytes(cfg, s, c, opBase, graph, 2)
+	return single, multi
 }
 
 // explainLiveQPs takes extra live QPs — counted by hccn_tool, shown by no
@@ -466,7 +550,7 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) []co
 // explains (other RDMA users, a count between two link sets) are left
 // alone: subtracting them chip-wide would take one process's QPs off
 // another's demand.
-func explainLiveQPs(h *ChipHeadroom, recs []commRecord, extra float64) {
+func explainLiveQPs(h *ChipHeadroom, v *variablePart, recs []commRecord, extra float64) {
 	for _, r := range recs {
 		k := extra / r.perLink
 		if k < 1 || k != math.Trunc(k) || k > r.linksHigh {
@@ -482,6 +566,13 @@ func explainLiveQPs(h *ChipHeadroom, recs []commRecord, extra float64) {
 		h.QPMemoryHighBytes = math.Max(0, h.QPMemoryHighBytes-high*r.highB)
 		if r.unknownMode {
 			h.UnknownModeQPs = math.Max(0, h.UnknownModeQPs-exp)
+		}
+		if r.variable {
+			links := math.Min(k, r.linksExpected)
+			v.links -= links
+			v.bytesSingle -= links * r.single
+			v.bytesMulti -= links * r.multi
+			v.qpMem -= exp * r.expB
 		}
 		return
 	}

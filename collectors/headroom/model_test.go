@@ -426,6 +426,8 @@ func worstCase(hs []ChipHeadroom) []ChipHeadroom {
 		}
 		h.QPsExpected, h.QPMemoryExpectedBytes, h.UnknownModeQPs, h.CaptureQPs = 0, 0, 0, 0
 		h.SlotsFreeExpected, h.SlotsFreeHigh, h.AIVBufferPendingBytes = 0, 0, 0
+		// The capacity inputs have their own test (TestCapacityInputs).
+		h.VarLinks, h.VarQPBytesSingle, h.VarQPBytesMulti, h.VarBufferComms, h.FixedPendingBytes = 0, 0, 0, 0, 0
 	}
 	return hs
 }
