@@ -138,7 +138,7 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			ch := make(chan prometheus.Metric, 64)
+			ch := make(chan prometheus.Metric, 256)
 			if err := c.Update(context.Background(), ch); err != nil {
 				t.Error(err)
 			}
