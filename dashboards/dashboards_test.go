@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hccl-exporter/hccl_exporter/alerts"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
@@ -66,7 +67,19 @@ var (
 	// matchers and range, if any.
 	selectorRE = regexp.MustCompile(`\b((?:hccl|ascend)_[a-zA-Z0-9_]*)(\{[^}]*\})?(\[[^\]]*\])?`)
 	matcherRE  = regexp.MustCompile(`\b(job|instance)\s*(=~|!~|!=|=)\s*"([^"]*)"`)
+	// recordedRE matches a recording rule's series in a query.
+	recordedRE = regexp.MustCompile(`\b([a-z_]+:[a-zA-Z0-9_]+:[a-zA-Z0-9_:]+)(\{[^}]*\})?`)
+	recordRE   = regexp.MustCompile(`(?m)^\s+record: "?([^"\n]+)"?$`)
 )
+
+// recordedNames are the series the shipped rules record.
+func recordedNames() []string {
+	var out []string
+	for _, m := range recordRE.FindAllSubmatch(alerts.Rules, -1) {
+		out = append(out, string(m[1]))
+	}
+	return out
+}
 
 func loadAll(t *testing.T) map[string]Dashboard {
 	t.Helper()
@@ -216,7 +229,21 @@ func checkExpr(t errorer, where, expr string) {
 		}
 	}
 	found := false
+	// Series the shipped rules record (level:metric:operations): the rule
+	// must exist, and the selector filters like the others.
+	for _, m := range recordedRE.FindAllStringSubmatch(expr, -1) {
+		found = true
+		if !slices.Contains(recordedNames(), m[1]) {
+			t.Errorf("%s: %s is recorded by no rule of alerts/hccl_exporter.rules.yml", where, m[1])
+		}
+		if !strings.Contains(m[2], `job=~"$job"`) || !strings.Contains(m[2], `instance=~"$instance"`) {
+			t.Errorf("%s: selector %s%s lacks job=~\"$job\" and instance=~\"$instance\"", where, m[1], m[2])
+		}
+	}
 	for _, loc := range selectorRE.FindAllStringSubmatchIndex(expr, -1) {
+		if loc[0] > 0 && expr[loc[0]-1] == ':' {
+			continue // part of a recorded name
+		}
 		found = true
 		name := expr[loc[2]:loc[3]]
 		if !slices.Contains(contractMetrics, name) {
@@ -259,6 +286,8 @@ func TestCheckExprCatchesMistakes(t *testing.T) {
 		`sum(hccl_fault_events_total{job=~"$job",instance=~"$instance"})`,
 		`rate(hccl_fault_events_total{job=~"$job",instance=~"$instance"}[5m])`,
 		`hccl_link_headroom_bytes{job=~"$job",instance=~"$instance"}`,
+		`instance:hccl_link_setup_headroom_bytes:no_such_rule{job=~"$job",instance=~"$instance"}`,
+		`instance:hccl_link_setup_headroom_bytes:capacity_min{job=~"$job"}`,
 		`vector(1)`,
 	} {
 		ft := &fakeT{}

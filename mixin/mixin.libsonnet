@@ -13,6 +13,8 @@
 (import 'alerts/transport.libsonnet') +
 (import 'alerts/memory.libsonnet') +
 (import 'alerts/hardware.libsonnet') +
+// After the alerts: it adds its recording rules to their capacity group.
+(import 'rules/capacity.libsonnet') +
 (import 'dashboards/dashboards.libsonnet') +
 // Last: the policy's default labels apply to every alert above.
 (import 'alerts/policy.libsonnet')

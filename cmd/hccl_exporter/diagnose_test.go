@@ -88,7 +88,7 @@ func TestDiagnoseCLI(t *testing.T) {
 	}{
 		{name: "no command serves", args: nil, selected: false},
 		{name: "default subcommand", args: []string{"diagnose", "--timezone", "UTC", sampleBundle}, selected: true, code: 1, stdout: "EI0011: NOT ENOUGH NPU MEMORY"},
-		{name: "explicit report", args: []string{"diagnose", "report", sampleBundle}, selected: true, code: 1, stdout: "FAULT CODES (8)"},
+		{name: "explicit report", args: []string{"diagnose", "report", sampleBundle}, selected: true, code: 1, stdout: "FAULT CODES (9)"},
 		{name: "json before path", args: []string{"diagnose", "--format", "json", sampleBundle}, selected: true, code: 1, stdout: `"schema_version": 1`},
 		{name: "json after report", args: []string{"diagnose", "report", "--format=json", "--layout", "node", sampleBundle}, selected: true, code: 1, stdout: `"name": "bundle"`},
 		{name: "report flag first", args: []string{"diagnose", "--layout", "nodes", sampleBundle}, selected: true, code: 1, stdout: "node-c:"},

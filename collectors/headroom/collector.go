@@ -41,10 +41,11 @@ var (
 		[]string{"npu", "chip", "bound"}, nil)
 	pendingQPsDesc = prometheus.NewDesc("hccl_link_setup_pending_queue_pairs",
 		"RoCE QPs the chip's processes still create: per live communicator, its peers not yet linked × QPs per connection "+
-			"(N + 1 for HCCL_RDMA_QPS_PER_CONNECTION = N > 1). bound=low: a ring across servers; expected: what HCCL's algorithms "+
-			"link (one plane per device index across servers, every remote rank once an AlltoAll-family or send/recv operator ran) "+
-			"plus the next ACL graph capture's QPs of a capturing process; high: a full mesh to every remote rank. Minus live QPs "+
-			"hccn_tool counts beyond the logs.",
+			"(N + 1 for HCCL_RDMA_QPS_PER_CONNECTION = N > 1). bound=low: a ring across servers; expected: the link sets HCCL's "+
+			"level-1 algorithms still create for what the job has run (the default algorithm's first set, auto-selection's other picks "+
+			"per tag; every remote rank once an AlltoAll-family, send/recv or MC2 operator ran) plus the next ACL graph capture's "+
+			"offload QPs of a capturing process; high: a full mesh to every remote rank. Minus live QPs hccn_tool counts beyond "+
+			"the logs that are whole links of one communicator.",
 		[]string{"npu", "chip", "bound"}, nil)
 	unknownModeDesc = prometheus.NewDesc("hccl_link_setup_unknown_mode_queue_pairs",
 		"Of hccl_link_setup_pending_queue_pairs{bound=\"expected\"}, the QPs whose mode (op-base or graph, product, expansion mode) "+

@@ -22,15 +22,15 @@ func TestDocsPromQL(t *testing.T) {
 	}
 	blocks := regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
 	// Expected samples per query, in the order the doc lists them. Chips:
-	// 0/0 the worked example right after communicator creation (−222 MiB:
-	// 119 QPs expected, 952 at most, and a 401 MiB cclBuffer ahead); 0/1 idle; 1/0 the same job with
+	// 0/0 the worked example right after communicator creation (−120 MiB:
+	// 85 QPs expected, 952 at most, and a 401 MiB cclBuffer ahead); 0/1 idle; 1/0 the same job with
 	// every link set up on a chip npu-smi shows 1 MiB over full (nothing
 	// ahead), plus an unknown pid; 2/0 free 4 MiB with 64 QPs ahead, QP
 	// memory low 16 MiB, high 192 MiB (−188 MiB).
 	want := []string{
 		// Would fail now: negative headroom with link setup ahead (the alert's condition).
 		`- labels: 'hccl_link_setup_headroom_bytes{instance="n1",job="hccl",npu="0",chip="0"}'
-              value: -232783872
+              value: -125829120
             - labels: 'hccl_link_setup_headroom_bytes{instance="n1",job="hccl",npu="2",chip="0"}'
               value: -197132288`,
 		// Fails even at the low bound: free minus pending buffer 4 MiB < 16 MiB.
@@ -43,7 +43,7 @@ func TestDocsPromQL(t *testing.T) {
               value: 3e9`,
 		// MiB missing per chip where link setup is ahead.
 		`- labels: '{instance="n1",job="hccl",npu="0",chip="0"}'
-              value: 222
+              value: 120
             - labels: '{instance="n1",job="hccl",npu="2",chip="0"}'
               value: 188`,
 		// Chips with defaulted processes or processes whose logs are not read.
@@ -64,16 +64,16 @@ func TestDocsPromQL(t *testing.T) {
 	}
 	var input strings.Builder
 	for _, s := range [][3]string{
-		{"hccl_link_setup_headroom_bytes", `npu="0",chip="0"`, "-232783872"},
+		{"hccl_link_setup_headroom_bytes", `npu="0",chip="0"`, "-125829120"},
 		{"hccl_link_setup_headroom_bytes", `npu="0",chip="1"`, "67670900736"},
 		{"hccl_link_setup_headroom_bytes", `npu="1",chip="0"`, "-1048576"},
 		{"hccl_link_setup_headroom_bytes", `npu="2",chip="0"`, "-197132288"},
 		{"hccl_link_setup_pending_queue_pairs", `npu="0",chip="0",bound="high"`, "952"},
-		{"hccl_link_setup_pending_queue_pairs", `npu="0",chip="0",bound="expected"`, "119"},
+		{"hccl_link_setup_pending_queue_pairs", `npu="0",chip="0",bound="expected"`, "85"},
 		{"hccl_link_setup_pending_queue_pairs", `npu="0",chip="1",bound="expected"`, "0"},
 		{"hccl_link_setup_pending_queue_pairs", `npu="1",chip="0",bound="expected"`, "0"},
 		{"hccl_link_setup_pending_queue_pairs", `npu="2",chip="0",bound="expected"`, "64"},
-		{"hccl_link_setup_queue_pair_memory_bytes", `npu="0",chip="0",bound="expected"`, "374341632"},
+		{"hccl_link_setup_queue_pair_memory_bytes", `npu="0",chip="0",bound="expected"`, "267386880"},
 		{"hccl_link_setup_queue_pair_memory_bytes", `npu="0",chip="1",bound="expected"`, "0"},
 		{"hccl_link_setup_queue_pair_memory_bytes", `npu="1",chip="0",bound="expected"`, "0"},
 		{"hccl_link_setup_queue_pair_memory_bytes", `npu="2",chip="0",bound="expected"`, "201326592"},

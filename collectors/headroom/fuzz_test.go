@@ -2,6 +2,7 @@ package headroom
 
 import (
 	"encoding/binary"
+	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"math"
 	"testing"
 	"time"
@@ -42,7 +43,15 @@ func FuzzModel(f *testing.F) {
 				EstablishedQPs: toU64(float64(b(6)) * qps), CCLBufferBytes: toU64(float64(b(7)%2) * buff), BufferSizeBytes: toU64(float64(b(0)) * used),
 				MultiModuleDiffDeviceNum: b(8)%3 - 1, MultiSuperPodDiffServerNum: b(9)%3 - 1, BufferName: []string{"", "a", "b"}[b(10)%3],
 				AllRanksOps: b(11)%2 == 1, OpBaseTags: b(12)%2 == 1, GraphTags: b(13)%3 == 1, Captures: b(14) % 3,
-				LastCaptureQPs: toU64(float64(b(15)) * qps), LastCaptureAt: fuzzNow.Add(-time.Duration(b(16)) * time.Minute)}
+				LastCaptureQPs: toU64(float64(b(15)) * qps), LastCaptureAt: fuzzNow.Add(-time.Duration(b(16)) * time.Minute),
+				MC2: b(17)%4 == 1, ExpansionMode: []string{"", "HOST", "AI_CPU", "AIV", "AIV_ONLY"}[b(18)%5]}
+			// Link sets of every kind and level-1 algorithm.
+			for j := 0; j < b(19)%4; j++ {
+				comms[i].LinkSets = append(comms[i].LinkSets, logstate.LinkSetView{
+					Kind: []logstate.LinkSetKind{logstate.LinkSetOpBase, logstate.LinkSetGraph, logstate.LinkSetCapture, logstate.LinkSetMC2}[b(20+j)%4],
+					Op:   []string{"allreduce", "allgather", "reducescatter", "alltoall", "mc2", ""}[b(21+j)%6],
+					Algo: []string{"", "ring", "hd", "nhr", "pipeline", "nb", "x"}[b(22+j)%7], RoCEPeers: b(23+j) - 4, QPs: toU64(float64(b(24 + j)))})
+			}
 		}
 		settings := ProcessSettings{QPsPerConnection: qps, QPsKnown: qpsKnown, BuffSizeBytes: buff, BuffSizeKnown: buffKnown,
 			IntraRoCE: intraRoCE, InterHCCSDisabled: !intraRoCE, Communicators: comms, UnattributedBufferBytes: total, UnattributedQPs: qpLow,
@@ -108,6 +117,8 @@ func FuzzModel(f *testing.F) {
 				"FreeHBMBytes": h.FreeHBMBytes, "HeadroomBytes": h.HeadroomBytes, "ForeignQPs": h.ForeignQPs,
 				"QPsExpected": h.QPsExpected, "QPMemoryExpectedBytes": h.QPMemoryExpectedBytes, "SlotsFreeHigh": h.SlotsFreeHigh,
 				"SlotsFreeExpected": h.SlotsFreeExpected, "UnknownModeQPs": h.UnknownModeQPs, "CaptureQPs": h.CaptureQPs,
+				"VarLinks": h.VarLinks, "VarQPBytesSingle": h.VarQPBytesSingle, "VarQPBytesMulti": h.VarQPBytesMulti,
+				"VarBufferComms": h.VarBufferComms, "FixedPendingBytes": h.FixedPendingBytes,
 			} {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					t.Fatalf("chip %v: %s = %v", k, name, v)

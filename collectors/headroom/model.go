@@ -152,10 +152,11 @@ type ChipHeadroom struct {
 	// it may link to (a ring across servers: low; a full mesh: high) not
 	// yet linked, × QPs per connection (N + 1 for N > 1).
 	QPsLow, QPsHigh float64
-	// QPsExpected are the QPs HCCL will create with the operators it has
-	// run or will plausibly run (expectedPeers): one plane per device
-	// index across servers, every remote rank once an all-ranks operator
-	// ran, plus the next capture's QPs while a process keeps capturing.
+	// QPsExpected are the QPs HCCL will create for what the job has shown
+	// it runs (algorithmLinksAhead): the link sets its level-1 algorithms
+	// still create, every remote rank once an all-ranks operator (AlltoAll
+	// family, send/recv, MC2) ran, plus the next capture's offload QPs
+	// while a process keeps capturing.
 	QPsExpected float64
 	// QPMemoryLowBytes, QPMemoryExpectedBytes and QPMemoryHighBytes are
 	// their memory: per QP the size of its mode (qpModeBytes) where the
@@ -669,8 +670,17 @@ const (
 	cqeBytes     = 32
 )
 
-// HCCPMaxQPsPerDevice is HCCP's limit of QPs per device (RS_QP_NUM_MAX):
-// it refuses the next with "Exceeded the maximum QP limit".
+// HCCL's accepted QP depths (adapter_hccp.h QP_DEPTH_MIN, QP_DEPTH_MAX;
+// adapter_hccp.cc CheckQpDepth: a power of two within them, for every
+// depth ConstructQpAttrs sets). Every QPMode's depths satisfy it.
+const (
+	QPDepthMin = 128
+	QPDepthMax = 32768
+)
+
+// HCCPMaxQPsPerDevice is HCCP's limit of QPs per RDMA device
+// (rs_rdma.h RS_QP_NUM_MAX, checked in rs_rdma.c RsQpQueryInfo): it
+// refuses the next with "Exceeded the maximum QP limit".
 const HCCPMaxQPsPerDevice = 8192
 
 // QPMode is one row of the QP-size table: a product, expansion mode and
@@ -692,6 +702,12 @@ var (
 	QPModeA3HostMultiQP     = QPMode{"a3_host_multi_qp", 4096, 4096}
 	QPModeA3AICPU           = QPMode{"a3_ai_cpu", 2048, 2048}
 	QPModeA3AICPUMultiQP    = QPMode{"a3_ai_cpu_multi_qp", 1024, 1024}
+	// QPModeDeviceDirect: AIV's device-direct RoCE (AlltoAllDirectFullmeshAIVExecutor,
+	// isNpuDirectRoce) sets send and send-CQ depth to SEND_QP_DEPTH_FOR_BSR = 512
+	// (transport_manager.h). A mode of its own; the logs do not say which
+	// AlltoAll executor ran, so the model sizes AlltoAll QPs by their
+	// expansion mode's (larger) size and keeps this for reference.
+	QPModeDeviceDirect = QPMode{"device_direct", 512, 512}
 )
 
 // qpModeOf says which mode communicator c's QPs will have, from what its
@@ -747,15 +763,6 @@ func qpBytes(cfg Config, s ProcessSettings, c Communicator, opBase, graph bool, 
 	return cfg.QPBytesLow, cfg.QPBytesHigh, cfg.QPBytesHigh, false
 }
 
-// scaled returns mem × n / of (0 when of is 0): QP memory after some of
-// its QPs turned out to be set up already.
-func scaled(mem, n, of float64) float64 {
-	if of <= 0 {
-		return 0
-	}
-	return mem * n / of
-}
-
 // QPsPerLink is qpsPerLink for users outside the model (diagnose).
 func QPsPerLink(qps float64, deviceType int) float64 { return qpsPerLink(qps, deviceType) }
 
@@ -799,7 +806,11 @@ func qpsPerLink(qps float64, deviceType int) float64 {
 // ring, H-D, NHR, NB and pipeline all stay in that plane. Only an
 // AlltoAll-family or send/recv/batch operator links every remote rank:
 // once one ran (AllRanksOps), expected is high. Without a server count
-// (older eras) the planes are unknown and expected is high.
+// (older eras) the planes are unknown and expected is high. Where the
+// plane is known, demand replaces the plane's expected count by the link
+// sets the level-1 algorithms still create in it (algorithmLinksAhead);
+// the plane count here remains the expected bound where same-server ranks
+// use RoCE (the algorithms then span level 0 too).
 //
 // The last result is the size of the ring the low bound assumes (graph
 // mode sizes its ring links by it).

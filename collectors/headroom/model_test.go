@@ -583,9 +583,16 @@ func TestQPModeBytes(t *testing.T) {
 		{QPModeA3AICPU, 192 * kib},           // 2048 / 2048
 		{QPModeA3AICPUMultiQP, 96 * kib},     // halved
 		{QPModeA3HostMultiQP, 384 * kib},     // halved
+		{QPModeDeviceDirect, 48 * kib},       // 512 / 512 (SEND_QP_DEPTH_FOR_BSR)
 	} {
 		if got := tt.m.Bytes(); got != tt.want {
 			t.Errorf("%s: %v bytes, want %v", tt.m.Name, got, tt.want)
+		}
+		// HCCL's CheckQpDepth: powers of two in [QP_DEPTH_MIN, QP_DEPTH_MAX].
+		for _, d := range []float64{tt.m.SQDepth, tt.m.CQDepth} {
+			if n := int(d); d < QPDepthMin || d > QPDepthMax || n&(n-1) != 0 {
+				t.Errorf("%s: depth %v is one HCCL refuses (CheckQpDepth)", tt.m.Name, d)
+			}
 		}
 	}
 }

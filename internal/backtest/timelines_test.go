@@ -89,11 +89,13 @@ var timelines = []Timeline{
 		},
 	},
 	{
-		// 128 ranks on 16 servers, QPS 8 (9 QPs of 1.5 MiB per link), a
-		// ring AllReduce linked 2 peers; the chip is 97 % full (1966 MiB
-		// free). Expected ahead: 13 plane peers × 9 × 1.5 MiB = 175.5 MiB,
-		// fits. The previous model's worst case (118 peers × 9 QPs × 3 MiB
-		// = 3186 MiB) did not: its rule warned here for the whole hour.
+		// 128 ranks on 16 servers, QPS 8 (9 QPs of 1.5 MiB per link), an
+		// AllReduce link set (no algorithm in its tag: the default H-D,
+		// 4 peers over 16 servers) linked 2 peers so far; the chip is 97 %
+		// full (1966 MiB free). Expected ahead: the 2 other H-D peers × 9 ×
+		// 1.5 MiB = 27 MiB, fits. The worst case (118 peers × 9 QPs × 3 MiB
+		// = 3186 MiB) did not: the first model's rule warned here for the
+		// whole hour.
 		Name: "AllReduce-only, 128 ranks, 97% chip, 1 h", Duration: 60 * minute, Silent: true,
 		Events: []Event{
 			at(0, func(n *node) { n.SetHBM(63570); n.Start(1003, 8, 200) }),
@@ -105,26 +107,27 @@ var timelines = []Timeline{
 		},
 	},
 	{
-		// Held out: a communicator is created (7 plane peers × 9 QPs of
-		// unknown mode, 189 MiB, + its 401 MiB cclBuffer ahead), the chip
-		// fills at 3 min to 536 MiB free, its first collective fails at
-		// 6 min.
+		// Held out: a communicator is created (its first link set, NHR's 5
+		// peers over 8 servers × 9 QPs of unknown mode, 135 MiB, + its
+		// 401 MiB cclBuffer ahead), the chip fills at 3 min to 436 MiB
+		// free, its first collective fails at 6 min.
 		Name: "pending then OOM", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow", Pod: "train/llm-0",
 		MinLead: 3*minute - minute - 6*time.Second,
 		Events: []Event{
 			at(0, func(n *node) { n.SetHBM(30000); n.Start(1004, 8, 200) }),
 			at(1, func(n *node) { n.Comm(1004, "w", 64, 8) }),
-			at(3, func(n *node) { n.SetHBM(65000) }),
+			at(3, func(n *node) { n.SetHBM(65100) }),
 			at(6, func(n *node) { n.EI0011(1004) }),
 			at(6.5, func(n *node) { n.Stop(1004); n.SetHBM(3000) }),
 		},
 	},
 	{
 		// vLLM: an expert-parallel AlltoAll warm-up (120 remote ranks, 1 QP
-		// each), the KV cache fills the chip (500 MiB free), then the first
-		// ACL graph capture re-creates the 120 QPs (360 MiB): 140 MiB are
-		// left, less than the next capture needs, which fails 1.3 minutes
-		// later, 1.5 after the KV cache filled the chip. Before the first
+		// each), the KV cache fills the chip (56 MiB free), then the first
+		// ACL graph capture re-creates the 120 links as offload QPs (QPMode::
+		// OFFLOAD, 264 KiB each: 31 MiB): 25 MiB are left, less than the
+		// next capture needs, which fails 1.3 minutes later, 1.5 after the
+		// KV cache filled the chip. Before the first
 		// capture nothing says the process will capture; after it, the
 		// warning can lead by the time to the next capture less one scrape
 		// (a failure within a scrape of the first capture cannot be warned
@@ -138,15 +141,16 @@ var timelines = []Timeline{
 				n.Links(1005, "AlltoAll_ep", 7, peers(8, 127, 1)[:120], 1)
 				n.SetHBM(12000)
 			}),
-			at(3, func(n *node) { n.SetHBM(65036) }),
-			at(3.2, func(n *node) { n.Links(1005, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:120], 1); n.SetHBM(65396) }),
+			at(3, func(n *node) { n.SetHBM(65480) }),
+			at(3.2, func(n *node) { n.Links(1005, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:120], 1); n.SetHBM(65511) }),
 			at(4.5, func(n *node) { n.EI0011(1005) }),
 			at(4.8, func(n *node) { n.Stop(1005); n.SetHBM(3000) }),
 		},
 	},
 	{
 		// A process holds 8085 QPs (245 peers × 33, QPS 32, after an
-		// AlltoAll); a second communicator needs 7 × 33 = 231 more: past
+		// AlltoAll); a second communicator's first link set needs NHR's 5
+		// peers × 33 = 165 more: past
 		// HCCP's 8192, with 45 GiB of HBM free. It fails with EI0007
 		// resource[qp].
 		Name: "QP slots exhausted, HBM free", Duration: 6 * minute, Preventive: "NPUQueuePairSlotsExhausted",
@@ -163,6 +167,128 @@ var timelines = []Timeline{
 			at(2, func(n *node) { n.Comm(1006, "moe", 64, 8) }),
 			at(4, func(n *node) { n.EI0007QP(1006) }),
 			at(4.5, func(n *node) { n.Stop(1006); n.SetHBM(3000) }),
+		},
+	},
+	{
+		// The first link set on a 99 % chip (issue 36): QPS 8, a 64-rank
+		// communicator over 8 servers, nothing linked yet, 570 MiB free.
+		// Its first link set is the default level-1 algorithm's — NHR over
+		// 8 servers, 5 peers × 9 QPs × 3 MiB (mode not printed yet) =
+		// 135 MiB — plus the 401 MiB cclBuffer: 34 MiB to spare, silent.
+		// A whole plane (7 peers, 189 MiB, the previous rule) would not
+		// fit: it warned here. Then the set is made (HBM +536 MiB): the
+		// pipeline set auto-selection can still pick (2 peers × 9 × 1.5
+		// MiB = 27 MiB, op-base now known) fits the 34 MiB left.
+		Name: "first link set on a 99% chip fits", Duration: 8 * minute, Silent: true,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(60000); n.Start(1010, 8, 200) }),
+			at(0.5, func(n *node) { n.Comm(1010, "w", 64, 8) }),
+			at(1, func(n *node) { n.SetHBM(64966) }),
+			at(4, func(n *node) {
+				n.CCLBuffer(1010, 200)
+				n.Links(1010, "AllReduce_w_ALG_LEVEL1_NHR", 7, peers(8, 56, 8)[:5], 9)
+				n.SetHBM(65502)
+			}),
+		},
+	},
+	{
+		// A later algorithm's link set (issue 36): the job's AllReduce
+		// linked its auto-selected NHR set; the chip then fills to 16 MiB
+		// free, less than the pipeline set auto-selection picks for large
+		// AllReduces (a new tag, new QPs to 2 ring peers: 2 × 9 × 1.5 MiB =
+		// 27 MiB), which fails 3 minutes later.
+		Name: "a later algorithm's link set does not fit", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow",
+		MinLead: 3*minute - minute - 6*time.Second,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(30000); n.Start(1011, 8, 200) }),
+			at(0.5, func(n *node) { n.Comm(1011, "w", 64, 8) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1011, 200)
+				n.Links(1011, "AllReduce_w_ALG_LEVEL1_NHR", 7, peers(8, 56, 8)[:5], 9)
+				n.SetHBM(31000)
+			}),
+			at(3, func(n *node) { n.SetHBM(65520) }),
+			at(6, func(n *node) { n.EI0011(1011) }),
+			at(6.5, func(n *node) { n.Stop(1011); n.SetHBM(3000) }),
+		},
+	},
+	{
+		// MC2 (MoE dispatch/combine, issue 36): its first link set (tag
+		// "<identifier><opType>_mc2", op_base_mc2.cc) links 8 of the 56
+		// remote ranks so far; every remote rank is expected, 48 × 3 MiB =
+		// 144 MiB more. The chip fills to 100 MiB free at 3 min; the MC2
+		// link setup fails at 6.
+		Name: "MC2 links every remote rank", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow",
+		MinLead: 3*minute - minute - 6*time.Second,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(30000); n.Start(1012, 1, 200) }),
+			at(0.5, func(n *node) { n.Comm(1012, "ep", 64, 8) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1012, 200)
+				n.Links(1012, "ep8_mc2", 7, peers(8, 56, 1)[:8], 1)
+				n.SetHBM(31000)
+			}),
+			at(3, func(n *node) { n.SetHBM(65436) }),
+			at(6, func(n *node) { n.EI0011(1012) }),
+			at(6.5, func(n *node) { n.Stop(1012); n.SetHBM(3000) }),
+		},
+	},
+	{
+		// MC2 set up: every remote rank linked, then the chip fills to 99.9 %:
+		// nothing is ahead, silent.
+		Name: "MC2 set up then full", Duration: 8 * minute, Silent: true,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(30000); n.Start(1013, 1, 200) }),
+			at(0.5, func(n *node) { n.Comm(1013, "ep", 64, 8) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1013, 200)
+				n.Links(1013, "ep8_mc2", 7, peers(8, 56, 1), 1)
+				n.SetHBM(31000)
+			}),
+			at(3, func(n *node) { n.SetHBM(65500) }),
+		},
+	},
+	{
+		// An ACL graph capture of an AllReduce (issue 36): HCOMM-HEAD tags
+		// it "…_Capture" and creates its links as offload QPs, one per
+		// link at 264 KiB (128 / 8192 depths), not N + 1 at 3 MiB. A
+		// 128-rank job over 16 servers (NHR 7 peers, pipeline linked too)
+		// captures at 2 min; the next capture needs 7 × 264 KiB = 1.8 MiB.
+		// The chip fills to 1 MiB free at 3 min; the next capture fails at
+		// 5.5.
+		Name: "capture: offload QPs of the next capture", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow",
+		MinLead: 150*time.Second - minute - 6*time.Second,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(30000); n.Start(1014, 1, 200) }),
+			at(0.5, func(n *node) { n.Comm(1014, "tp", 128, 16) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1014, 200)
+				n.Links(1014, "AllReduce_tp_ALG_LEVEL1_NHR", 7, peers(8, 120, 8)[:7], 1)
+				n.Links(1014, "AllReduce_tp_ALG_LEVEL1_PIPELINE", 0, peers(8, 120, 8)[:2], 1)
+				n.SetHBM(31000)
+			}),
+			at(2, func(n *node) { n.Links(1014, "AllReduce_tp_ALG_LEVEL1_NHR_Capture", 0, peers(8, 120, 8)[:7], 1) }),
+			at(3, func(n *node) { n.SetHBM(65535) }),
+			at(5.5, func(n *node) { n.EI0011(1014) }),
+			at(6, func(n *node) { n.Stop(1014); n.SetHBM(3000) }),
+		},
+	},
+	{
+		// The same capture on a chip with 6 MiB free: the next capture's
+		// 1.8 MiB of offload QPs fit (at the op-base size, 7 × 3 MiB, they
+		// would not): silent.
+		Name: "capture fits at the offload size", Duration: 8 * minute, Silent: true,
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(30000); n.Start(1015, 1, 200) }),
+			at(0.5, func(n *node) { n.Comm(1015, "tp", 128, 16) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1015, 200)
+				n.Links(1015, "AllReduce_tp_ALG_LEVEL1_NHR", 7, peers(8, 120, 8)[:7], 1)
+				n.Links(1015, "AllReduce_tp_ALG_LEVEL1_PIPELINE", 0, peers(8, 120, 8)[:2], 1)
+				n.SetHBM(31000)
+			}),
+			at(2, func(n *node) { n.Links(1015, "AllReduce_tp_ALG_LEVEL1_NHR_Capture", 0, peers(8, 120, 8)[:7], 1) }),
+			at(3, func(n *node) { n.SetHBM(65530) }),
 		},
 	},
 	{

@@ -671,7 +671,7 @@ func TestAlertingEndToEnd(t *testing.T) {
 		}
 	}
 	prom.WaitQuery(t, `ascend_roce_active_queue_pairs{npu="0",chip="0"}`, 10*time.Second,
-		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 112 })
+		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == e2eLiveQPs })
 	if s, err := prom.Query(`count(ascend_roce_retransmitted_packets_total) == 8 and count(ascend_roce_network_health == 1) == 8`); err != nil || len(s) != 1 {
 		t.Errorf("error counters and health of every chip: %v, %v", s, err)
 	}

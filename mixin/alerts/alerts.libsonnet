@@ -158,9 +158,9 @@
         name: 'hccl-exporter-capacity',
         rules: [
           // Fires only where link setup is still ahead: queue pairs HCCL will
-          // create (bound="expected": one plane per device index across
-          // servers, every remote rank after an AlltoAll/send-recv, the next
-          // capture of a capturing process), or a cclBuffer HCCL allocates at a
+          // create (bound="expected": the link sets HCCL's level-1 algorithms
+          // still create, every remote rank after an AlltoAll/send-recv/MC2,
+          // the next capture of a capturing process), or a cclBuffer HCCL allocates at a
           // communicator's first collective. A job whose links are all set up has
           // both at 0 (their memory is in HBM used already) and never alerts,
           // however full its chip is. `for: 0m`: the headroom goes negative

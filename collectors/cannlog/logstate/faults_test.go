@@ -211,3 +211,29 @@ func TestFaultRepeats(t *testing.T) {
 	}
 	golden(t, "repeats.prom", b.Bytes())
 }
+
+// TestEI0007Wordings: EI0007's screen report in both wordings (HCOMM
+// error_code.cc before and since f52cf295b0, 2026-03-03) counts with its
+// resource label, so HCCLQPResourceExhausted (resource="qp") fires on new
+// builds too.
+func TestEI0007Wordings(t *testing.T) {
+	var got []string
+	o := testOptions(&fakeClock{t: time.Date(2026, 8, 15, 12, 0, 0, 0, time.UTC)})
+	o.OnFault = func(e FaultEvent) {
+		if e.Code == "EI0007" {
+			got = append(got, e.Resource)
+		}
+	}
+	st := NewState(o)
+	src := &Source{Path: "train.log", Kind: SourceScreen}
+	for _, l := range []string{
+		"RuntimeError: EI0007: [PID: 2322] 2025-09-04-09:44:05.909.517 Failed to allocate resource[qp] with info [aicpu rank:7,localUserrank:7,localIpAddr: 100.97.0.8,deviceLogicId:3,send_cq_depth:32768]. Reason: Memory resources are exhausted.",
+		"RuntimeError: EI0007: [PID: 7301] 2026-08-15-10:00:00.000.000 Failed to allocate resource qp with info CreateOneQp. Reason: Resources are exhausted.",
+		"[PID: 7302] 2026-08-15-10:00:01.000.000 Resource_Error(EI0007): Failed to allocate resource DeviceMemory with info Malloc, size:2147483648 bytes. Reason: Resources are exhausted.",
+	} {
+		st.Ingest(src, []byte(l))
+	}
+	if want := []string{ResourceQP, ResourceQP, ResourceDeviceMemory}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("EI0007 resources %q, want %q", got, want)
+	}
+}

@@ -118,7 +118,8 @@ type CommunicatorView struct {
 	OtherPeers     int
 	// AllRanksOps: a link set of an AlltoAll-family or send/recv/batch
 	// operator was logged (tag AllToAll…, Send…, Recv…, BatchSendRecv…):
-	// those link every remote rank, not one plane per device index.
+	// those link every remote rank, not one plane per device index (MC2
+	// tags set it too).
 	AllRanksOps bool
 	// OpBaseTags and GraphTags: link sets with op-base tags
 	// ("<Collective>_<identifier>") and graph-mode tags ("Hcom…") were
