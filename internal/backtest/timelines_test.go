@@ -7,7 +7,8 @@ import "time"
 // To add one: append a row to timelines below. Events run in order at
 // their simulated time (At); a failure event calls node.EI0011 or
 // node.EI0007QP, which records the failure time (a job may fail more than
-// once: the first failure is the one the lead is measured against).
+// once: the first failure is the one the lead is measured against, or the
+// one FailureIndex names).
 // node.Screen writes any other screen-log line, node.PlogModule any plog
 // line. Silent timelines must
 // raise no alert at all; the others must raise Preventive before their
