@@ -58,8 +58,9 @@ type RememberedLinks struct {
 	// set up links.
 	MC2 bool
 	// Capture: an ACL graph capture re-created links; CaptureQPs is the
-	// most QPs one capture needed: the link set of the captured operator
-	// (which the capture re-creates), or what the capture created if more.
+	// most QPs one capture needs: one per link of the captured operator's
+	// first link set (which the capture re-creates), or what the capture
+	// created if more.
 	Capture    bool
 	CaptureQPs uint64
 }
@@ -265,9 +266,11 @@ func (s *State) rememberComm(pr *process, rec *workloadRecord, c *CommunicatorVi
 	}
 }
 
-// capturedSetQPs is the QPs of the first link set of the operator the
-// communicator's latest capture captured: what the capture re-creates in
-// full when it does not fail half-way. 0 when the logs do not show it.
+// capturedSetQPs is the QPs a full capture of the operator the
+// communicator's latest capture captured needs: one offload QP per link of
+// that operator's first link set (a capture re-creates the set with one QP
+// per link, whatever HCCL_RDMA_QPS_PER_CONNECTION; docs/headroom.md rule
+// 19), for a capture that failed half-way. 0 when the logs do not show it.
 func capturedSetQPs(pr *process, c *CommunicatorView) uint64 {
 	ct := pr.links.tags[c.Name]
 	if ct == nil || ct.capture == "" {
@@ -279,7 +282,7 @@ func capturedSetQPs(pr *process, c *CommunicatorView) uint64 {
 	}
 	for _, set := range ct.sets {
 		if set.view.Tag == first {
-			return set.view.QPs
+			return uint64(max(set.view.RoCEPeers, 0))
 		}
 	}
 	return 0

@@ -226,3 +226,23 @@ func TestStateExtensions(t *testing.T) {
 		t.Errorf("attached before reading: %q", early)
 	}
 }
+
+// TestWorkloadMemoryCaptureIsOneQPPerLink: a capture re-creates its
+// operator's links with one offload QP each, whatever the QPs per link of
+// the first link set (multi-QP: N + 1).
+func TestWorkloadMemoryCaptureIsOneQPPerLink(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	n := &wlNode{t: t, st: NewState(testOptions(clock)), clock: clock}
+	n.start(7)
+	if _, ok := n.st.BindWorkload(ProcessKey{"/log", 7}, "w"); !ok {
+		t.Fatal("not bound")
+	}
+	for range 3 { // QPS 2: 3 QPs to each of 8 peers
+		n.links(7, "AllReduce_ep7", 8)
+	}
+	n.links(7, "AllReduce_ep7_1", 2) // the capture, 2 links in
+	v, _ := n.st.Workload("w")
+	if len(v.Links) != 1 || !v.Links[0].Capture || v.Links[0].CaptureQPs != 8 || v.Links[0].AllRanks {
+		t.Errorf("links %+v, want a capture of 8 QPs (one per link), no all-ranks operator", v.Links)
+	}
+}
