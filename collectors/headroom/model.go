@@ -1050,7 +1050,7 @@ func isOpBaseComm(s ProcessSettings, c Communicator, opBase, graph bool) bool {
 //
 // Each set is capped at high, the remote ranks the rank may link at all.
 func algorithmLinksAhead(c Communicator, n int, level planeLevel, high float64, opBase bool) float64 {
-	capped := func(v float64) float64 { return math.Min(v, high+float64(max(c.RoCEPeers, 0))) }
+	capped := func(v float64) float64 { return math.Min(v, high) } // high: every remote rank the rank may link
 	is910B := c.DeviceType == hcclenv.DevType910B || c.DeviceType < 0
 	auto := is910B && level == planeServers
 	def := defaultLevel1Algo(n, c.DeviceType, level)
