@@ -22,6 +22,9 @@
 // internal/hcclenv.
 // Model is a pure function; Collector only fetches its inputs and turns the
 // result into const metrics each scrape. docs/headroom.md explains the model.
+// The collector also learns the bytes of a QP per mode from the node's link
+// setups (estimator.go) and hands the model the link sets a process's
+// workload ran before (memory.go, the workload memory of the log state).
 package headroom
 
 import (

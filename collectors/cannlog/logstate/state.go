@@ -210,7 +210,7 @@ const (
 // (plog_ingest.go), HCCL settings, communicators, buffers and links
 // (links.go), screen-log reassembly (screen.go), faults (faults.go), the
 // processes and their views (processes.go), the state file (persist.go)
-// and the metrics (metrics.go).
+// the metrics (metrics.go) and the workload memory (workload.go).
 type State struct {
 	mu   sync.Mutex
 	opts Options
