@@ -88,7 +88,8 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cannlog.screen-log-path", "Glob of training screen logs: plain text, Kubernetes CRI (/var/log/pods/*/*/*.log) "+
 		"or Docker json-file (repeatable).").StringsVar(&cfg.ScreenGlobs)
 	app.Flag("cannlog.state-file", "File keeping read offsets and counters across restarts, so that a restart "+
-		"neither recounts nor skips lines. Empty: start from the beginning of every file.").StringVar(&cfg.StateFile)
+		"neither recounts nor skips lines; it also keeps the QP sizes the headroom model learned and the workload memory "+
+		"(docs/headroom.md). Empty: start from the beginning of every file, and learn and remember anew.").StringVar(&cfg.StateFile)
 	app.Flag("cannlog.process-ttl", "How long a process that no longer shows as alive (npu-smi, /proc) keeps its "+
 		"series after its last log write.").Default("1h").DurationVar(&cfg.ProcessTTL)
 	app.Flag("cannlog.fault-ttl", "How long the fault series of a pod or a job (hccl_job) stay after their latest event; "+
