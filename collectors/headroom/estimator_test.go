@@ -406,3 +406,31 @@ func metricLabels(m prometheus.Metric) string {
 	sort.Strings(parts)
 	return strings.Join(parts, ",")
 }
+
+// TestModelCaptureUsesLearnedGraphSize: captured link sets are offload QPs
+// with graph mode's depths; once graph mode's size is learned, the next
+// capture's QPs are sized with it.
+func TestModelCaptureUsesLearnedGraphSize(t *testing.T) {
+	e := NewEstimator(EstimatorConfig{MinObservations: 1})
+	tl := newTimeline(t, e, 13, 0)
+	tl.settle(3)
+	tl.burst(QPModeGraph.Name, 64, 2<<20) // 2 MiB, not HCCL's 264 KiB
+	tl.settle(2)
+	now := time.Unix(1_900_000_000, 0)
+	cfg := DefaultConfig()
+	cfg.Now = now
+	ep := world64
+	ep.OpBaseTags, ep.Captures, ep.LastCaptureQPs, ep.LastCaptureAt = true, 1, 50, now.Add(-time.Minute)
+	chips := []ChipMemory{{NPU: "0", Chip: "0", Name: "910B3", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib}}
+	procs := []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}
+	lookup := func(ChipProcess) (ProcessSettings, bool) { return known(1, 200, ep), true }
+	base := Model(cfg, chips, procs, lookup)[0]
+	cfg.Learned = e.Learned("24.1.rc3")
+	got := Model(cfg, chips, procs, lookup)[0]
+	if base.CaptureQPs != 50 {
+		t.Fatalf("capture QPs %v, want 50", base.CaptureQPs)
+	}
+	if d := got.QPMemoryExpectedBytes - base.QPMemoryExpectedBytes; d != 50*(2<<20-QPModeGraph.Bytes()) {
+		t.Errorf("expected memory grew by %v with graph mode learned at 2 MiB, want 50 × (2 MiB − 264 KiB)", d)
+	}
+}
