@@ -38,6 +38,7 @@ type collectorWiring struct {
 	npusmi      *npusmi.Config
 	cannlog     *cannlogFlags
 	headroom    *headroom.Config
+	learn       *learnFlags
 	hccn        *hccn.Config
 	pods        *podresources.Config
 	health      *npuhealth.Config
@@ -50,6 +51,7 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 		npusmi:      npusmi.AddFlags(app),
 		cannlog:     addCannlogFlags(app),
 		headroom:    addHeadroomFlags(app),
+		learn:       addLearnFlags(app),
 		hccn:        hccn.AddFlags(app),
 		pods:        podresources.AddFlags(app),
 		health:      npuhealth.AddFlags(app),
@@ -98,6 +100,7 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 			}
 		}
 		w.cannlog.cfg.PodOfDevice = watcher.PodOfDevice
+		chips.PodOfDevice = watcher.PodOfDevice
 	}
 	if on("cannlog") {
 		if procfs := w.cannlog.cfg.Procfs; procfs != "" {
@@ -129,6 +132,7 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 			// table says which processes run and on which chip.
 			w.cannlog.cfg.Processes = ProcessTable{NPU: npuView}
 		}
+		w.cannlog.cfg.WorkloadTTL, w.cannlog.cfg.MaxWorkloads = w.learn.workloadTTL, w.learn.maxWorkloads
 		c, stop, err := w.cannlog.build(logger.With("collector", "cannlog"))
 		if err != nil {
 			cleanup()
@@ -189,7 +193,27 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]exporter.Collec
 		if chips.Logs == nil {
 			logger.Warn("headroom collector runs without the cannlog collector: every process is modelled with HCCL's default settings and no communicators")
 		}
-		out["headroom"] = headroom.New(*w.headroom, chips, chips, logger.With("collector", "headroom"))
+		if err := w.learn.Validate(); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("headroom collector: %w", err)
+		}
+		hc := headroom.New(*w.headroom, chips, chips, logger.With("collector", "headroom"))
+		var est *headroom.Estimator
+		if w.learn.qpSize {
+			est = headroom.NewEstimator(headroom.EstimatorConfig{MinObservations: w.learn.minObservations})
+		}
+		var stats headroom.WorkloadStatsSource
+		if lc, ok := chips.Logs.(learnStore); ok {
+			stats = lc
+			if est != nil {
+				// The learned sizes live in the CANN log state file.
+				if err := lc.AttachExtension("headroom_qp_sizes", est); err != nil {
+					logger.Warn("the learned QP sizes in the state file could not be read; learning starts over", "err", err)
+				}
+			}
+		}
+		hc.SetLearning(est, stats)
+		out["headroom"] = hc
 	}
 	return out, cleanup, nil
 }

@@ -182,6 +182,10 @@ type Chips struct {
 	// Reported says the npusmi collector reports npu-smi failures itself:
 	// Chips then wraps its error in exporter.ErrDependency.
 	Reported bool
+	// PodOfDevice names the pod holding a physical NPU (the kubelet's
+	// answer; nil without the pods collector): a process's workload is
+	// then its pod's owner (workload.go).
+	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
 }
 
 var (
@@ -208,7 +212,7 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 	live := c.freshQPs()
 	chips := make([]headroom.ChipMemory, 0, len(snap.Chips))
 	for _, ch := range snap.Chips {
-		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1, Name: ch.Name}
+		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1, Name: ch.Name, Driver: snap.DriverVersion}
 		if ch.HBMUsedBytes.OK && ch.HBMTotalBytes.OK {
 			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes.V, ch.HBMTotalBytes.V
 		}
@@ -254,11 +258,14 @@ func (c Chips) Settings(row headroom.ChipProcess) (headroom.ProcessSettings, boo
 	if c.Logs == nil {
 		return headroom.ProcessSettings{}, false
 	}
-	p, ok := c.Logs.ProcessVars(logstate.ProcessKey{Dir: row.LogDir, PID: row.PID}, settingVars...)
+	key := logstate.ProcessKey{Dir: row.LogDir, PID: row.PID}
+	p, ok := c.Logs.ProcessVars(key, settingVars...)
 	if !ok {
 		return headroom.ProcessSettings{}, false
 	}
-	return toSettings(p), true
+	s := toSettings(p)
+	c.remember(&s, key, row, p)
+	return s, true
 }
 
 // toSettings reads the numbers cannlog kept: a value HCCL refuses has no
