@@ -45,6 +45,7 @@ type collectorWiring struct {
 	npusmi      *npusmi.Config
 	cannlog     *cannlogFlags
 	headroom    *model.Config
+	learn       *learnFlags
 	hccn        *hccn.Config
 	pods        *pods.Config
 	health      *npuhealth.Config
@@ -58,6 +59,7 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 		npusmi:      npusmi.AddFlags(app),
 		cannlog:     addCannlogFlags(app),
 		headroom:    addHeadroomFlags(app),
+		learn:       addLearnFlags(app),
 		hccn:        hccn.AddFlags(app),
 		pods:        pods.AddFlags(app),
 		health:      npuhealth.AddFlags(app),
@@ -226,6 +228,7 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 		clog := logger.With("collector", "cannlog")
 		cfg := *w.cannlog.cfg
 		cfg.Procfs = d.Paths.Procfs
+		cfg.WorkloadTTL, cfg.MaxWorkloads = w.learn.workloadTTL, w.learn.maxWorkloads
 		c, err := cannlog.New(cfg, cannlogDeps(d), clog)
 		if err != nil {
 			return nil, fmt.Errorf("cannlog collector: %w", err)

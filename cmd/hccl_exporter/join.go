@@ -54,6 +54,10 @@ type Chips struct {
 	// Reported says the npusmi collector reports npu-smi failures itself:
 	// Chips then wraps its error in collector.ErrDependency.
 	Reported bool
+	// PodOfDevice names the pod holding a physical NPU (the kubelet's
+	// answer; nil without the pods collector): a process's workload is
+	// then its pod's owner (workload.go).
+	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
 }
 
 var (
@@ -80,7 +84,7 @@ func (c Chips) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom.Chi
 	live := c.freshQPs()
 	chips := make([]headroom.ChipMemory, 0, len(snap.Chips))
 	for _, ch := range snap.Chips {
-		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1, Name: ch.Name}
+		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1, Name: ch.Name, Driver: snap.DriverVersion}
 		if ch.HBMUsedBytes.OK && ch.HBMTotalBytes.OK {
 			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes.V, ch.HBMTotalBytes.V
 		}
@@ -122,11 +126,14 @@ func (c Chips) Settings(row headroom.ChipProcess) (headroom.ProcessSettings, boo
 	if c.Logs == nil {
 		return headroom.ProcessSettings{}, false
 	}
-	p, ok := c.Logs.ProcessVars(logstate.ProcessKey{Dir: row.LogDir, PID: row.PID}, join.SettingVars...)
+	key := logstate.ProcessKey{Dir: row.LogDir, PID: row.PID}
+	p, ok := c.Logs.ProcessVars(key, join.SettingVars...)
 	if !ok {
 		return headroom.ProcessSettings{}, false
 	}
-	return join.Settings(p), true
+	s := join.Settings(p)
+	c.remember(&s, key, row, p)
+	return s, true
 }
 
 // HCCNChips gives the hccn sweep the chips of the last successful npu-smi

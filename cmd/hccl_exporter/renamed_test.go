@@ -1,10 +1,11 @@
 package main
 
 import (
-	"github.com/alecthomas/kingpin/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/kingpin/v2"
 )
 
 func TestRenameFlags(t *testing.T) {

@@ -45,6 +45,10 @@ type Config struct {
 	// its own log root found there (discovery.go). Empty disables
 	// discovery.
 	Procfs string
+	// WorkloadTTL and MaxWorkloads bound the workload memory (not flags
+	// of this collector: --headroom.workload-memory-*); zero: defaults.
+	WorkloadTTL  time.Duration
+	MaxWorkloads int
 }
 
 // Deps are what main wires into the collector from the other sources of
@@ -99,7 +103,8 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cannlog.screen-log-path", "Glob of training screen logs: plain text, Kubernetes CRI (/var/log/pods/*/*/*.log) "+
 		"or Docker json-file (repeatable).").StringsVar(&cfg.ScreenGlobs)
 	app.Flag("cannlog.state-file", "File keeping read offsets and counters across restarts, so that a restart "+
-		"neither recounts nor skips lines. Empty: start from the beginning of every file.").StringVar(&cfg.StateFile)
+		"neither recounts nor skips lines; it also keeps the QP sizes the headroom model learned and the workload memory "+
+		"(docs/headroom.md). Empty: start from the beginning of every file, and learn and remember anew.").StringVar(&cfg.StateFile)
 	app.Flag("cannlog.process-ttl", "How long a process that no longer shows as alive (npu-smi, /proc) keeps its "+
 		"series after its last log write.").Default("1h").DurationVar(&cfg.ProcessTTL)
 	app.Flag("cannlog.fault-ttl", "How long the fault series of a pod or a job (hccl_job) stay after their latest event; "+
@@ -144,6 +149,7 @@ func (cfg Config) stateOptions() logstate.Options {
 	o := logstate.DefaultOptions()
 	o.ProcessTTL = cfg.ProcessTTL
 	o.FaultTTL = cfg.FaultTTL
+	o.WorkloadTTL, o.MaxWorkloads = cfg.WorkloadTTL, cfg.MaxWorkloads
 	for _, p := range []struct{ dst, src *int }{
 		{&o.MaxPIDs, &cfg.MaxPIDs}, {&o.MaxCommunicators, &cfg.MaxCommunicators}, {&o.MaxCodes, &cfg.MaxCodes},
 		{&o.MaxPods, &cfg.MaxPods}, {&o.MaxModules, &cfg.MaxModules},
@@ -244,6 +250,7 @@ type Collector struct {
 	pollErr error
 
 	encodeErrors atomic.Uint64 // state that could not be encoded for a checkpoint
+	savedGen     uint64        // the state's Generation last marked dirty (poll goroutine only)
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -376,6 +383,10 @@ func (c *Collector) pollOnce(now time.Time) {
 			c.logger.Debug("expired processes", "count", n)
 			c.dirty = true
 		}
+	}
+	if g := c.state.Generation(); g != c.savedGen {
+		// Learned or remembered without a line read (workload.go).
+		c.savedGen, c.dirty = g, true
 	}
 	if c.dirty && now.Sub(c.lastCheckpoint) >= c.cfg.CheckpointInterval {
 		c.checkpoint(now)

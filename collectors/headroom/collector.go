@@ -77,7 +77,9 @@ var (
 		[]string{"npu", "chip"}, nil)
 	headroomDesc = prometheus.NewDesc("hccl_link_setup_headroom_bytes",
 		"HBM total − HBM used − hccl_link_setup_queue_pair_memory_bytes{bound=\"expected\"} − hccl_ccl_buffer_pending_bytes: below zero "+
-			"the link setup HCCL will do on the chip does not fit and fails with EI0011. Links already set up are not subtracted again.",
+			"the link setup HCCL will do on the chip does not fit and fails with EI0011. Links already set up are not subtracted again. "+
+			"Each QP is sized as hccl_link_setup_queue_pair_size_bytes{product,mode} says, whose source label tells which size was used: "+
+			"learned (measured on this node, --headroom.learn-qp-size), modelled (HCCL's QP depths) or flag.",
 		[]string{"npu", "chip"}, nil)
 	foreignQPsDesc = prometheus.NewDesc("ascend_roce_foreign_queue_pairs",
 		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
@@ -115,6 +117,10 @@ type Collector struct {
 	npu      NPUSource
 	settings SettingsSource
 	logger   *slog.Logger
+	// est learns QP sizes (nil: learning off); workloads reports the
+	// workload memory's size (nil: none). See learn.go.
+	est       *model.Estimator
+	workloads WorkloadStatsSource
 }
 
 // New returns a collector reading chips from npu and per-pid settings from
@@ -140,11 +146,15 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	}
 	var lookup func(model.ChipProcess) (model.ProcessSettings, bool)
 	if c.settings != nil {
-		lookup = c.settings.Settings
+		lookup = memoSettings(c.settings.Settings)
 	}
 	cfg := c.cfg
 	cfg.Now = time.Now()
+	if c.est != nil {
+		cfg.Learned = c.est.Learned(driverOf(chips))
+	}
 	result := model.Model(cfg, chips, procs, lookup)
+	c.learn(ch, cfg, chips, procs, lookup)
 	defaulted, unknown := 0, 0
 	for _, h := range result {
 		emit(ch, h)
@@ -188,4 +198,5 @@ func emit(ch chan<- prometheus.Metric, h model.ChipHeadroom) {
 	if h.HBMKnown {
 		gauge(headroomDesc, h.HeadroomBytes, h.NPU, h.Chip)
 	}
+	gauge(rememberedQPsDesc, h.RememberedQPs, h.NPU, h.Chip)
 }

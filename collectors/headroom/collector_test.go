@@ -103,7 +103,7 @@ func TestCollectorWithoutSettingsSource(t *testing.T) {
 	// Every process is unknown and adds no QPs: headroom is the free HBM.
 	// Chip 0/0: 65536−63900 = 1636 MiB = 1715470336 bytes.
 	want := `
-# HELP hccl_link_setup_headroom_bytes HBM total − HBM used − hccl_link_setup_queue_pair_memory_bytes{bound="expected"} − hccl_ccl_buffer_pending_bytes: below zero the link setup HCCL will do on the chip does not fit and fails with EI0011. Links already set up are not subtracted again.
+# HELP hccl_link_setup_headroom_bytes HBM total − HBM used − hccl_link_setup_queue_pair_memory_bytes{bound="expected"} − hccl_ccl_buffer_pending_bytes: below zero the link setup HCCL will do on the chip does not fit and fails with EI0011. Links already set up are not subtracted again. Each QP is sized as hccl_link_setup_queue_pair_size_bytes{product,mode} says, whose source label tells which size was used: learned (measured on this node, --headroom.learn-qp-size), modelled (HCCL's QP depths) or flag.
 # TYPE hccl_link_setup_headroom_bytes gauge
 hccl_link_setup_headroom_bytes{chip="0",npu="0"} 1715470336
 hccl_link_setup_headroom_bytes{chip="1",npu="0"} 67670900736
@@ -128,7 +128,7 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			ch := make(chan prometheus.Metric, 64)
+			ch := make(chan prometheus.Metric, 256)
 			if err := c.Update(context.Background(), ch); err != nil {
 				t.Error(err)
 			}
@@ -138,9 +138,10 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 				n++
 			}
 			// 3 chips × (3 qp memory + 3 pending qps + 1 unknown-mode + 2 slots + 1 established + 2 buffer
-			// + 2 processes + 1 headroom + 5 capacity inputs).
-			if n != 60 {
-				t.Errorf("Update sent %d metrics, want 60", n)
+			// + 2 processes + 1 headroom + 5 capacity inputs + 1 remembered) + 7 modelled QP sizes (the chips
+			// name no product).
+			if n != 70 {
+				t.Errorf("Update sent %d metrics, want 70", n)
 			}
 		})
 	}

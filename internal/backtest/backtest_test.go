@@ -43,10 +43,14 @@ const schedulingJitter = 100 * time.Millisecond
 
 // result is what the backtest measured on one timeline.
 type result struct {
-	tl        Timeline
-	instance  string
-	start     time.Time
-	failure   time.Time // zero: none scripted
+	tl       Timeline
+	instance string
+	start    time.Time
+	failure  time.Time // zero: none scripted
+	// since is the failure before the measured one (Timeline.FailureIndex
+	// > 0): alerts are read only after it, so that the lead is the
+	// restarted process's own.
+	since     time.Time
 	firstFire map[string]time.Time
 	firstPend map[string]time.Time
 	// refires counts how often the preventive alert resolved and fired
@@ -158,8 +162,11 @@ func TestBacktest(t *testing.T) {
 				t.Logf("%s %s: %s", r.tl.Name, q, debugSeries(t, prom.URL, q, r.instance, start, end))
 			}
 		}
-		if f := nodes[i].failures; len(f) > 0 {
-			r.failure = f[0]
+		if f := nodes[i].failures; len(f) > r.tl.FailureIndex {
+			r.failure = f[r.tl.FailureIndex]
+			if r.tl.FailureIndex > 0 {
+				r.since = f[r.tl.FailureIndex-1]
+			}
 		}
 		r.firstFire, r.refires = firstTimes(t, prom.URL, "firing", r, start, end)
 		r.maxScrape = maxScrapeDuration(t, prom.URL, r.instance, start, end)
@@ -334,6 +341,9 @@ func firstTimes(t *testing.T, promURL, state string, r *result, start, end time.
 				continue
 			}
 			at := time.UnixMilli(int64(ts * 1000))
+			if !r.since.IsZero() && !at.After(r.since) {
+				continue // the process before the measured one
+			}
 			if f, seen := first[name]; !seen || at.Before(f) {
 				first[name] = at
 			}

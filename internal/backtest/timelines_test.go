@@ -7,7 +7,8 @@ import "time"
 // To add one: append a row to timelines below. Events run in order at
 // their simulated time (At); a failure event calls node.EI0011 or
 // node.EI0007QP, which records the failure time (a job may fail more than
-// once: the first failure is the one the lead is measured against).
+// once: the first failure is the one the lead is measured against, or the
+// one FailureIndex names).
 // node.Screen writes any other screen-log line, node.PlogModule any plog
 // line. Silent timelines must
 // raise no alert at all; the others must raise Preventive before their
@@ -27,6 +28,10 @@ type Timeline struct {
 	// Allowed are alerts the script provokes on purpose besides (advice
 	// on a setting it uses); they may fire at any time.
 	Allowed []string
+	// FailureIndex is the failure the lead is measured against (0: the
+	// first); alerts before the failure preceding it are not read, so a
+	// restarted process is judged on its own run.
+	FailureIndex int
 	// Pod, "namespace/pod", makes a fake kubelet assign the node's chip to
 	// that pod (alerts then carry namespace and pod); "" runs without one.
 	Pod    string
@@ -332,6 +337,78 @@ var timelines = []Timeline{
 			at(6, func(n *node) {
 				n.CCLBuffer(1008, 200)
 				n.Links(1008, "AllReduce_w2", 7, peers(8, 56, 8), 9)
+				n.SetHBM(60000)
+			}),
+		},
+	},
+	{
+		// Workload memory (docs/headroom.md): a vLLM expert-parallel
+		// server's profile run links every remote rank (AlltoAll, 120 QPs),
+		// its KV cache leaves 20 MiB free, and its first ACL graph capture
+		// re-creates the AlltoAll's link set as offload QPs (264 KiB each,
+		// 31 MiB for 120): 75 QPs in, it fails with EI0011. Nothing before
+		// the capture said it would capture: no warning is possible on this
+		// first run. The server restarts in the same pod, with the same
+		// model and settings: the workload memory expects the capture's 120
+		// QPs from the new process's start, so when the KV cache fills the
+		// chip again (8 min) the headroom is −11 MiB and the alert warns 2
+		// minutes before the second capture fails (10 min), less the scrape
+		// that sees the KV cache.
+		Name: "vLLM restart after EI0011 at capture (workload memory)", Duration: 11 * minute, Preventive: "NPULinkSetupHeadroomLow",
+		Pod: "serve/vllm-ep-7d9f8b6c5-x2k4q", FailureIndex: 1, MinLead: 2*minute - minute - 6*time.Second,
+		// The first run's EI0011 is reported while the second runs.
+		Allowed: []string{"HCCLQPMemoryAllocationFailed"},
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(10000); n.Start(1011, 1, 200) }),
+			at(0.5, func(n *node) { n.Comm(1011, "ep", 128, 16) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1011, 200)
+				n.Links(1011, "AlltoAll_ep", 7, peers(8, 127, 1)[:120], 1)
+				n.SetHBM(12000)
+			}),
+			at(3, func(n *node) { n.SetHBM(65516) }),
+			at(4, func(n *node) {
+				n.Links(1011, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:75], 1)
+				n.SetHBM(65536)
+				n.EI0011(1011)
+				n.Stop(1011)
+				n.SetHBM(3000)
+			}),
+			at(5, func(n *node) { n.SetHBM(10000); n.Start(1012, 1, 200); n.Comm(1012, "ep", 128, 16) }),
+			at(6, func(n *node) {
+				n.CCLBuffer(1012, 200)
+				n.Links(1012, "AlltoAll_ep", 7, peers(8, 127, 1)[:120], 1)
+				n.SetHBM(12000)
+			}),
+			at(8, func(n *node) { n.SetHBM(65516) }),
+			at(10, func(n *node) {
+				n.Links(1012, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:75], 1)
+				n.SetHBM(65536)
+				n.EI0011(1012)
+				n.Stop(1012)
+				n.SetHBM(3000)
+			}),
+		},
+	},
+	{
+		// The same memory on a dense job in a pod: it ran AllReduce only,
+		// so its restart expects nothing more than its plane, and the
+		// 90 % chip stays silent.
+		Name: "dense restart in a pod (workload memory)", Duration: 10 * minute, Silent: true, Pod: "train/llm-dense-worker-0",
+		Events: []Event{
+			at(0, func(n *node) { n.SetHBM(59000); n.Start(1013, 8, 200) }),
+			at(0.5, func(n *node) { n.Comm(1013, "w", 64, 8) }),
+			at(1, func(n *node) {
+				n.CCLBuffer(1013, 200)
+				n.Links(1013, "AllReduce_w", 7, peers(8, 56, 8), 9)
+				n.SetHBM(60000)
+			}),
+			at(4, func(n *node) { n.Stop(1013); n.SetHBM(3000) }),
+			at(4.5, func(n *node) { n.Start(1014, 8, 200); n.Comm(1014, "w", 64, 8) }),
+			at(5, func(n *node) { n.SetHBM(59000) }),
+			at(6, func(n *node) {
+				n.CCLBuffer(1014, 200)
+				n.Links(1014, "AllReduce_w", 7, peers(8, 56, 8), 9)
 				n.SetHBM(60000)
 			}),
 		},

@@ -32,6 +32,10 @@ type Config struct {
 	// Now is the time the model compares capture times with; the
 	// collector sets it each scrape. Zero: no capture is projected.
 	Now time.Time
+	// Learned, when set, holds the QP sizes learned on the node per
+	// product and QP mode (estimator.go) that have enough observations;
+	// the collector sets it each scrape. Nil: HCCL's sizes only.
+	Learned *LearnedSizes
 }
 
 // DefaultConfig is the configuration with every flag at its default.

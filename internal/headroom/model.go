@@ -20,7 +20,11 @@
 // its flags), so that diagnose can run the model offline.
 // HCCL's own facts (defaults, ranges, N + 1 QPs, buffer size) come from
 // internal/hcclenv.
-// Model is a pure function. docs/headroom.md explains the model.
+// Model is a pure function. docs/headroom.md explains the model. The
+// collector learns the bytes of a QP per mode from the node's link setups
+// (Estimator, estimator.go) and the model takes the link sets a process's
+// workload ran before (memory.go; internal/join hands them over from the
+// log state's workload memory).
 package headroom
 
 import (
@@ -65,6 +69,9 @@ type ChipMemory struct {
 	// Name is the chip's name as npu-smi prints it (910B3, 910_9392, …):
 	// the product of communicators whose logs print no deviceType.
 	Name string
+	// Driver is the driver version npu-smi's header prints: learned QP
+	// sizes are kept per driver (estimator.go).
+	Driver string
 }
 
 // DeviceTypeOfChip maps npu-smi's chip name to HCCL's device type: 910B*
@@ -240,6 +247,13 @@ type ProcessSettings struct {
 	// ExpansionMode is its HCCL_OP_EXPANSION_MODE as printed (AI_CPU, AIV,
 	// HOST, …), "" when not printed.
 	ExpansionMode string
+	// Remembered are the link sets earlier processes of its workload ran
+	// (workload memory, memory.go): expected from its start.
+	Remembered []RememberedLinks
+	// Workload is its workload's identity ("" unknown) and Failures the
+	// link setups of the workload that failed before.
+	Workload string
+	Failures []RememberedFailure
 }
 
 // ChipHeadroom is the model's result for one chip.
@@ -327,6 +341,14 @@ type ChipHeadroom struct {
 	// communicators, so it adds nothing to the QP and buffer sums: on such
 	// a chip "nothing pending" means "nothing seen", not "nothing ahead".
 	ProcessesKnown, ProcessesDefaulted, ProcessesUnknown int
+
+	// RememberedQPs are the QPs of QPsExpected that only the workload
+	// memory expects: link sets an earlier process of the workload ran
+	// that this one has not (memory.go).
+	RememberedQPs float64
+	// Product is the chip's name (npu-smi), the product learned QP sizes
+	// are looked up for.
+	Product string
 }
 
 // Model computes the headroom of every chip. It is pure: the result depends
@@ -349,7 +371,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 			continue // npu-smi lists a chip once; keep the first if not
 		}
 		index[k] = len(out)
-		h := ChipHeadroom{NPU: c.NPU, Chip: c.Chip}
+		h := ChipHeadroom{NPU: c.NPU, Chip: c.Chip, Product: c.Name}
 		if validBytes(c.HBMUsedBytes) && validBytes(c.HBMTotalBytes) && c.HBMTotalBytes > 0 {
 			h.HBMKnown = true
 			h.FreeHBMBytes = c.HBMTotalBytes - c.HBMUsedBytes
@@ -556,10 +578,14 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]c
 		h.QPsExpected += d.qpsExpected + d.captureQPs
 		h.QPsHigh += d.qpsHigh + d.captureQPs
 		h.CaptureQPs += d.captureQPs
+		h.RememberedQPs += rememberedQPs(cfg, c, s, qps, buff, opBase, graph, d)
 		lowB, expB, highB, known := qpBytes(cfg, s, c, opBase, graph, d.perLink)
+		expB, highB = learnedBytes(cfg, h.Product, s, c, opBase, graph, d.perLink, expB, highB)
 		capB := QPModeGraph.Bytes() // captured links are offload QPs (rule 19)
 		if cfg.QPBytesSetByUser {
 			capB = cfg.QPBytesHigh
+		} else if v, ok := cfg.Learned.Lookup(h.Product, QPModeGraph.Name); ok {
+			capB = v // offline depths, as graph mode's: its learned size (estimator.go)
 		}
 		h.QPMemoryLowBytes += d.qpsLow * lowB
 		h.QPMemoryExpectedBytes += d.qpsExpected*expB + d.captureQPs*capB
@@ -573,6 +599,9 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]c
 		}
 		if r.variable = followsQPSVariable(s, c); r.variable {
 			r.single, r.multi = variableQPBytes(cfg, s, c, opBase, graph)
+			// Learned sizes where the node measured the mode (estimator.go).
+			r.single, _ = learnedBytes(cfg, h.Product, s, c, opBase, graph, 1, r.single, r.single)
+			r.multi, _ = learnedBytes(cfg, h.Product, s, c, opBase, graph, 2, r.multi, r.multi)
 			v.links += r.linksExpected
 			v.bytesSingle += r.linksExpected * r.single
 			v.bytesMulti += r.linksExpected * r.multi
@@ -685,6 +714,7 @@ func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64, op
 		return commDemand{} // a 1-rank communicator links nothing and never allocates its cclBuffer
 	}
 	var d commDemand
+	c, memCapture := withRemembered(c, s)
 	low, exp, high, ring := linkPeers(c, s.IntraRoCE, s.InterHCCSDisabled)
 	linked := float64(max(c.RoCEPeers, 0))
 	perLink := qpsPerLink(qps, c.DeviceType)
@@ -722,6 +752,10 @@ func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64, op
 		// Captured link sets are offload QPs: one per link, no multi-QP
 		// (QPMode::OFFLOAD, transport_ibverbs.cc), at the graph size.
 		d.captureQPs = float64(c.LastCaptureQPs)
+	} else if memCapture > 0 {
+		// The workload captured before and this process has not yet:
+		// its first capture is ahead (memory.go).
+		d.captureQPs = memCapture
 	}
 	if mode := expansionMode(s, c); (strings.EqualFold(mode, "AIV") || strings.EqualFold(mode, "AIV_ONLY")) && c.CCLBufferBytes == 0 {
 		d.aiv = aivBufferBytes

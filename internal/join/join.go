@@ -276,3 +276,19 @@ func linkSets(views []logstate.LinkSetView) []headroom.LinkSet {
 	}
 	return out
 }
+
+// Workload translates what the log state's workload memory keeps of a
+// process's workload into the model's input: the link sets its earlier
+// processes ran and the link setups that failed.
+func Workload(v logstate.WorkloadView) ([]headroom.RememberedLinks, []headroom.RememberedFailure) {
+	var links []headroom.RememberedLinks
+	for _, l := range v.Links {
+		links = append(links, headroom.RememberedLinks{RankSize: l.RankSize, ServerNum: l.ServerNum, AllRanks: l.AllRanks, MC2: l.MC2,
+			Capture: l.Capture, CaptureQPs: l.CaptureQPs})
+	}
+	var failures []headroom.RememberedFailure
+	for _, f := range v.Failures {
+		failures = append(failures, headroom.RememberedFailure{Code: f.Code, Resource: f.Resource, Stage: f.Stage, At: f.At})
+	}
+	return links, failures
+}

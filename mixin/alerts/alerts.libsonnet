@@ -203,6 +203,12 @@
                 'Free HBM: {{ . | first | value | humanize1024 }}B.{{ end }}',
                 "EI0011 is likely when the job sets up these links (a new communicator's first collective, or a",
                 'first collective of a new kind).',
+                // Workload memory (docs/headroom.md): the link sets of an
+                // earlier process of the same workload are counted from this
+                // one's start; say when that process failed here.
+                '{{- with printf "hccl_workload_link_setup_failure_timestamp_seconds{instance=%q,npu=%q,chip=%q}" $labels.instance $labels.npu $labels.chip | query }}{{ with . | first }}',
+                'This workload ran out of memory here before: {{ .Labels.code }}{{ with .Labels.resource }} resource[{{ . }}]{{ end }} at {{ .Value | humanizeTimestamp }} ({{ .Labels.stage }});',
+                "the link sets it set up then are counted from this process's start.{{ end }}{{ end }}",
               ]),
               runbook_url: cfg.runbookURLBase + '#npulinksetupheadroomlow',
             },

@@ -20,6 +20,10 @@
 // pid is the cannlog collector's table of roots' to know. Liveness says
 // which processes still run (the cannlog collector asks npu-smi's table, its
 // table of roots and /proc); Expire drops the others after their TTL.
+// The workload memory (workload.go) remembers, per workload the headroom
+// join binds processes to (BindWorkload), the link-set kinds its processes
+// ran and their link-setup failures, across restarts; the state file also
+// carries other packages' blobs (AttachExtension: the learned QP sizes).
 // The zone grammar of the flags (ParseZone) and the offset inference from
 // a printed and a true time (InferOffset) live here, for both the
 // collector and diagnose.

@@ -219,6 +219,7 @@ func (s *State) recordFault(code, resource, source string, src *Source, pid int,
 	if s.admitCode(code) {
 		s.report(code, resource, source, pid, ts, true)
 		s.count(faultKey{code: code, resource: resource, source: source}, src, pid, ts)
+		s.rememberFailure(code, resource, source, src, pid, ts)
 	}
 }
 

@@ -427,6 +427,7 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 			}
 		}
 	}
+	s.rememberLink(pr, c, t)
 }
 
 // commTags returns the tag record of communicator name, creating it.

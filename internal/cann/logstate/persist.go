@@ -32,6 +32,13 @@ type snapshot struct {
 	Recent     []string          `json:"recent,omitempty"`
 	// FaultsExpired counts the fault series expired (expireFaults).
 	FaultsExpired uint64 `json:"faults_expired,omitempty"`
+	// Workloads is the workload memory (workload.go); WorkloadsDropped
+	// what it forgot, by reason.
+	Workloads        []snapWorkload    `json:"workloads,omitempty"`
+	WorkloadsDropped map[string]uint64 `json:"workloads_dropped,omitempty"`
+	// Extensions are the blobs of other packages' state kept in the same
+	// file (AttachExtension), by name.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 type snapLines struct {
@@ -51,6 +58,7 @@ type snapProcess struct {
 	DevicePhyID   *int               `json:"device_phy_id,omitempty"` // absent in older files: unknown
 	QPMode        *QPModeView        `json:"qp_mode,omitempty"`       // absent: nothing printed
 	Owner         string             `json:"owner,omitempty"`         // absent in older files: its directory
+	Workload      *snapProcWorkload  `json:"workload,omitempty"`      // absent: not bound
 }
 
 // The state file has types of its own, so that the exported views
@@ -225,6 +233,11 @@ type snapPartial struct {
 
 // MarshalBinary serialises the state for the follower's checkpoint.
 func (s *State) MarshalBinary() ([]byte, error) {
+	// Extensions first, outside the lock: their owners may read the state.
+	ext, err := s.marshalExtensions()
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	// Held screen reports are counted, and expired fault series dropped,
 	// before they are saved: the file never brings back a gone pod's series.
@@ -242,6 +255,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 			m := pr.qpMode
 			sp.QPMode = &m
 		}
+		sp.Workload = pr.wl.snapshot()
 		for k, v := range pr.env {
 			sp.Env[k] = snapEnv(v)
 		}
@@ -274,6 +288,8 @@ func (s *State) MarshalBinary() ([]byte, error) {
 			snap.Recent = append(snap.Recent, r)
 		}
 	}
+	snap.Workloads, snap.WorkloadsDropped = s.snapshotWorkloads()
+	snap.Extensions = ext
 	// Marshal under the lock: the snapshot shares slices with the state.
 	b, err := json.Marshal(snap)
 	s.mu.Unlock()
@@ -319,6 +335,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		if p.QPMode != nil {
 			pr.qpMode = *p.QPMode
 		}
+		pr.wl = p.Workload.restore()
 		if pr.label == "" {
 			pr.label = strconv.Itoa(p.PID)
 		}
@@ -372,16 +389,20 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		}
 	}
 	fresh.faultsExpired = snap.FaultsExpired
+	fresh.restoreWorkloads(snap.Workloads, snap.WorkloadsDropped)
 	// A state file written before a pod went away: its series expire now.
 	fresh.expireFaults(fresh.opts.Now())
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.lines, s.procs, s.nComms, s.faults = fresh.lines, fresh.procs, fresh.nComms, fresh.faults
 	s.commGen++
 	s.faultsExpired = fresh.faultsExpired
 	s.extraCodes, s.pods, s.summaries, s.plogErrors = fresh.extraCodes, fresh.pods, fresh.summaries, fresh.plogErrors
 	s.dropped, s.unparsable, s.rejected, s.partial = fresh.dropped, fresh.unparsable, fresh.rejected, fresh.partial
 	s.recent, s.recentNext = fresh.recent, fresh.recentNext
+	s.wl = fresh.wl
+	s.mu.Unlock()
+	// Outside the lock, as they are written.
+	s.restoreExtensions(snap.Extensions)
 	return nil
 }
 

@@ -215,6 +215,8 @@ type process struct {
 	// log layout do.
 	owner    string
 	ownerPod [3]string
+	// wl is its part in the workload memory (workload.go).
+	wl processWorkload
 }
 
 // settings is the process's settings set, SettingsID(pr.env), computed

@@ -199,6 +199,11 @@ type Options struct {
 	// when no single container holds it. It is called with the state's lock
 	// held and must not call back into the State.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
+	// WorkloadTTL and MaxWorkloads bound the workload memory
+	// (workload.go): a workload not seen for WorkloadTTL is forgotten, and
+	// past MaxWorkloads the one seen longest ago. Zero: the defaults.
+	WorkloadTTL  time.Duration
+	MaxWorkloads int
 }
 
 // DefaultOptions returns the defaults of the cannlog flags.
@@ -256,7 +261,7 @@ const (
 // (plog_ingest.go), HCCL settings, communicators, buffers and links
 // (links.go), screen-log reassembly (screen.go), faults (faults.go), the
 // processes and their views (processes.go), the state file (persist.go)
-// and the metrics (metrics.go).
+// the metrics (metrics.go) and the workload memory (workload.go).
 type State struct {
 	mu   sync.Mutex
 	opts Options
@@ -301,6 +306,11 @@ type State struct {
 	// repeats are the recent events of fingerprints HCCL repeats
 	// (notARepeat).
 	repeats map[repeatKey]*repeatState
+	// wl is the workload memory (workload.go).
+	wl workloadMemory
+	// ext are other packages' blobs in the state file (AttachExtension);
+	// they have a lock of their own.
+	ext extensions
 }
 
 // NewState returns an empty state.
