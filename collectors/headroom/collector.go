@@ -82,7 +82,9 @@ var (
 			"learned (measured on this node, --headroom.learn-qp-size), modelled (HCCL's QP depths) or flag.",
 		[]string{"npu", "chip"}, nil)
 	foreignQPsDesc = prometheus.NewDesc("ascend_roce_foreign_queue_pairs",
-		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
+		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl "+
+			"transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from "+
+			"HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
 		[]string{"npu", "chip"}, nil)
 	// The capacity inputs: the mixin's capacity recording rules compute the
 	// headroom under other settings from them (docs/headroom.md

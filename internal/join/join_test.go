@@ -155,3 +155,39 @@ func TestSettingsNumbers(t *testing.T) {
 		t.Errorf("Settings = %+v, want %+v", s, want)
 	}
 }
+
+// TestWorkloadCopiesEveryField: every field of the workload memory's link
+// sets and failures reaches the model's, by name, non-zero.
+func TestWorkloadCopiesEveryField(t *testing.T) {
+	var l logstate.RememberedLinks
+	var f logstate.RememberedFailure
+	for _, v := range []reflect.Value{reflect.ValueOf(&l).Elem(), reflect.ValueOf(&f).Elem()} {
+		for i := range v.NumField() {
+			fillNonZero(t, v.Type().Field(i).Name, v.Field(i))
+		}
+	}
+	links, failures := Workload(logstate.WorkloadView{Links: []logstate.RememberedLinks{l}, Failures: []logstate.RememberedFailure{f}})
+	if len(links) != 1 || len(failures) != 1 {
+		t.Fatalf("Workload returned %d link sets and %d failures, want 1 and 1", len(links), len(failures))
+	}
+	for _, c := range []struct {
+		from reflect.Type
+		got  reflect.Value
+	}{{reflect.TypeOf(l), reflect.ValueOf(links[0])}, {reflect.TypeOf(f), reflect.ValueOf(failures[0])}} {
+		if c.got.NumField() != c.from.NumField() {
+			t.Errorf("%s has %d fields, the log state's %s %d", c.got.Type(), c.got.NumField(), c.from, c.from.NumField())
+		}
+		for i := range c.got.NumField() {
+			name := c.got.Type().Field(i).Name
+			if _, ok := c.from.FieldByName(name); !ok {
+				t.Errorf("%s.%s has no field of that name in %s", c.got.Type(), name, c.from)
+			}
+			if c.got.Field(i).IsZero() {
+				t.Errorf("%s.%s is not copied", c.got.Type(), name)
+			}
+		}
+	}
+	if l, f := Workload(logstate.WorkloadView{}); l != nil || f != nil {
+		t.Errorf("an empty memory gives %v, %v", l, f)
+	}
+}
