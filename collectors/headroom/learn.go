@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
@@ -104,9 +105,9 @@ func driverOf(chips []model.ChipMemory) string {
 // learn feeds the estimator this scrape's chips and sends the learned
 // sizes and the workload memory's series.
 func (c *Collector) learn(ch chan<- prometheus.Metric, cfg model.Config, chips []model.ChipMemory, procs []model.ChipProcess, lookup func(model.ChipProcess) (model.ProcessSettings, bool)) {
-	byChip := map[[2]string][]model.ChipProcess{}
+	byChip := map[ascend.ChipID][]model.ChipProcess{}
 	for _, p := range procs {
-		k := [2]string{p.NPU, p.Chip}
+		k := ascend.ChipID{NPU: p.NPU, Chip: p.Chip}
 		byChip[k] = append(byChip[k], p)
 	}
 	products := map[string]bool{}
@@ -114,7 +115,7 @@ func (c *Collector) learn(ch chan<- prometheus.Metric, cfg model.Config, chips [
 		if chip.Name != "" {
 			products[chip.Name] = true
 		}
-		ps := byChip[[2]string{chip.NPU, chip.Chip}]
+		ps := byChip[ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip}]
 		sample := model.ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
 			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: model.ProcessSetID(ps), LiveQPs: -1}
 		if chip.LiveQPsKnown {

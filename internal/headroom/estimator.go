@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // The QP size learned on the node (docs/headroom.md "Learned QP sizes").
@@ -123,7 +125,7 @@ type observations struct {
 type Estimator struct {
 	cfg     EstimatorConfig
 	mu      sync.Mutex
-	chips   map[[2]string][]ChipSample
+	chips   map[ascend.ChipID][]ChipSample
 	obs     map[LearnKey]*observations
 	refused map[string]uint64
 	gen     uint64 // bumped by every change to save
@@ -139,7 +141,7 @@ func (e *Estimator) Generation() uint64 {
 
 // NewEstimator returns an empty estimator.
 func NewEstimator(cfg EstimatorConfig) *Estimator {
-	return &Estimator{cfg: cfg.withDefaults(), chips: map[[2]string][]ChipSample{}, obs: map[LearnKey]*observations{},
+	return &Estimator{cfg: cfg.withDefaults(), chips: map[ascend.ChipID][]ChipSample{}, obs: map[LearnKey]*observations{},
 		refused: map[string]uint64{}}
 }
 
@@ -152,7 +154,7 @@ func (e *Estimator) Observe(s ChipSample) (accepted bool, reason string) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	k := [2]string{s.NPU, s.Chip}
+	k := ascend.ChipID{NPU: s.NPU, Chip: s.Chip}
 	prev, ok := e.chips[k]
 	if !ok && len(e.chips) >= maxEstimatorChips {
 		return false, ""

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
@@ -359,14 +360,13 @@ type ChipHeadroom struct {
 func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p ChipProcess) (ProcessSettings, bool)) []ChipHeadroom {
 	cfg = cfg.sanitized()
 
-	type key struct{ npu, chip string }
-	index := make(map[key]int, len(chips))
+	index := make(map[ascend.ChipID]int, len(chips))
 	out := make([]ChipHeadroom, 0, len(chips))
 	live := make([]float64, 0, len(chips)) // -1: no measurement
 	devType := make([]int, 0, len(chips))  // from the chip's name, -1 unknown
 	var liveQPNs [][]uint32                // nil: not listed
 	for _, c := range chips {
-		k := key{c.NPU, c.Chip}
+		k := ascend.ChipID{NPU: c.NPU, Chip: c.Chip}
 		if _, dup := index[k]; dup {
 			continue // npu-smi lists a chip once; keep the first if not
 		}
@@ -397,13 +397,13 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	vars := make([]variablePart, len(out))          // per chip, what the two variables size
 
 	type seenKey struct {
-		chip key
+		chip ascend.ChipID
 		pid  int
 		dir  string
 	}
 	seen := make(map[seenKey]bool, len(procs))
 	for _, p := range procs {
-		k := key{p.NPU, p.Chip}
+		k := ascend.ChipID{NPU: p.NPU, Chip: p.Chip}
 		if seen[seenKey{k, p.PID, p.LogDir}] {
 			continue // one process counts once per chip
 		}
