@@ -345,6 +345,10 @@ func (w *collectorWiring) newHeadroom(d *Deps, built map[string]collector.Collec
 	// When the npusmi collector is on, it reports a failed npu-smi run
 	// itself; headroom's failure for the same cause is then logged quietly.
 	chips := Chips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]}
+	if d.Pods != nil {
+		// A process's workload is its pod's owner (workload.go).
+		chips.PodOfDevice = d.Pods.PodOfDevice
+	}
 	if d.Logs != nil {
 		chips.Logs = d.Logs
 	} else {
@@ -355,5 +359,24 @@ func (w *collectorWiring) newHeadroom(d *Deps, built map[string]collector.Collec
 		// headroom model trusts the measurement.
 		chips.QPs = qps
 	}
-	return headroom.New(*w.headroom, chips, chips, logger), nil, nil
+	if err := w.learn.Validate(); err != nil {
+		return nil, nil, err
+	}
+	hc := headroom.New(*w.headroom, chips, chips, logger)
+	var est *model.Estimator
+	if w.learn.qpSize {
+		est = model.NewEstimator(model.EstimatorConfig{MinObservations: w.learn.minObservations})
+	}
+	var stats headroom.WorkloadStatsSource
+	if lc, ok := chips.Logs.(learnStore); ok {
+		stats = lc
+		if est != nil {
+			// The learned sizes live in the CANN log state file.
+			if err := lc.AttachExtension("headroom_qp_sizes", est); err != nil {
+				logger.Warn("the learned QP sizes in the state file could not be read; learning starts over", "err", err)
+			}
+		}
+	}
+	hc.SetLearning(est, stats)
+	return hc, nil, nil
 }

@@ -50,3 +50,34 @@ func TestWiredIdentity(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestWiredLearning: the headroom collector is built with the QP-size
+// estimator (its refusal counters are served) unless
+// --no-headroom.learn-qp-size, and with the CANN log state's workload
+// memory (hccl_workload_memory_workloads).
+func TestWiredLearning(t *testing.T) {
+	dir := t.TempDir()
+	npuSMI := filepath.Join(dir, "npu-smi")
+	table, err := filepath.Abs("testdata/info-a2-910b4.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(npuSMI, []byte("#!/bin/sh\ncat '"+table+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--npusmi.path=" + npuSMI, "--cannlog.root=" + dir, "--path.procfs=", "--no-collector.pods", "--no-collector.hccn",
+		"--no-collector.npuhealth"}
+	for _, tc := range []struct {
+		flag    string
+		learned bool
+	}{{"--headroom.learn-qp-size", true}, {"--no-headroom.learn-qp-size", false}} {
+		reg := wiredRegistry(t, append(args, tc.flag, "--cannlog.state-file="+filepath.Join(t.TempDir(), "state"))...)
+		mfs := metrictest.Gather(t, reg)
+		if got := len(metrictest.Samples(mfs, "hccl_link_setup_queue_pair_bursts_refused_total")) > 0; got != tc.learned {
+			t.Errorf("%s: refusal counters served %v, want %v", tc.flag, got, tc.learned)
+		}
+		if len(metrictest.Samples(mfs, "hccl_workload_memory_workloads")) == 0 {
+			t.Errorf("%s: no hccl_workload_memory_workloads: the workload memory is not wired", tc.flag)
+		}
+	}
+}
