@@ -41,7 +41,7 @@ var contractMetrics = []string{
 	"hccl_exporter_log_lines_total", "hccl_exporter_log_files_tracked", "hccl_exporter_log_read_errors_total",
 	"hccl_link_setup_queue_pair_memory_bytes", "hccl_ccl_buffer_bytes", "hccl_link_setup_headroom_bytes",
 	"hccl_link_setup_pending_queue_pairs", "hccl_link_setup_established_queue_pairs", "hccl_ccl_buffer_pending_bytes",
-	"hccl_link_setup_queue_pair_observed_bytes", "hccl_link_setup_queue_pair_modelled_bytes",
+	"hccl_link_setup_queue_pair_observed_bytes", "hccl_link_setup_queue_pair_modelled_bytes", "hccl_link_setup_queue_pair_size_bytes",
 	"hccl_communicator_established_queue_pairs", "hccl_communicator_ccl_buffer_bytes",
 	"ascend_roce_link_up", "ascend_roce_link_down_events_total", "ascend_roce_network_health", "ascend_roce_active_queue_pairs",
 	"ascend_roce_retransmitted_packets_total", "ascend_roce_qp_status_errors_total", "ascend_roce_rx_error_packets_total",
