@@ -17,7 +17,7 @@ import (
 )
 
 // shippedFaultCodes is the classification the Helm chart and
-// deploy/kubernetes mount as --npusmi.fault-code-file.
+// deploy/kubernetes mount as --npuhealth.fault-code-file.
 const shippedFaultCodes = "../deploy/helm/hccl-exporter/files/faultCode.json"
 
 // TestShippedFaultCodePagesInfra: every code of the shipped classification

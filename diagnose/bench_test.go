@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // BenchmarkSampleBundle measures a whole run over the sample bundle.

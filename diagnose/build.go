@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
+	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // Variable names the report reads.

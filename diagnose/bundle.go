@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // Layout says how the files of an input are assigned to nodes.

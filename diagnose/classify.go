@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // fileClass is what diagnose does with a file of a bundle.

@@ -183,7 +183,9 @@ func measureClocks(nodes []*nodeData, zones, basis map[string]string) (*clockMod
 	switch {
 	case len(nodes) < 2:
 	case !cm.measured:
-		rep.Notes = append(rep.Notes, "The nodes' clocks could not be compared (no communicator initialisation line is shared between nodes): times are used as printed, and events on different nodes less than 2 s apart are taken as simultaneous.")
+		rep.Notes = append(rep.Notes, "The nodes' clocks could not be compared (no communicator initialisation line is shared "+
+			"between nodes): times are used as printed, and events on different nodes less than 2 s apart are taken as "+
+			"simultaneous.")
 	case len(unmeasured) > 0:
 		rep.Notes = append(rep.Notes, fmt.Sprintf("The clocks of %s could not be compared with the others (no communicator in common): their times are used as printed.", joinAnd(unmeasured)))
 	case !rep.SkewDetected:

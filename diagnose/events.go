@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // Root-cause analysis needs every fault event with its process, time and

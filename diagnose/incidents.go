@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // An incident is one failure and what followed from it. Events are taken in
@@ -165,6 +165,36 @@ type ev struct {
 
 // analyse builds the incidents of the bundle.
 func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
+	evs := timedEvents(r, nodes, cm, opts)
+	incs := groupIncidents(evs, cm)
+	r.Incidents = []Incident{}
+	for i, in := range incs {
+		r.Incidents = append(r.Incidents, buildIncident(r, i+1, in.first, in.rooted, in.evs, cm, opts))
+	}
+	for i, in := range incs {
+		if in.rooted {
+			continue
+		}
+		for j := i + 1; j < len(incs); j++ {
+			if incs[j].rooted {
+				suspectUncomparedClock(&r.Incidents[i], &r.Incidents[j], in.first, incs[j].first, cm)
+			}
+		}
+	}
+}
+
+// incidentEvents are the events of one incident being built.
+type incidentEvents struct {
+	first  *ev // root, or the first waiting event when rootless
+	rooted bool
+	evs    []*ev
+}
+
+// timedEvents reads every node's fault events into one list in aligned
+// time order (the clocks corrected by cm), counting those without a time,
+// and sets the report's link failures and rank index, which building the
+// incidents reads.
+func timedEvents(r *Report, nodes []*nodeData, cm *clockModel, opts Options) []*ev {
 	var evs []*ev
 	untimed := 0
 	common := commonSettings(nodes)
@@ -213,12 +243,14 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 		}
 		return cmp.Or(cmp.Compare(evs[i].Node, evs[j].Node), cmp.Compare(evs[i].File, evs[j].File), cmp.Compare(evs[i].Line, evs[j].Line)) < 0
 	})
+	return evs
+}
 
-	type inc struct {
-		first  *ev // root, or the first waiting event when rootless
-		rooted bool
-		evs    []*ev
-	}
+// groupIncidents assigns each event, in time order, to the incident that
+// explains it (as its root repeated, a concurrent failure, a consequence
+// within its timer, or a waiting event of a missing root), or starts a new
+// incident with it; it sets each event's Part.
+func groupIncidents(evs []*ev, cm *clockModel) []*incidentEvents {
 	// No event is explained by an incident that began more than the
 	// longest window before it; incidents are in order of their first
 	// event, so the search stops there.
@@ -226,9 +258,9 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 	for _, e := range evs {
 		longest = max(longest, windowFor(e.timer, 0))
 	}
-	var incs []*inc
+	var incs []*incidentEvents
 	for _, e := range evs {
-		var home *inc
+		var home *incidentEvents
 		part := ""
 		for i := len(incs) - 1; i >= 0 && home == nil; i-- {
 			in := incs[i]
@@ -267,7 +299,7 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 			}
 		}
 		if home == nil {
-			home = &inc{first: e, rooted: e.role.Role != RoleWaiting}
+			home = &incidentEvents{first: e, rooted: e.role.Role != RoleWaiting}
 			part = PartRoot
 			if !home.rooted {
 				part = PartWaiting
@@ -277,21 +309,7 @@ func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 		e.Part = part
 		home.evs = append(home.evs, e)
 	}
-
-	r.Incidents = []Incident{}
-	for i, in := range incs {
-		r.Incidents = append(r.Incidents, buildIncident(r, i+1, in.first, in.rooted, in.evs, cm, opts))
-	}
-	for i, in := range incs {
-		if in.rooted {
-			continue
-		}
-		for j := i + 1; j < len(incs); j++ {
-			if incs[j].rooted {
-				suspectUncomparedClock(&r.Incidents[i], &r.Incidents[j], in.first, incs[j].first, cm)
-			}
-		}
-	}
+	return incs
 }
 
 // suspectUncomparedClock handles waiting events (incident a) followed,
@@ -316,10 +334,12 @@ func suspectUncomparedClock(a, b *Incident, first, root *ev, cm *clockModel) {
 			return
 		}
 	}
-	a.Reasons = append(a.Reasons, fmt.Sprintf("Incident #%d's %s on %s was printed %s after these waiting events began, and %s's clock could not be compared with theirs: if it runs more than %s ahead, that failure is their root.",
+	a.Reasons = append(a.Reasons, fmt.Sprintf("Incident #%d's %s on %s was printed %s after these waiting events began, and %s's "+
+		"clock could not be compared with theirs: if it runs more than %s ahead, that failure is their root.",
 		b.ID, root.Code, who(root.Event), fmtSeconds(d), root.Node, fmtSeconds(d)))
 	a.Summary += fmt.Sprintf(" Possibly caused by incident #%d (%s on %s; clocks not compared).", b.ID, root.Code, root.Node)
-	b.Reasons = append(b.Reasons, fmt.Sprintf("Incident #%d's waiting events (%s) began %s before this failure on nodes whose clocks could not be compared with %s's: if %s's clock runs more than %s ahead, this failure is their root.",
+	b.Reasons = append(b.Reasons, fmt.Sprintf("Incident #%d's waiting events (%s) began %s before this failure on nodes whose "+
+		"clocks could not be compared with %s's: if %s's clock runs more than %s ahead, this failure is their root.",
 		a.ID, first.Code, fmtSeconds(d), root.Node, root.Node, fmtSeconds(d)))
 	if b.Confidence == ConfidenceHigh {
 		b.Confidence = ConfidenceMedium
@@ -415,6 +435,59 @@ func timerFor(t timer, p *procData, common map[string]float64) (float64, string)
 func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clockModel, opts Options) Incident {
 	in := Incident{ID: id, RootInBundle: rooted, Alternatives: []Event{}, Groups: []EventGroup{},
 		SuspectedPeers: []PeerCount{}, Nodes: []string{}, Remedy: []Remedy{}, Events: []Event{}, LinkFailures: []LinkFailure{}, SilentRanks: []SilentRank{}}
+	root := chooseRoot(first, rooted, evs, cm)
+	start := evs[0].at
+	end := evs[len(evs)-1].at
+	in.Start, in.End = Timestamp{start.In(opts.Location)}, Timestamp{end.In(opts.Location)}
+	if ls := linksDuring(r.LinkFailures, start, end); len(ls) > 0 {
+		in.LinkFailures = ls
+	}
+	nodes := map[string]bool{}
+	for _, e := range evs {
+		nodes[e.Node] = true
+		e.AfterSeconds = round3(e.at.Sub(root.at).Seconds())
+	}
+	in.Nodes = sortedKeys(nodes)
+
+	in.Groups = eventGroups(evs)
+
+	// The failing link's dstRank is a peer too, named by HCCL itself.
+	in.FailingPair = failingPair(in.LinkFailures, r.ranks)
+	in.SuspectedPeers = suspectedPeers(r, evs, in.LinkFailures, in.FailingPair)
+	if !rooted || root.role.Role != RoleLocal {
+		in.SilentRanks = silentRanks(&in, r.ranks, cm, start, opts)
+	}
+
+	if rooted {
+		re := root.Event
+		in.Root = &re
+		for _, e := range evs {
+			if e == root || e.role.Role == RoleWaiting {
+				continue
+			}
+			if e.PID == root.PID && e.Node == root.Node {
+				continue
+			}
+			if d := math.Abs(e.at.Sub(root.at).Seconds()); d <= cm.tolerance(e.Node, root.Node) && (e.role.Role == RoleLocal || root.role.Role != RoleLocal) {
+				in.Alternatives = append(in.Alternatives, e.Event)
+			}
+		}
+	}
+	in.Summary, in.Confidence, in.Reasons = explain(r, &in, root, evs, cm)
+	for i, e := range evs {
+		if i == maxIncidentEvents {
+			break
+		}
+		in.Events = append(in.Events, e.Event)
+	}
+	return in
+}
+
+// chooseRoot marks the incident's events: only the first of the root's own
+// lines is the root (the others are the same failure printed again), and
+// within the clocks' tolerance a rank's own failure is preferred to a code
+// that peers also report. It returns the root.
+func chooseRoot(first *ev, rooted bool, evs []*ev, cm *clockModel) *ev {
 	root := first
 	if rooted {
 		// Only the first of the root's own lines is the root; the others
@@ -438,20 +511,13 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 			first.Part, root.Part = PartConcurrent, PartRoot
 		}
 	}
-	start := evs[0].at
-	end := evs[len(evs)-1].at
-	in.Start, in.End = Timestamp{start.In(opts.Location)}, Timestamp{end.In(opts.Location)}
-	if ls := linksDuring(r.LinkFailures, start, end); len(ls) > 0 {
-		in.LinkFailures = ls
-	}
-	nodes := map[string]bool{}
-	for _, e := range evs {
-		nodes[e.Node] = true
-		e.AfterSeconds = round3(e.at.Sub(root.at).Seconds())
-	}
-	in.Nodes = sortedKeys(nodes)
+	return root
+}
 
-	// Groups by part and code.
+// eventGroups groups the incident's events other than the root by part and
+// code, in order of first appearance.
+func eventGroups(evs []*ev) []EventGroup {
+	out := []EventGroup{}
 	type gkey struct{ part, code string }
 	groups := map[gkey]*EventGroup{}
 	procs := map[gkey]map[string]bool{}
@@ -482,10 +548,15 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 		g := groups[k]
 		g.Processes = len(procs[k])
 		g.Nodes = sortedKeys(gnodes[k])
-		in.Groups = append(in.Groups, *g)
+		out = append(out, *g)
 	}
+	return out
+}
 
-	// Peers the waiting events name.
+// suspectedPeers counts the peers the waiting events name, and the ranks
+// HCCL's failing links (and the failing pair) name, most named first.
+func suspectedPeers(r *Report, evs []*ev, links []LinkFailure, pair *FailingPair) []PeerCount {
+	out := []PeerCount{}
 	peerCount := map[string]int{}
 	for _, e := range evs {
 		if e.Part == PartRoot || e.role.Role == RoleLocal {
@@ -506,14 +577,13 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 		}
 	}
 	// The failing link's dstRank is a peer too, named by HCCL itself.
-	in.FailingPair = failingPair(in.LinkFailures, r.ranks)
 	linkPeers := map[string]int{}
-	for _, l := range in.LinkFailures {
+	for _, l := range links {
 		if l.DstRank >= 0 {
 			linkPeers[fmt.Sprintf("rank %d", l.DstRank)]++
 		}
 	}
-	if p := in.FailingPair; p != nil && p.Dst.Rank >= 0 {
+	if p := pair; p != nil && p.Dst.Rank >= 0 {
 		if k := fmt.Sprintf("rank %d", p.Dst.Rank); linkPeers[k] == 0 {
 			linkPeers[k] = 1
 		}
@@ -524,42 +594,16 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 		}
 	}
 	for p, c := range peerCount {
-		in.SuspectedPeers = append(in.SuspectedPeers, PeerCount{Peer: p, Events: c, InBundle: bundleRanks[p], Links: linkPeers[p]})
+		out = append(out, PeerCount{Peer: p, Events: c, InBundle: bundleRanks[p], Links: linkPeers[p]})
 	}
-	sort.Slice(in.SuspectedPeers, func(i, j int) bool {
-		a, b := in.SuspectedPeers[i], in.SuspectedPeers[j]
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
 		if a.Events+a.Links != b.Events+b.Links {
 			return a.Events+a.Links > b.Events+b.Links
 		}
 		return a.Peer < b.Peer
 	})
-	if !rooted || root.role.Role != RoleLocal {
-		in.SilentRanks = silentRanks(&in, r.ranks, cm, start, opts)
-	}
-
-	if rooted {
-		re := root.Event
-		in.Root = &re
-		for _, e := range evs {
-			if e == root || e.role.Role == RoleWaiting {
-				continue
-			}
-			if e.PID == root.PID && e.Node == root.Node {
-				continue
-			}
-			if d := math.Abs(e.at.Sub(root.at).Seconds()); d <= cm.tolerance(e.Node, root.Node) && (e.role.Role == RoleLocal || root.role.Role != RoleLocal) {
-				in.Alternatives = append(in.Alternatives, e.Event)
-			}
-		}
-	}
-	in.Summary, in.Confidence, in.Reasons = explain(r, &in, root, evs, cm)
-	for i, e := range evs {
-		if i == maxIncidentEvents {
-			break
-		}
-		in.Events = append(in.Events, e.Event)
-	}
-	return in
+	return out
 }
 
 // who names a process: "node-3 pid 2103452 (rank 12, device 4)".
@@ -598,74 +642,10 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 			conf = to
 		}
 	}
-	var cons []string
-	for _, g := range in.Groups {
-		switch g.Part {
-		case PartConsequence:
-			s := fmt.Sprintf("%d process(es) on %d node(s) reported %s within %s after it", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0)))
-			if g.Timer != "" {
-				s += fmt.Sprintf(" (their %s timer: up to %s)", g.Timer, fmtSeconds(g.TimerSeconds))
-			}
-			cons = append(cons, s)
-		case PartConcurrent:
-			cons = append(cons, fmt.Sprintf("%d process(es) on %d node(s) also reported %s themselves within %s", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0))))
-		}
-	}
+	cons := consequences(in)
 	at := root.Aligned.Format(textTime)
 	if !in.RootInBundle {
-		var codes []string
-		for _, g := range in.Groups {
-			codes = append(codes, fmt.Sprintf("%s from %d process(es) on %d node(s)", g.Code, g.Processes, len(g.Nodes)))
-		}
-		lead := "The first failing rank is not in the bundle: only consequences were found"
-		if len(in.SilentRanks) > 0 {
-			lead = "No rank reported a failure of its own: only consequences were found"
-		}
-		summary := fmt.Sprintf("%s (%s), the first %s on %s at %s.",
-			lead, strings.Join(codes, "; "), root.Code, who(root.Event), at)
-		reasons = append(reasons, fmt.Sprintf("%s is reported by a rank about its peers (%s), not about itself: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
-			root.Code, root.role.Why, root.basis))
-		conf := ConfidenceLow
-		if len(in.SilentRanks) > 0 {
-			s := in.SilentRanks[0]
-			summary = silentHead(s) + " " + summary
-			conf = s.Confidence
-			reasons = append(reasons, s.Reason+" Named by "+s.NamedBy+".")
-			reasons = append(reasons, "Collect next: "+strings.Join(s.Collect, "; ")+".")
-		}
-		if p := in.FailingPair; p != nil {
-			reasons = append(reasons, linkReason(in.LinkFailures))
-			summary += " HCCL names the failing link: " + p.String() + "."
-		}
-		if len(in.SuspectedPeers) > 0 {
-			var named []string
-			for i, p := range in.SuspectedPeers {
-				if i == 3 {
-					break
-				}
-				s := fmt.Sprintf("%s (%s)", p.Peer, peerNamedBy(p))
-				if !p.InBundle {
-					s += ", not in the bundle"
-				}
-				named = append(named, s)
-			}
-			first := in.SuspectedPeers[0]
-			then := " Collect that rank's logs."
-			if first.InBundle {
-				then = ""
-			}
-			by := "The waiting ranks name the peer they waited for: "
-			if first.Links > 0 {
-				by = "The waiting ranks and HCCL's failing links name the peer: "
-			}
-			reasons = append(reasons, by+strings.Join(named, "; ")+"."+then)
-			if len(in.SilentRanks) == 0 {
-				summary += " The waiting ranks point at " + pointedAt(in.SuspectedPeers) + "."
-			}
-		} else {
-			reasons = append(reasons, "Collect the CANN logs and screen logs of every node of the job: the rank that failed first is on a node (or in a process) missing here.")
-		}
-		return summary, conf, reasons
+		return explainMissingRoot(in, root, at)
 	}
 
 	summary := fmt.Sprintf("%s on %s at %s", root.Code, who(root.Event), at)
@@ -722,6 +702,97 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		}
 		reasons = append(reasons, fmt.Sprintf("Ambiguous: %s came within the clocks' tolerance of the root; either may have failed first.", fewOf(alts)))
 	}
+	clock, uncertain := clockReasons(r, evs)
+	reasons = append(reasons, clock...)
+	if uncertain {
+		lower(ConfidenceMedium)
+	}
+	return summary, conf, reasons
+}
+
+// explainMissingRoot explains an incident whose first failing rank is not
+// in the bundle: only consequences were found, and the waiting ranks (or
+// HCCL's failing links) may name the peer to collect next.
+func explainMissingRoot(in *Incident, root *ev, at string) (string, string, []string) {
+	var reasons []string
+	var codes []string
+	for _, g := range in.Groups {
+		codes = append(codes, fmt.Sprintf("%s from %d process(es) on %d node(s)", g.Code, g.Processes, len(g.Nodes)))
+	}
+	lead := "The first failing rank is not in the bundle: only consequences were found"
+	if len(in.SilentRanks) > 0 {
+		lead = "No rank reported a failure of its own: only consequences were found"
+	}
+	summary := fmt.Sprintf("%s (%s), the first %s on %s at %s.",
+		lead, strings.Join(codes, "; "), root.Code, who(root.Event), at)
+	reasons = append(reasons, fmt.Sprintf("%s is reported by a rank about its peers (%s), not about itself: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
+		root.Code, root.role.Why, root.basis))
+	conf := ConfidenceLow
+	if len(in.SilentRanks) > 0 {
+		s := in.SilentRanks[0]
+		summary = silentHead(s) + " " + summary
+		conf = s.Confidence
+		reasons = append(reasons, s.Reason+" Named by "+s.NamedBy+".")
+		reasons = append(reasons, "Collect next: "+strings.Join(s.Collect, "; ")+".")
+	}
+	if p := in.FailingPair; p != nil {
+		reasons = append(reasons, linkReason(in.LinkFailures))
+		summary += " HCCL names the failing link: " + p.String() + "."
+	}
+	if len(in.SuspectedPeers) > 0 {
+		var named []string
+		for i, p := range in.SuspectedPeers {
+			if i == 3 {
+				break
+			}
+			s := fmt.Sprintf("%s (%s)", p.Peer, peerNamedBy(p))
+			if !p.InBundle {
+				s += ", not in the bundle"
+			}
+			named = append(named, s)
+		}
+		first := in.SuspectedPeers[0]
+		then := " Collect that rank's logs."
+		if first.InBundle {
+			then = ""
+		}
+		by := "The waiting ranks name the peer they waited for: "
+		if first.Links > 0 {
+			by = "The waiting ranks and HCCL's failing links name the peer: "
+		}
+		reasons = append(reasons, by+strings.Join(named, "; ")+"."+then)
+		if len(in.SilentRanks) == 0 {
+			summary += " The waiting ranks point at " + pointedAt(in.SuspectedPeers) + "."
+		}
+	} else {
+		reasons = append(reasons, "Collect the CANN logs and screen logs of every node of the job: the rank that failed first is on a node (or in a process) missing here.")
+	}
+	return summary, conf, reasons
+}
+
+// consequences describes the incident's consequence and concurrent
+// groups, one phrase each.
+func consequences(in *Incident) []string {
+	var cons []string
+	for _, g := range in.Groups {
+		switch g.Part {
+		case PartConsequence:
+			s := fmt.Sprintf("%d process(es) on %d node(s) reported %s within %s after it", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0)))
+			if g.Timer != "" {
+				s += fmt.Sprintf(" (their %s timer: up to %s)", g.Timer, fmtSeconds(g.TimerSeconds))
+			}
+			cons = append(cons, s)
+		case PartConcurrent:
+			cons = append(cons, fmt.Sprintf("%d process(es) on %d node(s) also reported %s themselves within %s", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0))))
+		}
+	}
+	return cons
+}
+
+// clockReasons says how the clocks of the incident's nodes were corrected,
+// and which could not be compared while others disagree (uncertain: the
+// order against other nodes is then not known).
+func clockReasons(r *Report, evs []*ev) (out []string, uncertain bool) {
 	nodesSeen := map[string]bool{}
 	for _, e := range evs {
 		nodesSeen[e.Node] = true
@@ -731,19 +802,19 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 			continue
 		}
 		if nc.Corrected {
-			reasons = append(reasons, fmt.Sprintf("%s's clock was %s %s the reference's; its times were corrected (±%s).",
+			out = append(out, fmt.Sprintf("%s's clock was %s %s the reference's; its times were corrected (±%s).",
 				nc.Node, fmtSeconds(math.Abs(*nc.OffsetSeconds)), map[bool]string{true: "ahead of", false: "behind"}[*nc.OffsetSeconds > 0], fmtSeconds(nc.UncertaintySeconds)))
 		}
 	}
 	if r.Clock.SkewDetected {
 		for _, nc := range r.Clock.Nodes {
 			if nodesSeen[nc.Node] && nc.OffsetSeconds == nil {
-				lower(ConfidenceMedium)
-				reasons = append(reasons, fmt.Sprintf("%s's clock could not be compared with the others while other clocks disagree: its order against other nodes is uncertain.", nc.Node))
+				uncertain = true
+				out = append(out, fmt.Sprintf("%s's clock could not be compared with the others while other clocks disagree: its order against other nodes is uncertain.", nc.Node))
 			}
 		}
 	}
-	return summary, conf, reasons
+	return out, uncertain
 }
 
 // pointedAt names the peers the waiting ranks point at most: the first, or

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 func runIncidents(t *testing.T, name string) *Report {

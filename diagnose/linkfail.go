@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // HCCL names the pair of ranks whose link failed in two places, and neither

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // nodeData is everything read for one node: the groups of every input

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // The troubleshooting guide keeps two out-of-memory failures apart: EI0011,

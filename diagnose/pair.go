@@ -301,11 +301,15 @@ func silentRanks(in *Incident, ix *rankIndex, cm *clockModel, start time.Time, o
 		s.SilentSeconds = round3(start.Sub(at).Seconds())
 		if at.Before(start) {
 			s.Confidence = ConfidenceMedium
-			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure: they stop at %s, %s before its peers' first failure. HCCL's guidance for a peer that reports no error: its process was suspended or exited early. Medium, not high: a process killed outright may also lose its last, buffered log lines.",
+			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure: they stop at %s, %s "+
+				"before its peers' first failure. HCCL's guidance for a peer that reports no error: its process was suspended "+
+				"or exited early. Medium, not high: a process killed outright may also lose its last, buffered log lines.",
 				rank, bp.node.name, bp.pid, s.LastLog.Format(textTime), fmtSeconds(s.SilentSeconds))
 		} else {
 			s.Confidence = ConfidenceLow
-			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure, but it printed until %s, after its peers began to fail: it was alive, possibly stuck in other work (a different collective, a hang in the framework) rather than exited.",
+			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure, but it printed until %s, "+
+				"after its peers began to fail: it was alive, possibly stuck in other work (a different collective, a hang in "+
+				"the framework) rather than exited.",
 				rank, bp.node.name, bp.pid, s.LastLog.Format(textTime))
 		}
 		out = append(out, s)

@@ -140,24 +140,30 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 			break
 		}
 		buff.Findings = append(buff.Findings, fmt.Sprintf(
-			"EI0011 at %s %s:%d failed to allocate %d bytes (%s): at least 2 × HCCL_BUFFSIZE, so the cclBuffer, not a QP (HCCL reports every failed device allocation as EI0011 with its exact size since Jan 2026). Lower HCCL_BUFFSIZE or the number of communicators; fewer QPs do not help this allocation.",
+			"EI0011 at %s %s:%d failed to allocate %d bytes (%s): at least 2 × HCCL_BUFFSIZE, so the cclBuffer, not a QP (HCCL "+
+				"reports every failed device allocation as EI0011 with its exact size since Jan 2026). Lower HCCL_BUFFSIZE or "+
+				"the number of communicators; fewer QPs do not help this allocation.",
 			ev.Node, ev.File, ev.Line, ev.SizeBytes, fmtBytes(float64(ev.SizeBytes))))
 	}
 	if len(bufSized) > 0 {
 		buff.Findings = append(buff.Findings,
-			"Exception: MoE / MC2 fused operators (MoeDistributeDispatch and Combine, MatmulAllReduce, AllGatherMatmul, …) check that HCCL_BUFFSIZE is large enough and fail with \"HCCL_BUFFSIZE too small\" otherwise: for such a job keep HCCL_BUFFSIZE as they require and free NPU memory or use fewer communicators instead.")
+			"Exception: MoE / MC2 fused operators (MoeDistributeDispatch and Combine, MatmulAllReduce, AllGatherMatmul, …) check "+
+				"that HCCL_BUFFSIZE is large enough and fail with \"HCCL_BUFFSIZE too small\" otherwise: for such a job keep "+
+				"HCCL_BUFFSIZE as they require and free NPU memory or use fewer communicators instead.")
 	}
 	if len(bufSized) > 0 {
 		buff.Findings = append(buff.Findings, "This EI0011 is the buffer failure: the QP remedies above do not apply to those reports.")
 	} else if out.BufferOOMPresent {
 		buff.Findings = append(buff.Findings,
-			"This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its buffer (EL0004): that failure needs a smaller HCCL_BUFFSIZE or fewer communicators, not fewer QPs (see the buffer out-of-memory section).")
+			"This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its buffer (EL0004): that failure needs a "+
+				"smaller HCCL_BUFFSIZE or fewer communicators, not fewer QPs (see the buffer out-of-memory section).")
 	} else {
 		buff.Findings = append(buff.Findings,
 			"No driver-reported cclBuffer out-of-memory (EL0004 with HCCL in its traceback) is in this bundle: HCCL_BUFFSIZE is not the cause of this EI0011.")
 	}
 	buff.Findings = append(buff.Findings,
-		"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
+		"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 "+
+			"MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
 	out.Remedies = append(out.Remedies, buff)
 	return out
 }
@@ -226,7 +232,8 @@ func qpsFindings(r *Report, procs []procRef) []string {
 		verdict := "within the recommended range [1, 8]"
 		switch {
 		case k.v > 8:
-			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: every connection creates %s QPs (N + 1, HCCL's transport code); set it back to 1 (the default) or at most 8", fmtNum(hcclenv.QPsPerLink(k.v)))
+			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: every connection creates %s QPs (N + 1, HCCL's transport "+
+				"code); set it back to 1 (the default) or at most 8", fmtNum(hcclenv.QPsPerLink(k.v)))
 		case k.v < 1:
 			verdict = "outside HCCL's range [1, 32]"
 		}
@@ -314,7 +321,8 @@ func communicatorFindings(procs []procRef, model QPModel) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf(
-			"Communicator %s (%d rank(s) in the bundle): rankSize %d, %s → each rank links to %s (ring) to %s (full mesh) peers over RoCE × %s QPs per connection = %s to %s QPs → %s to %s of NPU memory (%s to %s per QP).",
+			"Communicator %s (%d rank(s) in the bundle): rankSize %d, %s → each rank links to %s (ring) to %s (full mesh) peers "+
+				"over RoCE × %s QPs per connection = %s to %s QPs → %s to %s of NPU memory (%s to %s per QP).",
 			name, a.procs, s.rankSize, serverNumText(s.serverNum), fmtNum(l.PeersLow), fmtNum(l.PeersHigh), fmtNum(s.qps),
 			fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes),
 			fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)))
@@ -392,11 +400,14 @@ func buildBufferOOM(r *Report, nodes []*nodeData) *BufferOOMReport {
 	}
 	if !out.HCCL {
 		out.Findings = append(out.Findings,
-			"EL0004 (driver out-of-memory) was reported, but neither a traceback naming HCCL nor HCCL's own device-memory failure ([DeviceMem][Alloc]) is in the bundle: another component ran out of NPU memory; HCCL_BUFFSIZE is not the lever, free memory instead.")
+			"EL0004 (driver out-of-memory) was reported, but neither a traceback naming HCCL nor HCCL's own device-memory failure "+
+				"([DeviceMem][Alloc]) is in the bundle: another component ran out of NPU memory; HCCL_BUFFSIZE is not the "+
+				"lever, free memory instead.")
 		return out
 	}
 	out.Findings = append(out.Findings,
-		"The driver ran out of NPU memory while HCCL allocated its buffer (cclBuffer): this is not EI0011. Each communicator holds 2 × HCCL_BUFFSIZE MB; lower HCCL_BUFFSIZE, use fewer communicators, or free NPU memory.")
+		"The driver ran out of NPU memory while HCCL allocated its buffer (cclBuffer): this is not EI0011. Each communicator holds "+
+			"2 × HCCL_BUFFSIZE MB; lower HCCL_BUFFSIZE, use fewer communicators, or free NPU memory.")
 	for _, ev := range out.Evidence {
 		if ev.HCCL && ev.SizeBytes > 0 {
 			out.Findings = append(out.Findings, fmt.Sprintf(
@@ -407,6 +418,7 @@ func buildBufferOOM(r *Report, nodes []*nodeData) *BufferOOMReport {
 	}
 	out.Findings = append(out.Findings, buffSizeFindings(r)...)
 	out.Findings = append(out.Findings,
-		"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
+		"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 "+
+			"MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
 	return out
 }

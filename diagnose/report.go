@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // SchemaVersion is the version of the JSON report; it changes only when a

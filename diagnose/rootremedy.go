@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
@@ -65,7 +65,9 @@ func linkRemedy(ls []LinkFailure, pair *FailingPair) Remedy {
 	}
 	rem.Findings = append(rem.Findings,
 		"Read the logs of both ends first: a rank that failed or exited on its own makes its peers' links fail.",
-		"For a RoCE link, on both servers: `hccn_tool -i <phy> -link -g` (UP?), `-optical -g` (module present, Rx power), `-ip -g` (NIC address as in the ranktable), `-tls -g` (TLS must be the same on both ends), `-speed -g` (same speed), and `-lldp -g` for the switch port.")
+		"For a RoCE link, on both servers: `hccn_tool -i <phy> -link -g` (UP?), `-optical -g` (module present, Rx power), `-ip -g` "+
+			"(NIC address as in the ranktable), `-tls -g` (TLS must be the same on both ends), `-speed -g` (same speed), "+
+			"and `-lldp -g` for the switch port.")
 	return rem
 }
 
@@ -213,12 +215,15 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 			buff.Findings = append(buff.Findings, fmt.Sprintf("Each communicator of %s allocates 2 × HCCL_BUFFSIZE %s (%s) + 1 MiB = %s at its first collective%s; it has %d communicator(s).",
 				who(root), fmtBytes(p.QPs.BuffSizeBytes), p.QPs.BuffSizeSetBy, fmtBytes(ccl), match, p.QPs.Communicators))
 		}
-		buff.Findings = append(buff.Findings, "Where a MoE or MC2 operator requires a minimum HCCL_BUFFSIZE (its own error says the buffer is too small), keep that minimum and free NPU memory or lower the batch size instead.",
-			"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
+		buff.Findings = append(buff.Findings, "Where a MoE or MC2 operator requires a minimum HCCL_BUFFSIZE (its own error says "+
+			"the buffer is too small), keep that minimum and free NPU memory or lower the batch size instead.",
+			"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / "+
+				"1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
 		return []Remedy{buff, free, reduce}
 	}
 	if r.BufferOOM != nil && r.BufferOOM.HCCL {
-		buff.Findings = append(buff.Findings, "This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its buffer (EL0004): that one needs a smaller HCCL_BUFFSIZE or fewer communicators, not fewer QPs.")
+		buff.Findings = append(buff.Findings, "This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its "+
+			"buffer (EL0004): that one needs a smaller HCCL_BUFFSIZE or fewer communicators, not fewer QPs.")
 	} else {
 		buff.Findings = append(buff.Findings, "No driver-reported cclBuffer out-of-memory is in this bundle, and the failed allocation was QP-sized: HCCL_BUFFSIZE is not the lever for this EI0011.")
 	}
@@ -258,9 +263,12 @@ func portDownRemedy(root Event) Remedy {
 	}
 	rem := Remedy{ID: "port_down", Title: fmt.Sprintf("The RoCE port of %s went down: check the link, the optics and the switch port", who(root))}
 	rem.Findings = append(rem.Findings,
-		fmt.Sprintf("On %s: `hccn_tool -i %s -link -g` (UP or DOWN), `hccn_tool -i %s -link_stat -g` (how often it went down), `hccn_tool -i %s -net_health -g` (Success or the failing check), `hccn_tool -i %s -optical -g` (optical module power and temperature), `hccn_tool -i %s -lldp -g` (the switch port it is cabled to).",
+		fmt.Sprintf("On %s: `hccn_tool -i %s -link -g` (UP or DOWN), `hccn_tool -i %s -link_stat -g` (how often it went down), "+
+			"`hccn_tool -i %s -net_health -g` (Success or the failing check), `hccn_tool -i %s -optical -g` (optical "+
+			"module power and temperature), `hccn_tool -i %s -lldp -g` (the switch port it is cabled to).",
 			root.Node, dev, dev, dev, dev, dev),
-		"A port that flaps or stays down: reseat or replace the optical module or cable, check the switch port's errors and configuration (PFC, MTU), then restart the job; the other ranks' timeouts need no fix of their own.",
+		"A port that flaps or stays down: reseat or replace the optical module or cable, check the switch port's errors and "+
+			"configuration (PFC, MTU), then restart the job; the other ranks' timeouts need no fix of their own.",
 		"While a job runs, hccl_exporter's ascend_roce_link_up and ascend_roce_link_down_events_total show the port per chip (runbook: RoCELinkDown, RoCELinkFlapping in docs/runbooks.md).")
 	return rem
 }

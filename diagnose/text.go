@@ -75,218 +75,271 @@ func WriteText(w io.Writer, r *Report) error { return WriteTextWith(w, r, TextOp
 // WriteTextWith writes the report for a person.
 func WriteTextWith(w io.Writer, r *Report, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
-	p := func(format string, a ...any) { writeWrapped(bw, fmt.Sprintf(format, a...)) }
-	// values prints a variable's values one a line, as both the
-	// disagreeing and the effective settings list them.
-	values := func(groups []SettingGroup) {
-		for _, g := range groups {
-			p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
-		}
+	t := textReport{r: r, detail: opts.Detail, p: func(format string, a ...any) { writeWrapped(bw, fmt.Sprintf(format, a...)) }}
+	for _, section := range []func(){
+		t.header, t.incidents, t.inputs, t.nodes, t.faults, t.disagreeing, t.effective, t.processes, t.ei0011, t.bufferOOM, t.errors,
+	} {
+		section()
 	}
+	return bw.Flush()
+}
 
+// textReport writes the sections of the text report, one method each, in
+// the order WriteTextWith lists them; p writes one wrapped line.
+type textReport struct {
+	r      *Report
+	detail bool
+	p      func(format string, a ...any)
+}
+
+// values prints a variable's values one a line, as both the disagreeing
+// and the effective settings list them.
+func (t textReport) values(groups []SettingGroup) {
+	for _, g := range groups {
+		t.p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
+	}
+}
+
+// header is the summary line and the zone the times are in.
+func (t textReport) header() {
 	var files int
 	var bytes, lines int64
-	for _, n := range r.Nodes {
+	for _, n := range t.r.Nodes {
 		files += n.Files.Plog + n.Files.Device + n.Files.Screen
 		bytes += n.Bytes
 		lines += n.Lines
 	}
-	p("hccl_exporter diagnose: %d node(s), %d file(s), %s, %d lines; status %s (exit %d)",
-		len(r.Nodes), files, fmtBytes(float64(bytes)), lines, r.Status, r.ExitCode)
-	switch zone := zoneName(r.TimeZone); {
-	case r.TimeZone == "Local" && !zonesDiffer(r):
-		p("Times are read in %s: the logs print none and none could be inferred; "+
+	t.p("hccl_exporter diagnose: %d node(s), %d file(s), %s, %d lines; status %s (exit %d)",
+		len(t.r.Nodes), files, fmtBytes(float64(bytes)), lines, t.r.Status, t.r.ExitCode)
+	switch zone := zoneName(t.r.TimeZone); {
+	case t.r.TimeZone == "Local" && !zonesDiffer(t.r):
+		t.p("Times are read in %s: the logs print none and none could be inferred; "+
 			"pass --timezone if the nodes printed theirs in another.", zone)
-	case zonesDiffer(r):
-		p("Times are in %s; nodes that printed theirs in another zone are converted to it (see CLOCKS).", zone)
+	case zonesDiffer(t.r):
+		t.p("Times are in %s; nodes that printed theirs in another zone are converted to it (see CLOCKS).", zone)
 	default:
-		p("Times are in %s, as printed in the logs.", zone)
+		t.p("Times are in %s, as printed in the logs.", zone)
 	}
-	writeIncidents(p, r, opts.Detail)
+}
 
-	p("")
-	p("INPUTS")
-	for _, in := range r.Inputs {
+// incidents lists the incidents, the report's verdict.
+func (t textReport) incidents() { writeIncidents(t.p, t.r, t.detail) }
+
+// inputs lists what was read: each path, its nodes and skipped files.
+func (t textReport) inputs() {
+	t.p("")
+	t.p("INPUTS")
+	for _, in := range t.r.Inputs {
 		nodes := "no node"
 		if len(in.Nodes) > 0 {
 			nodes = "node(s) " + fewOf(in.Nodes)
 		}
-		p("  %s (%s): %s; %d file(s) skipped", in.Path, in.Type, nodes, in.SkippedFiles)
-		writeInputFiles(p, in, opts.Detail)
+		t.p("  %s (%s): %s; %d file(s) skipped", in.Path, in.Type, nodes, in.SkippedFiles)
+		writeInputFiles(t.p, in, t.detail)
 	}
+}
 
-	p("")
-	p("NODES")
-	if !opts.Detail && len(r.Nodes) > textNodesMax {
+// nodes lists each node's files, or a summary past textNodesMax without --detail.
+func (t textReport) nodes() {
+	t.p("")
+	t.p("NODES")
+	if !t.detail && len(t.r.Nodes) > textNodesMax {
 		var tot FileCounts
 		procs := 0
 		var none []string
-		for _, n := range r.Nodes {
+		for _, n := range t.r.Nodes {
 			tot.Plog, tot.Device, tot.Screen = tot.Plog+n.Files.Plog, tot.Device+n.Files.Device, tot.Screen+n.Files.Screen
 			procs += len(n.Processes)
 			if len(n.Processes) == 0 {
 				none = append(none, n.Name)
 			}
 		}
-		p("  %d nodes: %d plog, %d device, %d screen file(s), %d HCCL process(es) (--detail lists each node)", len(r.Nodes), tot.Plog, tot.Device, tot.Screen, procs)
+		t.p("  %d nodes: %d plog, %d device, %d screen file(s), %d HCCL process(es) (--detail lists each node)", len(t.r.Nodes), tot.Plog, tot.Device, tot.Screen, procs)
 		if len(none) > 0 {
-			p("  without an HCCL process: %s", fewOf(none))
+			t.p("  without an HCCL process: %s", fewOf(none))
 		}
 	} else {
-		for _, n := range r.Nodes {
-			p("  %s: %d plog, %d device, %d screen file(s), %s, %d lines, %d HCCL process(es)",
+		for _, n := range t.r.Nodes {
+			t.p("  %s: %d plog, %d device, %d screen file(s), %s, %d lines, %d HCCL process(es)",
 				n.Name, n.Files.Plog, n.Files.Device, n.Files.Screen, fmtBytes(float64(n.Bytes)), n.Lines, len(n.Processes))
 		}
 	}
+}
 
-	p("")
-	if len(r.Faults) == 0 {
-		p("FAULT CODES: none")
+// faults lists the fault codes with their nodes and remedies.
+func (t textReport) faults() {
+	t.p("")
+	if len(t.r.Faults) == 0 {
+		t.p("FAULT CODES: none")
 	} else {
-		p("FAULT CODES (%d)", len(r.Faults))
+		t.p("FAULT CODES (%d)", len(t.r.Faults))
 	}
-	for _, f := range r.Faults {
+	for _, f := range t.r.Faults {
 		title := f.Title
 		if title == "" {
 			title = "(not in the catalog)"
 		}
-		p("  %s  %s  %s", f.Code, f.Stage, title)
-		p("      %d event(s) (screen %d, plog %d), first %s, last %s",
+		t.p("  %s  %s  %s", f.Code, f.Stage, title)
+		t.p("      %d event(s) (screen %d, plog %d), first %s, last %s",
 			f.Count, f.BySource.Screen, f.BySource.Plog, textStamp(f.First), textStamp(f.Last))
 		for i, n := range f.Nodes {
-			if !opts.Detail && i == whereNodesMax && len(f.Nodes) > whereNodesMax+1 {
-				p("      … %d more node(s) (--detail, or all in --format=json)", len(f.Nodes)-whereNodesMax)
+			if !t.detail && i == whereNodesMax && len(f.Nodes) > whereNodesMax+1 {
+				t.p("      … %d more node(s) (--detail, or all in --format=json)", len(f.Nodes)-whereNodesMax)
 				break
 			}
-			p("      %s: %d (screen %d, plog %d), %s to %s, %s",
+			t.p("      %s: %d (screen %d, plog %d), %s to %s, %s",
 				n.Node, n.Count, n.BySource.Screen, n.BySource.Plog, textStamp(n.First), textStamp(n.Last), pidList(n.PIDs))
 		}
 		if f.Remedy != "" {
-			p("      remedy: %s", f.Remedy)
+			t.p("      remedy: %s", f.Remedy)
 		}
 	}
+}
 
-	p("")
-	if len(r.InconsistentVariables) == 0 {
-		p("SETTINGS THAT DISAGREE: none (HCCL variables must agree on every node)")
+// disagreeing lists the HCCL variables whose values differ where they must agree.
+func (t textReport) disagreeing() {
+	t.p("")
+	if len(t.r.InconsistentVariables) == 0 {
+		t.p("SETTINGS THAT DISAGREE: none (HCCL variables must agree on every node)")
 	} else {
-		p("SETTINGS THAT DISAGREE (HCCL variables must agree on every node)")
+		t.p("SETTINGS THAT DISAGREE (HCCL variables must agree on every node)")
 	}
-	for _, name := range r.InconsistentVariables {
-		s := r.setting(name)
+	for _, name := range t.r.InconsistentVariables {
+		s := t.r.setting(name)
 		scope := "between processes of a node"
 		if s.AcrossNodes {
 			scope = "between nodes"
 		}
-		p("  %s, %s:", s.Variable, scope)
-		values(s.Values)
+		t.p("  %s, %s:", s.Variable, scope)
+		t.values(s.Values)
 	}
+}
 
-	p("")
-	nprocs := 0
-	for _, n := range r.Nodes {
-		nprocs += len(n.Processes)
-	}
-	p("EFFECTIVE HCCL SETTINGS (%d process(es) printed [HCCL_ENV] or communicator lines)", nprocs)
-	for _, s := range r.Settings {
+// effective lists every HCCL setting with its values and where each holds.
+func (t textReport) effective() {
+	t.p("")
+	nprocs := t.r.processCount()
+	t.p("EFFECTIVE HCCL SETTINGS (%d process(es) printed [HCCL_ENV] or communicator lines)", nprocs)
+	for _, s := range t.r.Settings {
 		if len(s.Values) == 1 {
 			g := s.Values[0]
-			p("  %s = %s (%s): %s", s.Variable, quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
+			t.p("  %s = %s (%s): %s", s.Variable, quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
 			continue
 		}
 		note := ""
 		if s.PerNode {
 			note = " (differs per node by design)"
 		}
-		p("  %s%s:", s.Variable, note)
-		values(s.Values)
+		t.p("  %s%s:", s.Variable, note)
+		t.values(s.Values)
 	}
+}
 
-	p("")
-	if !opts.Detail {
-		groups := r.ProcessGroups()
-		p("PROCESSES AND LINKS (%d process(es) in %d group(s) by settings set and communicators; QP model: %s to %s per QP; --detail lists each process)",
-			nprocs, len(groups), fmtBytes(r.QPModel.QPBytesLow), fmtBytes(r.QPModel.QPBytesHigh))
+// processes lists the processes and their links: by group, or each one with --detail.
+func (t textReport) processes() {
+	nprocs := t.r.processCount()
+	t.p("")
+	if !t.detail {
+		groups := t.r.ProcessGroups()
+		t.p("PROCESSES AND LINKS (%d process(es) in %d group(s) by settings set and communicators; QP model: %s to %s per QP; --detail lists each process)",
+			nprocs, len(groups), fmtBytes(t.r.QPModel.QPBytesLow), fmtBytes(t.r.QPModel.QPBytesHigh))
 		for i, g := range groups {
 			if i == maxListed {
-				p("  … %d more group(s) (--detail, or all in --format=json)", len(groups)-maxListed)
+				t.p("  … %d more group(s) (--detail, or all in --format=json)", len(groups)-maxListed)
 				break
 			}
-			p("  settings set %s: %d process(es) on %s, %s, last write %s to %s", quoteEmpty(g.SettingsSet), g.Processes, g.NodesText(), g.RankRange(),
+			t.p("  settings set %s: %d process(es) on %s, %s, last write %s to %s", quoteEmpty(g.SettingsSet), g.Processes, g.NodesText(), g.RankRange(),
 				textStamp(g.FirstLastWrite), textStamp(g.LastLastWrite))
-			p("      QPs per connection %s, HCCL_BUFFSIZE %s; per process: %s QPs, QP memory %s, cclBuffer %s",
+			t.p("      QPs per connection %s, HCCL_BUFFSIZE %s; per process: %s QPs, QP memory %s, cclBuffer %s",
 				g.QPsPerConnection, g.BuffSize, g.QPs(), g.QPMemory(), g.CCLBuffer())
 			for j, c := range g.Comms {
 				if j == maxListed {
-					p("      … %d more communicator(s)", len(g.Comms)-maxListed)
+					t.p("      … %d more communicator(s)", len(g.Comms)-maxListed)
 					break
 				}
-				p("      communicator %s", c)
+				t.p("      communicator %s", c)
 			}
 		}
 	} else {
-		p("PROCESSES AND LINKS (QP model: %s to %s per QP)", fmtBytes(r.QPModel.QPBytesLow), fmtBytes(r.QPModel.QPBytesHigh))
+		t.p("PROCESSES AND LINKS (QP model: %s to %s per QP)", fmtBytes(t.r.QPModel.QPBytesLow), fmtBytes(t.r.QPModel.QPBytesHigh))
 	}
-	for _, n := range r.Nodes {
-		if !opts.Detail {
+	for _, n := range t.r.Nodes {
+		if !t.detail {
 			break
 		}
 		for i, pr := range n.Processes {
 			if i == textProcessesMax {
-				p("  %s: %d more process(es) (all in --format=json)", n.Name, len(n.Processes)-textProcessesMax)
+				t.p("  %s: %d more process(es) (all in --format=json)", n.Name, len(n.Processes)-textProcessesMax)
 				break
 			}
 			q := pr.QPs
-			p("  %s pid %d %s, settings set %s, last write %s", n.Name, pr.PID, pr.Name, quoteEmpty(pr.SettingsSet), textStamp(pr.LastWrite))
-			p("      QPs per connection %s (%s), HCCL_BUFFSIZE %s (%s), %d communicator(s): %s to %s QPs, QP memory %s to %s, cclBuffer %s",
+			t.p("  %s pid %d %s, settings set %s, last write %s", n.Name, pr.PID, pr.Name, quoteEmpty(pr.SettingsSet), textStamp(pr.LastWrite))
+			t.p("      QPs per connection %s (%s), HCCL_BUFFSIZE %s (%s), %d communicator(s): %s to %s QPs, QP memory %s to %s, cclBuffer %s",
 				fmtNum(q.QPsPerConnection), q.QPsPerConnectionSetBy, fmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, q.Communicators,
 				fmtNum(q.QPsLow), fmtNum(q.QPsHigh), fmtBytes(q.QPMemoryLowBytes), fmtBytes(q.QPMemoryHighBytes), fmtBytes(q.CCLBufferBytes))
 			for _, c := range pr.Communicators {
 				l := c.Links
-				p("      communicator %s: rankSize %d, %s, userRank %d: %s to %s RoCE peers, %s to %s QPs, %s to %s",
+				t.p("      communicator %s: rankSize %d, %s, userRank %d: %s to %s RoCE peers, %s to %s QPs, %s to %s",
 					c.Name, c.RankSize, serverNumText(c.ServerNum), c.UserRank, fmtNum(l.PeersLow), fmtNum(l.PeersHigh),
 					fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes))
 			}
 		}
 	}
+}
 
-	if r.EI0011 != nil {
-		p("")
-		p("EI0011: NOT ENOUGH NPU MEMORY FOR THE QPs OF LINK SETUP (%d event(s) on %s)", r.EI0011.Events, fewOf(r.EI0011.Nodes))
-		for i, rem := range r.EI0011.Remedies {
-			p("  %d. %s", i+1, rem.Title)
+// ei0011 is the EI0011 section: the remedies of not enough NPU memory for link setup.
+func (t textReport) ei0011() {
+	if t.r.EI0011 != nil {
+		t.p("")
+		t.p("EI0011: NOT ENOUGH NPU MEMORY FOR THE QPs OF LINK SETUP (%d event(s) on %s)", t.r.EI0011.Events, fewOf(t.r.EI0011.Nodes))
+		for i, rem := range t.r.EI0011.Remedies {
+			t.p("  %d. %s", i+1, rem.Title)
 			for _, f := range rem.Findings {
-				p("     - %s", f)
+				t.p("     - %s", f)
 			}
 		}
 	}
+}
 
-	if r.BufferOOM != nil {
-		p("")
+// bufferOOM is the EL0004 section: a driver out-of-memory and its evidence.
+func (t textReport) bufferOOM() {
+	if t.r.BufferOOM != nil {
+		t.p("")
 		kind := "not attributed to HCCL"
-		if r.BufferOOM.HCCL {
+		if t.r.BufferOOM.HCCL {
 			kind = "while HCCL allocated its buffer"
 		}
-		p("EL0004: DRIVER OUT-OF-MEMORY, %s (%d event(s), %d from HCCL's plog)", kind, r.BufferOOM.Events, r.BufferOOM.PlogEvents)
-		for _, f := range r.BufferOOM.Findings {
-			p("     - %s", f)
+		t.p("EL0004: DRIVER OUT-OF-MEMORY, %s (%d event(s), %d from HCCL's plog)", kind, t.r.BufferOOM.Events, t.r.BufferOOM.PlogEvents)
+		for _, f := range t.r.BufferOOM.Findings {
+			t.p("     - %s", f)
 		}
-		for _, ev := range r.BufferOOM.Evidence {
-			p("     %s %s:%d: %s", ev.Node, ev.File, ev.Line, ev.Text)
+		for _, ev := range t.r.BufferOOM.Evidence {
+			t.p("     %s %s:%d: %s", ev.Node, ev.File, ev.Line, ev.Text)
 			if ev.HCCL {
-				p("         HCCL frame: %s", ev.HCCLFrame)
+				t.p("         HCCL frame: %s", ev.HCCLFrame)
 			}
 		}
 	}
+}
 
-	if len(r.Errors) > 0 {
-		p("")
-		p("ERRORS (the report is incomplete)")
-		for _, e := range r.Errors {
-			p("  %s", e)
+// errors lists what could not be read: the report is incomplete.
+func (t textReport) errors() {
+	if len(t.r.Errors) > 0 {
+		t.p("")
+		t.p("ERRORS (the report is incomplete)")
+		for _, e := range t.r.Errors {
+			t.p("  %s", e)
 		}
 	}
-	return bw.Flush()
+}
+
+// processCount is how many processes the report's nodes hold.
+func (r *Report) processCount() int {
+	n := 0
+	for _, node := range r.Nodes {
+		n += len(node.Processes)
+	}
+	return n
 }
 
 func textStamp(t Timestamp) string {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // ParseNodeZones reads NODE=ZONE pairs (--node-timezone).

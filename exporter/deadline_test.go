@@ -14,6 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
 
 func TestScrapeTimeout(t *testing.T) {
@@ -83,7 +85,7 @@ func (d deadlineRecorder) Update(ctx context.Context, ch chan<- prometheus.Metri
 func TestScraperStopsWaitingAtTheDeadline(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	reg := NewScraper(discard(), map[string]Collector{
+	reg := NewScraper(discard(), map[string]collector.Collector{
 		"hung":   hungCollector{release},
 		"polite": politeCollector{},
 		"logs":   fakeCollector{value: 7},
@@ -131,7 +133,7 @@ type panicCollector struct{}
 func (panicCollector) Update(context.Context, chan<- prometheus.Metric) error { panic("boom") }
 
 func TestScraperRecoversACollectorPanic(t *testing.T) {
-	reg := NewScraper(discard(), map[string]Collector{"p": panicCollector{}, "ok": fakeCollector{value: 1}})
+	reg := NewScraper(discard(), map[string]collector.Collector{"p": panicCollector{}, "ok": fakeCollector{value: 1}})
 	want := `
 # HELP hccl_exporter_collector_success hccl_exporter: whether a collector succeeded (1) or failed (0) on this scrape.
 # TYPE hccl_exporter_collector_success gauge
@@ -155,16 +157,16 @@ func TestCollectorErrorsSuccessAndLogLevel(t *testing.T) {
 		errorLogs int
 	}{
 		{"none", nil, "1", 0},
-		{"no data", fmt.Errorf("first sweep: %w", ErrNoData), "1", 0},
-		{"dependency", errors.Join(ErrDependency, errors.New("npu-smi timed out")), "0", 0},
-		{"logged", fmt.Errorf("%w: %w", ErrLogged, errors.New("hccn_tool timeout on npu 2")), "0", 0},
+		{"no data", fmt.Errorf("first sweep: %w", collector.ErrNoData), "1", 0},
+		{"dependency", errors.Join(collector.ErrDependency, errors.New("npu-smi timed out")), "0", 0},
+		{"logged", fmt.Errorf("%w: %w", collector.ErrLogged, errors.New("hccn_tool timeout on npu 2")), "0", 0},
 		{"other", errors.New("read /proc: permission denied"), "0", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			reg := NewScraper(logger, map[string]Collector{"c": silentCollector{err: tc.err}})
+			reg := NewScraper(logger, map[string]collector.Collector{"c": silentCollector{err: tc.err}})
 			want := `
 # HELP hccl_exporter_collector_success hccl_exporter: whether a collector succeeded (1) or failed (0) on this scrape.
 # TYPE hccl_exporter_collector_success gauge
@@ -186,7 +188,7 @@ hccl_exporter_collector_success{collector="c"} ` + tc.success + "\n"
 // comes from Prometheus's header minus the offset, or from the default.
 func TestHandlerPassesTheScrapeTimeout(t *testing.T) {
 	rec := deadlineRecorder{got: make(chan time.Duration, 1)}
-	reg := NewScraper(discard(), map[string]Collector{"rec": rec})
+	reg := NewScraper(discard(), map[string]collector.Collector{"rec": rec})
 	h, err := NewMetricsHandler(reg, discard(), HandlerOpts{ScrapeTimeout: 20 * time.Second, ScrapeTimeoutOffset: time.Second})
 	if err != nil {
 		t.Fatal(err)

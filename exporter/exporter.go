@@ -1,7 +1,8 @@
-// Package exporter owns the collector framework of hccl_exporter: the Collector
-// interface every source implements, the Scraper that runs and times the
-// enabled collectors on each scrape under the scrape's deadline, the HTTP
-// handler that serves them and the HTTP server's connection limits.
+// Package exporter owns the serving of hccl_exporter: the Scraper that runs
+// and times the enabled collectors on each scrape under the scrape's
+// deadline, their --collector.<name> switches, the HTTP handler that serves
+// them and the HTTP server's connection limits. The contract the collectors
+// implement (Collector, its errors, Spec) is package collector's.
 // Validation, content negotiation, encoding and compression are
 // client_golang's (a prometheus.Registry per scrape, promhttp.HandlerFor);
 // this package adds the deadline and lets requests that arrive together with
@@ -22,51 +23,12 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter/scrapeerr"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
-
-// Namespace prefixes the exporter's own metrics.
-const Namespace = "hccl_exporter"
-
-// Collector is one source of metrics. Update sends the metrics of one scrape
-// on ch and returns an error when the source failed; metrics sent before the
-// error are still served (a collector reports its own "up" gauge that way).
-//
-// ctx carries the scrape's deadline (see ScrapeContext). A collector whose
-// source may be slow (a vendor CLI) must not wait on it past ctx: it returns
-// what it has with an error instead. The Scraper stops waiting for a
-// collector at the deadline anyway, drops whatever it sent and reports it
-// failed, so a collector that ignores ctx costs only its own series.
-type Collector interface {
-	Update(ctx context.Context, ch chan<- prometheus.Metric) error
-}
-
-// ErrNoData tells the Scraper that a collector had nothing to report this
-// scrape; it is logged at debug level and still counts as success.
-var ErrNoData = scrapeerr.ErrNoData
-
-// ErrDependency marks a failure caused by a source that another collector
-// reads and reports itself (headroom failing because npu-smi failed): the
-// scrape still counts as failed, but the Scraper logs it at debug level so
-// one broken npu-smi is not logged twice per scrape.
-var ErrDependency = scrapeerr.ErrDependency
-
-// ErrLogged marks a failure the collector has logged itself when it began
-// (an hccn_tool sweep that stays incomplete until the next one): the scrape
-// still counts as failed, but the Scraper logs it at debug level instead of
-// repeating it at error level on every scrape until it ends.
-var ErrLogged = errors.New("a failure the collector has logged")
-
-// Spec names a collector and its default for the --collector.<name> flag.
-type Spec struct {
-	Name           string
-	Help           string
-	DefaultEnabled bool
-}
 
 // AddCollectorFlags registers --collector.<name> / --no-collector.<name> for
 // every spec and returns the parsed switches by name.
-func AddCollectorFlags(app *kingpin.Application, specs []Spec) map[string]*bool {
+func AddCollectorFlags(app *kingpin.Application, specs []collector.Spec) map[string]*bool {
 	enabled := make(map[string]*bool, len(specs))
 	for _, s := range specs {
 		def := "false"
@@ -83,12 +45,12 @@ func AddCollectorFlags(app *kingpin.Application, specs []Spec) map[string]*bool 
 
 var (
 	scrapeDurationDesc = prometheus.NewDesc(
-		prometheus.BuildFQName(Namespace, "collector", "duration_seconds"),
+		prometheus.BuildFQName(collector.Namespace, "collector", "duration_seconds"),
 		"hccl_exporter: duration of a collector scrape.",
 		[]string{"collector"}, nil,
 	)
 	scrapeSuccessDesc = prometheus.NewDesc(
-		prometheus.BuildFQName(Namespace, "collector", "success"),
+		prometheus.BuildFQName(collector.Namespace, "collector", "success"),
 		"hccl_exporter: whether a collector succeeded (1) or failed (0) on this scrape.",
 		[]string{"collector"}, nil,
 	)
@@ -100,7 +62,7 @@ var (
 // exports vary with what it saw); the metrics handler collects it bound to
 // each scrape's deadline (scrapeCollector).
 type Scraper struct {
-	collectors map[string]Collector
+	collectors map[string]collector.Collector
 	names      []string
 	logger     *slog.Logger
 	// sent is how many metrics each collector sent last time: the next
@@ -112,25 +74,8 @@ type Scraper struct {
 	filter *familyFilter
 }
 
-type scrapeKey struct{}
-
-// WithScrape returns ctx marked as the context of scrape id, which
-// ScrapeOf returns: the collectors of one scrape share a source's answer
-// meant for that scrape (an npu-smi run that landed late is served to one
-// scrape only, to all of that scrape's collectors). The Scraper numbers its
-// scrapes from 1.
-func WithScrape(ctx context.Context, id uint64) context.Context {
-	return context.WithValue(ctx, scrapeKey{}, id)
-}
-
-// ScrapeOf returns the scrape ctx belongs to, 0 outside a scrape.
-func ScrapeOf(ctx context.Context) uint64 {
-	id, _ := ctx.Value(scrapeKey{}).(uint64)
-	return id
-}
-
 // NewScraper returns a scraper over the given named collectors.
-func NewScraper(logger *slog.Logger, collectors map[string]Collector) *Scraper {
+func NewScraper(logger *slog.Logger, collectors map[string]collector.Collector) *Scraper {
 	names := make([]string, 0, len(collectors))
 	for n := range collectors {
 		names = append(names, n)
@@ -163,7 +108,7 @@ func (s *Scraper) Collect(ch chan<- prometheus.Metric) {
 // collector in name order. The collectors' context carries the deadline and
 // the scrape's number (ScrapeOf).
 func (s *Scraper) scrape(ctx context.Context, ch chan<- prometheus.Metric) {
-	ctx = WithScrape(ctx, s.scrapes.Add(1))
+	ctx = collector.WithScrape(ctx, s.scrapes.Add(1))
 	parts := make([][]prometheus.Metric, len(s.names))
 	var wg sync.WaitGroup
 	for i, name := range s.names {
@@ -200,7 +145,7 @@ const collectorGrace = 100 * time.Millisecond
 // and success. They are buffered and returned only when it returned in
 // time: a collector cut off at the deadline contributes no half-sent series,
 // only its failed success gauge and duration.
-func (s *Scraper) run(ctx context.Context, name string, c Collector) []prometheus.Metric {
+func (s *Scraper) run(ctx context.Context, name string, c collector.Collector) []prometheus.Metric {
 	begin := time.Now()
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if dl, ok := ctx.Deadline(); ok {
@@ -266,12 +211,12 @@ collect:
 	switch {
 	case err == nil:
 		s.logger.Debug("collector succeeded", "collector", name, "duration_seconds", duration)
-	case errors.Is(err, ErrNoData):
+	case errors.Is(err, collector.ErrNoData):
 		s.logger.Debug("collector returned no data", "collector", name, "duration_seconds", duration, "err", err)
-	case errors.Is(err, ErrDependency):
+	case errors.Is(err, collector.ErrDependency):
 		success = 0
 		s.logger.Debug("collector failed because a source it depends on failed", "collector", name, "duration_seconds", duration, "err", err)
-	case errors.Is(err, ErrLogged):
+	case errors.Is(err, collector.ErrLogged):
 		success = 0
 		s.logger.Debug("collector failed, as it logged when the failure began", "collector", name, "duration_seconds", duration, "err", err)
 	default:

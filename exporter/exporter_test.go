@@ -14,6 +14,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
 
 type fakeCollector struct {
@@ -42,12 +44,12 @@ func TestScraperReportsSuccessPerCollector(t *testing.T) {
 		wantSuccess string
 	}{
 		{"ok", nil, "1"},
-		{"nodata", ErrNoData, "1"},
+		{"nodata", collector.ErrNoData, "1"},
 		{"failing", errors.New("npu-smi exited 1"), "0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := NewScraper(discard(), map[string]Collector{"c": fakeCollector{value: 3, err: tc.err}})
+			reg := NewScraper(discard(), map[string]collector.Collector{"c": fakeCollector{value: 3, err: tc.err}})
 			want := `
 # HELP fake_value A fake value.
 # TYPE fake_value gauge
@@ -66,7 +68,7 @@ hccl_exporter_collector_success{collector="c"} ` + tc.wantSuccess + "\n"
 }
 
 func TestScraperRunsEveryCollectorAndLints(t *testing.T) {
-	reg := NewScraper(discard(), map[string]Collector{
+	reg := NewScraper(discard(), map[string]collector.Collector{
 		"b": silentCollector{},
 		"a": silentCollector{err: errors.New("boom")},
 	})
@@ -93,7 +95,7 @@ hccl_exporter_collector_success{collector="b"} 1
 
 func TestCollectorFlags(t *testing.T) {
 	app := kingpin.New("t", "")
-	enabled := AddCollectorFlags(app, []Spec{
+	enabled := AddCollectorFlags(app, []collector.Spec{
 		{Name: "on", DefaultEnabled: true},
 		{Name: "off", DefaultEnabled: false},
 	})
@@ -106,7 +108,7 @@ func TestCollectorFlags(t *testing.T) {
 }
 
 func TestMetricsHandlerServesBuildInfoAndCollectors(t *testing.T) {
-	reg := NewScraper(discard(), map[string]Collector{"c": fakeCollector{value: 7}})
+	reg := NewScraper(discard(), map[string]collector.Collector{"c": fakeCollector{value: 7}})
 	h, err := NewMetricsHandler(reg, discard(), HandlerOpts{MaxRequests: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +140,7 @@ type scrapeRecorder struct {
 func (s *scrapeRecorder) Update(ctx context.Context, _ chan<- prometheus.Metric) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ids = append(s.ids, ScrapeOf(ctx))
+	s.ids = append(s.ids, collector.ScrapeOf(ctx))
 	return nil
 }
 
@@ -146,7 +148,7 @@ func (s *scrapeRecorder) Update(ctx context.Context, _ chan<- prometheus.Metric)
 // whether it comes through the metrics handler or a plain Collect.
 func TestScrapesAreNumbered(t *testing.T) {
 	a, b := &scrapeRecorder{}, &scrapeRecorder{}
-	s := NewScraper(discard(), map[string]Collector{"a": a, "b": b})
+	s := NewScraper(discard(), map[string]collector.Collector{"a": a, "b": b})
 	h, err := NewMetricsHandler(s, discard(), HandlerOpts{})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +165,7 @@ func TestScrapesAreNumbered(t *testing.T) {
 			t.Fatalf("scrape ids of a %v and b %v: want one non-zero id per scrape, shared by its collectors", a.ids, b.ids)
 		}
 	}
-	if ScrapeOf(context.Background()) != 0 {
+	if collector.ScrapeOf(context.Background()) != 0 {
 		t.Fatal("a context outside a scrape has a scrape id")
 	}
 }

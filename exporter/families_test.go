@@ -7,6 +7,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
 
 // TestFamilyFlags: a group's flag switches its families; off by default
@@ -59,7 +61,7 @@ func (twoFamilies) Update(_ context.Context, ch chan<- prometheus.Metric) error 
 // TestScraperLeavesOutFamiliesOff: a switched-off family is not served,
 // the others are, and the collector's success is untouched.
 func TestScraperLeavesOutFamiliesOff(t *testing.T) {
-	s := NewScraper(discard(), map[string]Collector{"two": twoFamilies{}})
+	s := NewScraper(discard(), map[string]collector.Collector{"two": twoFamilies{}})
 	if n := testutil.CollectAndCount(s, "kept_total", "dropped"); n != 6 {
 		t.Fatalf("without a filter %d series, want 6", n)
 	}
@@ -84,8 +86,8 @@ func TestFamilyFilterCost(t *testing.T) {
 		t.Skip("timing guard: skipped under -short")
 	}
 	col := newNodeCollector()
-	plain := NewScraper(discard(), map[string]Collector{"node": col})
-	filtered := NewScraper(discard(), map[string]Collector{"node": col})
+	plain := NewScraper(discard(), map[string]collector.Collector{"node": col})
+	filtered := NewScraper(discard(), map[string]collector.Collector{"node": col})
 	filtered.SetFamiliesOff(map[string]bool{"not_served": true})
 	hp, err := NewMetricsHandler(plain, discard(), HandlerOpts{CacheTTL: 0})
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
 
 // DefaultScrapeCacheTTL is how long one answer is served again. It
@@ -101,7 +103,7 @@ type HandlerOpts struct {
 func NewMetricsHandler(s *Scraper, logger *slog.Logger, opts HandlerOpts) (http.Handler, error) {
 	// promhttp_metric_handler_* live in static, which is served too.
 	static := prometheus.NewRegistry()
-	own := append([]prometheus.Collector{static, versioncollector.NewCollector(Namespace)}, opts.Own...)
+	own := append([]prometheus.Collector{static, versioncollector.NewCollector(collector.Namespace)}, opts.Own...)
 	if opts.WithRuntimeMetrics {
 		own = append(own, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}

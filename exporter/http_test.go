@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
 
 // countingGatherer serves one gauge whose value is the number of gathers so
@@ -376,7 +378,7 @@ func TestMaxRequests(t *testing.T) {
 
 func TestMetricsHandlerSharesAnswersWithinTheTTL(t *testing.T) {
 	var calls atomic.Int64
-	reg := NewScraper(discard(), map[string]Collector{"c": collectorFunc(func(ch chan<- prometheus.Metric) error {
+	reg := NewScraper(discard(), map[string]collector.Collector{"c": collectorFunc(func(ch chan<- prometheus.Metric) error {
 		ch <- prometheus.MustNewConstMetric(fakeDesc, prometheus.GaugeValue, float64(calls.Add(1)))
 		return nil
 	})})

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
 
 // nodeCollector sends the series of a worst-case node's log state before
@@ -93,7 +95,7 @@ func TestScrapeCostRegressionGuard(t *testing.T) {
 		t.Skip("timing guard: skipped under -short")
 	}
 	col := newNodeCollector()
-	reg := NewScraper(discard(), map[string]Collector{"node": col})
+	reg := NewScraper(discard(), map[string]collector.Collector{"node": col})
 	uncached, err := NewMetricsHandler(reg, discard(), HandlerOpts{CacheTTL: 0})
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +144,7 @@ func TestScrapeCostRegressionGuard(t *testing.T) {
 // baseline of the same run.
 func BenchmarkScrape(b *testing.B) {
 	col := newNodeCollector()
-	reg := NewScraper(discard(), map[string]Collector{"node": col})
+	reg := NewScraper(discard(), map[string]collector.Collector{"node": col})
 	uncached, err := NewMetricsHandler(reg, discard(), HandlerOpts{CacheTTL: 0})
 	if err != nil {
 		b.Fatal(err)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
 
 // ServerOpts bounds what HTTP clients can hold. A scrape target faces
@@ -69,7 +71,7 @@ type Server struct {
 }
 
 var refusedDesc = prometheus.NewDesc(
-	prometheus.BuildFQName(Namespace, "http", "connections_refused_total"),
+	prometheus.BuildFQName(collector.Namespace, "http", "connections_refused_total"),
 	"hccl_exporter: connections closed on arrival because --web.max-connections were open.",
 	nil, nil)
 

@@ -97,7 +97,8 @@ func main() {
 	flag.BoolVar(&c.steady, "steady", true, "measure steady-state CPU (off: scrapes only)")
 	flag.DurationVar(&c.minInterval, "npu-smi-min-interval", 5*time.Second, "--npusmi.min-interval passed to the exporter")
 	flag.StringVar(&c.label, "label", "default flags", "label of this run in the tables")
-	flag.DurationVar(&c.targetP99, "target-p99", 10*time.Millisecond, "p99 target of the concurrent scrapes (10ms with the default scrape cache); 0 for none, as for uncached scrapes (docs/benchmarks.md says why)")
+	flag.DurationVar(&c.targetP99, "target-p99", 10*time.Millisecond, "p99 target of the concurrent scrapes (10ms with the default "+
+		"scrape cache); 0 for none, as for uncached scrapes (docs/benchmarks.md says why)")
 	flag.DurationVar(&c.targetSeqP99, "target-seq-p99", 0, "p99 target of the sequential scrapes (25ms uncached); 0 for none")
 	flag.DurationVar(&c.targetCPU, "target-cpu", 0, "target of the exporter's CPU per sequential scrape (8ms uncached); 0 for none")
 	flag.StringVar(&c.targetFor, "target-for", "cached scrapes", "what the targets are the targets of, printed next to them")

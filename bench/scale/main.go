@@ -499,7 +499,8 @@ func ms(d time.Duration) string { return strconv.FormatFloat(d.Seconds()*1000, '
 
 func report(w io.Writer, rs []*result, scrapes, concurrency int) {
 	fmt.Fprintf(w, "\n## Per node (X chips, P processes, C communicators per process, K fault codes)\n\n")
-	fmt.Fprintf(w, "| point | X | P | C | K | series | formula | of which runtime | text bytes | gzip bytes | seq p50 / p99 ms | %d scrapers p50 / p99 ms | CPU ms / scrape | npu-smi runs | RSS / peak MiB |\n", concurrency)
+	fmt.Fprintf(w, "| point | X | P | C | K | series | formula | of which runtime | text bytes | gzip bytes | seq p50 / p99 ms | "+
+		"%d scrapers p50 / p99 ms | CPU ms / scrape | npu-smi runs | RSS / peak MiB |\n", concurrency)
 	fmt.Fprintf(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rs {
 		c := r.node.Counts()

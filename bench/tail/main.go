@@ -1,4 +1,4 @@
-// Command tail measures the CANN log follower alone (collectors/cannlog/tail),
+// Command tail measures the CANN log follower alone (internal/cann/tail),
 // the numbers behind docs/tailing.md:
 //
 //	go run ./bench/tail ingest [-sizes 100M,1G]          # one Poll over a tree, against grep -rcE
@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/bench/internal/probe"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
 )
 
 func main() {

@@ -1,25 +1,142 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// The log state and the offline diagnose command link nothing of the HTTP
-// stack or the flag parser: diagnose reads bundles on a laptop, and the
-// state "does no I/O".
-func TestOfflinePackagesLinkNoHTTPStack(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "../../collectors/cannlog/logstate", "../../diagnose").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
+// The floors of docs/architecture.md, checked on what each package links
+// (go list -deps: its imports, transitively, without tests).
+//
+//   - The pure domain (the CANN log grammar, the follower, process
+//     discovery, the headroom model, the chip identity, HCCL's settings)
+//     links no net/http and no client_golang at all: it is data and
+//     functions over data.
+//   - The log state, the joins, the collector contract and diagnose link
+//     client_golang's prometheus package (the log state owns its series; the
+//     contract names prometheus.Metric), and through it net/http, which that
+//     package imports for its own HTTP helpers. What they do not link is
+//     what serves or configures: promhttp, the exporter-toolkit web server,
+//     the kingpin flag parser, package exporter (serving) and any collector.
+//     diagnose reads bundles on a laptop with none of them.
+//   - Nothing below the collectors (internal/..., collector, diagnose)
+//     links a collector, package exporter or cmd: the floors point down.
+func TestFloorsLinkOnlyDownward(t *testing.T) {
+	const mod = "github.com/hccl-exporter/hccl_exporter/"
+	serving := []string{"github.com/prometheus/client_golang/prometheus/promhttp", "github.com/prometheus/exporter-toolkit",
+		"github.com/alecthomas/kingpin", mod + "exporter", mod + "collectors/", mod + "cmd/"}
+	floors := []struct {
+		pkgs   []string
+		banned []string
+	}{
+		{[]string{"internal/cann/parse", "internal/cann/tail", "internal/cann/discover", "internal/headroom", "internal/ascend",
+			"internal/hcclenv"}, append([]string{"net/http", "github.com/prometheus/client_golang"}, serving...)},
+		{[]string{"internal/cann/logstate", "internal/join", "collector", "diagnose"}, serving},
+		{[]string{"internal/...", "diagnose/...", "collector"}, []string{mod + "exporter", mod + "collectors/", mod + "cmd/"}},
 	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/prometheus/client_golang/prometheus/promhttp",
-			"github.com/prometheus/exporter-toolkit", "github.com/alecthomas/kingpin"} {
-			if strings.HasPrefix(dep, banned) {
-				t.Errorf("logstate or diagnose links %s", dep)
+	for _, f := range floors {
+		args := []string{"list", "-deps"}
+		for _, p := range f.pkgs {
+			args = append(args, "../../"+p)
+		}
+		out, err := exec.Command("go", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %v: %v\n%s", f.pkgs, err, out)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < len(f.pkgs) {
+			t.Fatalf("go list -deps %v listed %d packages: the check is broken", f.pkgs, len(deps))
+		}
+		for _, dep := range deps {
+			for _, banned := range f.banned {
+				// A prefix match at a path boundary: "net/http" bans
+				// net/http and net/http/..., not net/httpfoo.
+				if dep == banned || strings.HasPrefix(dep, strings.TrimSuffix(banned, "/")+"/") {
+					t.Errorf("one of %v links %s", f.pkgs, dep)
+				}
 			}
 		}
 	}
+}
+
+// TestCollectorsLinkNoOtherCollector: a collector links the domain and the
+// contract, never another collector's package: main joins what they see
+// and hands each the views it needs through its own small interfaces.
+func TestCollectorsLinkNoOtherCollector(t *testing.T) {
+	const prefix = "github.com/hccl-exporter/hccl_exporter/collectors/"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "../../collectors/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 6 {
+		t.Fatalf("go list listed %d collectors: the check is broken", len(lines))
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		for _, dep := range fields[1:] {
+			if strings.HasPrefix(dep, prefix) {
+				t.Errorf("%s links %s", strings.TrimPrefix(fields[0], prefix), strings.TrimPrefix(dep, prefix))
+			}
+		}
+	}
+}
+
+// TestArchitectureNamesEveryPackage: docs/architecture.md has a row for
+// every package of the module (a row may name several, or a tree with
+// "/..."), so a package added without a line there fails.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "list", "../../...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const mod = "github.com/hccl-exporter/hccl_exporter"
+	var named []string
+	for _, m := range regexp.MustCompile("`([a-z0-9_./]+)`").FindAllStringSubmatch(string(doc), -1) {
+		named = append(named, m[1])
+	}
+	pkgs := strings.Fields(string(out))
+	if len(pkgs) < 30 {
+		t.Fatalf("go list listed %d packages: the check is broken", len(pkgs))
+	}
+	for _, p := range pkgs {
+		rel, ok := strings.CutPrefix(p, mod+"/")
+		if !ok {
+			continue // the module root: the version
+		}
+		found := false
+		for _, n := range named {
+			tree, isTree := strings.CutSuffix(n, "...")
+			if n == rel || (isTree && strings.HasPrefix(rel+"/", tree)) || braced(n, rel) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("docs/architecture.md has no line for %s", rel)
+		}
+	}
+}
+
+// braced reports whether a name such as internal/cann/{parse,tail} names
+// pkg.
+func braced(name, pkg string) bool {
+	prefix, rest, ok := strings.Cut(name, "{")
+	if !ok {
+		return false
+	}
+	list, _, _ := strings.Cut(rest, "}")
+	for _, e := range strings.Split(list, ",") {
+		if prefix+e == pkg {
+			return true
+		}
+	}
+	return false
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/diagnose"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // diagnoseCommand is the offline `hccl_exporter diagnose` command. It has
@@ -157,12 +157,16 @@ func (d *diagnoseCommand) build() *kingpin.Application {
 		app.Flag("format", formatHelp).Default("text").EnumVar(&d.format, "text", "json", "html")
 		app.Flag("layout", "How files map to nodes: auto (node directories are detected), nodes (each first-level directory of a PATH is a node), node (each PATH is one node).").
 			Default(string(diagnose.LayoutAuto)).EnumVar(&d.layout, string(diagnose.LayoutAuto), string(diagnose.LayoutNodes), string(diagnose.LayoutNode))
-		app.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC, an IANA name such as Asia/Shanghai, an offset such as +08:00, or auto (each node's zone from its communicators' identifiers, which carry the root's creation time in UTC; this machine's local zone where they show none).").
+		app.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC, an "+
+			"IANA name such as Asia/Shanghai, an offset such as +08:00, or auto (each node's zone from its communicators' "+
+			"identifiers, which carry the root's creation time in UTC; this machine's local zone where they show none).").
 			Default("auto").StringVar(&d.timezone)
-		app.Flag("node-timezone", "NODE=ZONE: a node that printed its times in another zone than --timezone (repeatable). The report's CLOCKS section names nodes whose clocks are off by whole quarter-hours.").
+		app.Flag("node-timezone", "NODE=ZONE: a node that printed its times in another zone than --timezone (repeatable). The "+
+			"report's CLOCKS section names nodes whose clocks are off by whole quarter-hours.").
 			PlaceHolder("NODE=ZONE").StringsVar(&d.nodeTZ)
 		app.Flag("workers", "Files read concurrently; 0 means GOMAXPROCS.").Default("0").IntVar(&d.workers)
-		app.Flag("detail", "Text format: list every process with its communicators, every node, clock and failing link, instead of one line per settings set and communicators (the JSON and HTML reports always hold every process).").BoolVar(&d.detail)
+		app.Flag("detail", "Text format: list every process with its communicators, every node, clock and failing link, instead of "+
+			"one line per settings set and communicators (the JSON and HTML reports always hold every process).").BoolVar(&d.detail)
 		app.Arg("path", "Directories (one per node, or a root holding one directory per node) and .tar.gz/.tgz/.tar archives of them.").
 			Required().StringsVar(&d.paths)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/alecthomas/units"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // addHeadroomFlags registers the headroom flags on app. The returned Config is filled

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
-	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
-	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/join"
 )
 
 // fakeNPU serves a parsed capture as both the scrape's run and the latest one.
@@ -128,11 +129,11 @@ func TestChipsSettingsReadsTheJoinedProcess(t *testing.T) {
 func TestChipsFailsWithNPUSMI(t *testing.T) {
 	want := errors.New("npu-smi timed out")
 	_, _, err := (Chips{NPU: &fakeNPU{err: want}}).Chips(context.Background())
-	if !errors.Is(err, want) || errors.Is(err, exporter.ErrDependency) {
+	if !errors.Is(err, want) || errors.Is(err, collector.ErrDependency) {
 		t.Fatalf("err = %v", err)
 	}
 	_, _, err = (Chips{NPU: &fakeNPU{err: want}, Reported: true}).Chips(context.Background())
-	if !errors.Is(err, want) || !errors.Is(err, exporter.ErrDependency) {
+	if !errors.Is(err, want) || !errors.Is(err, collector.ErrDependency) {
 		t.Fatalf("err with npusmi reporting = %v", err)
 	}
 }
@@ -156,26 +157,26 @@ func TestHCCNChipsA3(t *testing.T) {
 func TestPhyIDs(t *testing.T) {
 	for _, tc := range []struct {
 		capture string
-		want    map[int]podresources.Chip
+		want    map[int]ascend.ChipID
 	}{
 		// A3 prints the phy id of each die.
-		{"info-a3-container-pid.txt", map[int]podresources.Chip{8: {NPU: "4", Chip: "0"}, 9: {NPU: "4", Chip: "1"}}},
+		{"info-a3-container-pid.txt", map[int]ascend.ChipID{8: {NPU: "4", Chip: "0"}, 9: {NPU: "4", Chip: "1"}}},
 		// A2 prints none: one chip per NPU, the NPU id is the phy id.
-		{"info-a2-910b4.txt", map[int]podresources.Chip{0: {NPU: "0", Chip: "0"}, 1: {NPU: "1", Chip: "0"}, 2: {NPU: "2", Chip: "0"},
+		{"info-a2-910b4.txt", map[int]ascend.ChipID{0: {NPU: "0", Chip: "0"}, 1: {NPU: "1", Chip: "0"}, 2: {NPU: "2", Chip: "0"},
 			3: {NPU: "3", Chip: "0"}, 4: {NPU: "4", Chip: "0"}, 5: {NPU: "5", Chip: "0"}, 6: {NPU: "6", Chip: "0"}, 7: {NPU: "7", Chip: "0"}}},
 	} {
-		got := PhyIDs(capture(t, tc.capture).snap)
+		got := join.PhyIDs(joinChips(capture(t, tc.capture).snap))
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: %v, want %v", tc.capture, got, tc.want)
 		}
 	}
 	// Two chips on an NPU without phy ids (310P Duo): not guessed.
 	snap := &npusmi.Snapshot{Chips: []npusmi.Chip{{NPU: "1", Chip: "0"}, {NPU: "1", Chip: "1"}}}
-	if got := PhyIDs(snap); len(got) != 0 {
+	if got := join.PhyIDs(joinChips(snap)); len(got) != 0 {
 		t.Errorf("310P Duo without phy ids mapped: %v", got)
 	}
 	m, err := (PhyChips{NPU: capture(t, "info-a3-container-pid.txt")}).ChipsByPhyID(context.Background())
-	if err != nil || m[9] != (podresources.Chip{NPU: "4", Chip: "1"}) {
+	if err != nil || m[9] != (ascend.ChipID{NPU: "4", Chip: "1"}) {
 		t.Errorf("ChipsByPhyID = %v %v", m, err)
 	}
 }
@@ -206,36 +207,36 @@ func TestMatch(t *testing.T) {
 		want    map[string]want // by npu/chip
 	}{
 		{"A2: host pids in npu-smi, container pids in the logs: joined by device", "info-a2-910b4.txt", twoPods(6, 7), map[string]want{
-			"0/0": {"/root/ascend/log", 582939, ByPID},
+			"0/0": {"/root/ascend/log", 582939, join.ByPID},
 			"1/0": {"", 695171, ""},
-			"6/0": {"/logs/pod-a", 156, ByDevice},
-			"7/0": {"/logs/pod-b", 156, ByDevice},
+			"6/0": {"/logs/pod-a", 156, join.ByDevice},
+			"7/0": {"/logs/pod-b", 156, join.ByDevice},
 		}},
 		{"A3: both pods' container pid is 156: the device picks the directory", "info-a3-two-pods.txt", twoPods(9, 8), map[string]want{
-			"4/0": {"/logs/pod-b", 156, ByContainerPID},
-			"4/1": {"/logs/pod-a", 156, ByContainerPID},
+			"4/0": {"/logs/pod-b", 156, join.ByContainerPID},
+			"4/1": {"/logs/pod-a", 156, join.ByContainerPID},
 		}},
 		{"A3: devices unknown: two rows take two different processes", "info-a3-two-pods.txt", twoPods(-1, -1), map[string]want{
-			"4/0": {"/logs/pod-a", 156, ByContainerPID},
-			"4/1": {"/logs/pod-b", 156, ByContainerPID},
+			"4/0": {"/logs/pod-a", 156, join.ByContainerPID},
+			"4/1": {"/logs/pod-b", 156, join.ByContainerPID},
 		}},
 		{"a host pid equal to another pod's device process: the device decides", "info-a2-910b4.txt", []logstate.ProcessDevice{
 			// A pod's pid 99910 drives phy 7; npu-smi's host pid 99910 runs on NPU 6.
 			{Key: logstate.ProcessKey{Dir: "/logs/pod-b", PID: 99910}, Label: "99910", DevicePhyID: 7, LastWrite: t0},
 		}, map[string]want{
 			"6/0": {"", 99910, ""},
-			"7/0": {"/logs/pod-b", 99910, ByDevice},
+			"7/0": {"/logs/pod-b", 99910, join.ByDevice},
 		}},
 		{"a finished job and its successor claim one chip: the latest written wins", "info-a2-910b4.txt", []logstate.ProcessDevice{
 			{Key: logstate.ProcessKey{Dir: "/logs/old", PID: 156}, Label: "156", DevicePhyID: 6, LastWrite: t0},
 			{Key: logstate.ProcessKey{Dir: "/logs/new", PID: 156}, Label: "156@/logs/new", DevicePhyID: 6, LastWrite: t0.Add(time.Hour)},
 		}, map[string]want{
-			"6/0": {"/logs/new", 156, ByDevice},
+			"6/0": {"/logs/new", 156, join.ByDevice},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[string]want{}
-			for _, m := range Match(capture(t, tc.capture).snap, tc.devs) {
+			for _, m := range match(capture(t, tc.capture).snap, tc.devs) {
 				got[m.Row.NPU+"/"+m.Row.Chip] = want{m.Log.Key.Dir, m.Log.Key.PID, m.By}
 			}
 			for chip, w := range tc.want {
@@ -313,16 +314,16 @@ func TestMatchByProcfsFirst(t *testing.T) {
 		{Key: logstate.ProcessKey{Dir: "/proc/4242/root/logs", PID: 7}, Label: "7", DevicePhyID: 1, HostPID: 4242},
 		{Key: logstate.ProcessKey{Dir: "/root/ascend/log", PID: 7}, Label: "7@/root/ascend/log", DevicePhyID: -1},
 	}
-	got := Match(snap, devs)
-	if got[0].By != ByProcfs || got[0].Log.Key != devs[0].Key {
+	got := match(snap, devs)
+	if got[0].By != join.ByProcfs || got[0].Log.Key != devs[0].Key {
 		t.Errorf("row 0: %+v, want the /proc process", got[0])
 	}
-	if got[1].By != ByPID || got[1].Log.Key != devs[1].Key {
+	if got[1].By != join.ByPID || got[1].Log.Key != devs[1].Key {
 		t.Errorf("row 1: %+v, want the host-path process by pid", got[1])
 	}
 	// Without the host process, row 1 (pid 7, on the chip the /proc
 	// process prints) must not take the /proc process by pid or device.
-	got = Match(snap, devs[:1])
+	got = match(snap, devs[:1])
 	if got[1].By != "" {
 		t.Errorf("row 1 guessed onto the /proc process: %+v", got[1])
 	}
@@ -345,7 +346,7 @@ func TestProcessTableMatch(t *testing.T) {
 		}
 		want := ""
 		if p.PID == 2871543 {
-			want = ByPID
+			want = join.ByPID
 		}
 		if r.By != want || (want != "" && r.Key != devs[0].Key) || (want == "" && r.Key != (logstate.ProcessKey{})) {
 			t.Errorf("row %d matched %q to %+v, want %q", i, r.By, r.Key, want)

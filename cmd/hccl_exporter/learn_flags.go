@@ -6,12 +6,13 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
 	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // learnFlags are the flags of what the headroom model learns on the node:
-// QP sizes (headroom/estimator.go) and the workload memory
+// QP sizes (internal/headroom/estimator.go) and the workload memory
 // (logstate/workload.go).
 type learnFlags struct {
 	qpSize          bool
@@ -29,7 +30,7 @@ func addLearnFlags(app *kingpin.Application) *learnFlags {
 		Default("true").BoolVar(&f.qpSize)
 	app.Flag("headroom.learn-min-observations",
 		"Agreeing link-setup bursts a learned QP size needs before the model uses it.").
-		Default(fmt.Sprint(headroom.DefaultLearnMinObservations)).IntVar(&f.minObservations)
+		Default(fmt.Sprint(model.DefaultLearnMinObservations)).IntVar(&f.minObservations)
 	app.Flag("headroom.workload-memory-ttl",
 		"How long the link sets and link-setup failures of a workload are remembered after its last process was seen (a restarted "+
 			"workload is expected to set them up again; docs/headroom.md \"Workload memory\").").

@@ -88,12 +88,18 @@ func run(args []string) int {
 	logger.Info("starting "+exporterName, "version", version.Info())
 	logger.Info("build context", "build_context", version.BuildContext())
 
-	collectors, cleanup, err := wiring.build(logger)
+	collectors, started, err := wiring.build(logger)
 	if err != nil {
 		logger.Error("cannot start collectors", "err", err)
 		return 1
 	}
-	defer cleanup()
+	// Stopped in reverse order of starting: the collectors, then the log
+	// follower (its last checkpoint), then the kubelet connection.
+	defer func() {
+		if err := started.Close(); err != nil {
+			logger.Warn("stopping the collectors", "err", err)
+		}
+	}()
 	scraper := exporter.NewScraper(logger, collectors)
 	scraper.SetFamiliesOff(wiring.familiesOff())
 	logger.Info("enabled collectors", "collectors", scraper.Names(), "families_off", scraper.FamiliesOff())

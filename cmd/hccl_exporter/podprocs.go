@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
-	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
+	"github.com/hccl-exporter/hccl_exporter/collectors/pods"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // npuProcesses gives the pods collector npu-smi's process table of the
@@ -15,14 +16,14 @@ type npuProcesses struct {
 	}
 }
 
-func (n npuProcesses) NPUProcesses(ctx context.Context) ([]podresources.NPUProcess, error) {
+func (n npuProcesses) NPUProcesses(ctx context.Context) ([]pods.NPUProcess, error) {
 	snap, err := n.npu.Snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return nil, npuSMIAbsent(err)
 	}
-	out := make([]podresources.NPUProcess, 0, len(snap.Processes))
+	out := make([]pods.NPUProcess, 0, len(snap.Processes))
 	for _, p := range snap.Processes {
-		out = append(out, podresources.NPUProcess{Chip: podresources.Chip{NPU: p.NPU, Chip: p.Chip}, PID: p.PID})
+		out = append(out, pods.NPUProcess{Chip: ascend.ChipID{NPU: p.NPU, Chip: p.Chip}, PID: p.PID})
 	}
 	return out, nil
 }

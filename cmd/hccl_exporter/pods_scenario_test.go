@@ -195,3 +195,21 @@ func TestTwoPodsWithPID156(t *testing.T) {
 		})
 	}
 }
+
+// TestPodsWithoutNPUSMI: on a node without npu-smi (the logs-only mode) the
+// pods collector still names pods from the kubelet and does not fail: the
+// adapters main wires mark npu-smi's not-found error as pods.ErrNoNPUSMI.
+func TestPodsWithoutNPUSMI(t *testing.T) {
+	kubelet := testtools.StartFakeKubelet(t,
+		testtools.PodDevice{Namespace: "train", Pod: "job-a-0", Container: "main", Resource: "huawei.com/Ascend910", DeviceIDs: []string{"Ascend910-0"}})
+	logs := t.TempDir()
+	reg := wiredRegistry(t, "--npusmi.path=hccl-exporter-test-no-such-npu-smi", "--pods.kubelet-socket="+kubelet.Socket,
+		"--pods.kubelet-logs="+logs, "--path.procfs=/proc", "--no-collector.cannlog", "--no-collector.hccn", "--no-collector.npuhealth",
+		"--no-collector.headroom", "--no-collector.npusmi")
+	if v, ok := gauge(t, reg, "hccl_exporter_collector_success", "collector=pods"); !ok || v != 1 {
+		t.Errorf("pods collector success = %v (found %v), want 1 without npu-smi", v, ok)
+	}
+	if v, ok := gauge(t, reg, "hccl_exporter_pod_resources_up", ""); !ok || v != 1 {
+		t.Errorf("hccl_exporter_pod_resources_up = %v (found %v), want 1", v, ok)
+	}
+}

@@ -5,11 +5,13 @@ import (
 	"strings"
 )
 
-// renamedFlags maps the flag names of 0.3 to their 0.4 names, where every
-// collector's flags were named after the collector (--npusmi.*, --hccn.*,
-// --pods.*, --cannlog.*) and the two pod caps were told apart. The old names
-// keep working until 1.0, with a warning, so that a DaemonSet upgraded
-// before its arguments is not broken.
+// renamedFlags maps old flag names to their current ones: those of 0.3 to
+// their 0.4 names, where every collector's flags were named after the
+// collector (--npusmi.*, --hccn.*, --pods.*, --cannlog.*) and the two pod
+// caps were told apart, and the npuhealth collector's of 0.4 to theirs
+// (--npuhealth.*, like its switch, package and family switches). The old
+// names keep working until 1.0, with a warning, so that a DaemonSet
+// upgraded before its arguments is not broken.
 var renamedFlags = map[string]string{
 	"npu-smi.path":                   "npusmi.path",
 	"npu-smi.timeout":                "npusmi.timeout",
@@ -23,6 +25,8 @@ var renamedFlags = map[string]string{
 	"kubelet.max-pods":               "pods.max-assignments",
 	"screenlog.path":                 "cannlog.screen-log-path",
 	"cannlog.max-pods":               "cannlog.max-fault-pods",
+	"npusmi.detail-interval":         "npuhealth.interval",
+	"npusmi.fault-code-file":         "npuhealth.fault-code-file",
 }
 
 // renameFlags rewrites the old spellings of renamed flags in args (--old,

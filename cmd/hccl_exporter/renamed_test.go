@@ -1,10 +1,11 @@
 package main
 
 import (
-	"github.com/alecthomas/kingpin/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/kingpin/v2"
 )
 
 func TestRenameFlags(t *testing.T) {
@@ -18,6 +19,7 @@ func TestRenameFlags(t *testing.T) {
 		{[]string{"--npusmi.path=x", "--no-collector.hccn"}, []string{"--npusmi.path=x", "--no-collector.hccn"}, 0},
 		{[]string{"--", "--npu-smi.path=x"}, []string{"--", "--npu-smi.path=x"}, 0},
 		{[]string{"--kubelet.pod-resources-socket="}, []string{"--pods.kubelet-socket="}, 1},
+		{[]string{"--npusmi.detail-interval=2m", "--npusmi.fault-code-file", "/f.json"}, []string{"--npuhealth.interval=2m", "--npuhealth.fault-code-file", "/f.json"}, 2},
 	} {
 		got, warnings := renameFlags(tc.in)
 		if !slices.Equal(got, tc.want) || len(warnings) != tc.warnings {

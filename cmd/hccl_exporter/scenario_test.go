@@ -149,11 +149,11 @@ func wiredRegistryTo(t *testing.T, logger *slog.Logger, args ...string) *exporte
 	if _, err := app.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	collectors, cleanup, err := w.build(logger)
+	collectors, started, err := w.build(logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(cleanup)
+	t.Cleanup(func() { _ = started.Close() })
 	return exporter.NewScraper(logger, collectors)
 }
 
@@ -261,7 +261,7 @@ func TestHeadroomScenariosThroughRealCollectors(t *testing.T) {
 }
 
 // TestHeadroomOn2024SampleTree runs the wired collectors on the 2024-era
-// sample tree (collectors/cannlog/logstate/testdata/cann-log-eras, see its README):
+// sample tree (internal/cann/logstate/testdata/cann-log-eras, see its README):
 // job A (pid 412001) has run two collectives, job B (pid 412002, QPS 4) none.
 // The chip has 65536 MiB with 65200 MiB used: 336 MiB free.
 func TestHeadroomOn2024SampleTree(t *testing.T) {
@@ -281,7 +281,7 @@ func TestHeadroomOn2024SampleTree(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			npuSMI, root := scenarioNode(t, tc.npu, 65200, tc.pid, nil, "../../collectors/cannlog/logstate/testdata/cann-log-eras")
+			npuSMI, root := scenarioNode(t, tc.npu, 65200, tc.pid, nil, "../../internal/cann/logstate/testdata/cann-log-eras")
 			npu := fmt.Sprintf("npu=%d", tc.npu)
 			reg := wiredRegistry(t, "--npusmi.path="+npuSMI, "--cannlog.root="+root, "--cannlog.poll-interval=50ms", "--no-collector.hccn")
 			waitGauge(t, reg, "hccl_link_setup_headroom_bytes", npu, tc.headroom)

@@ -186,8 +186,8 @@ var flagRules = map[string]flagRule{
 	"npusmi.path":                     executable,
 	"npusmi.timeout":                  positive(10 * time.Minute),
 	"npusmi.min-interval":             durationIn(0, maxInterval, "0 (a run per scrape) or a duration up to 24h, such as 5s"),
-	"npusmi.detail-interval":          durationIn(10*time.Second, maxInterval, "a duration from 10s to 24h (a sweep makes about 8 npu-smi calls per chip)"),
-	"npusmi.fault-code-file":          fileOrEmpty,
+	"npuhealth.interval":              durationIn(10*time.Second, maxInterval, "a duration from 10s to 24h (a sweep makes about 8 npu-smi calls per chip)"),
+	"npuhealth.fault-code-file":       fileOrEmpty,
 	"cannlog.root":                    pathRule,
 	"path.procfs":                     absPathOrEmpty,
 	"cannlog.screen-log-path":         globRule,
@@ -296,8 +296,8 @@ func validateFlags(sa *serveApp, args []string) error {
 			"a duration not below --cannlog.poll-interval (" + dur("cannlog.poll-interval").String() + ")"},
 		{"hccn.slow-interval", dur("hccn.slow-interval") != 0 && dur("hccn.slow-interval") < dur("hccn.interval"),
 			"0 or a duration not below --hccn.interval (" + dur("hccn.interval").String() + ")"},
-		{"npusmi.timeout", dur("npusmi.timeout") > dur("npusmi.detail-interval"),
-			"a duration not above --npusmi.detail-interval (" + dur("npusmi.detail-interval").String() + ")"},
+		{"npusmi.timeout", dur("npusmi.timeout") > dur("npuhealth.interval"),
+			"a duration not above --npuhealth.interval (" + dur("npuhealth.interval").String() + ")"},
 	} {
 		if r.bad {
 			return flagError(r.name, shown(r.name, values[r.name]), r.expect)

@@ -1,9 +1,10 @@
 package main
 
 import (
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
-	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/join"
 )
 
 // The workload join: which workload a process on a chip belongs to, so
@@ -41,7 +42,8 @@ func (c Chips) remember(s *headroom.ProcessSettings, key logstate.ProcessKey, ro
 	if !ok {
 		return
 	}
-	s.Workload, s.Remembered, s.Failures = id, headroom.RememberedOf(v), v.Failures
+	s.Workload = id
+	s.Remembered, s.Failures = join.Workload(v)
 }
 
 // podWorkload is the workload of the pod holding row's chip, "" unknown.
@@ -53,8 +55,8 @@ func (c Chips) podWorkload(row headroom.ChipProcess) string {
 	if !ok {
 		return ""
 	}
-	for phy, chip := range PhyIDs(snap) {
-		if chip == (podresources.Chip{NPU: row.NPU, Chip: row.Chip}) {
+	for phy, chip := range join.PhyIDs(joinChips(snap)) {
+		if chip == (ascend.ChipID{NPU: row.NPU, Chip: row.Chip}) {
 			if ns, pod, _, ok := c.PodOfDevice(phy); ok {
 				return logstate.WorkloadOfPod(ns, pod)
 			}

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/podresources"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/join"
 )
 
 // TestWorkloadJoin: a process on a chip the kubelet assigns to a
@@ -16,8 +17,8 @@ import (
 func TestWorkloadJoin(t *testing.T) {
 	npu := capture(t, "info-a3-container-pid.txt")
 	phy := -1
-	for p, c := range PhyIDs(npu.snap) {
-		if c == (podresources.Chip{NPU: "4", Chip: "0"}) {
+	for p, c := range join.PhyIDs(joinChips(npu.snap)) {
+		if c == (ascend.ChipID{NPU: "4", Chip: "0"}) {
 			phy = p
 		}
 	}

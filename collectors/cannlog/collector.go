@@ -15,8 +15,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
 )
 
 // Config is the cannlog collector's configuration, filled by AddFlags.
@@ -40,26 +40,31 @@ type Config struct {
 	// CrossFilesystems lets the walk below a log root enter mount points,
 	// and discovered roots be on FUSE or network file systems.
 	CrossFilesystems bool
-	// PodOfDevice labels plog faults with the pod of their device (not a
-	// flag: main wires the kubelet's answer); see logstate.Options.PodOfDevice.
-	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
-	// Procfs is the host's /proc (--path.procfs): every process of
-	// Processes is read from its own log root found there (discovery.go).
-	// Empty disables discovery.
+	// Procfs is the host's /proc (--path.procfs, registered by main with
+	// the other host paths): every process of Deps.Processes is read from
+	// its own log root found there (discovery.go). Empty disables
+	// discovery.
 	Procfs string
-	// Processes is npu-smi's process table (not a flag: main wires it);
-	// nil disables discovery.
-	Processes ProcessTable
 	// WorkloadTTL and MaxWorkloads bound the workload memory (not flags
 	// of this collector: --headroom.workload-memory-*); zero: defaults.
 	WorkloadTTL  time.Duration
 	MaxWorkloads int
-	// PodOfProcess names the pod a host pid's own cgroup puts it in (not a
-	// flag: main wires podresources' cgroup reading and the kubelet's log
-	// layout): the owner of a discovered root's files is that pod, else the
-	// process's uid (logstate.Source.Owner), and the pod labels of its plog
-	// faults are its pod's, not the pod of a device its lines name. nil:
-	// the uid alone.
+}
+
+// Deps are what main wires into the collector from the other sources of
+// the node: none is a flag, each may be nil.
+type Deps struct {
+	// PodOfDevice labels plog faults with the pod of their device (the
+	// kubelet's answer); see logstate.Options.PodOfDevice.
+	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
+	// Processes is npu-smi's process table; nil disables discovery.
+	Processes ProcessTable
+	// PodOfProcess names the pod a host pid's own cgroup puts it in (the
+	// pods package's cgroup reading and the kubelet's log layout): the
+	// owner of a discovered root's files is that pod, else the process's
+	// uid (logstate.Source.Owner), and the pod labels of its plog faults
+	// are its pod's, not the pod of a device its lines name. nil: the uid
+	// alone.
 	PodOfProcess func(hostPID int) (ProcessPod, bool)
 }
 
@@ -95,11 +100,6 @@ func AddFlags(app *kingpin.Application) *Config {
 	app.Flag("cannlog.root", "CANN log root holding run/, debug/ and security/ (repeatable). "+
 		"Default: $ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH/log, else $HOME/ascend/log.").
 		Default(DefaultRoot(os.Getenv)).StringsVar(&cfg.Roots)
-	app.Flag("path.procfs", "The host's /proc (mount it at /host/proc in a container). For every process npu-smi lists, "+
-		"its own CANN log root is found there and read through <procfs>/<pid>/root, with no host path or job change needed: "+
-		"the root from ASCEND_PROCESS_LOG_PATH, ASCEND_WORK_PATH and HOME of its environment (no other variable is kept), "+
-		"its pid in its own namespace from status (NSpid). Needs root, or CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH. Empty disables.").
-		Default("/proc").StringVar(&cfg.Procfs)
 	app.Flag("cannlog.screen-log-path", "Glob of training screen logs: plain text, Kubernetes CRI (/var/log/pods/*/*/*.log) "+
 		"or Docker json-file (repeatable).").StringsVar(&cfg.ScreenGlobs)
 	app.Flag("cannlog.state-file", "File keeping read offsets and counters across restarts, so that a restart "+
@@ -213,6 +213,7 @@ const expireEvery = 5 * time.Second
 // started by Start reads the logs; Update only reads the state.
 type Collector struct {
 	cfg    Config
+	deps   Deps
 	logger *slog.Logger
 	// live replaces the collector's own liveness (coverage.go) in tests
 	// that need processes kept; nil in the exporter.
@@ -259,9 +260,9 @@ type Collector struct {
 
 // New builds the collector and its follower and restores the state saved
 // in --cannlog.state-file. Which processes still run is the collector's own
-// to say (coverage.go): from cfg.Processes, its table of roots and
+// to say (coverage.go): from deps.Processes, its table of roots and
 // cfg.Procfs; without them only the TTL decides.
-func New(cfg Config, logger *slog.Logger) (*Collector, error) {
+func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -272,7 +273,7 @@ func New(cfg Config, logger *slog.Logger) (*Collector, error) {
 		PollInterval:   cfg.PollInterval,
 		RescanInterval: cfg.RescanInterval,
 		MaxLineBytes:   cfg.MaxLineBytes,
-		AwaitProcRoots: cfg.Procfs != "" && cfg.Processes != nil,
+		AwaitProcRoots: cfg.Procfs != "" && deps.Processes != nil,
 		MaxOpenFiles:   cfg.MaxOpenFiles,
 		// The tail's Default* caps per root: no flags, a root of CANN's
 		// layout stays far below them.
@@ -286,7 +287,8 @@ func New(cfg Config, logger *slog.Logger) (*Collector, error) {
 		f.Close()
 		return nil, fmt.Errorf("cannlog: %w", err)
 	}
-	return newCollector(cfg, nil, logger, f, logstate.NewState(opts)), nil
+	opts.PodOfDevice = deps.PodOfDevice
+	return newCollector(cfg, deps, nil, logger, f, logstate.NewState(opts)), nil
 }
 
 // stateOptionsZone is stateOptions with the zone of --cannlog.timezone.
@@ -297,11 +299,10 @@ func (cfg Config) stateOptionsZone() (logstate.Options, error) {
 		return o, err
 	}
 	o.Location, o.ScreenZoneFromRuntime = loc, auto
-	o.PodOfDevice = cfg.PodOfDevice
 	return o, nil
 }
 
-func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f follower, st *logstate.State) *Collector {
+func newCollector(cfg Config, deps Deps, live logstate.Liveness, logger *slog.Logger, f follower, st *logstate.State) *Collector {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -311,7 +312,7 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = 10 * time.Second
 	}
-	c := &Collector{cfg: cfg, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
+	c := &Collector{cfg: cfg, deps: deps, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
 	if c.live == nil {
 		c.live = liveness{c}
 	}
@@ -322,7 +323,7 @@ func newCollector(cfg Config, live logstate.Liveness, logger *slog.Logger, f fol
 	}
 	c.roots = newRootTable(cfg.Roots)
 	c.zones = newZones(c.roots, auto, fixed, cfg.CrossFilesystems)
-	c.disc = newDiscovery(cfg)
+	c.disc = newDiscovery(cfg.Procfs, deps.Processes)
 	blob, err := f.Restore()
 	if err != nil {
 		logger.Warn("cannot restore the log state file; reading from the start", "file", cfg.StateFile, "err", err)

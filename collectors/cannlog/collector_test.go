@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
 )
 
 // copyTree copies testdata into a temporary log root.
@@ -74,7 +74,7 @@ func (r *testRig) collector(t *testing.T, live logstate.Liveness) *Collector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newCollector(r.cfg, live, nil, f, logstate.NewState(testOptions(r.clock)))
+	return newCollector(r.cfg, Deps{}, live, nil, f, logstate.NewState(testOptions(r.clock)))
 }
 
 var allAlive = logstate.LivenessFunc(func(int) bool { return true })
@@ -195,7 +195,7 @@ func TestCollectorExpiresDeadProcesses(t *testing.T) {
 func TestCollectorMissingRoot(t *testing.T) {
 	dir := t.TempDir()
 	cfg := Config{Roots: []string{filepath.Join(dir, "missing")}, ScreenGlobs: []string{filepath.Join(dir, "nothing", "*.log")}}
-	c, err := New(cfg, nil)
+	c, err := New(cfg, Deps{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

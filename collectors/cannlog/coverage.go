@@ -10,12 +10,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // Coverage, attribution and liveness: what npu-smi's process table
-// (Config.Processes) and the table of roots say about the processes of the
+// (Deps.Processes) and the table of roots say about the processes of the
 // logs. An exporter that cannot see a process's CANN logs says so, per
 // chip, instead of reporting itself healthy with nothing to read; every
 // process of the logs is listed with the chip it runs on where npu-smi
@@ -54,8 +56,8 @@ func (c *Collector) coverage(ch chan<- prometheus.Metric) {
 	devs := c.Devices()
 	var rows []MatchedRow
 	ok := false
-	if c.cfg.Processes != nil {
-		rows, ok = c.cfg.Processes.Match(devs)
+	if c.deps.Processes != nil {
+		rows, ok = c.deps.Processes.Match(devs)
 	}
 	c.processInfo(ch, devs, rows)
 	if !ok {
@@ -65,11 +67,10 @@ func (c *Collector) coverage(ch chan<- prometheus.Metric) {
 	if c.disc != nil {
 		found = c.roots.found()
 	}
-	type chip struct{ npu, chip string }
-	var order []chip
-	counts := map[chip]*[2]int{}
+	var order []ascend.ChipID
+	counts := map[ascend.ChipID]*[2]int{}
 	for _, r := range rows {
-		k := chip{r.NPU, r.Chip}
+		k := ascend.ChipID{NPU: r.NPU, Chip: r.Chip}
 		n := counts[k]
 		if n == nil {
 			n = &[2]int{}
@@ -84,8 +85,8 @@ func (c *Collector) coverage(ch chan<- prometheus.Metric) {
 	}
 	for _, k := range order {
 		n := counts[k]
-		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[0]), k.npu, k.chip, CANNLogsFound)
-		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[1]), k.npu, k.chip, CANNLogsMissing)
+		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[0]), k.NPU, k.Chip, CANNLogsFound)
+		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[1]), k.NPU, k.Chip, CANNLogsMissing)
 	}
 }
 
@@ -141,8 +142,8 @@ func (l liveness) Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if c.cfg.Processes != nil {
-		if rows, _, ok := c.cfg.Processes.NPUProcesses(); ok {
+	if c.deps.Processes != nil {
+		if rows, _, ok := c.deps.Processes.NPUProcesses(); ok {
 			for _, r := range rows {
 				if r.PID == pid {
 					return true
@@ -159,8 +160,8 @@ func (l liveness) AliveProcess(key logstate.ProcessKey) bool {
 	if c.roots.HostPID(key) != 0 {
 		return true
 	}
-	if c.cfg.Processes != nil {
-		if rows, ok := c.cfg.Processes.Match(c.Devices()); ok {
+	if c.deps.Processes != nil {
+		if rows, ok := c.deps.Processes.Match(c.Devices()); ok {
 			cpid := strconv.Itoa(key.PID)
 			for _, r := range rows {
 				if (r.By != "" && r.Key == key) || r.ContainerPID == cpid || (r.PID == key.PID && !c.underProcfs(key.Dir)) {
@@ -176,10 +177,10 @@ func (l liveness) AliveProcess(key logstate.ProcessKey) bool {
 // silence about a pid says nothing, and expiry waits (at most
 // logstate.ReadyGrace).
 func (l liveness) Ready() bool {
-	if l.c.cfg.Processes == nil {
+	if l.c.deps.Processes == nil {
 		return true
 	}
-	_, _, ok := l.c.cfg.Processes.NPUProcesses()
+	_, _, ok := l.c.deps.Processes.NPUProcesses()
 	return ok
 }
 

@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/discover"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/discover"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // Discovery: every process npu-smi lists gets its own CANN log root,
@@ -133,11 +133,11 @@ func (d *discovery) logsOf(pid int, p discover.Process) (bool, error) {
 	return r.found, r.err
 }
 
-func newDiscovery(cfg Config) *discovery {
-	if cfg.Procfs == "" || cfg.Processes == nil {
+func newDiscovery(procfs string, table ProcessTable) *discovery {
+	if procfs == "" || table == nil {
 		return nil
 	}
-	return &discovery{procfs: cfg.Procfs, table: cfg.Processes}
+	return &discovery{procfs: procfs, table: table}
 }
 
 // discover brings the discovered rows of the table of roots up to date
@@ -313,8 +313,8 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 // ownerOfProcess is who the kernel says a discovered process is: the pod
 // its own cgroup names, else its uid, else the process itself.
 func (c *Collector) ownerOfProcess(pid, uid int) (string, ProcessPod) {
-	if c.cfg.PodOfProcess != nil {
-		if pod, ok := c.cfg.PodOfProcess(pid); ok && pod.UID != "" {
+	if c.deps.PodOfProcess != nil {
+		if pod, ok := c.deps.PodOfProcess(pid); ok && pod.UID != "" {
 			return "pod:" + pod.UID, pod
 		}
 	}

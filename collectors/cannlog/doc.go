@@ -1,21 +1,22 @@
 // Package cannlog owns the cannlog collector of hccl_exporter: its flags,
-// the follower (sub-package tail) that delivers the lines of the CANN
-// process logs (plog) of every training process and of the training screen
-// logs, the discovery of each NPU process's own log root through /proc, the
+// the wiring of the follower (internal/cann/tail) that delivers the lines of
+// the CANN process logs (plog) of every training process and of the
+// training screen logs, the discovery of each NPU process's own log root through /proc, the
 // time zone of each log root, and the follower's, zones' and coverage
 // series.
 //
-// What the lines say is kept by the log state (sub-package logstate): the
+// What the lines say is kept by the log state (internal/cann/logstate): the
 // effective HCCL settings of each process, its communicators, HCCL fault
 // events and line counters. Data flows one way: the follower delivers
 // lines, the Collector hands each to logstate.State.Ingest with its source
 // (path, kind, pod, zone), and serves the state's own series next to its
 // own. A background goroutine polls the follower and checkpoints the state
 // together with the read offsets; scrapes only read the state and never do
-// file I/O. The headroom collector and the joins of cmd/hccl_exporter read
-// the state through Processes, Devices and ProcessVars; the offline
-// diagnose command uses logstate directly and does not depend on this
-// package.
+// file I/O. The joins (internal/join, fed by cmd/hccl_exporter) read the
+// state through Processes, Devices and ProcessVars for the headroom
+// collector; the offline diagnose command uses logstate directly and does
+// not depend on this package. A discovered process's log root is found by
+// internal/cann/discover; the line grammar is internal/cann/parse.
 //
 // The table of log roots (roots.go) is the one place that knows every root
 // read, configured or discovered through /proc, and which process owns it

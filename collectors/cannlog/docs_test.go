@@ -7,8 +7,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // TestDocsCoverCatalogAndFlags keeps docs/cannlog.md in step with the

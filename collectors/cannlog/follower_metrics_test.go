@@ -11,8 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
 )
 
 // TestFollowerEventsExported: truncations, replacements and failed state
@@ -27,7 +27,7 @@ func TestFollowerEventsExported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newCollector(r.cfg, allAlive, nil, f, logstate.NewState(testOptions(r.clock)))
+	c := newCollector(r.cfg, Deps{}, allAlive, nil, f, logstate.NewState(testOptions(r.clock)))
 	t.Cleanup(func() { _ = c.Close() })
 	// Now the state file's directory is a regular file: every write fails,
 	// whoever the test runs as.
@@ -92,7 +92,7 @@ func TestNewPodEI0011CountedBeforeRescan(t *testing.T) {
 		PollInterval:   20 * time.Millisecond,
 		RescanInterval: time.Hour,
 	}
-	c, err := New(cfg, nil)
+	c, err := New(cfg, Deps{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 )
 
 // stateTestdata holds the captured log trees and the golden outputs of the
 // log state: the collector reads the same trees through the follower and
 // must serve the same series.
-const stateTestdata = "logstate/testdata"
+const stateTestdata = "../../internal/cann/logstate/testdata"
 
 // fakeClock is a settable clock for TTL tests.
 type fakeClock struct{ t time.Time }

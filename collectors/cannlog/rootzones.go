@@ -12,9 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/parse"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
 )
 
 // TimezoneAuto is the --cannlog.timezone value that infers each log root's

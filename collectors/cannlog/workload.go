@@ -1,6 +1,6 @@
 package cannlog
 
-import "github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+import "github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 
 // The workload memory and the state file's extensions, for the headroom
 // join (logstate/workload.go says what they are).

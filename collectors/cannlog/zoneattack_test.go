@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/tail"
 	"github.com/hccl-exporter/hccl_exporter/diagnose"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
 )
 
 // zoneCollector is a collector over roots under --cannlog.timezone=auto
@@ -28,7 +28,7 @@ func zoneCollector(t *testing.T, cfg Config) *Collector {
 	}
 	opts := logstate.DefaultOptions()
 	opts.Location = time.UTC
-	c := newCollector(cfg, nil, slog.New(slog.DiscardHandler), f, logstate.NewState(opts))
+	c := newCollector(cfg, Deps{}, nil, slog.New(slog.DiscardHandler), f, logstate.NewState(opts))
 	c.zones.local = func() *time.Location { return time.UTC }
 	return c
 }

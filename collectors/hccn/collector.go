@@ -11,7 +11,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
 
@@ -211,7 +211,9 @@ func (c *Collector) ActiveQPs() []QPReading {
 
 var (
 	upDesc = prometheus.NewDesc("hccl_exporter_hccn_tool_up",
-		"1 when the last hccn_tool sweep read every call of every NPU chip (a command the product does not support counts as read); 0 when a call failed, timed out or was busy, before the first sweep, and where hccn_tool is not installed.",
+		"1 when the last hccn_tool sweep read every call of every NPU chip (a command the product does not support counts as "+
+			"read); 0 when a call failed, timed out or was busy, before the first sweep, and where hccn_tool is not "+
+			"installed.",
 		nil, nil)
 	lastSweepDesc = prometheus.NewDesc("hccl_exporter_hccn_tool_last_sweep_timestamp_seconds",
 		"Unix time the last hccn_tool sweep finished (whether complete or not).", nil, nil)
@@ -225,7 +227,8 @@ var (
 	linkUpDesc = prometheus.NewDesc("ascend_roce_link_up",
 		"RoCE port link state of the NPU chip: 1 UP, 0 DOWN (hccn_tool -link -g).", chipLabels, nil)
 	linkDownDesc = prometheus.NewDesc("ascend_roce_link_down_events_total",
-		"Link up-to-down transitions the NPU chip's RoCE port counted since driver load or the last -link_stat -c (hccn_tool -link_stat -g; counted from the change records on drivers that print no down count).",
+		"Link up-to-down transitions the NPU chip's RoCE port counted since driver load or the last -link_stat -c (hccn_tool "+
+			"-link_stat -g; counted from the change records on drivers that print no down count).",
 		chipLabels, nil)
 	linkUpCountDesc = prometheus.NewDesc("ascend_roce_link_up_events_total",
 		"Times the NPU chip's RoCE port came up since driver load or the last -link_stat -c (hccn_tool -link_stat -g, link up count: npu-exporter's npu_chip_link_up_num).",
@@ -245,7 +248,9 @@ var (
 	opticalRxPowerDesc = prometheus.NewDesc("ascend_roce_optical_rx_power_watts",
 		"Receive power of one lane of the optical module (hccn_tool -optical -g Rx Power<lane>): near 0 means no light from the far end.", laneLabels, nil)
 	opticalRxPowerMinDesc = prometheus.NewDesc("ascend_roce_optical_rx_power_min_watts",
-		"Receive power of the weakest lane of the port's optical module (hccn_tool -optical -g Rx Power<lane>, the smallest): near 0 means a lane gets no light from the far end (per lane: ascend_roce_optical_rx_power_watts, --hccn.optical-detail).", chipLabels, nil)
+		"Receive power of the weakest lane of the port's optical module (hccn_tool -optical -g Rx Power<lane>, the smallest): near "+
+			"0 means a lane gets no light from the far end (per lane: ascend_roce_optical_rx_power_watts, "+
+			"--hccn.optical-detail).", chipLabels, nil)
 	opticalTxBiasDesc = prometheus.NewDesc("ascend_roce_optical_tx_bias_amperes",
 		"Laser bias current of one lane of the optical module (hccn_tool -optical -g Tx Bias<lane>).", laneLabels, nil)
 	tlsEnabledDesc = prometheus.NewDesc("ascend_roce_tls_enabled",
@@ -302,7 +307,7 @@ func newStat(key, name, help string) statCounter {
 }
 
 // errFirstSweep: a scrape before the first sweep finished.
-var errFirstSweep = fmt.Errorf("first hccn_tool sweep still running: %w", exporter.ErrNoData)
+var errFirstSweep = fmt.Errorf("first hccn_tool sweep still running: %w", collector.ErrNoData)
 
 // published is a sweep with its metrics. Nothing a scrape exports changes
 // between two sweeps (the call counters move only during one), so the const
@@ -343,7 +348,7 @@ func (c *Collector) publish(s *Sweep) *published {
 	if !s.Complete {
 		// runSweep warns when sweeps become incomplete; every scrape
 		// until a complete one still counts as failed.
-		p.err = fmt.Errorf("%w: %w", exporter.ErrLogged, s.Err)
+		p.err = fmt.Errorf("%w: %w", collector.ErrLogged, s.Err)
 	}
 	return p
 }
@@ -376,7 +381,7 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 			ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
 			ch <- prometheus.MustNewConstMetric(lastSweepDesc, prometheus.GaugeValue, float64(s.Finished.UnixNano())/1e9)
 			return fmt.Errorf("last hccn_tool sweep finished %s ago, more than two --hccn.interval (%s): the sweep in flight hangs, old readings are not served: %w",
-				age.Round(time.Second), c.cfg.Interval, exporter.ErrNoData)
+				age.Round(time.Second), c.cfg.Interval, collector.ErrNoData)
 		}
 	}
 	for _, m := range p.metrics {

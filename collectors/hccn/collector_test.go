@@ -19,10 +19,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // readingAdapter exports one Reading, as the collector does per device.
@@ -131,14 +133,14 @@ func node910B(n *fakeNode) {
 	}
 }
 
-type chipList []ChipID
+type chipList []ascend.Chip
 
-func (c chipList) Chips(context.Context) ([]ChipID, error) { return c, nil }
+func (c chipList) Chips(context.Context) ([]ascend.Chip, error) { return c, nil }
 
 func chips910B(n int) chipList {
 	var out chipList
 	for i := range n {
-		out = append(out, ChipID{NPU: fmt.Sprint(i), Chip: "0"})
+		out = append(out, ascend.Chip{ChipID: ascend.ChipID{NPU: fmt.Sprint(i), Chip: "0"}})
 	}
 	return out
 }
@@ -233,7 +235,7 @@ func TestHungDeviceKilledOthersRead(t *testing.T) {
 	}
 	// The sweep warned once; the registry does not log it again per scrape.
 	if err := c.Update(context.Background(), make(chan prometheus.Metric, 1000)); err == nil || !strings.Contains(err.Error(), "timeout") ||
-		!errors.Is(err, exporter.ErrLogged) {
+		!errors.Is(err, collector.ErrLogged) {
 		t.Errorf("Update after an incomplete sweep: %v, want the sweep's error, marked logged", err)
 	}
 }
@@ -268,7 +270,7 @@ func TestConcurrentScrapesCallNothing(t *testing.T) {
 		t.Fatalf("scrapes before the first sweep ran hccn_tool: %v", got)
 	}
 	ch := make(chan prometheus.Metric, 4096)
-	if err := c.Update(context.Background(), ch); !errors.Is(err, exporter.ErrNoData) {
+	if err := c.Update(context.Background(), ch); !errors.Is(err, collector.ErrNoData) {
 		t.Errorf("Update before the first sweep: %v, want ErrNoData", err)
 	}
 	c.Sweep(context.Background())
@@ -473,7 +475,7 @@ func TestActiveQPsView(t *testing.T) {
 	n := newFakeNode(t)
 	node910B(n)
 	n.fail(1, "qp_info", 11, "stdout", "hccn_tool is busy, please try again.")
-	c := newFakeCollector(t, n, chipList{{"0", "0", "0"}, {"0", "1", "1"}}, 10*time.Second)
+	c := newFakeCollector(t, n, chipList{chip("0", "0", "0"), chip("0", "1", "1")}, 10*time.Second)
 	if got := c.ActiveQPs(); got != nil {
 		t.Errorf("before a sweep: %v", got)
 	}
@@ -543,4 +545,9 @@ func TestFlags(t *testing.T) {
 			t.Errorf("Validate(%+v) accepted", bad)
 		}
 	}
+}
+
+// chip is a chip of npu-smi's table with its Phy-ID ("" where none).
+func chip(npu, c, phy string) ascend.Chip {
+	return ascend.Chip{ChipID: ascend.ChipID{NPU: npu, Chip: c}, PhyID: phy}
 }

@@ -7,18 +7,14 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-)
 
-// ChipID is one NPU chip as npu-smi names it. PhyID is empty where npu-smi
-// does not print it (every layout but Atlas A3 / 910_93 and Ascend 950).
-type ChipID struct {
-	NPU, Chip, PhyID string
-}
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+)
 
 // ChipSource lists the node's NPU chips (npu-smi's view). main wires it to
 // the npusmi collector; nil means "npu-smi not available".
 type ChipSource interface {
-	Chips(ctx context.Context) ([]ChipID, error)
+	Chips(ctx context.Context) ([]ascend.Chip, error)
 }
 
 // Device is one RoCE NIC: the physical id hccn_tool's -i takes and the
@@ -44,7 +40,7 @@ const maxPhyID = 99
 // Without npu-smi's view (chips empty), every /dev/davinciN node is a device
 // with physical id N, labelled npu="N", chip="0": right for the one-die cards,
 // and the only guess possible without npu-smi.
-func MapDevices(chips []ChipID, devNodes []int) (devs []Device, warnings []string) {
+func MapDevices(chips []ascend.Chip, devNodes []int) (devs []Device, warnings []string) {
 	seen := map[int]bool{}
 	add := func(d Device) {
 		if seen[d.PhyID] {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 func capture(t testing.TB, name string) []byte {
@@ -255,18 +257,18 @@ func TestClassify(t *testing.T) {
 func TestMapDevices(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		chips    []ChipID
+		chips    []ascend.Chip
 		nodes    []int
 		want     []Device
 		warnings int
 	}{
-		{"910B: NPU ID is the physical id", []ChipID{{"0", "0", ""}, {"1", "0", ""}, {"6", "0", ""}}, []int{0, 1, 2},
+		{"910B: NPU ID is the physical id", []ascend.Chip{chip("0", "0", ""), chip("1", "0", ""), chip("6", "0", "")}, []int{0, 1, 2},
 			[]Device{{0, "0", "0"}, {1, "1", "0"}, {6, "6", "0"}}, 0},
-		{"A3: two dies per NPU with Phy-ID", []ChipID{{"0", "0", "0"}, {"0", "1", "1"}, {"1", "0", "2"}, {"1", "1", "3"}}, nil,
+		{"A3: two dies per NPU with Phy-ID", []ascend.Chip{chip("0", "0", "0"), chip("0", "1", "1"), chip("1", "0", "2"), chip("1", "1", "3")}, nil,
 			[]Device{{0, "0", "0"}, {1, "0", "1"}, {2, "1", "0"}, {3, "1", "1"}}, 0},
-		{"300I Duo: two chips, no Phy-ID", []ChipID{{"0", "0", ""}, {"0", "1", ""}}, nil, nil, 2},
-		{"bad Phy-ID", []ChipID{{"0", "0", "x"}, {"0", "1", "100"}}, nil, nil, 2},
-		{"duplicate physical id", []ChipID{{"0", "0", "3"}, {"1", "0", "3"}}, nil, []Device{{3, "0", "0"}}, 1},
+		{"300I Duo: two chips, no Phy-ID", []ascend.Chip{chip("0", "0", ""), chip("0", "1", "")}, nil, nil, 2},
+		{"bad Phy-ID", []ascend.Chip{chip("0", "0", "x"), chip("0", "1", "100")}, nil, nil, 2},
+		{"duplicate physical id", []ascend.Chip{chip("0", "0", "3"), chip("1", "0", "3")}, nil, []Device{{3, "0", "0"}}, 1},
 		{"no npu-smi: /dev/davinciN", nil, []int{0, 1, 15}, []Device{{0, "0", "0"}, {1, "1", "0"}, {15, "15", "0"}}, 0},
 		{"nothing", nil, nil, nil, 0},
 	} {

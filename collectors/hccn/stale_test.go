@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
 
 // TestStaleSweepNotServed is the edge of issue 24: while hccn_tool hangs,
@@ -54,7 +54,7 @@ func TestStaleSweepNotServed(t *testing.T) {
 			}
 			continue
 		}
-		if up != 0 || links != 0 || !errors.Is(err, exporter.ErrNoData) {
+		if up != 0 || links != 0 || !errors.Is(err, collector.ErrNoData) {
 			t.Errorf("age %s: up %v, %d link series, err %v; want up 0, nothing else, ErrNoData", tc.age, up, links, err)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // command is one hccn_tool query the sweep makes per device.
@@ -203,7 +205,7 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 // devices lists the devices to read: npu-smi's chips where available, else
 // the /dev/davinciN nodes.
 func (c *Collector) devices(ctx context.Context) []Device {
-	var chips []ChipID
+	var chips []ascend.Chip
 	if c.chips != nil {
 		var err error
 		if chips, err = c.chips.Chips(ctx); err != nil {

@@ -1,3 +1,9 @@
+// Package headroom is the collector of the NPU memory headroom before HCCL
+// link setup: each scrape it fetches the model's inputs (npu-smi's chips and
+// process table, the CANN logs' view of each process, through NPUSource and
+// SettingsSource, which cmd/hccl_exporter wires to internal/join), runs
+// internal/headroom's Model and turns the result into const metrics. The
+// model itself, its inputs and its configuration live in internal/headroom.
 package headroom
 
 import (
@@ -8,19 +14,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter/scrapeerr"
+	"github.com/hccl-exporter/hccl_exporter/collector"
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // NPUSource gives the chips' HBM and the process table of one npu-smi run.
 // It is meant to share the run the npusmi collector makes in the same scrape.
 type NPUSource interface {
-	Chips(ctx context.Context) ([]ChipMemory, []ChipProcess, error)
+	Chips(ctx context.Context) ([]model.ChipMemory, []model.ChipProcess, error)
 }
 
 // SettingsSource says what the CANN logs know about the process of a row
 // of the NPUSource's process table.
 type SettingsSource interface {
-	Settings(p ChipProcess) (ProcessSettings, bool)
+	Settings(p model.ChipProcess) (model.ProcessSettings, bool)
 }
 
 // Label values of the bound label and of the processes gauge.
@@ -75,7 +82,9 @@ var (
 			"learned (measured on this node, --headroom.learn-qp-size), modelled (HCCL's QP depths) or flag.",
 		[]string{"npu", "chip"}, nil)
 	foreignQPsDesc = prometheus.NewDesc("ascend_roce_foreign_queue_pairs",
-		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
+		"Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL `create hccl "+
+			"transport:` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from "+
+			"HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.",
 		[]string{"npu", "chip"}, nil)
 	// The capacity inputs: the mixin's capacity recording rules compute the
 	// headroom under other settings from them (docs/headroom.md
@@ -106,20 +115,20 @@ var (
 
 // Collector exports the headroom model's result each scrape.
 type Collector struct {
-	cfg      Config
+	cfg      model.Config
 	npu      NPUSource
 	settings SettingsSource
 	logger   *slog.Logger
 	// est learns QP sizes (nil: learning off); workloads reports the
 	// workload memory's size (nil: none). See learn.go.
-	est       *Estimator
+	est       *model.Estimator
 	workloads WorkloadStatsSource
 }
 
 // New returns a collector reading chips from npu and per-pid settings from
 // settings (nil when no CANN log view is available: every process then counts
 // as defaulted).
-func New(cfg Config, npu NPUSource, settings SettingsSource, logger *slog.Logger) *Collector {
+func New(cfg model.Config, npu NPUSource, settings SettingsSource, logger *slog.Logger) *Collector {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -135,9 +144,9 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		return fmt.Errorf("headroom: read npu-smi chips: %w", err)
 	}
 	if len(chips) == 0 && len(procs) == 0 {
-		return fmt.Errorf("headroom: npu-smi listed no chips: %w", scrapeerr.ErrNoData)
+		return fmt.Errorf("headroom: npu-smi listed no chips: %w", collector.ErrNoData)
 	}
-	var lookup func(ChipProcess) (ProcessSettings, bool)
+	var lookup func(model.ChipProcess) (model.ProcessSettings, bool)
 	if c.settings != nil {
 		lookup = memoSettings(c.settings.Settings)
 	}
@@ -146,7 +155,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	if c.est != nil {
 		cfg.Learned = c.est.Learned(driverOf(chips))
 	}
-	result := Model(cfg, chips, procs, lookup)
+	result := model.Model(cfg, chips, procs, lookup)
 	c.learn(ch, cfg, chips, procs, lookup)
 	defaulted, unknown := 0, 0
 	for _, h := range result {
@@ -160,7 +169,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 	return nil
 }
 
-func emit(ch chan<- prometheus.Metric, h ChipHeadroom) {
+func emit(ch chan<- prometheus.Metric, h model.ChipHeadroom) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}

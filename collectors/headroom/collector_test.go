@@ -3,7 +3,6 @@ package headroom
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -11,22 +10,25 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
+
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 )
 
 type fakeNPU struct {
-	chips []ChipMemory
-	procs []ChipProcess
+	chips []model.ChipMemory
+	procs []model.ChipProcess
 	err   error
 }
 
-func (f fakeNPU) Chips(context.Context) ([]ChipMemory, []ChipProcess, error) {
+func (f fakeNPU) Chips(context.Context) ([]model.ChipMemory, []model.ChipProcess, error) {
 	return f.chips, f.procs, f.err
 }
 
-type fakeSettings map[int]ProcessSettings
+type fakeSettings map[int]model.ProcessSettings
 
-func (f fakeSettings) Settings(p ChipProcess) (ProcessSettings, bool) {
+func (f fakeSettings) Settings(p model.ChipProcess) (model.ProcessSettings, bool) {
 	pid := p.PID
 	s, ok := f[pid]
 	return s, ok
@@ -52,12 +54,12 @@ func (p *promCollector) Collect(ch chan<- prometheus.Metric) {
 // 8-server job; chip 0/1 idle; chip 1/0 with one known QPS 1 rank and one pid
 // no CANN log mentions.
 var goldenNPU = fakeNPU{
-	chips: []ChipMemory{
+	chips: []model.ChipMemory{
 		{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib},
 		{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib},
 		{NPU: "1", Chip: "0", HBMUsedBytes: 30000 * mib, HBMTotalBytes: 65536 * mib},
 	},
-	procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "1", Chip: "0", PID: 300}, {NPU: "1", Chip: "0", PID: 301}},
+	procs: []model.ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "1", Chip: "0", PID: 300}, {NPU: "1", Chip: "0", PID: 301}},
 }
 
 var goldenSettings = fakeSettings{
@@ -65,31 +67,19 @@ var goldenSettings = fakeSettings{
 	301: known(1, 200, world64),
 }
 
+// TestCollectorGolden compares the collector's output on goldenNPU with
+// testdata/golden.prom (`go test -update` rewrites it; review the diff).
 func TestCollectorGolden(t *testing.T) {
-	want, err := os.Open("testdata/golden.prom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer want.Close()
-	pc := &promCollector{c: New(DefaultConfig(), goldenNPU, goldenSettings, nil)}
-	if err := testutil.CollectAndCompare(pc, want); err != nil {
-		t.Error(err)
-	}
+	pc := &promCollector{c: New(model.DefaultConfig(), goldenNPU, goldenSettings, nil)}
+	metrictest.Golden(t, "testdata/golden.prom", pc)
 	if pc.err != nil {
 		t.Errorf("Update() = %v", pc.err)
-	}
-	problems, err := testutil.CollectAndLint(pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("lint %s: %s", p.Metric, p.Text)
 	}
 }
 
 func TestCollectorNPUFailureExportsNothing(t *testing.T) {
 	npu := fakeNPU{chips: goldenNPU.chips, procs: goldenNPU.procs, err: errors.New("npu-smi: signal: killed")}
-	pc := &promCollector{c: New(DefaultConfig(), npu, goldenSettings, nil)}
+	pc := &promCollector{c: New(model.DefaultConfig(), npu, goldenSettings, nil)}
 	if n := testutil.CollectAndCount(pc); n != 0 {
 		t.Errorf("exported %d metrics after npu-smi failed, want 0", n)
 	}
@@ -99,17 +89,17 @@ func TestCollectorNPUFailureExportsNothing(t *testing.T) {
 }
 
 func TestCollectorNoChips(t *testing.T) {
-	pc := &promCollector{c: New(DefaultConfig(), fakeNPU{}, goldenSettings, nil)}
+	pc := &promCollector{c: New(model.DefaultConfig(), fakeNPU{}, goldenSettings, nil)}
 	if n := testutil.CollectAndCount(pc); n != 0 {
 		t.Errorf("exported %d metrics without chips, want 0", n)
 	}
-	if !errors.Is(pc.err, exporter.ErrNoData) {
+	if !errors.Is(pc.err, collector.ErrNoData) {
 		t.Errorf("Update() = %v, want ErrNoData", pc.err)
 	}
 }
 
 func TestCollectorWithoutSettingsSource(t *testing.T) {
-	pc := &promCollector{c: New(DefaultConfig(), goldenNPU, nil, nil)}
+	pc := &promCollector{c: New(model.DefaultConfig(), goldenNPU, nil, nil)}
 	// Every process is unknown and adds no QPs: headroom is the free HBM.
 	// Chip 0/0: 65536−63900 = 1636 MiB = 1715470336 bytes.
 	want := `
@@ -134,7 +124,7 @@ hccl_link_setup_processes{chip="0",npu="1",settings_source="known"} 0
 }
 
 func TestCollectorConcurrentScrapes(t *testing.T) {
-	c := New(DefaultConfig(), goldenNPU, goldenSettings, nil)
+	c := New(model.DefaultConfig(), goldenNPU, goldenSettings, nil)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
@@ -163,16 +153,16 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 // no series (unknown, not zero).
 func TestCollectorForeignQPs(t *testing.T) {
 	npu := fakeNPU{
-		chips: []ChipMemory{
+		chips: []model.ChipMemory{
 			{NPU: "0", Chip: "0", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib,
 				LiveQPs: 5, LiveQPsKnown: true, LiveQPNs: []uint32{1290, 1291, 7001, 7002, 7003}, LiveQPNsKnown: true},
 			{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib, LiveQPs: 3, LiveQPsKnown: true},
 		},
-		procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "1", PID: 101}},
+		procs: []model.ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "1", PID: 101}},
 	}
 	s := known(1, 200, world64)
 	s.QPNs = []uint32{1290, 1291, 1292}
-	pc := &promCollector{c: New(DefaultConfig(), npu, fakeSettings{100: s, 101: s}, nil)}
+	pc := &promCollector{c: New(model.DefaultConfig(), npu, fakeSettings{100: s, 101: s}, nil)}
 	want := `
 # HELP ascend_roce_foreign_queue_pairs Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL ` + "`create hccl transport:`" + ` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.
 # TYPE ascend_roce_foreign_queue_pairs gauge

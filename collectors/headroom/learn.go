@@ -5,7 +5,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // What the collector learns on the node and remembers per workload: the
@@ -60,26 +62,26 @@ var (
 )
 
 // allModes are the QP modes of the size table.
-var allModes = []QPMode{QPMode910BOpBase, QPMode910BOpBaseMultiQP, QPModeGraph, QPModeA3Host, QPModeA3HostMultiQP, QPModeA3AICPU, QPModeA3AICPUMultiQP}
+var allModes = []model.QPMode{model.QPMode910BOpBase, model.QPMode910BOpBaseMultiQP, model.QPModeGraph, model.QPModeA3Host, model.QPModeA3HostMultiQP, model.QPModeA3AICPU, model.QPModeA3AICPUMultiQP}
 
 // SetLearning turns QP-size learning on with est (nil: off) and names the
 // workload memory's source for its series.
-func (c *Collector) SetLearning(est *Estimator, workloads WorkloadStatsSource) {
+func (c *Collector) SetLearning(est *model.Estimator, workloads WorkloadStatsSource) {
 	c.est, c.workloads = est, workloads
 }
 
 // memoSettings calls settings once per process and scrape.
-func memoSettings(settings func(ChipProcess) (ProcessSettings, bool)) func(ChipProcess) (ProcessSettings, bool) {
+func memoSettings(settings func(model.ChipProcess) (model.ProcessSettings, bool)) func(model.ChipProcess) (model.ProcessSettings, bool) {
 	type k struct {
 		pid int
 		dir string
 	}
 	type r struct {
-		s  ProcessSettings
+		s  model.ProcessSettings
 		ok bool
 	}
 	seen := map[k]r{}
-	return func(p ChipProcess) (ProcessSettings, bool) {
+	return func(p model.ChipProcess) (model.ProcessSettings, bool) {
 		key := k{p.PID, p.LogDir}
 		if v, ok := seen[key]; ok {
 			return v.s, v.ok
@@ -91,7 +93,7 @@ func memoSettings(settings func(ChipProcess) (ProcessSettings, bool)) func(ChipP
 }
 
 // driverOf is the node's driver version (npu-smi prints one per node).
-func driverOf(chips []ChipMemory) string {
+func driverOf(chips []model.ChipMemory) string {
 	for _, c := range chips {
 		if c.Driver != "" {
 			return c.Driver
@@ -102,10 +104,10 @@ func driverOf(chips []ChipMemory) string {
 
 // learn feeds the estimator this scrape's chips and sends the learned
 // sizes and the workload memory's series.
-func (c *Collector) learn(ch chan<- prometheus.Metric, cfg Config, chips []ChipMemory, procs []ChipProcess, lookup func(ChipProcess) (ProcessSettings, bool)) {
-	byChip := map[[2]string][]ChipProcess{}
+func (c *Collector) learn(ch chan<- prometheus.Metric, cfg model.Config, chips []model.ChipMemory, procs []model.ChipProcess, lookup func(model.ChipProcess) (model.ProcessSettings, bool)) {
+	byChip := map[ascend.ChipID][]model.ChipProcess{}
 	for _, p := range procs {
-		k := [2]string{p.NPU, p.Chip}
+		k := ascend.ChipID{NPU: p.NPU, Chip: p.Chip}
 		byChip[k] = append(byChip[k], p)
 	}
 	products := map[string]bool{}
@@ -113,13 +115,13 @@ func (c *Collector) learn(ch chan<- prometheus.Metric, cfg Config, chips []ChipM
 		if chip.Name != "" {
 			products[chip.Name] = true
 		}
-		ps := byChip[[2]string{chip.NPU, chip.Chip}]
-		sample := ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
-			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: processSetID(ps), LiveQPs: -1}
+		ps := byChip[ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip}]
+		sample := model.ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
+			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: model.ProcessSetID(ps), LiveQPs: -1}
 		if chip.LiveQPsKnown {
 			sample.LiveQPs = chip.LiveQPs
 		}
-		failures := map[[3]string]logstate.RememberedFailure{}
+		failures := map[[3]string]model.RememberedFailure{}
 		workloadOf := map[[3]string]string{}
 		for _, p := range ps {
 			if lookup == nil {
@@ -129,7 +131,7 @@ func (c *Collector) learn(ch chan<- prometheus.Metric, cfg Config, chips []ChipM
 			if !ok {
 				continue
 			}
-			addSample(&sample, cfg, s, DeviceTypeOfChip(chip.Name))
+			model.AddSample(&sample, cfg, s, model.DeviceTypeOfChip(chip.Name))
 			for _, f := range s.Failures {
 				k := [3]string{s.Workload, f.Code, f.Resource}
 				if old, seen := failures[k]; !seen || f.At.After(old.At) {
@@ -168,14 +170,14 @@ func (c *Collector) learn(ch chan<- prometheus.Metric, cfg Config, chips []ChipM
 		}
 	}
 	if c.est != nil {
-		keys, refused := c.est.snapshot()
+		keys, refused := c.est.Snapshot()
 		for _, l := range keys {
 			if l.Inlier > 0 {
 				ch <- prometheus.MustNewConstMetric(observedBytesDesc, prometheus.GaugeValue, l.Median, l.Key.Product, l.Key.Driver, l.Key.Mode)
 			}
 			ch <- prometheus.MustNewConstMetric(observationsDesc, prometheus.CounterValue, float64(l.Total), l.Key.Product, l.Key.Driver, l.Key.Mode)
 		}
-		for _, r := range refusedReasons {
+		for _, r := range model.RefusedReasons {
 			ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(refused[r]), r)
 		}
 	}
@@ -186,37 +188,4 @@ func (c *Collector) learn(ch chan<- prometheus.Metric, cfg Config, chips []ChipM
 			ch <- prometheus.MustNewConstMetric(workloadsDroppedDesc, prometheus.CounterValue, float64(st.Dropped[r]), r)
 		}
 	}
-}
-
-// addSample adds one process's established QPs (by mode), captures and
-// allocated cclBuffers to its chip's sample, with the model's rules for
-// the mode (qpModeOf) and QPs per link.
-func addSample(sample *ChipSample, cfg Config, s ProcessSettings, chipDevType int) {
-	qps := cfg.DefaultQPsPerConnection
-	if s.QPsKnown && s.QPsPerConnection >= 1 && s.QPsPerConnection <= HCCLMaxQPsPerConnection {
-		qps = s.QPsPerConnection
-	}
-	opBase, graph := false, s.GraphMode
-	for _, c := range s.Communicators {
-		opBase = opBase || c.OpBaseTags
-		graph = graph || c.GraphTags
-	}
-	for _, c := range s.Communicators {
-		if c.DeviceType < 0 {
-			c.DeviceType = chipDevType
-		}
-		perLink := qpsPerLink(qps, c.DeviceType)
-		if s.SingleQP {
-			perLink = 1
-		}
-		mode := ""
-		if m, ok := qpModeOf(s, c, opBase, graph, perLink); ok {
-			mode = m.Name
-		}
-		sample.QPsByMode[mode] += float64(c.EstablishedQPs)
-		sample.Captures += float64(c.Captures)
-		sample.CCLBufferBytes += float64(c.CCLBufferBytes)
-	}
-	sample.QPsByMode[""] += nonNegative(s.UnattributedQPs)
-	sample.CCLBufferBytes += nonNegative(s.UnattributedBufferBytes)
 }

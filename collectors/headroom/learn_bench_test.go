@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // benchNode is a full 16-chip A3 node: one process per chip with a world
@@ -16,14 +16,14 @@ func benchNode() (fakeNPU, fakeSettings) {
 	var npu fakeNPU
 	set := fakeSettings{}
 	for i := range 16 {
-		npu.chips = append(npu.chips, ChipMemory{NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2), Name: "910B3", Driver: "24.1.rc3",
+		npu.chips = append(npu.chips, model.ChipMemory{NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2), Name: "910B3", Driver: "24.1.rc3",
 			HBMUsedBytes: 60000 * mib, HBMTotalBytes: 65536 * mib})
-		npu.procs = append(npu.procs, ChipProcess{NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2), PID: 1000 + i})
+		npu.procs = append(npu.procs, model.ChipProcess{NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2), PID: 1000 + i})
 		ep := world64
 		ep.Name, ep.RankSize, ep.ServerNum, ep.OpBaseTags, ep.EstablishedQPs = "ep", 128, 16, true, 120
 		s := known(1, 200, world64, ep)
 		s.Workload = "k8s/serve/vllm"
-		s.Remembered = []logstate.RememberedLinks{{RankSize: 128, ServerNum: 16, AllRanks: true, Capture: true, CaptureQPs: 120}}
+		s.Remembered = []model.RememberedLinks{{RankSize: 128, ServerNum: 16, AllRanks: true, Capture: true, CaptureQPs: 120}}
 		set[1000+i] = s
 	}
 	return npu, set
@@ -47,9 +47,9 @@ func BenchmarkUpdateLearning(b *testing.B) {
 	perOp := map[bool]float64{}
 	for _, learn := range []bool{false, true} {
 		b.Run(fmt.Sprintf("learn=%v", learn), func(b *testing.B) {
-			c := New(DefaultConfig(), npu, set, nil)
+			c := New(model.DefaultConfig(), npu, set, nil)
 			if learn {
-				c.SetLearning(NewEstimator(EstimatorConfig{}), nil)
+				c.SetLearning(model.NewEstimator(model.EstimatorConfig{}), nil)
 			}
 			b.ReportAllocs()
 			for b.Loop() {

@@ -13,10 +13,11 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // Config holds the collector's settings. Path and Timeout are the npusmi
@@ -28,7 +29,7 @@ type Config struct {
 	Interval time.Duration
 	// FaultCodeFile is a faultCode.json; "" classes every code unknown.
 	FaultCodeFile string
-	// DevFS is where /dev/davinciN are counted.
+	// DevFS is where /dev/davinciN are counted (--path.devfs; "" is /dev).
 	DevFS string
 	// Skip names the query types not asked: those whose every family is
 	// switched off (QueriesOff).
@@ -59,61 +60,42 @@ func QueriesOff(familiesOff map[string]bool) map[string]bool {
 	return out
 }
 
-// AddFlags registers --npusmi.detail-interval, --npusmi.fault-code-file
-// and --path.devfs.
+// AddFlags registers --npuhealth.interval and --npuhealth.fault-code-file
+// (main registers --path.devfs with the other host paths and sets DevFS).
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
-	app.Flag("npusmi.detail-interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never inside a scrape. "+
+	app.Flag("npuhealth.interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t "+
+		"health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never "+
+		"inside a scrape. "+
 		"Scrapes serve the latest sweep; per-chip values older than two intervals are not served.").
 		Default("60s").DurationVar(&cfg.Interval)
-	app.Flag("npusmi.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. /usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …). "+
+	app.Flag("npuhealth.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. "+
+		"/usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code "+
+		"(RestartNPU, SeparateNPU, …). "+
 		"Without it every code is class=\"unknown\". Read at start.").
 		Default("").StringVar(&cfg.FaultCodeFile)
-	app.Flag("path.devfs", "The host's /dev: the /dev/davinciN there are counted as ascend_npu_device_files, and the hccn sweep lists them for its chips where no npu-smi runs.").
-		Default("/dev").StringVar(&cfg.DevFS)
 	return cfg
 }
 
 // Validate rejects settings the sweep cannot work with.
 func (c Config) Validate() error {
 	if c.Interval < 10*time.Second {
-		return fmt.Errorf("--npusmi.detail-interval=%s: must be at least 10s (a sweep makes about 8 npu-smi calls per chip, each starting DCMI)", c.Interval)
+		return fmt.Errorf("--npuhealth.interval=%s: must be at least 10s (a sweep makes about 8 npu-smi calls per chip, each starting DCMI)", c.Interval)
 	}
 	return nil
 }
 
-// ChipID names one chip as npu-smi prints it.
-type ChipID struct{ NPU, Chip string }
-
 // Table is the chip list the sweep reads: the npusmi collector's accepted
-// `npu-smi info` table, shared with the scrapes.
+// `npu-smi info` table, shared with the scrapes (cmd/hccl_exporter adapts
+// the npusmi collector to it).
 type Table interface {
 	// Chips returns the chips of the last accepted table (running npu-smi
 	// info through the shared runner when its last run is older than
 	// --npusmi.min-interval).
-	Chips(ctx context.Context) ([]ChipID, error)
+	Chips(ctx context.Context) ([]ascend.ChipID, error)
 	// InFlight is closed when the table's run in flight ends; nil when none.
 	InFlight() <-chan struct{}
 }
-
-// NPUSMITable adapts the npusmi collector to Table.
-type NPUSMITable struct{ C *npusmi.Collector }
-
-// Chips implements Table.
-func (t NPUSMITable) Chips(ctx context.Context) ([]ChipID, error) {
-	snap, err := t.C.Snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ChipID, 0, len(snap.Chips))
-	for _, c := range snap.Chips {
-		out = append(out, ChipID{c.NPU, c.Chip})
-	}
-	return out, nil
-}
-
-// InFlight implements Table.
-func (t NPUSMITable) InFlight() <-chan struct{} { return t.C.InFlight() }
 
 // Collector sweeps the detail queries in the background and exports the
 // latest sweep.
@@ -134,30 +116,36 @@ type Collector struct {
 	// Owned by the sweep, whose chips may be read at once (sweep.go): mu
 	// guards what they share.
 	mu          sync.Mutex
-	unsupported map[chipKey]map[string]bool
+	unsupported map[ascend.ChipID]map[string]bool
 	altWorks    map[string]bool
-	lastChips   []ChipID
+	lastChips   []ascend.ChipID
 	hasTable    bool
 	sweeps      int
 	failing     bool
-	entries     map[chipKey]*chipEntry // each chip's latest answered reading
-	turns       map[chipKey]*chipTurn
+	entries     map[ascend.ChipID]*chipEntry // each chip's latest answered reading
+	turns       map[ascend.ChipID]*chipTurn
 	finished    *Sweep // the last sweep that ran to its end
 
 	// stuck counts, per chip, calls left behind that still run (sweep.go);
 	// abandonAfter is how long past its timeout a call is waited for, and
 	// slowAfter how long it holds the sweep before the next chip starts.
 	stuckMu      sync.Mutex
-	stuck        map[chipKey]int
+	stuck        map[ascend.ChipID]int
 	abandonAfter time.Duration
 	slowAfter    time.Duration
 
 	loop sweep.Loop
+
+	// ids receives each chip's identity with every published view.
+	ids *ascend.Identities
 }
 
-// New returns a collector reading table's chips. It loads the fault-code
-// file, so a wrong path fails at start, not silently at every scrape.
-func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
+// New returns a collector reading table's chips. Each chip's identity from
+// `npu-smi info -t board` (VDie ID, serial number, product name) is
+// published to ids (nil: kept to itself), where the npusmi collector reads
+// it for ascend_npu_info. It loads the fault-code file, so a wrong path
+// fails at start, not silently at every scrape.
+func New(cfg Config, table Table, ids *ascend.Identities, logger *slog.Logger) (*Collector, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -173,10 +161,13 @@ func New(cfg Config, table Table, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if ids == nil {
+		ids = &ascend.Identities{}
+	}
 	c := &Collector{
-		cfg: cfg, logger: logger, table: table, now: time.Now,
-		unsupported: map[chipKey]map[string]bool{}, altWorks: map[string]bool{},
-		entries: map[chipKey]*chipEntry{}, turns: map[chipKey]*chipTurn{}, stuck: map[chipKey]int{},
+		cfg: cfg, logger: logger, table: table, now: time.Now, ids: ids,
+		unsupported: map[ascend.ChipID]map[string]bool{}, altWorks: map[string]bool{},
+		entries: map[ascend.ChipID]*chipEntry{}, turns: map[ascend.ChipID]*chipTurn{}, stuck: map[ascend.ChipID]int{},
 		abandonAfter: abandonAfter, slowAfter: min(max(cfg.Timeout/5, time.Second), cfg.Timeout),
 	}
 	for _, t := range queryTypes {
@@ -231,32 +222,6 @@ func (c *Collector) runSweep(ctx context.Context) *Sweep {
 	return s
 }
 
-// VDieID implements npusmi.IdentitySource from the latest sweep.
-func (c *Collector) VDieID(npu, chip string) string {
-	v := c.latest.Load()
-	if v == nil {
-		return ""
-	}
-	return v.vdie[chipKey{npu, chip}]
-}
-
-// SerialNumber implements npusmi.InventorySource from the latest sweep: the
-// serial number of the chip's board (card-level npu-smi info -t board).
-func (c *Collector) SerialNumber(npu, chip string) string {
-	if p := c.latest.Load(); p != nil {
-		return p.inventory[chipKey{npu, chip}].SerialNumber
-	}
-	return ""
-}
-
-// ProductName implements npusmi.InventorySource: the board's Product Name.
-func (c *Collector) ProductName(npu, chip string) string {
-	if p := c.latest.Load(); p != nil {
-		return p.inventory[chipKey{npu, chip}].ProductName
-	}
-	return ""
-}
-
 var (
 	callsDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_calls_total",
 		"npu-smi detail calls (npu-smi info -t <type>) by type and result (success, timeout, busy, unsupported, error, parse_error). "+
@@ -265,18 +230,20 @@ var (
 	lastSweepDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds",
 		"Unix time the last npu-smi detail sweep finished (whether every call answered or not).", nil, nil)
 	staleChipsDesc = prometheus.NewDesc("hccl_exporter_npu_smi_detail_stale_chips",
-		"Chips of the last accepted npu-smi info table whose latest detail reading is older than two --npusmi.detail-interval "+
+		"Chips of the last accepted npu-smi info table whose latest detail reading is older than two --npuhealth.interval "+
 			"(or that have not answered in that long since they appeared): their ascend_npu_* series are not served. A hung chip, or one the sweep's budget did not reach.",
 		nil, nil)
 
 	chipsDesc = prometheus.NewDesc("ascend_npu_chips",
-		"NPU chips in the last accepted npu-smi info table (the npusmi collector's; a smaller table is accepted only once several runs agree). Fewer than ascend_npu_device_files, or than the node had: a chip is lost.", nil, nil)
+		"NPU chips in the last accepted npu-smi info table (the npusmi collector's; a smaller table is accepted only once several "+
+			"runs agree). Fewer than ascend_npu_device_files, or than the node had: a chip is lost.", nil, nil)
 	devFilesDesc = prometheus.NewDesc("ascend_npu_device_files",
 		"/dev/davinciN device files under --path.devfs (one per NPU chip the driver created).", nil, nil)
 
 	chipLabels    = []string{"npu", "chip"}
 	errorCodeDesc = prometheus.NewDesc("ascend_npu_error_code",
-		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling level from --npusmi.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
+		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling "+
+			"level from --npuhealth.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
 		[]string{"npu", "chip", "code", "class"}, nil)
 	errorCodesDesc = prometheus.NewDesc("ascend_npu_error_codes",
 		"Error codes active on the chip (npu-smi info -t health); 0 when none.", chipLabels, nil)
@@ -285,7 +252,9 @@ var (
 	eccLifetimeDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_lifetime_errors",
 		"HBM ECC errors of the chip over its life (npu-smi info -t ecc, HBM … Aggregate Total Err Cnt).", []string{"npu", "chip", "bit"}, nil)
 	eccPagesDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_pages",
-		"HBM pages of the chip isolated for double-bit ECC errors (state=isolated) and waiting to be isolated at the next chip reset (state=pending, npu-smi Next-Isolated). Single-bit pages are never isolated (npu-smi prints a constant 0): no series.", []string{"npu", "chip", "bit", "state"}, nil)
+		"HBM pages of the chip isolated for double-bit ECC errors (state=isolated) and waiting to be isolated at the next chip "+
+			"reset (state=pending, npu-smi Next-Isolated). Single-bit pages are never isolated (npu-smi prints a constant "+
+			"0): no series.", []string{"npu", "chip", "bit", "state"}, nil)
 	eccEnabledDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_enabled",
 		"1 when HBM ECC is enabled on the chip's NPU (npu-smi info -t ecc-enable, HBM ECC-Enable Status).", chipLabels, nil)
 	pcieDesc = prometheus.NewDesc("ascend_npu_pcie_errors_total",
@@ -306,7 +275,8 @@ var (
 	hccsChipRetriesDesc = prometheus.NewDesc("ascend_npu_hccs_chip_retries_total",
 		"Retries on all HCCS links of the chip (npu-smi info -t hccs, hccs retry count summed); per link: ascend_npu_hccs_retries_total (--npuhealth.hccs-links).", chipLabels, nil)
 	hccsMinLanesDesc = prometheus.NewDesc("ascend_npu_hccs_min_lanes",
-		"Fewest lanes up on any HCCS link of the chip (npu-smi info -t hccs, hccs lane mode): 4 on a healthy A2; fewer means a degraded link (which: ascend_npu_hccs_lanes, --npuhealth.hccs-links).", chipLabels, nil)
+		"Fewest lanes up on any HCCS link of the chip (npu-smi info -t hccs, hccs lane mode): 4 on a healthy A2; fewer means a "+
+			"degraded link (which: ascend_npu_hccs_lanes, --npuhealth.hccs-links).", chipLabels, nil)
 	hccsTxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_bytes_total",
 		"Bytes sent on all HCCS links of the chip (npu-smi info -t hccs, hccs tx bytes summed: packets × 20); rate() is npu-exporter's hccs bandwidth total.", chipLabels, nil)
 	hccsRxBytesDesc = prometheus.NewDesc("ascend_npu_hccs_receive_bytes_total",
@@ -335,11 +305,10 @@ var bits = [2]string{"single", "double"}
 type published struct {
 	sweep   *Sweep
 	metrics []prometheus.Metric // per-chip series and ascend_npu_chips
-	vdie    map[chipKey]string
 }
 
 func (c *Collector) publish(s *Sweep) *published {
-	p := &published{sweep: s, vdie: map[chipKey]string{}}
+	p := &published{sweep: s}
 	add := func(d *prometheus.Desc, t prometheus.ValueType, v float64, l ...string) {
 		p.metrics = append(p.metrics, prometheus.MustNewConstMetric(d, t, v, l...))
 	}
@@ -349,9 +318,6 @@ func (c *Collector) publish(s *Sweep) *published {
 	for i := range s.Readings {
 		r := &s.Readings[i]
 		n, ch := r.NPU, r.Chip
-		if r.VDie != "" {
-			p.vdie[chipKey{n, ch}] = r.VDie
-		}
 		if h := r.Health; h != nil {
 			seen := map[string]bool{}
 			for _, code := range h.Codes {
@@ -464,7 +430,7 @@ func (c *Collector) sendCalls(ch chan<- prometheus.Metric) { c.calls.Send(ch, ca
 var queryTypes = sweep.Names(queries, func(q query) string { return q.typ })
 
 // errFirstSweep: a scrape before the first sweep finished.
-var errFirstSweep = fmt.Errorf("first npu-smi detail sweep still running: %w", exporter.ErrNoData)
+var errFirstSweep = fmt.Errorf("first npu-smi detail sweep still running: %w", collector.ErrNoData)
 
 // Update sends each chip's latest reading. It never runs npu-smi and never
 // waits. A chip whose reading is older than two intervals is not served
@@ -507,8 +473,8 @@ func (c *Collector) Update(_ context.Context, ch chan<- prometheus.Metric) error
 	}
 	ch <- prometheus.MustNewConstMetric(staleChipsDesc, prometheus.GaugeValue, float64(stale))
 	if stale > 0 && stale == len(v.chips) {
-		return fmt.Errorf("no chip has a npu-smi detail reading younger than two --npusmi.detail-interval (%s; the oldest is %s old): their calls hang, old readings are not served: %w",
-			c.cfg.Interval, oldest.Round(time.Second), exporter.ErrNoData)
+		return fmt.Errorf("no chip has a npu-smi detail reading younger than two --npuhealth.interval (%s; the oldest is %s old): their calls hang, old readings are not served: %w",
+			c.cfg.Interval, oldest.Round(time.Second), collector.ErrNoData)
 	}
 	if v.sweep == nil && len(v.chips) > 0 && stale == 0 {
 		served := 0

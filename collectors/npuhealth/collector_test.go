@@ -14,30 +14,33 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // fakeTable is an npu-smi info table of chips.
 type fakeTable struct {
 	mu    sync.Mutex
-	chips []ChipID
+	chips []ascend.ChipID
 	err   error
 }
 
-func (f *fakeTable) Chips(context.Context) ([]ChipID, error) {
+func (f *fakeTable) Chips(context.Context) ([]ascend.ChipID, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]ChipID(nil), f.chips...), f.err
+	return append([]ascend.ChipID(nil), f.chips...), f.err
 }
 func (f *fakeTable) InFlight() <-chan struct{} { return nil }
 
-func chips910B(n int) []ChipID {
-	var out []ChipID
+func chips910B(n int) []ascend.ChipID {
+	var out []ascend.ChipID
 	for i := 0; i < n; i++ {
-		out = append(out, ChipID{fmt.Sprint(i), "0"})
+		out = append(out, ascend.ChipID{NPU: fmt.Sprint(i), Chip: "0"})
 	}
 	return out
 }
@@ -110,7 +113,7 @@ func newFake(t *testing.T) (*Collector, *fakeNPUSMI, *fakeTable) {
 	}
 	table := &fakeTable{chips: chips910B(8)}
 	c, err := New(Config{Interval: time.Minute, Timeout: 5 * time.Second, DevFS: dev,
-		FaultCodeFile: filepath.Join("testdata", "faultcodes.json")}, table, nil)
+		FaultCodeFile: filepath.Join("testdata", "faultcodes.json")}, table, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +163,8 @@ func TestGolden910B(t *testing.T) {
 	if _, ok := metrictest.Find(mfs, "ascend_npu_hbm_ecc_pages", metrictest.Labels("npu=6,chip=0,bit=double,state=pending")); ok {
 		t.Error("npu 6: the underflowed Next-Isolated count 4294967295 was exported")
 	}
-	if got := c.VDieID("1", "0"); got != "185011D4-21104518-A0C4ED94-14CC040A-56102003" {
-		t.Errorf("VDieID = %q", got)
+	if got := c.ids.Of(ascend.ChipID{NPU: "1", Chip: "0"}).VDieID; got != "185011D4-21104518-A0C4ED94-14CC040A-56102003" {
+		t.Errorf("published VDie ID = %q", got)
 	}
 }
 
@@ -270,7 +273,7 @@ func TestHangDoesNotSlowScrape(t *testing.T) {
 		<-release
 		return &vendorcli.Result{TimedOut: true, ExitCode: -1, Duration: 5 * time.Second}
 	}
-	scraper := exporter.NewScraper(slog.New(slog.DiscardHandler), map[string]exporter.Collector{"npuhealth": c})
+	scraper := exporter.NewScraper(slog.New(slog.DiscardHandler), map[string]collector.Collector{"npuhealth": c})
 	scrape := func() time.Duration {
 		begin := time.Now()
 		metrictest.Gather(t, scraper)
@@ -319,7 +322,7 @@ func TestStaleSweepNotServed(t *testing.T) {
 		if tc.fresh && (err != nil || chips != 8) {
 			t.Errorf("age %s: %d chips served, err %v; want the sweep served", tc.age, chips, err)
 		}
-		if !tc.fresh && (chips != 0 || !errors.Is(err, exporter.ErrNoData)) {
+		if !tc.fresh && (chips != 0 || !errors.Is(err, collector.ErrNoData)) {
 			t.Errorf("age %s: %d chips served, err %v; want nothing per chip and ErrNoData", tc.age, chips, err)
 		}
 	}
@@ -374,7 +377,7 @@ func TestFaultCodes(t *testing.T) {
 			t.Errorf("ParseFaultCodes(%s): no error", bad)
 		}
 	}
-	if _, err := LoadFaultCodes(filepath.Join("testdata", "missing.json")); err == nil || !strings.Contains(err.Error(), "--npusmi.fault-code-file") {
+	if _, err := LoadFaultCodes(filepath.Join("testdata", "missing.json")); err == nil || !strings.Contains(err.Error(), "--npuhealth.fault-code-file") {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -16,7 +16,7 @@
 //   - the fault-code table (faultcode.go) reads MindCluster's device-plugin
 //     faultCode.json format to give each error code its handling class;
 //   - the sweep (sweep.go) runs in the background through internal/vendorcli
-//     (no shell, timeout, process-group kill), every --npusmi.detail-interval
+//     (no shell, timeout, process-group kill), every --npuhealth.interval
 //     and never in a scrape, one call at a time while calls answer (a slow
 //     call lets the next chip start, at most 4 at once), responsive chips
 //     first and within a budget; it waits while the npusmi collector's own

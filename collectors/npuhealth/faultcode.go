@@ -43,14 +43,14 @@ const maxFaultCodeFile = 4 << 20
 func LoadFaultCodes(path string) (FaultCodes, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--npusmi.fault-code-file: %w", err)
+		return nil, fmt.Errorf("--npuhealth.fault-code-file: %w", err)
 	}
 	if len(b) > maxFaultCodeFile {
-		return nil, fmt.Errorf("--npusmi.fault-code-file %s: %d bytes, more than %d: not a faultCode.json", path, len(b), maxFaultCodeFile)
+		return nil, fmt.Errorf("--npuhealth.fault-code-file %s: %d bytes, more than %d: not a faultCode.json", path, len(b), maxFaultCodeFile)
 	}
 	f, err := ParseFaultCodes(b)
 	if err != nil {
-		return nil, fmt.Errorf("--npusmi.fault-code-file %s: %w (want MindCluster's faultCode.json format: {\"RestartNPUCodes\": [\"8C03A000\", …], …})", path, err)
+		return nil, fmt.Errorf("--npuhealth.fault-code-file %s: %w (want MindCluster's faultCode.json format: {\"RestartNPUCodes\": [\"8C03A000\", …], …})", path, err)
 	}
 	return f, nil
 }

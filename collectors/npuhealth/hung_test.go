@@ -13,6 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // hungNode is a 16-chip node whose NPUs below hung hold every call until
@@ -201,7 +203,7 @@ func TestStuckCallLeftBehind(t *testing.T) {
 	}
 	once.Do(func() { close(release) })
 	deadline := time.Now().Add(2 * time.Second)
-	for c.isStuck(chipKey{"2", "0"}) {
+	for c.isStuck(ascend.ChipID{NPU: "2", Chip: "0"}) {
 		if time.Now().After(deadline) {
 			t.Fatal("the call left behind returned but its chip is still marked hung")
 		}

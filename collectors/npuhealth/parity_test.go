@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 func readFixture(t *testing.T, name string) []byte {
@@ -98,8 +100,8 @@ func TestParityFamilies(t *testing.T) {
 			t.Errorf("%s{npu=2} = %v (%v), want %v", tc.name, v, ok, tc.want)
 		}
 	}
-	if s, p := c.SerialNumber("3", "0"), c.ProductName("3", "0"); s != "102386371810N3000136" || p != "IT21PDDA01" {
-		t.Errorf("inventory of npu 3 = %q %q", s, p)
+	if id := c.ids.Of(ascend.ChipID{NPU: "3", Chip: "0"}); id.SerialNumber != "102386371810N3000136" || id.ProductName != "IT21PDDA01" {
+		t.Errorf("inventory of npu 3 = %q %q", id.SerialNumber, id.ProductName)
 	}
 	if n := f.count("-t board -i 3"); n != 2 {
 		t.Errorf("board asked %d times for npu 3, want twice (chip-level VDie, card-level inventory)", n)

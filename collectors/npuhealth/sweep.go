@@ -13,6 +13,8 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // maxOutputBytes caps one detail answer: the largest, a health block with
@@ -163,8 +165,6 @@ type Sweep struct {
 	Err error
 }
 
-type chipKey struct{ npu, chip string }
-
 // How a sweep is bounded, and why mostly one call at a time.
 //
 // npu-smi initialises DCMI on every call and DCMI answers a second caller
@@ -232,10 +232,10 @@ func (c *Collector) budget() time.Duration {
 // order sorts chips for a sweep: responsive chips first, then those whose
 // last call timed out; among equals the one asked longest ago, then table
 // order.
-func (c *Collector) order(chips []ChipID) []ChipID {
-	out := append([]ChipID(nil), chips...)
-	turn := func(ch ChipID) chipTurn {
-		if t := c.turns[chipKey{ch.NPU, ch.Chip}]; t != nil {
+func (c *Collector) order(chips []ascend.ChipID) []ascend.ChipID {
+	out := append([]ascend.ChipID(nil), chips...)
+	turn := func(ch ascend.ChipID) chipTurn {
+		if t := c.turns[ch]; t != nil {
 			return *t
 		}
 		return chipTurn{}
@@ -273,12 +273,12 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 	order := c.order(chips)
 	c.mu.Unlock()
 
-	run := &chipRun{readings: map[chipKey]Reading{}, cardDone: map[string]*Reading{}, cardBy: map[string]chipKey{}}
+	run := &chipRun{readings: map[ascend.ChipID]Reading{}, cardDone: map[string]*Reading{}, cardBy: map[string]ascend.ChipID{}}
 	lanes := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
 chips:
 	for _, ch := range order {
-		key := chipKey{ch.NPU, ch.Chip}
+		key := ch
 		c.mu.Lock()
 		turn := *c.turns[key]
 		var old *Reading
@@ -334,7 +334,7 @@ chips:
 	}
 	wg.Wait()
 	for _, ch := range chips {
-		if r, ok := run.readings[chipKey{ch.NPU, ch.Chip}]; ok {
+		if r, ok := run.readings[ch]; ok {
 			s.Readings = append(s.Readings, r)
 		} else {
 			s.Skipped++
@@ -355,9 +355,9 @@ chips:
 // chipRun is what the chips read at once in a sweep share.
 type chipRun struct {
 	mu       sync.Mutex
-	readings map[chipKey]Reading
-	cardDone map[string]*Reading // npu → the reading that holds its card-level answers
-	cardBy   map[string]chipKey  // npu → the chip that asked them
+	readings map[ascend.ChipID]Reading
+	cardDone map[string]*Reading      // npu → the reading that holds its card-level answers
+	cardBy   map[string]ascend.ChipID // npu → the chip that asked them
 	problems []string
 }
 
@@ -369,10 +369,10 @@ func (r *chipRun) problem(p string) {
 
 // forget drops the chips no longer in the table and starts the new ones;
 // c.mu is held.
-func (c *Collector) forget(chips []ChipID) {
-	in := make(map[chipKey]bool, len(chips))
+func (c *Collector) forget(chips []ascend.ChipID) {
+	in := make(map[ascend.ChipID]bool, len(chips))
 	for _, ch := range chips {
-		key := chipKey{ch.NPU, ch.Chip}
+		key := ch
 		in[key] = true
 		if c.entries[key] == nil {
 			c.entries[key] = &chipEntry{since: c.now()}
@@ -391,8 +391,8 @@ func (c *Collector) forget(chips []ChipID) {
 // when a call runs past slowAfter. answered: at least one call answered
 // (the reading replaces the chip's last); timedOut: a call timed out, and
 // the chip's other queries were skipped.
-func (c *Collector) readChip(ctx context.Context, ch ChipID, old *Reading, refreshStatic bool, run *chipRun, slow func()) (r Reading, answered, timedOut bool) {
-	key := chipKey{ch.NPU, ch.Chip}
+func (c *Collector) readChip(ctx context.Context, ch ascend.ChipID, old *Reading, refreshStatic bool, run *chipRun, slow func()) (r Reading, answered, timedOut bool) {
+	key := ch
 	r = Reading{NPU: ch.NPU, Chip: ch.Chip, Results: map[string]string{}}
 	for _, q := range queries {
 		if ctx.Err() != nil {
@@ -481,7 +481,7 @@ func hasStatic(q query, old *Reading) bool {
 
 // ask makes one call (and, for a type the binary does not know, its BUILD_CH
 // spelling) and parses it into r.
-func (c *Collector) ask(ctx context.Context, q query, ch ChipID, r *Reading, slow func()) (string, error) {
+func (c *Collector) ask(ctx context.Context, q query, ch ascend.ChipID, r *Reading, slow func()) (string, error) {
 	typ := q.typ
 	if q.arg != "" {
 		typ = q.arg
@@ -491,7 +491,7 @@ func (c *Collector) ask(ctx context.Context, q query, ch ChipID, r *Reading, slo
 		typ = q.alt
 	}
 	c.mu.Unlock()
-	key := chipKey{ch.NPU, ch.Chip}
+	key := ch
 	out := c.call(ctx, key, args(typ, q.card, ch), slow)
 	result, err := classify(out)
 	if result == sweep.Error && q.alt != "" && typ != q.alt && bytes.Contains(out.Stdout, []byte("Error parameter of -t")) {
@@ -513,7 +513,7 @@ func (c *Collector) ask(ctx context.Context, q query, ch ChipID, r *Reading, slo
 	return sweep.Success, nil
 }
 
-func args(typ string, card bool, ch ChipID) []string {
+func args(typ string, card bool, ch ascend.ChipID) []string {
 	if card {
 		return []string{"info", "-t", typ, "-i", ch.NPU}
 	}
@@ -525,7 +525,7 @@ func args(typ string, card bool, ch ChipID) []string {
 // npu-smi once for chip key, waiting for it no longer than its timeout plus
 // abandonAfter (or shutdown). slow is called once the call has run for
 // slowAfter.
-func (c *Collector) call(ctx context.Context, key chipKey, args []string, slow func()) vendorcli.Result {
+func (c *Collector) call(ctx context.Context, key ascend.ChipID, args []string, slow func()) vendorcli.Result {
 	if done := c.table.InFlight(); done != nil {
 		select {
 		case <-done:
@@ -566,7 +566,7 @@ func (c *Collector) call(ctx context.Context, key chipKey, args []string, slow f
 }
 
 // isStuck: a call of key's chip was left behind and still runs.
-func (c *Collector) isStuck(key chipKey) bool {
+func (c *Collector) isStuck(key ascend.ChipID) bool {
 	c.stuckMu.Lock()
 	defer c.stuckMu.Unlock()
 	return c.stuck[key] > 0
@@ -587,32 +587,33 @@ type view struct {
 	sweep *Sweep // the last finished sweep; nil while the first runs
 	head  []prometheus.Metric
 	chips []chipEntry // copies, in table order
-	vdie  map[chipKey]string
-	// inventory: each chip's board (card-board, the NPU's), for
-	// npusmi.InventorySource.
-	inventory map[chipKey]Inventory
 }
 
 // publishView publishes the chips' latest readings; c.mu is held.
 func (c *Collector) publishView(ctx context.Context) {
 	c.latest.Publish(ctx, func() *view {
-		v := &view{sweep: c.finished, vdie: map[chipKey]string{}, inventory: map[chipKey]Inventory{}, chips: make([]chipEntry, 0, len(c.lastChips))}
+		v := &view{sweep: c.finished, chips: make([]chipEntry, 0, len(c.lastChips))}
+		// Each chip's identity (its VDie ID, its board's inventory) for
+		// the npusmi collector's ascend_npu_info.
+		ids := make(map[ascend.ChipID]ascend.Identity, len(c.lastChips))
 		if c.hasTable {
 			v.head = append(v.head, prometheus.MustNewConstMetric(chipsDesc, prometheus.GaugeValue, float64(len(c.lastChips))))
 		}
 		for _, ch := range c.lastChips {
-			e := c.entries[chipKey{ch.NPU, ch.Chip}]
+			e := c.entries[ch]
 			if e == nil {
 				continue
 			}
 			v.chips = append(v.chips, *e)
-			if e.reading.VDie != "" {
-				v.vdie[chipKey{ch.NPU, ch.Chip}] = e.reading.VDie
+			id := ascend.Identity{VDieID: e.reading.VDie}
+			if inv := e.reading.Inventory; inv != nil {
+				id.SerialNumber, id.ProductName = inv.SerialNumber, inv.ProductName
 			}
-			if e.reading.Inventory != nil {
-				v.inventory[chipKey{ch.NPU, ch.Chip}] = *e.reading.Inventory
+			if id != (ascend.Identity{}) {
+				ids[ch] = id
 			}
 		}
+		c.ids.Publish(ids)
 		return v
 	})
 }

@@ -8,12 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // Config holds the collector's flags.
@@ -64,7 +65,7 @@ type result struct {
 
 	// unseen, under the collector's mu: the run landed after every caller
 	// had stopped waiting for it, and no caller has been served it since;
-	// servedTo is the scrape (exporter.ScrapeOf) it was then served to.
+	// servedTo is the scrape (collector.ScrapeOf) it was then served to.
 	unseen   bool
 	servedTo uint64
 }
@@ -100,27 +101,11 @@ type Collector struct {
 	expect        expectation
 	foreignPIDs   bool // the last checked run listed pids of another namespace
 
-	// identity, when set, gives each chip's VDie ID for ascend_npu_info
-	// (the npuhealth sweep reads it from `npu-smi info -t board`).
-	identity atomic.Pointer[IdentitySource]
+	// ids gives each chip's VDie ID, serial number and product name for
+	// ascend_npu_info (the npuhealth sweep publishes them from `npu-smi
+	// info -t board`); nil: empty labels.
+	ids *ascend.Identities
 }
-
-// IdentitySource gives chip identity that `npu-smi info` does not print.
-type IdentitySource interface {
-	// VDieID is the chip's VDie ID (words joined by '-'), "" when unknown.
-	VDieID(npu, chip string) string
-}
-
-// InventorySource is an IdentitySource that also knows the chip's board
-// serial number and product name (npu-smi info -t board -i N).
-type InventorySource interface {
-	SerialNumber(npu, chip string) string
-	ProductName(npu, chip string) string
-}
-
-// SetIdentity makes ascend_npu_info carry the vdie_id src knows (and the
-// serial_number and product_name, where src is an InventorySource).
-func (c *Collector) SetIdentity(src IdentitySource) { c.identity.Store(&src) }
 
 // InFlight returns a channel closed when the npu-smi info run in flight
 // ends, or nil when none runs. Other npu-smi callers (the detail sweep) wait
@@ -135,8 +120,9 @@ func (c *Collector) InFlight() <-chan struct{} {
 	return c.inflight.done
 }
 
-// New returns a collector for cfg. Zero Timeout means the 10s default.
-func New(cfg Config, logger *slog.Logger) *Collector {
+// New returns a collector for cfg whose ascend_npu_info carries the
+// identities ids holds (nil: none). Zero Timeout means the 10s default.
+func New(cfg Config, ids *ascend.Identities, logger *slog.Logger) *Collector {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -146,7 +132,7 @@ func New(cfg Config, logger *slog.Logger) *Collector {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Collector{cfg: cfg, logger: logger, now: time.Now, runs: map[string]float64{}}
+	c := &Collector{cfg: cfg, logger: logger, now: time.Now, runs: map[string]float64{}, ids: ids}
 	c.exec = func(ctx context.Context) ([]byte, error) {
 		return runNPUSMI(ctx, c.cfg.Path, c.cfg.Timeout)
 	}
@@ -205,7 +191,7 @@ var ErrBehind = errors.New("npu-smi is still running a run that no scrape waits 
 // A run is never served to two scrapes past MinInterval: values a scrape
 // got are not served again as if fresh.
 func (c *Collector) result(ctx context.Context) (*result, error) {
-	scrape := exporter.ScrapeOf(ctx)
+	scrape := collector.ScrapeOf(ctx)
 	c.mu.Lock()
 	now := c.now()
 	if c.last != nil && now.Sub(c.last.at) < c.cfg.MinInterval {
@@ -337,7 +323,10 @@ var (
 
 	chipLabels = []string{"npu", "chip"}
 	infoDesc   = prometheus.NewDesc("ascend_npu_info",
-		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. driver_version is the Version of its header line; vdie_id the chip's VDie ID from npu-smi info -t board; serial_number and product_name its board's Serial Number and Product Name from npu-smi info -t board -i N (the npuhealth sweep; empty until it answered, and on products that print none).",
+		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. driver_version is the Version "+
+			"of its header line; vdie_id the chip's VDie ID from npu-smi info -t board; serial_number and product_name its "+
+			"board's Serial Number and Product Name from npu-smi info -t board -i N (the npuhealth sweep; empty until it "+
+			"answered, and on products that print none).",
 		[]string{"npu", "chip", "phy_id", "name", "bus_id", "npu_smi_version", "driver_version", "vdie_id", "serial_number", "product_name"}, nil)
 	healthDesc = prometheus.NewDesc("ascend_npu_health_status",
 		"NPU chip health as npu-smi prints it: 1 for the current status, 0 for the others.",
@@ -411,29 +400,19 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 		return err
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
-	var ids IdentitySource
-	if p := c.identity.Load(); p != nil {
-		ids = *p
-	}
-	sendSnapshot(ch, res.snap, ids)
+	sendSnapshot(ch, res.snap, c.ids)
 	c.reportPIDNamespace(ch, res.snap)
 	return nil
 }
 
 // sendSnapshot sends the series of one npu-smi snapshot.
-func sendSnapshot(ch chan<- prometheus.Metric, s *Snapshot, ids IdentitySource) {
+func sendSnapshot(ch chan<- prometheus.Metric, s *Snapshot, ids *ascend.Identities) {
 	send := func(m prometheus.Metric) { ch <- m }
 	for i := range s.Chips {
 		chip := &s.Chips[i]
-		vdie, serial, product := "", "", ""
-		if ids != nil {
-			vdie = ids.VDieID(chip.NPU, chip.Chip)
-			if inv, ok := ids.(InventorySource); ok {
-				serial, product = inv.SerialNumber(chip.NPU, chip.Chip), inv.ProductName(chip.NPU, chip.Chip)
-			}
-		}
+		id := ids.Of(ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip})
 		send(prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
-			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version, s.DriverVersion, vdie, serial, product))
+			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version, s.DriverVersion, id.VDieID, id.SerialNumber, id.ProductName))
 		current := "UNKNOWN"
 		for _, h := range HealthStates {
 			if strings.EqualFold(chip.Health, h) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/hccl-exporter/hccl_exporter/exporter"
+	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -66,7 +66,7 @@ func (s *scripted) count() int {
 }
 
 func newScripted(minInterval time.Duration, steps ...step) (*Collector, *scripted, *fakeClock) {
-	c := New(Config{Path: "npu-smi", Timeout: time.Second, MinInterval: minInterval}, nil)
+	c := New(Config{Path: "npu-smi", Timeout: time.Second, MinInterval: minInterval}, nil, nil)
 	s := &scripted{steps: steps}
 	clk := &fakeClock{t: testEpoch}
 	c.exec, c.now = s.exec, clk.now
@@ -228,7 +228,7 @@ func TestSnapshotContext(t *testing.T) {
 	good := readFile(t, sampleTable)
 	release := make(chan struct{})
 	var calls atomic.Int64
-	c := New(Config{MinInterval: time.Minute}, nil)
+	c := New(Config{MinInterval: time.Minute}, nil, nil)
 	c.exec = func(ctx context.Context) ([]byte, error) {
 		calls.Add(1)
 		<-release
@@ -275,7 +275,7 @@ func waitLanded(t *testing.T, c *Collector) {
 func scrapeCtx(t *testing.T, id uint64) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 9500*time.Millisecond)
 	t.Cleanup(cancel)
-	return exporter.WithScrape(ctx, id)
+	return collector.WithScrape(ctx, id)
 }
 
 // npu-smi slower than a scrape may wait: each run is served to the scrape
@@ -284,7 +284,7 @@ func scrapeCtx(t *testing.T, id uint64) context.Context {
 func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	good := readFile(t, sampleTable)
 	clk := &fakeClock{t: testEpoch}
-	c := New(Config{Timeout: time.Minute, MinInterval: 5 * time.Second}, nil)
+	c := New(Config{Timeout: time.Minute, MinInterval: 5 * time.Second}, nil, nil)
 	c.now = clk.now
 	release := make(chan time.Duration) // each run takes what is sent (on the fake clock)
 	var calls atomic.Int64
@@ -386,7 +386,7 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 // every scrape after it; its timeout is then served at once, as a failure.
 func TestHungNPUSMIHoldsOneScrape(t *testing.T) {
 	clk := &fakeClock{t: testEpoch}
-	c := New(Config{Timeout: 10 * time.Second, MinInterval: 5 * time.Second}, nil)
+	c := New(Config{Timeout: 10 * time.Second, MinInterval: 5 * time.Second}, nil, nil)
 	c.now = clk.now
 	hang := make(chan struct{})
 	c.exec = func(context.Context) ([]byte, error) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // acceptRuns is how many runs in a row must show the same smaller table
@@ -29,7 +31,7 @@ const acceptRuns = 3
 // node whose missing chips' series (and their headroom and health alerts)
 // silently vanish.
 type expectation struct {
-	chips     map[chipKey]bool
+	chips     map[ascend.ChipID]bool
 	procTable bool // a complete run printed a process table
 
 	shrunk     string // the smaller table seen in the last runs
@@ -39,16 +41,16 @@ type expectation struct {
 // check compares a parsed run with the expectation and learns from it.
 // accepted is true when a smaller table was taken as the new normal.
 func (e *expectation) check(s *Snapshot) (accepted bool, err error) {
-	have := make(map[chipKey]bool, len(s.Chips))
+	have := make(map[ascend.ChipID]bool, len(s.Chips))
 	for _, c := range s.Chips {
-		have[chipKey{c.NPU, c.Chip}] = true
+		have[ascend.ChipID{NPU: c.NPU, Chip: c.Chip}] = true
 	}
 	hasProcs := s.ProcessNPUs != nil
 	if e.procTable && !hasProcs {
 		e.shrunk, e.shrunkRuns = "", 0
 		return false, fmt.Errorf("%w: the output stops before the process table (earlier runs printed one)", ErrTruncated)
 	}
-	var missing []chipKey
+	var missing []ascend.ChipID
 	for k := range e.chips {
 		if !have[k] {
 			missing = append(missing, k)
@@ -56,7 +58,7 @@ func (e *expectation) check(s *Snapshot) (accepted bool, err error) {
 	}
 	if len(missing) == 0 {
 		if e.chips == nil {
-			e.chips = map[chipKey]bool{}
+			e.chips = map[ascend.ChipID]bool{}
 		}
 		for k := range have {
 			e.chips[k] = true
@@ -65,9 +67,9 @@ func (e *expectation) check(s *Snapshot) (accepted bool, err error) {
 		e.shrunk, e.shrunkRuns = "", 0
 		return false, nil
 	}
-	slices.SortFunc(missing, func(a, b chipKey) int { return strings.Compare(a.npu+"/"+a.chip, b.npu+"/"+b.chip) })
+	slices.SortFunc(missing, func(a, b ascend.ChipID) int { return strings.Compare(a.NPU+"/"+a.Chip, b.NPU+"/"+b.Chip) })
 	fail := fmt.Errorf("%w: %d chips listed, %d of those earlier complete runs listed are missing (first: NPU %s chip %s)",
-		ErrTruncated, len(s.Chips), len(missing), missing[0].npu, missing[0].chip)
+		ErrTruncated, len(s.Chips), len(missing), missing[0].NPU, missing[0].Chip)
 	if s.hbm && !hasProcs {
 		// Cannot prove itself whole: never the node.
 		e.shrunk, e.shrunkRuns = "", 0
@@ -75,7 +77,7 @@ func (e *expectation) check(s *Snapshot) (accepted bool, err error) {
 	}
 	keys := make([]string, 0, len(have))
 	for k := range have {
-		keys = append(keys, k.npu+"/"+k.chip)
+		keys = append(keys, k.NPU+"/"+k.Chip)
 	}
 	slices.Sort(keys)
 	sig := fmt.Sprintf("%s|%v", strings.Join(keys, ","), hasProcs)

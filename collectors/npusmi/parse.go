@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // Value is one number read from npu-smi. OK is false for a placeholder (`NA`,
@@ -217,7 +219,6 @@ const (
 	stProcesses
 )
 
-type chipKey struct{ npu, chip string }
 type procKey struct {
 	npu, chip string
 	pid       int
@@ -235,7 +236,7 @@ type parser struct {
 	dev       devLayout
 	proc      procLayout
 	pending   *nameRow
-	seenChip  map[chipKey]bool
+	seenChip  map[ascend.ChipID]bool
 	seenProc  map[procKey]bool
 	firstLine string
 	lastTable string // the last line of the table (a row or a separator)
@@ -250,7 +251,7 @@ var noProcessesRe = regexp.MustCompile(`No running processes found in NPU\s+(\d+
 // failure, no card, other sub-commands, garbage); rows it cannot read are
 // dropped and listed in Snapshot.Warnings.
 func Parse(out []byte) (*Snapshot, error) {
-	p := parser{seenChip: map[chipKey]bool{}, seenProc: map[procKey]bool{}}
+	p := parser{seenChip: map[ascend.ChipID]bool{}, seenProc: map[procKey]bool{}}
 	for _, raw := range bytes.Split(out, []byte("\n")) {
 		// Label values must be valid UTF-8, whatever the bytes were.
 		line := strings.TrimRight(strings.ToValidUTF8(string(raw), "\uFFFD"), " \t\r")
@@ -571,7 +572,7 @@ func (p *parser) chipRow(line string, cells []string) {
 		c.BusID = bus
 	}
 	p.fillStats(&c, cells[d.utilCol], d.util, line)
-	k := chipKey{c.NPU, c.Chip}
+	k := ascend.ChipID{NPU: c.NPU, Chip: c.Chip}
 	if p.seenChip[k] {
 		p.warn("NPU %s chip %s listed twice; second block dropped", c.NPU, c.Chip)
 		return

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 func mb(n float64) Value { return Value{V: n * mib, OK: true} }
@@ -312,9 +314,9 @@ func TestParseFailures(t *testing.T) {
 // numbers, used ≤ total, unique keys (the registry rejects duplicates).
 func checkSnapshot(t *testing.T, s *Snapshot) {
 	t.Helper()
-	chips := map[chipKey]bool{}
+	chips := map[ascend.ChipID]bool{}
 	for _, c := range s.Chips {
-		k := chipKey{c.NPU, c.Chip}
+		k := ascend.ChipID{NPU: c.NPU, Chip: c.Chip}
 		if chips[k] {
 			t.Fatalf("chip %v twice", k)
 		}

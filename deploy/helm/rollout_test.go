@@ -302,7 +302,7 @@ func TestCapabilitiesFollowValues(t *testing.T) {
 }
 
 // TestFaultCodesMounted: the chart mounts the shipped classification and
-// names it with --npusmi.fault-code-file; it loads, and a documented
+// names it with --npuhealth.fault-code-file; it loads, and a documented
 // critical code (8C03A000, RestartNPU) is in a class NPUHardwareFault pages
 // for (the paging itself: alerts' TestShippedFaultCodePagesInfra).
 func TestFaultCodesMounted(t *testing.T) {
@@ -327,13 +327,13 @@ func TestFaultCodesMounted(t *testing.T) {
 		c := ds.Spec.Template.Spec.Containers[0]
 		var file string
 		for _, a := range c.Args {
-			if v, ok := strings.CutPrefix(a, "--npusmi.fault-code-file="); ok {
+			if v, ok := strings.CutPrefix(a, "--npuhealth.fault-code-file="); ok {
 				file = v
 			}
 		}
 		vm := manifest.MountFor(c.VolumeMounts, file)
 		if file == "" || vm == nil || filepath.Join(vm.MountPath, "faultCode.json") != file {
-			t.Errorf("%s: --npusmi.fault-code-file=%q is not the mounted ConfigMap (%+v)", ds.Name, file, vm)
+			t.Errorf("%s: --npuhealth.fault-code-file=%q is not the mounted ConfigMap (%+v)", ds.Name, file, vm)
 			continue
 		}
 		for _, v := range ds.Spec.Template.Spec.Volumes {

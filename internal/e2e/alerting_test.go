@@ -102,7 +102,7 @@ func cannTime(t time.Time) string {
 
 // writePlogs writes one run/plog file per training process, with the
 // [HCCL_ENV] and [Communicator Key Info] lines the exporter reads, in the
-// shapes of collectors/cannlog/logstate/testdata.
+// shapes of internal/cann/logstate/testdata.
 func writePlogs(t *testing.T, root string, at time.Time) {
 	t.Helper()
 	dir := filepath.Join(root, "run", "plog")
@@ -148,14 +148,14 @@ func writePlogs(t *testing.T, root string, at time.Time) {
 }
 
 // ei0006 is the link-setup timeout a peer of a failed rank prints to its
-// screen log (collectors/cannlog/logstate/testdata/screen-log/train-ei0006-older-format.log).
+// screen log (internal/cann/logstate/testdata/screen-log/train-ei0006-older-format.log).
 func ei0006(pid int, at time.Time) string {
 	return fmt.Sprintf("EI0006: [PID: %d] %s Getting socket times out. Reason: Remote Rank did not send the data in time. Please check the reason for the rank being stuck\n",
 		pid, cannTime(at))
 }
 
 // ei0011 is the EI0011 report torch_npu prints to a training job's screen
-// log (collectors/cannlog/logstate/testdata/screen-log/train-ei0011.log).
+// log (internal/cann/logstate/testdata/screen-log/train-ei0011.log).
 func ei0011(pid int, at time.Time) string {
 	return fmt.Sprintf("[PID: %d] %s Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate [size: [0.25MB, 3MB], Affected by QP depth configuration.] bytes of NPU memory. Possible Cause: Allocation failure due to insufficient NPU memory. Solution: Stop unnecessary processes and ensure the required memory is available.\n",
 		pid, cannTime(at))

@@ -78,10 +78,10 @@ func localize(t *testing.T, args []string) []string {
 		case strings.HasPrefix(a, "--web.listen-address="):
 		case strings.HasPrefix(a, "--cannlog.state-file="):
 			out = append(out, "--cannlog.state-file="+state)
-		case strings.HasPrefix(a, "--npusmi.fault-code-file="):
+		case strings.HasPrefix(a, "--npuhealth.fault-code-file="):
 			// The ConfigMap the DaemonSet mounts there holds the chart's
 			// file (deploy/helm's equality test): load that one.
-			out = append(out, "--npusmi.fault-code-file="+filepath.Join("..", "..", "deploy", "helm", "hccl-exporter", "files", "faultCode.json"))
+			out = append(out, "--npuhealth.fault-code-file="+filepath.Join("..", "..", "deploy", "helm", "hccl-exporter", "files", "faultCode.json"))
 		default:
 			out = append(out, a)
 		}

@@ -42,7 +42,7 @@ func TestChipLossEndToEnd(t *testing.T) {
 		"--web.listen-address="+addr,
 		"--npusmi.path="+fake,
 		"--npusmi.min-interval=0s",
-		"--npusmi.detail-interval=10s",
+		"--npuhealth.interval=10s",
 		"--path.devfs="+devfs,
 		"--no-collector.cannlog", "--no-collector.headroom", "--no-collector.pods", "--no-collector.hccn",
 	)

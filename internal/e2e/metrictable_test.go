@@ -75,7 +75,7 @@ func exportedMetrics(t *testing.T, root string) map[string][]string {
 		}
 		out[name] = slices.Sorted(maps.Keys(set))
 	}
-	for _, dir := range []string{"collectors", "exporter", "cmd"} {
+	for _, dir := range []string{"collectors", "exporter", "cmd", "internal"} {
 		descs, err := scanDescs(filepath.Join(root, dir))
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +86,16 @@ func exportedMetrics(t *testing.T, root string) map[string][]string {
 	}
 	// Golden expositions: the labels of series whose NewDesc the scan
 	// cannot resolve statically, and a check of those it can.
-	err := filepath.WalkDir(filepath.Join(root, "collectors"), func(path string, d fs.DirEntry, err error) error {
+	for _, dir := range []string{"collectors", "internal"} {
+		walkGoldens(t, filepath.Join(root, dir), add)
+	}
+	return out
+}
+
+// walkGoldens adds the series of every golden exposition under dir.
+func walkGoldens(t *testing.T, dir string, add func(string, []string)) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".prom") || !strings.Contains(path, "testdata") {
 			return err
 		}
@@ -110,7 +119,6 @@ func exportedMetrics(t *testing.T, root string) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
 }
 
 var seriesLabelRE = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="(?:[^"\\]|\\.)*"`)
@@ -269,7 +277,7 @@ func (sc pkgScope) str(e ast.Expr, bind map[string]ast.Expr) (string, bool) {
 		if v, ok := sc.lookup(x.Name, bind); ok {
 			return sc.str(v, nil)
 		}
-	case *ast.SelectorExpr: // exporter.Namespace
+	case *ast.SelectorExpr: // collector.Namespace
 		if v, ok := sc.values[x.Sel.Name]; ok {
 			return sc.str(v, nil)
 		}

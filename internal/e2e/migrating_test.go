@@ -63,7 +63,7 @@ func TestMigrationQueriesReturnData(t *testing.T) {
 	exporter := testtools.StartProcess(t, dir, bin,
 		"--web.listen-address="+addr,
 		"--npusmi.path="+npuSMI,
-		"--npusmi.detail-interval=10s",
+		"--npuhealth.interval=10s",
 		"--hccn.path="+hccn,
 		"--hccn.interval=2s",
 		"--cannlog.root="+filepath.Join(demo, "log"),

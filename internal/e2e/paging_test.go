@@ -274,7 +274,7 @@ func rankFaultPlog(rk pagingRank, at time.Time) string {
 }
 
 // rankFaultScreen is the report torch_npu prints to the screen log
-// (collectors/cannlog/logstate/testdata/screen-log/train-ei0011.log and
+// (internal/cann/logstate/testdata/screen-log/train-ei0011.log and
 // train-ei0009.log), as a plain line or a CRI entry.
 func rankFaultScreen(rk pagingRank, at time.Time) string {
 	var msg string

@@ -123,14 +123,17 @@ const (
 // (docs/zh/user_guide/.../hccl_env/*.md), HCOMM externalinput.cc.
 var table = []Setting{
 	{Name: BuffSize, Kind: Number, Default: DefaultBuffSizeBytes, Min: 1, Max: math.MaxUint32, Unit: "M",
-		Effective: "every communicator created after it is read; HcclCommConfig.hcclBufferSize ([Load] comm config bufferSize) overrides it for one communicator. Each communicator allocates 2 × it + 1 MiB at its first collective.",
+		Effective: "every communicator created after it is read; HcclCommConfig.hcclBufferSize ([Load] comm config bufferSize) " +
+			"overrides it for one communicator. Each communicator allocates 2 × it + 1 MiB at its first collective.",
 		Wordings: []Wording{
 			{EraUntagged, "HCCL_BUFFSIZE set by default to [%v]M"},
 			{EraUntagged, "HCCL_BUFFSIZE set by environment to [%v]M"},
 			{EraTagged, "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [%v]M"},
 		}},
 	{Name: QPsPerConnection, Kind: Number, Default: DefaultQPsPerConnection, Min: 1, Max: MaxQPsPerConnection, Unit: "",
-		Effective: "op-base (single-operator) mode on 910B and 910_93 only; N > 1 creates N + 1 QPs per connection (transport_ibverbs.cc CreateQp); hccn_tool -s multi_qp, NSLB and HCCL_RDMA_QP_PORT_CONFIG_PATH take precedence. Recommended [1, 8].",
+		Effective: "op-base (single-operator) mode on 910B and 910_93 only; N > 1 creates N + 1 QPs per connection " +
+			"(transport_ibverbs.cc CreateQp); hccn_tool -s multi_qp, NSLB and HCCL_RDMA_QP_PORT_CONFIG_PATH take " +
+			"precedence. Recommended [1, 8].",
 		Wordings: []Wording{
 			{EraUntagged, "HCCL_RDMA_QPS_PER_CONNECTION is set to default value [%v]"},
 			{EraUntagged, "environmental variable HCCL_RDMA_QPS_PER_CONNECTION is set to [%v]"},
@@ -160,7 +163,8 @@ var table = []Setting{
 			{EraTagged, "[HCCL_ENV] HCCL_MULTI_QP_THRESHOLD set by environment to [%v]B"},
 		}},
 	{Name: IntraRoCEEnable, Kind: Bool, Default: 0, Min: 0, Max: 1,
-		Effective: "only on PCIe-connected products (Atlas 300T Pro, Atlas 200T A2 Box16: isStandardCard[1]); on HCCS-connected servers it adds no same-server RoCE links. Not allowed together with HCCL_INTRA_PCIE_ENABLE=1.",
+		Effective: "only on PCIe-connected products (Atlas 300T Pro, Atlas 200T A2 Box16: isStandardCard[1]); on HCCS-connected " +
+			"servers it adds no same-server RoCE links. Not allowed together with HCCL_INTRA_PCIE_ENABLE=1.",
 		Wordings: []Wording{
 			{EraUntagged, "HCCL_INTRA_PCIE_ENABLE set by default to [1], HCCL_INTRA_ROCE_ENABLE set by default to [%v]"},
 			{EraTagged, "[HCCL_ENV] HCCL_INTRA_PCIE_ENABLE set by environment to [0], HCCL_INTRA_ROCE_ENABLE set by environment to [%v]"},

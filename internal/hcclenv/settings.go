@@ -31,9 +31,12 @@ type ConsistentVariable struct {
 // HCCL_WHITELIST_*) are not here. Sorted by name.
 var consistent = []ConsistentVariable{
 	{Algo, "the algorithm of each level: ranks that choose different algorithms wait for steps their peers never take (HCCL docs, HCCL_ALGO)."},
-	{BuffSize, "each rank's cclBuffer size goes into the consistency frame HCCL exchanges at link setup (inCclBufferSize/outCclBufferSize, HCOMM rank_consistentcy_checker.h); a mismatch is EI0005, and the chunking of every collective follows the buffer size."},
+	{BuffSize, "each rank's cclBuffer size goes into the consistency frame HCCL exchanges at link setup " +
+		"(inCclBufferSize/outCclBufferSize, HCOMM rank_consistentcy_checker.h); a mismatch is EI0005, and the chunking " +
+		"of every collective follows the buffer size."},
 	{ConnectTimeout, "link setup is collective: a rank with a shorter timeout gives up (EI0006) while its peers still wait for it."},
-	{Deterministic, "the deterministic flag goes into the consistency frame HCCL exchanges at link setup (deterministic, HCOMM rank_consistentcy_checker.h): ranks that disagree fail with EI0005 or reduce in different orders."},
+	{Deterministic, "the deterministic flag goes into the consistency frame HCCL exchanges at link setup (deterministic, HCOMM " +
+		"rank_consistentcy_checker.h): ranks that disagree fail with EI0005 or reduce in different orders."},
 	{ExecTimeout, "the notify wait of a running collective: a rank with a shorter timeout aborts while its peers still wait, and a hang is reported by one side only."},
 	{InterHCCSDisable, "chooses RoCE or HCCS between the servers of an A3 superpod (comm_base.cc IsSupportInterHccs): both ends of a link must choose the same transport."},
 	{IntraRoCEEnable, "chooses RoCE instead of PCIe between the ranks of one server (PCIe-connected products): both ends of a link must choose the same transport."},

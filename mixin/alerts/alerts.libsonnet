@@ -553,7 +553,7 @@
                 or
                   label_replace(hccl_exporter_hccn_tool_up%(hcclSelectorBraces)s == 0, "collector", "hccn", "", "")
                 or
-                  label_replace(hccl_exporter_pod_resources_up%(hcclSelectorBraces)s == 0, "collector", "podresources", "", "")
+                  label_replace(hccl_exporter_pod_resources_up%(hcclSelectorBraces)s == 0, "collector", "pods", "", "")
               )
             ||| % cfg,
             'for': '15m',

@@ -9,7 +9,7 @@
 
   _config+:: {
     // Error-code classes (MindCluster faultCode.json levels,
-    // --npusmi.fault-code-file) that need the chip reset or isolated:
+    // --npuhealth.fault-code-file) that need the chip reset or isolated:
     // NPUHardwareFault pages for these and warns for the others.
     hardwareFaultCriticalClasses: ['ManuallySeparateNPU', 'SeparateNPU', 'PreSeparateNPU', 'RestartNPU', 'FreeRestartNPU'],
   },
@@ -74,7 +74,7 @@
               description: std.join(' ', [
                 'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }} has reported error code {{ $labels.code }}',
                 '(class {{ $labels.class }}, npu-smi info -t health) for 5 minutes.{{ if eq $labels.class "unknown" }} Class unknown: the code is not in',
-                '--npusmi.fault-code-file (or none is set); look it up before the chip takes new jobs.{{ else }} Its class needs no reset',
+                '--npuhealth.fault-code-file (or none is set); look it up before the chip takes new jobs.{{ else }} Its class needs no reset',
                 'or isolation now (docs/runbooks.md#npuhardwarefault); watch whether it recurs.{{ end }}',
               ]),
               runbook_url: cfg.runbookURLBase + '#npuhardwarefault',

@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/cannlog/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // Spec says what node to generate. Zero fields take the defaults of

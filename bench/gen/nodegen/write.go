@@ -149,7 +149,8 @@ func (n *Node) WritePlog(w io.Writer, i int) error {
 		buff = n.Spec.BuffsizeMB
 	}
 	for _, c := range p.Communicators {
-		hccl("hccl_communicator_attrs.cc:327", fmt.Sprintf("[Communicator Key Info]identifier[%s] rankSize[%d] serverNum[%d] moduleNum[%d] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]",
+		hccl("hccl_communicator_attrs.cc:327", fmt.Sprintf("[Communicator Key Info]identifier[%s] rankSize[%d] serverNum[%d] "+
+			"moduleNum[%d] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]",
 			c.ID, c.RankSize, c.ServerNum, c.ServerNum))
 		hccl("hccl_communicator_attrs.cc:330", fmt.Sprintf("[LocalRank Key Info]userRank[%d] hostIp[%s] devicePhyId[%d] server[%s] deviceIp[10.1.0.%d] superPodId[0] useSuperPodMode[0] isStandardCard[0]",
 			c.UserRank, hostIP, p.Chip+p.NPU*n.Spec.ChipsPerNPU, hostIP, 10+p.Chip+p.NPU*n.Spec.ChipsPerNPU))

@@ -366,7 +366,8 @@ func (w *procWriter) commInit(bw *bufio.Writer, comm int) int64 {
 	n += w.emit(bw, "INFO", "HCCL", "hccl_communicator_attrs.cc:327", true,
 		fmt.Sprintf("[Communicator Key Info]identifier[%s] rankSize[64] serverNum[8] moduleNum[8] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]", id))
 	n += w.emit(bw, "INFO", "HCCL", "hccl_communicator_attrs.cc:330", true,
-		fmt.Sprintf("[LocalRank Key Info]userRank[%d] hostIp[10.0.0.11] devicePhyId[%d] server[10.0.0.11] deviceIp[10.1.0.%d] superPodId[0] useSuperPodMode[0] isStandardCard[0]", w.pid%64, w.pid%16, w.pid%16))
+		fmt.Sprintf("[LocalRank Key Info]userRank[%d] hostIp[10.0.0.11] devicePhyId[%d] server[10.0.0.11] deviceIp[10.1.0.%d] "+
+			"superPodId[0] useSuperPodMode[0] isStandardCard[0]", w.pid%64, w.pid%16, w.pid%16))
 	// The first collective: the cclBuffer (one block of 2 × 400 MiB + 1 MiB),
 	// then its link set: HCCS to the 7 other ranks of the server, one RoCE
 	// QP to each of the 56 ranks on the 7 other servers.
@@ -383,7 +384,8 @@ func (w *procWriter) commInit(bw *bufio.Writer, comm int) int64 {
 			continue
 		}
 		n += w.emit(bw, "INFO", "HCCL", "transport_ibverbs.cc:247", true,
-			fmt.Sprintf("create hccl transport:communicator[AllReduce_%s], local rank[%d], ip[10.1.0.%d], remote rank[%d], ip[10.1.%d.%d], transporttype[ROCE], rdma qpn[%d], rdma qp sport[%d], rdma TC[132], rdma SL[4]",
+			fmt.Sprintf("create hccl transport:communicator[AllReduce_%s], local rank[%d], ip[10.1.0.%d], remote rank[%d], "+
+				"ip[10.1.%d.%d], transporttype[ROCE], rdma qpn[%d], rdma qp sport[%d], rdma TC[132], rdma SL[4]",
 				id, rank, w.pid%16, r, r/8, r%8, 1000+comm*64+r, 49152+r))
 	}
 	return n

@@ -1,5 +1,0 @@
-//go:build !race
-
-package podresources
-
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package podresources
-
-// raceEnabled: the race detector multiplies memory, so RSS bounds are not
-// measured under it.
-const raceEnabled = true

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pods
+
+const raceEnabled = false

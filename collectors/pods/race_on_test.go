@@ -1,0 +1,7 @@
+//go:build race
+
+package pods
+
+// raceEnabled: the race detector multiplies memory, so RSS bounds are not
+// measured under it.
+const raceEnabled = true

@@ -1,0 +1,50 @@
+// Package ascend owns the identities every source uses for the node's
+// Ascend hardware: one chip is one ChipID, the npu and chip ids npu-smi
+// prints (`npu-smi info -t … -i <npu> -c <chip>`). The collectors and joins
+// that meet on a chip (npu-smi, the kubelet's assignments, npu-smi's detail
+// sweep, hccn_tool) share this one type, so a chip one of them finds is a
+// map key for the others without conversion.
+package ascend
+
+import "sync/atomic"
+
+// ChipID is one chip: npu-smi's NPU id and the chip's index on it, as
+// printed.
+type ChipID struct{ NPU, Chip string }
+
+// Chip is a chip as npu-smi's table lists it: its ChipID and the physical
+// id it prints (Phy-ID on A3 and 950; "" on tables without one, where the
+// NPU id is the physical id when the NPU has one chip).
+type Chip struct {
+	ChipID
+	PhyID string
+}
+
+// Identity is what names a chip beyond `npu-smi info`'s table, from
+// `npu-smi info -t board`: its VDie ID (chip level) and its board's serial
+// number and product name (card level). "" where unknown.
+type Identity struct{ VDieID, SerialNumber, ProductName string }
+
+// Identities holds the latest Identity of every chip: written by the one
+// source that reads them (the npuhealth sweep, Publish) and read by those
+// that label with them (npusmi's ascend_npu_info, Of). It lets the two
+// collectors share the data without knowing each other. Safe for
+// concurrent use; a nil or zero Identities knows no chip.
+type Identities struct {
+	m atomic.Pointer[map[ChipID]Identity]
+}
+
+// Publish replaces every chip's identity with m (which is not copied: the
+// caller must not change it afterwards).
+func (s *Identities) Publish(m map[ChipID]Identity) { s.m.Store(&m) }
+
+// Of returns the chip's identity, the zero Identity when unknown.
+func (s *Identities) Of(id ChipID) Identity {
+	if s == nil {
+		return Identity{}
+	}
+	if p := s.m.Load(); p != nil {
+		return (*p)[id]
+	}
+	return Identity{}
+}

@@ -1,0 +1,578 @@
+package logstate
+
+import (
+	"bytes"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
+)
+
+// Processes: what the logs say about each training process (keyed by log
+// directory and pid), the read-only views other packages take of it, and
+// expiry once a process is gone.
+
+// ProcessView is what the logs say about one training process.
+type ProcessView struct {
+	PID int
+	// Dir is the CANN log directory of its plogs (ProcessKey.Dir).
+	Dir string
+	// Label is the value of its pid label: the pid alone, or
+	// "<pid>@<dir>" when a process of another log directory had the pid
+	// first (see pidLabel).
+	Label     string
+	Name      string
+	LastWrite time.Time // time printed in its last plog line
+	// Settings is the id of its settings set (hcclenv.SettingsID), the
+	// settings label of its series; "" when it printed none of the set's
+	// variables.
+	Settings string
+	// Env holds the effective settings by variable name, e.g. "HCCL_BUFFSIZE".
+	Env           map[string]EnvSetting
+	Communicators []CommunicatorView
+	// DevicePhyID is the physical id of the NPU it drives, as its
+	// communicator lines printed it; -1 unknown.
+	DevicePhyID int
+	// UnattributedBufferBytes are cclBuffer allocations not yet tied to a
+	// communicator (HCCL's line names none; the next link set does), and
+	// UnattributedQPs QPs whose operator tag names no live communicator.
+	UnattributedBufferBytes uint64
+	UnattributedQPs         uint64
+	// QPMode is what the process's QP mode lines said (parse.KindQPMode).
+	QPMode QPModeView
+	// QPNs are the qpns of the QPs its transport lines logged (`rdma
+	// qpn[…]`), sorted; the headroom model tells HCCL's own live QPs from
+	// other RDMA users' by them.
+	QPNs []uint32
+}
+
+// QPModeView is what a process printed about the QPs of its RoCE links.
+type QPModeView struct {
+	// Offline: `… is not effective in offline mode.`: graph mode, one QP
+	// per link.
+	Offline bool
+	// NoMultiQP: `… does not support multi-QP.`: one QP per link.
+	NoMultiQP bool
+	// MultiQPFrom: `[MultiQp][MulQpInfo] Init Success … config from
+	// type[X]`: multi-QP is on, configured by X (parse.MultiQPFrom*).
+	MultiQPFrom string
+}
+
+// EnvSetting is one effective HCCL setting of a process.
+type EnvSetting struct {
+	Value     string // as printed, e.g. "200"
+	SetBy     string // environment, default, ge_option or unset
+	Number    float64
+	HasNumber bool // Number is in base units: bytes, seconds, count
+}
+
+// CommunicatorView is one communicator of a process, from whichever
+// era's wording created it (parse.Wordings).
+type CommunicatorView struct {
+	Name     string // the identifier, e.g. "127.0.0.1%enp_60000_0_1765367607599032"
+	RankSize int
+	// ServerNum and SuperPodNum come from `[Communicator Key Info]` (Dec
+	// 2025 on); -1 where the era does not print them.
+	ServerNum   int
+	SuperPodNum int
+	// ModuleNum (moduleNum) counts the HCCS meshes: above ServerNum a
+	// server's ranks span two modules (910B A+X); -1 where not printed.
+	ModuleNum int
+	// MultiModuleDiffDeviceNum and MultiSuperPodDiffServerNum are the
+	// `[Communicator Key Info]` switches multiModuleDiffDeviceNumMode and
+	// multiSuperPodDiffServerNumMode (1: HCCL links same-server ranks over
+	// RoCE); -1 where not printed.
+	MultiModuleDiffDeviceNum   int
+	MultiSuperPodDiffServerNum int
+	// DeviceType is HCCL's deviceType[N] (parse.DevType*), -1 unknown.
+	DeviceType int
+	// UserRank and DevicePhyID come from the `[LocalRank Key Info]` line
+	// that follows (DevicePhyID also from phydevId[] of older eras); -1
+	// when it was not seen.
+	UserRank    int
+	DevicePhyID int
+	// SuperPodID, SuperPodMode (useSuperPodMode) and StandardCard
+	// (isStandardCard: a PCIe card) also come from `[LocalRank Key Info]`;
+	// "" and -1 when not printed.
+	SuperPodID   string
+	SuperPodMode int
+	StandardCard int
+	// BufferSizeBytes is the communicator's own buffer size from `[Load]
+	// comm config` (HcclCommConfig.hcclBufferSize); 0 means HCCL_BUFFSIZE.
+	BufferSizeBytes uint64
+	// BufferName is its `[Load] comm config` bufferName (HcclCommConfig):
+	// communicators of the process with the same non-empty name share one
+	// cclBuffer. "" when not printed.
+	BufferName string
+	// CCLBufferBytes is what `Create ccl buffer success` lines show
+	// allocated for it: 0 until its first collective (HCCL allocates the
+	// cclBuffer lazily, together with link setup).
+	CCLBufferBytes uint64
+	// EstablishedQPs counts its `create hccl transport:` lines with `rdma
+	// qpn[` (one per QP, over every link set it built); RoCEPeers and
+	// OtherPeers count the distinct remote ranks linked by RoCE QPs and by
+	// links without QP (HCCS, PCIe, SIO).
+	EstablishedQPs uint64
+	RoCEPeers      int
+	OtherPeers     int
+	// AllRanksOps: a link set of an AlltoAll-family or send/recv/batch
+	// operator was logged (tag AllToAll…, Send…, Recv…, BatchSendRecv…):
+	// those link every remote rank, not one plane per device index (MC2
+	// tags set it too).
+	AllRanksOps bool
+	// OpBaseTags and GraphTags: link sets with op-base tags
+	// ("<Collective>_<identifier>") and graph-mode tags ("Hcom…") were
+	// logged; the QP depth depends on the mode.
+	OpBaseTags bool
+	GraphTags  bool
+	// Captures counts ACL graph captures that re-created RoCE links: QP
+	// lines under an op-base tag that extends an earlier tag of the same
+	// collective (HCCL appends a capture counter to a repeated tag while
+	// the stream is capturing). LastCaptureQPs are the QPs of the latest
+	// capture and LastCaptureAt the time printed on its latest QP line.
+	Captures       int
+	LastCaptureQPs uint64
+	LastCaptureAt  time.Time
+	// MC2: a link set of an MC2 operator (MoE dispatch/combine, tag
+	// `<identifier><opType>_mc2`, HCOMM op_base_mc2.cc) was logged; like
+	// AllRanksOps it links every remote rank (AllRanksOps is set too).
+	MC2 bool
+	// ExpansionMode is the communicator's own HcclCommConfig
+	// opExpansionMode (`[Load] comm config info of [c]: … opExpansionMode[N]`,
+	// HCOMM comm_config.cc) as HCCL_OP_EXPANSION_MODE spells it (HOST,
+	// AI_CPU, AIV, AIV_ONLY); "" when not printed or 0 (the variable then
+	// applies). It overrides the process's variable (CommConfig::
+	// SetConfigOpExpansionMode).
+	ExpansionMode string
+	// LinkSets are the link sets (one per operator tag, HCCL's resMap_
+	// entries) logged for the communicator, in the order they appeared
+	// (at most maxTagsPerComm). Filled when the view is taken.
+	LinkSets []LinkSetView
+}
+
+// LinkSetKind says what built a link set, from its operator tag.
+type LinkSetKind string
+
+// The link-set kinds.
+const (
+	LinkSetOpBase  LinkSetKind = "op_base" // "<Collective>_<identifier>[_ALG_LEVEL1_X]"
+	LinkSetGraph   LinkSetKind = "graph"   // "Hcom<Collective>_…"
+	LinkSetCapture LinkSetKind = "capture" // an op-base tag with "_Capture" (or extending the collective's first tag)
+	LinkSetMC2     LinkSetKind = "mc2"     // "<identifier><opType>_mc2"
+)
+
+// LinkSetView is one link set of a communicator: HCCL builds one per
+// operator tag (resMap_[newTag], hccl_communicator_host.cc), with new QPs
+// even to peers another tag already linked.
+type LinkSetView struct {
+	Tag  string
+	Kind LinkSetKind
+	// Op is the collective in lower case without "hcom" ("allreduce",
+	// "alltoallv", …; "mc2" for MC2 tags).
+	Op string
+	// Algo is the level-1 algorithm HCCL's auto-selection appended to the
+	// tag (CollAlgOperator::AppendTag: "ring", "hd", "nhr", "pipeline"),
+	// "" when the tag carries none.
+	Algo string
+	// RoCEPeers are the distinct remote ranks it linked over RoCE, QPs its
+	// `rdma qpn[` lines.
+	RoCEPeers int
+	QPs       uint64
+}
+
+type process struct {
+	label     string // the pid label value, fixed when the entry is created
+	name      string
+	lastWrite time.Time
+	// lastRaw is the latest standard-layout time printed by the process,
+	// kept as bytes so that the hot path compares and copies instead of
+	// parsing; resolve folds it into lastWrite when someone reads it.
+	lastRaw  []byte
+	rawDirty bool
+	loc      *time.Location // zone of its printed times
+	env      map[string]EnvSetting
+	comms    []CommunicatorView
+	links    processLinks
+	// devicePhyID is the physical id of the NPU the process drives, from
+	// the latest communicator line that printed one (devicePhyId[] of
+	// [LocalRank Key Info], phydevId[] of SetupAgent); -1 unknown. Kept
+	// when its communicators are destroyed.
+	devicePhyID int
+	qpMode      QPModeView
+	// settingsID caches SettingsID(env) while settingsOK: it is read for
+	// every process on every scrape (series, joins), a hash over the set's
+	// values; any write to env clears settingsOK.
+	settingsID string
+	settingsOK bool
+	// gone: its owner said the process left (MarkGone). Its series stay
+	// for the TTL, but it holds no place under the pid cap.
+	gone bool
+	// owner is who the kernel says wrote its logs (Source.ownerOf): the
+	// pid cap is shared per owner, and its communicators are checked
+	// against the other owners' (contested). ownerPod names the owner's
+	// pod (namespace, pod, container) where the kernel and the kubelet's
+	// log layout do.
+	owner    string
+	ownerPod [3]string
+	// wl is its part in the workload memory (workload.go).
+	wl processWorkload
+}
+
+// settings is the process's settings set, SettingsID(pr.env), computed
+// once per change of its settings; the caller holds the state's lock.
+func (pr *process) settings() string {
+	if !pr.settingsOK {
+		pr.settingsID, pr.settingsOK = SettingsID(pr.env), true
+	}
+	return pr.settingsID
+}
+
+func (pr *process) touchRaw(raw []byte) {
+	if bytes.Compare(raw, pr.lastRaw) > 0 {
+		pr.lastRaw = append(pr.lastRaw[:0], raw...)
+		pr.rawDirty = true
+	}
+}
+
+// lastWrite is the process's last write, its printed time read in the zone
+// of its log root; the caller holds s.mu.
+func (s *State) lastWrite(pr *process) time.Time {
+	loc := pr.loc
+	if loc == nil {
+		loc = s.opts.Location
+	}
+	return pr.resolve(loc, s.opts.Now())
+}
+
+// resolve folds lastRaw into lastWrite. A time printed ahead of now counts
+// as now, once: lastRaw is then let go, so that it neither keeps the
+// process alive for ever nor hides the true times printed after it.
+func (pr *process) resolve(loc *time.Location, now time.Time) time.Time {
+	if pr.rawDirty {
+		if t, ok := parse.ParsePlogTime(pr.lastRaw, loc); ok {
+			if !now.IsZero() && t.After(now) {
+				t = now
+				pr.lastRaw = pr.lastRaw[:0]
+			}
+			if t.After(pr.lastWrite) {
+				pr.lastWrite = t
+			}
+		}
+		pr.rawDirty = false
+	}
+	return pr.lastWrite
+}
+
+// process returns the entry of key, creating it within the pid cap.
+func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
+	pr := s.procs[key]
+	if pr == nil {
+		if old := s.procs[ProcessKey{PID: key.PID}]; old != nil && key.Dir != "" {
+			// Restored from a state file written before processes were
+			// keyed by directory: the same process, now with its directory.
+			delete(s.procs, ProcessKey{PID: key.PID})
+			s.procs[key] = old
+			pr = old
+		}
+	}
+	if pr == nil {
+		owner := s.curOwner()
+		if len(s.procs) >= s.opts.MaxPIDs && !s.evictGone() && !s.evictFairShare(owner) {
+			s.dropped[labelPID]++
+			return nil
+		}
+		pr = &process{label: s.pidLabel(key), env: map[string]EnvSetting{}, lastWrite: notAfter(t, s.opts.Now()), devicePhyID: -1, loc: s.cur, owner: owner}
+		s.setOwnerPod(pr)
+		s.procs[key] = pr
+	}
+	if o := s.curOwner(); o != "" && o != pr.owner && (pr.owner == "" || kernelOwner(o) && !kernelOwner(pr.owner)) {
+		// Restored from a state file, or read before discovery named its
+		// writer: the kernel's word replaces the root's.
+		pr.owner = o
+		s.setOwnerPod(pr)
+		s.commGen++
+	}
+	if pr.name != string(name) {
+		if v := labelValue(string(name), maxValueLen); v != pr.name {
+			pr.name = v
+		}
+	}
+	if t = notAfter(t, s.opts.Now()); t.After(pr.lastWrite) {
+		// A time printed ahead of now does not extend its life.
+		pr.lastWrite = t
+	}
+	return pr
+}
+
+// evictGone makes room under the pid cap for a live process: it drops the
+// process marked gone whose last write is oldest, and reports whether
+// there was one. The cap protects the processes that run: a stream of
+// short-lived processes (each gone from npu-smi's table within seconds)
+// must not keep the next healthy job's settings out for the TTL.
+func (s *State) evictGone() bool {
+	var oldest ProcessKey
+	var at time.Time
+	found := false
+	for k, pr := range s.procs {
+		if !pr.gone {
+			continue
+		}
+		if w := s.lastWrite(pr); !found || w.Before(at) || (w.Equal(at) && lessKey(k, oldest)) {
+			oldest, at, found = k, w, true
+		}
+	}
+	if !found {
+		return false
+	}
+	s.nComms -= len(s.procs[oldest].comms)
+	s.commGen++
+	delete(s.procs, oldest)
+	return true
+}
+
+// setOwnerPod copies the pod names of the current source's kernel owner.
+func (s *State) setOwnerPod(pr *process) {
+	if src := s.curSrc; src != nil && src.OwnerPod != "" && kernelOwner(src.Owner) {
+		pr.ownerPod = [3]string{labelValue(src.OwnerNamespace, maxValueLen), labelValue(src.OwnerPod, maxValueLen), labelValue(src.OwnerContainer, maxValueLen)}
+	}
+}
+
+// evictFairShare makes room under the pid cap for a process of owner: the
+// cap is shared per owner (a pod, a uid, a log directory), not first come.
+// When another owner holds more than one process more than owner would
+// with the new one, its process written least recently is dropped (counted
+// in hccl_exporter_label_values_dropped_total{label="pid"}): a tenant that
+// makes up processes fills its own share, never the node's.
+func (s *State) evictFairShare(owner string) bool {
+	held := map[string]int{}
+	for _, pr := range s.procs {
+		held[pr.owner]++
+	}
+	largest, most := "", 0
+	for o, n := range held {
+		if n > most || (n == most && o < largest) {
+			largest, most = o, n
+		}
+	}
+	if most <= held[owner]+1 {
+		return false
+	}
+	var oldest ProcessKey
+	var at time.Time
+	found := false
+	for k, pr := range s.procs {
+		if pr.owner != largest {
+			continue
+		}
+		if w := s.lastWrite(pr); !found || w.Before(at) || (w.Equal(at) && lessKey(k, oldest)) {
+			oldest, at, found = k, w, true
+		}
+	}
+	s.dropped[labelPID]++
+	s.nComms -= len(s.procs[oldest].comms)
+	s.commGen++
+	delete(s.procs, oldest)
+	return true
+}
+
+func lessKey(a, b ProcessKey) bool {
+	if a.PID != b.PID {
+		return a.PID < b.PID
+	}
+	return a.Dir < b.Dir
+}
+
+// MarkGone says the process of key has left (its owner's table of running
+// processes no longer lists it; its last lines may still be read). It
+// keeps its series for the TTL, but when the pid cap is reached it is the
+// first to make room for a new process. A key not known does nothing.
+func (s *State) MarkGone(key ProcessKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pr := s.procs[key]; pr != nil {
+		pr.gone = true
+	}
+}
+
+// pidLabel is the pid label of a new process: its pid, as always on a node
+// with one log directory or unique pids; "<pid>@<dir>" when a process of
+// another directory holds that pid already, so the two never share series.
+// The label is fixed for the life of the entry: a second pod starting with
+// the same pid does not rename the first one's series.
+func (s *State) pidLabel(key ProcessKey) string {
+	used := func(label string) bool {
+		for _, pr := range s.procs {
+			if pr.label == label {
+				return true
+			}
+		}
+		return false
+	}
+	label := strconv.Itoa(key.PID)
+	if !used(label) {
+		return label
+	}
+	label = labelValue(label+"@"+key.Dir, 2*maxValueLen)
+	// Directories longer than a label value can end alike: never let two
+	// processes share series.
+	for n, base := 2, label; used(label); n++ {
+		label = base + "#" + strconv.Itoa(n)
+	}
+	return label
+}
+
+// Processes returns copies of the processes whose series are exported:
+// those the logs described and that have not expired, sorted by pid and
+// directory.
+func (s *State) Processes() []ProcessView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ProcessView, 0, len(s.procs))
+	for k, pr := range s.procs {
+		out = append(out, s.view(k, pr, nil))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].PID != out[j].PID {
+			return out[i].PID < out[j].PID
+		}
+		return out[i].Dir < out[j].Dir
+	})
+	return out
+}
+
+// Process returns a copy of one process of Processes.
+func (s *State) Process(key ProcessKey) (ProcessView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.procs[key]
+	if pr == nil {
+		return ProcessView{}, false
+	}
+	return s.view(key, pr, nil), true
+}
+
+// ProcessVars is Process with only the named variables copied into Env: the
+// headroom model asks for three variables of every process on every scrape
+// and need not clone the whole environment.
+func (s *State) ProcessVars(key ProcessKey, names ...string) (ProcessView, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.procs[key]
+	if pr == nil {
+		return ProcessView{}, false
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return s.view(key, pr, names), true
+}
+
+// Keys returns the keys of the processes with the given pid, in any log
+// directory, sorted by directory; nil when the logs know no such pid.
+func (s *State) Keys(pid int) []ProcessKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ProcessKey
+	for k := range s.procs {
+		if k.PID == pid {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	return out
+}
+
+// ProcessDevice is a process and the NPU it drives, for joins that must
+// not copy every process's settings.
+type ProcessDevice struct {
+	Key         ProcessKey
+	Label       string // its pid label
+	Name        string // the process name its lines print
+	Settings    string // its settings set (ProcessView.Settings)
+	DevicePhyID int    // -1 unknown
+	LastWrite   time.Time
+	// HostPID is its pid on the host where discovery found it through
+	// --path.procfs; 0 unknown. The state does not know it: the cannlog
+	// collector's table of roots fills it in (Collector.Devices).
+	HostPID int
+}
+
+// Devices returns every process with its device, sorted by key.
+func (s *State) Devices() []ProcessDevice {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ProcessDevice, 0, len(s.procs))
+	for k, pr := range s.procs {
+		out = append(out, ProcessDevice{Key: k, Label: pr.label, Name: pr.name, Settings: pr.settings(),
+			DevicePhyID: pr.devicePhyID, LastWrite: s.lastWrite(pr)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Key.PID != out[j].Key.PID {
+			return out[i].Key.PID < out[j].Key.PID
+		}
+		return out[i].Key.Dir < out[j].Key.Dir
+	})
+	return out
+}
+
+// view copies a process; names, when non-nil, restricts Env to them.
+func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
+	pv := ProcessView{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr),
+		Settings: pr.settings(), DevicePhyID: pr.devicePhyID,
+		Communicators:           pr.commViews(),
+		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs, QPMode: pr.qpMode,
+		QPNs: pr.links.sortedQPNs()}
+	if names != nil {
+		pv.Env = make(map[string]EnvSetting, len(names))
+		for _, n := range names {
+			if v, ok := pr.env[n]; ok {
+				pv.Env[n] = v
+			}
+		}
+		return pv
+	}
+	pv.Env = make(map[string]EnvSetting, len(pr.env))
+	for k, v := range pr.env {
+		pv.Env[k] = v
+	}
+	return pv
+}
+
+// Expire drops the processes that are not alive and whose last log write is
+// older than the TTL, and returns how many it dropped. live may do I/O (it
+// reads /proc), so it is called without the lock held.
+func (s *State) Expire(live Liveness) int {
+	now := s.opts.Now()
+	s.mu.Lock()
+	var stale, dead []ProcessKey
+	for k, pr := range s.procs {
+		if now.Sub(s.lastWrite(pr)) > s.opts.ProcessTTL {
+			if pr.gone {
+				dead = append(dead, k) // its owner saw it leave: no need to ask
+			} else {
+				stale = append(stale, k)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, k := range stale {
+		if live == nil || !aliveProcess(live, k) {
+			dead = append(dead, k)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, k := range dead {
+		pr := s.procs[k]
+		if pr == nil || now.Sub(s.lastWrite(pr)) <= s.opts.ProcessTTL {
+			continue // written to meanwhile
+		}
+		s.nComms -= len(pr.comms)
+		s.commGen++
+		delete(s.procs, k)
+		n++
+	}
+	return n
+}
