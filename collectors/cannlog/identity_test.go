@@ -115,15 +115,21 @@ func TestSharedVolumeSamePIDRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	for range 3 {
-		c.pollOnce(time.Now())
-	}
+	// Discovery looks at each process off the poll goroutine (its deadline
+	// is a second): poll until both rows have settled, at most 5 s.
 	rows := map[int]string{}
-	for _, d := range c.Devices() {
-		pv, _ := c.Process(d.Key)
-		rows[d.HostPID] = pv.Env["HCCL_BUFFSIZE"].Value
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c.pollOnce(time.Now())
+		clear(rows)
+		for _, d := range c.Devices() {
+			pv, _ := c.Process(d.Key)
+			rows[d.HostPID] = pv.Env["HCCL_BUFFSIZE"].Value
+		}
+		if (rows[4200] == "200" && rows[4100] == "1") || time.Now().After(deadline) {
+			break
+		}
 	}
 	if rows[4200] != "200" || rows[4100] != "1" {
-		t.Fatalf("HCCL_BUFFSIZE by host pid %v, want the victim's 200 on 4200 and the attacker's 1 on 4100", rows)
+		t.Fatalf("HCCL_BUFFSIZE by host pid %v, want the victim's 200 on 4200 and the attacker's 1 on 4100; devices %+v; roots %+v", rows, c.Devices(), c.roots.byPID)
 	}
 }
