@@ -306,13 +306,11 @@ func (w *collectorWiring) newHCCN(d *Deps, _ map[string]collector.Collector, log
 	if err := w.hccn.Validate(); err != nil {
 		return nil, nil, err
 	}
-	var src hccn.ChipSource
+	deps := hccn.Deps{DevFS: d.Paths.DevFS}
 	if v := d.npuView(); v != nil {
-		src = HCCNChips{NPU: v}
+		deps.Chips = HCCNChips{NPU: v}
 	}
-	cfg := *w.hccn
-	cfg.DevFS = d.Paths.DevFS
-	c := hccn.New(cfg, src, logger)
+	c := hccn.New(*w.hccn, deps, logger)
 	c.Start()
 	return c, closeFunc(func() error { c.Stop(); return nil }), nil
 }
