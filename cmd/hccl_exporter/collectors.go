@@ -19,6 +19,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
 var collectorSpecs = []collector.Spec{
@@ -42,6 +43,7 @@ type collectorWiring struct {
 	// switched-off groups leave out (families.go).
 	familiesOff func() map[string]bool
 	paths       *Paths
+	npuSMI      *vendorcli.Tool // --npusmi.path, --npusmi.timeout
 	npusmi      *npusmi.Config
 	cannlog     *cannlogFlags
 	headroom    *model.Config
@@ -51,19 +53,22 @@ type collectorWiring struct {
 	health      *npuhealth.Config
 }
 
+// addCollectorFlags registers every collector's flags, in the order --help
+// lists them.
 func addCollectorFlags(app *kingpin.Application) *collectorWiring {
-	return &collectorWiring{
+	w := &collectorWiring{
 		enabled:     exporter.AddCollectorFlags(app, collectorSpecs),
 		familiesOff: exporter.AddFamilyFlags(app, familyGroups),
 		paths:       addPathFlags(app),
-		npusmi:      npusmi.AddFlags(app),
-		cannlog:     addCannlogFlags(app),
-		headroom:    addHeadroomFlags(app),
-		learn:       addLearnFlags(app),
-		hccn:        hccn.AddFlags(app),
-		pods:        pods.AddFlags(app),
-		health:      npuhealth.AddFlags(app),
 	}
+	w.npuSMI, w.npusmi = npusmi.AddFlags(app)
+	w.cannlog = addCannlogFlags(app)
+	w.headroom = addHeadroomFlags(app)
+	w.learn = addLearnFlags(app)
+	w.hccn = hccn.AddFlags(app)
+	w.pods = pods.AddFlags(app)
+	w.health = npuhealth.AddFlags(app)
+	return w
 }
 
 // Paths are the host paths the collectors read, as the flags give them.
@@ -103,6 +108,10 @@ func addPathFlags(app *kingpin.Application) *Paths {
 // each collector gets a copy with its wired fields set from Deps.
 type Deps struct {
 	Paths Paths
+	// NPUSMI is the npu-smi binary and timeout (--npusmi.path,
+	// --npusmi.timeout) of every npu-smi run: the table's (NPU) and the
+	// npuhealth sweep's detail queries.
+	NPUSMI vendorcli.Tool
 	// NPU runs npu-smi info for every consumer of one scrape (the npusmi
 	// collector's metrics are served only when it is enabled).
 	NPU *npusmi.Collector
@@ -206,11 +215,13 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	on := func(name string) bool { return *w.enabled[name] }
 	paths := *w.paths
 	paths.KubeletLogs = w.pods.KubeletLogs
-	d := &Deps{Paths: paths, Identities: &ascend.Identities{}}
+	d := &Deps{Paths: paths, NPUSMI: *w.npuSMI, Identities: &ascend.Identities{}}
 	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
-		cfg := *w.npusmi
-		cfg.Procfs = d.Paths.Procfs // npu-smi's pids are checked against it
-		d.NPU = npusmi.New(cfg, d.Identities, logger.With("collector", "npusmi"))
+		d.NPU = npusmi.New(*w.npusmi, npusmi.Deps{
+			Tool:       d.NPUSMI,
+			Procfs:     d.Paths.Procfs, // npu-smi's pids are checked against it
+			Identities: d.Identities,
+		}, logger.With("collector", "npusmi"))
 	}
 	if on("pods") {
 		plog := logger.With("collector", "pods")
@@ -322,11 +333,14 @@ func (w *collectorWiring) newHealth(d *Deps, _ map[string]collector.Collector, l
 	if err := w.health.Validate(); err != nil {
 		return nil, nil, err
 	}
-	cfg := *w.health
-	cfg.Path, cfg.Timeout, cfg.DevFS = w.npusmi.Path, w.npusmi.Timeout, d.Paths.DevFS
-	// A query whose every family is switched off is not asked.
-	cfg.Skip = npuhealth.QueriesOff(w.familiesOff())
-	c, err := npuhealth.New(cfg, healthTable{NPU: d.NPU}, d.Identities, logger)
+	c, err := npuhealth.New(*w.health, npuhealth.Deps{
+		Tool:  d.NPUSMI,
+		DevFS: d.Paths.DevFS,
+		// A query whose every family is switched off is not asked.
+		Skip:       npuhealth.QueriesOff(w.familiesOff()),
+		Table:      healthTable{NPU: d.NPU},
+		Identities: d.Identities,
+	}, logger)
 	if err != nil {
 		return nil, nil, err
 	}
