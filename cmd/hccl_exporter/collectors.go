@@ -237,10 +237,11 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	}
 	if on("cannlog") {
 		clog := logger.With("collector", "cannlog")
-		cfg := *w.cannlog.cfg
-		cfg.Procfs = d.Paths.Procfs
-		cfg.WorkloadTTL, cfg.MaxWorkloads = w.learn.workloadTTL, w.learn.maxWorkloads
-		c, err := cannlog.New(cfg, cannlogDeps(d), clog)
+		deps := cannlogDeps(d)
+		// The workload memory is the headroom model's (its flags), kept in
+		// the log state (and its state file).
+		deps.WorkloadTTL, deps.MaxWorkloads = w.learn.workloadTTL, w.learn.maxWorkloads
+		c, err := cannlog.New(*w.cannlog.cfg, deps, clog)
 		if err != nil {
 			return nil, fmt.Errorf("cannlog collector: %w", err)
 		}
@@ -258,11 +259,11 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	return d, nil
 }
 
-// cannlogDeps is what main wires into the cannlog collector: the pod of
-// a device (the kubelet), the pod of a discovered process (its own cgroup)
-// and npu-smi's process table.
+// cannlogDeps is what main wires into the cannlog collector from Deps:
+// --path.procfs, the pod of a device (the kubelet), the pod of a
+// discovered process (its own cgroup) and npu-smi's process table.
 func cannlogDeps(d *Deps) cannlog.Deps {
-	var deps cannlog.Deps
+	deps := cannlog.Deps{Procfs: d.Paths.Procfs}
 	if d.Pods != nil {
 		deps.PodOfDevice = d.Pods.PodOfDevice
 	}
