@@ -375,21 +375,18 @@ func (w *collectorWiring) newHeadroom(d *Deps, built map[string]collector.Collec
 	if err := w.learn.Validate(); err != nil {
 		return nil, nil, err
 	}
-	hc := headroom.New(*w.headroom, chips, chips, logger)
-	var est *model.Estimator
+	deps := headroom.Deps{NPU: chips, Settings: chips}
 	if w.learn.qpSize {
-		est = model.NewEstimator(model.EstimatorConfig{MinObservations: w.learn.minObservations})
+		deps.Estimator = model.NewEstimator(model.EstimatorConfig{MinObservations: w.learn.minObservations})
 	}
-	var stats headroom.WorkloadStatsSource
 	if lc, ok := chips.Logs.(learnStore); ok {
-		stats = lc
-		if est != nil {
+		deps.Workloads = lc
+		if deps.Estimator != nil {
 			// The learned sizes live in the CANN log state file.
-			if err := lc.AttachExtension("headroom_qp_sizes", est); err != nil {
+			if err := lc.AttachExtension("headroom_qp_sizes", deps.Estimator); err != nil {
 				logger.Warn("the learned QP sizes in the state file could not be read; learning starts over", "err", err)
 			}
 		}
 	}
-	hc.SetLearning(est, stats)
-	return hc, nil, nil
+	return headroom.New(*w.headroom, deps, logger), nil, nil
 }
