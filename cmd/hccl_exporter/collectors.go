@@ -300,16 +300,14 @@ func cannlogDeps(d *Deps) cannlog.Deps {
 }
 
 // newPods builds the pods collector over the kubelet watcher and the
-// chips of the scrape's npu-smi run.
+// chips of the scrape's npu-smi run; each NPU process's pod comes from its
+// own cgroup (collectors/pods) where npu-smi runs.
 func (w *collectorWiring) newPods(d *Deps, _ map[string]collector.Collector, _ *slog.Logger) (collector.Collector, io.Closer, error) {
-	pc := pods.New(d.Pods, PhyChips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]})
+	deps := pods.Deps{Watcher: d.Pods, Chips: PhyChips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]}, Procfs: d.Paths.Procfs}
 	if d.NPU != nil {
-		// Each NPU process's pod from its own cgroup (collectors/pods).
-		pc.SetProcessAttribution(&pods.ProcessAttribution{
-			Processes: npuProcesses{d.NPU}, Procfs: d.Paths.Procfs, KubeletLogs: d.Paths.KubeletLogs,
-		})
+		deps.Processes = npuProcesses{d.NPU}
 	}
-	return pc, nil, nil
+	return pods.New(*w.pods, deps), nil, nil
 }
 
 // newHCCN starts the hccn_tool sweep. The chip list comes from npu-smi
