@@ -102,10 +102,11 @@ func addPathFlags(app *kingpin.Application) *Paths {
 }
 
 // Deps are what the collectors share, built once from the parsed flags
-// before any collector: the host paths, the one npu-smi runner, the CANN
-// log follower and state, and the kubelet watcher. Each is nil when no
-// enabled collector needs it. The parsed configurations are not changed:
-// each collector gets a copy with its wired fields set from Deps.
+// before any collector: the host paths, the npu-smi tool and its one
+// runner, the CANN log follower and state, and the kubelet watcher. Each
+// runner is nil when no enabled collector needs it. A collector's Config
+// holds only its own flags and is passed as parsed; what else it needs
+// comes in its package's own Deps, which its builder fills from these.
 type Deps struct {
 	Paths Paths
 	// NPUSMI is the npu-smi binary and timeout (--npusmi.path,
