@@ -214,15 +214,9 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]collector.Colle
 // report from the start are labelled with the pod of their device.
 func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, error) {
 	on := func(name string) bool { return *w.enabled[name] }
-	paths := *w.paths
-	paths.KubeletLogs = w.pods.KubeletLogs
-	d := &Deps{Paths: paths, NPUSMI: *w.npuSMI, Identities: &ascend.Identities{}}
+	d := w.sharedValues()
 	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
-		d.NPU = npusmi.New(*w.npusmi, npusmi.Deps{
-			Tool:       d.NPUSMI,
-			Procfs:     d.Paths.Procfs, // npu-smi's pids are checked against it
-			Identities: d.Identities,
-		}, logger.With("collector", "npusmi"))
+		d.NPU = npusmi.New(*w.npusmi, npusmiDeps(d), logger.With("collector", "npusmi"))
 	}
 	if on("pods") {
 		plog := logger.With("collector", "pods")
@@ -238,11 +232,7 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	}
 	if on("cannlog") {
 		clog := logger.With("collector", "cannlog")
-		deps := cannlogDeps(d)
-		// The workload memory is the headroom model's (its flags), kept in
-		// the log state (and its state file).
-		deps.WorkloadTTL, deps.MaxWorkloads = w.learn.workloadTTL, w.learn.maxWorkloads
-		c, err := cannlog.New(*w.cannlog.cfg, deps, clog)
+		c, err := cannlog.New(*w.cannlog.cfg, w.cannlogDeps(d), clog)
 		if err != nil {
 			return nil, fmt.Errorf("cannlog collector: %w", err)
 		}
@@ -260,11 +250,28 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	return d, nil
 }
 
+// sharedValues returns Deps with the values of the shared flags and the
+// identity store, before any runner is built.
+func (w *collectorWiring) sharedValues() *Deps {
+	paths := *w.paths
+	paths.KubeletLogs = w.pods.KubeletLogs
+	return &Deps{Paths: paths, NPUSMI: *w.npuSMI, Identities: &ascend.Identities{}}
+}
+
+// npusmiDeps is what the npusmi collector gets from Deps: the npu-smi
+// tool, --path.procfs (npu-smi's pids are checked against it) and the
+// chips' identities for ascend_npu_info.
+func npusmiDeps(d *Deps) npusmi.Deps {
+	return npusmi.Deps{Tool: d.NPUSMI, Procfs: d.Paths.Procfs, Identities: d.Identities}
+}
+
 // cannlogDeps is what main wires into the cannlog collector from Deps:
-// --path.procfs, the pod of a device (the kubelet), the pod of a
-// discovered process (its own cgroup) and npu-smi's process table.
-func cannlogDeps(d *Deps) cannlog.Deps {
-	deps := cannlog.Deps{Procfs: d.Paths.Procfs}
+// --path.procfs, the bounds of the workload memory (the headroom model's
+// flags; the memory is kept in the log state and its state file), the pod
+// of a device (the kubelet), the pod of a discovered process (its own
+// cgroup) and npu-smi's process table.
+func (w *collectorWiring) cannlogDeps(d *Deps) cannlog.Deps {
+	deps := cannlog.Deps{Procfs: d.Paths.Procfs, WorkloadTTL: w.learn.workloadTTL, MaxWorkloads: w.learn.maxWorkloads}
 	if d.Pods != nil {
 		deps.PodOfDevice = d.Pods.PodOfDevice
 	}
@@ -304,11 +311,16 @@ func cannlogDeps(d *Deps) cannlog.Deps {
 // chips of the scrape's npu-smi run; each NPU process's pod comes from its
 // own cgroup (collectors/pods) where npu-smi runs.
 func (w *collectorWiring) newPods(d *Deps, _ map[string]collector.Collector, _ *slog.Logger) (collector.Collector, io.Closer, error) {
+	return pods.New(*w.pods, w.podsDeps(d)), nil, nil
+}
+
+// podsDeps is what the pods collector gets from Deps.
+func (w *collectorWiring) podsDeps(d *Deps) pods.Deps {
 	deps := pods.Deps{Watcher: d.Pods, Chips: PhyChips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]}, Procfs: d.Paths.Procfs}
 	if d.NPU != nil {
 		deps.Processes = npuProcesses{d.NPU}
 	}
-	return pods.New(*w.pods, deps), nil, nil
+	return deps
 }
 
 // newHCCN starts the hccn_tool sweep. The chip list comes from npu-smi
@@ -317,13 +329,18 @@ func (w *collectorWiring) newHCCN(d *Deps, _ map[string]collector.Collector, log
 	if err := w.hccn.Validate(); err != nil {
 		return nil, nil, err
 	}
+	c := hccn.New(*w.hccn, hccnDeps(d), logger)
+	c.Start()
+	return c, closeFunc(func() error { c.Stop(); return nil }), nil
+}
+
+// hccnDeps is what the hccn collector gets from Deps.
+func hccnDeps(d *Deps) hccn.Deps {
 	deps := hccn.Deps{DevFS: d.Paths.DevFS}
 	if v := d.npuView(); v != nil {
 		deps.Chips = HCCNChips{NPU: v}
 	}
-	c := hccn.New(*w.hccn, deps, logger)
-	c.Start()
-	return c, closeFunc(func() error { c.Stop(); return nil }), nil
+	return deps
 }
 
 // newHealth starts the npu-smi detail sweep over the chips of the shared
@@ -333,19 +350,25 @@ func (w *collectorWiring) newHealth(d *Deps, _ map[string]collector.Collector, l
 	if err := w.health.Validate(); err != nil {
 		return nil, nil, err
 	}
-	c, err := npuhealth.New(*w.health, npuhealth.Deps{
+	c, err := npuhealth.New(*w.health, w.healthDeps(d), logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.Start()
+	return c, closeFunc(func() error { c.Stop(); return nil }), nil
+}
+
+// healthDeps is what the npuhealth collector gets from Deps: the npusmi
+// collector's tool and table, and the identity store it publishes to.
+func (w *collectorWiring) healthDeps(d *Deps) npuhealth.Deps {
+	return npuhealth.Deps{
 		Tool:  d.NPUSMI,
 		DevFS: d.Paths.DevFS,
 		// A query whose every family is switched off is not asked.
 		Skip:       npuhealth.QueriesOff(w.familiesOff()),
 		Table:      healthTable{NPU: d.NPU},
 		Identities: d.Identities,
-	}, logger)
-	if err != nil {
-		return nil, nil, err
 	}
-	c.Start()
-	return c, closeFunc(func() error { c.Stop(); return nil }), nil
 }
 
 // newHeadroom builds the headroom collector over the joins of npu-smi's
