@@ -45,7 +45,7 @@ type collectorWiring struct {
 	paths       *Paths
 	npuSMI      *vendorcli.Tool // --npusmi.path, --npusmi.timeout
 	npusmi      *npusmi.Config
-	cannlog     *cannlogFlags
+	cannlog     *cannlog.Config
 	headroom    *model.Config
 	learn       *learnFlags
 	hccn        *hccn.Config
@@ -62,7 +62,7 @@ func addCollectorFlags(app *kingpin.Application) *collectorWiring {
 		paths:       addPathFlags(app),
 	}
 	w.npuSMI, w.npusmi = npusmi.AddFlags(app)
-	w.cannlog = addCannlogFlags(app)
+	w.cannlog = cannlog.AddFlags(app)
 	w.headroom = addHeadroomFlags(app)
 	w.learn = addLearnFlags(app)
 	w.hccn = hccn.AddFlags(app)
@@ -232,7 +232,7 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	}
 	if on("cannlog") {
 		clog := logger.With("collector", "cannlog")
-		c, err := cannlog.New(*w.cannlog.cfg, w.cannlogDeps(d), clog)
+		c, err := cannlog.New(*w.cannlog, w.cannlogDeps(d), clog)
 		if err != nil {
 			return nil, fmt.Errorf("cannlog collector: %w", err)
 		}
