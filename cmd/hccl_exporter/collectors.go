@@ -88,7 +88,7 @@ type Paths struct {
 // addPathFlags registers the host paths several collectors read:
 // --path.procfs and --path.devfs, named as node_exporter names them.
 // --pods.kubelet-logs is the pods collector's flag (its layout is a pods
-// matter); build copies it into Paths.
+// matter); sharedValues copies it into Paths.
 func addPathFlags(app *kingpin.Application) *Paths {
 	p := &Paths{}
 	app.Flag("path.procfs", "The host's /proc (mount it at /host/proc in a container). For every process npu-smi lists, "+
