@@ -19,6 +19,7 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
 var collectorSpecs = []collector.Spec{
@@ -42,8 +43,9 @@ type collectorWiring struct {
 	// switched-off groups leave out (families.go).
 	familiesOff func() map[string]bool
 	paths       *Paths
+	npuSMI      *vendorcli.Tool // --npusmi.path, --npusmi.timeout
 	npusmi      *npusmi.Config
-	cannlog     *cannlogFlags
+	cannlog     *cannlog.Config
 	headroom    *model.Config
 	learn       *learnFlags
 	hccn        *hccn.Config
@@ -51,19 +53,22 @@ type collectorWiring struct {
 	health      *npuhealth.Config
 }
 
+// addCollectorFlags registers every collector's flags, in the order --help
+// lists them.
 func addCollectorFlags(app *kingpin.Application) *collectorWiring {
-	return &collectorWiring{
+	w := &collectorWiring{
 		enabled:     exporter.AddCollectorFlags(app, collectorSpecs),
 		familiesOff: exporter.AddFamilyFlags(app, familyGroups),
 		paths:       addPathFlags(app),
-		npusmi:      npusmi.AddFlags(app),
-		cannlog:     addCannlogFlags(app),
-		headroom:    addHeadroomFlags(app),
-		learn:       addLearnFlags(app),
-		hccn:        hccn.AddFlags(app),
-		pods:        pods.AddFlags(app),
-		health:      npuhealth.AddFlags(app),
 	}
+	w.npuSMI, w.npusmi = npusmi.AddFlags(app)
+	w.cannlog = cannlog.AddFlags(app)
+	w.headroom = addHeadroomFlags(app)
+	w.learn = addLearnFlags(app)
+	w.hccn = hccn.AddFlags(app)
+	w.pods = pods.AddFlags(app)
+	w.health = npuhealth.AddFlags(app)
+	return w
 }
 
 // Paths are the host paths the collectors read, as the flags give them.
@@ -83,7 +88,7 @@ type Paths struct {
 // addPathFlags registers the host paths several collectors read:
 // --path.procfs and --path.devfs, named as node_exporter names them.
 // --pods.kubelet-logs is the pods collector's flag (its layout is a pods
-// matter); build copies it into Paths.
+// matter); sharedValues copies it into Paths.
 func addPathFlags(app *kingpin.Application) *Paths {
 	p := &Paths{}
 	app.Flag("path.procfs", "The host's /proc (mount it at /host/proc in a container). For every process npu-smi lists, "+
@@ -97,12 +102,17 @@ func addPathFlags(app *kingpin.Application) *Paths {
 }
 
 // Deps are what the collectors share, built once from the parsed flags
-// before any collector: the host paths, the one npu-smi runner, the CANN
-// log follower and state, and the kubelet watcher. Each is nil when no
-// enabled collector needs it. The parsed configurations are not changed:
-// each collector gets a copy with its wired fields set from Deps.
+// before any collector: the host paths, the npu-smi tool and its one
+// runner, the CANN log follower and state, and the kubelet watcher. Each
+// runner is nil when no enabled collector needs it. A collector's Config
+// holds only its own flags and is passed as parsed; what else it needs
+// comes in its package's own Deps, which its builder fills from these.
 type Deps struct {
 	Paths Paths
+	// NPUSMI is the npu-smi binary and timeout (--npusmi.path,
+	// --npusmi.timeout) of every npu-smi run: the table's (NPU) and the
+	// npuhealth sweep's detail queries.
+	NPUSMI vendorcli.Tool
 	// NPU runs npu-smi info for every consumer of one scrape (the npusmi
 	// collector's metrics are served only when it is enabled).
 	NPU *npusmi.Collector
@@ -204,13 +214,9 @@ func (w *collectorWiring) build(logger *slog.Logger) (map[string]collector.Colle
 // report from the start are labelled with the pod of their device.
 func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, error) {
 	on := func(name string) bool { return *w.enabled[name] }
-	paths := *w.paths
-	paths.KubeletLogs = w.pods.KubeletLogs
-	d := &Deps{Paths: paths, Identities: &ascend.Identities{}}
+	d := w.sharedValues()
 	if on("npusmi") || on("headroom") || on("pods") || on("npuhealth") {
-		cfg := *w.npusmi
-		cfg.Procfs = d.Paths.Procfs // npu-smi's pids are checked against it
-		d.NPU = npusmi.New(cfg, d.Identities, logger.With("collector", "npusmi"))
+		d.NPU = npusmi.New(*w.npusmi, npusmiDeps(d), logger.With("collector", "npusmi"))
 	}
 	if on("pods") {
 		plog := logger.With("collector", "pods")
@@ -226,10 +232,7 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	}
 	if on("cannlog") {
 		clog := logger.With("collector", "cannlog")
-		cfg := *w.cannlog.cfg
-		cfg.Procfs = d.Paths.Procfs
-		cfg.WorkloadTTL, cfg.MaxWorkloads = w.learn.workloadTTL, w.learn.maxWorkloads
-		c, err := cannlog.New(cfg, cannlogDeps(d), clog)
+		c, err := cannlog.New(*w.cannlog, w.cannlogDeps(d), clog)
 		if err != nil {
 			return nil, fmt.Errorf("cannlog collector: %w", err)
 		}
@@ -247,11 +250,28 @@ func (w *collectorWiring) deps(logger *slog.Logger, started *closers) (*Deps, er
 	return d, nil
 }
 
-// cannlogDeps is what main wires into the cannlog collector: the pod of
-// a device (the kubelet), the pod of a discovered process (its own cgroup)
-// and npu-smi's process table.
-func cannlogDeps(d *Deps) cannlog.Deps {
-	var deps cannlog.Deps
+// sharedValues returns Deps with the values of the shared flags and the
+// identity store, before any runner is built.
+func (w *collectorWiring) sharedValues() *Deps {
+	paths := *w.paths
+	paths.KubeletLogs = w.pods.KubeletLogs
+	return &Deps{Paths: paths, NPUSMI: *w.npuSMI, Identities: &ascend.Identities{}}
+}
+
+// npusmiDeps is what the npusmi collector gets from Deps: the npu-smi
+// tool, --path.procfs (npu-smi's pids are checked against it) and the
+// chips' identities for ascend_npu_info.
+func npusmiDeps(d *Deps) npusmi.Deps {
+	return npusmi.Deps{Tool: d.NPUSMI, Procfs: d.Paths.Procfs, Identities: d.Identities}
+}
+
+// cannlogDeps is what main wires into the cannlog collector from Deps:
+// --path.procfs, the bounds of the workload memory (the headroom model's
+// flags; the memory is kept in the log state and its state file), the pod
+// of a device (the kubelet), the pod of a discovered process (its own
+// cgroup) and npu-smi's process table.
+func (w *collectorWiring) cannlogDeps(d *Deps) cannlog.Deps {
+	deps := cannlog.Deps{Procfs: d.Paths.Procfs, WorkloadTTL: w.learn.workloadTTL, MaxWorkloads: w.learn.maxWorkloads}
 	if d.Pods != nil {
 		deps.PodOfDevice = d.Pods.PodOfDevice
 	}
@@ -288,16 +308,19 @@ func cannlogDeps(d *Deps) cannlog.Deps {
 }
 
 // newPods builds the pods collector over the kubelet watcher and the
-// chips of the scrape's npu-smi run.
+// chips of the scrape's npu-smi run; each NPU process's pod comes from its
+// own cgroup (collectors/pods) where npu-smi runs.
 func (w *collectorWiring) newPods(d *Deps, _ map[string]collector.Collector, _ *slog.Logger) (collector.Collector, io.Closer, error) {
-	pc := pods.New(d.Pods, PhyChips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]})
+	return pods.New(*w.pods, w.podsDeps(d)), nil, nil
+}
+
+// podsDeps is what the pods collector gets from Deps.
+func (w *collectorWiring) podsDeps(d *Deps) pods.Deps {
+	deps := pods.Deps{Watcher: d.Pods, Chips: PhyChips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]}, Procfs: d.Paths.Procfs}
 	if d.NPU != nil {
-		// Each NPU process's pod from its own cgroup (collectors/pods).
-		pc.SetProcessAttribution(&pods.ProcessAttribution{
-			Processes: npuProcesses{d.NPU}, Procfs: d.Paths.Procfs, KubeletLogs: d.Paths.KubeletLogs,
-		})
+		deps.Processes = npuProcesses{d.NPU}
 	}
-	return pc, nil, nil
+	return deps
 }
 
 // newHCCN starts the hccn_tool sweep. The chip list comes from npu-smi
@@ -306,15 +329,18 @@ func (w *collectorWiring) newHCCN(d *Deps, _ map[string]collector.Collector, log
 	if err := w.hccn.Validate(); err != nil {
 		return nil, nil, err
 	}
-	var src hccn.ChipSource
-	if v := d.npuView(); v != nil {
-		src = HCCNChips{NPU: v}
-	}
-	cfg := *w.hccn
-	cfg.DevFS = d.Paths.DevFS
-	c := hccn.New(cfg, src, logger)
+	c := hccn.New(*w.hccn, hccnDeps(d), logger)
 	c.Start()
 	return c, closeFunc(func() error { c.Stop(); return nil }), nil
+}
+
+// hccnDeps is what the hccn collector gets from Deps.
+func hccnDeps(d *Deps) hccn.Deps {
+	deps := hccn.Deps{DevFS: d.Paths.DevFS}
+	if v := d.npuView(); v != nil {
+		deps.Chips = HCCNChips{NPU: v}
+	}
+	return deps
 }
 
 // newHealth starts the npu-smi detail sweep over the chips of the shared
@@ -324,16 +350,25 @@ func (w *collectorWiring) newHealth(d *Deps, _ map[string]collector.Collector, l
 	if err := w.health.Validate(); err != nil {
 		return nil, nil, err
 	}
-	cfg := *w.health
-	cfg.Path, cfg.Timeout, cfg.DevFS = w.npusmi.Path, w.npusmi.Timeout, d.Paths.DevFS
-	// A query whose every family is switched off is not asked.
-	cfg.Skip = npuhealth.QueriesOff(w.familiesOff())
-	c, err := npuhealth.New(cfg, healthTable{NPU: d.NPU}, d.Identities, logger)
+	c, err := npuhealth.New(*w.health, w.healthDeps(d), logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	c.Start()
 	return c, closeFunc(func() error { c.Stop(); return nil }), nil
+}
+
+// healthDeps is what the npuhealth collector gets from Deps: the npusmi
+// collector's tool and table, and the identity store it publishes to.
+func (w *collectorWiring) healthDeps(d *Deps) npuhealth.Deps {
+	return npuhealth.Deps{
+		Tool:  d.NPUSMI,
+		DevFS: d.Paths.DevFS,
+		// A query whose every family is switched off is not asked.
+		Skip:       npuhealth.QueriesOff(w.familiesOff()),
+		Table:      healthTable{NPU: d.NPU},
+		Identities: d.Identities,
+	}
 }
 
 // newHeadroom builds the headroom collector over the joins of npu-smi's
@@ -362,21 +397,18 @@ func (w *collectorWiring) newHeadroom(d *Deps, built map[string]collector.Collec
 	if err := w.learn.Validate(); err != nil {
 		return nil, nil, err
 	}
-	hc := headroom.New(*w.headroom, chips, chips, logger)
-	var est *model.Estimator
+	deps := headroom.Deps{NPU: chips, Settings: chips}
 	if w.learn.qpSize {
-		est = model.NewEstimator(model.EstimatorConfig{MinObservations: w.learn.minObservations})
+		deps.Estimator = model.NewEstimator(model.EstimatorConfig{MinObservations: w.learn.minObservations})
 	}
-	var stats headroom.WorkloadStatsSource
 	if lc, ok := chips.Logs.(learnStore); ok {
-		stats = lc
-		if est != nil {
+		deps.Workloads = lc
+		if deps.Estimator != nil {
 			// The learned sizes live in the CANN log state file.
-			if err := lc.AttachExtension("headroom_qp_sizes", est); err != nil {
+			if err := lc.AttachExtension("headroom_qp_sizes", deps.Estimator); err != nil {
 				logger.Warn("the learned QP sizes in the state file could not be read; learning starts over", "err", err)
 			}
 		}
 	}
-	hc.SetLearning(est, stats)
-	return hc, nil, nil
+	return headroom.New(*w.headroom, deps, logger), nil, nil
 }

@@ -40,20 +40,23 @@ type Config struct {
 	// CrossFilesystems lets the walk below a log root enter mount points,
 	// and discovered roots be on FUSE or network file systems.
 	CrossFilesystems bool
-	// Procfs is the host's /proc (--path.procfs, registered by main with
-	// the other host paths): every process of Deps.Processes is read from
-	// its own log root found there (discovery.go). Empty disables
-	// discovery.
-	Procfs string
-	// WorkloadTTL and MaxWorkloads bound the workload memory (not flags
-	// of this collector: --headroom.workload-memory-*); zero: defaults.
-	WorkloadTTL  time.Duration
-	MaxWorkloads int
 }
 
-// Deps are what main wires into the collector from the other sources of
-// the node: none is a flag, each may be nil.
+// Deps are what main wires into the collector besides its own flags: the
+// shared host path, the bounds of the workload memory the log state keeps
+// for the headroom model, and the other sources of the node. Each may be
+// zero.
 type Deps struct {
+	// Procfs is the host's /proc (--path.procfs, registered by main with
+	// the other host paths): every process of Processes is read from its
+	// own log root found there (discovery.go). Empty disables discovery.
+	Procfs string
+	// WorkloadTTL and MaxWorkloads bound the workload memory
+	// (--headroom.workload-memory-ttl and -max: the headroom model's
+	// flags, the memory's state this collector's); zero: the defaults.
+	WorkloadTTL  time.Duration
+	MaxWorkloads int
+
 	// PodOfDevice labels plog faults with the pod of their device (the
 	// kubelet's answer); see logstate.Options.PodOfDevice.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
@@ -145,11 +148,11 @@ func AddFlags(app *kingpin.Application) *Config {
 	return cfg
 }
 
-func (cfg Config) stateOptions() logstate.Options {
+func (cfg Config) stateOptions(deps Deps) logstate.Options {
 	o := logstate.DefaultOptions()
 	o.ProcessTTL = cfg.ProcessTTL
 	o.FaultTTL = cfg.FaultTTL
-	o.WorkloadTTL, o.MaxWorkloads = cfg.WorkloadTTL, cfg.MaxWorkloads
+	o.WorkloadTTL, o.MaxWorkloads = deps.WorkloadTTL, deps.MaxWorkloads
 	for _, p := range []struct{ dst, src *int }{
 		{&o.MaxPIDs, &cfg.MaxPIDs}, {&o.MaxCommunicators, &cfg.MaxCommunicators}, {&o.MaxCodes, &cfg.MaxCodes},
 		{&o.MaxPods, &cfg.MaxPods}, {&o.MaxModules, &cfg.MaxModules},
@@ -261,7 +264,7 @@ type Collector struct {
 // New builds the collector and its follower and restores the state saved
 // in --cannlog.state-file. Which processes still run is the collector's own
 // to say (coverage.go): from deps.Processes, its table of roots and
-// cfg.Procfs; without them only the TTL decides.
+// deps.Procfs; without them only the TTL decides.
 func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -273,7 +276,7 @@ func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 		PollInterval:   cfg.PollInterval,
 		RescanInterval: cfg.RescanInterval,
 		MaxLineBytes:   cfg.MaxLineBytes,
-		AwaitProcRoots: cfg.Procfs != "" && deps.Processes != nil,
+		AwaitProcRoots: deps.Procfs != "" && deps.Processes != nil,
 		MaxOpenFiles:   cfg.MaxOpenFiles,
 		// The tail's Default* caps per root: no flags, a root of CANN's
 		// layout stays far below them.
@@ -282,7 +285,7 @@ func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannlog: start log follower: %w", err)
 	}
-	opts, err := cfg.stateOptionsZone()
+	opts, err := cfg.stateOptionsZone(deps)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("cannlog: %w", err)
@@ -292,8 +295,8 @@ func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 }
 
 // stateOptionsZone is stateOptions with the zone of --cannlog.timezone.
-func (cfg Config) stateOptionsZone() (logstate.Options, error) {
-	o := cfg.stateOptions()
+func (cfg Config) stateOptionsZone(deps Deps) (logstate.Options, error) {
+	o := cfg.stateOptions(deps)
 	loc, auto, err := ParseTimezone(cfg.Timezone)
 	if err != nil {
 		return o, err
@@ -323,7 +326,7 @@ func newCollector(cfg Config, deps Deps, live logstate.Liveness, logger *slog.Lo
 	}
 	c.roots = newRootTable(cfg.Roots)
 	c.zones = newZones(c.roots, auto, fixed, cfg.CrossFilesystems)
-	c.disc = newDiscovery(cfg.Procfs, deps.Processes)
+	c.disc = newDiscovery(deps.Procfs, deps.Processes)
 	blob, err := f.Restore()
 	if err != nil {
 		logger.Warn("cannot restore the log state file; reading from the start", "file", cfg.StateFile, "err", err)

@@ -187,10 +187,10 @@ func (l liveness) Ready() bool {
 // procAlive reports whether <procfs>/<pid> exists; false without
 // --path.procfs.
 func (c *Collector) procAlive(pid int) bool {
-	if c.cfg.Procfs == "" || pid <= 0 {
+	if c.deps.Procfs == "" || pid <= 0 {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(c.cfg.Procfs, strconv.Itoa(pid)))
+	_, err := os.Stat(filepath.Join(c.deps.Procfs, strconv.Itoa(pid)))
 	return err == nil
 }
 
@@ -198,7 +198,7 @@ func (c *Collector) procAlive(pid int) bool {
 // --path.procfs: the pid its logs print is a pid of another namespace, and
 // only its row in the table of roots says whether it runs.
 func (c *Collector) underProcfs(dir string) bool {
-	return c.cfg.Procfs != "" && strings.HasPrefix(dir, strings.TrimSuffix(c.cfg.Procfs, "/")+"/")
+	return c.deps.Procfs != "" && strings.HasPrefix(dir, strings.TrimSuffix(c.deps.Procfs, "/")+"/")
 }
 
 // unreadableErr fails the collector while a configured log directory exists

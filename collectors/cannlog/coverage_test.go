@@ -19,7 +19,7 @@ func TestProcessInfo(t *testing.T) {
 	hostRoot := filepath.Join(t.TempDir(), "host-logs")
 	writePlog(t, hostRoot, 9, "") // a process npu-smi does not list
 	tab := &fakeTable{}
-	c, err := New(Config{Roots: []string{hostRoot}, Procfs: procfs, Timezone: "UTC", ProcessTTL: 10 * 365 * 24 * time.Hour}, Deps{Processes: tab}, nil)
+	c, err := New(Config{Roots: []string{hostRoot}, Timezone: "UTC", ProcessTTL: 10 * 365 * 24 * time.Hour}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The logs are older than the TTL: the table of roots keeps them alive
 	// while npu-smi lists their host pid.
-	c, err := New(Config{Procfs: procfs, Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Processes: tab}, logger)
+	c, err := New(Config{Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Procfs: procfs, Processes: tab}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ ascend_npu_processes{cann_logs="missing",chip="0",npu="2"} 1
 func TestDiscoveryIdleNode(t *testing.T) {
 	tab := &fakeTable{}
 	tab.set()
-	c, err := New(Config{Procfs: filepath.Join(t.TempDir(), "no-such-proc"), Timezone: "UTC"}, Deps{Processes: tab}, nil)
+	c, err := New(Config{Timezone: "UTC"}, Deps{Procfs: filepath.Join(t.TempDir(), "no-such-proc"), Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestLivenessOfTheCollector(t *testing.T) {
 	}
 	tab := &fakeTable{}
 	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242})
-	c, err := New(Config{Procfs: procfs, Timezone: "UTC"}, Deps{Processes: tab}, nil)
+	c, err := New(Config{Timezone: "UTC"}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 	writePlog(t, hostPath, 3, "")
 	tab := &fakeTable{}
 	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 7000})
-	c, err := New(Config{Roots: []string{hostPath}, Procfs: procfs, Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Processes: tab}, nil)
+	c, err := New(Config{Roots: []string{hostPath}, Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestDiscoveryFollowsAChangedProcess(t *testing.T) {
 	writePlog(t, filepath.Join(rootfs, "job", "a"), 7, "")
 	tab := &fakeTable{}
 	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242})
-	c, err := New(Config{Procfs: procfs, Timezone: "UTC", ProcessTTL: 10 * 365 * 24 * time.Hour}, Deps{Processes: tab}, nil)
+	c, err := New(Config{Timezone: "UTC", ProcessTTL: 10 * 365 * 24 * time.Hour}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestShortLivedProcessesLeaveThePIDCap(t *testing.T) {
 	procfs := t.TempDir()
 	tab := &fakeTable{}
 	tab.set()
-	c, err := New(Config{Procfs: procfs, Timezone: "UTC", MaxPIDs: 4, ProcessTTL: 10 * 365 * 24 * time.Hour}, Deps{Processes: tab}, nil)
+	c, err := New(Config{Timezone: "UTC", MaxPIDs: 4, ProcessTTL: 10 * 365 * 24 * time.Hour}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestAttackTenantIdentityThroughProcfs(t *testing.T) {
 	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242}, NPUProcess{NPU: "1", Chip: "0", PID: 4300})
 	pods := map[int]ProcessPod{4242: {UID: "0a2b-victim", Namespace: "team-v", Pod: "victim-0", Container: "pytorch"},
 		4300: {UID: "6f1c-attacker", Namespace: "team-a", Pod: "attacker-0", Container: "pytorch"}}
-	c, err := New(Config{Procfs: procfs, Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Processes: tab,
+	c, err := New(Config{Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Procfs: procfs, Processes: tab,
 		PodOfProcess: func(pid int) (ProcessPod, bool) { p, ok := pods[pid]; return p, ok },
 		// The attacker's plog prints devicePhyId[0], the victim's chip: the
 		// kubelet would put its faults in the victim's pod.
@@ -110,7 +110,7 @@ func TestSharedVolumeSamePIDRows(t *testing.T) {
 	}
 	tab := &fakeTable{}
 	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4100}, NPUProcess{NPU: "1", Chip: "0", PID: 4200})
-	c, err := New(Config{Procfs: procfs, Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Processes: tab}, nil)
+	c, err := New(Config{Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func (t *rootTable) writerOf(path string, holds func(pid int, rel string) bool) 
 // holds reports whether host process pid holds the file rel (a path in its
 // own mount namespace) open, from <procfs>/<pid>/fd.
 func (c *Collector) holds(pid int, rel string) bool {
-	dir := filepath.Join(c.cfg.Procfs, strconv.Itoa(pid), "fd")
+	dir := filepath.Join(c.deps.Procfs, strconv.Itoa(pid), "fd")
 	f, err := os.Open(dir)
 	if err != nil {
 		return false

@@ -28,8 +28,15 @@ type Config struct {
 	// tls, speed) are asked; in between a sweep carries their last
 	// answer over. 0 asks them at every sweep.
 	SlowInterval time.Duration
-	// DevFS is where the /dev/davinciN nodes are listed when no npu-smi
-	// names the chips (--path.devfs; /dev when empty).
+}
+
+// Deps are what main gives the collector besides its own flags.
+type Deps struct {
+	// Chips lists the node's chips (npu-smi's view); nil: the sweep lists
+	// the /dev/davinciN nodes under DevFS.
+	Chips ChipSource
+	// DevFS is the host's /dev (--path.devfs, shared with npuhealth);
+	// "" is /dev.
 	DevFS string
 }
 
@@ -93,9 +100,9 @@ type Collector struct {
 	loop sweep.Loop
 }
 
-// New returns a collector; chips may be nil (then /dev/davinciN gives the
-// devices). Call Start to begin sweeping.
-func New(cfg Config, chips ChipSource, logger *slog.Logger) *Collector {
+// New returns a collector over deps.Chips, or the /dev/davinciN under
+// deps.DevFS when it is nil. Call Start to begin sweeping.
+func New(cfg Config, deps Deps, logger *slog.Logger) *Collector {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
@@ -109,7 +116,7 @@ func New(cfg Config, chips ChipSource, logger *slog.Logger) *Collector {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Collector{
-		cfg: cfg, logger: logger, chips: chips, devDir: cmp.Or(cfg.DevFS, "/dev"), loc: time.Local,
+		cfg: cfg, logger: logger, chips: deps.Chips, devDir: cmp.Or(deps.DevFS, "/dev"), loc: time.Local,
 		now: time.Now, down: map[int]*downTracker{}, slow: map[int]slowReading{},
 	}
 	c.exec = func(ctx context.Context, bin string, args []string) output {

@@ -92,7 +92,7 @@ func TestGoldenPerCapture(t *testing.T) {
 			}
 		}
 		for i, b := range blocks {
-			c := New(Config{}, nil, nil)
+			c := New(Config{}, Deps{}, nil)
 			c.loc = time.UTC
 			r := &Reading{Device: Device{PhyID: 0, NPU: "0", Chip: "0"}}
 			for _, cm := range commands {
@@ -149,7 +149,7 @@ func chips910B(n int) chipList {
 func newFakeCollector(t *testing.T, n *fakeNode, chips ChipSource, timeout time.Duration) *Collector {
 	t.Helper()
 	bin := n.use(t)
-	c := New(Config{Path: bin, Timeout: timeout, Interval: time.Hour}, chips, nil)
+	c := New(Config{Path: bin, Timeout: timeout, Interval: time.Hour}, Deps{Chips: chips}, nil)
 	c.loc = time.UTC
 	at := time.Unix(1700000000, 0)
 	c.now = func() time.Time { return at }
@@ -334,7 +334,7 @@ func TestAbsentTool(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	for _, path := range []string{DefaultPath, filepath.Join(t.TempDir(), "hccn_tool")} {
 		logs.Reset()
-		c := New(Config{Path: path, Interval: time.Hour}, nil, logger)
+		c := New(Config{Path: path, Interval: time.Hour}, Deps{}, logger)
 		for range 3 {
 			c.Sweep(context.Background())
 			if err := c.Update(context.Background(), make(chan prometheus.Metric, 100)); err != nil {
@@ -358,7 +358,7 @@ func TestToolNotExecutable(t *testing.T) {
 	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := New(Config{Path: path, Interval: time.Hour}, chips910B(1), nil)
+	c := New(Config{Path: path, Interval: time.Hour}, Deps{Chips: chips910B(1)}, nil)
 	if s := c.Sweep(context.Background()); s.Absent || s.Complete || s.Err == nil {
 		t.Errorf("sweep with a non-executable binary: absent=%v complete=%v err=%v", s.Absent, s.Complete, s.Err)
 	}
@@ -374,7 +374,7 @@ func TestToolInstalledLater(t *testing.T) {
 	bin := n.use(t)
 	dir := t.TempDir()
 	link := filepath.Join(dir, "hccn_tool")
-	c := New(Config{Path: link, Interval: time.Hour}, chips910B(1), nil)
+	c := New(Config{Path: link, Interval: time.Hour}, Deps{Chips: chips910B(1)}, nil)
 	if s := c.Sweep(context.Background()); !s.Absent {
 		t.Fatalf("sweep without the binary: %+v", s)
 	}
@@ -423,7 +423,7 @@ func TestFailuresExportNothingStale(t *testing.T) {
 // TestLinkDownEventsFromRecords: without `link down count`, LINK DOWN
 // records newer than the newest seen are added, past the driver's 10.
 func TestLinkDownEventsFromRecords(t *testing.T) {
-	c := New(Config{}, nil, nil)
+	c := New(Config{}, Deps{}, nil)
 	rec := func(t0 time.Time, downs int) LinkStat {
 		s := LinkStat{UpCount: 1}
 		for i := range downs {

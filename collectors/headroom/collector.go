@@ -125,14 +125,27 @@ type Collector struct {
 	workloads WorkloadStatsSource
 }
 
-// New returns a collector reading chips from npu and per-pid settings from
-// settings (nil when no CANN log view is available: every process then counts
-// as defaulted).
-func New(cfg model.Config, npu NPUSource, settings SettingsSource, logger *slog.Logger) *Collector {
+// Deps are what main gives the collector besides its flags (cfg).
+type Deps struct {
+	// NPU gives the chips and process table of the scrape's npu-smi run.
+	NPU NPUSource
+	// Settings gives each process's settings from the CANN logs; nil when
+	// no CANN log view is available: every process then counts as
+	// defaulted.
+	Settings SettingsSource
+	// Estimator learns QP sizes (--headroom.learn-qp-size; nil: off).
+	Estimator *model.Estimator
+	// Workloads reports the workload memory's size for its series (the
+	// cannlog collector's log state; nil: none).
+	Workloads WorkloadStatsSource
+}
+
+// New returns a collector over deps.
+func New(cfg model.Config, deps Deps, logger *slog.Logger) *Collector {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Collector{cfg: cfg, npu: npu, settings: settings, logger: logger}
+	return &Collector{cfg: cfg, npu: deps.NPU, settings: deps.Settings, logger: logger, est: deps.Estimator, workloads: deps.Workloads}
 }
 
 // Update sends the per-chip headroom metrics. When npu-smi fails it sends

@@ -64,12 +64,6 @@ var (
 // allModes are the QP modes of the size table.
 var allModes = []model.QPMode{model.QPMode910BOpBase, model.QPMode910BOpBaseMultiQP, model.QPModeGraph, model.QPModeA3Host, model.QPModeA3HostMultiQP, model.QPModeA3AICPU, model.QPModeA3AICPUMultiQP}
 
-// SetLearning turns QP-size learning on with est (nil: off) and names the
-// workload memory's source for its series.
-func (c *Collector) SetLearning(est *model.Estimator, workloads WorkloadStatsSource) {
-	c.est, c.workloads = est, workloads
-}
-
 // memoSettings calls settings once per process and scrape.
 func memoSettings(settings func(model.ChipProcess) (model.ProcessSettings, bool)) func(model.ChipProcess) (model.ProcessSettings, bool) {
 	type k struct {

@@ -47,10 +47,11 @@ func BenchmarkUpdateLearning(b *testing.B) {
 	perOp := map[bool]float64{}
 	for _, learn := range []bool{false, true} {
 		b.Run(fmt.Sprintf("learn=%v", learn), func(b *testing.B) {
-			c := New(model.DefaultConfig(), npu, set, nil)
+			deps := Deps{NPU: npu, Settings: set}
 			if learn {
-				c.SetLearning(model.NewEstimator(model.EstimatorConfig{}), nil)
+				deps.Estimator = model.NewEstimator(model.EstimatorConfig{})
 			}
+			c := New(model.DefaultConfig(), deps, nil)
 			b.ReportAllocs()
 			for b.Loop() {
 				updateOnce(b, c)

@@ -39,8 +39,8 @@ func (s steppingSettings) Settings(model.ChipProcess) (model.ProcessSettings, bo
 // turns from modelled to learned once enough bursts agree.
 func TestCollectorLearns(t *testing.T) {
 	hbm, qps := float64(1000*mib), uint64(0)
-	c := New(model.DefaultConfig(), steppingNPU{&hbm}, steppingSettings{&qps}, nil)
-	c.SetLearning(model.NewEstimator(model.EstimatorConfig{MinObservations: 2}), nil)
+	c := New(model.DefaultConfig(), Deps{NPU: steppingNPU{&hbm}, Settings: steppingSettings{&qps},
+		Estimator: model.NewEstimator(model.EstimatorConfig{MinObservations: 2})}, nil)
 	pc := &promCollector{c: c}
 	scrape := func() {
 		ch := make(chan prometheus.Metric, 256)

@@ -1,6 +1,7 @@
 package npuhealth
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -20,20 +21,40 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
-// Config holds the collector's settings. Path and Timeout are the npusmi
-// collector's --npusmi.path and --npusmi.timeout.
+// Config holds the collector's own flags (--npuhealth.*).
 type Config struct {
-	Path    string
-	Timeout time.Duration
 	// Interval is the time between the starts of two sweeps.
 	Interval time.Duration
 	// FaultCodeFile is a faultCode.json; "" classes every code unknown.
 	FaultCodeFile string
+}
+
+// Deps are what main gives the collector besides its own flags.
+type Deps struct {
+	// Tool is the npu-smi binary and the timeout of one call
+	// (--npusmi.path, --npusmi.timeout), the one the npusmi collector's
+	// table runs too. Zero fields: npu-smi from PATH, 10s.
+	Tool vendorcli.Tool
 	// DevFS is where /dev/davinciN are counted (--path.devfs; "" is /dev).
 	DevFS string
 	// Skip names the query types not asked: those whose every family is
 	// switched off (QueriesOff).
 	Skip map[string]bool
+	// Table is the chip list the sweep reads (the npusmi collector's).
+	Table Table
+	// Identities receives each chip's identity from `npu-smi info -t
+	// board` (VDie ID, serial number, product name), where the npusmi
+	// collector reads it for ascend_npu_info; nil: kept to itself.
+	Identities *ascend.Identities
+}
+
+// settings are what the sweep runs by: the collector's Config and, from
+// Deps, the npu-smi tool, /dev and the query types not asked.
+type settings struct {
+	Config
+	vendorcli.Tool
+	DevFS string
+	Skip  map[string]bool
 }
 
 // queryFamilies: the families each query type feeds that a switch can
@@ -61,7 +82,8 @@ func QueriesOff(familiesOff map[string]bool) map[string]bool {
 }
 
 // AddFlags registers --npuhealth.interval and --npuhealth.fault-code-file
-// (main registers --path.devfs with the other host paths and sets DevFS).
+// (main registers --path.devfs with the other host paths and gives it in
+// Deps).
 func AddFlags(app *kingpin.Application) *Config {
 	cfg := &Config{}
 	app.Flag("npuhealth.interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t "+
@@ -100,7 +122,7 @@ type Table interface {
 // Collector sweeps the detail queries in the background and exports the
 // latest sweep.
 type Collector struct {
-	cfg    Config
+	cfg    settings
 	logger *slog.Logger
 	table  Table
 	codes  FaultCodes
@@ -140,38 +162,33 @@ type Collector struct {
 	ids *ascend.Identities
 }
 
-// New returns a collector reading table's chips. Each chip's identity from
-// `npu-smi info -t board` (VDie ID, serial number, product name) is
-// published to ids (nil: kept to itself), where the npusmi collector reads
-// it for ascend_npu_info. It loads the fault-code file, so a wrong path
-// fails at start, not silently at every scrape.
-func New(cfg Config, table Table, ids *ascend.Identities, logger *slog.Logger) (*Collector, error) {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
-	}
+// New returns a collector reading the chips of deps.Table and publishing
+// each chip's identity to deps.Identities (see Deps for what a zero field
+// means). It loads the fault-code file, so a wrong path fails at start,
+// not silently at every scrape.
+func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 60 * time.Second
 	}
-	if cfg.Path == "" {
-		cfg.Path = "npu-smi"
-	}
-	if cfg.DevFS == "" {
-		cfg.DevFS = "/dev"
+	set := settings{
+		Config: cfg, Tool: deps.Tool.Or(vendorcli.Tool{Path: "npu-smi", Timeout: 10 * time.Second}),
+		DevFS: cmp.Or(deps.DevFS, "/dev"), Skip: deps.Skip,
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	ids := deps.Identities
 	if ids == nil {
 		ids = &ascend.Identities{}
 	}
 	c := &Collector{
-		cfg: cfg, logger: logger, table: table, now: time.Now, ids: ids,
+		cfg: set, logger: logger, table: deps.Table, now: time.Now, ids: ids,
 		unsupported: map[ascend.ChipID]map[string]bool{}, altWorks: map[string]bool{},
 		entries: map[ascend.ChipID]*chipEntry{}, turns: map[ascend.ChipID]*chipTurn{}, stuck: map[ascend.ChipID]int{},
-		abandonAfter: abandonAfter, slowAfter: min(max(cfg.Timeout/5, time.Second), cfg.Timeout),
+		abandonAfter: abandonAfter, slowAfter: min(max(set.Timeout/5, time.Second), set.Timeout),
 	}
 	for _, t := range queryTypes {
-		if !cfg.Skip[t] {
+		if !deps.Skip[t] {
 			c.types = append(c.types, t) // a type not asked has no call counters
 		}
 	}

@@ -112,8 +112,8 @@ func newFake(t *testing.T) (*Collector, *fakeNPUSMI, *fakeTable) {
 		}
 	}
 	table := &fakeTable{chips: chips910B(8)}
-	c, err := New(Config{Interval: time.Minute, Timeout: 5 * time.Second, DevFS: dev,
-		FaultCodeFile: filepath.Join("testdata", "faultcodes.json")}, table, nil, nil)
+	c, err := New(Config{Interval: time.Minute, FaultCodeFile: filepath.Join("testdata", "faultcodes.json")},
+		Deps{Tool: vendorcli.Tool{Timeout: 5 * time.Second}, DevFS: dev, Table: table}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

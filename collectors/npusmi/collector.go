@@ -15,35 +15,45 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
 
-// Config holds the collector's flags.
+// Config holds the collector's own flags.
 type Config struct {
-	// Path is the npu-smi binary; without a slash it is looked up in PATH at
-	// every run, so installing the driver later needs no restart.
-	Path string
-	// Timeout kills npu-smi (its whole process group) after this long.
-	Timeout time.Duration
 	// MinInterval: a completed run younger than this is reused, so npu-smi
 	// runs at most once per interval whatever the scrape load.
 	MinInterval time.Duration
+}
+
+// Deps are what main gives the collector besides its own flags.
+type Deps struct {
+	// Tool is the npu-smi binary and the timeout of one run
+	// (--npusmi.path, --npusmi.timeout), shared with the npuhealth sweep.
+	// Zero fields: npu-smi from PATH, 10s.
+	Tool vendorcli.Tool
 	// Procfs is the host's /proc (--path.procfs), against which npu-smi's
 	// pids are checked (pidns.go); empty skips the check.
 	Procfs string
+	// Identities gives each chip's VDie ID, serial number and product
+	// name for ascend_npu_info (the npuhealth sweep publishes them); nil:
+	// empty labels.
+	Identities *ascend.Identities
 }
 
-// AddFlags registers the --npu-smi.* flags.
-func AddFlags(app *kingpin.Application) *Config {
-	cfg := &Config{}
+// AddFlags registers the --npusmi.* flags: the tool, which main shares
+// through Deps with every collector that runs npu-smi, and the collector's
+// own Config.
+func AddFlags(app *kingpin.Application) (*vendorcli.Tool, *Config) {
+	tool, cfg := &vendorcli.Tool{}, &Config{}
 	app.Flag("npusmi.path", "The npu-smi binary, run as '<path> info' without a shell; looked up in PATH when it has no slash.").
-		Default("npu-smi").StringVar(&cfg.Path)
+		Default("npu-smi").StringVar(&tool.Path)
 	app.Flag("npusmi.timeout", "Kill npu-smi (its whole process group) when a run takes longer than this. "+
 		"A scrape waits for a run only until its own deadline; later scrapes do not wait again for a run one gave up on, "+
 		"and a run slower than a scrape may wait is served to the next scrape.").
-		Default("10s").DurationVar(&cfg.Timeout)
+		Default("10s").DurationVar(&tool.Timeout)
 	app.Flag("npusmi.min-interval", "npu-smi runs at most once per this interval whatever the scrape load; scrapes in between reuse the last result.").
 		Default("5s").DurationVar(&cfg.MinInterval)
-	return cfg
+	return tool, cfg
 }
 
 // Run results, the values of hccl_exporter_npu_smi_runs_total{result}.
@@ -85,6 +95,8 @@ type call struct {
 // exports the ascend_npu_* series.
 type Collector struct {
 	cfg    Config
+	tool   vendorcli.Tool
+	procfs string // --path.procfs (pidns.go)
 	logger *slog.Logger
 	// exec and now are replaced in tests.
 	exec func(ctx context.Context) ([]byte, error)
@@ -120,21 +132,18 @@ func (c *Collector) InFlight() <-chan struct{} {
 	return c.inflight.done
 }
 
-// New returns a collector for cfg whose ascend_npu_info carries the
-// identities ids holds (nil: none). Zero Timeout means the 10s default.
-func New(cfg Config, ids *ascend.Identities, logger *slog.Logger) *Collector {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.Path == "" {
-		cfg.Path = "npu-smi"
-	}
+// New returns a collector for cfg over deps (see Deps for what a zero
+// field means).
+func New(cfg Config, deps Deps, logger *slog.Logger) *Collector {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Collector{cfg: cfg, logger: logger, now: time.Now, runs: map[string]float64{}, ids: ids}
+	c := &Collector{
+		cfg: cfg, tool: deps.Tool.Or(vendorcli.Tool{Path: "npu-smi", Timeout: 10 * time.Second}), procfs: deps.Procfs,
+		logger: logger, now: time.Now, runs: map[string]float64{}, ids: deps.Identities,
+	}
 	c.exec = func(ctx context.Context) ([]byte, error) {
-		return runNPUSMI(ctx, c.cfg.Path, c.cfg.Timeout)
+		return runNPUSMI(ctx, c.tool.Path, c.tool.Timeout)
 	}
 	return c
 }

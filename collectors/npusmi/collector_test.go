@@ -14,6 +14,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -66,7 +67,7 @@ func (s *scripted) count() int {
 }
 
 func newScripted(minInterval time.Duration, steps ...step) (*Collector, *scripted, *fakeClock) {
-	c := New(Config{Path: "npu-smi", Timeout: time.Second, MinInterval: minInterval}, nil, nil)
+	c := New(Config{MinInterval: minInterval}, Deps{Tool: vendorcli.Tool{Path: "npu-smi", Timeout: time.Second}}, nil)
 	s := &scripted{steps: steps}
 	clk := &fakeClock{t: testEpoch}
 	c.exec, c.now = s.exec, clk.now
@@ -228,7 +229,7 @@ func TestSnapshotContext(t *testing.T) {
 	good := readFile(t, sampleTable)
 	release := make(chan struct{})
 	var calls atomic.Int64
-	c := New(Config{MinInterval: time.Minute}, nil, nil)
+	c := New(Config{MinInterval: time.Minute}, Deps{}, nil)
 	c.exec = func(ctx context.Context) ([]byte, error) {
 		calls.Add(1)
 		<-release
@@ -284,7 +285,7 @@ func scrapeCtx(t *testing.T, id uint64) context.Context {
 func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	good := readFile(t, sampleTable)
 	clk := &fakeClock{t: testEpoch}
-	c := New(Config{Timeout: time.Minute, MinInterval: 5 * time.Second}, nil, nil)
+	c := New(Config{MinInterval: 5 * time.Second}, Deps{Tool: vendorcli.Tool{Timeout: time.Minute}}, nil)
 	c.now = clk.now
 	release := make(chan time.Duration) // each run takes what is sent (on the fake clock)
 	var calls atomic.Int64
@@ -386,7 +387,7 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 // every scrape after it; its timeout is then served at once, as a failure.
 func TestHungNPUSMIHoldsOneScrape(t *testing.T) {
 	clk := &fakeClock{t: testEpoch}
-	c := New(Config{Timeout: 10 * time.Second, MinInterval: 5 * time.Second}, nil, nil)
+	c := New(Config{MinInterval: 5 * time.Second}, Deps{Tool: vendorcli.Tool{Timeout: 10 * time.Second}}, nil)
 	c.now = clk.now
 	hang := make(chan struct{})
 	c.exec = func(context.Context) ([]byte, error) {
@@ -414,18 +415,18 @@ func TestHungNPUSMIHoldsOneScrape(t *testing.T) {
 
 func TestAddFlags(t *testing.T) {
 	app := kingpin.New("test", "")
-	cfg := AddFlags(app)
+	tool, cfg := AddFlags(app)
 	if _, err := app.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Path != "npu-smi" || cfg.Timeout != 10*time.Second || cfg.MinInterval != 5*time.Second {
-		t.Errorf("defaults = %+v", *cfg)
+	if tool.Path != "npu-smi" || tool.Timeout != 10*time.Second || cfg.MinInterval != 5*time.Second {
+		t.Errorf("defaults = %+v, %+v", *tool, *cfg)
 	}
 	if _, err := app.Parse([]string{"--npusmi.path=/usr/local/bin/npu-smi", "--npusmi.timeout=3s", "--npusmi.min-interval=0s"}); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Path != "/usr/local/bin/npu-smi" || cfg.Timeout != 3*time.Second || cfg.MinInterval != 0 {
-		t.Errorf("parsed = %+v", *cfg)
+	if tool.Path != "/usr/local/bin/npu-smi" || tool.Timeout != 3*time.Second || cfg.MinInterval != 0 {
+		t.Errorf("parsed = %+v, %+v", *tool, *cfg)
 	}
 	help := app.GetFlag("npusmi.min-interval").Model().Help
 	if !strings.Contains(help, "npu-smi runs at most once per this interval whatever the scrape load") {

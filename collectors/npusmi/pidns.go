@@ -95,7 +95,7 @@ func nsPIDs(status []byte) []string {
 // reportPIDNamespace sends the gauge for snap and logs once when the
 // verdict becomes foreign (and once when it stops being).
 func (c *Collector) reportPIDNamespace(ch chan<- prometheus.Metric, s *Snapshot) {
-	v, why := checkPIDNamespace(c.cfg.Procfs, s.Processes)
+	v, why := checkPIDNamespace(c.procfs, s.Processes)
 	if v == pidsUnknown {
 		return
 	}
@@ -108,9 +108,9 @@ func (c *Collector) reportPIDNamespace(ch chan<- prometheus.Metric, s *Snapshot)
 	case changed && foreign:
 		c.logger.Warn("npu-smi lists pids of another pid namespace than --path.procfs shows: log discovery, headroom and "+
 			"NPUMemoryHeldWithoutProcess cannot trust them; mount the host's /proc as --path.procfs, or run npu-smi where it sees host pids (docs/deploy.md)",
-			"seen", why, "procfs", c.cfg.Procfs)
+			"seen", why, "procfs", c.procfs)
 	case changed:
-		c.logger.Info("npu-smi's pids are the host's again", "procfs", c.cfg.Procfs)
+		c.logger.Info("npu-smi's pids are the host's again", "procfs", c.procfs)
 	}
 	val := 0.0
 	if foreign {

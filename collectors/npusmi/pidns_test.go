@@ -76,7 +76,7 @@ func TestForeignPIDNamespaceMetric(t *testing.T) {
 	procfs := t.TempDir()
 	fakeProc(t, procfs, 210001, "python3")
 	var logs strings.Builder
-	c := New(Config{Procfs: procfs}, nil, newTextLogger(&logs))
+	c := New(Config{}, Deps{Procfs: procfs}, newTextLogger(&logs))
 	foreign := &Snapshot{Processes: []Process{{PID: 42, Name: "python3"}}}
 	host := &Snapshot{Processes: []Process{{PID: 210001, Name: "python3"}}}
 	gauge := func(s *Snapshot) string {

@@ -134,7 +134,7 @@ func TestCollectorGarbageAndExitThroughBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := useFake(t, "output", map[string]string{fakeFileEnv: garbage})
-	c := New(Config{Path: path, Timeout: 10 * time.Second, MinInterval: time.Minute}, nil, nil)
+	c := New(Config{MinInterval: time.Minute}, Deps{Tool: vendorcli.Tool{Path: path, Timeout: 10 * time.Second}}, nil)
 	if err := c.Update(context.Background(), make(chan prometheus.Metric, 100)); !errors.Is(err, ErrNoTable) {
 		t.Fatalf("err = %v, want ErrNoTable", err)
 	}
@@ -152,7 +152,7 @@ func TestCollectorGarbageAndExitThroughBinary(t *testing.T) {
 func TestConcurrentCallersShareOneRun(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "log")
 	path := useFake(t, "output", map[string]string{fakeFileEnv: sampleTable, fakeSleepEnv: "500ms", fakeLogEnv: log})
-	c := New(Config{Path: path, Timeout: 10 * time.Second, MinInterval: 5 * time.Second}, nil, nil)
+	c := New(Config{MinInterval: 5 * time.Second}, Deps{Tool: vendorcli.Tool{Path: path, Timeout: 10 * time.Second}}, nil)
 
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -189,7 +189,7 @@ func TestConcurrentCallersShareOneRun(t *testing.T) {
 func TestNeverTwoRunsAtOnce(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "log")
 	path := useFake(t, "output", map[string]string{fakeFileEnv: sampleTable, fakeSleepEnv: "50ms", fakeLogEnv: log})
-	c := New(Config{Path: path, Timeout: 10 * time.Second, MinInterval: 0}, nil, nil)
+	c := New(Config{MinInterval: 0}, Deps{Tool: vendorcli.Tool{Path: path, Timeout: 10 * time.Second}}, nil)
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Add(1)

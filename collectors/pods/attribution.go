@@ -22,17 +22,17 @@ type NPUProcesses interface {
 	NPUProcesses(ctx context.Context) ([]NPUProcess, error)
 }
 
-// ProcessAttribution configures pods from processes: each NPU process's
-// own cgroup, read through Procfs (the host's /proc), names its pod UID and
-// container id; KubeletLogs (the kubelet's log root, /var/log) turns them
+// processAttribution is pods from processes: each NPU process's own
+// cgroup, read through procfs (the host's /proc), names its pod UID and
+// container id; kubeletLogs (the kubelet's log root, /var/log) turns them
 // into namespace, pod and container names. Where this disagrees with the
 // kubelet's PodResources answer (MindCluster with Volcano can allocate one
 // chip in the kubelet's books and hand the container another), the process
 // wins: it is what actually runs on the chip.
-type ProcessAttribution struct {
-	Processes   NPUProcesses
-	Procfs      string
-	KubeletLogs string
+type processAttribution struct {
+	processes   NPUProcesses
+	procfs      string
+	kubeletLogs string
 }
 
 var (
@@ -58,17 +58,14 @@ var ErrNoNPUSMI = errors.New("npu-smi is not installed on this node")
 // npuSMIAbsent: the source failed because npu-smi is not installed.
 func npuSMIAbsent(err error) bool { return err != nil && errors.Is(err, ErrNoNPUSMI) }
 
-// SetProcessAttribution turns on pods from processes (nil turns it off).
-func (c *Collector) SetProcessAttribution(a *ProcessAttribution) { c.attr = a }
-
 // processOwners maps each chip with NPU processes in kubelet pods to their
 // owners, sorted; nil when attribution is off.
 func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metric) (map[ascend.ChipID][]Owner, error) {
 	a := c.attr
-	if a == nil || a.Processes == nil || a.Procfs == "" || a.KubeletLogs == "" {
+	if a.processes == nil || a.procfs == "" || a.kubeletLogs == "" {
 		return nil, nil
 	}
-	procs, err := a.Processes.NPUProcesses(ctx)
+	procs, err := a.processes.NPUProcesses(ctx)
 	if npuSMIAbsent(err) {
 		return nil, nil
 	}
@@ -84,7 +81,7 @@ func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metr
 	var layout *KubeletLayout
 	out := map[ascend.ChipID][]Owner{}
 	for _, p := range procs {
-		ref, ok, err := ReadProcessCgroup(a.Procfs, p.PID)
+		ref, ok, err := ReadProcessCgroup(a.procfs, p.PID)
 		if err != nil {
 			counts["unreadable"]++
 			continue
@@ -94,7 +91,7 @@ func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metr
 			continue
 		}
 		if layout == nil {
-			if layout, err = LoadKubeletLayout(a.KubeletLogs); err != nil {
+			if layout, err = LoadKubeletLayout(a.kubeletLogs); err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					counts["none"] += len(procs) - counts["unreadable"] - counts["none"] - counts["cgroup"]
 					return nil, nil // no kubelet on this host: nothing to attribute
@@ -102,7 +99,7 @@ func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metr
 				return nil, fmt.Errorf("pods: %w", err)
 			}
 		}
-		o, ok := layout.Owner(a.KubeletLogs, ref)
+		o, ok := layout.Owner(a.kubeletLogs, ref)
 		if !ok {
 			counts["none"]++
 			continue

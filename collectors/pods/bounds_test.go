@@ -52,7 +52,7 @@ func TestPodBounds(t *testing.T) {
 	w := NewWatcher(Config{Socket: k.Socket, MaxPods: 300}, nil)
 	defer w.Close()
 	w.Refresh(context.Background())
-	c := New(w, manyChips{})
+	c := New(Config{}, Deps{Watcher: w, Chips: manyChips{}})
 	if n := testutil.CollectAndCount(c, "ascend_npu_pod_info"); n != 300 {
 		t.Errorf("%d pod info series, want 300 (--pods.max-assignments)", n)
 	}
@@ -191,7 +191,7 @@ func TestPodsChild(t *testing.T) {
 	defer w.Close()
 	w.Refresh(context.Background())
 	_, st := w.Snapshot()
-	c := New(w, manyChips{})
+	c := New(Config{}, Deps{Watcher: w, Chips: manyChips{}})
 	n := testutil.CollectAndCount(c, "ascend_npu_pod_info")
 	if st != StatusOK || n > DefaultMaxPods {
 		t.Errorf("status %v, %d series", st, n)

@@ -93,11 +93,11 @@ func TestProcessInRealKubeletCgroups(t *testing.T) {
 	n := newKubeletNode(t) // its procfs is unused: the host's /proc is read
 	n.pod(t, "train", "job-fs-0", uidFS, "trainer", ctrA)
 	n.pod(t, "infer", "svc-sd-0", uidSD, "model", ctrB)
-	c := New(w, a3Chips)
-	c.SetProcessAttribution(&ProcessAttribution{
-		Processes:   procTable{{ascend.ChipID{NPU: "4", Chip: "0"}, pidFS}, {ascend.ChipID{NPU: "5", Chip: "0"}, pidSD}},
-		Procfs:      "/proc",
-		KubeletLogs: n.logs,
+	c := New(Config{KubeletLogs: n.logs}, Deps{
+		Watcher:   w,
+		Chips:     a3Chips,
+		Processes: procTable{{ascend.ChipID{NPU: "4", Chip: "0"}, pidFS}, {ascend.ChipID{NPU: "5", Chip: "0"}, pidSD}},
+		Procfs:    "/proc",
 	})
 	want := `
 # HELP hccl_exporter_pod_attribution_conflicts Chips whose NPU processes run in a pod (from each process's own cgroup and the kubelet's log layout) that the kubelet's PodResources answer does not assign the chip to. ascend_npu_pod_info follows the processes. Absent unless both sources are available.

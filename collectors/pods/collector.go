@@ -46,13 +46,33 @@ var (
 type Collector struct {
 	w     *Watcher
 	chips ChipMap
-	attr  *ProcessAttribution // pods from processes; nil: the kubelet alone
+	attr  processAttribution // pods from processes; off: the kubelet alone
+}
+
+// Deps are what main gives the collector besides its own flags.
+type Deps struct {
+	// Watcher holds the kubelet's answers (built from this collector's
+	// Config, and shared: the cannlog and headroom collectors ask it the
+	// pod of a device).
+	Watcher *Watcher
+	// Chips maps physical ids to the chips of the scrape's npu-smi run.
+	Chips ChipMap
+	// Processes lists the NPU processes of the scrape's npu-smi run, whose
+	// own cgroups name their pods (attribution.go); nil: the kubelet alone.
+	Processes NPUProcesses
+	// Procfs is the host's /proc (--path.procfs) the cgroups are read
+	// through; "" turns pods from processes off, as an empty
+	// --pods.kubelet-logs (cfg.KubeletLogs) does.
+	Procfs string
 }
 
 // New returns a collector over the watcher's answers, mapping physical ids
-// through chips.
-func New(w *Watcher, chips ChipMap) *Collector {
-	return &Collector{w: w, chips: chips}
+// through deps.Chips, and naming the pods of chips with NPU processes from
+// the processes where deps and cfg give what that needs.
+func New(cfg Config, deps Deps) *Collector {
+	return &Collector{w: deps.Watcher, chips: deps.Chips, attr: processAttribution{
+		processes: deps.Processes, procfs: deps.Procfs, kubeletLogs: cfg.KubeletLogs,
+	}}
 }
 
 // Update sends the pod attribution series. It never asks the kubelet

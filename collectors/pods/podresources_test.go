@@ -100,7 +100,7 @@ func TestCollectorAgainstFakeKubelet(t *testing.T) {
 	w := NewWatcher(Config{Socket: k.Socket}, nil)
 	defer w.Close()
 	w.Refresh(context.Background())
-	c := New(w, a3Chips)
+	c := New(Config{}, Deps{Watcher: w, Chips: a3Chips})
 	want := `
 # HELP ascend_npu_pod_info 1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).
 # TYPE ascend_npu_pod_info gauge
@@ -165,7 +165,7 @@ hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 	}
 
 	// npu-smi failing: the error says so, the kubelet's state is still reported.
-	c2 := New(w, failingChips{})
+	c2 := New(Config{}, Deps{Watcher: w, Chips: failingChips{}})
 	if err := c2.Update(context.Background(), make(chan prometheus.Metric, 100)); err == nil {
 		t.Error("no error when the chips cannot be mapped")
 	}
@@ -199,7 +199,7 @@ func TestMissingSocketIsSaidOnce(t *testing.T) {
 	if n := strings.Count(buf.String(), "no kubelet PodResources socket"); n != 1 {
 		t.Fatalf("missing socket logged %d times, want once:\n%s", n, buf.String())
 	}
-	c := New(w, a3Chips)
+	c := New(Config{}, Deps{Watcher: w, Chips: a3Chips})
 	if n := testutil.CollectAndCount(c, "hccl_exporter_pod_resources_up", "ascend_npu_pod_info"); n != 0 {
 		t.Errorf("%d series without a socket, want none", n)
 	}
@@ -279,7 +279,7 @@ hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 # TYPE hccl_exporter_pod_resources_up gauge
 hccl_exporter_pod_resources_up 0
 `
-	if err := testutil.CollectAndCompare(New(w, a3Chips), strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(New(Config{}, Deps{Watcher: w, Chips: a3Chips}), strings.NewReader(want)); err != nil {
 		t.Error(err)
 	}
 }

@@ -24,6 +24,28 @@ const maxStderrBytes = 64 << 10
 // exited or was killed: a grandchild holding the pipe must not hang a run.
 const WaitDelay = 2 * time.Second
 
+// Tool is one vendor CLI as its flags give it, shared by every collector
+// that runs it (npu-smi: the npusmi collector's table and the npuhealth
+// sweep's detail queries, both from --npusmi.path and --npusmi.timeout).
+type Tool struct {
+	// Path is the binary; without a slash it is looked up in PATH at every
+	// run, so installing the driver later needs no restart.
+	Path string
+	// Timeout kills one run (its whole process group) after this long.
+	Timeout time.Duration
+}
+
+// Or returns t with its zero fields replaced by def's.
+func (t Tool) Or(def Tool) Tool {
+	if t.Path == "" {
+		t.Path = def.Path
+	}
+	if t.Timeout <= 0 {
+		t.Timeout = def.Timeout
+	}
+	return t
+}
+
 // Result is what one run left behind.
 type Result struct {
 	Stdout, Stderr []byte

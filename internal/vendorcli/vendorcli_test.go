@@ -57,3 +57,19 @@ func TestFirstLine(t *testing.T) {
 		}
 	}
 }
+
+// TestToolOr: the zero fields of a Tool take the defaults, the set ones
+// stay (a negative timeout is no timeout a run could use).
+func TestToolOr(t *testing.T) {
+	def := Tool{Path: "npu-smi", Timeout: 10 * time.Second}
+	for _, tc := range []struct{ in, want Tool }{
+		{Tool{}, def},
+		{Tool{Path: "/usr/local/bin/npu-smi"}, Tool{Path: "/usr/local/bin/npu-smi", Timeout: 10 * time.Second}},
+		{Tool{Timeout: 3 * time.Second}, Tool{Path: "npu-smi", Timeout: 3 * time.Second}},
+		{Tool{Path: "x", Timeout: -time.Second}, Tool{Path: "x", Timeout: 10 * time.Second}},
+	} {
+		if got := tc.in.Or(def); got != tc.want {
+			t.Errorf("%+v.Or(%+v) = %+v, want %+v", tc.in, def, got, tc.want)
+		}
+	}
+}
