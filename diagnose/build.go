@@ -3,12 +3,12 @@ package diagnose
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
@@ -40,46 +40,6 @@ var qpSettingPriority = []string{
 	"NSLB QP configuration (hccn_tool -t nslb-dp)",
 	"HCCL_RDMA_QP_PORT_CONFIG_PATH",
 	"HCCL_RDMA_QPS_PER_CONNECTION",
-}
-
-// QPModel is the link-setup arithmetic the report used.
-type QPModel struct {
-	QPBytesLow                  float64  `json:"qp_bytes_low"`
-	QPBytesHigh                 float64  `json:"qp_bytes_high"`
-	RecommendedQPsPerConnection [2]int   `json:"recommended_qps_per_connection"`
-	MaxQPsPerConnection         int      `json:"max_qps_per_connection"`
-	QPSettingPriority           []string `json:"qp_setting_priority"`
-}
-
-// EI0011Report is the troubleshooting guide's answer to EI0011, with the
-// bundle's numbers.
-type EI0011Report struct {
-	Events uint64   `json:"events"`
-	Nodes  []string `json:"nodes"`
-	// BufferOOMPresent is true when the bundle also holds a cclBuffer
-	// out-of-memory (see BufferOOMReport), which needs HCCL_BUFFSIZE, not
-	// fewer QPs.
-	BufferOOMPresent bool     `json:"buffer_oom_present"`
-	Remedies         []Remedy `json:"remedies"`
-}
-
-// Remedy is one of the guide's remedies and what the bundle says about it.
-type Remedy struct {
-	ID       string   `json:"id"`
-	Title    string   `json:"title"`
-	Findings []string `json:"findings"`
-}
-
-// BufferOOMReport describes EL0004, the driver's out-of-memory report.
-type BufferOOMReport struct {
-	Events uint64 `json:"events"`
-	// PlogEvents counts HCCL's own device-memory failure lines ("[DeviceMem][Alloc]rt_malloc error").
-	PlogEvents uint64 `json:"plog_events"`
-	// HCCL is true when the out-of-memory happened while HCCL allocated
-	// its buffer (a plog event, or a screen traceback naming HCCL).
-	HCCL     bool          `json:"hccl"`
-	Evidence []OOMEvidence `json:"evidence"`
-	Findings []string      `json:"findings"`
 }
 
 // build assigns groups to nodes, merges them and fills in the report.
@@ -147,11 +107,11 @@ func build(ins []*input, opts Options) *Report {
 		n := nodes[name]
 		n.merge()
 		zones[name] = opts.Location.String()
-		basis[name] = zoneBasisFlag
+		basis[name] = model.ZoneBasisFlag
 		locs[zones[name]] = opts.Location
 		if loc := opts.NodeLocations[name]; loc != nil {
 			n.rezone(opts.Location, loc)
-			zones[name], basis[name] = loc.String(), zoneBasisNode
+			zones[name], basis[name] = loc.String(), model.ZoneBasisNode
 			locs[zones[name]] = loc
 		} else if opts.InferZones {
 			if loc, votes, ok := inferNodeZone(n.sync, opts.Location); ok {
@@ -160,7 +120,7 @@ func build(ins []*input, opts Options) *Report {
 				locs[zones[name]] = loc
 				inferred[zones[name]]++
 			} else {
-				basis[name] = zoneBasisNoEvidence
+				basis[name] = model.ZoneBasisNoEvidence
 			}
 		}
 		all = append(all, n)
@@ -170,10 +130,10 @@ func build(ins []*input, opts Options) *Report {
 	// report says it was assumed.
 	if common := mostCommon(inferred); common != "" {
 		for _, n := range all {
-			if basis[n.name] == zoneBasisNoEvidence {
+			if basis[n.name] == model.ZoneBasisNoEvidence {
 				n.rezone(opts.Location, locs[common])
 				zones[n.name] = common
-				basis[n.name] = zoneBasisAssumed
+				basis[n.name] = model.ZoneBasisAssumed
 			}
 		}
 	}
@@ -187,7 +147,6 @@ func build(ins []*input, opts Options) *Report {
 	for _, n := range all {
 		r.Nodes = append(r.Nodes, buildNode(n, opts))
 	}
-	r.nodesData = all
 	r.Faults = buildFaults(all, opts)
 	cm, clock := measureClocks(all, zones, basis)
 	for _, name := range sortedKeys(opts.NodeLocations) {
@@ -369,7 +328,7 @@ func stamp(t time.Time, opts Options) Timestamp {
 	if t.IsZero() {
 		return Timestamp{}
 	}
-	return Timestamp{t.In(opts.Location)}
+	return Timestamp{Time: t.In(opts.Location)}
 }
 
 // buildSettings groups every process's settings by variable and value.
@@ -436,118 +395,13 @@ func buildSettings(nodes []Node) []Setting {
 	return out
 }
 
-// Setting returns the bundle-wide groups of a variable, or nil.
-func (r *Report) Setting(variable string) *Setting { return r.setting(variable) }
-
-// setting returns the bundle-wide groups of a variable, or nil.
-func (r *Report) setting(variable string) *Setting {
-	for i := range r.Settings {
-		if r.Settings[i].Variable == variable {
-			return &r.Settings[i]
-		}
-	}
-	return nil
-}
-
-func (r *Report) fault(code string) *Fault {
+func faultOf(r *Report, code string) *Fault {
 	for i := range r.Faults {
 		if r.Faults[i].Code == code {
 			return &r.Faults[i]
 		}
 	}
 	return nil
-}
-
-// where renders who runs a setting value: "node-a (pids 1, 2), node-b (pid 3)".
-// textListMax bounds the items a sentence of the text report (and the
-// findings of the remedies) names: a bundle of 10,000 plogs made pid lists
-// of megabytes. The count is always given; the JSON report keeps every
-// item (Faults[].Nodes[].PIDs, Settings[].Values[].Nodes).
-const textListMax = 8
-
-// fewOf joins the first textListMax items and says how many more there are.
-func fewOf(items []string) string {
-	if len(items) <= textListMax {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more (all in --format=json)", strings.Join(items[:textListMax], ", "), len(items)-textListMax)
-}
-
-// whereNodesMax bounds the nodes one "where" names, and pidListMax the pids
-// one list names: a job's 64 processes on 8 nodes made lines of 900
-// characters. Counts are always given; the JSON report has every pid.
-const (
-	whereNodesMax = 4
-	pidListMax    = 4
-)
-
-func where(nodes []NodePIDs) string {
-	if len(nodes) == 1 {
-		return nodes[0].Node + " (" + pidList(nodes[0].PIDs) + ")"
-	}
-	n := min(len(nodes), whereNodesMax)
-	parts := make([]string, 0, n)
-	for _, nd := range nodes[:n] {
-		parts = append(parts, nd.Node+" ("+pidCount(nd.PIDs)+")")
-	}
-	if len(nodes) > whereNodesMax {
-		total := 0
-		for _, nd := range nodes {
-			total += len(nd.PIDs)
-		}
-		return fmt.Sprintf("%d nodes, %d pids: %s and %d more node(s) (all in --format=json)",
-			len(nodes), total, strings.Join(parts, ", "), len(nodes)-whereNodesMax)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// pidCount names up to two pids, and counts more.
-func pidCount(pids []int) string {
-	if len(pids) <= 2 {
-		return pidList(pids)
-	}
-	return fmt.Sprintf("%d pids", len(pids))
-}
-
-func pidList(pids []int) string {
-	if len(pids) == 0 {
-		return "no pid"
-	}
-	n := min(len(pids), pidListMax+1)
-	s := make([]string, 0, n)
-	for _, p := range pids[:n] {
-		s = append(s, fmt.Sprint(p))
-	}
-	switch {
-	case len(pids) == 1:
-		return "pid " + s[0]
-	case len(pids) > pidListMax:
-		return fmt.Sprintf("%d pids: %s and %d more", len(pids), strings.Join(s[:pidListMax], ", "), len(pids)-pidListMax)
-	}
-	return "pids " + strings.Join(s, ", ")
-}
-
-// fmtBytes renders a byte count in binary units, as HCCL and npu-smi mean
-// MB: 3145728 → "3 MiB".
-func fmtBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
-	i := 0
-	for math.Abs(b) >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	if b == math.Trunc(b) {
-		return fmt.Sprintf("%.0f %s", b, units[i])
-	}
-	return fmt.Sprintf("%.2f %s", b, units[i])
-}
-
-// fmtNum renders a count without a needless fraction.
-func fmtNum(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
-		return fmt.Sprintf("%.0f", f)
-	}
-	return fmt.Sprintf("%g", f)
 }
 
 // invert returns the set of values of m.

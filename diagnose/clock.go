@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // Nodes print local wall-clock time without a zone, and their clocks need
@@ -18,14 +20,6 @@ import (
 // where they exceed the jitter of that moment, and reported; a node that
 // shares no communicator with the others is said to be unmeasured.
 
-// Why a node's times were read in its zone.
-const (
-	zoneBasisFlag       = "--timezone"
-	zoneBasisNode       = "--node-timezone"
-	zoneBasisNoEvidence = "--timezone auto found no communicator identifier with a time: read in the default zone"
-	zoneBasisAssumed    = "no communicator identifier with a time: assumed to be the zone the other nodes showed"
-)
-
 // syncJitter is how far apart the ranks of one communicator print the end
 // of its initialisation on agreeing clocks (they leave the final exchange
 // together; printing takes milliseconds). Offsets within it are not
@@ -35,40 +29,6 @@ const syncJitter = 1.0 // seconds
 // zoneStep is the granularity of UTC offsets: an offset close to a multiple
 // of it is more likely a zone than a drifting clock.
 const zoneStep = 15 * 60
-
-// ClockReport says how the nodes' clocks compare.
-type ClockReport struct {
-	// Reference is the node whose clock the others are measured against
-	// ("" when no two nodes share a communicator).
-	Reference string `json:"reference"`
-	// SkewDetected is true when a node's clock is off by more than the
-	// jitter (the times of the incidents are then corrected).
-	SkewDetected bool        `json:"skew_detected"`
-	Nodes        []NodeClock `json:"nodes"`
-	Notes        []string    `json:"notes"`
-}
-
-// NodeClock is one node's clock.
-type NodeClock struct {
-	Node string `json:"node"`
-	// Zone is the zone its times were read in, and ZoneBasis why: the
-	// --timezone flag, --node-timezone, or inferred from its communicator
-	// identifiers (--timezone auto).
-	Zone      string `json:"zone"`
-	ZoneBasis string `json:"zone_basis"`
-	// OffsetSeconds is how far its clock is ahead of the reference's
-	// (negative: behind); null when it shares no communicator with a
-	// measured node.
-	OffsetSeconds *float64 `json:"offset_seconds"`
-	// UncertaintySeconds bounds the error of the offset (and of this
-	// node's aligned times against the reference).
-	UncertaintySeconds float64 `json:"uncertainty_seconds"`
-	// Communicators is how many communicators the offset was measured
-	// over.
-	Communicators int `json:"communicators"`
-	// Corrected is true when the incident times subtract the offset.
-	Corrected bool `json:"corrected"`
-}
 
 // clockModel is the offsets used to align event times.
 type clockModel struct {
@@ -187,7 +147,7 @@ func measureClocks(nodes []*nodeData, zones, basis map[string]string) (*clockMod
 			"between nodes): times are used as printed, and events on different nodes less than 2 s apart are taken as "+
 			"simultaneous.")
 	case len(unmeasured) > 0:
-		rep.Notes = append(rep.Notes, fmt.Sprintf("The clocks of %s could not be compared with the others (no communicator in common): their times are used as printed.", joinAnd(unmeasured)))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("The clocks of %s could not be compared with the others (no communicator in common): their times are used as printed.", model.JoinAnd(unmeasured)))
 	case !rep.SkewDetected:
 		rep.Notes = append(rep.Notes, fmt.Sprintf("The nodes' clocks agree within %.0f s (measured over the communicators' initialisation, which all ranks print together).", syncJitter))
 	}
@@ -200,7 +160,7 @@ func skewNote(node, ref string, off float64, n int) string {
 		dir = "behind"
 	}
 	s := fmt.Sprintf("%s's clock is %s %s %s's (measured over %d communicator(s) whose initialisation all ranks print together); its times are corrected by that much in the incidents.",
-		node, fmtSeconds(math.Abs(off)), dir, ref, n)
+		node, model.FmtSeconds(math.Abs(off)), dir, ref, n)
 	if a := math.Abs(off); a >= zoneStep-60 && math.Mod(a+60, zoneStep) < 120 {
 		s += fmt.Sprintf(" A multiple of 15 minutes: %s probably printed its logs in another time zone; pass --node-timezone %s=<zone> to read them in it.", node, node)
 	}
@@ -208,37 +168,3 @@ func skewNote(node, ref string, off float64, n int) string {
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
-
-// fmtSeconds renders a duration in seconds for a person: "95 s", "1.5 s",
-// "2 h 0 m".
-func fmtSeconds(s float64) string {
-	switch {
-	case s >= 3600:
-		return fmt.Sprintf("%d h %d m", int(s)/3600, (int(s)%3600)/60)
-	case s >= 10 || s == math.Trunc(s):
-		return fmt.Sprintf("%.0f s", s)
-	default:
-		return fmt.Sprintf("%.1f s", s)
-	}
-}
-
-func joinAnd(s []string) string {
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
-	}
-	out := ""
-	for i, v := range s {
-		switch {
-		case i == 0:
-			out = v
-		case i == len(s)-1:
-			out += " and " + v
-		default:
-			out += ", " + v
-		}
-	}
-	return out
-}

@@ -126,23 +126,6 @@ const (
 	skipNotRegular = "not a regular file (symlink, device, …)"
 )
 
-// SkippedGroup counts the skipped files of one reason.
-type SkippedGroup struct {
-	// Tool is the collection tool that put them there ("" when none).
-	Tool   string `json:"tool"`
-	Reason string `json:"reason"`
-	Files  int    `json:"files"`
-	// Examples are up to three of their paths.
-	Examples []string `json:"examples"`
-}
-
-// ReadDir counts the files read in one directory.
-type ReadDir struct {
-	Dir   string `json:"dir"`
-	Kind  string `json:"kind"` // plog, device or screen
-	Files int    `json:"files"`
-}
-
 // maxReadDirs caps the directories an input lists; maxExamples the paths
 // a skipped group names.
 const (

@@ -35,18 +35,18 @@ func TestSettingsDisagreeBetweenNodes(t *testing.T) {
 	if r.ExitCode != 1 {
 		t.Errorf("exit %d, want 1 (settings disagree)", r.ExitCode)
 	}
-	s := r.setting("HCCL_BUFFSIZE")
+	s := r.Setting("HCCL_BUFFSIZE")
 	if s.Consistent || !s.AcrossNodes {
 		t.Errorf("HCCL_BUFFSIZE consistent=%v across=%v", s.Consistent, s.AcrossNodes)
 	}
 	want := []SettingGroup{
-		{Value: "200", SetBy: []string{"environment"}, Processes: 3, Nodes: []NodePIDs{{"node1", []int{100, 101}}, {"node2", []int{100}}}},
-		{Value: "400", SetBy: []string{"environment"}, Processes: 1, Nodes: []NodePIDs{{"node3", []int{300}}}},
+		{Value: "200", SetBy: []string{"environment"}, Processes: 3, Nodes: []NodePIDs{{Node: "node1", PIDs: []int{100, 101}}, {Node: "node2", PIDs: []int{100}}}},
+		{Value: "400", SetBy: []string{"environment"}, Processes: 1, Nodes: []NodePIDs{{Node: "node3", PIDs: []int{300}}}},
 	}
 	if !reflect.DeepEqual(s.Values, want) {
 		t.Errorf("values\n got %+v\nwant %+v", s.Values, want)
 	}
-	if ipS := r.setting("HCCL_IF_IP"); ipS == nil || ipS.Consistent || !ipS.PerNode {
+	if ipS := r.Setting("HCCL_IF_IP"); ipS == nil || ipS.Consistent || !ipS.PerNode {
 		t.Errorf("HCCL_IF_IP: %+v, want inconsistent but per-node", ipS)
 	}
 	var text bytes.Buffer
@@ -67,7 +67,7 @@ func TestSettingsDisagreeBetweenNodes(t *testing.T) {
 		"plog/plog-2_20251103201702000.log": envPlog("2", "100", ""),
 	})
 	r2 := run(t, dir2)
-	s2 := r2.setting("HCCL_BUFFSIZE")
+	s2 := r2.Setting("HCCL_BUFFSIZE")
 	if s2.Consistent || s2.AcrossNodes || len(r2.Nodes) != 1 {
 		t.Errorf("one node: consistent=%v across=%v nodes=%d", s2.Consistent, s2.AcrossNodes, len(r2.Nodes))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
@@ -18,10 +19,6 @@ import (
 // through the state's OnFault hook (so they are exactly the events counted
 // in the fault table), ranks and the moments every rank of a communicator
 // shares (for clock comparison) from the communicator lines.
-
-// maxEventsPerGroup caps the fault events kept per rotation group; a runaway
-// log (a retry loop printing the same error) is counted, not kept.
-const maxEventsPerGroup = 1 << 14
 
 // rawEvent is one fault event as read, before nodes and zones are known.
 type rawEvent struct {
@@ -89,7 +86,7 @@ func newEventWatch(loc *time.Location) *eventWatch {
 // onFault is the state's OnFault hook: it runs inside Ingest of the line in
 // cur.
 func (w *eventWatch) onFault(ev logstate.FaultEvent) {
-	if len(w.events) >= maxEventsPerGroup {
+	if len(w.events) >= model.MaxEventsPerGroup {
 		w.dropped++
 		return
 	}
@@ -118,13 +115,6 @@ func (w *eventWatch) followUp(line []byte) {
 		ev.peers, ev.peersKnown = ps, true
 	}
 }
-
-// CodeHeartbeat is the code diagnose gives a heartbeat report: HCCL prints
-// no fault code when a rank's heartbeat is lost or stuck, only a run/plog
-// line (`[TaskExecStage][HeartbeatAbnormal]local rank [10.0.0.1/1]: crimer
-// rank [10.0.0.2/2] status[LOST] by informer rank [10.0.0.3/3]`), which
-// names the rank that stopped: a consequence that points at its cause.
-const CodeHeartbeat = "HEARTBEAT"
 
 // heartbeatKey is one reporter's report of one crimer in one status: HCCL
 // repeats it while the state lasts; the first is kept.
@@ -198,7 +188,7 @@ func (w *eventWatch) heartbeat(p parse.PlogLine) {
 		crimer = peers[0]
 	}
 	k := heartbeatKey{p.PID, crimer, string(status)}
-	if w.beats[k] || len(w.events) >= maxEventsPerGroup {
+	if w.beats[k] || len(w.events) >= model.MaxEventsPerGroup {
 		return
 	}
 	w.beats[k] = true

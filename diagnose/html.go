@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // The HTML report is one self-contained file: inline CSS and inline SVG, no
@@ -28,24 +30,25 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"bytes": func(v any) string {
 		switch n := v.(type) {
 		case int64:
-			return fmtBytes(float64(n))
+			return model.FmtBytes(float64(n))
 		case float64:
-			return fmtBytes(n)
+			return model.FmtBytes(n)
 		}
 		return fmt.Sprint(v)
 	},
-	"num":            fmtNum,
-	"seconds":        fmtSeconds,
-	"who":            who,
-	"peerNamedBy":    peerNamedBy,
+	"num":            model.FmtNum,
+	"seconds":        model.FmtSeconds,
+	"who":            model.Who,
+	"peerNamedBy":    model.PeerNamedBy,
 	"fewNodes":       fewNodes,
 	"remedyIncident": remedyIncident,
 	"join":           strings.Join,
-	"joinAnd":        joinAnd,
-	"pids":           pidList,
+	"joinAnd":        model.JoinAnd,
+	"pids":           model.PIDList,
 	"zoneName":       zoneName,
-	"where":          where,
+	"where":          model.Where,
 	"timeline":       timelineSVG,
+	"processGroups":  ProcessGroups,
 	"zonesDiffer":    zonesDiffer,
 	"stageColor": func(stage string) template.CSS {
 		return template.CSS(stageColors[stage])
@@ -113,7 +116,7 @@ func timelineSVG(in Incident) template.HTML {
 		seen[in.Root.Node] = true
 	}
 	rest := append([]string(nil), in.Nodes...)
-	sort.Slice(rest, func(i, j int) bool { return naturalLess(rest[i], rest[j]) })
+	sort.Slice(rest, func(i, j int) bool { return model.NaturalLess(rest[i], rest[j]) })
 	for _, n := range rest {
 		if !seen[n] {
 			nodes = append(nodes, n)
@@ -179,7 +182,7 @@ func timelineSVG(in Incident) template.HTML {
 		if lanes == 1 {
 			y = float64(tlTop+row[e.Node]*rowH) + float64(rowH)/2
 		}
-		tip := fmt.Sprintf("%s %s (%s) on %s at %s, %s", e.Part, e.Code, e.Stage, who(e), e.Time.Format(textTime), e.Text)
+		tip := fmt.Sprintf("%s %s (%s) on %s at %s, %s", e.Part, e.Code, e.Stage, model.Who(e), e.Time.Format(model.TextTime), e.Text)
 		color := stageColors[e.Stage]
 		if color == "" {
 			color = stageColors["unknown"]
@@ -215,13 +218,13 @@ func timelineSVG(in Incident) template.HTML {
 }
 
 // fmtTick labels a tick s seconds after the first event on an axis of
-// step seconds: fmtSeconds for steps of a second or more, milliseconds with
+// step seconds: model.FmtSeconds for steps of a second or more, milliseconds with
 // as many decimals as the step needs below that ("+20 ms", "+0.5 ms"), so
 // that no two ticks read the same ("+0.0 s" for every tick of a 20 ms step
 // before).
 func fmtTick(s, step float64) string {
 	if step >= 1 {
-		return fmtSeconds(s)
+		return model.FmtSeconds(s)
 	}
 	ms, stepMS := s*1000, step*1000
 	dec := 0
@@ -243,36 +246,4 @@ func niceStep(raw float64) float64 {
 		}
 	}
 	return 10 * p
-}
-
-// naturalLess orders names with numbers as a person counts: node-2 before
-// node-10.
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digitsPrefix(a), digitsPrefix(b)
-		if da > 0 && db > 0 {
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
-			if len(na) != len(nb) {
-				return len(na) < len(nb)
-			}
-			if na != nb {
-				return na < nb
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-func digitsPrefix(s string) int {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
 }

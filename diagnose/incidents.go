@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
@@ -26,131 +27,9 @@ import (
 // taken as part of the same incident.
 const concurrentWindow = 30.0 // seconds
 
-// Parts of an event in its incident.
-const (
-	PartRoot        = "root"
-	PartConsequence = "consequence"
-	PartConcurrent  = "concurrent"
-	// PartWaiting marks the events of an incident whose root is not in
-	// the bundle.
-	PartWaiting = "waiting"
-	// PartSame marks the root's failure printed again by the same
-	// process (its screen report and its plog line).
-	PartSame = "same"
-)
-
-// Confidence levels.
-const (
-	ConfidenceHigh   = "high"
-	ConfidenceMedium = "medium"
-	ConfidenceLow    = "low"
-)
-
 // maxIncidentEvents caps the events an incident lists (its groups count
 // them all).
 const maxIncidentEvents = 4096
-
-// Event is one fault event of the bundle.
-type Event struct {
-	Node string `json:"node"`
-	PID  int    `json:"pid"`
-	// Rank is the process's rank in its largest communicator, from its
-	// communicator lines (or the screen line's own [rankN]); -1 unknown.
-	Rank     int `json:"rank"`
-	RankSize int `json:"rank_size"`
-	// Device is the NPU: the physical id where the logs print one
-	// (DevicePhysical), else the logical id; -1 unknown.
-	Device         int    `json:"device"`
-	DevicePhysical bool   `json:"device_physical"`
-	Code           string `json:"code"`
-	Stage          string `json:"stage"`
-	Role           string `json:"role"`
-	Source         string `json:"source"`
-	// Time is as the node printed it, in the node's zone.
-	Time Timestamp `json:"time"`
-	// Aligned is the time on the reference node's clock (Time corrected by
-	// the node's measured offset), in the report's zone.
-	Aligned Timestamp `json:"aligned_time"`
-	File    string    `json:"file"`
-	Line    int64     `json:"line"`
-	Text    string    `json:"text"`
-	Part    string    `json:"part"`
-	// AfterSeconds is the time since the incident's first event.
-	AfterSeconds float64 `json:"after_seconds"`
-	// TimerSeconds is how long the timer behind a waiting code ran for
-	// this process, and TimerBasis where that came from.
-	TimerSeconds float64 `json:"timer_seconds,omitempty"`
-	TimerBasis   string  `json:"timer_basis,omitempty"`
-	// Peers are the ranks or addresses the line says it waited for.
-	Peers []string `json:"peers,omitempty"`
-}
-
-// Incident is one failure and its consequences.
-type Incident struct {
-	ID    int       `json:"id"`
-	Start Timestamp `json:"start"`
-	End   Timestamp `json:"end"`
-	// RootInBundle is false when only consequences were found: the rank
-	// that failed first left no log in the bundle.
-	RootInBundle bool   `json:"root_in_bundle"`
-	Root         *Event `json:"root"`
-	Summary      string `json:"summary"`
-	Confidence   string `json:"confidence"`
-	// Reasons say why the root was chosen and how sure that is.
-	Reasons []string `json:"reasons"`
-	// Alternatives are events of other processes that could have come
-	// first within the clocks' tolerance.
-	Alternatives []Event `json:"alternatives"`
-	// Groups count the other events by part and code.
-	Groups []EventGroup `json:"groups"`
-	// SuspectedPeers are the ranks or addresses the waiting events point
-	// at, most named first.
-	SuspectedPeers []PeerCount `json:"suspected_peers"`
-	// FailingPair is the first failing link HCCL named during the
-	// incident, both ends resolved against the bundle's ranks; null when
-	// HCCL named none.
-	FailingPair *FailingPair `json:"failing_pair"`
-	// SilentRanks are the peers the consequences name whose own logs are
-	// in the bundle and show no failure, most likely first: the likely
-	// root cause of an incident whose root is not in the bundle.
-	SilentRanks []SilentRank `json:"silent_ranks"`
-	// LinkFailures are the failing links HCCL named during the incident
-	// (detector results first).
-	LinkFailures []LinkFailure `json:"link_failures"`
-	Nodes        []string      `json:"nodes"`
-	// Remedy is what to do, starting from the root cause.
-	Remedy []Remedy `json:"remedy"`
-	// Events lists the incident's events in time order (at most 4096;
-	// Groups count them all).
-	Events []Event `json:"events"`
-}
-
-// EventGroup is the events of one part and code of an incident.
-type EventGroup struct {
-	Part      string   `json:"part"`
-	Code      string   `json:"code"`
-	Stage     string   `json:"stage"`
-	Events    int      `json:"events"`
-	Processes int      `json:"processes"`
-	Nodes     []string `json:"nodes"`
-	// Timer is the setting whose expiry produces the code ("" for none)
-	// and TimerSeconds its longest value among the processes.
-	Timer             string  `json:"timer"`
-	TimerSeconds      float64 `json:"timer_seconds"`
-	FirstAfterSeconds float64 `json:"first_after_seconds"`
-	LastAfterSeconds  float64 `json:"last_after_seconds"`
-}
-
-// PeerCount is a rank or address named by waiting events.
-type PeerCount struct {
-	Peer   string `json:"peer"`
-	Events int    `json:"events"`
-	// InBundle is true when a process of the bundle has that rank.
-	InBundle bool `json:"in_bundle"`
-	// Links counts the failing links HCCL named with that rank as their
-	// dstRank.
-	Links int `json:"links"`
-}
 
 // ev is an event being analysed.
 type ev struct {
@@ -167,9 +46,10 @@ type ev struct {
 func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
 	evs := timedEvents(r, nodes, cm, opts)
 	incs := groupIncidents(evs, cm)
+	ix := newRankIndex(nodes)
 	r.Incidents = []Incident{}
 	for i, in := range incs {
-		r.Incidents = append(r.Incidents, buildIncident(r, i+1, in.first, in.rooted, in.evs, cm, opts))
+		r.Incidents = append(r.Incidents, buildIncident(r, ix, nodes, i+1, in.first, in.rooted, in.evs, cm, opts))
 	}
 	for i, in := range incs {
 		if in.rooted {
@@ -192,8 +72,7 @@ type incidentEvents struct {
 
 // timedEvents reads every node's fault events into one list in aligned
 // time order (the clocks corrected by cm), counting those without a time,
-// and sets the report's link failures and rank index, which building the
-// incidents reads.
+// and sets the report's link failures, which building the incidents reads.
 func timedEvents(r *Report, nodes []*nodeData, cm *clockModel, opts Options) []*ev {
 	var evs []*ev
 	untimed := 0
@@ -218,9 +97,9 @@ func timedEvents(r *Report, nodes []*nodeData, cm *clockModel, opts Options) []*
 					e.Peers = append(e.Peers, p)
 				}
 			}
-			e.Time = Timestamp{re.t}
+			e.Time = Timestamp{Time: re.t}
 			e.at = cm.align(n.name, re.t)
-			e.Aligned = Timestamp{e.at.In(opts.Location)}
+			e.Aligned = Timestamp{Time: e.at.In(opts.Location)}
 			if ri, ok := identity(n.ranks[re.pid]); ok {
 				e.Rank, e.RankSize, e.Device, e.DevicePhysical = ri.rank, ri.size, ri.device, ri.physical
 			}
@@ -236,7 +115,6 @@ func timedEvents(r *Report, nodes []*nodeData, cm *clockModel, opts Options) []*
 	}
 	r.UntimedEvents = untimed
 	r.LinkFailures = alignLinks(nodes, cm, opts.Location)
-	r.ranks = newRankIndex(nodes)
 	sort.SliceStable(evs, func(i, j int) bool {
 		if !evs[i].at.Equal(evs[j].at) {
 			return evs[i].at.Before(evs[j].at)
@@ -336,11 +214,11 @@ func suspectUncomparedClock(a, b *Incident, first, root *ev, cm *clockModel) {
 	}
 	a.Reasons = append(a.Reasons, fmt.Sprintf("Incident #%d's %s on %s was printed %s after these waiting events began, and %s's "+
 		"clock could not be compared with theirs: if it runs more than %s ahead, that failure is their root.",
-		b.ID, root.Code, who(root.Event), fmtSeconds(d), root.Node, fmtSeconds(d)))
+		b.ID, root.Code, model.Who(root.Event), model.FmtSeconds(d), root.Node, model.FmtSeconds(d)))
 	a.Summary += fmt.Sprintf(" Possibly caused by incident #%d (%s on %s; clocks not compared).", b.ID, root.Code, root.Node)
 	b.Reasons = append(b.Reasons, fmt.Sprintf("Incident #%d's waiting events (%s) began %s before this failure on nodes whose "+
 		"clocks could not be compared with %s's: if %s's clock runs more than %s ahead, this failure is their root.",
-		a.ID, first.Code, fmtSeconds(d), root.Node, root.Node, fmtSeconds(d)))
+		a.ID, first.Code, model.FmtSeconds(d), root.Node, root.Node, model.FmtSeconds(d)))
 	if b.Confidence == ConfidenceHigh {
 		b.Confidence = ConfidenceMedium
 	}
@@ -419,26 +297,26 @@ func timerFor(t timer, p *procData, common map[string]float64) (float64, string)
 	}
 	plus := ""
 	if t.Plus > 0 {
-		plus = fmt.Sprintf(" + %s", fmtSeconds(t.Plus))
+		plus = fmt.Sprintf(" + %s", model.FmtSeconds(t.Plus))
 	}
 	if p != nil {
 		if e, ok := p.env[t.Setting]; ok && e.HasNumber && e.Number > 0 {
-			return e.Number + t.Plus, fmt.Sprintf("%s %s%s (the process's own setting)", t.Setting, fmtSeconds(e.Number), plus)
+			return e.Number + t.Plus, fmt.Sprintf("%s %s%s (the process's own setting)", t.Setting, model.FmtSeconds(e.Number), plus)
 		}
 	}
 	if v, ok := common[t.Setting]; ok {
-		return v + t.Plus, fmt.Sprintf("%s %s%s (the bundle's value; the process did not print its own)", t.Setting, fmtSeconds(v), plus)
+		return v + t.Plus, fmt.Sprintf("%s %s%s (the bundle's value; the process did not print its own)", t.Setting, model.FmtSeconds(v), plus)
 	}
-	return t.Default + t.Plus, fmt.Sprintf("%s %s%s (HCCL's default; no process's logs gave it)", t.Setting, fmtSeconds(t.Default), plus)
+	return t.Default + t.Plus, fmt.Sprintf("%s %s%s (HCCL's default; no process's logs gave it)", t.Setting, model.FmtSeconds(t.Default), plus)
 }
 
-func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clockModel, opts Options) Incident {
+func buildIncident(r *Report, ix *rankIndex, nodesData []*nodeData, id int, first *ev, rooted bool, evs []*ev, cm *clockModel, opts Options) Incident {
 	in := Incident{ID: id, RootInBundle: rooted, Alternatives: []Event{}, Groups: []EventGroup{},
 		SuspectedPeers: []PeerCount{}, Nodes: []string{}, Remedy: []Remedy{}, Events: []Event{}, LinkFailures: []LinkFailure{}, SilentRanks: []SilentRank{}}
 	root := chooseRoot(first, rooted, evs, cm)
 	start := evs[0].at
 	end := evs[len(evs)-1].at
-	in.Start, in.End = Timestamp{start.In(opts.Location)}, Timestamp{end.In(opts.Location)}
+	in.Start, in.End = Timestamp{Time: start.In(opts.Location)}, Timestamp{Time: end.In(opts.Location)}
 	if ls := linksDuring(r.LinkFailures, start, end); len(ls) > 0 {
 		in.LinkFailures = ls
 	}
@@ -452,10 +330,10 @@ func buildIncident(r *Report, id int, first *ev, rooted bool, evs []*ev, cm *clo
 	in.Groups = eventGroups(evs)
 
 	// The failing link's dstRank is a peer too, named by HCCL itself.
-	in.FailingPair = failingPair(in.LinkFailures, r.ranks)
-	in.SuspectedPeers = suspectedPeers(r, evs, in.LinkFailures, in.FailingPair)
+	in.FailingPair = failingPair(in.LinkFailures, ix)
+	in.SuspectedPeers = suspectedPeers(nodesData, evs, in.LinkFailures, in.FailingPair)
 	if !rooted || root.role.Role != RoleLocal {
-		in.SilentRanks = silentRanks(&in, r.ranks, cm, start, opts)
+		in.SilentRanks = silentRanks(&in, ix, cm, start, opts)
 	}
 
 	if rooted {
@@ -555,7 +433,7 @@ func eventGroups(evs []*ev) []EventGroup {
 
 // suspectedPeers counts the peers the waiting events name, and the ranks
 // HCCL's failing links (and the failing pair) name, most named first.
-func suspectedPeers(r *Report, evs []*ev, links []LinkFailure, pair *FailingPair) []PeerCount {
+func suspectedPeers(nodes []*nodeData, evs []*ev, links []LinkFailure, pair *FailingPair) []PeerCount {
 	out := []PeerCount{}
 	peerCount := map[string]int{}
 	for _, e := range evs {
@@ -567,7 +445,7 @@ func suspectedPeers(r *Report, evs []*ev, links []LinkFailure, pair *FailingPair
 		}
 	}
 	bundleRanks := map[string]bool{}
-	for _, n := range r.nodesData {
+	for _, n := range nodes {
 		for _, rs := range n.ranks {
 			for _, ri := range rs {
 				if ri.rank >= 0 {
@@ -606,33 +484,6 @@ func suspectedPeers(r *Report, evs []*ev, links []LinkFailure, pair *FailingPair
 	return out
 }
 
-// who names a process: "node-3 pid 2103452 (rank 12, device 4)".
-func who(e Event) string {
-	s := e.Node
-	if e.PID > 0 {
-		s += fmt.Sprintf(" pid %d", e.PID)
-	}
-	var ids []string
-	if e.Rank >= 0 {
-		r := fmt.Sprintf("rank %d", e.Rank)
-		if e.RankSize > 0 {
-			r += fmt.Sprintf(" of %d", e.RankSize)
-		}
-		ids = append(ids, r)
-	}
-	if e.Device >= 0 {
-		d := fmt.Sprintf("device %d", e.Device)
-		if !e.DevicePhysical {
-			d = fmt.Sprintf("logical device %d", e.Device)
-		}
-		ids = append(ids, d)
-	}
-	if len(ids) > 0 {
-		s += " (" + strings.Join(ids, ", ") + ")"
-	}
-	return s
-}
-
 // explain writes the incident's summary, confidence and reasons.
 func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (string, string, []string) {
 	var reasons []string
@@ -643,14 +494,14 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		}
 	}
 	cons := consequences(in)
-	at := root.Aligned.Format(textTime)
+	at := root.Aligned.Format(model.TextTime)
 	if !in.RootInBundle {
 		return explainMissingRoot(in, root, at)
 	}
 
-	summary := fmt.Sprintf("%s on %s at %s", root.Code, who(root.Event), at)
+	summary := fmt.Sprintf("%s on %s at %s", root.Code, model.Who(root.Event), at)
 	if d := root.at.Sub(root.Time.Time); d > time.Millisecond || d < -time.Millisecond {
-		summary += fmt.Sprintf(" (printed %s by %s's clock)", root.Time.Format(textTime), root.Node)
+		summary += fmt.Sprintf(" (printed %s by %s's clock)", root.Time.Format(model.TextTime), root.Node)
 	}
 	if len(cons) > 0 {
 		summary += "; " + strings.Join(cons, "; ")
@@ -698,9 +549,9 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		lower(ConfidenceMedium)
 		var alts []string
 		for _, a := range in.Alternatives {
-			alts = append(alts, fmt.Sprintf("%s on %s at %s", a.Code, who(a), a.Aligned.Format(textTime)))
+			alts = append(alts, fmt.Sprintf("%s on %s at %s", a.Code, model.Who(a), a.Aligned.Format(model.TextTime)))
 		}
-		reasons = append(reasons, fmt.Sprintf("Ambiguous: %s came within the clocks' tolerance of the root; either may have failed first.", fewOf(alts)))
+		reasons = append(reasons, fmt.Sprintf("Ambiguous: %s came within the clocks' tolerance of the root; either may have failed first.", model.FewOf(alts)))
 	}
 	clock, uncertain := clockReasons(r, evs)
 	reasons = append(reasons, clock...)
@@ -724,7 +575,7 @@ func explainMissingRoot(in *Incident, root *ev, at string) (string, string, []st
 		lead = "No rank reported a failure of its own: only consequences were found"
 	}
 	summary := fmt.Sprintf("%s (%s), the first %s on %s at %s.",
-		lead, strings.Join(codes, "; "), root.Code, who(root.Event), at)
+		lead, strings.Join(codes, "; "), root.Code, model.Who(root.Event), at)
 	reasons = append(reasons, fmt.Sprintf("%s is reported by a rank about its peers (%s), not about itself: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
 		root.Code, root.role.Why, root.basis))
 	conf := ConfidenceLow
@@ -745,7 +596,7 @@ func explainMissingRoot(in *Incident, root *ev, at string) (string, string, []st
 			if i == 3 {
 				break
 			}
-			s := fmt.Sprintf("%s (%s)", p.Peer, peerNamedBy(p))
+			s := fmt.Sprintf("%s (%s)", p.Peer, model.PeerNamedBy(p))
 			if !p.InBundle {
 				s += ", not in the bundle"
 			}
@@ -777,13 +628,13 @@ func consequences(in *Incident) []string {
 	for _, g := range in.Groups {
 		switch g.Part {
 		case PartConsequence:
-			s := fmt.Sprintf("%d process(es) on %d node(s) reported %s within %s after it", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0)))
+			s := fmt.Sprintf("%d process(es) on %d node(s) reported %s within %s after it", g.Processes, len(g.Nodes), g.Code, model.FmtSeconds(math.Max(g.LastAfterSeconds, 0)))
 			if g.Timer != "" {
-				s += fmt.Sprintf(" (their %s timer: up to %s)", g.Timer, fmtSeconds(g.TimerSeconds))
+				s += fmt.Sprintf(" (their %s timer: up to %s)", g.Timer, model.FmtSeconds(g.TimerSeconds))
 			}
 			cons = append(cons, s)
 		case PartConcurrent:
-			cons = append(cons, fmt.Sprintf("%d process(es) on %d node(s) also reported %s themselves within %s", g.Processes, len(g.Nodes), g.Code, fmtSeconds(math.Max(g.LastAfterSeconds, 0))))
+			cons = append(cons, fmt.Sprintf("%d process(es) on %d node(s) also reported %s themselves within %s", g.Processes, len(g.Nodes), g.Code, model.FmtSeconds(math.Max(g.LastAfterSeconds, 0))))
 		}
 	}
 	return cons
@@ -803,7 +654,7 @@ func clockReasons(r *Report, evs []*ev) (out []string, uncertain bool) {
 		}
 		if nc.Corrected {
 			out = append(out, fmt.Sprintf("%s's clock was %s %s the reference's; its times were corrected (±%s).",
-				nc.Node, fmtSeconds(math.Abs(*nc.OffsetSeconds)), map[bool]string{true: "ahead of", false: "behind"}[*nc.OffsetSeconds > 0], fmtSeconds(nc.UncertaintySeconds)))
+				nc.Node, model.FmtSeconds(math.Abs(*nc.OffsetSeconds)), map[bool]string{true: "ahead of", false: "behind"}[*nc.OffsetSeconds > 0], model.FmtSeconds(nc.UncertaintySeconds)))
 		}
 	}
 	if r.Clock.SkewDetected {
@@ -834,7 +685,7 @@ func pointedAt(ps []PeerCount) string {
 	if len(tied) == 1 {
 		return tied[0]
 	}
-	sort.Slice(tied, func(i, j int) bool { return naturalLess(tied[i], tied[j]) })
+	sort.Slice(tied, func(i, j int) bool { return model.NaturalLess(tied[i], tied[j]) })
 	const listed = 8
 	names := tied
 	more := ""
@@ -842,19 +693,7 @@ func pointedAt(ps []PeerCount) string {
 		more = fmt.Sprintf(" and %d more", len(names)-listed)
 		names = names[:listed]
 	}
-	return fmt.Sprintf("%d peers equally (%s each): %s%s", len(tied), peerNamedBy(ps[0]), strings.Join(names, ", "), more)
-}
-
-// peerNamedBy says what named a peer: "3 waiting event(s), 1 failing link".
-func peerNamedBy(p PeerCount) string {
-	var parts []string
-	if p.Events > 0 {
-		parts = append(parts, fmt.Sprintf("%d waiting event(s)", p.Events))
-	}
-	if p.Links > 0 {
-		parts = append(parts, fmt.Sprintf("%d failing link(s)", p.Links))
-	}
-	return strings.Join(parts, ", ")
+	return fmt.Sprintf("%d peers equally (%s each): %s%s", len(tied), model.PeerNamedBy(ps[0]), strings.Join(names, ", "), more)
 }
 
 func stageWords(stage string) string {

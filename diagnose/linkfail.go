@@ -5,10 +5,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
@@ -32,80 +32,6 @@ import (
 //
 // Diagnose reads both into LinkFailure and hands them to the incident
 // whose events surround them.
-
-// LinkFailure is one failing link HCCL named.
-type LinkFailure struct {
-	Node string `json:"node"`
-	PID  int    `json:"pid"`
-	// Source is "detector" (the connection-anomaly detector) or
-	// "transport" (the createLink parameters of a failed link).
-	Source string `json:"source"`
-	// SrcRank and DstRank are the user ranks (-1 when not printed: the
-	// detector names servers and devices only).
-	SrcRank int `json:"src_rank"`
-	DstRank int `json:"dst_rank"`
-	// SrcServer, DstServer: server id or IP as printed; SrcAddr/DstAddr
-	// the full address field of a createLink line (IP or serverId/phy).
-	SrcServer string `json:"src_server"`
-	DstServer string `json:"dst_server"`
-	// SrcDevice and DstDevices are device ids (-1 / empty when not
-	// printed).
-	SrcDevice  int   `json:"src_device"`
-	DstDevices []int `json:"dst_devices"`
-	// LinkType is "RoCE" (isUsedRdma[1]), "HCCS/PCIe" (isUsedRdma[0]) or
-	// "" when the line does not say.
-	LinkType string    `json:"link_type"`
-	Time     Timestamp `json:"time"`
-	Aligned  Timestamp `json:"aligned_time"`
-	File     string    `json:"file"`
-	Line     int64     `json:"line"`
-	// Count is how often the same process named the same pair.
-	Count int `json:"count"`
-
-	at time.Time // aligned, for attaching it to an incident
-}
-
-// Pair says which link failed, for text and HTML.
-func (l LinkFailure) Pair() string {
-	side := func(rank int, server string, devs []int) string {
-		var parts []string
-		if rank >= 0 {
-			parts = append(parts, "rank "+strconv.Itoa(rank))
-		}
-		if server != "" {
-			parts = append(parts, "server "+server)
-		}
-		if len(devs) == 1 {
-			parts = append(parts, "device "+strconv.Itoa(devs[0]))
-		} else if len(devs) > 1 {
-			s := make([]string, len(devs))
-			for i, d := range devs {
-				s[i] = strconv.Itoa(d)
-			}
-			parts = append(parts, "devices "+strings.Join(s, ","))
-		}
-		if len(parts) == 0 {
-			return "?"
-		}
-		return strings.Join(parts, ", ")
-	}
-	var src []int
-	if l.SrcDevice >= 0 {
-		src = []int{l.SrcDevice}
-	}
-	s := side(l.SrcRank, l.SrcServer, src) + " → " + side(l.DstRank, l.DstServer, l.DstDevices)
-	if l.LinkType != "" {
-		s += " (" + l.LinkType + ")"
-	}
-	return s
-}
-
-const (
-	linkSourceDetector  = "detector"
-	linkSourceTransport = "transport"
-	linkTypeRoCE        = "RoCE"
-	linkTypeHCCS        = "HCCS/PCIe"
-)
 
 var (
 	markLinkPara    = []byte("Link para:")
@@ -144,7 +70,7 @@ func parseLinkFailure(line []byte) (LinkFailure, bool) {
 // parseDetectLine reads `S1, device ID D1) fails to connect to dstRank
 // (server S2, device ID [D2,…])` (or a single D2).
 func parseDetectLine(s string) (LinkFailure, bool) {
-	l := LinkFailure{Source: linkSourceDetector, SrcRank: -1, DstRank: -1, SrcDevice: -1, DstDevices: []int{}}
+	l := LinkFailure{Source: model.LinkSourceDetector, SrcRank: -1, DstRank: -1, SrcDevice: -1, DstDevices: []int{}}
 	i := strings.Index(s, markDeviceID)
 	if i <= 0 {
 		return LinkFailure{}, false
@@ -188,7 +114,7 @@ func parseDetectLine(s string) (LinkFailure, bool) {
 // remoteRank[R2]-remoteUserrank[U2]-remoteIpAddr[B], …, isUsedRdma[1]` and
 // the older `dst_rank[R2]-…-remote_ip_addr[B]`.
 func parseCreateLink(s string) (LinkFailure, bool) {
-	l := LinkFailure{Source: linkSourceTransport, SrcRank: -1, DstRank: -1, SrcDevice: -1, DstDevices: []int{}}
+	l := LinkFailure{Source: model.LinkSourceTransport, SrcRank: -1, DstRank: -1, SrcDevice: -1, DstDevices: []int{}}
 	b := []byte(s)
 	field := func(name string) (string, bool) {
 		v, ok := parse.BracketField(b, name)
@@ -229,9 +155,9 @@ func parseCreateLink(s string) (LinkFailure, bool) {
 	}
 	switch v, _ := field("isUsedRdma"); v {
 	case "1":
-		l.LinkType = linkTypeRoCE
+		l.LinkType = model.LinkTypeRoCE
 	case "0":
-		l.LinkType = linkTypeHCCS
+		l.LinkType = model.LinkTypeHCCS
 	}
 	return l, true
 }
@@ -293,7 +219,7 @@ func (w *eventWatch) observeLink(line []byte, screen bool) {
 	if w.linkIndex == nil {
 		w.linkIndex = map[linkKey]int{}
 	}
-	l.Time, l.File, l.Line, l.Count = Timestamp{t}, w.file, w.lineNo, 1
+	l.Time, l.File, l.Line, l.Count = Timestamp{Time: t}, w.file, w.lineNo, 1
 	w.linkIndex[k] = len(w.links)
 	w.links = append(w.links, l)
 }
@@ -305,14 +231,13 @@ func alignLinks(nodes []*nodeData, cm *clockModel, loc *time.Location) []LinkFai
 		for _, l := range n.links {
 			l.Node = n.name
 			if !l.Time.IsZero() {
-				l.at = cm.align(n.name, l.Time.Time)
-				l.Aligned = Timestamp{l.at.In(loc)}
+				l.Aligned = Timestamp{Time: cm.align(n.name, l.Time.Time).In(loc)}
 			}
 			out = append(out, l)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b LinkFailure) int {
-		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.Node, b.Node), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+		return cmp.Or(a.Aligned.Compare(b.Aligned.Time), cmp.Compare(a.Node, b.Node), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	return out
 }
@@ -327,7 +252,7 @@ const linkSlack = 60 * time.Second
 func linksDuring(all []LinkFailure, from, to time.Time) []LinkFailure {
 	var out []LinkFailure
 	for _, l := range all {
-		if l.at.IsZero() || l.at.Before(from.Add(-linkSlack)) || l.at.After(to.Add(linkSlack)) {
+		if l.Aligned.IsZero() || l.Aligned.Before(from.Add(-linkSlack)) || l.Aligned.After(to.Add(linkSlack)) {
 			continue
 		}
 		out = append(out, l)
@@ -339,7 +264,7 @@ func linksDuring(all []LinkFailure, from, to time.Time) []LinkFailure {
 }
 
 func sourceOrder(s string) int {
-	if s == linkSourceDetector {
+	if s == model.LinkSourceDetector {
 		return 0
 	}
 	return 1
@@ -354,13 +279,13 @@ func linkReason(ls []LinkFailure) string {
 			break
 		}
 		who := "HCCL's link-failure detector"
-		if l.Source == linkSourceTransport {
+		if l.Source == model.LinkSourceTransport {
 			who = "a failed link's createLink parameters"
 		}
 		named = append(named, fmt.Sprintf("%s on %s (pid %d): %s", who, l.Node, l.PID, l.Pair()))
 	}
 	check := "the link itself"
-	if ls[0].LinkType == linkTypeRoCE || ls[0].LinkType == "" && ls[0].SrcServer != ls[0].DstServer {
+	if ls[0].LinkType == model.LinkTypeRoCE || ls[0].LinkType == "" && ls[0].SrcServer != ls[0].DstServer {
 		check = "the RoCE link itself (link state, optics, TLS and speed on both NICs)"
 	}
 	return "HCCL names the failing link: " + strings.Join(named, "; ") + ". Continue with the logs of both ends of that link, then check " + check + "."

@@ -172,6 +172,6 @@ func (n *nodeData) rezone(from, loc *time.Location) {
 	// Link failures were read in the same zone as the events: left
 	// behind, they fall outside their incident by the zone's offset.
 	for i := range n.links {
-		n.links[i].Time = Timestamp{re(n.links[i].Time.Time)}
+		n.links[i].Time = Timestamp{Time: re(n.links[i].Time.Time)}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
@@ -40,27 +41,6 @@ const maxEvidencePerFile = 16
 // maxExcerpt caps the log text quoted in a report.
 const maxExcerpt = 240
 
-// OOMEvidence is one EL0004 report found in a screen log, or (Code
-// "EI0011") one EI0011 report with the allocation it names.
-type OOMEvidence struct {
-	// Code is "EL0004" or "EI0011".
-	Code string `json:"code"`
-	Node string `json:"node"`
-	File string `json:"file"`
-	Line int64  `json:"line"`
-	Text string `json:"text"`
-	// HCCL is true when the report's traceback names HCCL; HCCLFrame
-	// quotes that line.
-	HCCL      bool   `json:"hccl"`
-	HCCLFrame string `json:"hccl_frame,omitempty"`
-	// SizeBytes is the allocation that failed, from "[size:N]" (EL0004)
-	// or the exact size of an EI0011 report; 0 when not printed.
-	SizeBytes int64 `json:"size_bytes,omitempty"`
-	// QPRange: an EI0011 report in a QP's range form ([0.25MB, 3MB] or
-	// 262144~3145728).
-	QPRange bool `json:"qp_range,omitempty"`
-}
-
 // oomWatch follows one screen log for EL0004 reports.
 type oomWatch struct {
 	file  string
@@ -75,14 +55,14 @@ func (w *oomWatch) observe(line []byte) {
 	if a, ok := parse.ParseEI0011Allocation(line); ok {
 		w.flush()
 		if len(w.found) < maxEvidencePerFile {
-			w.found = append(w.found, OOMEvidence{Code: codeEI0011, File: w.file, Line: w.line, Text: excerpt(line),
+			w.found = append(w.found, OOMEvidence{Code: model.CodeEI0011, File: w.file, Line: w.line, Text: excerpt(line),
 				SizeBytes: a.SizeBytes, QPRange: a.QPRange})
 		}
 		return
 	}
 	if bytes.Contains(line, markEL0004) {
 		w.flush()
-		w.cur = OOMEvidence{Code: codeEL0004, File: w.file, Line: w.line, Text: excerpt(line)}
+		w.cur = OOMEvidence{Code: model.CodeEL0004, File: w.file, Line: w.line, Text: excerpt(line)}
 		w.left = oomTracebackLines
 		w.look(line)
 		return

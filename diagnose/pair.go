@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // An incident whose waiting ranks (or HCCL's link-failure lines) point at a
@@ -16,69 +18,6 @@ import (
 // guidance for a dstRank that reports no error is that "the service process
 // is suspended or exits in advance" (HCCL troubleshooting, link setup
 // timeouts): its logs stop, its peers time out waiting for it.
-
-// PairEnd is one end of a failing link. Rank, Server and Device come from
-// HCCL's line or, where it did not print them, from the bundle's rank of
-// that server and device (or of that rank); Node and PID name the
-// process of the bundle that has that rank (empty and 0 when none has).
-type PairEnd struct {
-	Rank     int    `json:"rank"`
-	Server   string `json:"server"`
-	Device   int    `json:"device"`
-	Node     string `json:"node"`
-	PID      int    `json:"pid"`
-	InBundle bool   `json:"in_bundle"`
-}
-
-// FailingPair is the link an incident's HCCL lines name, both ends
-// resolved.
-type FailingPair struct {
-	// Source is the line the pair came from: "detector" or "transport".
-	Source   string  `json:"source"`
-	Src      PairEnd `json:"src"`
-	Dst      PairEnd `json:"dst"`
-	LinkType string  `json:"link_type"`
-}
-
-// String renders the pair for text and HTML: "rank 3 on 10.20.1.11
-// (device 3, node-1 pid 670011) → rank 11 on 10.20.1.12 (device 3, node-2
-// pid 670003)".
-func (p FailingPair) String() string {
-	s := p.Src.String() + " → " + p.Dst.String()
-	if p.LinkType != "" {
-		s += " (" + p.LinkType + ")"
-	}
-	return s
-}
-
-// String renders one end.
-func (e PairEnd) String() string {
-	var s string
-	switch {
-	case e.Rank >= 0 && e.Server != "":
-		s = fmt.Sprintf("rank %d on %s", e.Rank, e.Server)
-	case e.Rank >= 0:
-		s = fmt.Sprintf("rank %d", e.Rank)
-	case e.Server != "":
-		s = "server " + e.Server
-	default:
-		s = "?"
-	}
-	var more []string
-	if e.Device >= 0 {
-		more = append(more, "device "+strconv.Itoa(e.Device))
-	}
-	switch {
-	case e.Node != "":
-		more = append(more, fmt.Sprintf("%s pid %d", e.Node, e.PID))
-	case e.Rank >= 0 || e.Server != "":
-		more = append(more, "not in the bundle")
-	}
-	if len(more) > 0 {
-		s += " (" + strings.Join(more, ", ") + ")"
-	}
-	return s
-}
 
 // bundleProc is a process of the bundle with its rank in its largest
 // communicator.
@@ -210,28 +149,6 @@ func failingPair(ls []LinkFailure, ix *rankIndex) *FailingPair {
 	return p
 }
 
-// SilentRank is a peer the incident's consequences name whose own logs are
-// in the bundle and show no failure: the likely root cause.
-type SilentRank struct {
-	Rank   int    `json:"rank"`
-	Node   string `json:"node"`
-	PID    int    `json:"pid"`
-	Server string `json:"server"`
-	Device int    `json:"device"`
-	// LastLog is the time of the process's last log line (its zone as
-	// printed, in the report's zone); LastLogAligned on the common clock.
-	LastLog        Timestamp `json:"last_log"`
-	LastLogAligned Timestamp `json:"last_log_aligned"`
-	// SilentSeconds is how long before the incident's first event its
-	// logs stopped (negative: it kept printing after the incident began).
-	SilentSeconds float64 `json:"silent_seconds"`
-	// NamedBy says which lines named it.
-	NamedBy    string   `json:"named_by"`
-	Confidence string   `json:"confidence"`
-	Reason     string   `json:"reason"`
-	Collect    []string `json:"collect"`
-}
-
 // silentRanks returns the peers named by the failing pair's dst end and by
 // the waiting events whose processes are in the bundle without a fault
 // event of their own, most likely first.
@@ -297,20 +214,20 @@ func silentRanks(in *Incident, ix *rankIndex, cm *clockModel, start time.Time, o
 		}
 		s.LastLog = stamp(last, opts)
 		at := cm.align(bp.node.name, last)
-		s.LastLogAligned = Timestamp{at.In(opts.Location)}
+		s.LastLogAligned = Timestamp{Time: at.In(opts.Location)}
 		s.SilentSeconds = round3(start.Sub(at).Seconds())
 		if at.Before(start) {
 			s.Confidence = ConfidenceMedium
 			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure: they stop at %s, %s "+
 				"before its peers' first failure. HCCL's guidance for a peer that reports no error: its process was suspended "+
 				"or exited early. Medium, not high: a process killed outright may also lose its last, buffered log lines.",
-				rank, bp.node.name, bp.pid, s.LastLog.Format(textTime), fmtSeconds(s.SilentSeconds))
+				rank, bp.node.name, bp.pid, s.LastLog.Format(model.TextTime), model.FmtSeconds(s.SilentSeconds))
 		} else {
 			s.Confidence = ConfidenceLow
 			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure, but it printed until %s, "+
 				"after its peers began to fail: it was alive, possibly stuck in other work (a different collective, a hang in "+
 				"the framework) rather than exited.",
-				rank, bp.node.name, bp.pid, s.LastLog.Format(textTime))
+				rank, bp.node.name, bp.pid, s.LastLog.Format(model.TextTime))
 		}
 		out = append(out, s)
 	}
@@ -341,7 +258,7 @@ func silentHead(s SilentRank) string {
 	}
 	last := "printed no time"
 	if !s.LastLog.IsZero() {
-		last = "stop at " + s.LastLog.Format(textTime)
+		last = "stop at " + s.LastLog.Format(model.TextTime)
 	}
 	return fmt.Sprintf("Likely root cause: rank %d (%s), suspended or exited early: its logs %s without an error (confidence %s).", s.Rank, where, last, s.Confidence)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // silentBundle printed its times in UTC+8 (gen_bundles_test.go, 6.): rank
@@ -30,7 +32,7 @@ func checkSilentIncident(t *testing.T, r *Report) {
 	if p == nil {
 		t.Fatalf("no failing pair; link failures of the bundle: %+v, of the incident: %+v", r.LinkFailures, in.LinkFailures)
 	}
-	want := FailingPair{Source: linkSourceDetector, LinkType: linkTypeRoCE,
+	want := FailingPair{Source: model.LinkSourceDetector, LinkType: model.LinkTypeRoCE,
 		Src: PairEnd{Rank: 3, Server: "10.20.1.11", Device: 3, Node: "node-1", PID: 669003, InBundle: true},
 		Dst: PairEnd{Rank: 11, Server: "10.20.1.12", Device: 3, Node: "node-2", PID: 670003, InBundle: true}}
 	if *p != want {
@@ -206,7 +208,7 @@ func TestNaturalLess(t *testing.T) {
 	in := []string{"node-10", "node-2", "node-1", "node-100", "node-02", "a", "node-b", "node-"}
 	want := []string{"a", "node-", "node-1", "node-2", "node-02", "node-10", "node-100", "node-b"}
 	got := append([]string(nil), in...)
-	sort.SliceStable(got, func(i, j int) bool { return naturalLess(got[i], got[j]) })
+	sort.SliceStable(got, func(i, j int) bool { return model.NaturalLess(got[i], got[j]) })
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("%v, want %v", got, want)
 	}

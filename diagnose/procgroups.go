@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // A job's ranks run the same settings in the same communicators: at 1,000
@@ -54,25 +56,25 @@ func rangeOf(low, high float64, f func(float64) string) string {
 }
 
 // QPs, QPMemory and CCLBuffer render the group's ranges.
-func (g ProcGroup) QPs() string { return rangeOf(g.QPsLow, g.QPsHigh, fmtNum) }
+func (g ProcGroup) QPs() string { return rangeOf(g.QPsLow, g.QPsHigh, model.FmtNum) }
 
 // QPMemory renders the range of QP memory.
-func (g ProcGroup) QPMemory() string { return rangeOf(g.QPMemLow, g.QPMemHigh, fmtBytes) }
+func (g ProcGroup) QPMemory() string { return rangeOf(g.QPMemLow, g.QPMemHigh, model.FmtBytes) }
 
 // CCLBuffer renders the range of cclBuffer memory.
-func (g ProcGroup) CCLBuffer() string { return rangeOf(g.CCLBufferLow, g.CCLBufHigh, fmtBytes) }
+func (g ProcGroup) CCLBuffer() string { return rangeOf(g.CCLBufferLow, g.CCLBufHigh, model.FmtBytes) }
 
 // NodesText names the group's nodes, a few of them.
 func (g ProcGroup) NodesText() string {
-	if len(g.Nodes) <= whereNodesMax {
+	if len(g.Nodes) <= model.WhereNodesMax {
 		return strings.Join(g.Nodes, ", ")
 	}
-	return fmt.Sprintf("%d nodes: %s and %d more", len(g.Nodes), strings.Join(g.Nodes[:whereNodesMax], ", "), len(g.Nodes)-whereNodesMax)
+	return fmt.Sprintf("%d nodes: %s and %d more", len(g.Nodes), strings.Join(g.Nodes[:model.WhereNodesMax], ", "), len(g.Nodes)-model.WhereNodesMax)
 }
 
 // ProcessGroups groups the report's processes by settings set and
 // communicators, largest group first.
-func (r *Report) ProcessGroups() []ProcGroup {
+func ProcessGroups(r *Report) []ProcGroup {
 	type agg struct {
 		g     ProcGroup
 		nodes map[string]bool
@@ -86,7 +88,7 @@ func (r *Report) ProcessGroups() []ProcGroup {
 			comms := make([]string, 0, len(p.Communicators))
 			rank, size := -1, 0
 			for _, c := range p.Communicators {
-				comms = append(comms, fmt.Sprintf("%s (rankSize %d, %s)", c.Name, c.RankSize, serverNumText(c.ServerNum)))
+				comms = append(comms, fmt.Sprintf("%s (rankSize %d, %s)", c.Name, c.RankSize, model.ServerNumText(c.ServerNum)))
 				if c.RankSize > size {
 					rank, size = c.UserRank, c.RankSize
 				}
@@ -97,8 +99,8 @@ func (r *Report) ProcessGroups() []ProcGroup {
 			q := p.QPs
 			if a == nil {
 				a = &agg{nodes: map[string]bool{}, g: ProcGroup{SettingsSet: p.SettingsSet, Comms: comms, RankLow: -1, RankHigh: -1,
-					QPsPerConnection: fmt.Sprintf("%s (%s)", fmtNum(q.QPsPerConnection), q.QPsPerConnectionSetBy),
-					BuffSize:         fmt.Sprintf("%s (%s)", fmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy),
+					QPsPerConnection: fmt.Sprintf("%s (%s)", model.FmtNum(q.QPsPerConnection), q.QPsPerConnectionSetBy),
+					BuffSize:         fmt.Sprintf("%s (%s)", model.FmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy),
 					QPsLow:           q.QPsLow, QPsHigh: q.QPsHigh, QPMemLow: q.QPMemoryLowBytes, QPMemHigh: q.QPMemoryHighBytes,
 					CCLBufferLow: q.CCLBufferBytes, CCLBufHigh: q.CCLBufferBytes}}
 				groups[key] = a

@@ -6,25 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
-
-// Remedy ids, in the guide's order.
-const (
-	RemedyReduceMemoryUse = "reduce_memory_use"
-	RemedyFewerRoCELinks  = "fewer_roce_links"
-	RemedyFreeNPUMemory   = "free_npu_memory"
-	RemedyHCCLBuffSize    = "hccl_buffsize"
-)
-
-const (
-	codeEI0011 = "EI0011"
-	codeEL0004 = "EL0004"
-)
-
-// maxListed caps the communicators and processes named in a finding; the
-// JSON nodes list has them all.
-const maxListed = 8
 
 // procRef is a process with its node, for findings.
 type procRef struct {
@@ -32,7 +16,7 @@ type procRef struct {
 	p    *Process
 }
 
-func (r *Report) processes() []procRef {
+func procsOf(r *Report) []procRef {
 	var out []procRef
 	for i := range r.Nodes {
 		for j := range r.Nodes[i].Processes {
@@ -43,7 +27,7 @@ func (r *Report) processes() []procRef {
 }
 
 func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
-	f := r.fault(codeEI0011)
+	f := faultOf(r, model.CodeEI0011)
 	if f == nil {
 		return nil
 	}
@@ -52,8 +36,8 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	for _, n := range f.Nodes {
 		out.Nodes = append(out.Nodes, n.Node)
 	}
-	procs := r.processes()
-	model := r.QPModel
+	procs := procsOf(r)
+	qm := r.QPModel
 	qpSized, bufSized := ei0011Allocations(r, procs, nodes)
 	// The example process of the bundle-wide findings is one that reported
 	// EI0011 where the logs say which (the root cause's node, not the
@@ -70,8 +54,8 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	if p, ok := maxBy(examples, func(q *Process) float64 { return q.QPs.QPMemoryHighBytes }); ok && p.p.QPs.QPMemoryHighBytes > 0 {
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf(
 			"Link setup needs up to %s of NPU memory for QPs in one process: %s pid %d, %s QPs × %s (low bound %s QPs × %s = %s).",
-			fmtBytes(p.p.QPs.QPMemoryHighBytes), p.node, p.p.PID, fmtNum(p.p.QPs.QPsHigh), fmtBytes(model.QPBytesHigh),
-			fmtNum(p.p.QPs.QPsLow), fmtBytes(model.QPBytesLow), fmtBytes(p.p.QPs.QPMemoryLowBytes)))
+			model.FmtBytes(p.p.QPs.QPMemoryHighBytes), p.node, p.p.PID, model.FmtNum(p.p.QPs.QPsHigh), model.FmtBytes(qm.QPBytesHigh),
+			model.FmtNum(p.p.QPs.QPsLow), model.FmtBytes(qm.QPBytesLow), model.FmtBytes(p.p.QPs.QPMemoryLowBytes)))
 	} else {
 		reduce.Findings = append(reduce.Findings,
 			"No communicator in the logs implies RoCE links (none printed [Communicator Key Info], or all are single-server): the QP memory cannot be estimated from this bundle.")
@@ -83,7 +67,7 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	if p, ok := maxBy(examples, func(q *Process) float64 { return q.QPs.CCLBufferBytes }); ok && p.p.QPs.CCLBufferBytes > 0 {
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf(
 			"HCCL also holds 2 × HCCL_BUFFSIZE + 1 MiB per communicator: up to %s in one process (%s pid %d: %d communicator(s) × (2 × %s + 1 MiB)); %d communicator(s) in %d process(es) in all.",
-			fmtBytes(p.p.QPs.CCLBufferBytes), p.node, p.p.PID, p.p.QPs.Communicators, fmtBytes(p.p.QPs.BuffSizeBytes), comms, len(procs)))
+			model.FmtBytes(p.p.QPs.CCLBufferBytes), p.node, p.p.PID, p.p.QPs.Communicators, model.FmtBytes(p.p.QPs.BuffSizeBytes), comms, len(procs)))
 	}
 	out.Remedies = append(out.Remedies, reduce)
 
@@ -93,19 +77,19 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	fewer.Findings = append(fewer.Findings, qpsFindings(r, procs)...)
 	fewer.Findings = append(fewer.Findings, fmt.Sprintf(
 		"QP settings take effect in this order, highest first: %s. If changing HCCL_RDMA_QPS_PER_CONNECTION has no effect, check the higher ones on the nodes.",
-		strings.Join(model.QPSettingPriority, " > ")))
-	if s := r.setting(varQPPortConfig); s != nil {
+		strings.Join(qm.QPSettingPriority, " > ")))
+	if s := r.Setting(varQPPortConfig); s != nil {
 		for _, g := range s.Values {
 			v := g.Value
 			if v == "" {
 				v = "empty"
 			}
-			fewer.Findings = append(fewer.Findings, fmt.Sprintf("HCCL_RDMA_QP_PORT_CONFIG_PATH is %s on %s.", v, where(g.Nodes)))
+			fewer.Findings = append(fewer.Findings, fmt.Sprintf("HCCL_RDMA_QP_PORT_CONFIG_PATH is %s on %s.", v, model.Where(g.Nodes)))
 		}
 	} else {
 		fewer.Findings = append(fewer.Findings, "HCCL_RDMA_QP_PORT_CONFIG_PATH: not printed in the logs.")
 	}
-	fewer.Findings = append(fewer.Findings, communicatorFindings(procs, model)...)
+	fewer.Findings = append(fewer.Findings, communicatorFindings(procs, qm)...)
 	out.Remedies = append(out.Remedies, fewer)
 
 	// 3. Free memory.
@@ -113,17 +97,17 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 		Title: "Free NPU memory: stop unrelated inference, training or other processes on the nodes, look for leaks and stale communication resources, restart the job's processes"}
 	var pids []string
 	for _, n := range f.Nodes {
-		pids = append(pids, n.Node+" ("+pidList(n.PIDs)+")")
+		pids = append(pids, n.Node+" ("+model.PIDList(n.PIDs)+")")
 	}
-	what := fmt.Sprintf("each failed allocation in the range form is one QP: %s to %s depending on the QP depth", fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh))
+	what := fmt.Sprintf("each failed allocation in the range form is one QP: %s to %s depending on the QP depth", model.FmtBytes(qm.QPBytesLow), model.FmtBytes(qm.QPBytesHigh))
 	if n := len(qpSized); n > 0 && len(bufSized) > 0 {
-		what = fmt.Sprintf("%d report(s) name a QP's size (%s to %s, depending on the QP depth)", n, fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh))
+		what = fmt.Sprintf("%d report(s) name a QP's size (%s to %s, depending on the QP depth)", n, model.FmtBytes(qm.QPBytesLow), model.FmtBytes(qm.QPBytesHigh))
 	}
 	if n := len(bufSized); n > 0 {
 		what += fmt.Sprintf("; %d name a buffer-sized allocation (see the HCCL_BUFFSIZE remedy)", n)
 	}
 	free.Findings = append(free.Findings,
-		fmt.Sprintf("EI0011 was reported %d time(s), on %s; %s.", f.Count, fewOf(pids), what),
+		fmt.Sprintf("EI0011 was reported %d time(s), on %s; %s.", f.Count, model.FewOf(pids), what),
 		"Run `npu-smi info` on those nodes to see which processes hold NPU memory; hccl_exporter's hccl_link_setup_headroom_bytes shows free HBM minus the QP memory bound per chip while a job runs.")
 	out.Remedies = append(out.Remedies, free)
 
@@ -135,15 +119,15 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	}
 	buff.Findings = append(buff.Findings, buffSizeFindings(r)...)
 	for i, ev := range bufSized {
-		if i == maxListed {
-			buff.Findings = append(buff.Findings, fmt.Sprintf("… and %d more buffer-sized EI0011 reports.", len(bufSized)-maxListed))
+		if i == model.MaxListed {
+			buff.Findings = append(buff.Findings, fmt.Sprintf("… and %d more buffer-sized EI0011 reports.", len(bufSized)-model.MaxListed))
 			break
 		}
 		buff.Findings = append(buff.Findings, fmt.Sprintf(
 			"EI0011 at %s %s:%d failed to allocate %d bytes (%s): at least 2 × HCCL_BUFFSIZE, so the cclBuffer, not a QP (HCCL "+
 				"reports every failed device allocation as EI0011 with its exact size since Jan 2026). Lower HCCL_BUFFSIZE or "+
 				"the number of communicators; fewer QPs do not help this allocation.",
-			ev.Node, ev.File, ev.Line, ev.SizeBytes, fmtBytes(float64(ev.SizeBytes))))
+			ev.Node, ev.File, ev.Line, ev.SizeBytes, model.FmtBytes(float64(ev.SizeBytes))))
 	}
 	if len(bufSized) > 0 {
 		buff.Findings = append(buff.Findings,
@@ -182,7 +166,7 @@ func ei0011Allocations(r *Report, procs []procRef, nodes []*nodeData) (qp, buffe
 	}
 	for _, n := range nodes {
 		for _, ev := range n.oom {
-			if ev.Code != codeEI0011 {
+			if ev.Code != model.CodeEI0011 {
 				continue
 			}
 			switch {
@@ -233,7 +217,7 @@ func qpsFindings(r *Report, procs []procRef) []string {
 		switch {
 		case k.v > 8:
 			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: every connection creates %s QPs (N + 1, HCCL's transport "+
-				"code); set it back to 1 (the default) or at most 8", fmtNum(hcclenv.QPsPerLink(k.v)))
+				"code); set it back to 1 (the default) or at most 8", model.FmtNum(hcclenv.QPsPerLink(k.v)))
 		case k.v < 1:
 			verdict = "outside HCCL's range [1, 32]"
 		}
@@ -241,23 +225,14 @@ func qpsFindings(r *Report, procs []procRef) []string {
 		if setBy == setByNotPrinted {
 			setBy = "not printed, HCCL's default assumed"
 		}
-		out = append(out, fmt.Sprintf("HCCL_RDMA_QPS_PER_CONNECTION = %s (%s) on %s: %s.", fmtNum(k.v), setBy, where(nodes), verdict))
+		out = append(out, fmt.Sprintf("HCCL_RDMA_QPS_PER_CONNECTION = %s (%s) on %s: %s.", model.FmtNum(k.v), setBy, model.Where(nodes), verdict))
 	}
 	return out
 }
 
-// serverNumText says a communicator's server count, which only
-// `[Communicator Key Info]` (CANN from Dec 2025) prints.
-func serverNumText(n int) string {
-	if n < 0 {
-		return "serverNum not printed (CANN before Dec 2025: every other rank is counted as a possible RoCE peer)"
-	}
-	return fmt.Sprintf("serverNum %d", n)
-}
-
 // communicatorFindings describes the links of the bundle's communicators,
 // one line per distinct shape (rank size, server count, QPs per connection).
-func communicatorFindings(procs []procRef, model QPModel) []string {
+func communicatorFindings(procs []procRef, qm QPModel) []string {
 	type shape struct {
 		rankSize, serverNum int
 		qps                 float64
@@ -304,8 +279,8 @@ func communicatorFindings(procs []procRef, model QPModel) []string {
 	})
 	var out []string
 	for i, s := range keys {
-		if i == maxListed {
-			out = append(out, fmt.Sprintf("… and %d more communicator shapes (see the JSON report).", len(keys)-maxListed))
+		if i == model.MaxListed {
+			out = append(out, fmt.Sprintf("… and %d more communicator shapes (see the JSON report).", len(keys)-model.MaxListed))
 			break
 		}
 		a := shapes[s]
@@ -317,29 +292,29 @@ func communicatorFindings(procs []procRef, model QPModel) []string {
 		l := a.links
 		if l.PeersHigh == 0 {
 			out = append(out, fmt.Sprintf("Communicator %s: rankSize %d, %s: no RoCE links (one server or one A3 superpod; HCCL_INTRA_ROCE_ENABLE only adds links on PCIe cards).",
-				name, s.rankSize, serverNumText(s.serverNum)))
+				name, s.rankSize, model.ServerNumText(s.serverNum)))
 			continue
 		}
 		out = append(out, fmt.Sprintf(
 			"Communicator %s (%d rank(s) in the bundle): rankSize %d, %s → each rank links to %s (ring) to %s (full mesh) peers "+
 				"over RoCE × %s QPs per connection = %s to %s QPs → %s to %s of NPU memory (%s to %s per QP).",
-			name, a.procs, s.rankSize, serverNumText(s.serverNum), fmtNum(l.PeersLow), fmtNum(l.PeersHigh), fmtNum(s.qps),
-			fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes),
-			fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)))
+			name, a.procs, s.rankSize, model.ServerNumText(s.serverNum), model.FmtNum(l.PeersLow), model.FmtNum(l.PeersHigh), model.FmtNum(s.qps),
+			model.FmtNum(l.QPsLow), model.FmtNum(l.QPsHigh), model.FmtBytes(l.QPMemoryLowBytes), model.FmtBytes(l.QPMemoryHighBytes),
+			model.FmtBytes(qm.QPBytesLow), model.FmtBytes(qm.QPBytesHigh)))
 	}
 	return out
 }
 
 // buffSizeFindings lists the HCCL_BUFFSIZE values in force.
 func buffSizeFindings(r *Report) []string {
-	s := r.setting(varBuffSize)
+	s := r.Setting(varBuffSize)
 	if s == nil {
 		return []string{"HCCL_BUFFSIZE: not printed in the logs; HCCL's default is 200 MB (2 × 200 MB per communicator)."}
 	}
 	var out []string
 	for _, g := range s.Values {
 		out = append(out, fmt.Sprintf("HCCL_BUFFSIZE = %s MB (%s) on %s: each communicator holds 2 × %s MB.",
-			g.Value, strings.Join(g.SetBy, ", "), where(g.Nodes), g.Value))
+			g.Value, strings.Join(g.SetBy, ", "), model.Where(g.Nodes), g.Value))
 	}
 	if !s.Consistent {
 		out = append(out, "HCCL_BUFFSIZE differs between processes: the guide requires the same value on every node.")
@@ -380,14 +355,14 @@ func maxBy(procs []procRef, f func(*Process) float64) (procRef, bool) {
 }
 
 func buildBufferOOM(r *Report, nodes []*nodeData) *BufferOOMReport {
-	f := r.fault(codeEL0004)
+	f := faultOf(r, model.CodeEL0004)
 	if f == nil {
 		return nil
 	}
 	out := &BufferOOMReport{Events: f.Count, PlogEvents: f.BySource.Plog, Evidence: []OOMEvidence{}}
 	for _, n := range nodes {
 		for _, ev := range n.oom {
-			if ev.Code == codeEL0004 {
+			if ev.Code == model.CodeEL0004 {
 				out.Evidence = append(out.Evidence, ev)
 			}
 		}
@@ -412,7 +387,7 @@ func buildBufferOOM(r *Report, nodes []*nodeData) *BufferOOMReport {
 		if ev.HCCL && ev.SizeBytes > 0 {
 			out.Findings = append(out.Findings, fmt.Sprintf(
 				"%s %s:%d: the failed allocation was %d bytes (%s); compare it with 2 × HCCL_BUFFSIZE per communicator.",
-				ev.Node, ev.File, ev.Line, ev.SizeBytes, fmtBytes(float64(ev.SizeBytes))))
+				ev.Node, ev.File, ev.Line, ev.SizeBytes, model.FmtBytes(float64(ev.SizeBytes))))
 			break
 		}
 	}

@@ -10,22 +10,6 @@ import "github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 // that produces it: the waiting process's own setting where its logs print
 // it, HCCL's default otherwise.
 
-// Roles of a fault code in an incident.
-const (
-	// RoleLocal codes are raised by a rank about itself (its memory,
-	// port, settings, ranktable): they can start an incident.
-	RoleLocal = "local"
-	// RoleWaiting codes are raised by a rank whose peer did not answer in
-	// time: they are consequences.
-	RoleWaiting = "waiting"
-	// RoleEither codes are raised both by a rank that fails on its own and
-	// by the peers of a failed rank (a transport that cannot be set up, an
-	// error CQE after the peer is gone, an inner error, codes outside the
-	// catalog): a consequence when an earlier failure explains them, a
-	// cause otherwise.
-	RoleEither = "either"
-)
-
 // timer is the HCCL setting whose expiry produces a waiting code, and how
 // long it runs: Seconds(setting) + Plus.
 type timer struct {

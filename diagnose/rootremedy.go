@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
@@ -15,7 +16,7 @@ import (
 // (that is nearly always a timeout of the peers).
 
 // process returns the report's process of node and pid, or nil.
-func (r *Report) process(node string, pid int) *Process {
+func processOf(r *Report, node string, pid int) *Process {
 	for i := range r.Nodes {
 		if r.Nodes[i].Name != node {
 			continue
@@ -46,9 +47,6 @@ func incidentRemedy(r *Report, in *Incident) []Remedy {
 	return rems
 }
 
-// RemedyCheckLink is the remedy ID of a failing link HCCL named.
-const RemedyCheckLink = "check_link"
-
 // linkRemedy turns the failing links HCCL named into what to check: both
 // ends' logs, then the link (HCOMM's EI0009 steps for RoCE).
 func linkRemedy(ls []LinkFailure, pair *FailingPair) Remedy {
@@ -71,15 +69,11 @@ func linkRemedy(ls []LinkFailure, pair *FailingPair) Remedy {
 	return rem
 }
 
-// RemedySilentRank is the remedy ID of a named peer whose logs stop
-// without an error.
-const RemedySilentRank = "silent_rank"
-
 // silentRemedy says what to collect about a rank that went silent.
 func silentRemedy(s SilentRank) Remedy {
 	last := "printed no time"
 	if !s.LastLog.IsZero() {
-		last = "stop at " + s.LastLog.Format(textTime)
+		last = "stop at " + s.LastLog.Format(model.TextTime)
 	}
 	rem := Remedy{ID: RemedySilentRank, Title: fmt.Sprintf("Find out why rank %d (%s pid %d) stopped: its logs %s without an error", s.Rank, s.Node, s.PID, last)}
 	rem.Findings = append(rem.Findings, s.Collect...)
@@ -103,24 +97,24 @@ func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
 			if p.InBundle {
 				where = "a process of the bundle has it, but its logs show no failure of its own: look at its screen log and the node's dmesg"
 			}
-			find.Findings = append(find.Findings, fmt.Sprintf("%s named %s (%s).", peerNamedBy(p), p.Peer, where))
+			find.Findings = append(find.Findings, fmt.Sprintf("%s named %s (%s).", model.PeerNamedBy(p), p.Peer, where))
 		}
 		find.Findings = append(find.Findings,
-			fmt.Sprintf("Collect the logs of every node of the job (this bundle has %s) and run diagnose again.", joinAnd(in.Nodes)))
+			fmt.Sprintf("Collect the logs of every node of the job (this bundle has %s) and run diagnose again.", model.JoinAnd(in.Nodes)))
 		return []Remedy{find}
 	}
 	root := *in.Root
-	p := r.process(root.Node, root.PID)
+	p := processOf(r, root.Node, root.PID)
 	switch root.Code {
-	case codeEI0011:
+	case model.CodeEI0011:
 		return ei0011RootRemedies(r, root, p)
 	case "EJ0002":
 		return []Remedy{portDownRemedy(root)}
-	case codeEL0004:
+	case model.CodeEL0004:
 		rem := Remedy{ID: RemedyHCCLBuffSize, Title: "NPU memory ran out while allocating: lower HCCL_BUFFSIZE or the number of communicators of the failed process, or free NPU memory"}
 		if p != nil {
 			rem.Findings = append(rem.Findings, fmt.Sprintf("%s holds %d communicator(s), each 2 × its buffer size (HCCL_BUFFSIZE %s, %s, unless its comm config sets one) + 1 MiB: %s of HCCL buffers.",
-				who(root), p.QPs.Communicators, fmtBytes(p.QPs.BuffSizeBytes), p.QPs.BuffSizeSetBy, fmtBytes(p.QPs.CCLBufferBytes)))
+				model.Who(root), p.QPs.Communicators, model.FmtBytes(p.QPs.BuffSizeBytes), p.QPs.BuffSizeSetBy, model.FmtBytes(p.QPs.CCLBufferBytes)))
 		}
 		if r.BufferOOM != nil {
 			rem.Findings = append(rem.Findings, r.BufferOOM.Findings...)
@@ -128,7 +122,7 @@ func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
 		return []Remedy{rem}
 	}
 	_, title, remedy, _ := logstate.CodeInfo(root.Code)
-	rem := Remedy{ID: "code_remedy", Title: fmt.Sprintf("%s %s on %s", root.Code, title, who(root))}
+	rem := Remedy{ID: "code_remedy", Title: fmt.Sprintf("%s %s on %s", root.Code, title, model.Who(root))}
 	if remedy != "" {
 		rem.Findings = append(rem.Findings, remedy)
 	} else {
@@ -141,7 +135,7 @@ func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
 // ei0011RootRemedies are the guide's four remedies with the failed
 // process's own numbers.
 func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
-	model := r.QPModel
+	qm := r.QPModel
 	reduce := Remedy{ID: RemedyReduceMemoryUse,
 		Title: "Lower the job's own NPU memory use on the failed rank's device (smaller batch size, fewer processes on it, merge or serialise communicators)"}
 	fewer := Remedy{ID: RemedyFewerRoCELinks,
@@ -151,31 +145,31 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 	buff := Remedy{ID: RemedyHCCLBuffSize,
 		Title: "Only for a cclBuffer out-of-memory (EL0004 from the driver, or EI0011 with a buffer-sized allocation): set HCCL_BUFFSIZE"}
 	if p == nil {
-		msg := fmt.Sprintf("%s printed no HCCL settings or communicators in the bundle (its run/plog is missing): the numbers below are the bundle's, not its own.", who(root))
+		msg := fmt.Sprintf("%s printed no HCCL settings or communicators in the bundle (its run/plog is missing): the numbers below are the bundle's, not its own.", model.Who(root))
 		reduce.Findings = append(reduce.Findings, msg)
 		fewer.Findings = append(fewer.Findings, msg)
 	} else {
 		q := p.QPs
 		if q.QPMemoryHighBytes > 0 {
 			reduce.Findings = append(reduce.Findings, fmt.Sprintf("Link setup of %s needs up to %s of NPU memory for QPs: %s QPs × %s (low bound %s QPs × %s = %s).",
-				who(root), fmtBytes(q.QPMemoryHighBytes), fmtNum(q.QPsHigh), fmtBytes(model.QPBytesHigh), fmtNum(q.QPsLow), fmtBytes(model.QPBytesLow), fmtBytes(q.QPMemoryLowBytes)))
+				model.Who(root), model.FmtBytes(q.QPMemoryHighBytes), model.FmtNum(q.QPsHigh), model.FmtBytes(qm.QPBytesHigh), model.FmtNum(q.QPsLow), model.FmtBytes(qm.QPBytesLow), model.FmtBytes(q.QPMemoryLowBytes)))
 		} else {
-			reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", who(root)))
+			reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", model.Who(root)))
 		}
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf("Its HCCL buffers: %d communicator(s), each 2 × its buffer size (HCCL_BUFFSIZE %s, %s, unless its comm config sets one) + 1 MiB: %s.",
-			q.Communicators, fmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, fmtBytes(q.CCLBufferBytes)))
+			q.Communicators, model.FmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, model.FmtBytes(q.CCLBufferBytes)))
 		verdict := "within the recommended range [1, 8]"
 		if q.AboveRecommended {
-			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: each connection creates %s QPs (N + 1); set it back to 1 (the default) or at most 8", fmtNum(hcclenv.QPsPerLink(q.QPsPerConnection)))
+			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: each connection creates %s QPs (N + 1); set it back to 1 (the default) or at most 8", model.FmtNum(hcclenv.QPsPerLink(q.QPsPerConnection)))
 		}
 		setBy := q.QPsPerConnectionSetBy
 		if setBy == setByNotPrinted {
 			setBy = "not printed, HCCL's default assumed"
 		}
-		fewer.Findings = append(fewer.Findings, fmt.Sprintf("HCCL_RDMA_QPS_PER_CONNECTION = %s (%s) in the failed process: %s.", fmtNum(q.QPsPerConnection), setBy, verdict))
+		fewer.Findings = append(fewer.Findings, fmt.Sprintf("HCCL_RDMA_QPS_PER_CONNECTION = %s (%s) in the failed process: %s.", model.FmtNum(q.QPsPerConnection), setBy, verdict))
 		for i, c := range p.Communicators {
-			if i == maxListed {
-				fewer.Findings = append(fewer.Findings, fmt.Sprintf("… and %d more communicator(s) (see the JSON report).", len(p.Communicators)-maxListed))
+			if i == model.MaxListed {
+				fewer.Findings = append(fewer.Findings, fmt.Sprintf("… and %d more communicator(s) (see the JSON report).", len(p.Communicators)-model.MaxListed))
 				break
 			}
 			l := c.Links
@@ -184,28 +178,28 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 				servers = "serverNum not printed (CANN before Dec 2025)"
 			}
 			fewer.Findings = append(fewer.Findings, fmt.Sprintf("Its communicator %s: rankSize %d, %s → %s (ring) to %s (full mesh) RoCE peers, %s to %s QPs, %s to %s.",
-				c.Name, c.RankSize, servers, fmtNum(l.PeersLow), fmtNum(l.PeersHigh), fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes)))
+				c.Name, c.RankSize, servers, model.FmtNum(l.PeersLow), model.FmtNum(l.PeersHigh), model.FmtNum(l.QPsLow), model.FmtNum(l.QPsHigh), model.FmtBytes(l.QPMemoryLowBytes), model.FmtBytes(l.QPMemoryHighBytes)))
 		}
 		if q.QPPortConfigPath != "" {
 			fewer.Findings = append(fewer.Findings, fmt.Sprintf("HCCL_RDMA_QP_PORT_CONFIG_PATH is %s in the failed process: it takes precedence over HCCL_RDMA_QPS_PER_CONNECTION.", q.QPPortConfigPath))
 		}
 	}
-	fewer.Findings = append(fewer.Findings, fmt.Sprintf("QP settings take effect in this order, highest first: %s.", strings.Join(model.QPSettingPriority, " > ")))
+	fewer.Findings = append(fewer.Findings, fmt.Sprintf("QP settings take effect in this order, highest first: %s.", strings.Join(qm.QPSettingPriority, " > ")))
 	dev := "its device"
 	if root.Device >= 0 {
 		dev = fmt.Sprintf("device %d", root.Device)
 	}
 	free.Findings = append(free.Findings,
 		fmt.Sprintf("Run `npu-smi info` on %s and look at %s: every process there other than pid %d holds memory the link setup needed; each failed allocation is one QP of %s to %s.",
-			root.Node, dev, root.PID, fmtBytes(model.QPBytesLow), fmtBytes(model.QPBytesHigh)),
+			root.Node, dev, root.PID, model.FmtBytes(qm.QPBytesLow), model.FmtBytes(qm.QPBytesHigh)),
 		"While a job runs, hccl_exporter's hccl_link_setup_headroom_bytes shows free HBM minus the QP memory still ahead, per chip.")
-	if size, ok := allocationBytes(root.Text); ok && size > model.QPBytesHigh {
+	if size, ok := allocationBytes(root.Text); ok && size > qm.QPBytesHigh {
 		// Newer HCCL raises EI0011 for any failed device allocation and
 		// prints its exact size (cann-log-eras.md §8.3): larger than a
 		// QP can be, it is a buffer, and HCCL_BUFFSIZE comes first.
 		buff.Title = "The failed allocation was a buffer, not a QP: lower HCCL_BUFFSIZE (or the communicators' own buffer size), use fewer communicators, or free NPU memory"
 		buff.Findings = append(buff.Findings, fmt.Sprintf("The failed allocation was %s bytes (%s), more than any QP needs (%s at most): HCCL was allocating a buffer.",
-			fmtNum(size), fmtBytes(size), fmtBytes(model.QPBytesHigh)))
+			model.FmtNum(size), model.FmtBytes(size), model.FmtBytes(qm.QPBytesHigh)))
 		if p != nil {
 			ccl := hcclenv.CCLBufferBytes(p.QPs.BuffSizeBytes)
 			match := ""
@@ -213,7 +207,7 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 				match = ": exactly the failed allocation"
 			}
 			buff.Findings = append(buff.Findings, fmt.Sprintf("Each communicator of %s allocates 2 × HCCL_BUFFSIZE %s (%s) + 1 MiB = %s at its first collective%s; it has %d communicator(s).",
-				who(root), fmtBytes(p.QPs.BuffSizeBytes), p.QPs.BuffSizeSetBy, fmtBytes(ccl), match, p.QPs.Communicators))
+				model.Who(root), model.FmtBytes(p.QPs.BuffSizeBytes), p.QPs.BuffSizeSetBy, model.FmtBytes(ccl), match, p.QPs.Communicators))
 		}
 		buff.Findings = append(buff.Findings, "Where a MoE or MC2 operator requires a minimum HCCL_BUFFSIZE (its own error says "+
 			"the buffer is too small), keep that minimum and free NPU memory or lower the batch size instead.",
@@ -261,7 +255,7 @@ func portDownRemedy(root Event) Remedy {
 	if root.Device >= 0 {
 		dev = fmt.Sprint(root.Device)
 	}
-	rem := Remedy{ID: "port_down", Title: fmt.Sprintf("The RoCE port of %s went down: check the link, the optics and the switch port", who(root))}
+	rem := Remedy{ID: "port_down", Title: fmt.Sprintf("The RoCE port of %s went down: check the link, the optics and the switch port", model.Who(root))}
 	rem.Findings = append(rem.Findings,
 		fmt.Sprintf("On %s: `hccn_tool -i %s -link -g` (UP or DOWN), `hccn_tool -i %s -link_stat -g` (how often it went down), "+
 			"`hccn_tool -i %s -net_health -g` (Success or the failing check), `hccn_tool -i %s -optical -g` (optical "+

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // textProcessesMax bounds the processes the text report details per node:
@@ -14,10 +16,6 @@ import (
 // a bundle with thousands of finished processes would otherwise print
 // thousands of lines.
 const textProcessesMax = 32
-
-// textTime is how the text report prints times: as CANN prints them, to the
-// microsecond, in the report's zone (stated in its header).
-const textTime = "2006-01-02 15:04:05.000000"
 
 // textWidth is where the text report wraps a line, at a space, with the
 // continuation indented under the line's text. Quoted log lines ("line:
@@ -96,7 +94,7 @@ type textReport struct {
 // and the effective settings list them.
 func (t textReport) values(groups []SettingGroup) {
 	for _, g := range groups {
-		t.p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
+		t.p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), model.Where(g.Nodes))
 	}
 }
 
@@ -110,7 +108,7 @@ func (t textReport) header() {
 		lines += n.Lines
 	}
 	t.p("hccl_exporter diagnose: %d node(s), %d file(s), %s, %d lines; status %s (exit %d)",
-		len(t.r.Nodes), files, fmtBytes(float64(bytes)), lines, t.r.Status, t.r.ExitCode)
+		len(t.r.Nodes), files, model.FmtBytes(float64(bytes)), lines, t.r.Status, t.r.ExitCode)
 	switch zone := zoneName(t.r.TimeZone); {
 	case t.r.TimeZone == "Local" && !zonesDiffer(t.r):
 		t.p("Times are read in %s: the logs print none and none could be inferred; "+
@@ -132,7 +130,7 @@ func (t textReport) inputs() {
 	for _, in := range t.r.Inputs {
 		nodes := "no node"
 		if len(in.Nodes) > 0 {
-			nodes = "node(s) " + fewOf(in.Nodes)
+			nodes = "node(s) " + model.FewOf(in.Nodes)
 		}
 		t.p("  %s (%s): %s; %d file(s) skipped", in.Path, in.Type, nodes, in.SkippedFiles)
 		writeInputFiles(t.p, in, t.detail)
@@ -156,12 +154,12 @@ func (t textReport) nodes() {
 		}
 		t.p("  %d nodes: %d plog, %d device, %d screen file(s), %d HCCL process(es) (--detail lists each node)", len(t.r.Nodes), tot.Plog, tot.Device, tot.Screen, procs)
 		if len(none) > 0 {
-			t.p("  without an HCCL process: %s", fewOf(none))
+			t.p("  without an HCCL process: %s", model.FewOf(none))
 		}
 	} else {
 		for _, n := range t.r.Nodes {
 			t.p("  %s: %d plog, %d device, %d screen file(s), %s, %d lines, %d HCCL process(es)",
-				n.Name, n.Files.Plog, n.Files.Device, n.Files.Screen, fmtBytes(float64(n.Bytes)), n.Lines, len(n.Processes))
+				n.Name, n.Files.Plog, n.Files.Device, n.Files.Screen, model.FmtBytes(float64(n.Bytes)), n.Lines, len(n.Processes))
 		}
 	}
 }
@@ -183,12 +181,12 @@ func (t textReport) faults() {
 		t.p("      %d event(s) (screen %d, plog %d), first %s, last %s",
 			f.Count, f.BySource.Screen, f.BySource.Plog, textStamp(f.First), textStamp(f.Last))
 		for i, n := range f.Nodes {
-			if !t.detail && i == whereNodesMax && len(f.Nodes) > whereNodesMax+1 {
-				t.p("      … %d more node(s) (--detail, or all in --format=json)", len(f.Nodes)-whereNodesMax)
+			if !t.detail && i == model.WhereNodesMax && len(f.Nodes) > model.WhereNodesMax+1 {
+				t.p("      … %d more node(s) (--detail, or all in --format=json)", len(f.Nodes)-model.WhereNodesMax)
 				break
 			}
 			t.p("      %s: %d (screen %d, plog %d), %s to %s, %s",
-				n.Node, n.Count, n.BySource.Screen, n.BySource.Plog, textStamp(n.First), textStamp(n.Last), pidList(n.PIDs))
+				n.Node, n.Count, n.BySource.Screen, n.BySource.Plog, textStamp(n.First), textStamp(n.Last), model.PIDList(n.PIDs))
 		}
 		if f.Remedy != "" {
 			t.p("      remedy: %s", f.Remedy)
@@ -205,7 +203,7 @@ func (t textReport) disagreeing() {
 		t.p("SETTINGS THAT DISAGREE (HCCL variables must agree on every node)")
 	}
 	for _, name := range t.r.InconsistentVariables {
-		s := t.r.setting(name)
+		s := t.r.Setting(name)
 		scope := "between processes of a node"
 		if s.AcrossNodes {
 			scope = "between nodes"
@@ -218,12 +216,12 @@ func (t textReport) disagreeing() {
 // effective lists every HCCL setting with its values and where each holds.
 func (t textReport) effective() {
 	t.p("")
-	nprocs := t.r.processCount()
+	nprocs := processCount(t.r)
 	t.p("EFFECTIVE HCCL SETTINGS (%d process(es) printed [HCCL_ENV] or communicator lines)", nprocs)
 	for _, s := range t.r.Settings {
 		if len(s.Values) == 1 {
 			g := s.Values[0]
-			t.p("  %s = %s (%s): %s", s.Variable, quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), where(g.Nodes))
+			t.p("  %s = %s (%s): %s", s.Variable, quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), model.Where(g.Nodes))
 			continue
 		}
 		note := ""
@@ -237,15 +235,15 @@ func (t textReport) effective() {
 
 // processes lists the processes and their links: by group, or each one with --detail.
 func (t textReport) processes() {
-	nprocs := t.r.processCount()
+	nprocs := processCount(t.r)
 	t.p("")
 	if !t.detail {
-		groups := t.r.ProcessGroups()
+		groups := ProcessGroups(t.r)
 		t.p("PROCESSES AND LINKS (%d process(es) in %d group(s) by settings set and communicators; QP model: %s to %s per QP; --detail lists each process)",
-			nprocs, len(groups), fmtBytes(t.r.QPModel.QPBytesLow), fmtBytes(t.r.QPModel.QPBytesHigh))
+			nprocs, len(groups), model.FmtBytes(t.r.QPModel.QPBytesLow), model.FmtBytes(t.r.QPModel.QPBytesHigh))
 		for i, g := range groups {
-			if i == maxListed {
-				t.p("  … %d more group(s) (--detail, or all in --format=json)", len(groups)-maxListed)
+			if i == model.MaxListed {
+				t.p("  … %d more group(s) (--detail, or all in --format=json)", len(groups)-model.MaxListed)
 				break
 			}
 			t.p("  settings set %s: %d process(es) on %s, %s, last write %s to %s", quoteEmpty(g.SettingsSet), g.Processes, g.NodesText(), g.RankRange(),
@@ -253,15 +251,15 @@ func (t textReport) processes() {
 			t.p("      QPs per connection %s, HCCL_BUFFSIZE %s; per process: %s QPs, QP memory %s, cclBuffer %s",
 				g.QPsPerConnection, g.BuffSize, g.QPs(), g.QPMemory(), g.CCLBuffer())
 			for j, c := range g.Comms {
-				if j == maxListed {
-					t.p("      … %d more communicator(s)", len(g.Comms)-maxListed)
+				if j == model.MaxListed {
+					t.p("      … %d more communicator(s)", len(g.Comms)-model.MaxListed)
 					break
 				}
 				t.p("      communicator %s", c)
 			}
 		}
 	} else {
-		t.p("PROCESSES AND LINKS (QP model: %s to %s per QP)", fmtBytes(t.r.QPModel.QPBytesLow), fmtBytes(t.r.QPModel.QPBytesHigh))
+		t.p("PROCESSES AND LINKS (QP model: %s to %s per QP)", model.FmtBytes(t.r.QPModel.QPBytesLow), model.FmtBytes(t.r.QPModel.QPBytesHigh))
 	}
 	for _, n := range t.r.Nodes {
 		if !t.detail {
@@ -275,13 +273,13 @@ func (t textReport) processes() {
 			q := pr.QPs
 			t.p("  %s pid %d %s, settings set %s, last write %s", n.Name, pr.PID, pr.Name, quoteEmpty(pr.SettingsSet), textStamp(pr.LastWrite))
 			t.p("      QPs per connection %s (%s), HCCL_BUFFSIZE %s (%s), %d communicator(s): %s to %s QPs, QP memory %s to %s, cclBuffer %s",
-				fmtNum(q.QPsPerConnection), q.QPsPerConnectionSetBy, fmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, q.Communicators,
-				fmtNum(q.QPsLow), fmtNum(q.QPsHigh), fmtBytes(q.QPMemoryLowBytes), fmtBytes(q.QPMemoryHighBytes), fmtBytes(q.CCLBufferBytes))
+				model.FmtNum(q.QPsPerConnection), q.QPsPerConnectionSetBy, model.FmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, q.Communicators,
+				model.FmtNum(q.QPsLow), model.FmtNum(q.QPsHigh), model.FmtBytes(q.QPMemoryLowBytes), model.FmtBytes(q.QPMemoryHighBytes), model.FmtBytes(q.CCLBufferBytes))
 			for _, c := range pr.Communicators {
 				l := c.Links
 				t.p("      communicator %s: rankSize %d, %s, userRank %d: %s to %s RoCE peers, %s to %s QPs, %s to %s",
-					c.Name, c.RankSize, serverNumText(c.ServerNum), c.UserRank, fmtNum(l.PeersLow), fmtNum(l.PeersHigh),
-					fmtNum(l.QPsLow), fmtNum(l.QPsHigh), fmtBytes(l.QPMemoryLowBytes), fmtBytes(l.QPMemoryHighBytes))
+					c.Name, c.RankSize, model.ServerNumText(c.ServerNum), c.UserRank, model.FmtNum(l.PeersLow), model.FmtNum(l.PeersHigh),
+					model.FmtNum(l.QPsLow), model.FmtNum(l.QPsHigh), model.FmtBytes(l.QPMemoryLowBytes), model.FmtBytes(l.QPMemoryHighBytes))
 			}
 		}
 	}
@@ -291,7 +289,7 @@ func (t textReport) processes() {
 func (t textReport) ei0011() {
 	if t.r.EI0011 != nil {
 		t.p("")
-		t.p("EI0011: NOT ENOUGH NPU MEMORY FOR THE QPs OF LINK SETUP (%d event(s) on %s)", t.r.EI0011.Events, fewOf(t.r.EI0011.Nodes))
+		t.p("EI0011: NOT ENOUGH NPU MEMORY FOR THE QPs OF LINK SETUP (%d event(s) on %s)", t.r.EI0011.Events, model.FewOf(t.r.EI0011.Nodes))
 		for i, rem := range t.r.EI0011.Remedies {
 			t.p("  %d. %s", i+1, rem.Title)
 			for _, f := range rem.Findings {
@@ -334,7 +332,7 @@ func (t textReport) errors() {
 }
 
 // processCount is how many processes the report's nodes hold.
-func (r *Report) processCount() int {
+func processCount(r *Report) int {
 	n := 0
 	for _, node := range r.Nodes {
 		n += len(node.Processes)
@@ -346,7 +344,7 @@ func textStamp(t Timestamp) string {
 	if t.IsZero() {
 		return "unknown"
 	}
-	return t.Format(textTime)
+	return t.Format(model.TextTime)
 }
 
 func quoteEmpty(s string) string {

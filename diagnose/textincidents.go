@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // writeIncidents prints the incidents and the clocks, the first thing a
@@ -41,21 +43,21 @@ func writeIncidents(p func(string, ...any), r *Report, detail bool) {
 		for _, g := range in.Groups {
 			timer := ""
 			if g.Timer != "" {
-				timer = fmt.Sprintf("; %s timer up to %s", g.Timer, fmtSeconds(g.TimerSeconds))
+				timer = fmt.Sprintf("; %s timer up to %s", g.Timer, model.FmtSeconds(g.TimerSeconds))
 			}
 			p("        %-11s %s (%s): %d event(s) from %d process(es) on %s, %s to %s after the first%s",
-				g.Part, g.Code, g.Stage, g.Events, g.Processes, fewNodes(g.Nodes), fmtSeconds(max(g.FirstAfterSeconds, 0)), fmtSeconds(max(g.LastAfterSeconds, 0)), timer)
+				g.Part, g.Code, g.Stage, g.Events, g.Processes, fewNodes(g.Nodes), model.FmtSeconds(max(g.FirstAfterSeconds, 0)), model.FmtSeconds(max(g.LastAfterSeconds, 0)), timer)
 		}
 		if len(in.SuspectedPeers) > 0 {
 			var ps []string
 			for i, sp := range in.SuspectedPeers {
-				if i == maxListed {
-					ps = append(ps, fmt.Sprintf("… %d more", len(in.SuspectedPeers)-maxListed))
+				if i == model.MaxListed {
+					ps = append(ps, fmt.Sprintf("… %d more", len(in.SuspectedPeers)-model.MaxListed))
 					break
 				}
 				s := fmt.Sprintf("%s ×%d", sp.Peer, sp.Events)
 				if sp.Links > 0 {
-					s = fmt.Sprintf("%s (%s)", sp.Peer, peerNamedBy(sp))
+					s = fmt.Sprintf("%s (%s)", sp.Peer, model.PeerNamedBy(sp))
 				}
 				if !sp.InBundle {
 					s += " (not in the bundle)"
@@ -81,7 +83,7 @@ func writeIncidents(p func(string, ...any), r *Report, detail bool) {
 	}
 	zoneNotes := false
 	for _, nc := range r.Clock.Nodes {
-		zoneNotes = zoneNotes || nc.ZoneBasis != zoneBasisFlag
+		zoneNotes = zoneNotes || nc.ZoneBasis != model.ZoneBasisFlag
 	}
 	if len(r.Nodes) > 1 || r.UntimedEvents > 0 || r.DroppedEvents > 0 || zoneNotes {
 		p("")
@@ -102,7 +104,7 @@ func writeIncidents(p func(string, ...any), r *Report, detail bool) {
 				off = "the only node"
 			}
 			if nc.OffsetSeconds != nil {
-				off = fmt.Sprintf("%+.3f s ±%s against %s over %d communicator(s)", *nc.OffsetSeconds, fmtSeconds(nc.UncertaintySeconds), r.Clock.Reference, nc.Communicators)
+				off = fmt.Sprintf("%+.3f s ±%s against %s over %d communicator(s)", *nc.OffsetSeconds, model.FmtSeconds(nc.UncertaintySeconds), r.Clock.Reference, nc.Communicators)
 				if nc.Node == r.Clock.Reference {
 					off = "reference"
 				}
@@ -116,7 +118,7 @@ func writeIncidents(p func(string, ...any), r *Report, detail bool) {
 			p("  %d fault event(s) printed no time: they are counted in the fault codes, not placed in an incident.", r.UntimedEvents)
 		}
 		if r.DroppedEvents > 0 {
-			p("  %d fault event(s) beyond %d per file were counted but not kept for the incidents.", r.DroppedEvents, maxEventsPerGroup)
+			p("  %d fault event(s) beyond %d per file were counted but not kept for the incidents.", r.DroppedEvents, model.MaxEventsPerGroup)
 		}
 	}
 }
@@ -130,7 +132,7 @@ func incidentHead(in Incident) string {
 	if in.Root == nil {
 		return "FIRST FAILING RANK NOT IN THE BUNDLE"
 	}
-	return fmt.Sprintf("ROOT CAUSE %s (%s) on %s", in.Root.Code, in.Root.Stage, who(*in.Root))
+	return fmt.Sprintf("ROOT CAUSE %s (%s) on %s", in.Root.Code, in.Root.Stage, model.Who(*in.Root))
 }
 
 // zonesDiffer reports whether a node's times were read in another zone than
@@ -161,20 +163,20 @@ const linksListed = 3
 // fewNodes names a few nodes and counts the rest: "127 nodes: node-1,
 // node-10, node-100, node-101 and 123 more".
 func fewNodes(nodes []string) string {
-	if len(nodes) <= whereNodesMax+1 {
-		return joinAnd(nodes)
+	if len(nodes) <= model.WhereNodesMax+1 {
+		return model.JoinAnd(nodes)
 	}
 	sorted := slices.Clone(nodes)
 	slices.SortFunc(sorted, func(a, b string) int {
-		if naturalLess(a, b) {
+		if model.NaturalLess(a, b) {
 			return -1
 		}
-		if naturalLess(b, a) {
+		if model.NaturalLess(b, a) {
 			return 1
 		}
 		return 0
 	})
-	return fmt.Sprintf("%d nodes: %s and %d more", len(nodes), strings.Join(sorted[:whereNodesMax], ", "), len(nodes)-whereNodesMax)
+	return fmt.Sprintf("%d nodes: %s and %d more", len(nodes), strings.Join(sorted[:model.WhereNodesMax], ", "), len(nodes)-model.WhereNodesMax)
 }
 
 // remedyIncident returns the first incident rooted in an EI0011 whose
@@ -183,7 +185,7 @@ func fewNodes(nodes []string) string {
 // instead of printing the same remedy twice in full.
 func remedyIncident(r *Report, id string) int {
 	for _, in := range r.Incidents {
-		if in.Root == nil || in.Root.Code != codeEI0011 {
+		if in.Root == nil || in.Root.Code != model.CodeEI0011 {
 			continue
 		}
 		for _, rem := range in.Remedy {

@@ -13,9 +13,9 @@ import (
 func TestTimelineSubSecondTicks(t *testing.T) {
 	r := runIncidents(t, "only-consequences")
 	in := r.Incidents[0]
-	in.End = Timestamp{in.Start.Add(100 * time.Millisecond)}
+	in.End = Timestamp{Time: in.Start.Add(100 * time.Millisecond)}
 	for i := range in.Events {
-		in.Events[i].Aligned = Timestamp{in.Start.Add(time.Duration(i%5) * 25 * time.Millisecond)}
+		in.Events[i].Aligned = Timestamp{Time: in.Start.Add(time.Duration(i%5) * 25 * time.Millisecond)}
 	}
 	svg := string(timelineSVG(in))
 	var offsets []string

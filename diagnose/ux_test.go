@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // What a newcomer reads first: bounded lines, an example process that is
@@ -44,16 +46,16 @@ func TestWhereBounded(t *testing.T) {
 		}
 		nodes = append(nodes, NodePIDs{Node: "node-" + string(rune('1'+n)), PIDs: pids})
 	}
-	got := where(nodes)
+	got := model.Where(nodes)
 	want := "8 nodes, 64 pids: node-1 (8 pids), node-2 (8 pids), node-3 (8 pids), node-4 (8 pids) and 4 more node(s) (all in --format=json)"
 	if got != want {
 		t.Errorf("where = %q\nwant    %q", got, want)
 	}
-	if got := where(nodes[:1]); got != "node-1 (8 pids: 2100000, 2100001, 2100002, 2100003 and 4 more)" {
-		t.Errorf("where(one node) = %q", got)
+	if got := model.Where(nodes[:1]); got != "node-1 (8 pids: 2100000, 2100001, 2100002, 2100003 and 4 more)" {
+		t.Errorf("model.Where(one node) = %q", got)
 	}
-	if got := where([]NodePIDs{{Node: "a", PIDs: []int{1, 2}}, {Node: "b", PIDs: []int{3}}}); got != "a (pids 1, 2), b (pid 3)" {
-		t.Errorf("where(small) = %q", got)
+	if got := model.Where([]NodePIDs{{Node: "a", PIDs: []int{1, 2}}, {Node: "b", PIDs: []int{3}}}); got != "a (pids 1, 2), b (pid 3)" {
+		t.Errorf("model.Where(small) = %q", got)
 	}
 }
 
