@@ -15,26 +15,6 @@ import (
 // the root cause's, a zone that names itself, and a timeline whose ticks
 // tell times apart.
 
-// TestTextLinesBounded: no line of the text report of any incident bundle
-// is longer than the wrap width (plus a multi-byte margin), except quoted
-// log lines, which stay whole to be searched for.
-func TestTextLinesBounded(t *testing.T) {
-	for _, name := range []string{"ei0011", "portdown", "two-incidents", "skew", "only-consequences"} {
-		var text bytes.Buffer
-		if err := WriteText(&text, runIncidents(t, name)); err != nil {
-			t.Fatal(err)
-		}
-		for i, l := range strings.Split(text.String(), "\n") {
-			if strings.HasPrefix(strings.TrimLeft(l, " "), "line: ") {
-				continue
-			}
-			if n := len([]rune(l)); n > textWidth {
-				t.Errorf("%s line %d: %d characters (at most %d): %.120s…", name, i+1, n, textWidth, l)
-			}
-		}
-	}
-}
-
 // TestWhereBounded: the settings of 64 processes on 8 nodes name a few
 // nodes and count the rest, instead of every pid.
 func TestWhereBounded(t *testing.T) {
@@ -96,27 +76,5 @@ func TestLocalZoneNamed(t *testing.T) {
 	}
 	if strings.Contains(page.String(), "Times are in Local") || !regexp.MustCompile(`Times are in this machine&#39;s local zone \(UTC(&#43;|-)\d\d:\d\d\)`).MatchString(page.String()) {
 		t.Errorf("HTML report does not name the local zone")
-	}
-}
-
-// TestTimelineTicksDistinct: the consequences of an incident arrive within
-// half a second; the timeline's wall-clock ticks still read different
-// times.
-func TestTimelineTicksDistinct(t *testing.T) {
-	r := runIncidents(t, "only-consequences")
-	if len(r.Incidents) == 0 {
-		t.Fatal("no incident")
-	}
-	svg := string(timelineSVG(r.Incidents[0]))
-	labels := regexp.MustCompile(`<text class="axis" x="[0-9.]+" y="\d+" text-anchor="middle">(\d\d:\d\d:\d\d[^<]*)</text>`).FindAllStringSubmatch(svg, -1)
-	if len(labels) < 3 {
-		t.Fatalf("%d wall-clock ticks in %s", len(labels), svg)
-	}
-	seen := map[string]bool{}
-	for _, l := range labels {
-		if seen[l[1]] {
-			t.Errorf("tick %s appears twice: %v", l[1], labels)
-		}
-		seen[l[1]] = true
 	}
 }

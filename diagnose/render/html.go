@@ -1,4 +1,4 @@
-package diagnose
+package render
 
 import (
 	_ "embed"
@@ -56,7 +56,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"deref":      func(f *float64) float64 { return *f },
 	"stageOrder": func() []string { return stageOrder },
 	"add":        func(a, b int) int { return a + b },
-	"files":      func(n Node) int { return n.Files.Plog + n.Files.Device + n.Files.Screen },
+	"files":      func(n model.Node) int { return n.Files.Plog + n.Files.Device + n.Files.Screen },
 }).Parse(reportTemplate))
 
 // stageColors colour the marks of the timeline and the stage badges.
@@ -71,7 +71,7 @@ var stageColors = map[string]string{
 var stageOrder = []string{"init", "link_setup", "execution", "unknown"}
 
 // WriteHTML writes the report as one self-contained HTML page.
-func WriteHTML(w io.Writer, r *Report) error {
+func WriteHTML(w io.Writer, r *model.Report) error {
 	if err := htmlTemplate.Execute(w, r); err != nil {
 		return fmt.Errorf("render HTML report: %w", err)
 	}
@@ -95,7 +95,7 @@ const (
 
 // timelineSVG draws one incident: a row per node (the root's node first),
 // the events as marks at their aligned time.
-func timelineSVG(in Incident) template.HTML {
+func timelineSVG(in model.Incident) template.HTML {
 	if len(in.Events) == 0 {
 		return ""
 	}
@@ -137,7 +137,7 @@ func timelineSVG(in Incident) template.HTML {
 	w := tlLeft + tlWidth + tlRight
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="timeline" role="img" aria-label="timeline of incident %d" viewBox="0 0 %d %d" width="%d" height="%d">`, in.ID, w, h, w, h)
-	fmt.Fprintf(&b, `<title>Incident %d: events per node over time</title>`, in.ID)
+	fmt.Fprintf(&b, `<title>model.Incident %d: events per node over time</title>`, in.ID)
 	// Rows.
 	for i, n := range nodes {
 		y := tlTop + i*rowH
@@ -165,8 +165,8 @@ func timelineSVG(in Incident) template.HTML {
 		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, h-8, start.Add(time.Duration(s*float64(time.Second))).Format(clock))
 	}
 	// Marks: consequences first, the root last (on top).
-	evs := append([]Event(nil), in.Events...)
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Part != PartRoot && evs[j].Part == PartRoot })
+	evs := append([]model.Event(nil), in.Events...)
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Part != model.PartRoot && evs[j].Part == model.PartRoot })
 	lane := map[string]int{}
 	for _, e := range evs {
 		x := xOf(e.Aligned.Time)
@@ -187,7 +187,7 @@ func timelineSVG(in Incident) template.HTML {
 		if color == "" {
 			color = stageColors["unknown"]
 		}
-		if e.Part == PartRoot {
+		if e.Part == model.PartRoot {
 			y = float64(tlTop+row[e.Node]*rowH) + float64(rowH)/2
 			fmt.Fprintf(&b, `<g class="root-mark"><circle cx="%.1f" cy="%.1f" r="11" fill="none" stroke="#d10000" stroke-width="3"/><circle cx="%.1f" cy="%.1f" r="6" fill="%s"><title>%s</title></circle>`,
 				x, y, x, y, color, html.EscapeString(tip))
@@ -200,14 +200,14 @@ func timelineSVG(in Incident) template.HTML {
 			continue
 		}
 		shape := fmt.Sprintf(`<circle cx="%.1f" cy="%.1f" r="4" fill="%s" fill-opacity="0.85">`, x, y, color)
-		if e.Role == RoleLocal {
+		if e.Role == model.RoleLocal {
 			// A rank's own failure: a square, so it reads apart from
 			// the waiting peers.
 			shape = fmt.Sprintf(`<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s">`, x-4, y-4, color)
 		}
 		b.WriteString(shape)
 		fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(tip))
-		if e.Role == RoleLocal {
+		if e.Role == model.RoleLocal {
 			b.WriteString(`</rect>`)
 		} else {
 			b.WriteString(`</circle>`)

@@ -1,4 +1,4 @@
-package diagnose
+package render
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // writeIncidents prints the incidents and the clocks, the first thing a
 // person reads: which rank failed first, and what followed from it.
-func writeIncidents(p func(string, ...any), r *Report, detail bool) {
+func writeIncidents(p func(string, ...any), r *model.Report, detail bool) {
 	p("")
 	switch len(r.Incidents) {
 	case 0:
@@ -124,7 +124,7 @@ func writeIncidents(p func(string, ...any), r *Report, detail bool) {
 }
 
 // incidentHead names an incident's root in one phrase.
-func incidentHead(in Incident) string {
+func incidentHead(in model.Incident) string {
 	if in.Root == nil && len(in.SilentRanks) > 0 {
 		s := in.SilentRanks[0]
 		return fmt.Sprintf("LIKELY ROOT CAUSE rank %d on %s pid %d: silent, suspended or exited early", s.Rank, s.Node, s.PID)
@@ -137,7 +137,7 @@ func incidentHead(in Incident) string {
 
 // zonesDiffer reports whether a node's times were read in another zone than
 // the report's.
-func zonesDiffer(r *Report) bool {
+func zonesDiffer(r *model.Report) bool {
 	for _, nc := range r.Clock.Nodes {
 		if nc.Zone != r.TimeZone {
 			return true
@@ -152,7 +152,7 @@ const textNodesMax = 16
 
 // plainClock is a node whose clock needs no line of its own: read in the
 // report's zone, measured, and not corrected.
-func plainClock(nc NodeClock, r *Report) bool {
+func plainClock(nc model.NodeClock, r *model.Report) bool {
 	return nc.Zone == r.TimeZone && nc.OffsetSeconds != nil && !nc.Corrected && nc.Node != r.Clock.Reference
 }
 
@@ -183,7 +183,7 @@ func fewNodes(nodes []string) string {
 // remedy carries the remedy id, or 0: the HTML report's EI0011 section
 // then folds the bundle-wide findings of that remedy and points there,
 // instead of printing the same remedy twice in full.
-func remedyIncident(r *Report, id string) int {
+func remedyIncident(r *model.Report, id string) int {
 	for _, in := range r.Incidents {
 		if in.Root == nil || in.Root.Code != model.CodeEI0011 {
 			continue

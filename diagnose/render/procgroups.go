@@ -1,6 +1,7 @@
-package diagnose
+package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,8 +33,8 @@ type ProcGroup struct {
 	QPsLow, QPsHigh          float64
 	QPMemLow, QPMemHigh      float64
 	CCLBufferLow, CCLBufHigh float64
-	FirstLastWrite           Timestamp
-	LastLastWrite            Timestamp
+	FirstLastWrite           model.Timestamp
+	LastLastWrite            model.Timestamp
 }
 
 // RankRange renders the ranks: "ranks 0-63", "rank 5" or "".
@@ -74,7 +75,7 @@ func (g ProcGroup) NodesText() string {
 
 // ProcessGroups groups the report's processes by settings set and
 // communicators, largest group first.
-func ProcessGroups(r *Report) []ProcGroup {
+func ProcessGroups(r *model.Report) []ProcGroup {
 	type agg struct {
 		g     ProcGroup
 		nodes map[string]bool
@@ -135,5 +136,15 @@ func ProcessGroups(r *Report) []ProcGroup {
 		out = append(out, a.g)
 	}
 	slices.SortStableFunc(out, func(a, b ProcGroup) int { return b.Processes - a.Processes })
+	return out
+}
+
+// sortedKeys returns the keys of m in ascending order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
 	return out
 }

@@ -1,8 +1,7 @@
-package diagnose
+package render
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -50,14 +49,6 @@ func writeWrapped(w *bufio.Writer, line string) {
 	w.WriteByte('\n')
 }
 
-// WriteJSON writes the report as indented JSON (docs/diagnose.md).
-func WriteJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
-}
-
 // TextOptions select what the text report details.
 type TextOptions struct {
 	// Detail lists every process (up to textProcessesMax per node) and
@@ -68,10 +59,10 @@ type TextOptions struct {
 
 // WriteText writes the report for a person, processes summarised by
 // settings set and communicators.
-func WriteText(w io.Writer, r *Report) error { return WriteTextWith(w, r, TextOptions{}) }
+func WriteText(w io.Writer, r *model.Report) error { return WriteTextWith(w, r, TextOptions{}) }
 
 // WriteTextWith writes the report for a person.
-func WriteTextWith(w io.Writer, r *Report, opts TextOptions) error {
+func WriteTextWith(w io.Writer, r *model.Report, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
 	t := textReport{r: r, detail: opts.Detail, p: func(format string, a ...any) { writeWrapped(bw, fmt.Sprintf(format, a...)) }}
 	for _, section := range []func(){
@@ -85,14 +76,14 @@ func WriteTextWith(w io.Writer, r *Report, opts TextOptions) error {
 // textReport writes the sections of the text report, one method each, in
 // the order WriteTextWith lists them; p writes one wrapped line.
 type textReport struct {
-	r      *Report
+	r      *model.Report
 	detail bool
 	p      func(format string, a ...any)
 }
 
 // values prints a variable's values one a line, as both the disagreeing
 // and the effective settings list them.
-func (t textReport) values(groups []SettingGroup) {
+func (t textReport) values(groups []model.SettingGroup) {
 	for _, g := range groups {
 		t.p("      %s (%s): %s", quoteEmpty(g.Value), strings.Join(g.SetBy, ", "), model.Where(g.Nodes))
 	}
@@ -142,7 +133,7 @@ func (t textReport) nodes() {
 	t.p("")
 	t.p("NODES")
 	if !t.detail && len(t.r.Nodes) > textNodesMax {
-		var tot FileCounts
+		var tot model.FileCounts
 		procs := 0
 		var none []string
 		for _, n := range t.r.Nodes {
@@ -332,7 +323,7 @@ func (t textReport) errors() {
 }
 
 // processCount is how many processes the report's nodes hold.
-func processCount(r *Report) int {
+func processCount(r *model.Report) int {
 	n := 0
 	for _, node := range r.Nodes {
 		n += len(node.Processes)
@@ -340,7 +331,7 @@ func processCount(r *Report) int {
 	return n
 }
 
-func textStamp(t Timestamp) string {
+func textStamp(t model.Timestamp) string {
 	if t.IsZero() {
 		return "unknown"
 	}
@@ -382,7 +373,7 @@ const inputDirsListed = 6
 // and which skipped: always when files were skipped or a collection tool
 // recognised, so that a bundle in an unknown layout shows what diagnose
 // made of it.
-func writeInputFiles(p func(string, ...any), in Input, detail bool) {
+func writeInputFiles(p func(string, ...any), in model.Input, detail bool) {
 	if in.SkippedFiles == 0 && len(in.Layouts) == 0 && !detail {
 		return
 	}
