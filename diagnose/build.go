@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
 	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
@@ -43,7 +44,7 @@ var qpSettingPriority = []string{
 }
 
 // build assigns groups to nodes, merges them and fills in the report.
-func build(ins []*input, opts Options) *Report {
+func build(ins []*bundle.Input, opts Options) *Report {
 	r := &Report{
 		SchemaVersion: SchemaVersion,
 		TimeZone:      opts.Location.String(),
@@ -62,13 +63,13 @@ func build(ins []*input, opts Options) *Report {
 	}
 	nodes := map[string]*nodeData{}
 	for _, in := range ins {
-		keys := sortedKeys(in.groups)
-		a := newNodeAssigner(in.name, append([]string(nil), keys...), opts.Layout)
+		keys := sortedKeys(in.Groups)
+		a := bundle.NewNodeAssigner(in.Name, append([]string(nil), keys...), opts.Layout)
 		names := map[string]bool{}
-		r.Errors = append(r.Errors, in.errs...)
+		r.Errors = append(r.Errors, in.Errs...)
 		for _, k := range keys {
-			g := in.groups[k]
-			name := a.node(k)
+			g := in.Groups[k]
+			name := a.Node(k)
 			names[name] = true
 			n := nodes[name]
 			if n == nil {
@@ -76,23 +77,23 @@ func build(ins []*input, opts Options) *Report {
 				nodes[name] = n
 			}
 			n.groups = append(n.groups, g)
-			r.Errors = append(r.Errors, g.errs...)
+			r.Errors = append(r.Errors, g.Errs...)
 		}
 		if len(keys) == 0 {
-			r.Errors = append(r.Errors, fmt.Sprintf("%s: no log files found (plog-<pid>_<time>.log, device-<pid>_<time>.log, *.log, *.txt)", in.path))
+			r.Errors = append(r.Errors, fmt.Sprintf("%s: no log files found (plog-<pid>_<time>.log, device-<pid>_<time>.log, *.log, *.txt)", in.Path))
 		}
-		ri := Input{Path: in.path, Type: in.typ, Nodes: sortedKeys(names), SkippedFiles: in.skipped,
-			Layouts: sortedKeys(in.ledger.tools), Skipped: in.ledger.skippedGroups()}
-		ri.Read, ri.ReadDirsMore = in.ledger.readDirs()
+		ri := Input{Path: in.Path, Type: in.Type, Nodes: sortedKeys(names), SkippedFiles: in.Skipped,
+			Layouts: in.Layouts(), Skipped: in.SkippedGroups()}
+		ri.Read, ri.ReadDirsMore = in.ReadDirs()
 		plogs, screens := 0, 0
-		for _, g := range in.groups {
-			if g.kind == logstate.SourceScreen {
-				screens += len(g.files)
+		for _, g := range in.Groups {
+			if g.Kind == bundle.KindScreen {
+				screens += len(g.Files)
 			} else {
-				plogs += len(g.files)
+				plogs += len(g.Files)
 			}
 		}
-		ri.Advice = layoutAdvice(ri.Layouts, plogs, screens)
+		ri.Advice = bundle.LayoutAdvice(ri.Layouts, plogs, screens)
 		if ri.Advice == nil {
 			ri.Advice = []string{}
 		}

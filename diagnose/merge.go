@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
@@ -11,7 +12,7 @@ import (
 // that mapped to it, merged.
 type nodeData struct {
 	name   string
-	groups []*group // in input order, then key order
+	groups []*bundle.Group // in input order, then key order
 	files  struct{ plog, device, screen int }
 	bytes  int64
 	lines  int64
@@ -45,7 +46,8 @@ func (n *nodeData) merge() {
 	n.ranks = map[int][]rankInfo{}
 	n.sync = map[string]time.Time{}
 	for _, g := range n.groups {
-		if w := g.watch; w != nil {
+		gr := reader(g)
+		if w := gr.watch; w != nil {
 			n.events = append(n.events, w.events...)
 			n.dropped += w.dropped
 			n.heartbeats += w.heartbeats
@@ -59,21 +61,21 @@ func (n *nodeData) merge() {
 				}
 			}
 		}
-		switch g.kind {
-		case logstate.SourcePlog:
-			n.files.plog += len(g.files)
-		case logstate.SourceDevicePlog:
-			n.files.device += len(g.files)
+		switch g.Kind {
+		case bundle.KindPlog:
+			n.files.plog += len(g.Files)
+		case bundle.KindDevicePlog:
+			n.files.device += len(g.Files)
 		default:
-			n.files.screen += len(g.files)
+			n.files.screen += len(g.Files)
 		}
-		n.bytes += g.bytes
-		n.lines += g.lines
-		for _, ev := range g.oom {
+		n.bytes += g.Bytes
+		n.lines += g.Lines
+		for _, ev := range gr.oom {
 			ev.Node = n.name
 			n.oom = append(n.oom, ev)
 		}
-		for _, pv := range g.state.Processes() {
+		for _, pv := range gr.state.Processes() {
 			p := n.procs[pv.PID]
 			if p == nil {
 				p = &procData{pid: pv.PID, env: map[string]logstate.EnvSetting{}}
@@ -99,7 +101,7 @@ func (n *nodeData) merge() {
 				p.comms = append(p.comms, c)
 			}
 		}
-		for _, fs := range g.state.Faults() {
+		for _, fs := range gr.state.Faults() {
 			mergeFault(n.faults, fs)
 		}
 	}

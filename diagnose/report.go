@@ -2,9 +2,9 @@ package diagnose
 
 import (
 	"runtime"
-	"sort"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
@@ -74,36 +74,10 @@ var perNodeVariables = map[string]bool{
 // part of an input are listed in Report.Errors (status incomplete).
 func Run(paths []string, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
-	ins, err := openInputs(paths)
+	ins, err := bundle.Read(paths, bundle.Options{Workers: opts.Workers,
+		NewSink: func(_ string, kind bundle.Kind) bundle.Sink { return newGroupReader(&opts, kind) }})
 	if err != nil {
 		return nil, err
 	}
-	// Archives are read sequentially (one stream each) and are usually the
-	// largest inputs: start them first; then the groups of directories,
-	// largest first, so the last jobs are short.
-	var jobs []func([]byte)
-	var groups []*group
-	for _, in := range ins {
-		if in.typ == "archive" {
-			jobs = append(jobs, func(buf []byte) { in.readArchive(&opts, buf) })
-			continue
-		}
-		if err := in.list(&opts); err != nil {
-			return nil, err
-		}
-		for _, g := range in.groups {
-			groups = append(groups, g)
-		}
-	}
-	sort.Slice(groups, func(i, j int) bool {
-		if groups[i].size != groups[j].size {
-			return groups[i].size > groups[j].size
-		}
-		return groups[i].key < groups[j].key
-	})
-	for _, g := range groups {
-		jobs = append(jobs, g.readJob)
-	}
-	runJobs(jobs, opts.Workers)
 	return build(ins, opts), nil
 }

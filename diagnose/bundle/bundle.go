@@ -1,4 +1,4 @@
-package diagnose
+package bundle
 
 import (
 	"archive/tar"
@@ -16,8 +16,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 // Layout says how the files of an input are assigned to nodes.
@@ -50,68 +48,64 @@ type InputError struct {
 func (e *InputError) Error() string { return fmt.Sprintf("input %s: %v", e.Path, e.Err) }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// input is one PATH of the command line.
-type input struct {
-	path string
-	name string // node name when the input is one node
-	typ  string // directory, archive or file
-	// groups by key (a slash-separated path relative to the input).
-	groups  map[string]*group
-	skipped int
+// Input is one PATH of the command line.
+type Input struct {
+	Path string
+	Name string // node name when the input is one node
+	Type string // directory, archive or file
+	// Groups by key (a slash-separated path relative to the input).
+	Groups map[string]*Group
+	// Skipped counts the files not read.
+	Skipped int
+	Errs    []string
 	ledger  fileLedger // what was read and skipped, and the tools' layouts
 	zip     bool       // an archive in zip format
-	errs    []string
 }
 
-// group is one rotation group (see fileClass) and the state its lines went
+// Group is one rotation group (see fileClass) and the sink its lines went
 // into.
-type group struct {
-	key   string
-	kind  logstate.SourceKind
-	files []groupFile
-	size  int64
-	state *logstate.State
-	lines int64
-	bytes int64
-	// oom collects cclBuffer out-of-memory evidence in screen logs.
-	oom  []OOMEvidence
-	errs []string
-	// watch keeps the fault events and communicator lines.
-	watch *eventWatch
+type Group struct {
+	Key   string
+	Kind  Kind
+	Files []File
+	// Size is the bytes its files hold as listed; Lines and Bytes what
+	// was read.
+	Size  int64
+	Lines int64
+	Bytes int64
+	Errs  []string
+	Sink  Sink
 }
 
-type groupFile struct {
+// File is one file of a group.
+type File struct {
 	abs, rel string
 	gzipped  bool
 }
 
 // skip counts a file the analysis does not read, with its reason.
-func (in *input) skip(rel, reason string) {
-	in.skipped++
+func (in *Input) skip(rel, reason string) {
+	in.Skipped++
 	in.ledger.skip(rel, reason, "")
 }
 
 // skipUnread counts a regular file classify turned down: a collection
 // tool's file (with the tool and what it holds) or not a log.
-func (in *input) skipUnread(rel string) {
-	in.skipped++
+func (in *Input) skipUnread(rel string) {
+	in.Skipped++
 	if r, ok := knownSkip(rel); ok {
 		in.ledger.skip(rel, r.what, r.tool)
 		return
 	}
-	in.ledger.skip(rel, skipNotLog, "")
+	in.ledger.skip(rel, SkipNotLog, "")
 }
 
-func (in *input) group(rel string, fc fileClass, opts *Options) *group {
+func (in *Input) group(rel string, fc fileClass, opts *Options) *Group {
 	in.ledger.readFile(rel, kindName(fc.kind))
-	g := in.groups[fc.group]
+	g := in.Groups[fc.group]
 	if g == nil {
-		w := newEventWatch(opts.Location)
-		so := opts.stateOptions()
-		so.OnFault = w.onFault
-		so.OnHCCLLine = w.onHCCLLine
-		g = &group{key: fc.group, kind: fc.kind, state: logstate.NewState(so), watch: w}
-		in.groups[fc.group] = g
+		g = &Group{Key: fc.group, Kind: fc.kind, Sink: opts.NewSink(fc.group, fc.kind)}
+		in.Groups[fc.group] = g
 	}
 	return g
 }
@@ -146,11 +140,11 @@ func archiveSuffix(name string) string {
 
 // openInputs checks every path before anything is read, so a typo costs no
 // time; it lists directories.
-func openInputs(paths []string) ([]*input, error) {
+func openInputs(paths []string) ([]*Input, error) {
 	if len(paths) == 0 {
 		return nil, &InputError{Path: "", Err: errors.New("no path given")}
 	}
-	ins := make([]*input, 0, len(paths))
+	ins := make([]*Input, 0, len(paths))
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
@@ -161,22 +155,22 @@ func openInputs(paths []string) ([]*input, error) {
 		if abs, err := filepath.Abs(clean); err == nil {
 			base = filepath.Base(abs)
 		}
-		in := &input{path: p, name: base, groups: map[string]*group{}}
+		in := &Input{Path: p, Name: base, Groups: map[string]*Group{}}
 		switch {
 		case st.IsDir():
-			in.typ = "directory"
+			in.Type = "directory"
 		case st.Mode().IsRegular() && isZip(p):
-			in.typ, in.zip = "archive", true
-			in.name = strings.TrimSuffix(base, filepath.Ext(base))
+			in.Type, in.zip = "archive", true
+			in.Name = strings.TrimSuffix(base, filepath.Ext(base))
 		case st.Mode().IsRegular() && archiveSuffix(base) != "":
-			in.typ = "archive"
-			in.name = strings.TrimSuffix(base, archiveSuffix(base))
+			in.Type = "archive"
+			in.Name = strings.TrimSuffix(base, archiveSuffix(base))
 		case st.Mode().IsRegular():
-			in.typ = "file"
+			in.Type = "file"
 		default:
 			return nil, &InputError{Path: p, Err: errors.New("not a directory, an archive or a regular file")}
 		}
-		if in.typ != "archive" {
+		if in.Type != "archive" {
 			f, err := os.Open(p)
 			if err != nil {
 				return nil, &InputError{Path: p, Err: err}
@@ -191,27 +185,27 @@ func openInputs(paths []string) ([]*input, error) {
 // list walks a directory input and sorts its files into groups. Files that
 // are not logs, symlinks (kubelet's /var/log/containers links would count
 // every line twice) and other non-regular files are skipped.
-func (in *input) list(opts *Options) error {
-	switch in.typ {
+func (in *Input) list(opts *Options) error {
+	switch in.Type {
 	case "file":
-		fc, ok := classify(filepath.Base(in.path))
+		fc, ok := classify(filepath.Base(in.Path))
 		if !ok {
-			fc = fileClass{kind: logstate.SourceScreen, group: filepath.Base(in.path)}
+			fc = fileClass{kind: KindScreen, group: filepath.Base(in.Path)}
 		}
 		g := in.group(fc.group, fc, opts)
-		g.files = append(g.files, groupFile{abs: in.path, rel: filepath.Base(in.path), gzipped: fc.gzipped})
+		g.Files = append(g.Files, File{abs: in.Path, rel: filepath.Base(in.Path), gzipped: fc.gzipped})
 		return nil
 	case "directory":
 	default:
 		return nil
 	}
-	root := in.path
+	root := in.Path
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
-				return &InputError{Path: in.path, Err: err}
+				return &InputError{Path: in.Path, Err: err}
 			}
-			in.errs = append(in.errs, fmt.Sprintf("%s: %v", p, err))
+			in.Errs = append(in.Errs, fmt.Sprintf("%s: %v", p, err))
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -222,12 +216,12 @@ func (in *input) list(opts *Options) error {
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
-			in.skip(p, skipNotRegular)
+			in.skip(p, SkipNotRegular)
 			return nil
 		}
 		rel = filepath.ToSlash(rel)
 		if !d.Type().IsRegular() {
-			in.skip(rel, skipNotRegular)
+			in.skip(rel, SkipNotRegular)
 			return nil
 		}
 		fc, ok := classify(rel)
@@ -236,9 +230,9 @@ func (in *input) list(opts *Options) error {
 			return nil
 		}
 		g := in.group(rel, fc, opts)
-		g.files = append(g.files, groupFile{abs: p, rel: rel, gzipped: fc.gzipped})
+		g.Files = append(g.Files, File{abs: p, rel: rel, gzipped: fc.gzipped})
 		if info, err := d.Info(); err == nil {
-			g.size += info.Size()
+			g.Size += info.Size()
 		}
 		return nil
 	})
@@ -273,27 +267,27 @@ func runJobs(jobs []func(buf []byte), workers int) {
 // readJob reads the files of a group in name order. Groups are independent,
 // so they run concurrently; the files of one group are read by one
 // goroutine, in the order CANN wrote them.
-func (g *group) readJob(buf []byte) {
-	sort.Slice(g.files, func(i, j int) bool { return g.files[i].rel < g.files[j].rel })
-	for _, f := range g.files {
+func (g *Group) readJob(buf []byte) {
+	sort.Slice(g.Files, func(i, j int) bool { return g.Files[i].rel < g.Files[j].rel })
+	for _, f := range g.Files {
 		g.readFile(f, buf)
 	}
 }
 
-func (g *group) readFile(f groupFile, buf []byte) {
+func (g *Group) readFile(f File, buf []byte) {
 	fh, err := os.Open(f.abs)
 	if err != nil {
-		g.errs = append(g.errs, fmt.Sprintf("%s: %v", f.abs, err))
+		g.Errs = append(g.Errs, fmt.Sprintf("%s: %v", f.abs, err))
 		return
 	}
 	defer fh.Close()
 	if err := g.read(f.rel, fh, f.gzipped, buf); err != nil {
-		g.errs = append(g.errs, fmt.Sprintf("%s: %v", f.abs, err))
+		g.Errs = append(g.Errs, fmt.Sprintf("%s: %v", f.abs, err))
 	}
 }
 
-// read feeds one file's lines to the group's state.
-func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
+// read feeds one file's lines to the group's sink.
+func (g *Group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 	if gzipped {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
@@ -302,34 +296,11 @@ func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 		defer zr.Close()
 		r = zr
 	}
-	src := &logstate.Source{Path: rel, Kind: g.kind}
-	var st lineStats
-	var err error
-	ew := g.watch
-	ew.file, ew.lineNo, ew.follow = rel, 0, 0
-	if g.kind == logstate.SourceScreen {
-		w := oomWatch{file: rel}
-		st, err = scanLines(r, buf, func(line []byte) {
-			ew.lineNo++
-			ew.cur = line
-			g.state.Ingest(src, line)
-			w.observe(line)
-			ew.observeLink(line, true)
-		})
-		w.flush()
-		g.oom = append(g.oom, w.found...)
-	} else {
-		st, err = scanLines(r, buf, func(line []byte) {
-			ew.lineNo++
-			ew.cur = line
-			g.state.Ingest(src, line)
-			ew.followUp(line)
-			ew.observeLink(line, false)
-		})
-	}
-	ew.cur = nil
-	g.lines += st.lines
-	g.bytes += st.bytes
+	g.Sink.StartFile(rel)
+	st, err := scanLines(r, buf, g.Sink.Line)
+	g.Sink.EndFile()
+	g.Lines += st.lines
+	g.Bytes += st.bytes
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
@@ -340,34 +311,34 @@ func (g *group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 // in archive order straight into their groups' states, nothing is written
 // to disk. A corrupt or truncated archive stops the read; what was read
 // stays in the report and the error is reported.
-func (in *input) readArchive(opts *Options, buf []byte) {
-	if in.zip || archiveSuffix(in.path) == ".zip" {
+func (in *Input) readArchive(opts *Options, buf []byte) {
+	if in.zip || archiveSuffix(in.Path) == ".zip" {
 		in.readZip(opts, buf)
 		return
 	}
-	f, err := os.Open(in.path)
+	f, err := os.Open(in.Path)
 	if err != nil {
-		in.errs = append(in.errs, fmt.Sprintf("%s: %v", in.path, err))
+		in.Errs = append(in.Errs, fmt.Sprintf("%s: %v", in.Path, err))
 		return
 	}
 	defer f.Close()
 	var r io.Reader = f
-	if archiveSuffix(in.path) != ".tar" {
+	if archiveSuffix(in.Path) != ".tar" {
 		zr, err := gzip.NewReader(f)
 		if err != nil {
-			in.errs = append(in.errs, fmt.Sprintf("%s: not a gzip archive: %v", in.path, err))
+			in.Errs = append(in.Errs, fmt.Sprintf("%s: not a gzip archive: %v", in.Path, err))
 			return
 		}
 		defer zr.Close()
 		r = zr
 	}
 	if err := in.readTar(r, opts, buf); err != nil {
-		in.errs = append(in.errs, fmt.Sprintf("%s: %v", in.path, err))
+		in.Errs = append(in.Errs, fmt.Sprintf("%s: %v", in.Path, err))
 	}
 }
 
 // readTar reads the entries of a tar stream.
-func (in *input) readTar(r io.Reader, opts *Options, buf []byte) error {
+func (in *Input) readTar(r io.Reader, opts *Options, buf []byte) error {
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -379,7 +350,7 @@ func (in *input) readTar(r io.Reader, opts *Options, buf []byte) error {
 		}
 		if h.Typeflag != tar.TypeReg { // the reader turns old TypeRegA entries into TypeReg
 			if h.Typeflag != tar.TypeDir {
-				in.skip(cleanArchivePath(h.Name), skipNotRegular)
+				in.skip(CleanArchivePath(h.Name), SkipNotRegular)
 			}
 			continue
 		}
@@ -388,13 +359,13 @@ func (in *input) readTar(r io.Reader, opts *Options, buf []byte) error {
 			continue
 		}
 		g := in.group(rel, fc, opts)
-		g.files = append(g.files, groupFile{rel: rel, gzipped: fc.gzipped})
-		g.size += h.Size
+		g.Files = append(g.Files, File{rel: rel, gzipped: fc.gzipped})
+		g.Size += h.Size
 		if err := g.read(rel, tr, fc.gzipped, buf); err != nil {
 			if fc.gzipped && !errors.Is(err, io.ErrUnexpectedEOF) {
 				// A broken inner .gz is that file's problem; the archive
 				// itself goes on.
-				g.errs = append(g.errs, fmt.Sprintf("%s: %s: %v", in.path, rel, err))
+				g.Errs = append(g.Errs, fmt.Sprintf("%s: %s: %v", in.Path, rel, err))
 				continue
 			}
 			return fmt.Errorf("corrupt archive at %s: %w", rel, err)
@@ -409,22 +380,22 @@ func (in *input) readTar(r io.Reader, opts *Options, buf []byte) error {
 // entry is streamed through the same bounded line reader, so an entry that
 // inflates to gigabytes costs time, not memory. Entries are read in the
 // order of the central directory.
-func (in *input) readZip(opts *Options, buf []byte) {
-	zr, err := zip.OpenReader(in.path)
+func (in *Input) readZip(opts *Options, buf []byte) {
+	zr, err := zip.OpenReader(in.Path)
 	if errors.Is(err, zip.ErrInsecurePath) && zr != nil {
 		// Names with ../ or a leading /: cleaned below, nothing is
 		// extracted (with GODEBUG=zipinsecurepath=0 the reader says so).
 		err = nil
 	}
 	if err != nil {
-		in.errs = append(in.errs, fmt.Sprintf("%s: not a readable zip archive: %v", in.path, err))
+		in.Errs = append(in.Errs, fmt.Sprintf("%s: not a readable zip archive: %v", in.Path, err))
 		return
 	}
 	defer zr.Close()
 	for _, zf := range zr.File {
 		if !zf.Mode().IsRegular() {
 			if !zf.Mode().IsDir() {
-				in.skip(cleanArchivePath(zf.Name), skipNotRegular)
+				in.skip(CleanArchivePath(zf.Name), SkipNotRegular)
 			}
 			continue
 		}
@@ -434,14 +405,14 @@ func (in *input) readZip(opts *Options, buf []byte) {
 		}
 		rc, err := zf.Open()
 		if err != nil {
-			in.errs = append(in.errs, fmt.Sprintf("%s: %s: %v", in.path, rel, err))
+			in.Errs = append(in.Errs, fmt.Sprintf("%s: %s: %v", in.Path, rel, err))
 			continue
 		}
 		g := in.group(rel, fc, opts)
-		g.files = append(g.files, groupFile{rel: rel, gzipped: fc.gzipped})
-		g.size += int64(min(zf.UncompressedSize64, 1<<62))
+		g.Files = append(g.Files, File{rel: rel, gzipped: fc.gzipped})
+		g.Size += int64(min(zf.UncompressedSize64, 1<<62))
 		if err := g.read(rel, rc, fc.gzipped, buf); err != nil {
-			g.errs = append(g.errs, fmt.Sprintf("%s: %s: %v", in.path, rel, err))
+			g.Errs = append(g.Errs, fmt.Sprintf("%s: %s: %v", in.Path, rel, err))
 		}
 		rc.Close()
 	}
@@ -450,10 +421,10 @@ func (in *input) readZip(opts *Options, buf []byte) {
 // archiveEntry is a regular archive entry's cleaned name and class, for
 // tar and zip alike; an entry whose name cleans to nothing or that holds no
 // log the analysis reads is counted as skipped.
-func (in *input) archiveEntry(name string) (string, fileClass, bool) {
-	rel := cleanArchivePath(name)
+func (in *Input) archiveEntry(name string) (string, fileClass, bool) {
+	rel := CleanArchivePath(name)
 	if rel == "" {
-		in.skip(name, skipNotLog)
+		in.skip(name, SkipNotLog)
 		return "", fileClass{}, false
 	}
 	fc, ok := classify(rel)
@@ -463,10 +434,10 @@ func (in *input) archiveEntry(name string) (string, fileClass, bool) {
 	return rel, fc, ok
 }
 
-// cleanArchivePath makes an archive entry name a clean relative path: no
+// CleanArchivePath makes an archive entry name a clean relative path: no
 // leading "/", "./" or "../" (nothing is extracted, but node names come
 // from these paths).
-func cleanArchivePath(name string) string {
+func CleanArchivePath(name string) string {
 	p := path.Clean("/" + strings.ReplaceAll(name, "\\", "/"))
 	return strings.TrimPrefix(p, "/")
 }

@@ -1,9 +1,11 @@
-package diagnose
+package bundle
 
 import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // Users collect a failed job's logs with Huawei's tools, whose trees hold
@@ -122,8 +124,8 @@ func toolOfRead(rel string) string {
 
 // Skip reasons of files no tool explains.
 const (
-	skipNotLog     = "not a log diagnose reads (neither plog-<pid>_<time>.log, device-<pid>_<time>.log, *.log, *.txt nor a kubelet rotation)"
-	skipNotRegular = "not a regular file (symlink, device, …)"
+	SkipNotLog     = "not a log diagnose reads (neither plog-<pid>_<time>.log, device-<pid>_<time>.log, *.log, *.txt nor a kubelet rotation)"
+	SkipNotRegular = "not a regular file (symlink, device, …)"
 )
 
 // maxReadDirs caps the directories an input lists; maxExamples the paths
@@ -136,8 +138,8 @@ const (
 // files records what an input read and skipped, and the tools whose
 // layout it showed.
 type fileLedger struct {
-	skipped map[string]*SkippedGroup
-	read    map[string]*ReadDir
+	skipped map[string]*model.SkippedGroup
+	read    map[string]*model.ReadDir
 	tools   map[string]bool
 }
 
@@ -155,7 +157,7 @@ func entry[T any](m *map[string]*T, k string, mk func() *T) *T {
 }
 
 func (l *fileLedger) skip(rel, reason, tool string) {
-	g := entry(&l.skipped, tool+"\x00"+reason, func() *SkippedGroup { return &SkippedGroup{Tool: tool, Reason: reason} })
+	g := entry(&l.skipped, tool+"\x00"+reason, func() *model.SkippedGroup { return &model.SkippedGroup{Tool: tool, Reason: reason} })
 	g.Files++
 	if len(g.Examples) < maxExamples {
 		g.Examples = append(g.Examples, rel)
@@ -174,7 +176,7 @@ func (l *fileLedger) noteTool(tool string) {
 
 func (l *fileLedger) readFile(rel, kind string) {
 	dir := path.Dir(rel)
-	d := entry(&l.read, dir+"\x00"+kind, func() *ReadDir { return &ReadDir{Dir: dir, Kind: kind} })
+	d := entry(&l.read, dir+"\x00"+kind, func() *model.ReadDir { return &model.ReadDir{Dir: dir, Kind: kind} })
 	d.Files++
 	if t := toolOfRead(rel); t != "" {
 		l.noteTool(t)
@@ -182,8 +184,8 @@ func (l *fileLedger) readFile(rel, kind string) {
 }
 
 // skippedGroups returns the skipped files by reason, most first.
-func (l *fileLedger) skippedGroups() []SkippedGroup {
-	out := []SkippedGroup{}
+func (l *fileLedger) skippedGroups() []model.SkippedGroup {
+	out := []model.SkippedGroup{}
 	for _, g := range l.skipped {
 		out = append(out, *g)
 	}
@@ -198,8 +200,8 @@ func (l *fileLedger) skippedGroups() []SkippedGroup {
 
 // readDirs returns the directories read, in path order, at most
 // maxReadDirs (and how many more there were).
-func (l *fileLedger) readDirs() ([]ReadDir, int) {
-	out := []ReadDir{}
+func (l *fileLedger) readDirs() ([]model.ReadDir, int) {
+	out := []model.ReadDir{}
 	for _, d := range l.read {
 		out = append(out, *d)
 	}
@@ -215,8 +217,8 @@ func (l *fileLedger) readDirs() ([]ReadDir, int) {
 	return out, 0
 }
 
-// layoutAdvice says what an input of a recognised tool lacks.
-func layoutAdvice(tools []string, plogs, screens int) []string {
+// LayoutAdvice says what an input of a recognised tool lacks.
+func LayoutAdvice(tools []string, plogs, screens int) []string {
 	var out []string
 	for _, t := range tools {
 		switch t {
@@ -236,3 +238,20 @@ func layoutAdvice(tools []string, plogs, screens int) []string {
 	}
 	return out
 }
+
+// Layouts are the collection tools whose layout the input showed, sorted.
+func (in *Input) Layouts() []string {
+	out := make([]string, 0, len(in.ledger.tools))
+	for t := range in.ledger.tools {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SkippedGroups returns the input's skipped files by reason, most first.
+func (in *Input) SkippedGroups() []model.SkippedGroup { return in.ledger.skippedGroups() }
+
+// ReadDirs returns the directories the input's files were read in, in path
+// order, at most 64 (and how many more there were).
+func (in *Input) ReadDirs() ([]model.ReadDir, int) { return in.ledger.readDirs() }

@@ -1,23 +1,23 @@
-package diagnose
+package bundle
 
 import (
 	"sort"
 	"strings"
 )
 
-// nodeAssigner maps the group keys of one input to node names, following
+// NodeAssigner maps the group keys of one input to node names, following
 // the input's layout (see Layout).
-type nodeAssigner struct {
+type NodeAssigner struct {
 	name   string // the input's own node name
 	prefix string // the level where the tree branches into nodes
 	multi  bool   // the directories at prefix are nodes
 }
 
-// newNodeAssigner decides the layout of an input from the keys of its groups
+// NewNodeAssigner decides the layout of an input from the keys of its groups
 // (a CANN group key is a directory plus "plog-<pid>", which sits in the
 // tree like a file).
-func newNodeAssigner(name string, keys []string, layout Layout) nodeAssigner {
-	a := nodeAssigner{name: name}
+func NewNodeAssigner(name string, keys []string, layout Layout) NodeAssigner {
+	a := NodeAssigner{name: name}
 	switch layout {
 	case LayoutNode:
 		return a
@@ -33,11 +33,11 @@ func newNodeAssigner(name string, keys []string, layout Layout) nodeAssigner {
 			continue
 		}
 		if len(dirs) < 2 || cannFile {
-			return nodeAssigner{name: name}
+			return NodeAssigner{name: name}
 		}
 		for _, d := range dirs {
 			if isCANNDir(d) {
-				return nodeAssigner{name: name}
+				return NodeAssigner{name: name}
 			}
 		}
 		a.multi = true
@@ -70,9 +70,9 @@ func levelEntries(keys []string, prefix string) (dirs, files []string, cannFile 
 	return dirs, files, cannFile
 }
 
-// node returns the node of a group key. Files beside the node directories
+// Node returns the node of a group key. Files beside the node directories
 // belong to the input's own node.
-func (a nodeAssigner) node(key string) string {
+func (a NodeAssigner) Node(key string) string {
 	if !a.multi || !strings.HasPrefix(key, a.prefix) {
 		return a.name
 	}

@@ -1,17 +1,29 @@
-package diagnose
+package bundle
 
 import (
 	"path"
 	"strings"
+)
 
-	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+// Kind is the kind of log a file holds.
+type Kind int
+
+// Kinds of files read.
+const (
+	// KindPlog is a CANN host log (plog-<pid>_<time>.log).
+	KindPlog Kind = iota
+	// KindDevicePlog is a CANN device log (device-<pid>_<time>.log).
+	KindDevicePlog
+	// KindScreen is a training screen log (any other *.log, *.txt, a
+	// kubelet rotation).
+	KindScreen
 )
 
 // fileClass is what diagnose does with a file of a bundle.
 type fileClass struct {
-	kind logstate.SourceKind
+	kind Kind
 	// group is the rotation group: the files that one writer produced, read
-	// in name order into one logstate.State. For CANN logs it is the
+	// in name order into one sink. For CANN logs it is the
 	// directory plus "plog-<pid>" or "device-<pid>" (a new file per 20 MB,
 	// named by its creation time, so name order is write order); a screen
 	// log is its own group.
@@ -38,9 +50,9 @@ func classify(rel string) (fileClass, bool) {
 	}
 	dir, name := path.Split(rel)
 	if prefix, ok := cannLogPrefix(name); ok {
-		kind := logstate.SourcePlog
+		kind := KindPlog
 		if prefix == "device-" {
-			kind = logstate.SourceDevicePlog
+			kind = KindDevicePlog
 		}
 		return fileClass{kind: kind, group: dir + name[:strings.IndexByte(name, '_')]}, true
 	}
@@ -50,7 +62,7 @@ func classify(rel string) (fileClass, bool) {
 		gz, base = true, strings.TrimSuffix(base, ".gz")
 	}
 	if strings.HasSuffix(base, ".log") || strings.HasSuffix(base, ".txt") || isKubeletRotation(base) {
-		return fileClass{kind: logstate.SourceScreen, group: rel, gzipped: gz}, true
+		return fileClass{kind: KindScreen, group: rel, gzipped: gz}, true
 	}
 	return fileClass{}, false
 }
@@ -119,11 +131,11 @@ var cannDirNames = map[string]bool{
 }
 
 // kindName names a source kind as the report counts files.
-func kindName(k logstate.SourceKind) string {
+func kindName(k Kind) string {
 	switch k {
-	case logstate.SourcePlog:
+	case KindPlog:
 		return "plog"
-	case logstate.SourceDevicePlog:
+	case KindDevicePlog:
 		return "device"
 	}
 	return "screen"
