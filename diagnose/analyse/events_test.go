@@ -1,10 +1,12 @@
-package diagnose
+package analyse
 
 import (
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // Each era's wording of a rank line (cann-log-eras.md §4).
@@ -138,14 +140,14 @@ func TestInferNodeZone(t *testing.T) {
 // code of the catalog has a role other than the fallback or is meant to.
 func TestRoleTable(t *testing.T) {
 	for code, r := range codeRoles {
-		if r.Role == RoleWaiting && (r.Why == "" || r.Timer.Default <= 0) {
+		if r.Role == model.RoleWaiting && (r.Why == "" || r.Timer.Default <= 0) {
 			t.Errorf("%s: waiting code without why or timer: %+v", code, r)
 		}
-		if r.Role != RoleLocal && r.Timer.Default <= 0 {
+		if r.Role != model.RoleLocal && r.Timer.Default <= 0 {
 			t.Errorf("%s: no timer", code)
 		}
 	}
-	if roleOf("EZ9999").Role != RoleEither {
+	if roleOf("EZ9999").Role != model.RoleEither {
 		t.Error("codes outside the table must be either")
 	}
 }

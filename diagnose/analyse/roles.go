@@ -1,6 +1,9 @@
-package diagnose
+package analyse
 
-import "github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
+import (
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
+	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
+)
 
 // Which faults start an incident and which are its consequences. When one
 // rank fails (runs out of NPU memory at link setup, loses its port, exits),
@@ -48,41 +51,41 @@ var (
 // setup timer.
 var codeRoles = map[string]codeRole{
 	// A rank's own failures.
-	"EI0001": {Role: RoleLocal}, // invalid environment variable
-	"EI0003": {Role: RoleLocal}, // invalid operator argument
-	"EI0004": {Role: RoleLocal}, // ranktable cannot be read
-	"EI0007": {Role: RoleLocal}, // resource allocation (QPs, device memory)
-	"EI0008": {Role: RoleLocal}, // HCCL versions differ
-	"EI0011": {Role: RoleLocal}, // NPU memory for QPs (or any HCCL device allocation)
-	"EI0012": {Role: RoleLocal}, // SDMA task exception
-	"EI0014": {Role: RoleLocal}, // ranktable check
-	"EI0016": {Role: RoleLocal}, // config invalid
-	"EI0017": {Role: RoleLocal}, // ranktable config missing
-	"EI0019": {Role: RoleLocal}, // host port already bound
-	"EI0020": {Role: RoleLocal}, // NPU port already bound
-	"EJ0001": {Role: RoleLocal}, // HCCP did not start
-	"EJ0002": {Role: RoleLocal}, // network port down
-	"EJ0003": {Role: RoleLocal}, // HCCP bind failed
-	"EJ0004": {Role: RoleLocal}, // invalid IP address
-	"EL0004": {Role: RoleLocal}, // driver out of memory
+	"EI0001": {Role: model.RoleLocal}, // invalid environment variable
+	"EI0003": {Role: model.RoleLocal}, // invalid operator argument
+	"EI0004": {Role: model.RoleLocal}, // ranktable cannot be read
+	"EI0007": {Role: model.RoleLocal}, // resource allocation (QPs, device memory)
+	"EI0008": {Role: model.RoleLocal}, // HCCL versions differ
+	"EI0011": {Role: model.RoleLocal}, // NPU memory for QPs (or any HCCL device allocation)
+	"EI0012": {Role: model.RoleLocal}, // SDMA task exception
+	"EI0014": {Role: model.RoleLocal}, // ranktable check
+	"EI0016": {Role: model.RoleLocal}, // config invalid
+	"EI0017": {Role: model.RoleLocal}, // ranktable config missing
+	"EI0019": {Role: model.RoleLocal}, // host port already bound
+	"EI0020": {Role: model.RoleLocal}, // NPU port already bound
+	"EJ0001": {Role: model.RoleLocal}, // HCCP did not start
+	"EJ0002": {Role: model.RoleLocal}, // network port down
+	"EJ0003": {Role: model.RoleLocal}, // HCCP bind failed
+	"EJ0004": {Role: model.RoleLocal}, // invalid IP address
+	"EL0004": {Role: model.RoleLocal}, // driver out of memory
 	// Peers waiting for a rank that failed.
-	"EI0006": {Role: RoleWaiting, Timer: connectTimer, Why: "a peer did not connect at link setup in time"},
-	"EI0015": {Role: RoleWaiting, Timer: connectTimer, Why: "ranks did not reach the root of the communicator's negotiation in time"},
-	"EI0002": {Role: RoleWaiting, Timer: execTimer, Why: "a peer did not answer a collective's notify in time"},
+	"EI0006": {Role: model.RoleWaiting, Timer: connectTimer, Why: "a peer did not connect at link setup in time"},
+	"EI0015": {Role: model.RoleWaiting, Timer: connectTimer, Why: "ranks did not reach the root of the communicator's negotiation in time"},
+	"EI0002": {Role: model.RoleWaiting, Timer: execTimer, Why: "a peer did not answer a collective's notify in time"},
 	// A heartbeat lost (30 s without one) or stuck (checked every third of
 	// HCCL_EXEC_TIMEOUT) after a rank failed or exited: its process may
 	// linger for a while after the failure, so the window is the exec
 	// timer.
-	CodeHeartbeat: {Role: RoleWaiting, Timer: execTimer, Why: "a peer's heartbeat was lost or stuck"},
+	model.CodeHeartbeat: {Role: model.RoleWaiting, Timer: execTimer, Why: "a peer's heartbeat was lost or stuck"},
 	// Ranks out of step report inconsistent arguments when a peer
 	// restarted or failed mid-sequence.
-	"EI0005": {Role: RoleWaiting, Timer: connectTimer, Why: "its peers called a collective with other arguments, as when a peer restarted or failed mid-sequence"},
+	"EI0005": {Role: model.RoleWaiting, Timer: connectTimer, Why: "its peers called a collective with other arguments, as when a peer restarted or failed mid-sequence"},
 	// Either.
-	"EI0009": {Role: RoleEither, Timer: connectTimer}, // transport init error
-	"EI0010": {Role: RoleEither, Timer: connectTimer}, // P2P failed
-	"EI0013": {Role: RoleEither, Timer: rdmaTimer},    // RoCE error CQE
-	"EI0018": {Role: RoleEither, Timer: rdmaTimer},    // UB error CQE
-	"EI9999": {Role: RoleEither, Timer: connectTimer}, // inner error
+	"EI0009": {Role: model.RoleEither, Timer: connectTimer}, // transport init error
+	"EI0010": {Role: model.RoleEither, Timer: connectTimer}, // P2P failed
+	"EI0013": {Role: model.RoleEither, Timer: rdmaTimer},    // RoCE error CQE
+	"EI0018": {Role: model.RoleEither, Timer: rdmaTimer},    // UB error CQE
+	"EI9999": {Role: model.RoleEither, Timer: connectTimer}, // inner error
 }
 
 // roleOf returns the row of a code.
@@ -90,5 +93,5 @@ func roleOf(code string) codeRole {
 	if r, ok := codeRoles[code]; ok {
 		return r
 	}
-	return codeRole{Role: RoleEither, Timer: connectTimer}
+	return codeRole{Role: model.RoleEither, Timer: connectTimer}
 }

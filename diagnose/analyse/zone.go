@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"bytes"
@@ -46,8 +46,8 @@ type oomWatch struct {
 	file  string
 	line  int64
 	left  int // traceback lines still to look at
-	cur   OOMEvidence
-	found []OOMEvidence
+	cur   model.OOMEvidence
+	found []model.OOMEvidence
 }
 
 func (w *oomWatch) observe(line []byte) {
@@ -55,14 +55,14 @@ func (w *oomWatch) observe(line []byte) {
 	if a, ok := parse.ParseEI0011Allocation(line); ok {
 		w.flush()
 		if len(w.found) < maxEvidencePerFile {
-			w.found = append(w.found, OOMEvidence{Code: model.CodeEI0011, File: w.file, Line: w.line, Text: excerpt(line),
+			w.found = append(w.found, model.OOMEvidence{Code: model.CodeEI0011, File: w.file, Line: w.line, Text: excerpt(line),
 				SizeBytes: a.SizeBytes, QPRange: a.QPRange})
 		}
 		return
 	}
 	if bytes.Contains(line, markEL0004) {
 		w.flush()
-		w.cur = OOMEvidence{Code: model.CodeEL0004, File: w.file, Line: w.line, Text: excerpt(line)}
+		w.cur = model.OOMEvidence{Code: model.CodeEL0004, File: w.file, Line: w.line, Text: excerpt(line)}
 		w.left = oomTracebackLines
 		w.look(line)
 		return
@@ -107,7 +107,7 @@ func (w *oomWatch) flush() {
 	if len(w.found) < maxEvidencePerFile {
 		w.found = append(w.found, w.cur)
 	}
-	w.cur = OOMEvidence{}
+	w.cur = model.OOMEvidence{}
 	w.left = 0
 }
 

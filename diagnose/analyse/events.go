@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"bytes"
@@ -75,7 +75,7 @@ type eventWatch struct {
 	eventLine int64
 	// links are the failing links HCCL named (linkfail.go), linkIndex
 	// their index by process and pair.
-	links     []LinkFailure
+	links     []model.LinkFailure
 	linkIndex map[linkKey]int
 }
 
@@ -194,7 +194,7 @@ func (w *eventWatch) heartbeat(p parse.PlogLine) {
 	w.beats[k] = true
 	t, _ := parse.ParsePlogTime(p.Time, w.loc)
 	w.heartbeats++
-	w.events = append(w.events, rawEvent{code: CodeHeartbeat, source: logstate.FaultSourcePlog, pid: p.PID, t: t,
+	w.events = append(w.events, rawEvent{code: model.CodeHeartbeat, source: logstate.FaultSourcePlog, pid: p.PID, t: t,
 		file: w.file, line: w.lineNo, text: excerpt(w.cur), rank: -1})
 }
 

@@ -1,10 +1,11 @@
-package diagnose
+package analyse
 
 import (
 	"sort"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
@@ -18,7 +19,7 @@ type nodeData struct {
 	lines  int64
 	procs  map[int]*procData
 	faults map[string]*logstate.FaultSummary
-	oom    []OOMEvidence
+	oom    []model.OOMEvidence
 	// events, ranks (by pid) and sync (communicator → earliest end of
 	// its initialisation) are the root-cause inputs of eventWatch.
 	events     []rawEvent
@@ -26,7 +27,7 @@ type nodeData struct {
 	heartbeats int
 	ranks      map[int][]rankInfo
 	sync       map[string]time.Time
-	links      []LinkFailure
+	links      []model.LinkFailure
 }
 
 type procData struct {
@@ -174,6 +175,6 @@ func (n *nodeData) rezone(from, loc *time.Location) {
 	// Link failures were read in the same zone as the events: left
 	// behind, they fall outside their incident by the zone's offset.
 	for i := range n.links {
-		n.links[i].Time = Timestamp{Time: re(n.links[i].Time.Time)}
+		n.links[i].Time = model.Timestamp{Time: re(n.links[i].Time.Time)}
 	}
 }

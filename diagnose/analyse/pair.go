@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ func one(ps []bundleProc) (bundleProc, bool) {
 }
 
 // resolve completes an end from the bundle.
-func (ix *rankIndex) resolve(e PairEnd) PairEnd {
+func (ix *rankIndex) resolve(e model.PairEnd) model.PairEnd {
 	var bp bundleProc
 	ok := false
 	if e.Server != "" && e.Device >= 0 {
@@ -105,27 +105,27 @@ func (ix *rankIndex) resolve(e PairEnd) PairEnd {
 // failingPair resolves the incident's first failing link (detector first)
 // and fills in from the others what it did not print: the detector gives
 // no ranks, a createLink line of the same pair does.
-func failingPair(ls []LinkFailure, ix *rankIndex) *FailingPair {
+func failingPair(ls []model.LinkFailure, ix *rankIndex) *model.FailingPair {
 	if len(ls) == 0 {
 		return nil
 	}
-	end := func(rank int, server string, devs []int) PairEnd {
+	end := func(rank int, server string, devs []int) model.PairEnd {
 		d := -1
 		if len(devs) == 1 {
 			d = devs[0]
 		}
-		return PairEnd{Rank: rank, Server: server, Device: d}
+		return model.PairEnd{Rank: rank, Server: server, Device: d}
 	}
 	l := ls[0]
 	src := l.SrcDevice
-	p := &FailingPair{Source: l.Source, LinkType: l.LinkType,
-		Src: PairEnd{Rank: l.SrcRank, Server: l.SrcServer, Device: src},
+	p := &model.FailingPair{Source: l.Source, LinkType: l.LinkType,
+		Src: model.PairEnd{Rank: l.SrcRank, Server: l.SrcServer, Device: src},
 		Dst: end(l.DstRank, l.DstServer, l.DstDevices)}
-	same := func(a PairEnd, b PairEnd) bool {
+	same := func(a model.PairEnd, b model.PairEnd) bool {
 		return a.Server == b.Server && (a.Device < 0 || b.Device < 0 || a.Device == b.Device)
 	}
 	for _, o := range ls[1:] {
-		os, od := PairEnd{Rank: o.SrcRank, Server: o.SrcServer, Device: o.SrcDevice}, end(o.DstRank, o.DstServer, o.DstDevices)
+		os, od := model.PairEnd{Rank: o.SrcRank, Server: o.SrcServer, Device: o.SrcDevice}, end(o.DstRank, o.DstServer, o.DstDevices)
 		if !same(p.Src, os) || !same(p.Dst, od) {
 			continue
 		}
@@ -152,7 +152,7 @@ func failingPair(ls []LinkFailure, ix *rankIndex) *FailingPair {
 // silentRanks returns the peers named by the failing pair's dst end and by
 // the waiting events whose processes are in the bundle without a fault
 // event of their own, most likely first.
-func silentRanks(in *Incident, ix *rankIndex, cm *clockModel, start time.Time, opts Options) []SilentRank {
+func silentRanks(in *model.Incident, ix *rankIndex, cm *clockModel, start time.Time, opts Options) []model.SilentRank {
 	type cand struct {
 		bp      bundleProc
 		namedBy []string
@@ -191,11 +191,11 @@ func silentRanks(in *Incident, ix *rankIndex, cm *clockModel, start time.Time, o
 			add(bp, fmt.Sprintf("%d waiting event(s) as the peer they waited for", sp.Events))
 		}
 	}
-	out := []SilentRank{}
+	out := []model.SilentRank{}
 	for _, rank := range order {
 		c := cands[rank]
 		bp := c.bp
-		s := SilentRank{Rank: rank, Node: bp.node.name, PID: bp.pid, Server: bp.server, Device: bp.device,
+		s := model.SilentRank{Rank: rank, Node: bp.node.name, PID: bp.pid, Server: bp.server, Device: bp.device,
 			NamedBy: strings.Join(c.namedBy, "; ")}
 		var last time.Time
 		if bp.proc != nil {
@@ -207,23 +207,23 @@ func silentRanks(in *Incident, ix *rankIndex, cm *clockModel, start time.Time, o
 			fmt.Sprintf("the job scheduler's and container's exit record of pid %d (exit code, signal, OOMKilled)", bp.pid),
 		}
 		if last.IsZero() {
-			s.Confidence = ConfidenceLow
+			s.Confidence = model.ConfidenceLow
 			s.Reason = fmt.Sprintf("Rank %d's process (%s pid %d) is in the bundle but printed no time: whether it stopped before its peers failed cannot be told.", rank, bp.node.name, bp.pid)
 			out = append(out, s)
 			continue
 		}
 		s.LastLog = stamp(last, opts)
 		at := cm.align(bp.node.name, last)
-		s.LastLogAligned = Timestamp{Time: at.In(opts.Location)}
+		s.LastLogAligned = model.Timestamp{Time: at.In(opts.Location)}
 		s.SilentSeconds = round3(start.Sub(at).Seconds())
 		if at.Before(start) {
-			s.Confidence = ConfidenceMedium
+			s.Confidence = model.ConfidenceMedium
 			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure: they stop at %s, %s "+
 				"before its peers' first failure. HCCL's guidance for a peer that reports no error: its process was suspended "+
 				"or exited early. Medium, not high: a process killed outright may also lose its last, buffered log lines.",
 				rank, bp.node.name, bp.pid, s.LastLog.Format(model.TextTime), model.FmtSeconds(s.SilentSeconds))
 		} else {
-			s.Confidence = ConfidenceLow
+			s.Confidence = model.ConfidenceLow
 			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure, but it printed until %s, "+
 				"after its peers began to fail: it was alive, possibly stuck in other work (a different collective, a hang in "+
 				"the framework) rather than exited.",
@@ -231,7 +231,7 @@ func silentRanks(in *Incident, ix *rankIndex, cm *clockModel, start time.Time, o
 		}
 		out = append(out, s)
 	}
-	slices.SortStableFunc(out, func(a, b SilentRank) int {
+	slices.SortStableFunc(out, func(a, b model.SilentRank) int {
 		return confidenceRank(a.Confidence) - confidenceRank(b.Confidence)
 	})
 	return out
@@ -239,16 +239,16 @@ func silentRanks(in *Incident, ix *rankIndex, cm *clockModel, start time.Time, o
 
 func confidenceRank(c string) int {
 	switch c {
-	case ConfidenceHigh:
+	case model.ConfidenceHigh:
 		return 0
-	case ConfidenceMedium:
+	case model.ConfidenceMedium:
 		return 1
 	}
 	return 2
 }
 
 // silentHead is the summary's sentence naming a silent rank.
-func silentHead(s SilentRank) string {
+func silentHead(s model.SilentRank) string {
 	where := fmt.Sprintf("%s pid %d", s.Node, s.PID)
 	if s.Server != "" {
 		where += ", server " + s.Server

@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"fmt"
@@ -13,10 +13,10 @@ import (
 // procRef is a process with its node, for findings.
 type procRef struct {
 	node string
-	p    *Process
+	p    *model.Process
 }
 
-func procsOf(r *Report) []procRef {
+func procsOf(r *model.Report) []procRef {
 	var out []procRef
 	for i := range r.Nodes {
 		for j := range r.Nodes[i].Processes {
@@ -26,12 +26,12 @@ func procsOf(r *Report) []procRef {
 	return out
 }
 
-func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
+func buildEI0011(r *model.Report, nodes []*nodeData) *model.EI0011Report {
 	f := faultOf(r, model.CodeEI0011)
 	if f == nil {
 		return nil
 	}
-	out := &EI0011Report{Events: f.Count, Nodes: []string{},
+	out := &model.EI0011Report{Events: f.Count, Nodes: []string{},
 		BufferOOMPresent: r.BufferOOM != nil && r.BufferOOM.HCCL}
 	for _, n := range f.Nodes {
 		out.Nodes = append(out.Nodes, n.Node)
@@ -49,22 +49,22 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	}
 
 	// 1. The job's own memory use.
-	reduce := Remedy{ID: RemedyReduceMemoryUse,
+	reduce := model.Remedy{ID: model.RemedyReduceMemoryUse,
 		Title: "Lower the job's own NPU memory use (smaller batch size, close unneeded processes, merge or serialise communicators)"}
-	if p, ok := maxBy(examples, func(q *Process) float64 { return q.QPs.QPMemoryHighBytes }); ok && p.p.QPs.QPMemoryHighBytes > 0 {
+	if p, ok := maxBy(examples, func(q *model.Process) float64 { return q.QPs.QPMemoryHighBytes }); ok && p.p.QPs.QPMemoryHighBytes > 0 {
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf(
 			"Link setup needs up to %s of NPU memory for QPs in one process: %s pid %d, %s QPs × %s (low bound %s QPs × %s = %s).",
 			model.FmtBytes(p.p.QPs.QPMemoryHighBytes), p.node, p.p.PID, model.FmtNum(p.p.QPs.QPsHigh), model.FmtBytes(qm.QPBytesHigh),
 			model.FmtNum(p.p.QPs.QPsLow), model.FmtBytes(qm.QPBytesLow), model.FmtBytes(p.p.QPs.QPMemoryLowBytes)))
 	} else {
 		reduce.Findings = append(reduce.Findings,
-			"No communicator in the logs implies RoCE links (none printed [Communicator Key Info], or all are single-server): the QP memory cannot be estimated from this bundle.")
+			"No communicator in the logs implies RoCE links (none printed [model.Communicator Key Info], or all are single-server): the QP memory cannot be estimated from this bundle.")
 	}
 	comms := 0
 	for _, p := range procs {
 		comms += p.p.QPs.Communicators
 	}
-	if p, ok := maxBy(examples, func(q *Process) float64 { return q.QPs.CCLBufferBytes }); ok && p.p.QPs.CCLBufferBytes > 0 {
+	if p, ok := maxBy(examples, func(q *model.Process) float64 { return q.QPs.CCLBufferBytes }); ok && p.p.QPs.CCLBufferBytes > 0 {
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf(
 			"HCCL also holds 2 × HCCL_BUFFSIZE + 1 MiB per communicator: up to %s in one process (%s pid %d: %d communicator(s) × (2 × %s + 1 MiB)); %d communicator(s) in %d process(es) in all.",
 			model.FmtBytes(p.p.QPs.CCLBufferBytes), p.node, p.p.PID, p.p.QPs.Communicators, model.FmtBytes(p.p.QPs.BuffSizeBytes), comms, len(procs)))
@@ -72,7 +72,7 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	out.Remedies = append(out.Remedies, reduce)
 
 	// 2. Fewer RoCE links and QPs.
-	fewer := Remedy{ID: RemedyFewerRoCELinks,
+	fewer := model.Remedy{ID: model.RemedyFewerRoCELinks,
 		Title: "Use fewer RoCE links: fewer QPs per connection (HCCL_RDMA_QPS_PER_CONNECTION, recommended 1 to 8), or an algorithm with fewer links"}
 	fewer.Findings = append(fewer.Findings, qpsFindings(r, procs)...)
 	fewer.Findings = append(fewer.Findings, fmt.Sprintf(
@@ -93,7 +93,7 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	out.Remedies = append(out.Remedies, fewer)
 
 	// 3. Free memory.
-	free := Remedy{ID: RemedyFreeNPUMemory,
+	free := model.Remedy{ID: model.RemedyFreeNPUMemory,
 		Title: "Free NPU memory: stop unrelated inference, training or other processes on the nodes, look for leaks and stale communication resources, restart the job's processes"}
 	var pids []string
 	for _, n := range f.Nodes {
@@ -112,7 +112,7 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 	out.Remedies = append(out.Remedies, free)
 
 	// 4. HCCL_BUFFSIZE, for the other kind of HCCL out-of-memory.
-	buff := Remedy{ID: RemedyHCCLBuffSize,
+	buff := model.Remedy{ID: model.RemedyHCCLBuffSize,
 		Title: "Only for a cclBuffer out-of-memory reported by the driver (EL0004), not for EI0011: set HCCL_BUFFSIZE"}
 	if len(bufSized) > 0 {
 		buff.Title = "For a cclBuffer out-of-memory (EI0011 naming a buffer-sized allocation, or the driver's EL0004): set HCCL_BUFFSIZE"
@@ -157,7 +157,7 @@ func buildEI0011(r *Report, nodes []*nodeData) *EI0011Report {
 // bounds) or a buffer (an exact size of at least 2 × the smallest
 // HCCL_BUFFSIZE in force: the cclBuffer's input and output halves). Other
 // exact sizes are in neither list.
-func ei0011Allocations(r *Report, procs []procRef, nodes []*nodeData) (qp, buffer []OOMEvidence) {
+func ei0011Allocations(r *model.Report, procs []procRef, nodes []*nodeData) (qp, buffer []model.OOMEvidence) {
 	minBuff := float64(hcclenv.DefaultBuffSizeBytes)
 	for i, p := range procs {
 		if b := p.p.QPs.BuffSizeBytes; b > 0 && (i == 0 || b < minBuff) {
@@ -181,7 +181,7 @@ func ei0011Allocations(r *Report, procs []procRef, nodes []*nodeData) (qp, buffe
 }
 
 // qpsFindings lists the HCCL_RDMA_QPS_PER_CONNECTION values in force.
-func qpsFindings(r *Report, procs []procRef) []string {
+func qpsFindings(r *model.Report, procs []procRef) []string {
 	if len(procs) == 0 {
 		return []string{"No process printed its HCCL settings ([HCCL_ENV] lines in run/plog): HCCL_RDMA_QPS_PER_CONNECTION is unknown; HCCL's default is 1."}
 	}
@@ -209,9 +209,9 @@ func qpsFindings(r *Report, procs []procRef) []string {
 	})
 	var out []string
 	for _, k := range keys {
-		var nodes []NodePIDs
+		var nodes []model.NodePIDs
 		for _, n := range sortedKeys(groups[k]) {
-			nodes = append(nodes, NodePIDs{Node: n, PIDs: groups[k][n]})
+			nodes = append(nodes, model.NodePIDs{Node: n, PIDs: groups[k][n]})
 		}
 		verdict := "within the recommended range [1, 8]"
 		switch {
@@ -232,14 +232,14 @@ func qpsFindings(r *Report, procs []procRef) []string {
 
 // communicatorFindings describes the links of the bundle's communicators,
 // one line per distinct shape (rank size, server count, QPs per connection).
-func communicatorFindings(procs []procRef, qm QPModel) []string {
+func communicatorFindings(procs []procRef, qm model.QPModel) []string {
 	type shape struct {
 		rankSize, serverNum int
 		qps                 float64
 		intraRoCE           bool
 	}
 	type agg struct {
-		links Links
+		links model.Links
 		names map[string]bool
 		procs int
 	}
@@ -261,7 +261,7 @@ func communicatorFindings(procs []procRef, qm QPModel) []string {
 		}
 	}
 	if len(shapes) == 0 {
-		return []string{"No communicator printed [Communicator Key Info] (rankSize, serverNum) in run/plog: the number of RoCE links cannot be computed from this bundle."}
+		return []string{"No communicator printed [model.Communicator Key Info] (rankSize, serverNum) in run/plog: the number of RoCE links cannot be computed from this bundle."}
 	}
 	keys := make([]shape, 0, len(shapes))
 	for s := range shapes {
@@ -306,7 +306,7 @@ func communicatorFindings(procs []procRef, qm QPModel) []string {
 }
 
 // buffSizeFindings lists the HCCL_BUFFSIZE values in force.
-func buffSizeFindings(r *Report) []string {
+func buffSizeFindings(r *model.Report) []string {
 	s := r.Setting(varBuffSize)
 	if s == nil {
 		return []string{"HCCL_BUFFSIZE: not printed in the logs; HCCL's default is 200 MB (2 × 200 MB per communicator)."}
@@ -324,7 +324,7 @@ func buffSizeFindings(r *Report) []string {
 
 // reportersOf returns the processes that reported fault f (by node and
 // pid), with a QP model only.
-func reportersOf(procs []procRef, f *Fault) []procRef {
+func reportersOf(procs []procRef, f *model.Fault) []procRef {
 	reported := map[string]map[int]bool{}
 	for _, n := range f.Nodes {
 		for _, pid := range n.PIDs {
@@ -343,7 +343,7 @@ func reportersOf(procs []procRef, f *Fault) []procRef {
 	return out
 }
 
-func maxBy(procs []procRef, f func(*Process) float64) (procRef, bool) {
+func maxBy(procs []procRef, f func(*model.Process) float64) (procRef, bool) {
 	best, ok := procRef{}, false
 	bestV := math.Inf(-1)
 	for _, p := range procs {
@@ -354,12 +354,12 @@ func maxBy(procs []procRef, f func(*Process) float64) (procRef, bool) {
 	return best, ok
 }
 
-func buildBufferOOM(r *Report, nodes []*nodeData) *BufferOOMReport {
+func buildBufferOOM(r *model.Report, nodes []*nodeData) *model.BufferOOMReport {
 	f := faultOf(r, model.CodeEL0004)
 	if f == nil {
 		return nil
 	}
-	out := &BufferOOMReport{Events: f.Count, PlogEvents: f.BySource.Plog, Evidence: []OOMEvidence{}}
+	out := &model.BufferOOMReport{Events: f.Count, PlogEvents: f.BySource.Plog, Evidence: []model.OOMEvidence{}}
 	for _, n := range nodes {
 		for _, ev := range n.oom {
 			if ev.Code == model.CodeEL0004 {

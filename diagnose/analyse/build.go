@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"cmp"
@@ -44,16 +44,16 @@ var qpSettingPriority = []string{
 }
 
 // build assigns groups to nodes, merges them and fills in the report.
-func build(ins []*bundle.Input, opts Options) *Report {
-	r := &Report{
-		SchemaVersion: SchemaVersion,
+func build(ins []*bundle.Input, opts Options) *model.Report {
+	r := &model.Report{
+		SchemaVersion: model.SchemaVersion,
 		TimeZone:      opts.Location.String(),
-		Inputs:        []Input{},
-		Nodes:         []Node{},
-		Faults:        []Fault{},
-		Settings:      []Setting{},
+		Inputs:        []model.Input{},
+		Nodes:         []model.Node{},
+		Faults:        []model.Fault{},
+		Settings:      []model.Setting{},
 		Errors:        []string{},
-		QPModel: QPModel{
+		QPModel: model.QPModel{
 			QPBytesLow: opts.QP.QPBytesLow, QPBytesHigh: opts.QP.QPBytesHigh,
 			RecommendedQPsPerConnection: [2]int{recommendedQPsMin, recommendedQPsMax},
 			MaxQPsPerConnection:         headroom.HCCLMaxQPsPerConnection,
@@ -82,7 +82,7 @@ func build(ins []*bundle.Input, opts Options) *Report {
 		if len(keys) == 0 {
 			r.Errors = append(r.Errors, fmt.Sprintf("%s: no log files found (plog-<pid>_<time>.log, device-<pid>_<time>.log, *.log, *.txt)", in.Path))
 		}
-		ri := Input{Path: in.Path, Type: in.Type, Nodes: sortedKeys(names), SkippedFiles: in.Skipped,
+		ri := model.Input{Path: in.Path, Type: in.Type, Nodes: sortedKeys(names), SkippedFiles: in.Skipped,
 			Layouts: in.Layouts(), Skipped: in.SkippedGroups()}
 		ri.Read, ri.ReadDirsMore = in.ReadDirs()
 		plogs, screens := 0, 0
@@ -169,11 +169,11 @@ func build(ins []*bundle.Input, opts Options) *Report {
 
 	switch {
 	case len(r.Errors) > 0:
-		r.Status, r.ExitCode = StatusIncomplete, 2
+		r.Status, r.ExitCode = model.StatusIncomplete, 2
 	case len(r.Faults) > 0 || len(r.InconsistentVariables) > 0:
-		r.Status, r.ExitCode = StatusFindings, 1
+		r.Status, r.ExitCode = model.StatusFindings, 1
 	default:
-		r.Status, r.ExitCode = StatusClean, 0
+		r.Status, r.ExitCode = model.StatusClean, 0
 	}
 	return r
 }
@@ -189,9 +189,9 @@ func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return out
 }
 
-func buildNode(n *nodeData, opts Options) Node {
-	out := Node{Name: n.name, Bytes: n.bytes, Lines: n.lines, Processes: []Process{},
-		Files: FileCounts{Plog: n.files.plog, Device: n.files.device, Screen: n.files.screen}}
+func buildNode(n *nodeData, opts Options) model.Node {
+	out := model.Node{Name: n.name, Bytes: n.bytes, Lines: n.lines, Processes: []model.Process{},
+		Files: model.FileCounts{Plog: n.files.plog, Device: n.files.device, Screen: n.files.screen}}
 	pids := sortedKeys(n.procs)
 	for _, pid := range pids {
 		out.Processes = append(out.Processes, buildProcess(n.procs[pid], opts))
@@ -199,13 +199,13 @@ func buildNode(n *nodeData, opts Options) Node {
 	return out
 }
 
-func buildProcess(p *procData, opts Options) Process {
-	out := Process{PID: p.pid, Name: p.name, LastWrite: stamp(p.lastWrite, opts),
-		SettingsSet: logstate.SettingsID(p.env), Settings: []SettingValue{}, Communicators: []Communicator{}}
+func buildProcess(p *procData, opts Options) model.Process {
+	out := model.Process{PID: p.pid, Name: p.name, LastWrite: stamp(p.lastWrite, opts),
+		SettingsSet: logstate.SettingsID(p.env), Settings: []model.SettingValue{}, Communicators: []model.Communicator{}}
 	vars := sortedKeys(p.env)
 	for _, v := range vars {
 		e := p.env[v]
-		sv := SettingValue{Variable: v, Value: e.Value, SetBy: e.SetBy}
+		sv := model.SettingValue{Variable: v, Value: e.Value, SetBy: e.SetBy}
 		if e.HasNumber {
 			num := e.Number
 			sv.Number = &num
@@ -255,7 +255,7 @@ func buildProcess(p *procData, opts Options) Process {
 	}
 	for _, c := range p.comms {
 		l := links(opts.QP, c, qps, q.IntraRoCE, interHCCSDisabled)
-		out.Communicators = append(out.Communicators, Communicator{Name: c.Name, RankSize: c.RankSize,
+		out.Communicators = append(out.Communicators, model.Communicator{Name: c.Name, RankSize: c.RankSize,
 			ServerNum: c.ServerNum, UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, Links: l})
 		q.QPsLow += l.QPsLow
 		q.QPsHigh += l.QPsHigh
@@ -270,7 +270,7 @@ func buildProcess(p *procData, opts Options) Process {
 // per connection on a device type without multi-QP its QP bounds are the
 // peer bounds. The QPs per connection then follow HCCL (N + 1 for N > 1,
 // headroom.QPsPerLink).
-func links(cfg headroom.Config, c logstate.CommunicatorView, qps float64, intraRoCE, interHCCSDisabled bool) Links {
+func links(cfg headroom.Config, c logstate.CommunicatorView, qps float64, intraRoCE, interHCCSDisabled bool) model.Links {
 	settings := func(headroom.ChipProcess) (headroom.ProcessSettings, bool) {
 		return headroom.ProcessSettings{PID: 1, QPsPerConnection: 1, QPsKnown: true,
 			BuffSizeBytes: headroom.HCCLDefaultBuffSizeBytes, BuffSizeKnown: true, IntraRoCE: intraRoCE, InterHCCSDisabled: interHCCSDisabled,
@@ -279,7 +279,7 @@ func links(cfg headroom.Config, c logstate.CommunicatorView, qps float64, intraR
 				OtherPeers: c.OtherPeers}}}, true
 	}
 	h := headroom.Model(cfg, nil, []headroom.ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, settings)
-	var l Links
+	var l model.Links
 	if len(h) == 1 {
 		l.PeersLow, l.PeersHigh = h[0].QPsLow, h[0].QPsHigh
 	}
@@ -289,8 +289,8 @@ func links(cfg headroom.Config, c logstate.CommunicatorView, qps float64, intraR
 	return l
 }
 
-func buildFaults(nodes []*nodeData, opts Options) []Fault {
-	byCode := map[string]*Fault{}
+func buildFaults(nodes []*nodeData, opts Options) []model.Fault {
+	byCode := map[string]*model.Fault{}
 	total := map[string]*logstate.FaultSummary{}
 	for _, n := range nodes {
 		codes := sortedKeys(n.faults)
@@ -299,18 +299,18 @@ func buildFaults(nodes []*nodeData, opts Options) []Fault {
 			mergeFault(total, *fs)
 			f := byCode[c]
 			if f == nil {
-				f = &Fault{Code: c, Stage: fs.Stage, Title: fs.Title, Remedy: fs.Remedy}
+				f = &model.Fault{Code: c, Stage: fs.Stage, Title: fs.Title, Remedy: fs.Remedy}
 				byCode[c] = f
 			}
 			pids := fs.PIDs
 			if pids == nil {
 				pids = []int{}
 			}
-			f.Nodes = append(f.Nodes, FaultNode{Node: n.name, Count: fs.Count, BySource: sources(fs.BySource),
+			f.Nodes = append(f.Nodes, model.FaultNode{Node: n.name, Count: fs.Count, BySource: sources(fs.BySource),
 				First: stamp(fs.First, opts), Last: stamp(fs.Last, opts), PIDs: pids})
 		}
 	}
-	out := make([]Fault, 0, len(byCode))
+	out := make([]model.Fault, 0, len(byCode))
 	for _, c := range sortedKeys(byCode) {
 		f := byCode[c]
 		t := total[c]
@@ -321,19 +321,19 @@ func buildFaults(nodes []*nodeData, opts Options) []Fault {
 	return out
 }
 
-func sources(m map[string]uint64) Sources {
-	return Sources{Screen: m[logstate.FaultSourceScreen], Plog: m[logstate.FaultSourcePlog]}
+func sources(m map[string]uint64) model.Sources {
+	return model.Sources{Screen: m[logstate.FaultSourceScreen], Plog: m[logstate.FaultSourcePlog]}
 }
 
-func stamp(t time.Time, opts Options) Timestamp {
+func stamp(t time.Time, opts Options) model.Timestamp {
 	if t.IsZero() {
-		return Timestamp{}
+		return model.Timestamp{}
 	}
-	return Timestamp{Time: t.In(opts.Location)}
+	return model.Timestamp{Time: t.In(opts.Location)}
 }
 
 // buildSettings groups every process's settings by variable and value.
-func buildSettings(nodes []Node) []Setting {
+func buildSettings(nodes []model.Node) []model.Setting {
 	type valueAgg struct {
 		setBy map[string]bool
 		procs int
@@ -364,9 +364,9 @@ func buildSettings(nodes []Node) []Setting {
 		}
 	}
 	vars := sortedKeys(vals)
-	out := make([]Setting, 0, len(vars))
+	out := make([]model.Setting, 0, len(vars))
 	for _, v := range vars {
-		s := Setting{Variable: v, Consistent: len(vals[v]) == 1, PerNode: perNodeVariables[v]}
+		s := model.Setting{Variable: v, Consistent: len(vals[v]) == 1, PerNode: perNodeVariables[v]}
 		var first string
 		for _, set := range nodeVals[v] {
 			key := strings.Join(sortedKeys(set), "\x00")
@@ -377,11 +377,11 @@ func buildSettings(nodes []Node) []Setting {
 			}
 		}
 		for value, a := range vals[v] {
-			g := SettingGroup{Value: value, SetBy: sortedKeys(a.setBy), Processes: a.procs}
+			g := model.SettingGroup{Value: value, SetBy: sortedKeys(a.setBy), Processes: a.procs}
 			for _, node := range sortedKeys(a.pids) {
 				pids := a.pids[node]
 				sort.Ints(pids)
-				g.Nodes = append(g.Nodes, NodePIDs{Node: node, PIDs: pids})
+				g.Nodes = append(g.Nodes, model.NodePIDs{Node: node, PIDs: pids})
 			}
 			s.Values = append(s.Values, g)
 		}
@@ -396,7 +396,7 @@ func buildSettings(nodes []Node) []Setting {
 	return out
 }
 
-func faultOf(r *Report, code string) *Fault {
+func faultOf(r *model.Report, code string) *model.Fault {
 	for i := range r.Faults {
 		if r.Faults[i].Code == code {
 			return &r.Faults[i]

@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"fmt"
@@ -63,9 +63,9 @@ func (c *clockModel) tolerance(a, b string) float64 {
 }
 
 // measureClocks compares the nodes' clocks over their shared communicators.
-func measureClocks(nodes []*nodeData, zones, basis map[string]string) (*clockModel, ClockReport) {
+func measureClocks(nodes []*nodeData, zones, basis map[string]string) (*clockModel, model.ClockReport) {
 	cm := &clockModel{offset: map[string]float64{}, unc: map[string]float64{}}
-	rep := ClockReport{Nodes: []NodeClock{}, Notes: []string{}}
+	rep := model.ClockReport{Nodes: []model.NodeClock{}, Notes: []string{}}
 	// The reference: the node with the most communicators (name breaks
 	// ties: nodes are sorted).
 	ref := -1
@@ -120,7 +120,7 @@ func measureClocks(nodes []*nodeData, zones, basis map[string]string) (*clockMod
 		}
 	}
 	for _, n := range nodes {
-		nc := NodeClock{Node: n.name, Zone: zones[n.name], ZoneBasis: basis[n.name], Communicators: counts[n.name]}
+		nc := model.NodeClock{Node: n.name, Zone: zones[n.name], ZoneBasis: basis[n.name], Communicators: counts[n.name]}
 		if off, ok := cm.offset[n.name]; ok && cm.measured {
 			o := round3(off)
 			nc.OffsetSeconds = &o

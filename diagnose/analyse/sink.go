@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"

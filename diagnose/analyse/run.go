@@ -1,18 +1,19 @@
-package diagnose
+package analyse
 
 import (
 	"runtime"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // Options tune Run.
 type Options struct {
-	// Layout assigns files to nodes; "" means LayoutAuto.
-	Layout Layout
+	// Layout assigns files to nodes; "" means bundle.LayoutAuto.
+	Layout bundle.Layout
 	// Location is the zone the logs' times were printed in (CANN prints
 	// local time without a zone); nil means time.Local. Times are reported
 	// in the same zone, so they read as printed.
@@ -48,7 +49,7 @@ func (o *Options) stateOptions() logstate.Options {
 
 func (o Options) withDefaults() Options {
 	if o.Layout == "" {
-		o.Layout = LayoutAuto
+		o.Layout = bundle.LayoutAuto
 	}
 	if o.Location == nil {
 		o.Location = time.Local
@@ -72,7 +73,7 @@ var perNodeVariables = map[string]bool{
 // Run reads the bundle at paths and builds its report. An *InputError means
 // an input could not be used at all (exit 2, no report); problems reading
 // part of an input are listed in Report.Errors (status incomplete).
-func Run(paths []string, opts Options) (*Report, error) {
+func Run(paths []string, opts Options) (*model.Report, error) {
 	opts = opts.withDefaults()
 	ins, err := bundle.Read(paths, bundle.Options{Workers: opts.Workers,
 		NewSink: func(_ string, kind bundle.Kind) bundle.Sink { return newGroupReader(&opts, kind) }})

@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"bytes"
@@ -57,46 +57,46 @@ func isLinkFailureLine(line []byte, screen bool) bool {
 }
 
 // parseLinkFailure reads the pair a detector or createLink line names.
-func parseLinkFailure(line []byte) (LinkFailure, bool) {
+func parseLinkFailure(line []byte) (model.LinkFailure, bool) {
 	if i := bytes.Index(line, markSrcRank); i >= 0 {
 		return parseDetectLine(string(line[i+len(markSrcRank):]))
 	}
 	if i := bytes.Index(line, markLinkPara); i >= 0 {
 		return parseCreateLink(string(line[i+len(markLinkPara):]))
 	}
-	return LinkFailure{}, false
+	return model.LinkFailure{}, false
 }
 
 // parseDetectLine reads `S1, device ID D1) fails to connect to dstRank
 // (server S2, device ID [D2,…])` (or a single D2).
-func parseDetectLine(s string) (LinkFailure, bool) {
-	l := LinkFailure{Source: model.LinkSourceDetector, SrcRank: -1, DstRank: -1, SrcDevice: -1, DstDevices: []int{}}
+func parseDetectLine(s string) (model.LinkFailure, bool) {
+	l := model.LinkFailure{Source: model.LinkSourceDetector, SrcRank: -1, DstRank: -1, SrcDevice: -1, DstDevices: []int{}}
 	i := strings.Index(s, markDeviceID)
 	if i <= 0 {
-		return LinkFailure{}, false
+		return model.LinkFailure{}, false
 	}
 	l.SrcServer = s[:i]
 	s = s[i+len(markDeviceID):]
 	n, w := leadingInt([]byte(s))
 	if w == 0 {
-		return LinkFailure{}, false
+		return model.LinkFailure{}, false
 	}
 	l.SrcDevice = n
 	s = s[w:]
 	fail := string(markFailsToConn)
 	if !strings.HasPrefix(s, fail) {
-		return LinkFailure{}, false
+		return model.LinkFailure{}, false
 	}
 	s = s[len(fail):]
 	i = strings.Index(s, markDeviceID)
 	if i <= 0 {
-		return LinkFailure{}, false
+		return model.LinkFailure{}, false
 	}
 	l.DstServer = s[:i]
 	s = s[i+len(markDeviceID):]
 	end := strings.IndexByte(s, ')')
 	if end < 0 {
-		return LinkFailure{}, false
+		return model.LinkFailure{}, false
 	}
 	for _, f := range strings.Split(strings.Trim(s[:end], "[]"), ",") {
 		f = strings.TrimSpace(f)
@@ -105,7 +105,7 @@ func parseDetectLine(s string) (LinkFailure, bool) {
 		}
 	}
 	if len(l.DstDevices) == 0 || !plausibleServer(l.SrcServer) || !plausibleServer(l.DstServer) {
-		return LinkFailure{}, false
+		return model.LinkFailure{}, false
 	}
 	return l, true
 }
@@ -113,8 +113,8 @@ func parseDetectLine(s string) (LinkFailure, bool) {
 // parseCreateLink reads `rank[R]-localUserrank[U]-localIpAddr[A],
 // remoteRank[R2]-remoteUserrank[U2]-remoteIpAddr[B], …, isUsedRdma[1]` and
 // the older `dst_rank[R2]-…-remote_ip_addr[B]`.
-func parseCreateLink(s string) (LinkFailure, bool) {
-	l := LinkFailure{Source: model.LinkSourceTransport, SrcRank: -1, DstRank: -1, SrcDevice: -1, DstDevices: []int{}}
+func parseCreateLink(s string) (model.LinkFailure, bool) {
+	l := model.LinkFailure{Source: model.LinkSourceTransport, SrcRank: -1, DstRank: -1, SrcDevice: -1, DstDevices: []int{}}
 	b := []byte(s)
 	field := func(name string) (string, bool) {
 		v, ok := parse.BracketField(b, name)
@@ -142,7 +142,7 @@ func parseCreateLink(s string) (LinkFailure, bool) {
 		dst, ok2 = field("remote_ip_addr")
 	}
 	if !ok1 || !ok2 || l.SrcRank < 0 || l.DstRank < 0 {
-		return LinkFailure{}, false
+		return model.LinkFailure{}, false
 	}
 	l.SrcServer, l.SrcDevice = splitAddr(src)
 	var dd int
@@ -151,7 +151,7 @@ func parseCreateLink(s string) (LinkFailure, bool) {
 		l.DstDevices = []int{dd}
 	}
 	if !plausibleServer(l.SrcServer) || !plausibleServer(l.DstServer) {
-		return LinkFailure{}, false
+		return model.LinkFailure{}, false
 	}
 	switch v, _ := field("isUsedRdma"); v {
 	case "1":
@@ -219,24 +219,24 @@ func (w *eventWatch) observeLink(line []byte, screen bool) {
 	if w.linkIndex == nil {
 		w.linkIndex = map[linkKey]int{}
 	}
-	l.Time, l.File, l.Line, l.Count = Timestamp{Time: t}, w.file, w.lineNo, 1
+	l.Time, l.File, l.Line, l.Count = model.Timestamp{Time: t}, w.file, w.lineNo, 1
 	w.linkIndex[k] = len(w.links)
 	w.links = append(w.links, l)
 }
 
 // alignLinks sets each link failure's node and aligned time and sorts them.
-func alignLinks(nodes []*nodeData, cm *clockModel, loc *time.Location) []LinkFailure {
-	out := []LinkFailure{}
+func alignLinks(nodes []*nodeData, cm *clockModel, loc *time.Location) []model.LinkFailure {
+	out := []model.LinkFailure{}
 	for _, n := range nodes {
 		for _, l := range n.links {
 			l.Node = n.name
 			if !l.Time.IsZero() {
-				l.Aligned = Timestamp{Time: cm.align(n.name, l.Time.Time).In(loc)}
+				l.Aligned = model.Timestamp{Time: cm.align(n.name, l.Time.Time).In(loc)}
 			}
 			out = append(out, l)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b LinkFailure) int {
+	slices.SortStableFunc(out, func(a, b model.LinkFailure) int {
 		return cmp.Or(a.Aligned.Compare(b.Aligned.Time), cmp.Compare(a.Node, b.Node), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	return out
@@ -249,15 +249,15 @@ const linkSlack = 60 * time.Second
 
 // linksDuring returns the link failures between from and to (± linkSlack),
 // detector results first.
-func linksDuring(all []LinkFailure, from, to time.Time) []LinkFailure {
-	var out []LinkFailure
+func linksDuring(all []model.LinkFailure, from, to time.Time) []model.LinkFailure {
+	var out []model.LinkFailure
 	for _, l := range all {
 		if l.Aligned.IsZero() || l.Aligned.Before(from.Add(-linkSlack)) || l.Aligned.After(to.Add(linkSlack)) {
 			continue
 		}
 		out = append(out, l)
 	}
-	slices.SortStableFunc(out, func(a, b LinkFailure) int {
+	slices.SortStableFunc(out, func(a, b model.LinkFailure) int {
 		return cmp.Compare(sourceOrder(a.Source), sourceOrder(b.Source))
 	})
 	return out
@@ -271,7 +271,7 @@ func sourceOrder(s string) int {
 }
 
 // linkReason says what the link failures of an incident name.
-func linkReason(ls []LinkFailure) string {
+func linkReason(ls []model.LinkFailure) string {
 	var named []string
 	for i, l := range ls {
 		if i == 3 {
@@ -293,7 +293,7 @@ func linkReason(ls []LinkFailure) string {
 
 // linksToRoot says what the failing links HCCL named mean when a rank's
 // own failure is the root: links to the root's rank are its consequence.
-func linksToRoot(ls []LinkFailure, rootRank int) string {
+func linksToRoot(ls []model.LinkFailure, rootRank int) string {
 	toRoot := 0
 	for _, l := range ls {
 		if rootRank >= 0 && l.DstRank == rootRank {
@@ -303,6 +303,6 @@ func linksToRoot(ls []LinkFailure, rootRank int) string {
 	if toRoot == len(ls) {
 		return fmt.Sprintf("HCCL names %d failing link(s), all to the root's rank %d (e.g. %s): a consequence of the root, not a fault of the links.", len(ls), rootRank, ls[0].Pair())
 	}
-	return fmt.Sprintf("HCCL names %d failing link(s), %d of them to the root's rank: %s. Links not to the root may be a fault of their own; check them after the root.",
+	return fmt.Sprintf("HCCL names %d failing link(s), %d of them to the root's rank: %s. model.Links not to the root may be a fault of their own; check them after the root.",
 		len(ls), toRoot, ls[0].Pair())
 }

@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"cmp"
@@ -33,7 +33,7 @@ const maxIncidentEvents = 4096
 
 // ev is an event being analysed.
 type ev struct {
-	Event
+	model.Event
 	at    time.Time // aligned
 	node  *nodeData
 	proc  *procData
@@ -43,11 +43,11 @@ type ev struct {
 }
 
 // analyse builds the incidents of the bundle.
-func analyse(r *Report, nodes []*nodeData, cm *clockModel, opts Options) {
+func analyse(r *model.Report, nodes []*nodeData, cm *clockModel, opts Options) {
 	evs := timedEvents(r, nodes, cm, opts)
 	incs := groupIncidents(evs, cm)
 	ix := newRankIndex(nodes)
-	r.Incidents = []Incident{}
+	r.Incidents = []model.Incident{}
 	for i, in := range incs {
 		r.Incidents = append(r.Incidents, buildIncident(r, ix, nodes, i+1, in.first, in.rooted, in.evs, cm, opts))
 	}
@@ -73,7 +73,7 @@ type incidentEvents struct {
 // timedEvents reads every node's fault events into one list in aligned
 // time order (the clocks corrected by cm), counting those without a time,
 // and sets the report's link failures, which building the incidents reads.
-func timedEvents(r *Report, nodes []*nodeData, cm *clockModel, opts Options) []*ev {
+func timedEvents(r *model.Report, nodes []*nodeData, cm *clockModel, opts Options) []*ev {
 	var evs []*ev
 	untimed := 0
 	common := commonSettings(nodes)
@@ -87,19 +87,19 @@ func timedEvents(r *Report, nodes []*nodeData, cm *clockModel, opts Options) []*
 			}
 			e := &ev{node: n, proc: n.procs[re.pid], role: roleOf(re.code)}
 			stage, _, _, _ := logstate.CodeInfo(re.code)
-			if re.code == CodeHeartbeat {
+			if re.code == model.CodeHeartbeat {
 				stage = "execution"
 			}
-			e.Event = Event{Node: n.name, PID: re.pid, Rank: -1, Device: -1, Code: re.code, Stage: stage, Role: e.role.Role,
+			e.Event = model.Event{Node: n.name, PID: re.pid, Rank: -1, Device: -1, Code: re.code, Stage: stage, Role: e.role.Role,
 				Source: re.source, File: re.file, Line: re.line, Text: re.text, Peers: peersOf(re.text)}
 			for _, p := range re.peers {
 				if !slices.Contains(e.Peers, p) {
 					e.Peers = append(e.Peers, p)
 				}
 			}
-			e.Time = Timestamp{Time: re.t}
+			e.Time = model.Timestamp{Time: re.t}
 			e.at = cm.align(n.name, re.t)
-			e.Aligned = Timestamp{Time: e.at.In(opts.Location)}
+			e.Aligned = model.Timestamp{Time: e.at.In(opts.Location)}
 			if ri, ok := identity(n.ranks[re.pid]); ok {
 				e.Rank, e.RankSize, e.Device, e.DevicePhysical = ri.rank, ri.size, ri.device, ri.physical
 			}
@@ -107,7 +107,7 @@ func timedEvents(r *Report, nodes []*nodeData, cm *clockModel, opts Options) []*
 				e.Rank = re.rank
 			}
 			e.timer, e.basis = timerFor(e.role.Timer, e.proc, common)
-			if e.role.Role != RoleLocal {
+			if e.role.Role != model.RoleLocal {
 				e.TimerSeconds, e.TimerBasis = e.timer, e.basis
 			}
 			evs = append(evs, e)
@@ -152,35 +152,35 @@ func groupIncidents(evs []*ev, cm *clockModel) []*incidentEvents {
 				continue
 			}
 			switch {
-			case e.role.Role == RoleLocal && in.rooted:
+			case e.role.Role == model.RoleLocal && in.rooted:
 				if d <= concurrentWindow {
-					home, part = in, PartConcurrent
+					home, part = in, model.PartConcurrent
 					if e.Node == f.Node && e.PID == f.PID && e.Code == f.Code {
 						// The same failure printed again (screen
 						// report and plog line of one process).
-						part = PartRoot
+						part = model.PartRoot
 					}
 				}
-			case e.role.Role == RoleLocal:
+			case e.role.Role == model.RoleLocal:
 				// A rank's own failure after waiting events began:
 				// they cannot be its consequences.
 			case !in.rooted:
 				// Waiting events whose root is missing: they belong
 				// together while within the first one's timer.
 				if d <= windowFor(f.timer, e.timer) {
-					home, part = in, PartWaiting
+					home, part = in, model.PartWaiting
 				}
 			default:
 				if d <= windowFor(e.timer, 0) {
-					home, part = in, PartConsequence
+					home, part = in, model.PartConsequence
 				}
 			}
 		}
 		if home == nil {
-			home = &incidentEvents{first: e, rooted: e.role.Role != RoleWaiting}
-			part = PartRoot
+			home = &incidentEvents{first: e, rooted: e.role.Role != model.RoleWaiting}
+			part = model.PartRoot
 			if !home.rooted {
-				part = PartWaiting
+				part = model.PartWaiting
 			}
 			incs = append(incs, home)
 		}
@@ -195,7 +195,7 @@ func groupIncidents(evs []*ev, cm *clockModel) []*incidentEvents {
 // clock could not be compared with theirs: if that node's clock runs ahead,
 // b is a's root. Without a measurement this is not decided; both incidents
 // say so.
-func suspectUncomparedClock(a, b *Incident, first, root *ev, cm *clockModel) {
+func suspectUncomparedClock(a, b *model.Incident, first, root *ev, cm *clockModel) {
 	d := root.at.Sub(first.at).Seconds()
 	if d <= 0 || d > windowFor(first.timer, 0) {
 		return
@@ -219,8 +219,8 @@ func suspectUncomparedClock(a, b *Incident, first, root *ev, cm *clockModel) {
 	b.Reasons = append(b.Reasons, fmt.Sprintf("Incident #%d's waiting events (%s) began %s before this failure on nodes whose "+
 		"clocks could not be compared with %s's: if %s's clock runs more than %s ahead, this failure is their root.",
 		a.ID, first.Code, model.FmtSeconds(d), root.Node, root.Node, model.FmtSeconds(d)))
-	if b.Confidence == ConfidenceHigh {
-		b.Confidence = ConfidenceMedium
+	if b.Confidence == model.ConfidenceHigh {
+		b.Confidence = model.ConfidenceMedium
 	}
 }
 
@@ -310,13 +310,13 @@ func timerFor(t timer, p *procData, common map[string]float64) (float64, string)
 	return t.Default + t.Plus, fmt.Sprintf("%s %s%s (HCCL's default; no process's logs gave it)", t.Setting, model.FmtSeconds(t.Default), plus)
 }
 
-func buildIncident(r *Report, ix *rankIndex, nodesData []*nodeData, id int, first *ev, rooted bool, evs []*ev, cm *clockModel, opts Options) Incident {
-	in := Incident{ID: id, RootInBundle: rooted, Alternatives: []Event{}, Groups: []EventGroup{},
-		SuspectedPeers: []PeerCount{}, Nodes: []string{}, Remedy: []Remedy{}, Events: []Event{}, LinkFailures: []LinkFailure{}, SilentRanks: []SilentRank{}}
+func buildIncident(r *model.Report, ix *rankIndex, nodesData []*nodeData, id int, first *ev, rooted bool, evs []*ev, cm *clockModel, opts Options) model.Incident {
+	in := model.Incident{ID: id, RootInBundle: rooted, Alternatives: []model.Event{}, Groups: []model.EventGroup{},
+		SuspectedPeers: []model.PeerCount{}, Nodes: []string{}, Remedy: []model.Remedy{}, Events: []model.Event{}, LinkFailures: []model.LinkFailure{}, SilentRanks: []model.SilentRank{}}
 	root := chooseRoot(first, rooted, evs, cm)
 	start := evs[0].at
 	end := evs[len(evs)-1].at
-	in.Start, in.End = Timestamp{Time: start.In(opts.Location)}, Timestamp{Time: end.In(opts.Location)}
+	in.Start, in.End = model.Timestamp{Time: start.In(opts.Location)}, model.Timestamp{Time: end.In(opts.Location)}
 	if ls := linksDuring(r.LinkFailures, start, end); len(ls) > 0 {
 		in.LinkFailures = ls
 	}
@@ -332,7 +332,7 @@ func buildIncident(r *Report, ix *rankIndex, nodesData []*nodeData, id int, firs
 	// The failing link's dstRank is a peer too, named by HCCL itself.
 	in.FailingPair = failingPair(in.LinkFailures, ix)
 	in.SuspectedPeers = suspectedPeers(nodesData, evs, in.LinkFailures, in.FailingPair)
-	if !rooted || root.role.Role != RoleLocal {
+	if !rooted || root.role.Role != model.RoleLocal {
 		in.SilentRanks = silentRanks(&in, ix, cm, start, opts)
 	}
 
@@ -340,13 +340,13 @@ func buildIncident(r *Report, ix *rankIndex, nodesData []*nodeData, id int, firs
 		re := root.Event
 		in.Root = &re
 		for _, e := range evs {
-			if e == root || e.role.Role == RoleWaiting {
+			if e == root || e.role.Role == model.RoleWaiting {
 				continue
 			}
 			if e.PID == root.PID && e.Node == root.Node {
 				continue
 			}
-			if d := math.Abs(e.at.Sub(root.at).Seconds()); d <= cm.tolerance(e.Node, root.Node) && (e.role.Role == RoleLocal || root.role.Role != RoleLocal) {
+			if d := math.Abs(e.at.Sub(root.at).Seconds()); d <= cm.tolerance(e.Node, root.Node) && (e.role.Role == model.RoleLocal || root.role.Role != model.RoleLocal) {
 				in.Alternatives = append(in.Alternatives, e.Event)
 			}
 		}
@@ -371,22 +371,22 @@ func chooseRoot(first *ev, rooted bool, evs []*ev, cm *clockModel) *ev {
 		// Only the first of the root's own lines is the root; the others
 		// are the same failure printed again.
 		for _, e := range evs {
-			if e != first && e.Part == PartRoot {
-				e.Part = PartSame
+			if e != first && e.Part == model.PartRoot {
+				e.Part = model.PartSame
 			}
 		}
 		// Within the clocks' tolerance, prefer a rank's own failure to a
 		// code that peers also report.
 		for _, e := range evs {
-			if e == root || e.Part != PartConcurrent {
+			if e == root || e.Part != model.PartConcurrent {
 				continue
 			}
-			if e.at.Sub(first.at).Seconds() <= cm.tolerance(e.Node, first.Node) && root.role.Role == RoleEither && e.role.Role == RoleLocal {
+			if e.at.Sub(first.at).Seconds() <= cm.tolerance(e.Node, first.Node) && root.role.Role == model.RoleEither && e.role.Role == model.RoleLocal {
 				root = e
 			}
 		}
 		if root != first {
-			first.Part, root.Part = PartConcurrent, PartRoot
+			first.Part, root.Part = model.PartConcurrent, model.PartRoot
 		}
 	}
 	return root
@@ -394,21 +394,21 @@ func chooseRoot(first *ev, rooted bool, evs []*ev, cm *clockModel) *ev {
 
 // eventGroups groups the incident's events other than the root by part and
 // code, in order of first appearance.
-func eventGroups(evs []*ev) []EventGroup {
-	out := []EventGroup{}
+func eventGroups(evs []*ev) []model.EventGroup {
+	out := []model.EventGroup{}
 	type gkey struct{ part, code string }
-	groups := map[gkey]*EventGroup{}
+	groups := map[gkey]*model.EventGroup{}
 	procs := map[gkey]map[string]bool{}
 	gnodes := map[gkey]map[string]bool{}
 	var order []gkey
 	for _, e := range evs {
-		if e.Part == PartRoot || e.Part == PartSame {
+		if e.Part == model.PartRoot || e.Part == model.PartSame {
 			continue
 		}
 		k := gkey{e.Part, e.Code}
 		g := groups[k]
 		if g == nil {
-			g = &EventGroup{Part: e.Part, Code: e.Code, Stage: e.Stage, Timer: e.role.Timer.Setting,
+			g = &model.EventGroup{Part: e.Part, Code: e.Code, Stage: e.Stage, Timer: e.role.Timer.Setting,
 				FirstAfterSeconds: e.AfterSeconds}
 			groups[k] = g
 			procs[k], gnodes[k] = map[string]bool{}, map[string]bool{}
@@ -418,7 +418,7 @@ func eventGroups(evs []*ev) []EventGroup {
 		procs[k][fmt.Sprintf("%s/%d", e.Node, e.PID)] = true
 		gnodes[k][e.Node] = true
 		g.LastAfterSeconds = e.AfterSeconds
-		if e.role.Role != RoleLocal {
+		if e.role.Role != model.RoleLocal {
 			g.TimerSeconds = max(g.TimerSeconds, e.timer)
 		}
 	}
@@ -433,11 +433,11 @@ func eventGroups(evs []*ev) []EventGroup {
 
 // suspectedPeers counts the peers the waiting events name, and the ranks
 // HCCL's failing links (and the failing pair) name, most named first.
-func suspectedPeers(nodes []*nodeData, evs []*ev, links []LinkFailure, pair *FailingPair) []PeerCount {
-	out := []PeerCount{}
+func suspectedPeers(nodes []*nodeData, evs []*ev, links []model.LinkFailure, pair *model.FailingPair) []model.PeerCount {
+	out := []model.PeerCount{}
 	peerCount := map[string]int{}
 	for _, e := range evs {
-		if e.Part == PartRoot || e.role.Role == RoleLocal {
+		if e.Part == model.PartRoot || e.role.Role == model.RoleLocal {
 			continue
 		}
 		for _, p := range e.Peers {
@@ -472,7 +472,7 @@ func suspectedPeers(nodes []*nodeData, evs []*ev, links []LinkFailure, pair *Fai
 		}
 	}
 	for p, c := range peerCount {
-		out = append(out, PeerCount{Peer: p, Events: c, InBundle: bundleRanks[p], Links: linkPeers[p]})
+		out = append(out, model.PeerCount{Peer: p, Events: c, InBundle: bundleRanks[p], Links: linkPeers[p]})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -485,11 +485,11 @@ func suspectedPeers(nodes []*nodeData, evs []*ev, links []LinkFailure, pair *Fai
 }
 
 // explain writes the incident's summary, confidence and reasons.
-func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (string, string, []string) {
+func explain(r *model.Report, in *model.Incident, root *ev, evs []*ev, cm *clockModel) (string, string, []string) {
 	var reasons []string
-	conf := ConfidenceHigh
+	conf := model.ConfidenceHigh
 	lower := func(to string) {
-		if to == ConfidenceLow || (to == ConfidenceMedium && conf == ConfidenceHigh) {
+		if to == model.ConfidenceLow || (to == model.ConfidenceMedium && conf == model.ConfidenceHigh) {
 			conf = to
 		}
 	}
@@ -508,10 +508,10 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 	}
 	summary += "."
 	switch root.role.Role {
-	case RoleLocal:
+	case model.RoleLocal:
 		reasons = append(reasons, fmt.Sprintf("%s is a failure a rank reports about itself (%s), and it is the earliest such event of the incident.", root.Code, stageWords(root.Stage)))
 	default:
-		lower(ConfidenceMedium)
+		lower(model.ConfidenceMedium)
 		reasons = append(reasons, fmt.Sprintf("%s is the earliest event, but peers of a failed rank report it too: it may itself be a consequence of a failure outside the bundle.", root.Code))
 	}
 	if root.Rank < 0 {
@@ -524,7 +524,7 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 	waiting := 0
 	rankName := fmt.Sprintf("rank %d", root.Rank)
 	for _, e := range evs {
-		if e.Part != PartConsequence {
+		if e.Part != model.PartConsequence {
 			continue
 		}
 		waiting++
@@ -536,7 +536,7 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		reasons = append(reasons, fmt.Sprintf("%d of the %d consequence(s) name %s, the root's rank, as the peer they waited for.", pointed, waiting, rankName))
 	}
 	if len(in.LinkFailures) > 0 {
-		if root.role.Role == RoleLocal {
+		if root.role.Role == model.RoleLocal {
 			reasons = append(reasons, linksToRoot(in.LinkFailures, root.Rank))
 		} else {
 			reasons = append(reasons, linkReason(in.LinkFailures))
@@ -546,7 +546,7 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 		reasons = append(reasons, sr.Reason+" Named by "+sr.NamedBy+". Collect next: "+strings.Join(sr.Collect, "; ")+".")
 	}
 	if len(in.Alternatives) > 0 {
-		lower(ConfidenceMedium)
+		lower(model.ConfidenceMedium)
 		var alts []string
 		for _, a := range in.Alternatives {
 			alts = append(alts, fmt.Sprintf("%s on %s at %s", a.Code, model.Who(a), a.Aligned.Format(model.TextTime)))
@@ -556,7 +556,7 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 	clock, uncertain := clockReasons(r, evs)
 	reasons = append(reasons, clock...)
 	if uncertain {
-		lower(ConfidenceMedium)
+		lower(model.ConfidenceMedium)
 	}
 	return summary, conf, reasons
 }
@@ -564,7 +564,7 @@ func explain(r *Report, in *Incident, root *ev, evs []*ev, cm *clockModel) (stri
 // explainMissingRoot explains an incident whose first failing rank is not
 // in the bundle: only consequences were found, and the waiting ranks (or
 // HCCL's failing links) may name the peer to collect next.
-func explainMissingRoot(in *Incident, root *ev, at string) (string, string, []string) {
+func explainMissingRoot(in *model.Incident, root *ev, at string) (string, string, []string) {
 	var reasons []string
 	var codes []string
 	for _, g := range in.Groups {
@@ -578,7 +578,7 @@ func explainMissingRoot(in *Incident, root *ev, at string) (string, string, []st
 		lead, strings.Join(codes, "; "), root.Code, model.Who(root.Event), at)
 	reasons = append(reasons, fmt.Sprintf("%s is reported by a rank about its peers (%s), not about itself: it is a consequence, and no failure of a rank itself precedes it within its timer (%s).",
 		root.Code, root.role.Why, root.basis))
-	conf := ConfidenceLow
+	conf := model.ConfidenceLow
 	if len(in.SilentRanks) > 0 {
 		s := in.SilentRanks[0]
 		summary = silentHead(s) + " " + summary
@@ -623,17 +623,17 @@ func explainMissingRoot(in *Incident, root *ev, at string) (string, string, []st
 
 // consequences describes the incident's consequence and concurrent
 // groups, one phrase each.
-func consequences(in *Incident) []string {
+func consequences(in *model.Incident) []string {
 	var cons []string
 	for _, g := range in.Groups {
 		switch g.Part {
-		case PartConsequence:
+		case model.PartConsequence:
 			s := fmt.Sprintf("%d process(es) on %d node(s) reported %s within %s after it", g.Processes, len(g.Nodes), g.Code, model.FmtSeconds(math.Max(g.LastAfterSeconds, 0)))
 			if g.Timer != "" {
 				s += fmt.Sprintf(" (their %s timer: up to %s)", g.Timer, model.FmtSeconds(g.TimerSeconds))
 			}
 			cons = append(cons, s)
-		case PartConcurrent:
+		case model.PartConcurrent:
 			cons = append(cons, fmt.Sprintf("%d process(es) on %d node(s) also reported %s themselves within %s", g.Processes, len(g.Nodes), g.Code, model.FmtSeconds(math.Max(g.LastAfterSeconds, 0))))
 		}
 	}
@@ -643,7 +643,7 @@ func consequences(in *Incident) []string {
 // clockReasons says how the clocks of the incident's nodes were corrected,
 // and which could not be compared while others disagree (uncertain: the
 // order against other nodes is then not known).
-func clockReasons(r *Report, evs []*ev) (out []string, uncertain bool) {
+func clockReasons(r *model.Report, evs []*ev) (out []string, uncertain bool) {
 	nodesSeen := map[string]bool{}
 	for _, e := range evs {
 		nodesSeen[e.Node] = true
@@ -671,7 +671,7 @@ func clockReasons(r *Report, evs []*ev) (out []string, uncertain bool) {
 // pointedAt names the peers the waiting ranks point at most: the first, or
 // every peer tied with it ("8 ranks equally: rank 24, rank 25, …"), so that
 // a headline never picks one of several equal suspects by their order.
-func pointedAt(ps []PeerCount) string {
+func pointedAt(ps []model.PeerCount) string {
 	if len(ps) == 0 {
 		return ""
 	}

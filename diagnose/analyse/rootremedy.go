@@ -1,4 +1,4 @@
-package diagnose
+package analyse
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // (that is nearly always a timeout of the peers).
 
 // process returns the report's process of node and pid, or nil.
-func processOf(r *Report, node string, pid int) *Process {
+func processOf(r *model.Report, node string, pid int) *model.Process {
 	for i := range r.Nodes {
 		if r.Nodes[i].Name != node {
 			continue
@@ -31,17 +31,17 @@ func processOf(r *Report, node string, pid int) *Process {
 }
 
 // rootRemedies fills in every incident's remedy.
-func rootRemedies(r *Report) {
+func rootRemedies(r *model.Report) {
 	for i := range r.Incidents {
 		r.Incidents[i].Remedy = incidentRemedy(r, &r.Incidents[i])
 	}
 }
 
-func incidentRemedy(r *Report, in *Incident) []Remedy {
+func incidentRemedy(r *model.Report, in *model.Incident) []model.Remedy {
 	rems := incidentRemedyByRoot(r, in)
 	// A rank's own failure makes its peers' links fail: the link is then
 	// a consequence, not a thing to fix.
-	if len(in.LinkFailures) > 0 && (in.Root == nil || in.Root.Role != RoleLocal) {
+	if len(in.LinkFailures) > 0 && (in.Root == nil || in.Root.Role != model.RoleLocal) {
 		rems = append(rems, linkRemedy(in.LinkFailures, in.FailingPair))
 	}
 	return rems
@@ -49,12 +49,12 @@ func incidentRemedy(r *Report, in *Incident) []Remedy {
 
 // linkRemedy turns the failing links HCCL named into what to check: both
 // ends' logs, then the link (HCOMM's EI0009 steps for RoCE).
-func linkRemedy(ls []LinkFailure, pair *FailingPair) Remedy {
+func linkRemedy(ls []model.LinkFailure, pair *model.FailingPair) model.Remedy {
 	name := ls[0].Pair()
 	if pair != nil {
 		name = pair.String()
 	}
-	rem := Remedy{ID: RemedyCheckLink, Title: "Check the link HCCL names as failing: " + name}
+	rem := model.Remedy{ID: model.RemedyCheckLink, Title: "Check the link HCCL names as failing: " + name}
 	for i, l := range ls {
 		if i == 3 {
 			break
@@ -70,23 +70,23 @@ func linkRemedy(ls []LinkFailure, pair *FailingPair) Remedy {
 }
 
 // silentRemedy says what to collect about a rank that went silent.
-func silentRemedy(s SilentRank) Remedy {
+func silentRemedy(s model.SilentRank) model.Remedy {
 	last := "printed no time"
 	if !s.LastLog.IsZero() {
 		last = "stop at " + s.LastLog.Format(model.TextTime)
 	}
-	rem := Remedy{ID: RemedySilentRank, Title: fmt.Sprintf("Find out why rank %d (%s pid %d) stopped: its logs %s without an error", s.Rank, s.Node, s.PID, last)}
+	rem := model.Remedy{ID: model.RemedySilentRank, Title: fmt.Sprintf("Find out why rank %d (%s pid %d) stopped: its logs %s without an error", s.Rank, s.Node, s.PID, last)}
 	rem.Findings = append(rem.Findings, s.Collect...)
 	rem.Findings = append(rem.Findings, "If it was killed (OOM killer, the scheduler), fix that first: its peers' timeouts follow from it.")
 	return rem
 }
 
-func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
+func incidentRemedyByRoot(r *model.Report, in *model.Incident) []model.Remedy {
 	if in.Root == nil && len(in.SilentRanks) > 0 {
-		return []Remedy{silentRemedy(in.SilentRanks[0])}
+		return []model.Remedy{silentRemedy(in.SilentRanks[0])}
 	}
 	if in.Root == nil {
-		find := Remedy{ID: "find_root", Title: "Find the rank that failed first: its logs are not in the bundle"}
+		find := model.Remedy{ID: "find_root", Title: "Find the rank that failed first: its logs are not in the bundle"}
 		find.Findings = append(find.Findings,
 			"Every event found is a peer's timeout; the failure that caused them happened in a process whose CANN logs (run/ and debug/plog) and screen log are missing.")
 		for i, p := range in.SuspectedPeers {
@@ -101,7 +101,7 @@ func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
 		}
 		find.Findings = append(find.Findings,
 			fmt.Sprintf("Collect the logs of every node of the job (this bundle has %s) and run diagnose again.", model.JoinAnd(in.Nodes)))
-		return []Remedy{find}
+		return []model.Remedy{find}
 	}
 	root := *in.Root
 	p := processOf(r, root.Node, root.PID)
@@ -109,9 +109,9 @@ func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
 	case model.CodeEI0011:
 		return ei0011RootRemedies(r, root, p)
 	case "EJ0002":
-		return []Remedy{portDownRemedy(root)}
+		return []model.Remedy{portDownRemedy(root)}
 	case model.CodeEL0004:
-		rem := Remedy{ID: RemedyHCCLBuffSize, Title: "NPU memory ran out while allocating: lower HCCL_BUFFSIZE or the number of communicators of the failed process, or free NPU memory"}
+		rem := model.Remedy{ID: model.RemedyHCCLBuffSize, Title: "NPU memory ran out while allocating: lower HCCL_BUFFSIZE or the number of communicators of the failed process, or free NPU memory"}
 		if p != nil {
 			rem.Findings = append(rem.Findings, fmt.Sprintf("%s holds %d communicator(s), each 2 × its buffer size (HCCL_BUFFSIZE %s, %s, unless its comm config sets one) + 1 MiB: %s of HCCL buffers.",
 				model.Who(root), p.QPs.Communicators, model.FmtBytes(p.QPs.BuffSizeBytes), p.QPs.BuffSizeSetBy, model.FmtBytes(p.QPs.CCLBufferBytes)))
@@ -119,30 +119,30 @@ func incidentRemedyByRoot(r *Report, in *Incident) []Remedy {
 		if r.BufferOOM != nil {
 			rem.Findings = append(rem.Findings, r.BufferOOM.Findings...)
 		}
-		return []Remedy{rem}
+		return []model.Remedy{rem}
 	}
 	_, title, remedy, _ := logstate.CodeInfo(root.Code)
-	rem := Remedy{ID: "code_remedy", Title: fmt.Sprintf("%s %s on %s", root.Code, title, model.Who(root))}
+	rem := model.Remedy{ID: "code_remedy", Title: fmt.Sprintf("%s %s on %s", root.Code, title, model.Who(root))}
 	if remedy != "" {
 		rem.Findings = append(rem.Findings, remedy)
 	} else {
 		rem.Findings = append(rem.Findings, "The fault catalog has no remedy for this code: read the line in the root's log and the HCCL fault-diagnosis guide.")
 	}
 	rem.Findings = append(rem.Findings, fmt.Sprintf("The line: %s:%d: %s", root.File, root.Line, root.Text))
-	return []Remedy{rem}
+	return []model.Remedy{rem}
 }
 
 // ei0011RootRemedies are the guide's four remedies with the failed
 // process's own numbers.
-func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
+func ei0011RootRemedies(r *model.Report, root model.Event, p *model.Process) []model.Remedy {
 	qm := r.QPModel
-	reduce := Remedy{ID: RemedyReduceMemoryUse,
+	reduce := model.Remedy{ID: model.RemedyReduceMemoryUse,
 		Title: "Lower the job's own NPU memory use on the failed rank's device (smaller batch size, fewer processes on it, merge or serialise communicators)"}
-	fewer := Remedy{ID: RemedyFewerRoCELinks,
+	fewer := model.Remedy{ID: model.RemedyFewerRoCELinks,
 		Title: "Use fewer RoCE links: fewer QPs per connection (HCCL_RDMA_QPS_PER_CONNECTION, recommended 1 to 8), or an algorithm with fewer links"}
-	free := Remedy{ID: RemedyFreeNPUMemory,
+	free := model.Remedy{ID: model.RemedyFreeNPUMemory,
 		Title: "Free NPU memory on the failed rank's device: stop other processes on it, look for leaks and stale communication resources"}
-	buff := Remedy{ID: RemedyHCCLBuffSize,
+	buff := model.Remedy{ID: model.RemedyHCCLBuffSize,
 		Title: "Only for a cclBuffer out-of-memory (EL0004 from the driver, or EI0011 with a buffer-sized allocation): set HCCL_BUFFSIZE"}
 	if p == nil {
 		msg := fmt.Sprintf("%s printed no HCCL settings or communicators in the bundle (its run/plog is missing): the numbers below are the bundle's, not its own.", model.Who(root))
@@ -154,7 +154,7 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 			reduce.Findings = append(reduce.Findings, fmt.Sprintf("Link setup of %s needs up to %s of NPU memory for QPs: %s QPs × %s (low bound %s QPs × %s = %s).",
 				model.Who(root), model.FmtBytes(q.QPMemoryHighBytes), model.FmtNum(q.QPsHigh), model.FmtBytes(qm.QPBytesHigh), model.FmtNum(q.QPsLow), model.FmtBytes(qm.QPBytesLow), model.FmtBytes(q.QPMemoryLowBytes)))
 		} else {
-			reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", model.Who(root)))
+			reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([model.Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", model.Who(root)))
 		}
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf("Its HCCL buffers: %d communicator(s), each 2 × its buffer size (HCCL_BUFFSIZE %s, %s, unless its comm config sets one) + 1 MiB: %s.",
 			q.Communicators, model.FmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, model.FmtBytes(q.CCLBufferBytes)))
@@ -213,7 +213,7 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 			"the buffer is too small), keep that minimum and free NPU memory or lower the batch size instead.",
 			"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / "+
 				"1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
-		return []Remedy{buff, free, reduce}
+		return []model.Remedy{buff, free, reduce}
 	}
 	if r.BufferOOM != nil && r.BufferOOM.HCCL {
 		buff.Findings = append(buff.Findings, "This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its "+
@@ -221,7 +221,7 @@ func ei0011RootRemedies(r *Report, root Event, p *Process) []Remedy {
 	} else {
 		buff.Findings = append(buff.Findings, "No driver-reported cclBuffer out-of-memory is in this bundle, and the failed allocation was QP-sized: HCCL_BUFFSIZE is not the lever for this EI0011.")
 	}
-	return []Remedy{reduce, fewer, free, buff}
+	return []model.Remedy{reduce, fewer, free, buff}
 }
 
 // markAllocate precedes the size in EI0011's message: "Failed to allocate
@@ -250,12 +250,12 @@ func allocationBytes(text string) (float64, bool) {
 
 // portDownRemedy is the RoCE runbook's checks for a port that went down,
 // on the failed rank's device.
-func portDownRemedy(root Event) Remedy {
+func portDownRemedy(root model.Event) model.Remedy {
 	dev := "<device>"
 	if root.Device >= 0 {
 		dev = fmt.Sprint(root.Device)
 	}
-	rem := Remedy{ID: "port_down", Title: fmt.Sprintf("The RoCE port of %s went down: check the link, the optics and the switch port", model.Who(root))}
+	rem := model.Remedy{ID: "port_down", Title: fmt.Sprintf("The RoCE port of %s went down: check the link, the optics and the switch port", model.Who(root))}
 	rem.Findings = append(rem.Findings,
 		fmt.Sprintf("On %s: `hccn_tool -i %s -link -g` (UP or DOWN), `hccn_tool -i %s -link_stat -g` (how often it went down), "+
 			"`hccn_tool -i %s -net_health -g` (Success or the failing check), `hccn_tool -i %s -optical -g` (optical "+
