@@ -32,10 +32,10 @@ func TestWhereBounded(t *testing.T) {
 		t.Errorf("where = %q\nwant    %q", got, want)
 	}
 	if got := model.Where(nodes[:1]); got != "node-1 (8 pids: 2100000, 2100001, 2100002, 2100003 and 4 more)" {
-		t.Errorf("model.Where(one node) = %q", got)
+		t.Errorf("where(one node) = %q", got)
 	}
 	if got := model.Where([]NodePIDs{{Node: "a", PIDs: []int{1, 2}}, {Node: "b", PIDs: []int{3}}}); got != "a (pids 1, 2), b (pid 3)" {
-		t.Errorf("model.Where(small) = %q", got)
+		t.Errorf("where(small) = %q", got)
 	}
 }
 

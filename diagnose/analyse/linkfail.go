@@ -303,6 +303,6 @@ func linksToRoot(ls []model.LinkFailure, rootRank int) string {
 	if toRoot == len(ls) {
 		return fmt.Sprintf("HCCL names %d failing link(s), all to the root's rank %d (e.g. %s): a consequence of the root, not a fault of the links.", len(ls), rootRank, ls[0].Pair())
 	}
-	return fmt.Sprintf("HCCL names %d failing link(s), %d of them to the root's rank: %s. model.Links not to the root may be a fault of their own; check them after the root.",
+	return fmt.Sprintf("HCCL names %d failing link(s), %d of them to the root's rank: %s. Links not to the root may be a fault of their own; check them after the root.",
 		len(ls), toRoot, ls[0].Pair())
 }

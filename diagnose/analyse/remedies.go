@@ -58,7 +58,7 @@ func buildEI0011(r *model.Report, nodes []*nodeData) *model.EI0011Report {
 			model.FmtNum(p.p.QPs.QPsLow), model.FmtBytes(qm.QPBytesLow), model.FmtBytes(p.p.QPs.QPMemoryLowBytes)))
 	} else {
 		reduce.Findings = append(reduce.Findings,
-			"No communicator in the logs implies RoCE links (none printed [model.Communicator Key Info], or all are single-server): the QP memory cannot be estimated from this bundle.")
+			"No communicator in the logs implies RoCE links (none printed [Communicator Key Info], or all are single-server): the QP memory cannot be estimated from this bundle.")
 	}
 	comms := 0
 	for _, p := range procs {
@@ -261,7 +261,7 @@ func communicatorFindings(procs []procRef, qm model.QPModel) []string {
 		}
 	}
 	if len(shapes) == 0 {
-		return []string{"No communicator printed [model.Communicator Key Info] (rankSize, serverNum) in run/plog: the number of RoCE links cannot be computed from this bundle."}
+		return []string{"No communicator printed [Communicator Key Info] (rankSize, serverNum) in run/plog: the number of RoCE links cannot be computed from this bundle."}
 	}
 	keys := make([]shape, 0, len(shapes))
 	for s := range shapes {

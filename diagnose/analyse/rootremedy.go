@@ -154,7 +154,7 @@ func ei0011RootRemedies(r *model.Report, root model.Event, p *model.Process) []m
 			reduce.Findings = append(reduce.Findings, fmt.Sprintf("Link setup of %s needs up to %s of NPU memory for QPs: %s QPs × %s (low bound %s QPs × %s = %s).",
 				model.Who(root), model.FmtBytes(q.QPMemoryHighBytes), model.FmtNum(q.QPsHigh), model.FmtBytes(qm.QPBytesHigh), model.FmtNum(q.QPsLow), model.FmtBytes(qm.QPBytesLow), model.FmtBytes(q.QPMemoryLowBytes)))
 		} else {
-			reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([model.Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", model.Who(root)))
+			reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", model.Who(root)))
 		}
 		reduce.Findings = append(reduce.Findings, fmt.Sprintf("Its HCCL buffers: %d communicator(s), each 2 × its buffer size (HCCL_BUFFSIZE %s, %s, unless its comm config sets one) + 1 MiB: %s.",
 			q.Communicators, model.FmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, model.FmtBytes(q.CCLBufferBytes)))

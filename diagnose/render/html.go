@@ -137,7 +137,7 @@ func timelineSVG(in model.Incident) template.HTML {
 	w := tlLeft + tlWidth + tlRight
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="timeline" role="img" aria-label="timeline of incident %d" viewBox="0 0 %d %d" width="%d" height="%d">`, in.ID, w, h, w, h)
-	fmt.Fprintf(&b, `<title>model.Incident %d: events per node over time</title>`, in.ID)
+	fmt.Fprintf(&b, `<title>Incident %d: events per node over time</title>`, in.ID)
 	// Rows.
 	for i, n := range nodes {
 		y := tlTop + i*rowH
