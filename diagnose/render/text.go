@@ -66,7 +66,7 @@ func WriteTextWith(w io.Writer, r *model.Report, opts TextOptions) error {
 	bw := bufio.NewWriter(w)
 	t := textReport{r: r, detail: opts.Detail, p: func(format string, a ...any) { writeWrapped(bw, fmt.Sprintf(format, a...)) }}
 	for _, section := range []func(){
-		t.header, t.incidents, t.inputs, t.nodes, t.faults, t.disagreeing, t.effective, t.processes, t.ei0011, t.bufferOOM, t.errors,
+		t.header, t.incidents, t.clocks, t.inputs, t.nodes, t.faults, t.disagreeing, t.effective, t.processes, t.ei0011, t.bufferOOM, t.errors,
 	} {
 		section()
 	}
@@ -110,9 +110,6 @@ func (t textReport) header() {
 		t.p("Times are in %s, as printed in the logs.", zone)
 	}
 }
-
-// incidents lists the incidents, the report's verdict.
-func (t textReport) incidents() { writeIncidents(t.p, t.r, t.detail) }
 
 // inputs lists what was read: each path, its nodes and skipped files.
 func (t textReport) inputs() {
@@ -226,36 +223,43 @@ func (t textReport) effective() {
 
 // processes lists the processes and their links: by group, or each one with --detail.
 func (t textReport) processes() {
-	nprocs := processCount(t.r)
 	t.p("")
-	if !t.detail {
-		groups := ProcessGroups(t.r)
-		t.p("PROCESSES AND LINKS (%d process(es) in %d group(s) by settings set and communicators; QP model: %s to %s per QP; --detail lists each process)",
-			nprocs, len(groups), model.FmtBytes(t.r.QPModel.QPBytesLow), model.FmtBytes(t.r.QPModel.QPBytesHigh))
-		for i, g := range groups {
-			if i == model.MaxListed {
-				t.p("  … %d more group(s) (--detail, or all in --format=json)", len(groups)-model.MaxListed)
-				break
-			}
-			t.p("  settings set %s: %d process(es) on %s, %s, last write %s to %s", quoteEmpty(g.SettingsSet), g.Processes, g.NodesText(), g.RankRange(),
-				textStamp(g.FirstLastWrite), textStamp(g.LastLastWrite))
-			t.p("      QPs per connection %s, HCCL_BUFFSIZE %s; per process: %s QPs, QP memory %s, cclBuffer %s",
-				g.QPsPerConnection, g.BuffSize, g.QPs(), g.QPMemory(), g.CCLBuffer())
-			for j, c := range g.Comms {
-				if j == model.MaxListed {
-					t.p("      … %d more communicator(s)", len(g.Comms)-model.MaxListed)
-					break
-				}
-				t.p("      communicator %s", c)
-			}
-		}
-	} else {
-		t.p("PROCESSES AND LINKS (QP model: %s to %s per QP)", model.FmtBytes(t.r.QPModel.QPBytesLow), model.FmtBytes(t.r.QPModel.QPBytesHigh))
+	if t.detail {
+		t.processEach()
+		return
 	}
-	for _, n := range t.r.Nodes {
-		if !t.detail {
+	t.processGroups()
+}
+
+// processGroups is one entry per settings set and communicators.
+func (t textReport) processGroups() {
+	groups := ProcessGroups(t.r)
+	t.p("PROCESSES AND LINKS (%d process(es) in %d group(s) by settings set and communicators; QP model: %s to %s per QP; --detail lists each process)",
+		processCount(t.r), len(groups), model.FmtBytes(t.r.QPModel.QPBytesLow), model.FmtBytes(t.r.QPModel.QPBytesHigh))
+	for i, g := range groups {
+		if i == model.MaxListed {
+			t.p("  … %d more group(s) (--detail, or all in --format=json)", len(groups)-model.MaxListed)
 			break
 		}
+		t.p("  settings set %s: %d process(es) on %s, %s, last write %s to %s", quoteEmpty(g.SettingsSet), g.Processes, g.NodesText(), g.RankRange(),
+			textStamp(g.FirstLastWrite), textStamp(g.LastLastWrite))
+		t.p("      QPs per connection %s, HCCL_BUFFSIZE %s; per process: %s QPs, QP memory %s, cclBuffer %s",
+			g.QPsPerConnection, g.BuffSize, g.QPs(), g.QPMemory(), g.CCLBuffer())
+		for j, c := range g.Comms {
+			if j == model.MaxListed {
+				t.p("      … %d more communicator(s)", len(g.Comms)-model.MaxListed)
+				break
+			}
+			t.p("      communicator %s", c)
+		}
+	}
+}
+
+// processEach details every process (up to textProcessesMax per node) and
+// its communicators (--detail).
+func (t textReport) processEach() {
+	t.p("PROCESSES AND LINKS (QP model: %s to %s per QP)", model.FmtBytes(t.r.QPModel.QPBytesLow), model.FmtBytes(t.r.QPModel.QPBytesHigh))
+	for _, n := range t.r.Nodes {
 		for i, pr := range n.Processes {
 			if i == textProcessesMax {
 				t.p("  %s: %d more process(es) (all in --format=json)", n.Name, len(n.Processes)-textProcessesMax)
