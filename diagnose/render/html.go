@@ -99,58 +99,90 @@ func timelineSVG(in model.Incident) template.HTML {
 	if len(in.Events) == 0 {
 		return ""
 	}
-	start, end := in.Start.Time, in.End.Time
-	span := end.Sub(start).Seconds()
-	if span <= 0 {
-		span = 1
-	}
-	pad := span * 0.04
-	x0 := start.Add(-time.Duration(pad * float64(time.Second)))
-	total := span + 2*pad
-	xOf := func(t time.Time) float64 { return tlLeft + t.Sub(x0).Seconds()/total*tlWidth }
+	tl := newTimeline(in)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="timeline" role="img" aria-label="timeline of incident %d" viewBox="0 0 %d %d" width="%d" height="%d">`, in.ID, tl.w, tl.h, tl.w, tl.h)
+	fmt.Fprintf(&b, `<title>Incident %d: events per node over time</title>`, in.ID)
+	tl.rows(&b, in)
+	tl.axis(&b)
+	tl.marks(&b, in)
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
 
-	var nodes []string
+// timeline is the geometry of one incident's drawing.
+type timeline struct {
+	start       time.Time
+	span        float64 // seconds from the first event to the last (at least 1)
+	x0          time.Time
+	total       float64 // seconds across the drawing, span and padding
+	nodes       []string
+	row         map[string]int
+	rowH, lanes int
+	label       string
+	labelDY     int
+	w, h        int
+}
+
+func newTimeline(in model.Incident) *timeline {
+	tl := &timeline{start: in.Start.Time, row: map[string]int{}}
+	tl.span = in.End.Time.Sub(tl.start).Seconds()
+	if tl.span <= 0 {
+		tl.span = 1
+	}
+	pad := tl.span * 0.04
+	tl.x0 = tl.start.Add(-time.Duration(pad * float64(time.Second)))
+	tl.total = tl.span + 2*pad
+
 	seen := map[string]bool{}
 	if in.Root != nil {
-		nodes = append(nodes, in.Root.Node)
+		tl.nodes = append(tl.nodes, in.Root.Node)
 		seen[in.Root.Node] = true
 	}
 	rest := append([]string(nil), in.Nodes...)
 	sort.Slice(rest, func(i, j int) bool { return model.NaturalLess(rest[i], rest[j]) })
 	for _, n := range rest {
 		if !seen[n] {
-			nodes = append(nodes, n)
+			tl.nodes = append(tl.nodes, n)
 			seen[n] = true
 		}
 	}
-	row := map[string]int{}
-	for i, n := range nodes {
-		row[n] = i
+	for i, n := range tl.nodes {
+		tl.row[n] = i
 	}
 	// Many nodes: thin rows, one lane, small labels, so that 128 nodes
 	// fit a screen.
-	rowH, lanes, label, labelDY := tlRowHeight, 5, "node", 5
-	if len(nodes) > tlFullRows {
-		rowH, lanes, label, labelDY = tlThinRowHeight, 1, "node thin", 3
+	tl.rowH, tl.lanes, tl.label, tl.labelDY = tlRowHeight, 5, "node", 5
+	if len(tl.nodes) > tlFullRows {
+		tl.rowH, tl.lanes, tl.label, tl.labelDY = tlThinRowHeight, 1, "node thin", 3
 	}
-	h := tlTop + len(nodes)*rowH + tlBottom
-	w := tlLeft + tlWidth + tlRight
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="timeline" role="img" aria-label="timeline of incident %d" viewBox="0 0 %d %d" width="%d" height="%d">`, in.ID, w, h, w, h)
-	fmt.Fprintf(&b, `<title>Incident %d: events per node over time</title>`, in.ID)
-	// Rows.
-	for i, n := range nodes {
-		y := tlTop + i*rowH
+	tl.h = tlTop + len(tl.nodes)*tl.rowH + tlBottom
+	tl.w = tlLeft + tlWidth + tlRight
+	return tl
+}
+
+// xOf is the horizontal position of a time.
+func (tl *timeline) xOf(t time.Time) float64 {
+	return tlLeft + t.Sub(tl.x0).Seconds()/tl.total*tlWidth
+}
+
+// rows draws a row per node with its name, the root's node marked.
+func (tl *timeline) rows(b *strings.Builder, in model.Incident) {
+	for i, n := range tl.nodes {
+		y := tlTop + i*tl.rowH
 		cls := "row"
 		if in.Root != nil && n == in.Root.Node {
 			cls = "row rootrow"
 		}
-		fmt.Fprintf(&b, `<rect class="%s" x="0" y="%d" width="%d" height="%d"/>`, cls, y, w, rowH)
-		fmt.Fprintf(&b, `<text class="%s" x="8" y="%d">%s</text>`, label, y+rowH/2+labelDY, html.EscapeString(n))
+		fmt.Fprintf(b, `<rect class="%s" x="0" y="%d" width="%d" height="%d"/>`, cls, y, tl.w, tl.rowH)
+		fmt.Fprintf(b, `<text class="%s" x="8" y="%d">%s</text>`, tl.label, y+tl.rowH/2+tl.labelDY, html.EscapeString(n))
 	}
-	// Axis: ticks at round steps, labelled by seconds after the first
-	// event and by wall-clock time.
-	step := niceStep(span / tlMaxTicks)
+}
+
+// axis draws ticks at round steps, labelled by seconds after the first
+// event and by wall-clock time.
+func (tl *timeline) axis(b *strings.Builder) {
+	step := niceStep(tl.span / tlMaxTicks)
 	// Sub-second steps (consequences that all arrive within a second)
 	// need milliseconds in the wall-clock label, or every tick reads the
 	// same time.
@@ -158,29 +190,33 @@ func timelineSVG(in model.Incident) template.HTML {
 	if step < 1 {
 		clock = "15:04:05.000"
 	}
-	for s := 0.0; s <= span+1e-9; s += step {
-		x := xOf(start.Add(time.Duration(s * float64(time.Second))))
-		fmt.Fprintf(&b, `<line class="tick" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, x, tlTop-4, x, h-tlBottom)
-		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">+%s</text>`, x, tlTop-18, html.EscapeString(fmtTick(s, step)))
-		fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, h-8, start.Add(time.Duration(s*float64(time.Second))).Format(clock))
+	for s := 0.0; s <= tl.span+1e-9; s += step {
+		x := tl.xOf(tl.start.Add(time.Duration(s * float64(time.Second))))
+		fmt.Fprintf(b, `<line class="tick" x1="%.1f" y1="%d" x2="%.1f" y2="%d"/>`, x, tlTop-4, x, tl.h-tlBottom)
+		fmt.Fprintf(b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">+%s</text>`, x, tlTop-18, html.EscapeString(fmtTick(s, step)))
+		fmt.Fprintf(b, `<text class="axis" x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, tl.h-8, tl.start.Add(time.Duration(s*float64(time.Second))).Format(clock))
 	}
-	// Marks: consequences first, the root last (on top).
+}
+
+// marks draws the events: consequences first, the root last (on top).
+func (tl *timeline) marks(b *strings.Builder, in model.Incident) {
 	evs := append([]model.Event(nil), in.Events...)
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Part != model.PartRoot && evs[j].Part == model.PartRoot })
 	lane := map[string]int{}
 	for _, e := range evs {
-		x := xOf(e.Aligned.Time)
+		x := tl.xOf(e.Aligned.Time)
 		// Spread the processes of a node over five lanes so that
 		// simultaneous marks stay visible.
 		key := fmt.Sprintf("%s/%d", e.Node, e.PID)
 		l, ok := lane[key]
 		if !ok {
-			l = len(lane) % lanes
+			l = len(lane) % tl.lanes
 			lane[key] = l
 		}
-		y := float64(tlTop+row[e.Node]*rowH) + 7 + float64(l)*5
-		if lanes == 1 {
-			y = float64(tlTop+row[e.Node]*rowH) + float64(rowH)/2
+		top := float64(tlTop + tl.row[e.Node]*tl.rowH)
+		y := top + 7 + float64(l)*5
+		if tl.lanes == 1 {
+			y = top + float64(tl.rowH)/2
 		}
 		tip := fmt.Sprintf("%s %s (%s) on %s at %s, %s", e.Part, e.Code, e.Stage, model.Who(e), e.Time.Format(model.TextTime), e.Text)
 		color := stageColors[e.Stage]
@@ -188,15 +224,7 @@ func timelineSVG(in model.Incident) template.HTML {
 			color = stageColors["unknown"]
 		}
 		if e.Part == model.PartRoot {
-			y = float64(tlTop+row[e.Node]*rowH) + float64(rowH)/2
-			fmt.Fprintf(&b, `<g class="root-mark"><circle cx="%.1f" cy="%.1f" r="11" fill="none" stroke="#d10000" stroke-width="3"/><circle cx="%.1f" cy="%.1f" r="6" fill="%s"><title>%s</title></circle>`,
-				x, y, x, y, color, html.EscapeString(tip))
-			label := fmt.Sprintf("root %s", e.Code)
-			anchor, lx := "start", x+15
-			if x > tlLeft+tlWidth*0.75 {
-				anchor, lx = "end", x-15
-			}
-			fmt.Fprintf(&b, `<text class="rootlabel" x="%.1f" y="%.1f" text-anchor="%s">%s</text></g>`, lx, y+4, anchor, html.EscapeString(label))
+			rootMark(b, x, top+float64(tl.rowH)/2, color, tip, e.Code)
 			continue
 		}
 		shape := fmt.Sprintf(`<circle cx="%.1f" cy="%.1f" r="4" fill="%s" fill-opacity="0.85">`, x, y, color)
@@ -206,15 +234,25 @@ func timelineSVG(in model.Incident) template.HTML {
 			shape = fmt.Sprintf(`<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s">`, x-4, y-4, color)
 		}
 		b.WriteString(shape)
-		fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(tip))
+		fmt.Fprintf(b, `<title>%s</title>`, html.EscapeString(tip))
 		if e.Role == model.RoleLocal {
 			b.WriteString(`</rect>`)
 		} else {
 			b.WriteString(`</circle>`)
 		}
 	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+}
+
+// rootMark draws the root: ringed in red, labelled with its code.
+func rootMark(b *strings.Builder, x, y float64, color, tip, code string) {
+	fmt.Fprintf(b, `<g class="root-mark"><circle cx="%.1f" cy="%.1f" r="11" fill="none" stroke="#d10000" stroke-width="3"/><circle cx="%.1f" cy="%.1f" r="6" fill="%s"><title>%s</title></circle>`,
+		x, y, x, y, color, html.EscapeString(tip))
+	label := fmt.Sprintf("root %s", code)
+	anchor, lx := "start", x+15
+	if x > tlLeft+tlWidth*0.75 {
+		anchor, lx = "end", x-15
+	}
+	fmt.Fprintf(b, `<text class="rootlabel" x="%.1f" y="%.1f" text-anchor="%s">%s</text></g>`, lx, y+4, anchor, html.EscapeString(label))
 }
 
 // fmtTick labels a tick s seconds after the first event on an axis of
