@@ -43,108 +43,19 @@ var qpSettingPriority = []string{
 	"HCCL_RDMA_QPS_PER_CONNECTION",
 }
 
-// build assigns groups to nodes, merges them and fills in the report.
+// build assigns groups to nodes, merges them and fills in the report, one
+// step after the other.
 func build(ins []*bundle.Input, opts Options) *model.Report {
-	r := &model.Report{
-		SchemaVersion: model.SchemaVersion,
-		TimeZone:      opts.Location.String(),
-		Inputs:        []model.Input{},
-		Nodes:         []model.Node{},
-		Faults:        []model.Fault{},
-		Settings:      []model.Setting{},
-		Errors:        []string{},
-		QPModel: model.QPModel{
-			QPBytesLow: opts.QP.QPBytesLow, QPBytesHigh: opts.QP.QPBytesHigh,
-			RecommendedQPsPerConnection: [2]int{recommendedQPsMin, recommendedQPsMax},
-			MaxQPsPerConnection:         headroom.HCCLMaxQPsPerConnection,
-			QPSettingPriority:           qpSettingPriority,
-		},
-		InconsistentVariables: []string{},
-	}
-	nodes := map[string]*nodeData{}
-	for _, in := range ins {
-		keys := sortedKeys(in.Groups)
-		a := bundle.NewNodeAssigner(in.Name, append([]string(nil), keys...), opts.Layout)
-		names := map[string]bool{}
-		r.Errors = append(r.Errors, in.Errs...)
-		for _, k := range keys {
-			g := in.Groups[k]
-			name := a.Node(k)
-			names[name] = true
-			n := nodes[name]
-			if n == nil {
-				n = &nodeData{name: name}
-				nodes[name] = n
-			}
-			n.groups = append(n.groups, g)
-			r.Errors = append(r.Errors, g.Errs...)
-		}
-		if len(keys) == 0 {
-			r.Errors = append(r.Errors, fmt.Sprintf("%s: no log files found (plog-<pid>_<time>.log, device-<pid>_<time>.log, *.log, *.txt)", in.Path))
-		}
-		ri := model.Input{Path: in.Path, Type: in.Type, Nodes: sortedKeys(names), SkippedFiles: in.Skipped,
-			Layouts: in.Layouts(), Skipped: in.SkippedGroups()}
-		ri.Read, ri.ReadDirsMore = in.ReadDirs()
-		plogs, screens := 0, 0
-		for _, g := range in.Groups {
-			if g.Kind == bundle.KindScreen {
-				screens += len(g.Files)
-			} else {
-				plogs += len(g.Files)
-			}
-		}
-		ri.Advice = bundle.LayoutAdvice(ri.Layouts, plogs, screens)
-		if ri.Advice == nil {
-			ri.Advice = []string{}
-		}
-		r.Inputs = append(r.Inputs, ri)
-	}
+	r := newReport(opts)
+	nodes := assignNodes(r, ins, opts.Layout)
 	names := sortedKeys(nodes)
 	all := make([]*nodeData, 0, len(names))
-	zones, basis := map[string]string{}, map[string]string{}
-	locs := map[string]*time.Location{}
-	inferred := map[string]int{} // zone → nodes that showed it
 	for _, name := range names {
 		n := nodes[name]
 		n.merge()
-		zones[name] = opts.Location.String()
-		basis[name] = model.ZoneBasisFlag
-		locs[zones[name]] = opts.Location
-		if loc := opts.NodeLocations[name]; loc != nil {
-			n.rezone(opts.Location, loc)
-			zones[name], basis[name] = loc.String(), model.ZoneBasisNode
-			locs[zones[name]] = loc
-		} else if opts.InferZones {
-			if loc, votes, ok := inferNodeZone(n.sync, opts.Location); ok {
-				n.rezone(opts.Location, loc)
-				zones[name], basis[name] = loc.String(), fmt.Sprintf("inferred from %d communicator identifier(s)", votes)
-				locs[zones[name]] = loc
-				inferred[zones[name]]++
-			} else {
-				basis[name] = model.ZoneBasisNoEvidence
-			}
-		}
 		all = append(all, n)
 	}
-	// A node without evidence of its own runs in the same job, usually in
-	// the same cluster: it takes the zone most other nodes showed, and the
-	// report says it was assumed.
-	if common := mostCommon(inferred); common != "" {
-		for _, n := range all {
-			if basis[n.name] == model.ZoneBasisNoEvidence {
-				n.rezone(opts.Location, locs[common])
-				zones[n.name] = common
-				basis[n.name] = model.ZoneBasisAssumed
-			}
-		}
-	}
-	// When every node printed in one zone, the report speaks it, so that
-	// its times read as printed; otherwise times are converted to the
-	// --timezone zone and the header says so.
-	if distinct := sortedKeys(invert(zones)); len(distinct) == 1 {
-		opts.Location = locs[distinct[0]]
-		r.TimeZone = distinct[0]
-	}
+	zones, basis := zoneNodes(r, all, &opts)
 	for _, n := range all {
 		r.Nodes = append(r.Nodes, buildNode(n, opts))
 	}
@@ -166,7 +77,133 @@ func build(ins []*bundle.Input, opts Options) *model.Report {
 	r.BufferOOM = buildBufferOOM(r, all)
 	r.EI0011 = buildEI0011(r, all)
 	rootRemedies(r)
+	setStatus(r)
+	return r
+}
 
+// newReport is an empty report: lists empty, not null, in its JSON.
+func newReport(opts Options) *model.Report {
+	return &model.Report{
+		SchemaVersion: model.SchemaVersion,
+		TimeZone:      opts.Location.String(),
+		Inputs:        []model.Input{},
+		Nodes:         []model.Node{},
+		Faults:        []model.Fault{},
+		Settings:      []model.Setting{},
+		Errors:        []string{},
+		QPModel: model.QPModel{
+			QPBytesLow: opts.QP.QPBytesLow, QPBytesHigh: opts.QP.QPBytesHigh,
+			RecommendedQPsPerConnection: [2]int{recommendedQPsMin, recommendedQPsMax},
+			MaxQPsPerConnection:         headroom.HCCLMaxQPsPerConnection,
+			QPSettingPriority:           qpSettingPriority,
+		},
+		InconsistentVariables: []string{},
+	}
+}
+
+// assignNodes assigns every input's groups to nodes (by its layout) and
+// lists the inputs and their read errors in the report.
+func assignNodes(r *model.Report, ins []*bundle.Input, layout bundle.Layout) map[string]*nodeData {
+	nodes := map[string]*nodeData{}
+	for _, in := range ins {
+		keys := sortedKeys(in.Groups)
+		a := bundle.NewNodeAssigner(in.Name, append([]string(nil), keys...), layout)
+		names := map[string]bool{}
+		r.Errors = append(r.Errors, in.Errs...)
+		for _, k := range keys {
+			g := in.Groups[k]
+			name := a.Node(k)
+			names[name] = true
+			n := nodes[name]
+			if n == nil {
+				n = &nodeData{name: name}
+				nodes[name] = n
+			}
+			n.groups = append(n.groups, g)
+			r.Errors = append(r.Errors, g.Errs...)
+		}
+		if len(keys) == 0 {
+			r.Errors = append(r.Errors, fmt.Sprintf("%s: no log files found (plog-<pid>_<time>.log, device-<pid>_<time>.log, *.log, *.txt)", in.Path))
+		}
+		r.Inputs = append(r.Inputs, buildInput(in, sortedKeys(names)))
+	}
+	return nodes
+}
+
+// buildInput is one input of the report: what was read and skipped, the
+// collection tools it showed and what it lacks.
+func buildInput(in *bundle.Input, nodes []string) model.Input {
+	ri := model.Input{Path: in.Path, Type: in.Type, Nodes: nodes, SkippedFiles: in.Skipped,
+		Layouts: in.Layouts(), Skipped: in.SkippedGroups()}
+	ri.Read, ri.ReadDirsMore = in.ReadDirs()
+	plogs, screens := 0, 0
+	for _, g := range in.Groups {
+		if g.Kind == bundle.KindScreen {
+			screens += len(g.Files)
+		} else {
+			plogs += len(g.Files)
+		}
+	}
+	ri.Advice = bundle.LayoutAdvice(ri.Layouts, plogs, screens)
+	if ri.Advice == nil {
+		ri.Advice = []string{}
+	}
+	return ri
+}
+
+// zoneNodes reads each node's times in its zone: given (--node-timezone),
+// inferred from its communicator identifiers (--timezone auto), assumed
+// from the other nodes, or --timezone's. When every node printed in one
+// zone, the report speaks it (opts.Location and r.TimeZone become it). It
+// returns each node's zone and why.
+func zoneNodes(r *model.Report, all []*nodeData, opts *Options) (zones, basis map[string]string) {
+	zones, basis = map[string]string{}, map[string]string{}
+	locs := map[string]*time.Location{}
+	inferred := map[string]int{} // zone → nodes that showed it
+	for _, n := range all {
+		name := n.name
+		zones[name] = opts.Location.String()
+		basis[name] = model.ZoneBasisFlag
+		locs[zones[name]] = opts.Location
+		if loc := opts.NodeLocations[name]; loc != nil {
+			n.rezone(opts.Location, loc)
+			zones[name], basis[name] = loc.String(), model.ZoneBasisNode
+			locs[zones[name]] = loc
+		} else if opts.InferZones {
+			if loc, votes, ok := inferNodeZone(n.sync, opts.Location); ok {
+				n.rezone(opts.Location, loc)
+				zones[name], basis[name] = loc.String(), fmt.Sprintf("inferred from %d communicator identifier(s)", votes)
+				locs[zones[name]] = loc
+				inferred[zones[name]]++
+			} else {
+				basis[name] = model.ZoneBasisNoEvidence
+			}
+		}
+	}
+	// A node without evidence of its own runs in the same job, usually in
+	// the same cluster: it takes the zone most other nodes showed, and the
+	// report says it was assumed.
+	if common := mostCommon(inferred); common != "" {
+		for _, n := range all {
+			if basis[n.name] == model.ZoneBasisNoEvidence {
+				n.rezone(opts.Location, locs[common])
+				zones[n.name] = common
+				basis[n.name] = model.ZoneBasisAssumed
+			}
+		}
+	}
+	// When every node printed in one zone, the report speaks it, so that
+	// its times read as printed; otherwise times are converted to the
+	// --timezone zone and the header says so.
+	if distinct := sortedKeys(invert(zones)); len(distinct) == 1 {
+		opts.Location = locs[distinct[0]]
+		r.TimeZone = distinct[0]
+	}
+	return zones, basis
+}
+
+// setStatus sets the report's status and exit code.
+func setStatus(r *model.Report) {
 	switch {
 	case len(r.Errors) > 0:
 		r.Status, r.ExitCode = model.StatusIncomplete, 2
@@ -175,7 +212,6 @@ func build(ins []*bundle.Input, opts Options) *model.Report {
 	default:
 		r.Status, r.ExitCode = model.StatusClean, 0
 	}
-	return r
 }
 
 // sortedKeys returns the keys of m in ascending order, never nil (JSON
