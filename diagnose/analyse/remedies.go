@@ -37,7 +37,6 @@ func buildEI0011(r *model.Report, nodes []*nodeData) *model.EI0011Report {
 		out.Nodes = append(out.Nodes, n.Node)
 	}
 	procs := procsOf(r)
-	qm := r.QPModel
 	qpSized, bufSized := ei0011Allocations(r, procs, nodes)
 	// The example process of the bundle-wide findings is one that reported
 	// EI0011 where the logs say which (the root cause's node, not the
@@ -47,8 +46,25 @@ func buildEI0011(r *model.Report, nodes []*nodeData) *model.EI0011Report {
 	if len(examples) == 0 {
 		examples = procs
 	}
+	in := ei0011Inputs{r: r, f: f, procs: procs, examples: examples, qpSized: qpSized, bufSized: bufSized, bufferOOM: out.BufferOOMPresent}
+	out.Remedies = append(out.Remedies, in.reduceMemoryUse(), in.fewerRoCELinks(), in.freeNPUMemory(), in.hcclBuffSize())
+	return out
+}
 
-	// 1. The job's own memory use.
+// ei0011Inputs are what the bundle-wide EI0011 remedies are written from.
+type ei0011Inputs struct {
+	r         *model.Report
+	f         *model.Fault // the EI0011 fault
+	procs     []procRef
+	examples  []procRef // the processes that reported EI0011, else all
+	qpSized   []model.OOMEvidence
+	bufSized  []model.OOMEvidence
+	bufferOOM bool // the bundle also holds a cclBuffer out-of-memory
+}
+
+// reduceMemoryUse is remedy 1: the job's own memory use.
+func (in ei0011Inputs) reduceMemoryUse() model.Remedy {
+	procs, examples, qm := in.procs, in.examples, in.r.QPModel
 	reduce := model.Remedy{ID: model.RemedyReduceMemoryUse,
 		Title: "Lower the job's own NPU memory use (smaller batch size, close unneeded processes, merge or serialise communicators)"}
 	if p, ok := maxBy(examples, func(q *model.Process) float64 { return q.QPs.QPMemoryHighBytes }); ok && p.p.QPs.QPMemoryHighBytes > 0 {
@@ -69,9 +85,13 @@ func buildEI0011(r *model.Report, nodes []*nodeData) *model.EI0011Report {
 			"HCCL also holds 2 × HCCL_BUFFSIZE + 1 MiB per communicator: up to %s in one process (%s pid %d: %d communicator(s) × (2 × %s + 1 MiB)); %d communicator(s) in %d process(es) in all.",
 			model.FmtBytes(p.p.QPs.CCLBufferBytes), p.node, p.p.PID, p.p.QPs.Communicators, model.FmtBytes(p.p.QPs.BuffSizeBytes), comms, len(procs)))
 	}
-	out.Remedies = append(out.Remedies, reduce)
+	return reduce
 
-	// 2. Fewer RoCE links and QPs.
+}
+
+// fewerRoCELinks is remedy 2: fewer RoCE links and QPs.
+func (in ei0011Inputs) fewerRoCELinks() model.Remedy {
+	r, procs, qm := in.r, in.procs, in.r.QPModel
 	fewer := model.Remedy{ID: model.RemedyFewerRoCELinks,
 		Title: "Use fewer RoCE links: fewer QPs per connection (HCCL_RDMA_QPS_PER_CONNECTION, recommended 1 to 8), or an algorithm with fewer links"}
 	fewer.Findings = append(fewer.Findings, qpsFindings(r, procs)...)
@@ -90,9 +110,13 @@ func buildEI0011(r *model.Report, nodes []*nodeData) *model.EI0011Report {
 		fewer.Findings = append(fewer.Findings, "HCCL_RDMA_QP_PORT_CONFIG_PATH: not printed in the logs.")
 	}
 	fewer.Findings = append(fewer.Findings, communicatorFindings(procs, qm)...)
-	out.Remedies = append(out.Remedies, fewer)
+	return fewer
 
-	// 3. Free memory.
+}
+
+// freeNPUMemory is remedy 3: free memory.
+func (in ei0011Inputs) freeNPUMemory() model.Remedy {
+	f, qm := in.f, in.r.QPModel
 	free := model.Remedy{ID: model.RemedyFreeNPUMemory,
 		Title: "Free NPU memory: stop unrelated inference, training or other processes on the nodes, look for leaks and stale communication resources, restart the job's processes"}
 	var pids []string
@@ -100,27 +124,31 @@ func buildEI0011(r *model.Report, nodes []*nodeData) *model.EI0011Report {
 		pids = append(pids, n.Node+" ("+model.PIDList(n.PIDs)+")")
 	}
 	what := fmt.Sprintf("each failed allocation in the range form is one QP: %s to %s depending on the QP depth", model.FmtBytes(qm.QPBytesLow), model.FmtBytes(qm.QPBytesHigh))
-	if n := len(qpSized); n > 0 && len(bufSized) > 0 {
+	if n := len(in.qpSized); n > 0 && len(in.bufSized) > 0 {
 		what = fmt.Sprintf("%d report(s) name a QP's size (%s to %s, depending on the QP depth)", n, model.FmtBytes(qm.QPBytesLow), model.FmtBytes(qm.QPBytesHigh))
 	}
-	if n := len(bufSized); n > 0 {
+	if n := len(in.bufSized); n > 0 {
 		what += fmt.Sprintf("; %d name a buffer-sized allocation (see the HCCL_BUFFSIZE remedy)", n)
 	}
 	free.Findings = append(free.Findings,
 		fmt.Sprintf("EI0011 was reported %d time(s), on %s; %s.", f.Count, model.FewOf(pids), what),
 		"Run `npu-smi info` on those nodes to see which processes hold NPU memory; hccl_exporter's hccl_link_setup_headroom_bytes shows free HBM minus the QP memory bound per chip while a job runs.")
-	out.Remedies = append(out.Remedies, free)
+	return free
 
-	// 4. HCCL_BUFFSIZE, for the other kind of HCCL out-of-memory.
+}
+
+// hcclBuffSize is remedy 4: HCCL_BUFFSIZE, for the other kind of HCCL out-of-memory.
+func (in ei0011Inputs) hcclBuffSize() model.Remedy {
+	r := in.r
 	buff := model.Remedy{ID: model.RemedyHCCLBuffSize,
 		Title: "Only for a cclBuffer out-of-memory reported by the driver (EL0004), not for EI0011: set HCCL_BUFFSIZE"}
-	if len(bufSized) > 0 {
+	if len(in.bufSized) > 0 {
 		buff.Title = "For a cclBuffer out-of-memory (EI0011 naming a buffer-sized allocation, or the driver's EL0004): set HCCL_BUFFSIZE"
 	}
 	buff.Findings = append(buff.Findings, buffSizeFindings(r)...)
-	for i, ev := range bufSized {
+	for i, ev := range in.bufSized {
 		if i == model.MaxListed {
-			buff.Findings = append(buff.Findings, fmt.Sprintf("… and %d more buffer-sized EI0011 reports.", len(bufSized)-model.MaxListed))
+			buff.Findings = append(buff.Findings, fmt.Sprintf("… and %d more buffer-sized EI0011 reports.", len(in.bufSized)-model.MaxListed))
 			break
 		}
 		buff.Findings = append(buff.Findings, fmt.Sprintf(
@@ -129,15 +157,15 @@ func buildEI0011(r *model.Report, nodes []*nodeData) *model.EI0011Report {
 				"the number of communicators; fewer QPs do not help this allocation.",
 			ev.Node, ev.File, ev.Line, ev.SizeBytes, model.FmtBytes(float64(ev.SizeBytes))))
 	}
-	if len(bufSized) > 0 {
+	if len(in.bufSized) > 0 {
 		buff.Findings = append(buff.Findings,
 			"Exception: MoE / MC2 fused operators (MoeDistributeDispatch and Combine, MatmulAllReduce, AllGatherMatmul, …) check "+
 				"that HCCL_BUFFSIZE is large enough and fail with \"HCCL_BUFFSIZE too small\" otherwise: for such a job keep "+
 				"HCCL_BUFFSIZE as they require and free NPU memory or use fewer communicators instead.")
 	}
-	if len(bufSized) > 0 {
+	if len(in.bufSized) > 0 {
 		buff.Findings = append(buff.Findings, "This EI0011 is the buffer failure: the QP remedies above do not apply to those reports.")
-	} else if out.BufferOOMPresent {
+	} else if in.bufferOOM {
 		buff.Findings = append(buff.Findings,
 			"This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its buffer (EL0004): that failure needs a "+
 				"smaller HCCL_BUFFSIZE or fewer communicators, not fewer QPs (see the buffer out-of-memory section).")
@@ -148,8 +176,7 @@ func buildEI0011(r *model.Report, nodes []*nodeData) *model.EI0011Report {
 	buff.Findings = append(buff.Findings,
 		"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / 1 "+
 			"MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
-	out.Remedies = append(out.Remedies, buff)
-	return out
+	return buff
 }
 
 // ei0011Allocations sorts the bundle's EI0011 reports by the allocation
