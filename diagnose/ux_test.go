@@ -7,37 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // What a newcomer reads first: bounded lines, an example process that is
 // the root cause's, a zone that names itself, and a timeline whose ticks
 // tell times apart.
-
-// TestWhereBounded: the settings of 64 processes on 8 nodes name a few
-// nodes and count the rest, instead of every pid.
-func TestWhereBounded(t *testing.T) {
-	var nodes []NodePIDs
-	for n := range 8 {
-		var pids []int
-		for p := range 8 {
-			pids = append(pids, 2100000+n*1000+p)
-		}
-		nodes = append(nodes, NodePIDs{Node: "node-" + string(rune('1'+n)), PIDs: pids})
-	}
-	got := model.Where(nodes)
-	want := "8 nodes, 64 pids: node-1 (8 pids), node-2 (8 pids), node-3 (8 pids), node-4 (8 pids) and 4 more node(s) (all in --format=json)"
-	if got != want {
-		t.Errorf("where = %q\nwant    %q", got, want)
-	}
-	if got := model.Where(nodes[:1]); got != "node-1 (8 pids: 2100000, 2100001, 2100002, 2100003 and 4 more)" {
-		t.Errorf("where(one node) = %q", got)
-	}
-	if got := model.Where([]NodePIDs{{Node: "a", PIDs: []int{1, 2}}, {Node: "b", PIDs: []int{3}}}); got != "a (pids 1, 2), b (pid 3)" {
-		t.Errorf("where(small) = %q", got)
-	}
-}
 
 // TestEI0011ExampleIsTheReporter: the bundle-wide EI0011 section cites the
 // process that reported EI0011 (node-3 pid 2103004, the root cause), not

@@ -1,12 +1,15 @@
 package model
 
+// How the report spells its quantities, for analysis (the sentences of
+// summaries, reasons and remedies) and rendering alike, and the bounds on
+// how many items a sentence names.
+
 import (
 	"fmt"
 	"math"
 	"strings"
 )
 
-// where renders who runs a setting value: "node-a (pids 1, 2), node-b (pid 3)".
 // TextListMax bounds the items a sentence of the text report (and the
 // findings of the remedies) names: a bundle of 10,000 plogs made pid lists
 // of megabytes. The count is always given; the JSON report keeps every
@@ -29,6 +32,7 @@ const (
 	PIDListMax    = 4
 )
 
+// Where renders who runs a setting value: "node-a (pids 1, 2), node-b (pid 3)".
 func Where(nodes []NodePIDs) string {
 	if len(nodes) == 1 {
 		return nodes[0].Node + " (" + PIDList(nodes[0].PIDs) + ")"
@@ -57,6 +61,7 @@ func pidCount(pids []int) string {
 	return fmt.Sprintf("%d pids", len(pids))
 }
 
+// PIDList names up to PIDListMax pids, and counts more.
 func PIDList(pids []int) string {
 	if len(pids) == 0 {
 		return "no pid"
@@ -111,6 +116,7 @@ func FmtSeconds(s float64) string {
 	}
 }
 
+// JoinAnd joins names as a sentence does: "a, b and c".
 func JoinAnd(s []string) string {
 	switch len(s) {
 	case 0:
@@ -164,7 +170,7 @@ func digitsPrefix(s string) int {
 	return i
 }
 
-// who names a process: "node-3 pid 2103452 (rank 12, device 4)".
+// Who names a process: "node-3 pid 2103452 (rank 12, device 4)".
 func Who(e Event) string {
 	s := e.Node
 	if e.PID > 0 {
