@@ -62,62 +62,13 @@ func (c *clockModel) tolerance(a, b string) float64 {
 	return ua + ub
 }
 
-// measureClocks compares the nodes' clocks over their shared communicators.
+// measureClocks compares the nodes' clocks over their shared communicators
+// and reports how they compare.
 func measureClocks(nodes []*nodeData, zones, basis map[string]string) (*clockModel, model.ClockReport) {
-	cm := &clockModel{offset: map[string]float64{}, unc: map[string]float64{}}
+	cm, ref, counts := measureOffsets(nodes)
 	rep := model.ClockReport{Nodes: []model.NodeClock{}, Notes: []string{}}
-	// The reference: the node with the most communicators (name breaks
-	// ties: nodes are sorted).
-	ref := -1
-	for i, n := range nodes {
-		if len(n.sync) > 0 && (ref < 0 || len(n.sync) > len(nodes[ref].sync)) {
-			ref = i
-		}
-	}
-	counts := map[string]int{}
-	if ref >= 0 {
-		refName := nodes[ref].name
-		cm.offset[refName], cm.unc[refName] = 0, 0
-		// Measure every node against any already measured node, nearest
-		// to the reference first, until nothing changes.
-		for changed := true; changed; {
-			changed = false
-			for _, n := range nodes {
-				if _, ok := cm.offset[n.name]; ok {
-					continue
-				}
-				for _, m := range nodes {
-					base, ok := cm.offset[m.name]
-					if !ok {
-						continue
-					}
-					var diffs []float64
-					for id, t := range n.sync {
-						if u, ok := m.sync[id]; ok {
-							diffs = append(diffs, t.Sub(u).Seconds())
-						}
-					}
-					if len(diffs) == 0 {
-						continue
-					}
-					slices.Sort(diffs)
-					med := diffs[len(diffs)/2]
-					if len(diffs)%2 == 0 {
-						med = (diffs[len(diffs)/2-1] + diffs[len(diffs)/2]) / 2
-					}
-					spread := (diffs[len(diffs)-1] - diffs[0]) / 2
-					cm.offset[n.name] = base + med
-					cm.unc[n.name] = cm.unc[m.name] + syncJitter + spread
-					counts[n.name] = len(diffs)
-					changed = true
-					break
-				}
-			}
-		}
-		if len(cm.offset) > 1 {
-			cm.measured = true
-			rep.Reference = refName
-		}
+	if cm.measured {
+		rep.Reference = ref
 	}
 	for _, n := range nodes {
 		nc := model.NodeClock{Node: n.name, Zone: zones[n.name], ZoneBasis: basis[n.name], Communicators: counts[n.name]}
@@ -133,6 +84,87 @@ func measureClocks(nodes []*nodeData, zones, basis map[string]string) (*clockMod
 		}
 		rep.Nodes = append(rep.Nodes, nc)
 	}
+	if note := clockNote(nodes, cm, rep.SkewDetected); note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	return cm, rep
+}
+
+// measureOffsets measures every node's clock against the reference (the
+// node with the most communicators), through any node already measured,
+// and returns the offsets, the reference and over how many communicators
+// each node was measured.
+func measureOffsets(nodes []*nodeData) (cm *clockModel, ref string, counts map[string]int) {
+	cm = &clockModel{offset: map[string]float64{}, unc: map[string]float64{}}
+	counts = map[string]int{}
+	// The reference: the node with the most communicators (name breaks
+	// ties: nodes are sorted).
+	refi := -1
+	for i, n := range nodes {
+		if len(n.sync) > 0 && (refi < 0 || len(n.sync) > len(nodes[refi].sync)) {
+			refi = i
+		}
+	}
+	if refi < 0 {
+		return cm, "", counts
+	}
+	ref = nodes[refi].name
+	cm.offset[ref], cm.unc[ref] = 0, 0
+	// Measure every node against any already measured node, nearest
+	// to the reference first, until nothing changes.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range nodes {
+			if _, ok := cm.offset[n.name]; ok {
+				continue
+			}
+			for _, m := range nodes {
+				base, ok := cm.offset[m.name]
+				if !ok {
+					continue
+				}
+				med, spread, k := syncOffset(n, m)
+				if k == 0 {
+					continue
+				}
+				cm.offset[n.name] = base + med
+				cm.unc[n.name] = cm.unc[m.name] + syncJitter + spread
+				counts[n.name] = k
+				changed = true
+				break
+			}
+		}
+	}
+	cm.measured = len(cm.offset) > 1
+	return cm, ref, counts
+}
+
+// syncOffset is how far n's clock is ahead of m's: the median difference
+// of the times both printed for the end of the same communicators'
+// initialisation, half the spread of those differences, and how many
+// communicators they share (0: not comparable).
+func syncOffset(n, m *nodeData) (med, spread float64, k int) {
+	var diffs []float64
+	for id, t := range n.sync {
+		if u, ok := m.sync[id]; ok {
+			diffs = append(diffs, t.Sub(u).Seconds())
+		}
+	}
+	if len(diffs) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(diffs)
+	med = diffs[len(diffs)/2]
+	if len(diffs)%2 == 0 {
+		med = (diffs[len(diffs)/2-1] + diffs[len(diffs)/2]) / 2
+	}
+	spread = (diffs[len(diffs)-1] - diffs[0]) / 2
+	return med, spread, len(diffs)
+}
+
+// clockNote says, for a bundle of several nodes, whether their clocks
+// could be compared and agree ("" when a skew note says it all).
+func clockNote(nodes []*nodeData, cm *clockModel, skew bool) string {
 	var unmeasured []string
 	for _, n := range nodes {
 		if _, ok := cm.offset[n.name]; !ok || !cm.measured {
@@ -143,15 +175,15 @@ func measureClocks(nodes []*nodeData, zones, basis map[string]string) (*clockMod
 	switch {
 	case len(nodes) < 2:
 	case !cm.measured:
-		rep.Notes = append(rep.Notes, "The nodes' clocks could not be compared (no communicator initialisation line is shared "+
-			"between nodes): times are used as printed, and events on different nodes less than 2 s apart are taken as "+
-			"simultaneous.")
+		return "The nodes' clocks could not be compared (no communicator initialisation line is shared " +
+			"between nodes): times are used as printed, and events on different nodes less than 2 s apart are taken as " +
+			"simultaneous."
 	case len(unmeasured) > 0:
-		rep.Notes = append(rep.Notes, fmt.Sprintf("The clocks of %s could not be compared with the others (no communicator in common): their times are used as printed.", model.JoinAnd(unmeasured)))
-	case !rep.SkewDetected:
-		rep.Notes = append(rep.Notes, fmt.Sprintf("The nodes' clocks agree within %.0f s (measured over the communicators' initialisation, which all ranks print together).", syncJitter))
+		return fmt.Sprintf("The clocks of %s could not be compared with the others (no communicator in common): their times are used as printed.", model.JoinAnd(unmeasured))
+	case !skew:
+		return fmt.Sprintf("The nodes' clocks agree within %.0f s (measured over the communicators' initialisation, which all ranks print together).", syncJitter)
 	}
-	return cm, rep
+	return ""
 }
 
 func skewNote(node, ref string, off float64, n int) string {
