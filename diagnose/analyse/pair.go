@@ -193,48 +193,52 @@ func silentRanks(in *model.Incident, ix *rankIndex, cm *clockModel, start time.T
 	}
 	out := []model.SilentRank{}
 	for _, rank := range order {
-		c := cands[rank]
-		bp := c.bp
-		s := model.SilentRank{Rank: rank, Node: bp.node.name, PID: bp.pid, Server: bp.server, Device: bp.device,
-			NamedBy: strings.Join(c.namedBy, "; ")}
-		var last time.Time
-		if bp.proc != nil {
-			last = bp.proc.lastWrite
-		}
-		s.Collect = []string{
-			fmt.Sprintf("the training screen log of %s pid %d (rank %d): its last lines say whether it exited, was killed or hung", bp.node.name, bp.pid, rank),
-			fmt.Sprintf("dmesg -T on %s around the time its logs stop: the OOM killer (\"Out of memory: Killed process %d\"), segfaults, NPU driver errors", bp.node.name, bp.pid),
-			fmt.Sprintf("the job scheduler's and container's exit record of pid %d (exit code, signal, OOMKilled)", bp.pid),
-		}
-		if last.IsZero() {
-			s.Confidence = model.ConfidenceLow
-			s.Reason = fmt.Sprintf("Rank %d's process (%s pid %d) is in the bundle but printed no time: whether it stopped before its peers failed cannot be told.", rank, bp.node.name, bp.pid)
-			out = append(out, s)
-			continue
-		}
-		s.LastLog = stamp(last, opts)
-		at := cm.align(bp.node.name, last)
-		s.LastLogAligned = model.Timestamp{Time: at.In(opts.Location)}
-		s.SilentSeconds = round3(start.Sub(at).Seconds())
-		if at.Before(start) {
-			s.Confidence = model.ConfidenceMedium
-			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure: they stop at %s, %s "+
-				"before its peers' first failure. HCCL's guidance for a peer that reports no error: its process was suspended "+
-				"or exited early. Medium, not high: a process killed outright may also lose its last, buffered log lines.",
-				rank, bp.node.name, bp.pid, s.LastLog.Format(model.TextTime), model.FmtSeconds(s.SilentSeconds))
-		} else {
-			s.Confidence = model.ConfidenceLow
-			s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure, but it printed until %s, "+
-				"after its peers began to fail: it was alive, possibly stuck in other work (a different collective, a hang in "+
-				"the framework) rather than exited.",
-				rank, bp.node.name, bp.pid, s.LastLog.Format(model.TextTime))
-		}
-		out = append(out, s)
+		out = append(out, silentRank(rank, cands[rank].bp, cands[rank].namedBy, cm, start, opts))
 	}
 	slices.SortStableFunc(out, func(a, b model.SilentRank) int {
 		return confidenceRank(a.Confidence) - confidenceRank(b.Confidence)
 	})
 	return out
+}
+
+// silentRank describes one named peer whose logs show no failure: when its
+// logs stop against the incident's start, how sure that makes it the root,
+// and what to collect next.
+func silentRank(rank int, bp bundleProc, namedBy []string, cm *clockModel, start time.Time, opts Options) model.SilentRank {
+	s := model.SilentRank{Rank: rank, Node: bp.node.name, PID: bp.pid, Server: bp.server, Device: bp.device,
+		NamedBy: strings.Join(namedBy, "; ")}
+	var last time.Time
+	if bp.proc != nil {
+		last = bp.proc.lastWrite
+	}
+	s.Collect = []string{
+		fmt.Sprintf("the training screen log of %s pid %d (rank %d): its last lines say whether it exited, was killed or hung", bp.node.name, bp.pid, rank),
+		fmt.Sprintf("dmesg -T on %s around the time its logs stop: the OOM killer (\"Out of memory: Killed process %d\"), segfaults, NPU driver errors", bp.node.name, bp.pid),
+		fmt.Sprintf("the job scheduler's and container's exit record of pid %d (exit code, signal, OOMKilled)", bp.pid),
+	}
+	if last.IsZero() {
+		s.Confidence = model.ConfidenceLow
+		s.Reason = fmt.Sprintf("Rank %d's process (%s pid %d) is in the bundle but printed no time: whether it stopped before its peers failed cannot be told.", rank, bp.node.name, bp.pid)
+		return s
+	}
+	s.LastLog = stamp(last, opts)
+	at := cm.align(bp.node.name, last)
+	s.LastLogAligned = model.Timestamp{Time: at.In(opts.Location)}
+	s.SilentSeconds = round3(start.Sub(at).Seconds())
+	if at.Before(start) {
+		s.Confidence = model.ConfidenceMedium
+		s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure: they stop at %s, %s "+
+			"before its peers' first failure. HCCL's guidance for a peer that reports no error: its process was suspended "+
+			"or exited early. Medium, not high: a process killed outright may also lose its last, buffered log lines.",
+			rank, bp.node.name, bp.pid, s.LastLog.Format(model.TextTime), model.FmtSeconds(s.SilentSeconds))
+	} else {
+		s.Confidence = model.ConfidenceLow
+		s.Reason = fmt.Sprintf("Rank %d's own logs are in the bundle (%s pid %d) and show no failure, but it printed until %s, "+
+			"after its peers began to fail: it was alive, possibly stuck in other work (a different collective, a hang in "+
+			"the framework) rather than exited.",
+			rank, bp.node.name, bp.pid, s.LastLog.Format(model.TextTime))
+	}
+	return s
 }
 
 func confidenceRank(c string) int {
