@@ -133,31 +133,52 @@ func incidentRemedyByRoot(r *model.Report, in *model.Incident) []model.Remedy {
 }
 
 // ei0011RootRemedies are the guide's four remedies with the failed
-// process's own numbers.
+// process's own numbers (p nil: its settings are not in the bundle); a
+// buffer-sized allocation puts HCCL_BUFFSIZE first.
 func ei0011RootRemedies(r *model.Report, root model.Event, p *model.Process) []model.Remedy {
 	qm := r.QPModel
+	reduce, fewer, free := rootReduceMemory(root, p, qm), rootFewerLinks(root, p, qm), rootFreeMemory(root, qm)
+	buff, buffer := rootBuffSize(r, root, p, qm)
+	if buffer {
+		return []model.Remedy{buff, free, reduce}
+	}
+	return []model.Remedy{reduce, fewer, free, buff}
+}
+
+// noSettings says that the failed process printed none of its own numbers.
+func noSettings(root model.Event) string {
+	return fmt.Sprintf("%s printed no HCCL settings or communicators in the bundle (its run/plog is missing): the numbers below are the bundle's, not its own.", model.Who(root))
+}
+
+// rootReduceMemory is remedy 1 on the failed rank: its QP and buffer memory.
+func rootReduceMemory(root model.Event, p *model.Process, qm model.QPModel) model.Remedy {
 	reduce := model.Remedy{ID: model.RemedyReduceMemoryUse,
 		Title: "Lower the job's own NPU memory use on the failed rank's device (smaller batch size, fewer processes on it, merge or serialise communicators)"}
+	if p == nil {
+		reduce.Findings = append(reduce.Findings, noSettings(root))
+		return reduce
+	}
+	q := p.QPs
+	if q.QPMemoryHighBytes > 0 {
+		reduce.Findings = append(reduce.Findings, fmt.Sprintf("Link setup of %s needs up to %s of NPU memory for QPs: %s QPs × %s (low bound %s QPs × %s = %s).",
+			model.Who(root), model.FmtBytes(q.QPMemoryHighBytes), model.FmtNum(q.QPsHigh), model.FmtBytes(qm.QPBytesHigh), model.FmtNum(q.QPsLow), model.FmtBytes(qm.QPBytesLow), model.FmtBytes(q.QPMemoryLowBytes)))
+	} else {
+		reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", model.Who(root)))
+	}
+	reduce.Findings = append(reduce.Findings, fmt.Sprintf("Its HCCL buffers: %d communicator(s), each 2 × its buffer size (HCCL_BUFFSIZE %s, %s, unless its comm config sets one) + 1 MiB: %s.",
+		q.Communicators, model.FmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, model.FmtBytes(q.CCLBufferBytes)))
+	return reduce
+}
+
+// rootFewerLinks is remedy 2 on the failed rank: its QP setting and the
+// links of its communicators.
+func rootFewerLinks(root model.Event, p *model.Process, qm model.QPModel) model.Remedy {
 	fewer := model.Remedy{ID: model.RemedyFewerRoCELinks,
 		Title: "Use fewer RoCE links: fewer QPs per connection (HCCL_RDMA_QPS_PER_CONNECTION, recommended 1 to 8), or an algorithm with fewer links"}
-	free := model.Remedy{ID: model.RemedyFreeNPUMemory,
-		Title: "Free NPU memory on the failed rank's device: stop other processes on it, look for leaks and stale communication resources"}
-	buff := model.Remedy{ID: model.RemedyHCCLBuffSize,
-		Title: "Only for a cclBuffer out-of-memory (EL0004 from the driver, or EI0011 with a buffer-sized allocation): set HCCL_BUFFSIZE"}
 	if p == nil {
-		msg := fmt.Sprintf("%s printed no HCCL settings or communicators in the bundle (its run/plog is missing): the numbers below are the bundle's, not its own.", model.Who(root))
-		reduce.Findings = append(reduce.Findings, msg)
-		fewer.Findings = append(fewer.Findings, msg)
+		fewer.Findings = append(fewer.Findings, noSettings(root))
 	} else {
 		q := p.QPs
-		if q.QPMemoryHighBytes > 0 {
-			reduce.Findings = append(reduce.Findings, fmt.Sprintf("Link setup of %s needs up to %s of NPU memory for QPs: %s QPs × %s (low bound %s QPs × %s = %s).",
-				model.Who(root), model.FmtBytes(q.QPMemoryHighBytes), model.FmtNum(q.QPsHigh), model.FmtBytes(qm.QPBytesHigh), model.FmtNum(q.QPsLow), model.FmtBytes(qm.QPBytesLow), model.FmtBytes(q.QPMemoryLowBytes)))
-		} else {
-			reduce.Findings = append(reduce.Findings, fmt.Sprintf("%s printed no communicator with RoCE links ([Communicator Key Info] with serverNum > 1): its QP memory cannot be estimated.", model.Who(root)))
-		}
-		reduce.Findings = append(reduce.Findings, fmt.Sprintf("Its HCCL buffers: %d communicator(s), each 2 × its buffer size (HCCL_BUFFSIZE %s, %s, unless its comm config sets one) + 1 MiB: %s.",
-			q.Communicators, model.FmtBytes(q.BuffSizeBytes), q.BuffSizeSetBy, model.FmtBytes(q.CCLBufferBytes)))
 		verdict := "within the recommended range [1, 8]"
 		if q.AboveRecommended {
 			verdict = fmt.Sprintf("ABOVE the recommended range [1, 8]: each connection creates %s QPs (N + 1); set it back to 1 (the default) or at most 8", model.FmtNum(hcclenv.QPsPerLink(q.QPsPerConnection)))
@@ -185,6 +206,13 @@ func ei0011RootRemedies(r *model.Report, root model.Event, p *model.Process) []m
 		}
 	}
 	fewer.Findings = append(fewer.Findings, fmt.Sprintf("QP settings take effect in this order, highest first: %s.", strings.Join(qm.QPSettingPriority, " > ")))
+	return fewer
+}
+
+// rootFreeMemory is remedy 3 on the failed rank's device.
+func rootFreeMemory(root model.Event, qm model.QPModel) model.Remedy {
+	free := model.Remedy{ID: model.RemedyFreeNPUMemory,
+		Title: "Free NPU memory on the failed rank's device: stop other processes on it, look for leaks and stale communication resources"}
 	dev := "its device"
 	if root.Device >= 0 {
 		dev = fmt.Sprintf("device %d", root.Device)
@@ -193,6 +221,14 @@ func ei0011RootRemedies(r *model.Report, root model.Event, p *model.Process) []m
 		fmt.Sprintf("Run `npu-smi info` on %s and look at %s: every process there other than pid %d holds memory the link setup needed; each failed allocation is one QP of %s to %s.",
 			root.Node, dev, root.PID, model.FmtBytes(qm.QPBytesLow), model.FmtBytes(qm.QPBytesHigh)),
 		"While a job runs, hccl_exporter's hccl_link_setup_headroom_bytes shows free HBM minus the QP memory still ahead, per chip.")
+	return free
+}
+
+// rootBuffSize is remedy 4, and whether the failed allocation was a
+// buffer (then it comes first).
+func rootBuffSize(r *model.Report, root model.Event, p *model.Process, qm model.QPModel) (model.Remedy, bool) {
+	buff := model.Remedy{ID: model.RemedyHCCLBuffSize,
+		Title: "Only for a cclBuffer out-of-memory (EL0004 from the driver, or EI0011 with a buffer-sized allocation): set HCCL_BUFFSIZE"}
 	if size, ok := allocationBytes(root.Text); ok && size > qm.QPBytesHigh {
 		// Newer HCCL raises EI0011 for any failed device allocation and
 		// prints its exact size (cann-log-eras.md §8.3): larger than a
@@ -213,7 +249,7 @@ func ei0011RootRemedies(r *model.Report, root model.Event, p *model.Process) []m
 			"the buffer is too small), keep that minimum and free NPU memory or lower the batch size instead.",
 			"For large language models the guide recommends ceil(MicrobatchSize × SequenceLength × hiddenSize × sizeof(DataType) / "+
 				"1 MiB) MB: `hccl_exporter diagnose buffsize --micro-batch-size N --seq-len N --hidden-size N --dtype bf16`.")
-		return []model.Remedy{buff, free, reduce}
+		return buff, true
 	}
 	if r.BufferOOM != nil && r.BufferOOM.HCCL {
 		buff.Findings = append(buff.Findings, "This bundle ALSO holds a driver-reported out-of-memory while HCCL allocated its "+
@@ -221,7 +257,7 @@ func ei0011RootRemedies(r *model.Report, root model.Event, p *model.Process) []m
 	} else {
 		buff.Findings = append(buff.Findings, "No driver-reported cclBuffer out-of-memory is in this bundle, and the failed allocation was QP-sized: HCCL_BUFFSIZE is not the lever for this EI0011.")
 	}
-	return []model.Remedy{reduce, fewer, free, buff}
+	return buff, false
 }
 
 // markAllocate precedes the size in EI0011's message: "Failed to allocate
