@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
 )
 
 // The bundles of the collection tools (collect.go) are built from the
@@ -231,7 +233,7 @@ func TestUnknownLayout(t *testing.T) {
 	if len(in.Layouts) != 0 || len(in.Read) != 1 || in.Read[0].Dir != "job/out" || in.Read[0].Files != 2 || in.Read[0].Kind != "screen" {
 		t.Fatalf("read %+v, layouts %v", in.Read, in.Layouts)
 	}
-	if len(in.Skipped) != 1 || in.Skipped[0].Files != 3 || in.Skipped[0].Reason != skipNotLog || len(in.Skipped[0].Examples) != 3 {
+	if len(in.Skipped) != 1 || in.Skipped[0].Files != 3 || in.Skipped[0].Reason != bundle.SkipNotLog || len(in.Skipped[0].Examples) != 3 {
 		t.Fatalf("skipped %+v", in.Skipped)
 	}
 	var text bytes.Buffer

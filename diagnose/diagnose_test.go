@@ -35,18 +35,18 @@ func TestSettingsDisagreeBetweenNodes(t *testing.T) {
 	if r.ExitCode != 1 {
 		t.Errorf("exit %d, want 1 (settings disagree)", r.ExitCode)
 	}
-	s := r.setting("HCCL_BUFFSIZE")
+	s := r.Setting("HCCL_BUFFSIZE")
 	if s.Consistent || !s.AcrossNodes {
 		t.Errorf("HCCL_BUFFSIZE consistent=%v across=%v", s.Consistent, s.AcrossNodes)
 	}
 	want := []SettingGroup{
-		{Value: "200", SetBy: []string{"environment"}, Processes: 3, Nodes: []NodePIDs{{"node1", []int{100, 101}}, {"node2", []int{100}}}},
-		{Value: "400", SetBy: []string{"environment"}, Processes: 1, Nodes: []NodePIDs{{"node3", []int{300}}}},
+		{Value: "200", SetBy: []string{"environment"}, Processes: 3, Nodes: []NodePIDs{{Node: "node1", PIDs: []int{100, 101}}, {Node: "node2", PIDs: []int{100}}}},
+		{Value: "400", SetBy: []string{"environment"}, Processes: 1, Nodes: []NodePIDs{{Node: "node3", PIDs: []int{300}}}},
 	}
 	if !reflect.DeepEqual(s.Values, want) {
 		t.Errorf("values\n got %+v\nwant %+v", s.Values, want)
 	}
-	if ipS := r.setting("HCCL_IF_IP"); ipS == nil || ipS.Consistent || !ipS.PerNode {
+	if ipS := r.Setting("HCCL_IF_IP"); ipS == nil || ipS.Consistent || !ipS.PerNode {
 		t.Errorf("HCCL_IF_IP: %+v, want inconsistent but per-node", ipS)
 	}
 	var text bytes.Buffer
@@ -67,7 +67,7 @@ func TestSettingsDisagreeBetweenNodes(t *testing.T) {
 		"plog/plog-2_20251103201702000.log": envPlog("2", "100", ""),
 	})
 	r2 := run(t, dir2)
-	s2 := r2.setting("HCCL_BUFFSIZE")
+	s2 := r2.Setting("HCCL_BUFFSIZE")
 	if s2.Consistent || s2.AcrossNodes || len(r2.Nodes) != 1 {
 		t.Errorf("one node: consistent=%v across=%v nodes=%d", s2.Consistent, s2.AcrossNodes, len(r2.Nodes))
 	}
@@ -342,99 +342,6 @@ func TestBuffSizeMB(t *testing.T) {
 		got, err := BuffSizeMB(c.mbs, c.seq, c.hidden, c.dtype)
 		if (err != nil) != c.err || got != c.want {
 			t.Errorf("BuffSizeMB(%d, %d, %d, %s) = %d, %v; want %d, err %v", c.mbs, c.seq, c.hidden, c.dtype, got, err, c.want, c.err)
-		}
-	}
-}
-
-func TestLayout(t *testing.T) {
-	cases := []struct {
-		name   string
-		keys   []string
-		layout Layout
-		want   map[string]string // key → node
-	}{
-		{"node dirs", []string{"n1/log/run/plog/plog-1", "n2/train.log"}, LayoutAuto,
-			map[string]string{"n1/log/run/plog/plog-1": "n1", "n2/train.log": "n2"}},
-		{"wrapper then node dirs", []string{"job/n1/plog-1", "job/n2/plog-2"}, LayoutAuto,
-			map[string]string{"job/n1/plog-1": "n1", "job/n2/plog-2": "n2"}},
-		{"one CANN root", []string{"run/plog/plog-1", "debug/plog/plog-1"}, LayoutAuto,
-			map[string]string{"run/plog/plog-1": "in", "debug/plog/plog-1": "in"}},
-		{"wrapper of a CANN root", []string{"ascend/log/run/plog/plog-1", "ascend/log/debug/plog/plog-2"}, LayoutAuto,
-			map[string]string{"ascend/log/run/plog/plog-1": "in"}},
-		{"one node with a screen dir", []string{"logs/ascend/log/run/plog/plog-1", "logs/screen/train.log"}, LayoutAuto,
-			map[string]string{"logs/ascend/log/run/plog/plog-1": "in"}},
-		{"plogs beside dirs", []string{"plog-1", "a/train.log", "b/train.log"}, LayoutAuto,
-			map[string]string{"a/train.log": "in"}},
-		{"files beside node dirs", []string{"README.txt", "a/train.log", "b/train.log"}, LayoutAuto,
-			map[string]string{"README.txt": "in", "a/train.log": "a", "b/train.log": "b"}},
-		{"forced nodes", []string{"run/plog/plog-1", "x.log"}, LayoutNodes,
-			map[string]string{"run/plog/plog-1": "run", "x.log": "in"}},
-		{"forced node", []string{"a/x.log", "b/y.log"}, LayoutNode,
-			map[string]string{"a/x.log": "in", "b/y.log": "in"}},
-		{"device dirs", []string{"device-0/device-1_20250101000000000", "device-1/device-2_20250101000000000"}, LayoutAuto,
-			map[string]string{"device-0/device-1_20250101000000000": "in"}},
-	}
-	for _, c := range cases {
-		a := newNodeAssigner("in", c.keys, c.layout)
-		for k, want := range c.want {
-			if got := a.node(k); got != want {
-				t.Errorf("%s: node(%q) = %q, want %q", c.name, k, got, want)
-			}
-		}
-	}
-}
-
-func TestClassify(t *testing.T) {
-	cases := []struct {
-		rel   string
-		ok    bool
-		kind  string
-		group string
-	}{
-		{"n/run/plog/plog-123_20250101000000000.log", true, "plog", "n/run/plog/plog-123"},
-		{"n/run/device-0/device-77_20250101000000000.log", true, "device", "n/run/device-0/device-77"},
-		{"n/run/plog/plog-123_2025.log", true, "screen", "n/run/plog/plog-123_2025.log"}, // not CANN's name: a *.log
-		{"pods/ns_pod_uid/c/0.log", true, "screen", "pods/ns_pod_uid/c/0.log"},
-		{"pods/ns_pod_uid/c/0.log.20250101-120000", true, "screen", "pods/ns_pod_uid/c/0.log.20250101-120000"},
-		{"pods/ns_pod_uid/c/0.log.20250101-120000.gz", true, "screen", "pods/ns_pod_uid/c/0.log.20250101-120000.gz"},
-		{"stdout.txt", true, "screen", "stdout.txt"},
-		{"slogdlog", false, "", ""},
-		{"notes.md", false, "", ""},
-		{"core.bin", false, "", ""},
-	}
-	kinds := map[int]string{0: "plog", 1: "device", 2: "screen"}
-	for _, c := range cases {
-		fc, ok := classify(c.rel)
-		if ok != c.ok {
-			t.Errorf("classify(%q) ok=%v", c.rel, ok)
-			continue
-		}
-		if ok && (kinds[int(fc.kind)] != c.kind || fc.group != c.group) {
-			t.Errorf("classify(%q) = %s %q, want %s %q", c.rel, kinds[int(fc.kind)], fc.group, c.kind, c.group)
-		}
-	}
-}
-
-func TestScanLines(t *testing.T) {
-	long := strings.Repeat("x", 50)
-	cases := []struct {
-		in   string
-		buf  int
-		want []string
-	}{
-		{"a\nb\n", 8, []string{"a", "b"}},
-		{"a\nb", 8, []string{"a", "b"}},
-		{"a\r\n\nb\n", 8, []string{"a\r", "", "b"}},
-		{"", 8, nil},
-		{long + "\nok\n", 8, []string{"xxxxxxxx", "ok"}}, // cut to its start
-		{"ab\n" + long, 8, []string{"ab", "xxxxxxxx"}},
-		{"12345678\n9", 8, []string{"12345678", "9"}},
-	}
-	for _, c := range cases {
-		var got []string
-		st, err := scanLines(iotestHalf(c.in), make([]byte, c.buf), func(l []byte) { got = append(got, string(l)) })
-		if err != nil || !slices.Equal(got, c.want) || st.bytes != int64(len(c.in)) || st.lines != int64(len(c.want)) {
-			t.Errorf("scanLines(%q) = %q %+v %v, want %q", c.in, got, st, err, c.want)
 		}
 	}
 }

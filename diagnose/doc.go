@@ -1,22 +1,22 @@
-// Package diagnose owns the offline analysis behind `hccl_exporter
+// Package diagnose is the offline analysis behind `hccl_exporter
 // diagnose`: it reads a bundle of CANN logs and training screen logs
-// collected from the nodes of a failed job (directories and .tar.gz
-// archives, streamed, never extracted), feeds every line through the same
-// parsers and state as the cannlog collector (one logstate.State per rotation
-// group, merged per node, since pids are only unique within a node), and
-// builds one Report, written as text, JSON or one self-contained HTML page.
+// collected from the nodes of a failed job (directories, tar and zip
+// archives, streamed, never extracted) and builds one Report, written as
+// text, JSON or one self-contained HTML page. docs/diagnose.md describes
+// the command and every field of its JSON output.
 //
-// The Report holds the incidents (incidents.go): every fault event ordered
-// on a common clock (the nodes' zones given or inferred from communicator
-// identifiers, their offsets measured over the communicators' initialisation,
-// clock.go, zone.go), grouped into incidents, each with its first failing
-// node, pid, rank and device, its consequences by code role and the waiting
-// process's own timer (roles.go), its confidence and reasons, and the
-// remedy starting from that root cause (rootremedy.go). Beside them: the
-// fault codes with their stage, counts, times, nodes and pids; the effective
-// HCCL settings of every process and the variables whose values disagree
-// between nodes; and, for EI0011, the troubleshooting guide's four remedies
-// filled in with the bundle's own numbers, kept apart from a driver-reported
-// cclBuffer out-of-memory (EL0004), whose remedy is HCCL_BUFFSIZE.
-// docs/diagnose.md describes the command and every field of its JSON output.
+// This package is the door callers use (Run, WriteText, WriteJSON,
+// WriteHTML and the Report's types); the work is done by four packages,
+// each importing only those before it:
+//
+//   - model: the Report and the types it is made of, the only thing that
+//     crosses from analysis to rendering;
+//   - bundle: reading the inputs into per-group line sinks (file kinds,
+//     collection tools' layouts, node assignment);
+//   - analyse: bundle → model.Report (events, clocks, zones, incidents,
+//     remedies);
+//   - render: model.Report → text, JSON, HTML.
+//
+// render imports neither analyse nor bundle, and analyse does not import
+// render (TestDiagnoseLayers).
 package diagnose

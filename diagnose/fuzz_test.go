@@ -9,11 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/iotest"
-)
 
-// iotestHalf reads s a few bytes at a time, to exercise refills.
-func iotestHalf(s string) io.Reader { return iotest.HalfReader(strings.NewReader(s)) }
+	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
+)
 
 func seedFiles(f *testing.F) {
 	_ = filepath.WalkDir("testdata/bundle", func(p string, d os.DirEntry, err error) error {
@@ -39,7 +37,7 @@ func seedFiles(f *testing.F) {
 func FuzzBundle(f *testing.F) {
 	seedFiles(f)
 	f.Fuzz(func(t *testing.T, name string, content []byte) {
-		rel := cleanArchivePath(name)
+		rel := bundle.CleanArchivePath(name)
 		if rel == "" || strings.ContainsRune(rel, 0) || len(rel) > 200 {
 			return
 		}

@@ -3,10 +3,12 @@ package diagnose
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -94,4 +96,24 @@ func envPlog(pid, buffsize, qps string, extra ...string) string {
 		s += head + e + "\n"
 	}
 	return s
+}
+
+// faultOf returns the report's fault of a code, or nil.
+func faultOf(r *Report, code string) *Fault {
+	for i := range r.Faults {
+		if r.Faults[i].Code == code {
+			return &r.Faults[i]
+		}
+	}
+	return nil
+}
+
+// sortedKeys returns the keys of m in ascending order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }

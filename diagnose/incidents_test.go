@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
@@ -77,8 +78,8 @@ func TestIncidentEI0011WithTimeouts(t *testing.T) {
 	if in.Root.PID != 2103004 || !in.Root.DevicePhysical || in.Root.RankSize != 64 {
 		t.Errorf("root %+v", in.Root)
 	}
-	if in.Root.Aligned.Format(textTime) != "2026-03-18 20:18:46.447000" {
-		t.Errorf("root time %s", in.Root.Aligned.Format(textTime))
+	if in.Root.Aligned.Format(model.TextTime) != "2026-03-18 20:18:46.447000" {
+		t.Errorf("root time %s", in.Root.Aligned.Format(model.TextTime))
 	}
 	if in.Confidence != ConfidenceHigh {
 		t.Errorf("confidence %s: %q", in.Confidence, in.Reasons)
@@ -190,7 +191,7 @@ func TestIncidentSkewedClocks(t *testing.T) {
 	r := runIncidents(t, "skew")
 	checkAccounted(t, r)
 	// As printed, the consequence comes first: a naive order is wrong.
-	if ei6, ei11 := r.fault("EI0006"), r.fault("EI0011"); !ei6.First.Before(ei11.First.Time) {
+	if ei6, ei11 := faultOf(r, "EI0006"), faultOf(r, "EI0011"); !ei6.First.Before(ei11.First.Time) {
 		t.Fatalf("the bundle does not test skew: EI0006 first %v, EI0011 first %v", ei6.First, ei11.First)
 	}
 	if !r.Clock.SkewDetected || r.Clock.Reference != "node-1" {
@@ -213,7 +214,7 @@ func TestIncidentSkewedClocks(t *testing.T) {
 	if g := groupOf(in, PartConsequence, "EI0006"); g == nil || g.Processes != 24 || g.FirstAfterSeconds < 139 || g.FirstAfterSeconds > 141.5 {
 		t.Errorf("EI0006 %+v", g)
 	}
-	if got := in.Root.Time.Format(textTime); got != "2026-03-18 14:08:20.000000" {
+	if got := in.Root.Time.Format(model.TextTime); got != "2026-03-18 14:08:20.000000" {
 		t.Errorf("printed time %s", got)
 	}
 	if d := in.Root.Aligned.Sub(day(14, 5, 0, 0)); d.Abs() > 100*time.Millisecond {
@@ -442,10 +443,10 @@ func TestTimezoneAuto(t *testing.T) {
 		}
 	}
 	root := r.Incidents[0].Root
-	if got := root.Aligned.UTC().Format(textTime); got != "2026-03-18 12:18:46.447000" {
+	if got := root.Aligned.UTC().Format(model.TextTime); got != "2026-03-18 12:18:46.447000" {
 		t.Errorf("root at %s UTC, want 12:18:46.447", got)
 	}
-	if got := root.Time.Format(textTime); got != "2026-03-18 20:18:46.447000" {
+	if got := root.Time.Format(model.TextTime); got != "2026-03-18 20:18:46.447000" {
 		t.Errorf("root printed %s, want the node's wall clock 20:18:46.447", got)
 	}
 
@@ -463,7 +464,7 @@ func TestTimezoneAuto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nc := r1.Clock.Nodes[1]; nc.Node != "node-2" || !strings.HasPrefix(nc.Zone, "UTC+08") || nc.ZoneBasis != zoneBasisAssumed {
+	if nc := r1.Clock.Nodes[1]; nc.Node != "node-2" || !strings.HasPrefix(nc.Zone, "UTC+08") || nc.ZoneBasis != model.ZoneBasisAssumed {
 		t.Errorf("node-2: %+v", nc)
 	}
 
@@ -472,7 +473,7 @@ func TestTimezoneAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, nc := range r2.Clock.Nodes {
-		if nc.Zone != "UTC" || nc.ZoneBasis != zoneBasisNoEvidence {
+		if nc.Zone != "UTC" || nc.ZoneBasis != model.ZoneBasisNoEvidence {
 			t.Errorf("skew %s: zone %s (%s)", nc.Node, nc.Zone, nc.ZoneBasis)
 		}
 	}

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"html"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // silentBundle printed its times in UTC+8 (gen_bundles_test.go, 6.): rank
@@ -30,7 +31,7 @@ func checkSilentIncident(t *testing.T, r *Report) {
 	if p == nil {
 		t.Fatalf("no failing pair; link failures of the bundle: %+v, of the incident: %+v", r.LinkFailures, in.LinkFailures)
 	}
-	want := FailingPair{Source: linkSourceDetector, LinkType: linkTypeRoCE,
+	want := FailingPair{Source: model.LinkSourceDetector, LinkType: model.LinkTypeRoCE,
 		Src: PairEnd{Rank: 3, Server: "10.20.1.11", Device: 3, Node: "node-1", PID: 669003, InBundle: true},
 		Dst: PairEnd{Rank: 11, Server: "10.20.1.12", Device: 3, Node: "node-2", PID: 670003, InBundle: true}}
 	if *p != want {
@@ -182,33 +183,6 @@ func TestNoSilentRankWhenPeerFailed(t *testing.T) {
 		if len(in.SilentRanks) > 0 || in.Root != nil {
 			t.Errorf("incident #%d: silent ranks %+v, root %+v", in.ID, in.SilentRanks, in.Root)
 		}
-	}
-}
-
-// TestPairEndString covers the ends the bundle cannot resolve.
-func TestPairEndString(t *testing.T) {
-	for _, tc := range []struct {
-		e    PairEnd
-		want string
-	}{
-		{PairEnd{Rank: -1, Server: "10.0.0.2", Device: 4}, "server 10.0.0.2 (device 4, not in the bundle)"},
-		{PairEnd{Rank: 7, Device: -1}, "rank 7 (not in the bundle)"},
-		{PairEnd{Rank: -1, Device: -1}, "?"},
-		{PairEnd{Rank: 2, Server: "a", Device: 2, Node: "n", PID: 9, InBundle: true}, "rank 2 on a (device 2, n pid 9)"},
-	} {
-		if got := tc.e.String(); got != tc.want {
-			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
-		}
-	}
-}
-
-func TestNaturalLess(t *testing.T) {
-	in := []string{"node-10", "node-2", "node-1", "node-100", "node-02", "a", "node-b", "node-"}
-	want := []string{"a", "node-", "node-1", "node-2", "node-02", "node-10", "node-100", "node-b"}
-	got := append([]string(nil), in...)
-	sort.SliceStable(got, func(i, j int) bool { return naturalLess(got[i], got[j]) })
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("%v, want %v", got, want)
 	}
 }
 

@@ -13,50 +13,6 @@ import (
 // the root cause's, a zone that names itself, and a timeline whose ticks
 // tell times apart.
 
-// TestTextLinesBounded: no line of the text report of any incident bundle
-// is longer than the wrap width (plus a multi-byte margin), except quoted
-// log lines, which stay whole to be searched for.
-func TestTextLinesBounded(t *testing.T) {
-	for _, name := range []string{"ei0011", "portdown", "two-incidents", "skew", "only-consequences"} {
-		var text bytes.Buffer
-		if err := WriteText(&text, runIncidents(t, name)); err != nil {
-			t.Fatal(err)
-		}
-		for i, l := range strings.Split(text.String(), "\n") {
-			if strings.HasPrefix(strings.TrimLeft(l, " "), "line: ") {
-				continue
-			}
-			if n := len([]rune(l)); n > textWidth {
-				t.Errorf("%s line %d: %d characters (at most %d): %.120s…", name, i+1, n, textWidth, l)
-			}
-		}
-	}
-}
-
-// TestWhereBounded: the settings of 64 processes on 8 nodes name a few
-// nodes and count the rest, instead of every pid.
-func TestWhereBounded(t *testing.T) {
-	var nodes []NodePIDs
-	for n := range 8 {
-		var pids []int
-		for p := range 8 {
-			pids = append(pids, 2100000+n*1000+p)
-		}
-		nodes = append(nodes, NodePIDs{Node: "node-" + string(rune('1'+n)), PIDs: pids})
-	}
-	got := where(nodes)
-	want := "8 nodes, 64 pids: node-1 (8 pids), node-2 (8 pids), node-3 (8 pids), node-4 (8 pids) and 4 more node(s) (all in --format=json)"
-	if got != want {
-		t.Errorf("where = %q\nwant    %q", got, want)
-	}
-	if got := where(nodes[:1]); got != "node-1 (8 pids: 2100000, 2100001, 2100002, 2100003 and 4 more)" {
-		t.Errorf("where(one node) = %q", got)
-	}
-	if got := where([]NodePIDs{{Node: "a", PIDs: []int{1, 2}}, {Node: "b", PIDs: []int{3}}}); got != "a (pids 1, 2), b (pid 3)" {
-		t.Errorf("where(small) = %q", got)
-	}
-}
-
 // TestEI0011ExampleIsTheReporter: the bundle-wide EI0011 section cites the
 // process that reported EI0011 (node-3 pid 2103004, the root cause), not
 // the first process of the bundle with the same settings (node-1's).
@@ -94,27 +50,5 @@ func TestLocalZoneNamed(t *testing.T) {
 	}
 	if strings.Contains(page.String(), "Times are in Local") || !regexp.MustCompile(`Times are in this machine&#39;s local zone \(UTC(&#43;|-)\d\d:\d\d\)`).MatchString(page.String()) {
 		t.Errorf("HTML report does not name the local zone")
-	}
-}
-
-// TestTimelineTicksDistinct: the consequences of an incident arrive within
-// half a second; the timeline's wall-clock ticks still read different
-// times.
-func TestTimelineTicksDistinct(t *testing.T) {
-	r := runIncidents(t, "only-consequences")
-	if len(r.Incidents) == 0 {
-		t.Fatal("no incident")
-	}
-	svg := string(timelineSVG(r.Incidents[0]))
-	labels := regexp.MustCompile(`<text class="axis" x="[0-9.]+" y="\d+" text-anchor="middle">(\d\d:\d\d:\d\d[^<]*)</text>`).FindAllStringSubmatch(svg, -1)
-	if len(labels) < 3 {
-		t.Fatalf("%d wall-clock ticks in %s", len(labels), svg)
-	}
-	seen := map[string]bool{}
-	for _, l := range labels {
-		if seen[l[1]] {
-			t.Errorf("tick %s appears twice: %v", l[1], labels)
-		}
-		seen[l[1]] = true
 	}
 }
