@@ -132,31 +132,12 @@ var ErrClosed = errors.New("tail: follower closed")
 
 type fileID struct{ dev, ino uint64 }
 
-// life is where a followed file is in its life. A file starts live; a CANN
-// file becomes sealed when a newer file of its rotation group appears
-// (CANN writes only the newest), and drained once read to its end after
-// that (closed for good; opened again only if it turns out to have grown).
-// A file no followed name reaches any more (deleted, renamed away) is an
-// orphan, read through the descriptor it still has until it is drained or
-// retired; renamed back under a followed name, it is live again.
-type life uint8
-
-const (
-	lifeLive life = iota
-	lifeSealed
-	lifeDrained
-	lifeOrphan
-)
-
-// sealed reports whether no more writes are expected (sealed or drained).
-func (t *tracked) sealed() bool { return t.life == lifeSealed || t.life == lifeDrained }
-
 // tracked is the follower's state for one file, identified by (device,
 // inode) so that a rename is not a new file.
 type tracked struct {
 	File
 	id fileID
-	fd int // -1 when closed
+	h  handle // its descriptor (see handle)
 
 	// offset is the first byte not yet delivered: a line start, or the
 	// position reached inside an over-long line (skipping). Only offset is
@@ -180,11 +161,9 @@ type tracked struct {
 	// size is the size at the last look; with offset == scanned == size
 	// the file is fully read and its descriptor may go to the budget.
 	size int64
-	// wantOpen: the file needs a descriptor the budget could not give yet;
-	// Poll opens it as soon as one is free. fresh: saved offsets were not
-	// applied to it yet (it was never opened).
-	wantOpen bool
-	fresh    bool
+	// fresh: saved offsets were not applied to it yet (it was never
+	// opened).
+	fresh bool
 	// missed counts rescans a closed file was not found by (see lose).
 	missed int
 	// checkedAt is the Poll (pollSeq) that last looked at the file: a
@@ -246,7 +225,7 @@ type Follower struct {
 	enc          []byte
 	openFDs      int
 	maxOpen      int
-	waiting      int // tracked files with wantOpen
+	waiting      int // tracked files whose handle is waiting
 	pollSeq      uint64
 	w            *watcher
 	// hint is the current Poll's events (nil outside Poll or without
@@ -439,10 +418,10 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		if t.life == lifeDrained {
 			continue
 		}
-		if t.fd < 0 {
-			if !t.wantOpen {
-				continue
-			}
+		switch t.h.state {
+		case handleClosed:
+			continue
+		case handleWaiting:
 			// Found while the budget was spent: open it now that reading
 			// the files before it made some evictable.
 			if !f.open(t, &c, dirRef{}) {
@@ -652,7 +631,7 @@ func (f *Follower) rewrittenInPlace(t *tracked, c *pollCounters) bool {
 // by the kubelet, replaced, or deleted). It returns false once the file is
 // drained and dropped.
 func (f *Follower) followOrphan(t *tracked, handle func(*File, []byte), now time.Time, c *pollCounters) bool {
-	if t.fd < 0 {
+	if !t.h.isOpen() {
 		return false
 	}
 	var st syscall.Stat_t
@@ -702,18 +681,6 @@ func (f *Follower) forget(t *tracked) {
 	f.dirty = true
 }
 
-func (f *Follower) closeFD(t *tracked) {
-	if t.wantOpen {
-		t.wantOpen = false
-		f.waiting--
-	}
-	if t.fd >= 0 {
-		closeT(t, t.fd)
-		t.fd = -1
-		f.openFDs--
-	}
-}
-
 // readFile reads t from its offset to the end and delivers complete lines.
 // With final set, a partial last line is delivered too.
 func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, c *pollCounters) {
@@ -732,7 +699,7 @@ func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, 
 // lengths of the old ones; the head check costs one pread of at most
 // fpSize bytes per read, not per line.
 func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, c *pollCounters) (rewritten bool) {
-	if t.fd < 0 {
+	if !t.h.isOpen() {
 		return false
 	}
 	if t.offset > 0 && f.headChanged(t, c) {
@@ -928,7 +895,7 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 
 func (r *reader) pread(p []byte, off int64) (int, error) {
 	if r.t.rio == nil {
-		return pread(r.t.fd, p, off)
+		return pread(r.t.h.sysfd(), p, off)
 	}
 	return r.f.preadVia(r.t, p, off, r.c, true)
 }

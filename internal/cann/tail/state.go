@@ -343,7 +343,7 @@ func (f *Follower) applyPending(t *tracked, size int64) {
 		var head []byte
 		if e.fpLen > 0 {
 			head = make([]byte, e.fpLen)
-			n, err := pread(t.fd, head, 0)
+			n, err := pread(t.h.sysfd(), head, 0)
 			if err != nil || n != e.fpLen || fingerprint(head) != e.fpHash {
 				f.log.Debug("saved offset not applied: different leading bytes", "path", t.Path, "saved_path", e.path)
 				continue
