@@ -112,3 +112,111 @@ func (f *Follower) closeFD(t *tracked) {
 	}
 	t.h = handle{}
 }
+
+// readPos is where reading a file stands: three offsets, what the first
+// of them stands at, and two facts of the last read and the last look.
+//
+// The offsets, offset <= scanned:
+//
+//	offset   the first byte not yet delivered, where a restart resumes (the
+//	         only one saved)
+//	scanned  the first byte not yet read: the bytes from offset to scanned
+//	         are a partial last line, read again once its newline arrives
+//	size     the file's size at the last look (fstat, a listing, an event)
+//
+// What offset stands at (at), one of:
+//
+//	unplaced    nothing read yet, and an offset saved before a restart may
+//	            still apply: the file was never opened (a new file starts
+//	            here; its first open places it, at the saved offset or at 0)
+//	lineStart   the start of a line (or of the file): the byte before it is
+//	            the newline that ended the last line delivered
+//	inLongLine  inside an over-long line (or a hole) whose head went out
+//	            cut: the rest of it, up to its newline, is dropped
+//	afterFinal  just past a partial last line delivered as final (its file
+//	            deleted, sealed or retired), so the byte before it is no
+//	            newline; the next newline consumed puts it at lineStart
+//
+// A truncation (or a rewrite in place) restarts a placed file at 0,
+// lineStart. The state file keeps inLongLine and afterFinal as the flags
+// skipping and midLine.
+//
+// The facts, independent of the above and of each other:
+//
+//	capped   the last read stopped at the per-Poll byte cap, not at the
+//	         end: the next Poll reads on whatever events say
+//	changed  the last listing saw a size or change time other than what
+//	         was read (or the file is new to the listing): it is looked at
+//	         by the Poll of that rescan
+type readPos struct {
+	offset, scanned, size int64
+	at                    posState
+	capped, changed       bool
+}
+
+type posState uint8
+
+const (
+	posUnplaced posState = iota
+	posLineStart
+	posInLongLine
+	posAfterFinal
+)
+
+func (p *readPos) unplaced() bool   { return p.at == posUnplaced }
+func (p *readPos) inLongLine() bool { return p.at == posInLongLine }
+
+// newlineBefore reports whether the byte before offset (offset > 0) is the
+// newline that ended the last line delivered, which a read checks first.
+func (p *readPos) newlineBefore() bool { return p.at == posLineStart }
+
+// partial reports whether a partial last line was read and not delivered.
+func (p *readPos) partial() bool { return p.scanned > p.offset }
+
+// caughtUp reports whether reading reached exactly the size of the last
+// look: nothing waits to be read, nothing was read past it (a partial last
+// line may wait for its newline).
+func (p *readPos) caughtUp() bool { return p.scanned == p.size }
+
+// fullyRead reports whether every byte of a file of size was read and
+// delivered: no partial line waits.
+func (p *readPos) fullyRead(size int64) bool { return p.scanned == size && !p.partial() }
+
+// behind reports whether bytes below the size of the last look are unread.
+func (p *readPos) behind() bool { return p.scanned < p.size }
+
+// readPast reports whether more was read than a file of size holds now:
+// it was truncated.
+func (p *readPos) readPast(size int64) bool { return size < p.scanned || size < p.offset }
+
+// place makes an unplaced file's position the start of the file; resume
+// may move it to a saved one.
+func (p *readPos) place() { p.at = posLineStart }
+
+// resume moves the position to an offset saved before a restart, with the
+// flags it was saved with.
+func (p *readPos) resume(offset int64, skipping, midLine bool) {
+	p.offset, p.scanned = offset, offset
+	switch {
+	case skipping:
+		p.at = posInLongLine
+	case midLine:
+		p.at = posAfterFinal
+	default:
+		p.at = posLineStart
+	}
+}
+
+// saved returns the flags the state file keeps of where offset stands.
+func (p *readPos) saved() (skipping, midLine bool) {
+	return p.at == posInLongLine, p.at == posAfterFinal
+}
+
+// restart reads the file again from its start (truncated, or rewritten in
+// place). An unplaced file has read nothing: it stays unplaced.
+func (p *readPos) restart() {
+	p.offset, p.scanned = 0, 0
+	if p.at != posUnplaced {
+		p.at = posLineStart
+	}
+}

@@ -302,7 +302,7 @@ func (f *Follower) statCandidate(path string, at dirRef, sc *scanCtx) (syscall.S
 // (descriptor budget, idle) and that a listing finds again: truncated
 // meanwhile, or not the same file at all.
 func (f *Follower) recheckClosed(t *tracked, path string, size int64, sc *scanCtx) {
-	if t.life != lifeDrained && path == t.Path && size < t.offset {
+	if t.life != lifeDrained && path == t.Path && size < t.pos.offset {
 		// Shorter than what was read, under the same name: truncated (or
 		// deleted and created again on the same inode: reading it from
 		// the start is right for both).
@@ -341,9 +341,9 @@ func (f *Follower) refresh(t *tracked, path string, st *syscall.Stat_t, at dirRe
 		sc.changed = true
 	}
 	f.byPath[path] = t
-	t.changed = st.Size != t.scanned || st.Ctim != t.ctime
-	t.size = st.Size
-	if !t.h.isOpen() && t.changed {
+	t.pos.changed = st.Size != t.pos.scanned || st.Ctim != t.ctime
+	t.pos.size = st.Size
+	if !t.h.isOpen() && t.pos.changed {
 		f.open(t, sc.c, at)
 	}
 }
@@ -356,7 +356,7 @@ func (f *Follower) adoptOrphan(id fileID, path string, sc *scanCtx) bool {
 	}
 	t := f.orphans[i]
 	f.orphans = slices.Delete(f.orphans, i, i+1)
-	t.life, t.seen, t.changed = lifeLive, sc.gen, true // reorder seals it again if need be
+	t.life, t.seen, t.pos.changed = lifeLive, sc.gen, true // reorder seals it again if need be
 	t.setPath(path)
 	f.byID[id] = t
 	f.byPath[path] = t
@@ -373,7 +373,7 @@ func (f *Follower) follow(path string, kind Kind, pid int, id fileID, st *syscal
 		id:         id,
 		lastChange: sc.now,
 		seen:       sc.gen,
-		changed:    true,
+		pos:        readPos{size: st.Size, changed: true}, // unplaced
 	}
 	t.setPath(path)
 	if kind == KindScreen {
@@ -391,8 +391,6 @@ func (f *Follower) follow(path string, kind Kind, pid int, id fileID, st *syscal
 	f.byPath[path] = t
 	sc.changed = true
 	f.dirty = true
-	t.fresh = true
-	t.size = st.Size
 	f.open(t, sc.c, at)
 }
 
@@ -441,8 +439,8 @@ func (f *Follower) open(t *tracked, c *pollCounters, at dirRef) bool {
 		t.life = lifeSealed // it grew after all: read it to its end again
 	}
 	t.errMsg = ""
-	if t.fresh {
-		t.fresh = false
+	if t.pos.unplaced() {
+		t.pos.place()
 		if f.pending != nil {
 			f.applyPending(t, st.Size)
 			// Whatever was saved for this inode no longer applies: this
@@ -483,7 +481,7 @@ func (f *Follower) evict(n int) {
 		// again from offset when it is opened again, so nothing is lost,
 		// and a job that never ends its last line cannot keep
 		// descriptors for ever.
-		if !t.h.isOpen() || t.size != t.scanned || t.pollAlways || t.life == lifeOrphan {
+		if !t.h.isOpen() || !t.pos.caughtUp() || t.pollAlways || t.life == lifeOrphan {
 			continue
 		}
 		if _, pin := pinned[t]; !pin && f.byID[t.id] == t && !f.eventPending(t) {
@@ -615,7 +613,7 @@ func (f *Follower) reorder(c *pollCounters) {
 				// have been written since, or end in a partial line
 				// that is final now: read it to its end first.
 				var st syscall.Stat_t
-				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && (st.Size != t.scanned || t.scanned != t.offset) {
+				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && !t.pos.fullyRead(st.Size) {
 					f.wait(t)
 				} else {
 					t.life = lifeDrained
@@ -699,7 +697,7 @@ func kubeletRotated(path string) (base string, ok bool) {
 // inode) is the file we read before and not a new one reusing the inode:
 // it is no smaller than what was read and starts with the same bytes.
 func (f *Follower) sameFile(t *tracked, path string, size int64, c *pollCounters) bool {
-	if path == t.Path && size == t.scanned {
+	if path == t.Path && size == t.pos.scanned {
 		return true // unchanged: nothing would be read anyway
 	}
 	if path != t.Path && (filepath.Dir(path) != filepath.Dir(t.Path) || (t.group != "" && cannGroup(path) != t.group)) {
@@ -709,7 +707,7 @@ func (f *Follower) sameFile(t *tracked, path string, size int64, c *pollCounters
 		// before its first bytes were read has no fingerprint to tell.
 		return false
 	}
-	if size < t.offset {
+	if size < t.pos.offset {
 		return false
 	}
 	if t.fpLen == 0 {

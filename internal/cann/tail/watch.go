@@ -52,7 +52,7 @@ func (f *Follower) applyHint(h *notifyHint, c *pollCounters) (rescan bool) {
 					rescan = true
 					continue
 				}
-				t.size = st.Size
+				t.pos.size = st.Size
 				if !f.open(t, c, dirRef{}) {
 					continue
 				}
