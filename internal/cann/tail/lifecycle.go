@@ -58,8 +58,7 @@ const (
 	handleOpen
 )
 
-func (h handle) isOpen() bool    { return h.state == handleOpen }
-func (h handle) isWaiting() bool { return h.state == handleWaiting }
+func (h handle) isOpen() bool { return h.state == handleOpen }
 
 // sysfd is the descriptor a system call on the file uses: none (-1) unless
 // open, so that a call on a file without one fails with EBADF instead of
