@@ -31,20 +31,22 @@ func (t *tracked) sealed() bool { return t.life == lifeSealed || t.life == lifeD
 //	         path, checked to be the same device and inode) when it
 //	         changes.
 //	waiting  no descriptor, and one is wanted: the budget was spent (or the
-//	         process out of descriptors) when it was needed. Poll opens it
-//	         as soon as one is free; rescans wait for no waiting file
-//	         before they give up saved offsets.
+//	         process out of descriptors) when it was needed, or a file
+//	         closed with bytes unread was sealed. Poll opens it as soon as
+//	         one is free; saved offsets are not given up while a file waits.
 //	open     fd is the descriptor, counted against the budget.
 //
 // The transitions are Follower methods, since the budget counts open and
 // waiting files:
 //
 //	closed, waiting ─open─▶ open      a descriptor within the budget (setOpen)
-//	closed ─────────open─▶ waiting    the budget is spent (wait)
+//	closed ─────────open─▶ waiting    the budget is spent (wait; reorder too)
 //	waiting ────────open─▶ closed     the open failed: gone, replaced, refused (unwait)
 //	open, waiting ─closeFD─▶ closed   given back to the budget, or no longer wanted
 //
-// An open on a root that does not answer leaves the state as it was.
+// An open on a root that does not answer leaves the state as it was. A
+// drained file is closed; an orphan is open (no name reaches it to open it
+// again).
 type handle struct {
 	state handleState
 	fd    int // the descriptor while open; meaningless otherwise
