@@ -132,73 +132,35 @@ var ErrClosed = errors.New("tail: follower closed")
 
 type fileID struct{ dev, ino uint64 }
 
-// life is where a followed file is in its life. A file starts live; a CANN
-// file becomes sealed when a newer file of its rotation group appears
-// (CANN writes only the newest), and drained once read to its end after
-// that (closed for good; opened again only if it turns out to have grown).
-// A file no followed name reaches any more (deleted, renamed away) is an
-// orphan, read through the descriptor it still has until it is drained or
-// retired; renamed back under a followed name, it is live again.
-type life uint8
-
-const (
-	lifeLive life = iota
-	lifeSealed
-	lifeDrained
-	lifeOrphan
-)
-
-// sealed reports whether no more writes are expected (sealed or drained).
-func (t *tracked) sealed() bool { return t.life == lifeSealed || t.life == lifeDrained }
-
 // tracked is the follower's state for one file, identified by (device,
 // inode) so that a rename is not a new file.
 type tracked struct {
 	File
 	id fileID
-	fd int // -1 when closed
-
-	// offset is the first byte not yet delivered: a line start, or the
-	// position reached inside an over-long line (skipping). Only offset is
-	// saved; bytes between offset and scanned are a partial line that is
-	// read again once its newline arrives.
-	offset   int64
-	scanned  int64
-	skipping bool
+	// The file's state (see lifecycle.go): where it is in its life,
+	// its descriptor, where reading it stands.
+	life life
+	h    handle
+	pos  readPos
 
 	group   string // CANN rotation group; empty for screen logs
 	sortKey string // read order
-	life    life   // where the file is in its life (see life)
-	// pollAlways: reached through a symlink, whose directory's events say
-	// nothing about the target, so it is checked on every Poll.
+
+	// How the file is reached. rio is the worker of the root the file was
+	// found in, and root that root (its files are reached again from it);
+	// both nil for screen logs. pollAlways: reached through a symlink,
+	// whose directory's events say nothing about the target, so it is
+	// checked on every Poll.
+	rio        *rootIO
+	root       *cannRoot
 	pollAlways bool
-	// midLine: offset is not at a line start (a partial last line was
-	// delivered as final), so rewritten cannot check the byte before it.
-	midLine bool
-	// changed: the last scan saw a size other than what was read.
-	changed bool
-	// size is the size at the last look; with offset == scanned == size
-	// the file is fully read and its descriptor may go to the budget.
-	size int64
-	// wantOpen: the file needs a descriptor the budget could not give yet;
-	// Poll opens it as soon as one is free. fresh: saved offsets were not
-	// applied to it yet (it was never opened).
-	wantOpen bool
-	fresh    bool
+
 	// missed counts rescans a closed file was not found by (see lose).
 	missed int
 	// checkedAt is the Poll (pollSeq) that last looked at the file: a
 	// write event of this Poll is consumed only once it was looked at
 	// (see evict).
 	checkedAt uint64
-	// more: the last read stopped at the per-Poll byte cap; the next
-	// Poll reads on whatever events say.
-	more bool
-	// rio is the worker of the root the file was found in, and root that
-	// root (its files are reached again from it); both nil for screen
-	// logs.
-	rio  *rootIO
-	root *cannRoot
 
 	lastChange time.Time
 	seen       uint64 // rescan generation
@@ -206,7 +168,7 @@ type tracked struct {
 	prefix []byte // leading bytes until fpSize are known
 	fpLen  int
 	fpHash uint64
-	// tailLen and tailHash fingerprint the bytes just before offset (at
+	// tailLen and tailHash fingerprint the bytes just before pos.offset (at
 	// most fpSize of them), and ctime is the change time of the last look:
 	// together with the head fingerprint they tell a file truncated and
 	// written again to its old length (or longer) from one that did not
@@ -246,7 +208,7 @@ type Follower struct {
 	enc          []byte
 	openFDs      int
 	maxOpen      int
-	waiting      int // tracked files with wantOpen
+	waiting      int // tracked files whose handle is waiting
 	pollSeq      uint64
 	w            *watcher
 	// hint is the current Poll's events (nil outside Poll or without
@@ -439,16 +401,16 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		if t.life == lifeDrained {
 			continue
 		}
-		if t.fd < 0 {
-			if !t.wantOpen {
-				continue
-			}
+		switch t.h.state {
+		case handleClosed:
+			continue
+		case handleWaiting:
 			// Found while the budget was spent: open it now that reading
 			// the files before it made some evictable.
 			if !f.open(t, &c, dirRef{}) {
 				continue
 			}
-			t.changed = false
+			t.pos.changed = false
 			if !f.check(t, handle, true, now, &c) {
 				gone = true
 			}
@@ -458,10 +420,10 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 		// place (truncated and written again to the same length): check
 		// looks at its content then, whatever the change time says.
 		event := hint != nil && hint.changed[t.Path]&opWrite != 0
-		if !t.sealed() && !t.pollAlways && !t.more {
+		if !t.sealed() && !t.pollAlways && !t.pos.capped {
 			switch {
 			case rescan:
-				if !t.changed && !event {
+				if !t.pos.changed && !event {
 					continue // the scan's stat saw no change
 				}
 			case hint != nil && !hint.all:
@@ -476,7 +438,7 @@ func (f *Follower) Poll(handle func(file *File, line []byte)) error {
 				continue
 			}
 		}
-		t.changed = false
+		t.pos.changed = false
 		if !f.check(t, handle, event, now, &c) {
 			gone = true
 		}
@@ -572,7 +534,7 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now
 		// Deleted (CANN removed the oldest file of a pid): read to the end
 		// through the descriptor we still hold, then let go.
 		f.readFile(t, handle, true, c)
-		if t.more {
+		if t.pos.capped {
 			// Past the byte cap: read on as an orphan by the next Polls.
 			f.forget(t)
 			t.life, t.lastChange = lifeOrphan, now
@@ -585,13 +547,13 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now
 	}
 	f.readIfChanged(t, &st, event, handle, now, c)
 	switch {
-	case t.life == lifeSealed && t.scanned >= st.Size:
+	case t.life == lifeSealed && !t.pos.behind():
 		// A newer file of this pid exists, so CANN will not write here
 		// again: a partial last line is final.
 		f.finish(t, handle, c)
 		f.closeFD(t)
 		t.life = lifeDrained
-	case t.scanned == st.Size && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
+	case t.pos.caughtUp() && now.Sub(t.lastChange) >= idleClose && !f.pinned(t):
 		// Idle and read to its end (a partial last line included: it is
 		// read again from offset once the file grows).
 		f.closeFD(t)
@@ -604,16 +566,16 @@ func (f *Follower) check(t *tracked, handle func(*File, []byte), event bool, now
 func (f *Follower) readIfChanged(t *tracked, st *syscall.Stat_t, event bool, handle func(*File, []byte), now time.Time, c *pollCounters) {
 	size := st.Size
 	switch {
-	case size < t.scanned || size < t.offset:
+	case t.pos.readPast(size):
 		f.truncated(t, size, c)
-	case size == t.scanned && size > 0 && (event || st.Ctim != t.ctime) && f.rewrittenInPlace(t, c):
+	case size == t.pos.scanned && size > 0 && (event || st.Ctim != t.ctime) && f.rewrittenInPlace(t, c):
 		// Written without growing: an appending writer always grows the
 		// file, so this is a truncate-and-rewrite to the same length.
 		f.truncated(t, size, c)
 	}
 	t.ctime = st.Ctim
-	t.size = size
-	if size > t.scanned {
+	t.pos.size = size
+	if size > t.pos.scanned {
 		t.lastChange = now
 		f.readFile(t, handle, false, c)
 	}
@@ -621,9 +583,9 @@ func (f *Follower) readIfChanged(t *tracked, st *syscall.Stat_t, event bool, han
 
 // truncated restarts a file that shrank (or was rewritten) at its start.
 func (f *Follower) truncated(t *tracked, size int64, c *pollCounters) {
-	f.log.Info("log file truncated, reading it again from the start", "path", t.Path, "size", size, "offset", t.offset)
+	f.log.Info("log file truncated, reading it again from the start", "path", t.Path, "size", size, "offset", t.pos.offset)
 	c.truncations++
-	t.offset, t.scanned, t.skipping, t.midLine = 0, 0, false, false
+	t.pos.restart()
 	t.prefix, t.fpLen, t.fpHash = nil, 0, 0
 	t.tailLen, t.tailHash = 0, 0
 	f.dirty = true
@@ -639,8 +601,8 @@ func (f *Follower) rewrittenInPlace(t *tracked, c *pollCounters) bool {
 	if f.headChanged(t, c) {
 		return true
 	}
-	if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
-		m, err := f.preadT(t, f.buf[:t.tailLen], t.offset-int64(t.tailLen), c)
+	if t.tailLen > 0 && int64(t.tailLen) <= t.pos.offset {
+		m, err := f.preadT(t, f.buf[:t.tailLen], t.pos.offset-int64(t.tailLen), c)
 		if err == nil && (m < t.tailLen || fingerprint(f.buf[:m]) != t.tailHash) {
 			return true
 		}
@@ -652,7 +614,7 @@ func (f *Follower) rewrittenInPlace(t *tracked, c *pollCounters) bool {
 // by the kubelet, replaced, or deleted). It returns false once the file is
 // drained and dropped.
 func (f *Follower) followOrphan(t *tracked, handle func(*File, []byte), now time.Time, c *pollCounters) bool {
-	if t.fd < 0 {
+	if !t.h.isOpen() {
 		return false
 	}
 	var st syscall.Stat_t
@@ -664,12 +626,12 @@ func (f *Follower) followOrphan(t *tracked, handle func(*File, []byte), now time
 		return false
 	}
 	f.readIfChanged(t, &st, false, handle, now, c)
-	if t.more {
+	if t.pos.capped {
 		return true // past the byte cap: more next Poll
 	}
 	if st.Nlink == 0 || now.Sub(t.lastChange) >= orphanRetire {
 		f.finish(t, handle, c)
-		if t.more {
+		if t.pos.capped {
 			return true
 		}
 		f.closeFD(t)
@@ -680,7 +642,7 @@ func (f *Follower) followOrphan(t *tracked, handle func(*File, []byte), now time
 
 // finish delivers a partial last line of a file that will not grow again.
 func (f *Follower) finish(t *tracked, handle func(*File, []byte), c *pollCounters) {
-	if t.scanned > t.offset {
+	if t.pos.partial() {
 		f.readFile(t, handle, true, c)
 	}
 }
@@ -702,18 +664,6 @@ func (f *Follower) forget(t *tracked) {
 	f.dirty = true
 }
 
-func (f *Follower) closeFD(t *tracked) {
-	if t.wantOpen {
-		t.wantOpen = false
-		f.waiting--
-	}
-	if t.fd >= 0 {
-		closeT(t, t.fd)
-		t.fd = -1
-		f.openFDs--
-	}
-}
-
 // readFile reads t from its offset to the end and delivers complete lines.
 // With final set, a partial last line is delivered too.
 func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, c *pollCounters) {
@@ -732,13 +682,13 @@ func (f *Follower) readFile(t *tracked, handle func(*File, []byte), final bool, 
 // lengths of the old ones; the head check costs one pread of at most
 // fpSize bytes per read, not per line.
 func (f *Follower) readFrom(t *tracked, handle func(*File, []byte), final bool, c *pollCounters) (rewritten bool) {
-	if t.fd < 0 {
+	if !t.h.isOpen() {
 		return false
 	}
-	if t.offset > 0 && f.headChanged(t, c) {
+	if t.pos.offset > 0 && f.headChanged(t, c) {
 		return true
 	}
-	r := reader{f: f, t: t, handle: handle, c: c, buf: f.buf, pos: t.offset, start: t.offset, size: t.size}
+	r := reader{f: f, t: t, handle: handle, c: c, buf: f.buf, pos: t.pos.offset, start: t.pos.offset, size: t.pos.size}
 	if t.rio != nil {
 		// A discovered root's read gets a buffer of its own: an
 		// abandoned read keeps it (see rootio.go).
@@ -789,7 +739,7 @@ type reader struct {
 	buf    []byte
 	pos    int64 // file offset of buf[0]
 	n      int   // valid bytes in buf
-	start  int64 // t.offset when the read began
+	start  int64 // t.pos.offset when the read began
 	read   int64 // bytes read so far
 	more   bool  // stopped at the byte cap, not at the end
 	// abandoned: a read on buf was abandoned and may still write to it.
@@ -822,13 +772,13 @@ func (f *Follower) headChanged(t *tracked, c *pollCounters) bool {
 // checks: their fingerprint, or at least the newline that ended the last
 // line.
 func (t *tracked) tailCheck() (tl int, tlNL bool) {
-	if t.offset == 0 {
+	if t.pos.offset == 0 {
 		return 0, false
 	}
-	if t.tailLen > 0 && int64(t.tailLen) <= t.offset {
+	if t.tailLen > 0 && int64(t.tailLen) <= t.pos.offset {
 		return t.tailLen, false
 	}
-	if !t.skipping && !t.midLine {
+	if t.pos.newlineBefore() {
 		return 1, true
 	}
 	return 0, false
@@ -868,17 +818,17 @@ func (r *reader) skipHole() {
 	if err != nil {
 		return
 	}
-	if d > at && (t.skipping || d-at >= int64(r.f.cfg.MaxLineBytes)) {
+	if d > at && (t.pos.inLongLine() || d-at >= int64(r.f.cfg.MaxLineBytes)) {
 		// Holes start on block boundaries: NULs just before one are the
 		// rest of its block, not text.
-		if head := bytes.TrimRight(r.buf[:r.n], "\x00"); len(head) > 0 && !t.skipping {
+		if head := bytes.TrimRight(r.buf[:r.n], "\x00"); len(head) > 0 && !t.pos.inLongLine() {
 			r.c.lines++
 			r.c.truncLines++
 			r.handle(&t.File, head[:min(len(head), r.f.cfg.MaxLineBytes)])
 		}
 		r.c.holeBytes += uint64(d - at)
 		r.pos, r.n, r.tl = d, 0, 0
-		t.skipping = true            // the hole's line ends at the next newline
+		t.pos.at = posInLongLine     // the hole's line ends at the next newline
 		t.tailLen, t.tailHash = 0, 0 // no byte read ends at pos now
 		at = d
 	}
@@ -928,7 +878,7 @@ func (r *reader) fill() (m, want int, rewritten bool, err error) {
 
 func (r *reader) pread(p []byte, off int64) (int, error) {
 	if r.t.rio == nil {
-		return pread(r.t.fd, p, off)
+		return pread(r.t.h.sysfd(), p, off)
 	}
 	return r.f.preadVia(r.t, p, off, r.c, true)
 }
@@ -946,8 +896,8 @@ func (r *reader) deliver() {
 		}
 		line := buf[start : start+i]
 		start += i + 1
-		if t.skipping {
-			t.skipping = false
+		if t.pos.inLongLine() {
+			t.pos.at = posLineStart // its newline: the next line starts
 			continue
 		}
 		if len(line) > maxLine {
@@ -959,7 +909,7 @@ func (r *reader) deliver() {
 	}
 	rest := n - start
 	switch {
-	case t.skipping:
+	case t.pos.inLongLine():
 		// Inside an over-long line whose head went out: drop the rest.
 		start = n
 		rest = 0
@@ -967,7 +917,7 @@ func (r *reader) deliver() {
 		r.handle(&t.File, buf[start:start+maxLine])
 		c.lines++
 		c.truncLines++
-		t.skipping = true
+		t.pos.at = posInLongLine
 		start = n
 		rest = 0
 	}
@@ -984,16 +934,17 @@ func (r *reader) deliver() {
 func (r *reader) finish(final bool) {
 	t, c, buf, n := r.t, r.c, r.buf, r.n
 	maxLine := r.f.cfg.MaxLineBytes
-	if r.pos != r.start {
-		t.midLine = false // a newline was consumed
+	p := &t.pos
+	if r.pos != r.start && p.at == posAfterFinal {
+		p.at = posLineStart // a newline was consumed
 	}
-	t.offset = r.pos
-	t.scanned = r.pos + int64(n)
-	t.more = r.more
+	p.offset = r.pos
+	p.scanned = r.pos + int64(n)
+	p.capped = r.more
 	switch {
 	case !final || r.more:
-	case n > 0 && !t.skipping:
-		t.midLine = true
+	case n > 0 && !p.inLongLine():
+		p.at = posAfterFinal
 		c.lines++
 		line := buf[:n]
 		if len(line) > maxLine {
@@ -1001,14 +952,13 @@ func (r *reader) finish(final bool) {
 			c.truncLines++
 		}
 		r.handle(&t.File, line)
-		t.offset = t.scanned
+		p.offset = p.scanned
 		t.setTail(buf[:n])
-	case t.skipping:
-		t.offset = t.scanned
-		t.skipping = false
-		t.midLine = true
+	case p.inLongLine():
+		p.offset = p.scanned
+		p.at = posAfterFinal
 	}
-	if t.offset != r.start {
+	if p.offset != r.start {
 		r.f.dirty = true
 	}
 }

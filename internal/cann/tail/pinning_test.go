@@ -74,7 +74,7 @@ func TestPinnedFilesWithinBudget(t *testing.T) {
 	}
 	pinnedOpen := 0
 	for _, tr := range f.byID {
-		if tr.fd >= 0 && tr.ProcRoot == pr.Path {
+		if tr.h.isOpen() && tr.ProcRoot == pr.Path {
 			pinnedOpen++
 		}
 	}

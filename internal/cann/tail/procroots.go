@@ -167,7 +167,7 @@ func (f *Follower) pinnedSet() map[*tracked]struct{} {
 	}
 	byRoot := map[string][]*tracked{}
 	for _, t := range f.order {
-		if t.fd >= 0 && f.pinned(t) {
+		if t.h.isOpen() && f.pinned(t) {
 			byRoot[t.ProcRoot] = append(byRoot[t.ProcRoot], t)
 		}
 	}

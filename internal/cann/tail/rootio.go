@@ -124,11 +124,11 @@ var readBufs sync.Pool
 
 func (f *Follower) fstatT(t *tracked, st *syscall.Stat_t, c *pollCounters) error {
 	if t.rio == nil {
-		return fstat(t.fd, st)
+		return fstat(t.h.sysfd(), st)
 	}
 	var err error
 	var s syscall.Stat_t
-	fd := t.fd
+	fd := t.h.sysfd()
 	if !f.call(t.rio, c, func() { err = fstat(fd, &s) }, nil) {
 		return errHung
 	}
@@ -138,7 +138,7 @@ func (f *Follower) fstatT(t *tracked, st *syscall.Stat_t, c *pollCounters) error
 
 func (f *Follower) preadT(t *tracked, p []byte, off int64, c *pollCounters) (int, error) {
 	if t.rio == nil {
-		return pread(t.fd, p, off)
+		return pread(t.h.sysfd(), p, off)
 	}
 	return f.preadVia(t, p, off, c, false)
 }
@@ -151,7 +151,7 @@ func (f *Follower) preadVia(t *tracked, p []byte, off int64, c *pollCounters, pr
 	if private {
 		var n int
 		var err error
-		fd := t.fd
+		fd := t.h.sysfd()
 		if !f.call(t.rio, c, func() { n, err = pread(fd, p, off) }, nil) {
 			return 0, errHung
 		}
@@ -160,7 +160,7 @@ func (f *Follower) preadVia(t *tracked, p []byte, off int64, c *pollCounters, pr
 	b := getReadBuf(len(p))
 	var n int
 	var err error
-	fd := t.fd
+	fd := t.h.sysfd()
 	if !f.call(t.rio, c, func() { n, err = pread(fd, b, off) }, nil) {
 		return 0, errHung // b stays with the abandoned read
 	}
@@ -180,11 +180,11 @@ func putReadBuf(b []byte) { readBufs.Put(&b) }
 
 func (f *Follower) seekT(t *tracked, off int64, whence int, c *pollCounters) (int64, error) {
 	if t.rio == nil {
-		return seek(t.fd, off, whence)
+		return seek(t.h.sysfd(), off, whence)
 	}
 	var d int64
 	var err error
-	fd := t.fd
+	fd := t.h.sysfd()
 	if !f.call(t.rio, c, func() { d, err = seek(fd, off, whence) }, nil) {
 		return 0, errHung
 	}

@@ -258,7 +258,7 @@ func (f *Follower) consider(path string, kind Kind, pid int, at dirRef, sc *scan
 		return
 	}
 	id := fileID{uint64(st.Dev), uint64(st.Ino)}
-	if t := f.byID[id]; t != nil && t.fd < 0 && t.seen != sc.gen {
+	if t := f.byID[id]; t != nil && !t.h.isOpen() && t.seen != sc.gen {
 		f.recheckClosed(t, path, st.Size, sc)
 	}
 	switch t := f.byID[id]; {
@@ -302,7 +302,7 @@ func (f *Follower) statCandidate(path string, at dirRef, sc *scanCtx) (syscall.S
 // (descriptor budget, idle) and that a listing finds again: truncated
 // meanwhile, or not the same file at all.
 func (f *Follower) recheckClosed(t *tracked, path string, size int64, sc *scanCtx) {
-	if t.life != lifeDrained && path == t.Path && size < t.offset {
+	if t.life != lifeDrained && path == t.Path && size < t.pos.offset {
 		// Shorter than what was read, under the same name: truncated (or
 		// deleted and created again on the same inode: reading it from
 		// the start is right for both).
@@ -341,9 +341,9 @@ func (f *Follower) refresh(t *tracked, path string, st *syscall.Stat_t, at dirRe
 		sc.changed = true
 	}
 	f.byPath[path] = t
-	t.changed = st.Size != t.scanned || st.Ctim != t.ctime
-	t.size = st.Size
-	if t.fd < 0 && t.changed {
+	t.pos.changed = st.Size != t.pos.scanned || st.Ctim != t.ctime
+	t.pos.size = st.Size
+	if !t.h.isOpen() && t.pos.changed {
 		f.open(t, sc.c, at)
 	}
 }
@@ -356,7 +356,7 @@ func (f *Follower) adoptOrphan(id fileID, path string, sc *scanCtx) bool {
 	}
 	t := f.orphans[i]
 	f.orphans = slices.Delete(f.orphans, i, i+1)
-	t.life, t.seen, t.changed = lifeLive, sc.gen, true // reorder seals it again if need be
+	t.life, t.seen, t.pos.changed = lifeLive, sc.gen, true // reorder seals it again if need be
 	t.setPath(path)
 	f.byID[id] = t
 	f.byPath[path] = t
@@ -371,10 +371,9 @@ func (f *Follower) follow(path string, kind Kind, pid int, id fileID, st *syscal
 		rio:        sc.rio,
 		root:       sc.croot,
 		id:         id,
-		fd:         -1,
 		lastChange: sc.now,
 		seen:       sc.gen,
-		changed:    true,
+		pos:        readPos{size: st.Size, changed: true}, // unplaced
 	}
 	t.setPath(path)
 	if kind == KindScreen {
@@ -392,21 +391,19 @@ func (f *Follower) follow(path string, kind Kind, pid int, id fileID, st *syscal
 	f.byPath[path] = t
 	sc.changed = true
 	f.dirty = true
-	t.fresh = true
-	t.size = st.Size
 	f.open(t, sc.c, at)
 }
 
 // open gives a file whose descriptor was closed (or never opened) one,
 // within the budget: at the limit, fully read files are closed least
-// recently written first; if none can be, the file waits (wantOpen) and
-// Poll tries again. It reports whether the file is open.
+// recently written first; if none can be, the file waits (see handle)
+// and Poll tries again. It reports whether the file is open.
 //
 // at, when set, names the file by its directory's descriptor (a rescan's
 // listing); otherwise it is opened by path. Either way it must be the
 // device and inode followed.
 func (f *Follower) open(t *tracked, c *pollCounters, at dirRef) bool {
-	if t.fd >= 0 {
+	if t.h.isOpen() {
 		return true
 	}
 	if f.openFDs >= f.maxOpen {
@@ -430,28 +427,20 @@ func (f *Follower) open(t *tracked, c *pollCounters, at dirRef) bool {
 		return false
 	}
 	if err != nil {
-		if t.wantOpen {
-			t.wantOpen = false
-			f.waiting--
-		}
+		f.unwait(t)
 		if errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist) {
 			return false // the next scan sees the new file
 		}
 		f.fileErr(t, "open", err, c)
 		return false
 	}
-	if t.wantOpen {
-		t.wantOpen = false
-		f.waiting--
-	}
-	t.fd = fd
+	f.setOpen(t, fd)
 	if t.life == lifeDrained {
 		t.life = lifeSealed // it grew after all: read it to its end again
 	}
 	t.errMsg = ""
-	f.openFDs++
-	if t.fresh {
-		t.fresh = false
+	if t.pos.unplaced() {
+		t.pos.place()
 		if f.pending != nil {
 			f.applyPending(t, st.Size)
 			// Whatever was saved for this inode no longer applies: this
@@ -462,13 +451,6 @@ func (f *Follower) open(t *tracked, c *pollCounters, at dirRef) bool {
 		}
 	}
 	return true
-}
-
-func (f *Follower) wait(t *tracked) {
-	if !t.wantOpen {
-		t.wantOpen = true
-		f.waiting++
-	}
 }
 
 // evictBatch is the share of the budget closed at once when it is spent,
@@ -499,7 +481,7 @@ func (f *Follower) evict(n int) {
 		// again from offset when it is opened again, so nothing is lost,
 		// and a job that never ends its last line cannot keep
 		// descriptors for ever.
-		if t.fd < 0 || t.size != t.scanned || t.pollAlways || t.life == lifeOrphan {
+		if !t.h.isOpen() || !t.pos.caughtUp() || t.pollAlways || t.life == lifeOrphan {
 			continue
 		}
 		if _, pin := pinned[t]; !pin && f.byID[t.id] == t && !f.eventPending(t) {
@@ -516,7 +498,7 @@ func (f *Follower) evict(n int) {
 		// first, then the least recently written.
 		held := map[string]int{}
 		for _, t := range f.order {
-			if t.fd >= 0 {
+			if t.h.isOpen() {
 				held[t.rootKey()]++
 			}
 		}
@@ -553,7 +535,7 @@ func (f *Follower) eventPending(t *tracked) bool {
 // away, or replaced by a new file under its name. A file with an open
 // descriptor is drained as an orphan; one without is forgotten.
 func (f *Follower) lose(t *tracked, sc *scanCtx) {
-	if t.fd < 0 && t.life != lifeDrained && t.missed < lostScans {
+	if !t.h.isOpen() && t.life != lifeDrained && t.missed < lostScans {
 		// Closed (descriptor budget, idle): a rename racing the listing
 		// (kubelet rotation) hides it from one scan; forgotten now, it
 		// would be read again from the start under its new name.
@@ -569,7 +551,7 @@ func (f *Follower) lose(t *tracked, sc *scanCtx) {
 	}
 	sc.changed = true
 	f.dirty = true
-	if t.fd >= 0 && t.life != lifeDrained && f.orphanRoom(t, sc.c) {
+	if t.h.isOpen() && t.life != lifeDrained && f.orphanRoom(t, sc.c) {
 		t.life = lifeOrphan
 		t.lastChange = sc.now
 		f.orphans = append(f.orphans, t)
@@ -626,12 +608,12 @@ func (f *Follower) reorder(c *pollCounters) {
 		}
 		if t.Path != newest[t.group] {
 			t.life = lifeSealed
-			if t.fd < 0 {
+			if !t.h.isOpen() {
 				// Closed to keep within the descriptor budget, it may
 				// have been written since, or end in a partial line
 				// that is final now: read it to its end first.
 				var st syscall.Stat_t
-				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && (st.Size != t.scanned || t.scanned != t.offset) {
+				if f.statPath(t, t.Path, &st, c) == nil && (fileID{uint64(st.Dev), uint64(st.Ino)}) == t.id && !t.pos.fullyRead(st.Size) {
 					f.wait(t)
 				} else {
 					t.life = lifeDrained
@@ -715,7 +697,7 @@ func kubeletRotated(path string) (base string, ok bool) {
 // inode) is the file we read before and not a new one reusing the inode:
 // it is no smaller than what was read and starts with the same bytes.
 func (f *Follower) sameFile(t *tracked, path string, size int64, c *pollCounters) bool {
-	if path == t.Path && size == t.scanned {
+	if path == t.Path && size == t.pos.scanned {
 		return true // unchanged: nothing would be read anyway
 	}
 	if path != t.Path && (filepath.Dir(path) != filepath.Dir(t.Path) || (t.group != "" && cannGroup(path) != t.group)) {
@@ -725,7 +707,7 @@ func (f *Follower) sameFile(t *tracked, path string, size int64, c *pollCounters
 		// before its first bytes were read has no fingerprint to tell.
 		return false
 	}
-	if size < t.offset {
+	if size < t.pos.offset {
 		return false
 	}
 	if t.fpLen == 0 {
@@ -733,12 +715,12 @@ func (f *Follower) sameFile(t *tracked, path string, size int64, c *pollCounters
 	}
 	// Read the head through a descriptor of the file as it is now, opened
 	// from its root (never by path: see cannRoot) on its root's worker.
-	probe := &tracked{File: File{Path: path}, id: t.id, rio: t.rio, root: t.root, fd: -1}
+	probe := &tracked{File: File{Path: path}, id: t.id, rio: t.rio, root: t.root}
 	fd, _, err := f.openT(probe, dirRef{}, c)
 	if err != nil {
 		return true // cannot tell; reopen will fail and retry later
 	}
-	probe.fd = fd
+	probe.h = openHandle(fd)
 	defer closeT(probe, fd)
 	head := f.buf[:t.fpLen]
 	n, err := f.preadT(probe, head, 0, c)

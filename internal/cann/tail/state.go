@@ -235,7 +235,7 @@ func (f *Follower) Checkpoint(blob []byte) error {
 	f.enc = encodeState(f.enc, blob, func(yield func(*savedEntry)) {
 		var e savedEntry
 		emit := func(t *tracked) {
-			if t.fresh && f.pending != nil {
+			if t.pos.unplaced() && f.pending != nil {
 				// Not opened yet (waiting for the budget): its saved
 				// offset still stands.
 				if p := f.pending.byID[t.id]; p != nil && !p.used {
@@ -243,8 +243,9 @@ func (f *Follower) Checkpoint(blob []byte) error {
 					return
 				}
 			}
-			e = savedEntry{path: t.Path, dev: t.id.dev, ino: t.id.ino, offset: t.offset,
-				fpLen: t.fpLen, fpHash: t.fpHash, skipping: t.skipping, midLine: t.midLine}
+			skipping, midLine := t.pos.saved()
+			e = savedEntry{path: t.Path, dev: t.id.dev, ino: t.id.ino, offset: t.pos.offset,
+				fpLen: t.fpLen, fpHash: t.fpHash, skipping: skipping, midLine: midLine}
 			yield(&e)
 		}
 		for _, t := range f.order {
@@ -343,13 +344,13 @@ func (f *Follower) applyPending(t *tracked, size int64) {
 		var head []byte
 		if e.fpLen > 0 {
 			head = make([]byte, e.fpLen)
-			n, err := pread(t.fd, head, 0)
+			n, err := pread(t.h.sysfd(), head, 0)
 			if err != nil || n != e.fpLen || fingerprint(head) != e.fpHash {
 				f.log.Debug("saved offset not applied: different leading bytes", "path", t.Path, "saved_path", e.path)
 				continue
 			}
 		}
-		t.offset, t.scanned, t.skipping, t.midLine = e.offset, e.offset, e.skipping, e.midLine
+		t.pos.resume(e.offset, e.skipping, e.midLine)
 		t.fpLen, t.fpHash = e.fpLen, e.fpHash
 		if e.fpLen < fpSize {
 			t.prefix = head

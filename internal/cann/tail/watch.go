@@ -45,14 +45,14 @@ func (f *Follower) applyHint(h *notifyHint, c *pollCounters) (rescan bool) {
 				// kubelet rotation): let a scan sort it out.
 				rescan = true
 			}
-			if t.fd < 0 && t.life != lifeDrained {
+			if !t.h.isOpen() && t.life != lifeDrained {
 				var st syscall.Stat_t
 				if err := f.statPath(t, name, &st, c); err != nil ||
 					(fileID{uint64(st.Dev), uint64(st.Ino)}) != t.id || !f.sameFile(t, name, st.Size, c) {
 					rescan = true
 					continue
 				}
-				t.size = st.Size
+				t.pos.size = st.Size
 				if !f.open(t, c, dirRef{}) {
 					continue
 				}
