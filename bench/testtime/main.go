@@ -8,8 +8,10 @@
 //
 // A package's time is what `go test` reports for its test binary (it runs
 // next to others, -p GOMAXPROCS, so the sum exceeds the wall time); a
-// test's time is its own Elapsed, parallel subtests included in their
-// parent. With -sub, subtests are listed too.
+// test's time is its Elapsed, or, where its subtests ran in parallel after
+// it returned (go test then reports the parent's own body only), the span
+// from its first subtest's start to its last one's end. With -sub,
+// subtests are listed too.
 package main
 
 import (
@@ -38,12 +40,13 @@ type summary struct {
 	pkgs         map[string]float64 // package -> seconds of its test binary
 	tests        map[string]float64 // "package Test[/sub]" -> seconds
 	failed       []string
+	spans        map[string][2]time.Time // "package Test" -> its subtests' first start, last end
 	first, last  time.Time
 	packageCount int
 }
 
 func read(r io.Reader, sub bool) (*summary, error) {
-	s := &summary{pkgs: map[string]float64{}, tests: map[string]float64{}}
+	s := &summary{pkgs: map[string]float64{}, tests: map[string]float64{}, spans: map[string][2]time.Time{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -63,10 +66,21 @@ func read(r io.Reader, sub bool) (*summary, error) {
 				s.last = e.Time
 			}
 		}
+		pkg := strings.TrimPrefix(e.Package, modulePrefix(e.Package))
+		if parent, _, isSub := strings.Cut(e.Test, "/"); isSub && (e.Action == "run" || e.Action == "pass" || e.Action == "fail") {
+			k := pkg + " " + parent
+			sp := s.spans[k]
+			if sp[0].IsZero() || e.Time.Before(sp[0]) {
+				sp[0] = e.Time
+			}
+			if e.Time.After(sp[1]) {
+				sp[1] = e.Time
+			}
+			s.spans[k] = sp
+		}
 		if e.Action != "pass" && e.Action != "fail" && e.Action != "skip" {
 			continue
 		}
-		pkg := strings.TrimPrefix(e.Package, modulePrefix(e.Package))
 		if e.Test == "" {
 			s.pkgs[pkg] = e.Elapsed
 			s.packageCount++
@@ -81,6 +95,13 @@ func read(r io.Reader, sub bool) (*summary, error) {
 		s.tests[pkg+" "+e.Test] = e.Elapsed
 		if e.Action == "fail" {
 			s.failed = append(s.failed, pkg+" "+e.Test)
+		}
+	}
+	for k, sp := range s.spans {
+		if d := sp[1].Sub(sp[0]).Seconds(); d > s.tests[k] {
+			if _, ok := s.tests[k]; ok {
+				s.tests[k] = d
+			}
 		}
 	}
 	return s, sc.Err()
