@@ -73,6 +73,9 @@ func metricPB(m prometheus.Metric) *dto.Metric {
 // reading: the healthy chips stay in every scrape, the hung ones are
 // counted stale, and a sweep ends within its interval plus one timeout.
 func TestHungChipsDoNotBlankTheNode(t *testing.T) {
+	// Both hung-node tests mostly wait on sleeping fakes: they wait
+	// together.
+	t.Parallel()
 	// 0.4.0 took 12 timeouts, 1.8 s, per sweep: more than two intervals.
 	const interval, timeout = 800 * time.Millisecond, 150 * time.Millisecond
 	c, f := hungNode(t, 12, interval, timeout)
@@ -125,6 +128,7 @@ func TestHungChipsDoNotBlankTheNode(t *testing.T) {
 // about one interval, with at most maxParallel calls at once; the chips it
 // did not reach go first next, so every chip is probed in turn.
 func TestSweepBudget(t *testing.T) {
+	t.Parallel()
 	const interval, timeout = 400 * time.Millisecond, 100 * time.Millisecond
 	c, f := hungNode(t, 16, interval, timeout)
 	var inFlight, most atomic.Int32
