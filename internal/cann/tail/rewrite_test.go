@@ -88,6 +88,7 @@ func TestSameLengthRewrite(t *testing.T) {
 // and CANN rotation, with and without inotify; every line is delivered
 // exactly once and every rewrite counted as one truncation.
 func TestRandomizedRewrites(t *testing.T) {
+	t.Parallel()
 	trials := 120
 	if longTests() {
 		trials = 1200
