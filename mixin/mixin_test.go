@@ -106,6 +106,7 @@ func render(t *testing.T, tlaConfig string) string {
 // TestDefaultRenderingIsShipped: the shipped files are the mixin's default
 // rendering, byte for byte, and no shipped dashboard lacks a source.
 func TestDefaultRenderingIsShipped(t *testing.T) {
+	t.Parallel() // a second of jsonnet, as TestSecondConfiguration's
 	out := render(t, "")
 	rendered, err := filepath.Glob(filepath.Join(out, "*", "*"))
 	if err != nil {
@@ -151,6 +152,7 @@ var rawMetric = regexp.MustCompile(`(^|[^:a-z0-9_])((?:hccl|ascend)_[a-z0-9_]+)(
 // configuration reached every rule and dashboard, the rules load in promtool
 // and vmalert, and their promtool tests (testdata/) pass.
 func TestSecondConfiguration(t *testing.T) {
+	t.Parallel()
 	out := render(t, secondConfig)
 	rulesPath := filepath.Join(out, "alerts", "hccl_exporter.rules.yml")
 	data, err := os.ReadFile(rulesPath)

@@ -145,8 +145,21 @@ func chips910B(n int) chipList {
 	return out
 }
 
-// newFakeCollector returns a collector driving the fake with a fixed clock.
+// newFakeCollector returns a collector driving the fake with a fixed clock:
+// in this process under -short (inProcess), else a child per call.
 func newFakeCollector(t *testing.T, n *fakeNode, chips ChipSource, timeout time.Duration) *Collector {
+	t.Helper()
+	c := newProcessCollector(t, n, chips, timeout)
+	if testing.Short() {
+		n.inProcess(c)
+	}
+	return c
+}
+
+// newProcessCollector is newFakeCollector with a child process per call,
+// always: for the tests of what the process does (hangs, group kills,
+// cancelled calls).
+func newProcessCollector(t *testing.T, n *fakeNode, chips ChipSource, timeout time.Duration) *Collector {
 	t.Helper()
 	bin := n.use(t)
 	c := New(Config{Path: bin, Timeout: timeout, Interval: time.Hour}, Deps{Chips: chips}, nil)
@@ -192,7 +205,7 @@ func TestHungDeviceKilledOthersRead(t *testing.T) {
 	t.Setenv(fakePidsEnv, pids)
 	// Long enough that a healthy call never times out on a loaded machine.
 	const timeout = 3 * time.Second
-	c := newFakeCollector(t, n, chips910B(4), timeout)
+	c := newProcessCollector(t, n, chips910B(4), timeout)
 	c.now = time.Now
 	begin := time.Now()
 	s := c.Sweep(context.Background())
@@ -241,11 +254,9 @@ func TestHungDeviceKilledOthersRead(t *testing.T) {
 }
 
 // TestConcurrentScrapesCallNothing: 50 scrapes at once, before and after
-// the first sweep, run hccn_tool not once and never wait.
+// the first sweep, run hccn_tool not once and never wait. (Under -short
+// the sweep answers in this process, so the timing bound holds there too.)
 func TestConcurrentScrapesCallNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing: concurrent scrapes during real sweeps: skipped under -short")
-	}
 	n := newFakeNode(t)
 	node910B(n)
 	c := newFakeCollector(t, n, chips910B(8), 10*time.Second)
@@ -292,7 +303,7 @@ func TestScrapeDuringHungSweep(t *testing.T) {
 	}
 	n := newFakeNode(t)
 	node910B(n)
-	c := newFakeCollector(t, n, chips910B(2), 3*time.Second)
+	c := newProcessCollector(t, n, chips910B(2), 3*time.Second)
 	c.now = time.Now
 	first := c.Sweep(context.Background())
 	n.hang(1)
@@ -492,10 +503,12 @@ func TestActiveQPsView(t *testing.T) {
 	}
 }
 
+// TestStartStop: sweeps run until Stop, which cancels a hung call (a real
+// child, under -short too) and keeps the last complete sweep.
 func TestStartStop(t *testing.T) {
 	n := newFakeNode(t)
 	node910B(n)
-	c := newFakeCollector(t, n, chips910B(2), 10*time.Second)
+	c := newProcessCollector(t, n, chips910B(2), 10*time.Second)
 	c.now = time.Now
 	c.cfg.Interval = 50 * time.Millisecond
 	c.Start()

@@ -1,7 +1,11 @@
 package hccn
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,41 +41,50 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if dir := os.Getenv(fakeDirEnv); dir != "" {
-		os.Exit(fakeHCCNTool(dir, os.Args[1:]))
+		os.Exit(fakeHCCNTool(dir, os.Getenv(fakeLogEnv), os.Args[1:], os.Stdout, os.Stderr, hangProcess))
 	}
 	os.Exit(m.Run())
 }
 
-func fakeHCCNTool(dir string, args []string) int {
+// hangProcess is a hung call in the child: it starts a grandchild that
+// sleeps too (the group kill must get both) and never returns.
+func hangProcess() {
+	self, _ := os.Executable()
+	child := exec.Command(self)
+	child.Env = append(os.Environ(), fakeSleep+"=1")
+	if err := child.Start(); err == nil {
+		clitest.AppendLine(os.Getenv(fakePidsEnv), fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid))
+	}
+	time.Sleep(time.Hour)
+}
+
+// fakeHCCNTool answers one call from the files under dir, logging it to
+// logf, in the child process (TestMain) or in the test's own (inProcess).
+// hang is what a call on a hung device does; it returns when the call is
+// over (the in-process fake's timeout).
+func fakeHCCNTool(dir, logf string, args []string, stdout, stderr io.Writer, hang func()) int {
 	if len(args) != 4 || args[0] != "-i" || !strings.HasPrefix(args[2], "-") || args[3] != "-g" {
-		fmt.Fprintln(os.Stderr, "The total count of input parameters is wrong!")
+		fmt.Fprintln(stderr, "The total count of input parameters is wrong!")
 		return 4
 	}
 	phy, cmd := args[1], strings.TrimPrefix(args[2], "-")
-	logf := os.Getenv(fakeLogEnv)
 	clitest.AppendLine(logf, fmt.Sprintf("start %s %s %d", phy, cmd, os.Getpid()))
 	defer clitest.AppendLine(logf, fmt.Sprintf("end %s %s %d", phy, cmd, os.Getpid()))
 	dev := filepath.Join(dir, phy)
 	if _, err := os.Stat(dev); err != nil {
-		fmt.Fprintln(os.Stderr, "Get invalid device id.")
+		fmt.Fprintln(stderr, "Get invalid device id.")
 		return 4
 	}
 	if _, err := os.Stat(filepath.Join(dev, "hang")); err == nil {
-		self, _ := os.Executable()
-		child := exec.Command(self)
-		child.Env = append(os.Environ(), fakeSleep+"=1")
-		if err := child.Start(); err == nil {
-			clitest.AppendLine(os.Getenv(fakePidsEnv), fmt.Sprintf("%d %d", os.Getpid(), child.Process.Pid))
-		}
-		time.Sleep(time.Hour)
-		return 0
+		hang()
+		return -1
 	}
 	if b, err := os.ReadFile(filepath.Join(dev, cmd+".fail")); err == nil {
 		f := strings.SplitN(strings.TrimSpace(string(b)), " ", 3)
 		code, _ := strconv.Atoi(f[0])
-		w := os.Stderr
+		w := stderr
 		if len(f) > 1 && f[1] == "stdout" {
-			w = os.Stdout
+			w = stdout
 		}
 		if len(f) > 2 {
 			fmt.Fprintln(w, f[2])
@@ -80,12 +93,39 @@ func fakeHCCNTool(dir string, args []string) int {
 	}
 	b, err := os.ReadFile(filepath.Join(dev, cmd+".txt"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "Get invalid major cmd.")
-		fmt.Fprintln(os.Stderr, "Enter [ hccn_tool -h ] for more details.")
+		fmt.Fprintln(stderr, "Get invalid major cmd.")
+		fmt.Fprintln(stderr, "Enter [ hccn_tool -h ] for more details.")
 		return 3
 	}
-	_, _ = os.Stdout.Write(b)
+	_, _ = stdout.Write(b)
 	return 0
+}
+
+// inProcess makes c answer its calls from the fake's files in this
+// process instead of starting a child per call (about 10 ms each, 40 per
+// sweep of a 8-chip node). -short uses it for the tests of what the
+// collector makes of the answers; the tests of the process itself (hangs
+// killed with their group, Stop cancelling a call, the binary resolved at
+// each sweep) and the whole suite without -short keep the child. A hung
+// device's call waits for its timeout or ctx, as vendorcli.Run does, and
+// returns what Run returns then.
+func (n *fakeNode) inProcess(c *Collector) {
+	c.exec = func(ctx context.Context, bin string, args []string) output {
+		begin := time.Now()
+		ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+		defer cancel()
+		var stdout, stderr bytes.Buffer
+		code := fakeHCCNTool(n.dir, n.log, args, &stdout, &stderr, func() { <-ctx.Done() })
+		o := output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code, Duration: time.Since(begin)}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			o.TimedOut = true
+		}
+		if len(o.Stdout) > maxOutputBytes && !o.TimedOut { // as runTool
+			o.Stdout, o.Truncated = o.Stdout[:maxOutputBytes], true
+			o.Err = fmt.Errorf("printed more than %d bytes; output rejected", maxOutputBytes)
+		}
+		return o
+	}
 }
 
 // fakeNode is a directory the fake serves, built by tests.

@@ -122,6 +122,10 @@ hccl_fault_events_total{code="EI0011",stage="link_setup",source="screen",namespa
 // series name the exporter's pod and keep the training pod only as
 // exported_*.
 func TestScrapeKeepsTrainingPodLabels(t *testing.T) {
+	if testing.Short() {
+		// 6 s, 5 of them Prometheus's discovery sending its first targets.
+		t.Skip("starts Prometheus")
+	}
 	m, _ := loadAll(t)
 	if len(m.serviceMonitors) != 1 {
 		t.Fatal("no ServiceMonitor")

@@ -2,9 +2,12 @@ package vendorcli
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
 )
 
 func TestRun(t *testing.T) {
@@ -72,4 +75,20 @@ func TestToolOr(t *testing.T) {
 			t.Errorf("%+v.Or(%+v) = %+v, want %+v", tc.in, def, got, tc.want)
 		}
 	}
+}
+
+// TestRunTimeoutKillsTheGroup: a tool that hangs in a child of its own
+// (here sh waiting on sleep) loses the whole process group at the timeout,
+// not only the process it started. It runs under -short, where the
+// collectors' tests of hung tools skip or answer in-process.
+func TestRunTimeoutKillsTheGroup(t *testing.T) {
+	r := Run(context.Background(), "/bin/sh", []string{"-c", "sleep 30 & echo $$ $!; wait"}, 300*time.Millisecond, 1<<10)
+	if !r.TimedOut {
+		t.Fatalf("run not timed out: %+v", r)
+	}
+	var parent, child int
+	if _, err := fmt.Sscanf(string(r.Stdout), "%d %d", &parent, &child); err != nil {
+		t.Fatalf("stdout %q: %v", r.Stdout, err)
+	}
+	clitest.WaitGone(t, parent, parent, child)
 }

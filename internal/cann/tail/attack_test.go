@@ -205,6 +205,7 @@ func TestAttackB1WatchLimitUserNamespace(t *testing.T) {
 		b1Child(t)
 		return
 	}
+	t.Parallel() // waits on its child in a user namespace of its own
 	root := t.TempDir()
 	plogDir(t, root)
 	makeAttackDirs(t, root, attackDirs())

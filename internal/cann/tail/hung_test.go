@@ -26,6 +26,7 @@ func TestAttackB4HungFilesystem(t *testing.T) {
 		b4Child(t, os.Getenv("HCCL_TAIL_B4_CHILD"))
 		return
 	}
+	t.Parallel() // waits on children in their own mount namespaces
 	for _, where := range []string{"root", "plog-dir", "plog-dir-refused"} {
 		t.Run(where, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestAttackB4HungFilesystem$", "-test.v")

@@ -261,6 +261,9 @@ func (d delivered) handle(t testing.TB) func(*File, []byte) {
 // (HCCL_RANDOM_SEED runs that one seed per count; with HCCL_LONG_TESTS=1 it
 // is run with the long number of operations).
 func TestRandomizedExactlyOnce(t *testing.T) {
+	// The randomized tests mostly wait (writers' pauses, rescans): they
+	// wait together, after the package's serial tests.
+	t.Parallel()
 	iters, ops := 3, 250
 	if longTests() {
 		iters, ops = 40, 2500

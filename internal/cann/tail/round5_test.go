@@ -115,6 +115,7 @@ func TestAttackC3ConfiguredRootHungFilesystem(t *testing.T) {
 		c3Child(t)
 		return
 	}
+	t.Parallel() // waits on its child in a mount namespace of its own
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAttackC3ConfiguredRootHungFilesystem$", "-test.v")
 	cmd.Env = append(os.Environ(), "HCCL_TAIL_C3_CHILD=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
