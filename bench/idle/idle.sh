@@ -11,6 +11,7 @@
 #
 #   bench/idle/idle.sh [BINARY ...]        # default: build ./cmd/hccl_exporter
 #   WINDOW=120 ROUNDS=2 bench/idle/idle.sh /tmp/before/hccl_exporter /tmp/after/hccl_exporter
+#   SKIP_NO_SWEEPS=1 ...                   # the default collectors only
 #
 # Ticks are 1/CLK_TCK s (10 ms): at WINDOW=60 one tick is 0.017 % of a core,
 # so use WINDOW of 120 s or more to tell 0.10 % from 0.15 %.
@@ -31,14 +32,19 @@ if [ ${#bins[@]} -eq 0 ]; then
 fi
 hz=$(getconf CLK_TCK)
 
-# ticks PID: "utime+stime cutime+cstime" (fields 14-17, counted after the
-# command name's closing parenthesis).
+# ticks PID: "utime+stime cutime+cstime oncpu_us" (fields 14-17 of stat,
+# counted after the command name's closing parenthesis; oncpu_us: the sum
+# of the first field of every thread's schedstat, ns on a CPU, in µs).
 ticks() {
-	local s
+	local s ns=0 t a
 	s=$(cat "/proc/$1/stat")
 	s=${s##*) }
+	for t in /proc/"$1"/task/*/schedstat; do
+		read -r a _ <"$t" 2>/dev/null || continue
+		ns=$((ns + a))
+	done
 	set -- $s
-	echo "$((${12} + ${13})) $((${14} + ${15}))"
+	echo "$((${12} + ${13})) $((${14} + ${15})) $((ns / 1000))"
 }
 
 free_port() {
@@ -69,22 +75,28 @@ run() {
 	wait "$pid" 2>/dev/null || true
 	pid=
 	set -- $a $b
-	echo "$(($3 - $1)) $(($4 - $2))"
+	echo "$(($4 - $1)) $(($5 - $2)) $(($6 - $3))"
 }
 
 pct() { awk -v t="$1" -v hz="$hz" -v w="$WINDOW" 'BEGIN { printf "%.3f", 100 * t / hz / w }'; }
+uspct() { awk -v t="$1" -v w="$WINDOW" 'BEGIN { printf "%.3f", 100 * t / 1e6 / w }'; }
 
 echo "# exporter at rest on examples/demo, ${WINDOW} s windows after ${WARMUP} s, ${ROUNDS} round(s), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| binary | round | default: own ticks (% of a core) | children ticks | no sweeps: own ticks (%) | children ticks | own default / no sweeps |"
-echo "|---|--:|--:|--:|--:|--:|--:|"
+echo "# own: utime+stime ticks (% of a core), and the threads' time on a CPU from schedstat (exact, % of a core)"
+echo "| binary | round | default: own ticks (%) | own on CPU % | children ticks | no sweeps: own ticks (%) | own on CPU % | children ticks | own on CPU, default / no sweeps |"
+echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|"
 for round in $(seq 1 "$ROUNDS"); do
 	for bin in "${bins[@]}"; do
 		run "$bin" default >"$work/r"
-		read -r d dc <"$work/r"
+		read -r d dc du <"$work/r"
+		if [ "${SKIP_NO_SWEEPS:-}" = 1 ]; then
+			echo "| $bin | $round | $d ($(pct "$d") %) | $(uspct "$du") | $dc | | | | |"
+			continue
+		fi
 		run "$bin" no-sweeps >"$work/r"
-		read -r n nc <"$work/r"
-		ratio=$(awk -v d="$d" -v n="$n" 'BEGIN { if (n > 0) printf "%.1f", d / n; else print "n/a (0 ticks)" }')
-		echo "| $bin | $round | $d ($(pct "$d") %) | $dc | $n ($(pct "$n") %) | $nc | $ratio |"
+		read -r n nc nu <"$work/r"
+		ratio=$(awk -v d="$du" -v n="$nu" 'BEGIN { if (n > 0) printf "%.1f", d / n; else print "n/a" }')
+		echo "| $bin | $round | $d ($(pct "$d") %) | $(uspct "$du") | $dc | $n ($(pct "$n") %) | $(uspct "$nu") | $nc | $ratio |"
 	done
 done
 if [ -s "$work/log" ]; then
