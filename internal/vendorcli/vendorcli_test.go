@@ -4,13 +4,32 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli/clitest"
 )
 
-func TestRun(t *testing.T) {
+// runBoth runs f once on the memfd path and once on the pipe fallback.
+func runBoth(t *testing.T, f func(t *testing.T)) {
+	for _, pipes := range []bool{false, true} {
+		name := "memfd"
+		if pipes {
+			name = "pipes"
+		}
+		t.Run(name, func(t *testing.T) {
+			old := usePipes
+			usePipes = pipes
+			t.Cleanup(func() { usePipes = old })
+			f(t)
+		})
+	}
+}
+
+func TestRun(t *testing.T) { runBoth(t, testRun) }
+
+func testRun(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		bin       string
@@ -20,11 +39,23 @@ func TestRun(t *testing.T) {
 		want      Result
 		wantOut   string
 		wantError bool
+		// anyExit: the exit status is the tool's business (a tool writing
+		// far past the cap gets a write error on the memfd path).
+		anyExit bool
 	}{
 		{name: "exit status and stderr", bin: "/bin/sh", args: []string{"-c", "echo out; echo '  first' >&2; echo second >&2; exit 3"},
 			timeout: 5 * time.Second, max: 1 << 10, want: Result{ExitCode: 3}, wantOut: "out\n"},
 		{name: "stdout past the cap is cut and flagged", bin: "/bin/sh", args: []string{"-c", "printf abcdef"},
 			timeout: 5 * time.Second, max: 3, want: Result{ExitCode: 0, Truncated: true}, wantOut: "abc"},
+		// One write of 5 MB crosses the memfd's seal (4 MiB for this cap).
+		{name: "stdout past the cap in one write", bin: "/bin/sh", args: []string{"-c", "head -c 5000000 /dev/zero | tr '\\0' a | dd bs=5000000 iflag=fullblock 2>/dev/null"},
+			timeout: 5 * time.Second, max: 1 << 10, want: Result{Truncated: true}, anyExit: true, wantOut: strings.Repeat("a", 1<<10)},
+		{name: "stdout past the cap in many writes", bin: "/bin/sh", args: []string{"-c", "yes aaaaaaa | head -c 9000000"},
+			timeout: 5 * time.Second, max: 5 << 20, want: Result{Truncated: true}, anyExit: true, wantOut: strings.Repeat("aaaaaaa\n", 5<<20/8)},
+		{name: "stdout at the cap exactly", bin: "/bin/sh", args: []string{"-c", "printf abc"},
+			timeout: 5 * time.Second, max: 3, want: Result{ExitCode: 0}, wantOut: "abc"},
+		{name: "a child left in the background does not hold the run", bin: "/bin/sh", args: []string{"-c", "sleep 30 & echo started"},
+			timeout: 5 * time.Second, max: 1 << 10, want: Result{ExitCode: 0}, wantOut: "started\n"},
 		{name: "killed at the timeout", bin: "/bin/sh", args: []string{"-c", "sleep 30"},
 			timeout: 200 * time.Millisecond, max: 1 << 10, want: Result{ExitCode: -1, TimedOut: true}},
 		{name: "not startable", bin: filepath.Join(t.TempDir(), "missing"),
@@ -32,6 +63,9 @@ func TestRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Run(context.Background(), tc.bin, tc.args, tc.timeout, tc.max)
+			if tc.anyExit {
+				r.ExitCode = tc.want.ExitCode
+			}
 			if r.ExitCode != tc.want.ExitCode || r.TimedOut != tc.want.TimedOut || r.Truncated != tc.want.Truncated {
 				t.Errorf("exit %d timedOut %v truncated %v, want %d %v %v", r.ExitCode, r.TimedOut, r.Truncated,
 					tc.want.ExitCode, tc.want.TimedOut, tc.want.Truncated)
@@ -40,7 +74,10 @@ func TestRun(t *testing.T) {
 				t.Errorf("err = %v, want error %v", r.Err, tc.wantError)
 			}
 			if string(r.Stdout) != tc.wantOut {
-				t.Errorf("stdout = %q, want %q", r.Stdout, tc.wantOut)
+				t.Errorf("stdout = %.80q (%d bytes), want %.80q (%d bytes)", r.Stdout, len(r.Stdout), tc.wantOut, len(tc.wantOut))
+			}
+			if !tc.want.TimedOut && r.Duration > 3*time.Second {
+				t.Errorf("the run took %s", r.Duration)
 			}
 			if r.TimedOut && r.Duration > tc.timeout+WaitDelay {
 				t.Errorf("a timed-out run took %s", r.Duration)
