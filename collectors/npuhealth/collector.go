@@ -171,7 +171,7 @@ func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 		cfg.Interval = 60 * time.Second
 	}
 	set := settings{
-		Config: cfg, Tool: deps.Tool.Or(vendorcli.Tool{Path: "npu-smi", Timeout: 10 * time.Second}),
+		Config: cfg, Tool: deps.Tool.Or(vendorcli.NPUSMI),
 		DevFS: cmp.Or(deps.DevFS, "/dev"), Skip: deps.Skip,
 	}
 	if logger == nil {

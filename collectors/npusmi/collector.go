@@ -139,7 +139,7 @@ func New(cfg Config, deps Deps, logger *slog.Logger) *Collector {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Collector{
-		cfg: cfg, tool: deps.Tool.Or(vendorcli.Tool{Path: "npu-smi", Timeout: 10 * time.Second}), procfs: deps.Procfs,
+		cfg: cfg, tool: deps.Tool.Or(vendorcli.NPUSMI), procfs: deps.Procfs,
 		logger: logger, now: time.Now, runs: map[string]float64{}, ids: deps.Identities,
 	}
 	c.exec = func(ctx context.Context) ([]byte, error) {

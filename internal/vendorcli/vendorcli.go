@@ -40,6 +40,11 @@ type Tool struct {
 	Timeout time.Duration
 }
 
+// NPUSMI is npu-smi as a collector runs it when no flag says otherwise
+// (the defaults of --npusmi.path and --npusmi.timeout): the one default of
+// both collectors that run it.
+var NPUSMI = Tool{Path: "npu-smi", Timeout: 10 * time.Second}
+
 // Or returns t with its zero fields replaced by def's.
 func (t Tool) Or(def Tool) Tool {
 	if t.Path == "" {
