@@ -12,9 +12,9 @@ import (
 // (go list -deps: its imports, transitively, without tests).
 //
 //   - The pure domain (the CANN log grammar, the follower, process
-//     discovery, the headroom model, the chip identity, HCCL's settings)
-//     links no net/http and no client_golang at all: it is data and
-//     functions over data. So do diagnose's report model, its bundle
+//     discovery, what a communicator is, the headroom model, the chip
+//     identity, HCCL's settings) links no net/http and no client_golang at
+//     all: it is data and functions over data. So do diagnose's report model, its bundle
 //     reader and its renderers (diagnose/{model,bundle,render}); only its
 //     analysis links the log state.
 //   - The log state, the joins, the collector contract and diagnose link
@@ -34,7 +34,7 @@ func TestFloorsLinkOnlyDownward(t *testing.T) {
 		pkgs   []string
 		banned []string
 	}{
-		{[]string{"internal/cann/parse", "internal/cann/tail", "internal/cann/discover", "internal/headroom", "internal/ascend",
+		{[]string{"internal/cann/parse", "internal/cann/tail", "internal/cann/discover", "internal/cann/comm", "internal/headroom", "internal/ascend",
 			"internal/hcclenv", "diagnose/model", "diagnose/bundle", "diagnose/render"}, append([]string{"net/http", "github.com/prometheus/client_golang"}, serving...)},
 		{[]string{"internal/cann/logstate", "internal/join", "collector", "diagnose"}, serving},
 		{[]string{"internal/...", "diagnose/...", "collector"}, []string{mod + "exporter", mod + "collectors/", mod + "cmd/"}},

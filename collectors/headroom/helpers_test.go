@@ -1,14 +1,17 @@
 package headroom
 
-import model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
+import (
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
+)
 
 const mib = 1 << 20
 
 // world64 is the golden job's communicator: 64 ranks on 8 servers, nothing
 // linked yet.
-var world64 = model.Communicator{Name: "world", RankSize: 64, ServerNum: 8, SuperPodNum: 0, DeviceType: -1, SuperPodMode: -1, StandardCard: -1}
+var world64 = comm.Communicator{Name: "world", RankSize: 64, ServerNum: 8, SuperPodNum: 0, DeviceType: -1, SuperPodMode: -1, StandardCard: -1}
 
 // known is a process whose logs printed QPs per connection and HCCL_BUFFSIZE.
-func known(qps float64, buffMiB float64, comms ...model.Communicator) model.ProcessSettings {
+func known(qps float64, buffMiB float64, comms ...comm.Communicator) model.ProcessSettings {
 	return model.ProcessSettings{QPsPerConnection: qps, QPsKnown: true, BuffSizeBytes: buffMiB * mib, BuffSizeKnown: true, Communicators: comms}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
 	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
@@ -306,11 +307,11 @@ func buildProcess(p *procData, opts Options) model.Process {
 // per connection on a device type without multi-QP its QP bounds are the
 // peer bounds. The QPs per connection then follow HCCL (N + 1 for N > 1,
 // headroom.QPsPerLink).
-func links(cfg headroom.Config, c logstate.CommunicatorView, qps float64, intraRoCE, interHCCSDisabled bool) model.Links {
+func links(cfg headroom.Config, c comm.Communicator, qps float64, intraRoCE, interHCCSDisabled bool) model.Links {
 	settings := func(headroom.ChipProcess) (headroom.ProcessSettings, bool) {
 		return headroom.ProcessSettings{PID: 1, QPsPerConnection: 1, QPsKnown: true,
 			BuffSizeBytes: headroom.HCCLDefaultBuffSizeBytes, BuffSizeKnown: true, IntraRoCE: intraRoCE, InterHCCSDisabled: interHCCSDisabled,
-			Communicators: []headroom.Communicator{{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum,
+			Communicators: []comm.Communicator{{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum,
 				SuperPodNum: c.SuperPodNum, ModuleNum: c.ModuleNum, DeviceType: c.DeviceType, SuperPodMode: c.SuperPodMode, StandardCard: c.StandardCard,
 				OtherPeers: c.OtherPeers}}}, true
 	}

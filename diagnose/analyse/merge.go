@@ -6,6 +6,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
 	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
@@ -35,7 +36,7 @@ type procData struct {
 	name      string
 	lastWrite time.Time
 	env       map[string]logstate.EnvSetting
-	comms     []logstate.CommunicatorView
+	comms     []comm.Communicator
 }
 
 // merge combines the views of the node's group states. A pid's settings are

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
 
 // TestAlgoPeers: the peers one rank links per level-1 algorithm (HCOMM
@@ -46,47 +48,47 @@ func TestAlgoPeers(t *testing.T) {
 // TestLinkSetRules: expected per link-set rule, on one 910B rank of 64
 // over 8 servers, QPS 1.
 func TestLinkSetRules(t *testing.T) {
-	base := Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, UserRank: 0,
+	base := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, UserRank: 0,
 		DevicePhyID: 0, SuperPodMode: 0, StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0,
 		CCLBufferBytes: cclBuf}
-	set := func(tag string, kind LinkSetKind, op, algo string, peers int) LinkSet {
-		return LinkSet{Tag: tag, Kind: kind, Op: op, Algo: algo, RoCEPeers: peers, QPs: uint64(peers)}
+	set := func(tag string, kind comm.LinkSetKind, op, algo string, peers int) comm.LinkSet {
+		return comm.LinkSet{Tag: tag, Kind: kind, Op: op, Algo: algo, RoCEPeers: peers, QPs: uint64(peers)}
 	}
 	for _, tt := range []struct {
 		name string
-		c    func(c Communicator) Communicator
+		c    func(c comm.Communicator) comm.Communicator
 		s    func(s ProcessSettings) ProcessSettings
 		want float64
 	}{
-		{"graph mode, nothing linked: V1's H-D, 3 peers", func(c Communicator) Communicator { c.GraphTags = true; return c }, nil, 3},
-		{"op-base, nothing linked: auto-selection's NHR, 5", func(c Communicator) Communicator { c.OpBaseTags = true; return c }, nil, 5},
-		{"A3 (910_93), nothing linked: NHR, 5", func(c Communicator) Communicator { c.DeviceType = 4; c.SuperPodMode = 0; return c }, nil, 5},
-		{"NHR half linked: the rest", func(c Communicator) Communicator {
+		{"graph mode, nothing linked: V1's H-D, 3 peers", func(c comm.Communicator) comm.Communicator { c.GraphTags = true; return c }, nil, 3},
+		{"op-base, nothing linked: auto-selection's NHR, 5", func(c comm.Communicator) comm.Communicator { c.OpBaseTags = true; return c }, nil, 5},
+		{"A3 (910_93), nothing linked: NHR, 5", func(c comm.Communicator) comm.Communicator { c.DeviceType = 4; c.SuperPodMode = 0; return c }, nil, 5},
+		{"NHR half linked: the rest", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers = true, 3
-			c.LinkSets = []LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", LinkSetOpBase, "allreduce", "nhr", 3)}
+			c.LinkSets = []comm.LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allreduce", "nhr", 3)}
 			return c
 		}, nil, 2 + 2}, // 2 NHR peers left + the pipeline set (2)
-		{"NHR and pipeline linked: nothing", func(c Communicator) Communicator {
+		{"NHR and pipeline linked: nothing", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers = true, 5
-			c.LinkSets = []LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", LinkSetOpBase, "allreduce", "nhr", 5),
-				set("AllReduce_w_ALG_LEVEL1_PIPELINE", LinkSetOpBase, "allreduce", "pipeline", 2)}
+			c.LinkSets = []comm.LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allreduce", "nhr", 5),
+				set("AllReduce_w_ALG_LEVEL1_PIPELINE", comm.LinkSetOpBase, "allreduce", "pipeline", 2)}
 			return c
 		}, nil, 0},
-		{"AllGather too: its own pipeline set", func(c Communicator) Communicator {
+		{"AllGather too: its own pipeline set", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers = true, 5
-			c.LinkSets = []LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", LinkSetOpBase, "allreduce", "nhr", 5),
-				set("AllReduce_w_ALG_LEVEL1_PIPELINE", LinkSetOpBase, "allreduce", "pipeline", 2),
-				set("AllGather_w_ALG_LEVEL1_NHR", LinkSetOpBase, "allgather", "nhr", 5)}
+			c.LinkSets = []comm.LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allreduce", "nhr", 5),
+				set("AllReduce_w_ALG_LEVEL1_PIPELINE", comm.LinkSetOpBase, "allreduce", "pipeline", 2),
+				set("AllGather_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allgather", "nhr", 5)}
 			return c
 		}, nil, 2},
-		{"a tag without algorithm (graph): V1's H-D", func(c Communicator) Communicator {
+		{"a tag without algorithm (graph): V1's H-D", func(c comm.Communicator) comm.Communicator {
 			c.GraphTags, c.RoCEPeers = true, 3
-			c.LinkSets = []LinkSet{set("HcomAllReduce_1_0", LinkSetGraph, "allreduce", "", 3)}
+			c.LinkSets = []comm.LinkSet{set("HcomAllReduce_1_0", comm.LinkSetGraph, "allreduce", "", 3)}
 			return c
 		}, nil, 0},
-		{"MC2: every remote rank", func(c Communicator) Communicator {
+		{"MC2: every remote rank", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers, c.MC2, c.AllRanksOps = true, 1, true, true
-			c.LinkSets = []LinkSet{set("w3_mc2", LinkSetMC2, "mc2", "", 1)}
+			c.LinkSets = []comm.LinkSet{set("w3_mc2", comm.LinkSetMC2, "mc2", "", 1)}
 			return c
 		}, nil, 56 - 1},
 	} {
@@ -113,16 +115,16 @@ func TestLinkSetRules(t *testing.T) {
 func TestBoundsOrdered(t *testing.T) {
 	r := rand.New(rand.NewPCG(36, 36))
 	algos := []string{"", algoRing, algoHD, algoNHR, algoPipeline}
-	kinds := []LinkSetKind{LinkSetOpBase, LinkSetGraph, LinkSetCapture, LinkSetMC2}
+	kinds := []comm.LinkSetKind{comm.LinkSetOpBase, comm.LinkSetGraph, comm.LinkSetCapture, comm.LinkSetMC2}
 	ops := []string{"allreduce", "allgather", "broadcast", "alltoall", "mc2"}
 	for i := 0; i < 20000; i++ {
 		ranks := 1 + r.IntN(256)
-		c := Communicator{Name: "c", RankSize: ranks, ServerNum: r.IntN(ranks+2) - 1, SuperPodNum: r.IntN(4) - 1, ModuleNum: r.IntN(10) - 1,
+		c := comm.Communicator{Name: "c", RankSize: ranks, ServerNum: r.IntN(ranks+2) - 1, SuperPodNum: r.IntN(4) - 1, ModuleNum: r.IntN(10) - 1,
 			DeviceType: r.IntN(6) - 1, SuperPodMode: r.IntN(3) - 1, StandardCard: r.IntN(3) - 1, MultiModuleDiffDeviceNum: r.IntN(3) - 1,
 			MultiSuperPodDiffServerNum: r.IntN(3) - 1, RoCEPeers: r.IntN(ranks), OtherPeers: r.IntN(8), AllRanksOps: r.IntN(4) == 0,
 			OpBaseTags: r.IntN(2) == 0, GraphTags: r.IntN(3) == 0}
 		for j := r.IntN(4); j > 0; j-- {
-			c.LinkSets = append(c.LinkSets, LinkSet{Kind: kinds[r.IntN(len(kinds))], Op: ops[r.IntN(len(ops))],
+			c.LinkSets = append(c.LinkSets, comm.LinkSet{Kind: kinds[r.IntN(len(kinds))], Op: ops[r.IntN(len(ops))],
 				Algo: algos[r.IntN(len(algos))], RoCEPeers: r.IntN(ranks)})
 		}
 		s := known(float64(1+r.IntN(32)), 200, c)
@@ -148,7 +150,7 @@ func TestBoundsOrdered(t *testing.T) {
 // TestLiveQPsStayInTheirProcess: live QPs the logs do not show come off
 // the communicator whose whole links they are, not another process's.
 func TestLiveQPsStayInTheirProcess(t *testing.T) {
-	w := Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, SuperPodMode: 0,
+	w := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, SuperPodMode: 0,
 		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0, OpBaseTags: true, CCLBufferBytes: cclBuf}
 	settings := map[int]ProcessSettings{1: known(16, 200, w), 2: known(1, 200, w)}
 	chip := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36, LiveQPs: 5, LiveQPsKnown: true}
@@ -176,7 +178,7 @@ func capacityAt(h ChipHeadroom, q, buff float64) float64 {
 // its cclBuffer allocated and not yet claimed) under the settings users
 // try first.
 func TestCapacityInputs(t *testing.T) {
-	w := Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, SuperPodMode: 0,
+	w := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, SuperPodMode: 0,
 		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0}
 	s := known(16, 200, w)
 	s.UnattributedBufferBytes = 200 * mib

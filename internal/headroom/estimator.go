@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
 
 // The QP size learned on the node (docs/headroom.md "Learned QP sizes").
@@ -435,7 +436,7 @@ func ProcessSetID(ps []ChipProcess) string {
 // communicator c: the size learned for its mode on product where the
 // estimator has enough observations, else what qpBytes gave. Flags the
 // user set win over both.
-func learnedBytes(cfg Config, product string, s ProcessSettings, c Communicator, opBase, graph bool, perLink, exp, high float64) (float64, float64) {
+func learnedBytes(cfg Config, product string, s ProcessSettings, c comm.Communicator, opBase, graph bool, perLink, exp, high float64) (float64, float64) {
 	if cfg.Learned == nil || cfg.QPBytesSetByUser {
 		return exp, high
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
 
 // fuzzNow is the model's clock in the fuzz test.
@@ -28,7 +30,7 @@ func FuzzModel(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rankSize, serverNum int64, qps float64, qpsKnown bool, buff float64, buffKnown, intraRoCE bool,
 		used, total, qpLow, qpHigh float64, nComms uint8, layout []byte) {
 		cfg := Config{QPBytesLow: qpLow, QPBytesHigh: qpHigh, DefaultQPsPerConnection: qps, DefaultBuffSizeBytes: buff}
-		comms := make([]Communicator, int(nComms)%16)
+		comms := make([]comm.Communicator, int(nComms)%16)
 		for i := range comms {
 			// Vary each communicator a little from the fuzzed base.
 			b := func(j int) int {
@@ -37,7 +39,7 @@ func FuzzModel(f *testing.F) {
 				}
 				return int(layout[(i+j)%len(layout)])
 			}
-			comms[i] = Communicator{RankSize: int(rankSize) - i, ServerNum: int(serverNum) + i, SuperPodNum: b(0)%4 - 1,
+			comms[i] = comm.Communicator{RankSize: int(rankSize) - i, ServerNum: int(serverNum) + i, SuperPodNum: b(0)%4 - 1,
 				DeviceType: b(1)%6 - 1, SuperPodMode: b(2)%3 - 1, StandardCard: b(3)%3 - 1, RoCEPeers: b(4) - 8, OtherPeers: b(5),
 				EstablishedQPs: toU64(float64(b(6)) * qps), CCLBufferBytes: toU64(float64(b(7)%2) * buff), BufferSizeBytes: toU64(float64(b(0)) * used),
 				MultiModuleDiffDeviceNum: b(8)%3 - 1, MultiSuperPodDiffServerNum: b(9)%3 - 1, BufferName: []string{"", "a", "b"}[b(10)%3],
@@ -46,8 +48,8 @@ func FuzzModel(f *testing.F) {
 				MC2: b(17)%4 == 1, ExpansionMode: []string{"", "HOST", "AI_CPU", "AIV", "AIV_ONLY"}[b(18)%5]}
 			// Link sets of every kind and level-1 algorithm.
 			for j := 0; j < b(19)%4; j++ {
-				comms[i].LinkSets = append(comms[i].LinkSets, LinkSet{
-					Kind: []LinkSetKind{LinkSetOpBase, LinkSetGraph, LinkSetCapture, LinkSetMC2}[b(20+j)%4],
+				comms[i].LinkSets = append(comms[i].LinkSets, comm.LinkSet{
+					Kind: []comm.LinkSetKind{comm.LinkSetOpBase, comm.LinkSetGraph, comm.LinkSetCapture, comm.LinkSetMC2}[b(20+j)%4],
 					Op:   []string{"allreduce", "allgather", "reducescatter", "alltoall", "mc2", ""}[b(21+j)%6],
 					Algo: []string{"", "ring", "hd", "nhr", "pipeline", "nb", "x"}[b(22+j)%7], RoCEPeers: b(23+j) - 4, QPs: toU64(float64(b(24 + j)))})
 			}
@@ -185,7 +187,7 @@ func TestModelRandomized(t *testing.T) {
 			[]ChipProcess{{NPU: "0", Chip: "0", PID: int(layout[0])}, {NPU: "0", Chip: "1", PID: int(layout[1])}},
 			func(ChipProcess) (ProcessSettings, bool) {
 				return ProcessSettings{QPsPerConnection: qps, QPsKnown: true, BuffSizeBytes: 100 * mib, BuffSizeKnown: true,
-					IntraRoCE: layout[2]%2 == 0, Communicators: []Communicator{{RankSize: ranks, ServerNum: servers, SuperPodNum: int(layout[3]%3) - 1,
+					IntraRoCE: layout[2]%2 == 0, Communicators: []comm.Communicator{{RankSize: ranks, ServerNum: servers, SuperPodNum: int(layout[3]%3) - 1,
 						DeviceType: int(layout[4]%6) - 1, SuperPodMode: int(layout[5]%3) - 1, StandardCard: int(layout[6]%3) - 1}}}, true
 			})
 		for _, h := range got {

@@ -1,6 +1,10 @@
 package headroom
 
-import "time"
+import (
+	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
+)
 
 // Workload memory in the model: a process of a workload whose earlier
 // processes ran an AlltoAll-family operator or an ACL graph capture on a
@@ -15,7 +19,7 @@ import "time"
 // communicator of its shape) and the QPs of the remembered capture still
 // ahead for it: a capture is ahead while the process has not captured on
 // the communicator itself (its own capture then says what comes next).
-func withRemembered(c Communicator, s ProcessSettings) (Communicator, float64) {
+func withRemembered(c comm.Communicator, s ProcessSettings) (comm.Communicator, float64) {
 	var capture float64
 	for _, r := range s.Remembered {
 		if r.RankSize != c.RankSize || r.ServerNum != c.ServerNum {
@@ -33,7 +37,7 @@ func withRemembered(c Communicator, s ProcessSettings) (Communicator, float64) {
 
 // rememberedQPs is what the memory adds to communicator c's expected
 // QPs: d (with the memory) less the demand without it.
-func rememberedQPs(cfg Config, c Communicator, s ProcessSettings, qps, buff float64, opBase, graph bool, d commDemand) float64 {
+func rememberedQPs(cfg Config, c comm.Communicator, s ProcessSettings, qps, buff float64, opBase, graph bool, d commDemand) float64 {
 	if len(s.Remembered) == 0 {
 		return 0
 	}

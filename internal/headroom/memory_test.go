@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
@@ -15,7 +16,7 @@ func TestModelWorkloadMemory(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	cfg := DefaultConfig()
 	cfg.Now = now
-	ep := Communicator{Name: "ep2", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: hcclenv.DevType910B, SuperPodMode: -1, StandardCard: -1,
+	ep := comm.Communicator{Name: "ep2", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: hcclenv.DevType910B, SuperPodMode: -1, StandardCard: -1,
 		CCLBufferBytes: 401 << 20, OpBaseTags: true}
 	chips := []ChipMemory{{NPU: "0", Chip: "0", Name: "910B3", HBMUsedBytes: 65516 * mib, HBMTotalBytes: 65536 * mib}}
 	procs := []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}

@@ -13,11 +13,13 @@
 // are all set up (their QPs and buffers are already in HBM used).
 //
 // The model's inputs are its own data types (ChipMemory, ChipProcess,
-// ProcessSettings, Communicator): internal/join fills them from npu-smi's
-// tables and the CANN log state, and collectors/headroom fetches them each
-// scrape and turns the result into const metrics. The package imports no
-// log state, no Prometheus and no flag parser (cmd/hccl_exporter registers
-// its flags), so that diagnose can run the model offline.
+// ProcessSettings) and the communicators as CANN prints them
+// (comm.Communicator, the type the log state fills): internal/join fills
+// them from npu-smi's tables and the CANN log state, and collectors/headroom
+// fetches them each scrape and turns the result into const metrics. The
+// package imports no log state, no Prometheus and no flag parser
+// (cmd/hccl_exporter registers its flags), so that diagnose can run the
+// model offline.
 // HCCL's own facts (defaults, ranges, N + 1 QPs, buffer size) come from
 // internal/hcclenv.
 // Model is a pure function. docs/headroom.md explains the model. The
@@ -30,9 +32,9 @@ package headroom
 import (
 	"math"
 	"strings"
-	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
@@ -100,123 +102,6 @@ type ChipProcess struct {
 	LogDir    string
 }
 
-// Communicator is one live HCCL communicator of a process, as the CANN
-// logs show it (from any era's creation lines, with what its run log shows
-// set up so far); a destroyed communicator is simply absent and unknown
-// ints are < 0. It is the model's own input: internal/join fills it from
-// the log state's view, so the model does not depend on how the logs are
-// kept.
-type Communicator struct {
-	Name     string // the identifier, e.g. "127.0.0.1%enp_60000_0_1765367607599032"
-	RankSize int
-	// ServerNum and SuperPodNum come from `[Communicator Key Info]` (Dec
-	// 2025 on); -1 where the era does not print them.
-	ServerNum   int
-	SuperPodNum int
-	// ModuleNum (moduleNum) counts the HCCS meshes: above ServerNum a
-	// server's ranks span two modules (910B A+X); -1 where not printed.
-	ModuleNum int
-	// MultiModuleDiffDeviceNum and MultiSuperPodDiffServerNum are the
-	// `[Communicator Key Info]` switches multiModuleDiffDeviceNumMode and
-	// multiSuperPodDiffServerNumMode (1: HCCL links same-server ranks over
-	// RoCE); -1 where not printed.
-	MultiModuleDiffDeviceNum   int
-	MultiSuperPodDiffServerNum int
-	// DeviceType is HCCL's deviceType[N] (hcclenv.DevType*), -1 unknown.
-	DeviceType int
-	// UserRank and DevicePhyID come from the `[LocalRank Key Info]` line
-	// that follows (DevicePhyID also from phydevId[] of older eras); -1
-	// when it was not seen.
-	UserRank    int
-	DevicePhyID int
-	// SuperPodID, SuperPodMode (useSuperPodMode) and StandardCard
-	// (isStandardCard: a PCIe card) also come from `[LocalRank Key Info]`;
-	// "" and -1 when not printed.
-	SuperPodID   string
-	SuperPodMode int
-	StandardCard int
-	// BufferSizeBytes is the communicator's own buffer size from `[Load]
-	// comm config` (HcclCommConfig.hcclBufferSize); 0 means HCCL_BUFFSIZE.
-	BufferSizeBytes uint64
-	// BufferName is its `[Load] comm config` bufferName (HcclCommConfig):
-	// communicators of the process with the same non-empty name share one
-	// cclBuffer. "" when not printed.
-	BufferName string
-	// CCLBufferBytes is what `Create ccl buffer success` lines show
-	// allocated for it: 0 until its first collective (HCCL allocates the
-	// cclBuffer lazily, together with link setup).
-	CCLBufferBytes uint64
-	// EstablishedQPs counts its `create hccl transport:` lines with `rdma
-	// qpn[` (one per QP, over every link set it built); RoCEPeers and
-	// OtherPeers count the distinct remote ranks linked by RoCE QPs and by
-	// links without QP (HCCS, PCIe, SIO).
-	EstablishedQPs uint64
-	RoCEPeers      int
-	OtherPeers     int
-	// AllRanksOps: a link set of an AlltoAll-family or send/recv/batch
-	// operator was logged (tag AllToAll…, Send…, Recv…, BatchSendRecv…):
-	// those link every remote rank, not one plane per device index.
-	AllRanksOps bool
-	// OpBaseTags and GraphTags: link sets with op-base tags
-	// ("<Collective>_<identifier>") and graph-mode tags ("Hcom…") were
-	// logged; the QP depth depends on the mode.
-	OpBaseTags bool
-	GraphTags  bool
-	// Captures counts ACL graph captures that re-created RoCE links: QP
-	// lines under an op-base tag that extends an earlier tag of the same
-	// collective (HCCL appends a capture counter to a repeated tag while
-	// the stream is capturing). LastCaptureQPs are the QPs of the latest
-	// capture and LastCaptureAt the time printed on its latest QP line.
-	Captures       int
-	LastCaptureQPs uint64
-	LastCaptureAt  time.Time
-	// MC2: a link set of an MC2 operator (MoE dispatch/combine, tag
-	// `<identifier><opType>_mc2`, HCOMM op_base_mc2.cc) was logged; like
-	// AllRanksOps it links every remote rank (AllRanksOps is set too).
-	MC2 bool
-	// ExpansionMode is the communicator's own HcclCommConfig
-	// opExpansionMode (`[Load] comm config info of [c]: … opExpansionMode[N]`,
-	// HCOMM comm_config.cc) as HCCL_OP_EXPANSION_MODE spells it (HOST,
-	// AI_CPU, AIV, AIV_ONLY); "" when not printed or 0 (the variable then
-	// applies). It overrides the process's variable (CommConfig::
-	// SetConfigOpExpansionMode).
-	ExpansionMode string
-	// LinkSets are the link sets (one per operator tag, HCCL's resMap_
-	// entries) logged for the communicator, in the order they appeared
-	// (the log state keeps at most a bounded number).
-	LinkSets []LinkSet
-}
-
-// LinkSetKind says what built a link set, from its operator tag.
-type LinkSetKind string
-
-// The link-set kinds.
-const (
-	LinkSetOpBase  LinkSetKind = "op_base" // "<Collective>_<identifier>[_ALG_LEVEL1_X]"
-	LinkSetGraph   LinkSetKind = "graph"   // "Hcom<Collective>_…"
-	LinkSetCapture LinkSetKind = "capture" // an op-base tag with "_Capture" (or extending the collective's first tag)
-	LinkSetMC2     LinkSetKind = "mc2"     // "<identifier><opType>_mc2"
-)
-
-// LinkSet is one link set of a communicator: HCCL builds one per
-// operator tag (resMap_[newTag], hccl_communicator_host.cc), with new QPs
-// even to peers another tag already linked.
-type LinkSet struct {
-	Tag  string
-	Kind LinkSetKind
-	// Op is the collective in lower case without "hcom" ("allreduce",
-	// "alltoallv", …; "mc2" for MC2 tags).
-	Op string
-	// Algo is the level-1 algorithm HCCL's auto-selection appended to the
-	// tag (CollAlgOperator::AppendTag: "ring", "hd", "nhr", "pipeline"),
-	// "" when the tag carries none.
-	Algo string
-	// RoCEPeers are the distinct remote ranks it linked over RoCE, QPs its
-	// `rdma qpn[` lines.
-	RoCEPeers int
-	QPs       uint64
-}
-
 // ProcessSettings is what the CANN logs say about one process: the
 // effective HCCL_RDMA_QPS_PER_CONNECTION, HCCL_BUFFSIZE (in bytes),
 // HCCL_INTRA_ROCE_ENABLE and HCCL_INTER_HCCS_DISABLE, its live
@@ -231,7 +116,7 @@ type ProcessSettings struct {
 	BuffSizeKnown           bool
 	IntraRoCE               bool
 	InterHCCSDisabled       bool
-	Communicators           []Communicator
+	Communicators           []comm.Communicator
 	UnattributedBufferBytes float64
 	UnattributedQPs         float64
 	// GraphMode: the process printed `… not effective in offline mode`
@@ -428,7 +313,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 		if found && devType[i] >= 0 {
 			// The logs of this era print no deviceType: the chip's name
 			// says which product the process runs on.
-			comms := make([]Communicator, len(s.Communicators))
+			comms := make([]comm.Communicator, len(s.Communicators))
 			for j, c := range s.Communicators {
 				if c.DeviceType < 0 {
 					c.DeviceType = devType[i]
@@ -642,7 +527,7 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]c
 // follow HCCL_RDMA_QPS_PER_CONNECTION: not where its process prints one QP
 // per link (graph mode, no multi-QP), nor in graph mode, nor on a product
 // without multi-QP (GetQpMode).
-func followsQPSVariable(s ProcessSettings, c Communicator) bool {
+func followsQPSVariable(s ProcessSettings, c comm.Communicator) bool {
 	if s.SingleQP || s.GraphMode || c.GraphTags && !c.OpBaseTags {
 		return false
 	}
@@ -651,7 +536,7 @@ func followsQPSVariable(s ProcessSettings, c Communicator) bool {
 
 // variableQPBytes is the size of one of c's QPs with one QP per link and
 // with multi-QP, as qpBytes sizes the expected bound.
-func variableQPBytes(cfg Config, s ProcessSettings, c Communicator, opBase, graph bool) (single, multi float64) {
+func variableQPBytes(cfg Config, s ProcessSettings, c comm.Communicator, opBase, graph bool) (single, multi float64) {
 	_, single, _, _ = qpBytes(cfg, s, c, opBase, graph, 1)
 	_, multi, _, _ = qpBytes(cfg, s, c, opBase, graph, 2)
 	return single, multi
@@ -709,7 +594,7 @@ const aivBufferBytes = 36<<20 + 4<<20 + 32<<10
 
 // demand applies HCCL's rules (docs/headroom.md) to one communicator.
 // opBase and graph say which modes the process's link sets showed.
-func demand(cfg Config, c Communicator, s ProcessSettings, qps, buff float64, opBase, graph bool) commDemand {
+func demand(cfg Config, c comm.Communicator, s ProcessSettings, qps, buff float64, opBase, graph bool) commDemand {
 	if c.RankSize <= 1 {
 		return commDemand{} // a 1-rank communicator links nothing and never allocates its cclBuffer
 	}
@@ -829,7 +714,7 @@ var (
 // process printed: the mode of its own link sets' tags, else of the
 // process's (opBase, graph), the device type of its key-info line and
 // HCCL_OP_EXPANSION_MODE. ok is false where the logs do not tell.
-func qpModeOf(s ProcessSettings, c Communicator, opBase, graph bool, perLink float64) (QPMode, bool) {
+func qpModeOf(s ProcessSettings, c comm.Communicator, opBase, graph bool, perLink float64) (QPMode, bool) {
 	isGraph := s.GraphMode || c.GraphTags && !c.OpBaseTags
 	isOpBase := !isGraph && (c.OpBaseTags || opBase && !graph)
 	multi := perLink > 1
@@ -867,7 +752,7 @@ func qpModeOf(s ProcessSettings, c Communicator, opBase, graph bool, perLink flo
 // bound: its mode's size where the mode is known (qpModeOf), else the
 // flags' band, expected taking the band's high end. Flags the user set
 // override every mode.
-func qpBytes(cfg Config, s ProcessSettings, c Communicator, opBase, graph bool, perLink float64) (low, exp, high float64, known bool) {
+func qpBytes(cfg Config, s ProcessSettings, c comm.Communicator, opBase, graph bool, perLink float64) (low, exp, high float64, known bool) {
 	if cfg.QPBytesSetByUser {
 		return cfg.QPBytesLow, cfg.QPBytesHigh, cfg.QPBytesHigh, true
 	}
@@ -929,7 +814,7 @@ func qpsPerLink(qps float64, deviceType int) float64 {
 //
 // The last result is the size of the ring the low bound assumes (graph
 // mode sizes its ring links by it).
-func linkPeers(c Communicator, intraRoCE, interHCCSDisabled bool) (low, expected, high, ringSize float64) {
+func linkPeers(c comm.Communicator, intraRoCE, interHCCSDisabled bool) (low, expected, high, ringSize float64) {
 	ranks := float64(c.RankSize)
 	ring := func(n float64) float64 { return math.Max(0, math.Min(n-1, 2)) }
 	spread := func(groups int) (float64, float64, float64, float64) {
@@ -978,7 +863,7 @@ func linkPeers(c Communicator, intraRoCE, interHCCSDisabled bool) (low, expected
 // multiModuleDiffDeviceNumMode is 1 across several superpods (the variable
 // does not count there); elsewhere only HCCL_INTRA_ROCE_ENABLE=1 on a PCIe
 // card. An unknown device type is read as 910B.
-func roceLevel0(c Communicator, intraRoCE bool) bool {
+func roceLevel0(c comm.Communicator, intraRoCE bool) bool {
 	multiModule := c.MultiModuleDiffDeviceNum == 1
 	switch {
 	case c.DeviceType == hcclenv.DevType910_93:
@@ -993,7 +878,7 @@ func roceLevel0(c Communicator, intraRoCE bool) bool {
 // modules (A+X: moduleNum > serverNum), where HCCL_INTRA_ROCE_ENABLE links
 // the modules over RoCE (HcclCommunicatorAttrs::IsSupportEnableRoce:
 // !isSingleMeshAggregation_ || isStandardCard_).
-func twoModules(c Communicator) bool {
+func twoModules(c comm.Communicator) bool {
 	return (c.DeviceType == hcclenv.DevType910B || c.DeviceType < 0) && c.ServerNum > 0 && c.ModuleNum > c.ServerNum
 }
 
@@ -1012,7 +897,7 @@ func validBytes(v float64) bool {
 // expansionMode is communicator c's HCCL_OP_EXPANSION_MODE: its own
 // HcclCommConfig opExpansionMode where the logs show one (it overrides
 // the variable: CommConfig::SetConfigOpExpansionMode), else the process's.
-func expansionMode(s ProcessSettings, c Communicator) string {
+func expansionMode(s ProcessSettings, c comm.Communicator) string {
 	if c.ExpansionMode != "" {
 		return c.ExpansionMode
 	}
@@ -1040,7 +925,7 @@ const (
 // 18) — servers, or superpods on an A3 superpod job — and which one; 0
 // where the logs do not tell (no server count) or same-server ranks use
 // RoCE too (rules 6, 17: the algorithms then span more than the plane).
-func level1Plane(c Communicator, intraRoCE, interHCCSDisabled bool) (int, planeLevel) {
+func level1Plane(c comm.Communicator, intraRoCE, interHCCSDisabled bool) (int, planeLevel) {
 	if roceLevel0(c, intraRoCE) {
 		return 0, 0
 	}
@@ -1141,7 +1026,7 @@ func autoSelected(op string) bool {
 
 // isOpBaseComm says whether c's link sets will be op-base: its own tags,
 // else its process's; false where unknown or graph.
-func isOpBaseComm(s ProcessSettings, c Communicator, opBase, graph bool) bool {
+func isOpBaseComm(s ProcessSettings, c comm.Communicator, opBase, graph bool) bool {
 	if s.GraphMode || c.GraphTags && !c.OpBaseTags {
 		return false
 	}
@@ -1164,14 +1049,14 @@ func isOpBaseComm(s ProcessSettings, c Communicator, opBase, graph bool) bool {
 //     peers other tags linked (resMap_[newTag]).
 //
 // Each set is capped at high, the remote ranks the rank may link at all.
-func algorithmLinksAhead(c Communicator, n int, level planeLevel, high float64, opBase bool) float64 {
+func algorithmLinksAhead(c comm.Communicator, n int, level planeLevel, high float64, opBase bool) float64 {
 	capped := func(v float64) float64 { return math.Min(v, high) } // high: every remote rank the rank may link
 	is910B := c.DeviceType == hcclenv.DevType910B || c.DeviceType < 0
 	auto := is910B && level == planeServers
 	def := defaultLevel1Algo(n, c.DeviceType, level)
-	var sets []LinkSet
+	var sets []comm.LinkSet
 	for _, l := range c.LinkSets {
-		if l.Kind == LinkSetOpBase || l.Kind == LinkSetGraph {
+		if l.Kind == comm.LinkSetOpBase || l.Kind == comm.LinkSetGraph {
 			sets = append(sets, l)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
 
 const (
@@ -15,52 +17,56 @@ const (
 func TestLinkPeers(t *testing.T) {
 	tests := []struct {
 		name               string
-		c                  Communicator
+		c                  comm.Communicator
 		intraRoCE, hccsOff bool
 		low, high          float64
 	}{
-		{"single rank", comm(1, 1), false, false, 0, 0},
-		{"no ranks", comm(0, 0), false, false, 0, 0},
+		{"single rank", newComm(1, 1), false, false, 0, 0},
+		{"no ranks", newComm(0, 0), false, false, 0, 0},
 		// All 8 ranks on one server talk over HCCS: serverNum 1 means no RoCE initialisation.
-		{"one server", comm(8, 1), false, false, 0, 0},
+		{"one server", newComm(8, 1), false, false, 0, 0},
 		// HCCL_INTRA_ROCE_ENABLE=1 on an HCCS-connected server adds nothing.
-		{"one server intra RoCE on HCCS", comm(8, 1), true, false, 0, 0},
+		{"one server intra RoCE on HCCS", newComm(8, 1), true, false, 0, 0},
 		// On a PCIe card (isStandardCard 1): 7 peers in a mesh, a ring of 8 has 2 neighbours.
-		{"one server intra RoCE on a PCIe card", card(comm(8, 1)), true, false, 2, 7},
+		{"one server intra RoCE on a PCIe card", card(newComm(8, 1)), true, false, 2, 7},
 		// A 910B server whose 16 ranks span two HCCS modules (moduleNum 2 > serverNum 1):
 		// the modules are linked over RoCE with the variable (IsSupportEnableRoce), 15 peers.
-		{"one server, two modules, intra RoCE", func() Communicator { c := comm(16, 1); c.ModuleNum = 2; return c }(), true, false, 2, 15},
-		{"one server, two modules, no intra RoCE", func() Communicator { c := comm(16, 1); c.ModuleNum = 2; return c }(), false, false, 0, 0},
+		{"one server, two modules, intra RoCE", func() comm.Communicator { c := newComm(16, 1); c.ModuleNum = 2; return c }(), true, false, 2, 15},
+		{"one server, two modules, no intra RoCE", func() comm.Communicator { c := newComm(16, 1); c.ModuleNum = 2; return c }(), false, false, 0, 0},
 		// 64/8 = 8 per server; high 64−8 = 56; low min(8−1, 2) = 2.
-		{"64 ranks 8 servers", comm(64, 8), false, false, 2, 56},
+		{"64 ranks 8 servers", newComm(64, 8), false, false, 2, 56},
 		// 16/2 = 8 per server; high 8; a ring of two servers has 1 neighbour.
-		{"two servers", comm(16, 2), false, false, 1, 8},
+		{"two servers", newComm(16, 2), false, false, 1, 8},
 		// 10/4 = 2 (floor: the smallest server's share); high 10−2 = 8; low 2.
-		{"uneven spread", comm(10, 4), false, false, 2, 8},
-		{"one rank per server", comm(64, 64), false, false, 2, 63},
+		{"uneven spread", newComm(10, 4), false, false, 2, 8},
+		{"one rank per server", newComm(64, 64), false, false, 2, 63},
 		// serverNum not printed (older eras): every other rank, low 0.
-		{"servers unknown", comm(16, -1), false, false, 0, 15},
+		{"servers unknown", newComm(16, -1), false, false, 0, 15},
 		// ... minus the ranks already linked over HCCS (they share the server).
-		{"servers unknown, 3 HCCS peers seen", Communicator{RankSize: 16, ServerNum: -1, SuperPodNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1, OtherPeers: 3}, false, false, 0, 12},
-		{"more servers than ranks", comm(2, 5), false, false, 1, 1},
+		{"servers unknown, 3 HCCS peers seen", comm.Communicator{RankSize: 16, ServerNum: -1, SuperPodNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1, OtherPeers: 3}, false, false, 0, 12},
+		{"more servers than ranks", newComm(2, 5), false, false, 1, 1},
 		// A3 superpod: servers of one superpod use HCCS, so one superpod needs no RoCE.
-		{"A3 one superpod", superpod(comm(64, 8), 1), false, false, 0, 0},
+		{"A3 one superpod", superpod(newComm(64, 8), 1), false, false, 0, 0},
 		// Two superpods of 32 ranks: RoCE to the 32 ranks of the other one, a ring of 2 has 1.
-		{"A3 two superpods", superpod(comm(64, 8), 2), false, false, 1, 32},
+		{"A3 two superpods", superpod(newComm(64, 8), 2), false, false, 1, 32},
 		// HCCL_INTER_HCCS_DISABLE=TRUE: RoCE between the servers again.
-		{"A3 superpod, inter HCCS disabled", superpod(comm(64, 8), 1), false, true, 2, 56},
+		{"A3 superpod, inter HCCS disabled", superpod(newComm(64, 8), 1), false, true, 2, 56},
 		// deviceType 910_93 with superPodNum printed counts as a superpod too.
-		{"910_93 with superPodNum", Communicator{RankSize: 64, ServerNum: 8, SuperPodNum: 1, DeviceType: 4, SuperPodMode: -1, StandardCard: -1}, false, false, 0, 0},
+		{"910_93 with superPodNum", comm.Communicator{RankSize: 64, ServerNum: 8, SuperPodNum: 1, DeviceType: 4, SuperPodMode: -1, StandardCard: -1}, false, false, 0, 0},
 		// The [Communicator Key Info] RoCE switches (IsSupportEnableRoce): on 910B
 		// multiModuleDiffDeviceNumMode links same-server ranks over RoCE without the variable.
-		{"910B multiModuleDiffDeviceNumMode", func() Communicator { c := comm(24, 2); c.DeviceType, c.MultiModuleDiffDeviceNum = 2, 1; return c }(), false, false, 2, 23},
+		{"910B multiModuleDiffDeviceNumMode", func() comm.Communicator {
+			c := newComm(24, 2)
+			c.DeviceType, c.MultiModuleDiffDeviceNum = 2, 1
+			return c
+		}(), false, false, 2, 23},
 		// On 910_93 multiSuperPodDiffServerNumMode does, even inside one superpod.
-		{"910_93 multiSuperPodDiffServerNumMode", func() Communicator { c := superpod(comm(48, 6), 1); c.MultiSuperPodDiffServerNum = 1; return c }(), false, false, 2, 47},
+		{"910_93 multiSuperPodDiffServerNumMode", func() comm.Communicator { c := superpod(newComm(48, 6), 1); c.MultiSuperPodDiffServerNum = 1; return c }(), false, false, 2, 47},
 		// multiModuleDiffDeviceNumMode on 910_93 only across superpods.
-		{"910_93 multiModule, one superpod", func() Communicator { c := superpod(comm(48, 6), 1); c.MultiModuleDiffDeviceNum = 1; return c }(), false, false, 0, 0},
-		{"910_93 multiModule, two superpods", func() Communicator { c := superpod(comm(48, 6), 2); c.MultiModuleDiffDeviceNum = 1; return c }(), false, false, 2, 47},
+		{"910_93 multiModule, one superpod", func() comm.Communicator { c := superpod(newComm(48, 6), 1); c.MultiModuleDiffDeviceNum = 1; return c }(), false, false, 0, 0},
+		{"910_93 multiModule, two superpods", func() comm.Communicator { c := superpod(newComm(48, 6), 2); c.MultiModuleDiffDeviceNum = 1; return c }(), false, false, 2, 47},
 		// HCCL_INTRA_ROCE_ENABLE does not count on 910_93, even on a card.
-		{"910_93 card intra RoCE", func() Communicator { c := card(comm(8, 1)); c.DeviceType = 4; return c }(), true, false, 0, 0},
+		{"910_93 card intra RoCE", func() comm.Communicator { c := card(newComm(8, 1)); c.DeviceType = 4; return c }(), true, false, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,21 +81,21 @@ func TestLinkPeers(t *testing.T) {
 	}
 }
 
-// comm is a communicator with nothing set up yet and every optional field unknown.
-func comm(ranks, servers int) Communicator {
-	return Communicator{Name: "c", RankSize: ranks, ServerNum: servers, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1,
+// newComm is a communicator with nothing set up yet and every optional field unknown.
+func newComm(ranks, servers int) comm.Communicator {
+	return comm.Communicator{Name: "c", RankSize: ranks, ServerNum: servers, SuperPodNum: -1, ModuleNum: -1, DeviceType: -1, SuperPodMode: -1, StandardCard: -1,
 		MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1}
 }
 
-func card(c Communicator) Communicator { c.StandardCard = 1; return c }
+func card(c comm.Communicator) comm.Communicator { c.StandardCard = 1; return c }
 
-func superpod(c Communicator, pods int) Communicator {
+func superpod(c comm.Communicator, pods int) comm.Communicator {
 	c.SuperPodNum, c.SuperPodMode, c.DeviceType = pods, 1, 4
 	return c
 }
 
 // linked marks c as fully set up: every high-bound peer linked with qpl QPs, buffer allocated.
-func linked(c Communicator, peers int, qpl float64, buf float64) Communicator {
+func linked(c comm.Communicator, peers int, qpl float64, buf float64) comm.Communicator {
 	c.RoCEPeers, c.EstablishedQPs, c.CCLBufferBytes = peers, uint64(float64(peers)*qpl), uint64(buf)
 	return c
 }
@@ -103,7 +109,7 @@ func settingsMap(m map[int]ProcessSettings) func(ChipProcess) (ProcessSettings, 
 	}
 }
 
-func known(qps float64, buffMiB float64, comms ...Communicator) ProcessSettings {
+func known(qps float64, buffMiB float64, comms ...comm.Communicator) ProcessSettings {
 	return ProcessSettings{
 		QPsPerConnection: qps, QPsKnown: true,
 		BuffSizeBytes: buffMiB * mib, BuffSizeKnown: true,
@@ -111,7 +117,7 @@ func known(qps float64, buffMiB float64, comms ...Communicator) ProcessSettings 
 	}
 }
 
-var world64 = Communicator{Name: "world", RankSize: 64, ServerNum: 8, SuperPodNum: 0, DeviceType: -1, SuperPodMode: -1, StandardCard: -1}
+var world64 = comm.Communicator{Name: "world", RankSize: 64, ServerNum: 8, SuperPodNum: 0, DeviceType: -1, SuperPodMode: -1, StandardCard: -1}
 
 // cclBuf is one communicator's cclBuffer at HCCL_BUFFSIZE 200 MB: 2 × 200 MiB + 1 MiB.
 const cclBuf = 401 * mib
@@ -194,7 +200,7 @@ func TestModel(t *testing.T) {
 			name:  "two communicators, one with its own buffer size",
 			chips: []ChipMemory{chip0}, procs: one,
 			settings: map[int]ProcessSettings{100: known(4, 100, world64,
-				func() Communicator { c := comm(16, 2); c.BufferSizeBytes = 50 * mib; return c }())},
+				func() comm.Communicator { c := newComm(16, 2); c.BufferSizeBytes = 50 * mib; return c }())},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
 				QPsLow: 15, QPsHigh: 320,
@@ -209,7 +215,7 @@ func TestModel(t *testing.T) {
 			// only the buffer is ahead. 1636 − 401 = 1235 MiB.
 			name:  "A3 superpod: no RoCE demand",
 			chips: []ChipMemory{chip0}, procs: one,
-			settings: map[int]ProcessSettings{100: known(16, 200, superpod(comm(64, 8), 1))},
+			settings: map[int]ProcessSettings{100: known(16, 200, superpod(newComm(64, 8), 1))},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
 				CCLBufferPendingBytes: cclBuf,
@@ -222,7 +228,7 @@ func TestModel(t *testing.T) {
 			// 56 × 3 MiB = 168 MiB; headroom 1636 − 168 − 401 = 1067 MiB.
 			name:  "QPS ignored on a device without multi-QP",
 			chips: []ChipMemory{chip0}, procs: one,
-			settings: map[int]ProcessSettings{100: known(16, 200, func() Communicator { c := world64; c.DeviceType = 0; return c }())},
+			settings: map[int]ProcessSettings{100: known(16, 200, func() comm.Communicator { c := world64; c.DeviceType = 0; return c }())},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
 				QPsLow: 2, QPsHigh: 56,
@@ -322,7 +328,7 @@ func TestModel(t *testing.T) {
 			chips: []ChipMemory{chip0},
 			procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 101}},
 			settings: map[int]ProcessSettings{
-				100: {QPsPerConnection: 16, Communicators: []Communicator{world64}},
+				100: {QPsPerConnection: 16, Communicators: []comm.Communicator{world64}},
 				101: known(64, 200, world64),
 			},
 			want: []ChipHeadroom{{
@@ -446,7 +452,7 @@ func TestModelInvalidConfigIsSanitized(t *testing.T) {
 	// low > high and a NaN default: the model uses high = low and HCCL's default QPS.
 	cfg := Config{QPBytesLow: 4 * mib, QPBytesHigh: 1 * mib, DefaultQPsPerConnection: math.NaN(), DefaultBuffSizeBytes: -1}
 	got := Model(cfg, nil, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
-		settingsMap(map[int]ProcessSettings{1: {Communicators: []Communicator{world64}}}))
+		settingsMap(map[int]ProcessSettings{1: {Communicators: []comm.Communicator{world64}}}))
 	// 56 high QPs × 4 MiB = 224 MiB; 2 low × 4 MiB = 8 MiB; buffer 2 × 200 MiB + 1 MiB pending.
 	if len(got) != 1 || got[0].QPMemoryHighBytes != 224*mib || got[0].QPMemoryLowBytes != 8*mib || got[0].CCLBufferPendingBytes != cclBuf {
 		t.Errorf("Model(invalid config) = %+v", got)
@@ -516,8 +522,8 @@ func TestModelModesAndSharing(t *testing.T) {
 		t.Errorf("graph mode with flags: high memory %v", h.QPMemoryHighBytes)
 	}
 	// A ring of 2 servers: ⌈8/12⌉ = 1 socket; high never below low.
-	two := comm(16, 2)
-	if h := run(DefaultConfig(), chip, ProcessSettings{GraphMode: true, SingleQP: true, Communicators: []Communicator{two}}); h.QPsLow != 1 || h.QPsHigh != 8 {
+	two := newComm(16, 2)
+	if h := run(DefaultConfig(), chip, ProcessSettings{GraphMode: true, SingleQP: true, Communicators: []comm.Communicator{two}}); h.QPsLow != 1 || h.QPsHigh != 8 {
 		t.Errorf("graph ring of 2: %+v", h)
 	}
 	if got := graphRingSockets(64); got != 22 {
@@ -606,14 +612,14 @@ func TestExpectedDemand(t *testing.T) {
 	free := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib} // 1636 MiB free
 	// 128 ranks on 16 servers of 8, 910B, op-base, an AllReduce ring linked 2 peers.
 	// Its first AllReduce's link set, auto-selected NHR, linked all 7 NHR peers of 16 servers.
-	allReduce := Communicator{Name: "w", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: 2, SuperPodMode: -1,
+	allReduce := comm.Communicator{Name: "w", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: 2, SuperPodMode: -1,
 		StandardCard: -1, RoCEPeers: 7, OtherPeers: 7, EstablishedQPs: 7, CCLBufferBytes: cclBuf, OpBaseTags: true,
-		LinkSets: []LinkSet{{Tag: "AllReduce_w_ALG_LEVEL1_NHR", Kind: LinkSetOpBase, Op: "allreduce", Algo: "nhr", RoCEPeers: 7, QPs: 7}}}
+		LinkSets: []comm.LinkSet{{Tag: "AllReduce_w_ALG_LEVEL1_NHR", Kind: comm.LinkSetOpBase, Op: "allreduce", Algo: "nhr", RoCEPeers: 7, QPs: 7}}}
 	// world64 on 910B, op-base.
 	opBase910B := world64
 	opBase910B.DeviceType, opBase910B.OpBaseTags = 2, true
 	// allReduce whose last graph capture, at at, linked 15 QPs.
-	capturedAt := func(at time.Time) Communicator {
+	capturedAt := func(at time.Time) comm.Communicator {
 		c := allReduce
 		c.RoCEPeers, c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 15, 3, 15, at
 		return c
@@ -637,7 +643,7 @@ func TestExpectedDemand(t *testing.T) {
 				t.Errorf("headroom %v MiB, want 1630", h.HeadroomBytes/mib)
 			}
 		}},
-		{"an AlltoAll ran: every remote rank", known(1, 200, func() Communicator { c := allReduce; c.AllRanksOps = true; return c }()), free,
+		{"an AlltoAll ran: every remote rank", known(1, 200, func() comm.Communicator { c := allReduce; c.AllRanksOps = true; return c }()), free,
 			func(t *testing.T, h ChipHeadroom) {
 				if h.QPsExpected != 113 || h.QPMemoryExpectedBytes != 113*3*mib {
 					t.Errorf("%+v", h)
@@ -655,8 +661,8 @@ func TestExpectedDemand(t *testing.T) {
 				t.Errorf("%+v", h)
 			}
 		}},
-		{"A3 op-base, AI CPU by default", known(1, 200, func() Communicator {
-			c := comm(16, 2)
+		{"A3 op-base, AI CPU by default", known(1, 200, func() comm.Communicator {
+			c := newComm(16, 2)
 			c.DeviceType, c.OpBaseTags = 4, true
 			return c
 		}()), free, func(t *testing.T, h ChipHeadroom) {
@@ -665,7 +671,7 @@ func TestExpectedDemand(t *testing.T) {
 			}
 		}},
 		{"A3 op-base, host expansion", func() ProcessSettings {
-			c := comm(16, 2)
+			c := newComm(16, 2)
 			c.DeviceType, c.OpBaseTags = 4, true
 			s := known(1, 200, c)
 			s.ExpansionMode = "HOST"
@@ -687,7 +693,7 @@ func TestExpectedDemand(t *testing.T) {
 			}
 		}},
 		{"AIV mode: 40 MiB + 32 KiB per communicator before its first collective", func() ProcessSettings {
-			s := known(1, 200, comm(16, 1))
+			s := known(1, 200, newComm(16, 1))
 			s.ExpansionMode = "AIV"
 			return s
 		}(), free, func(t *testing.T, h ChipHeadroom) {
@@ -695,7 +701,7 @@ func TestExpectedDemand(t *testing.T) {
 				t.Errorf("%+v", h)
 			}
 		}},
-		{"deviceType not printed: the chip's name says 910B", known(16, 200, func() Communicator {
+		{"deviceType not printed: the chip's name says 910B", known(16, 200, func() comm.Communicator {
 			c := world64
 			c.OpBaseTags = true
 			return c
@@ -711,7 +717,7 @@ func TestExpectedDemand(t *testing.T) {
 				t.Errorf("%+v", h)
 			}
 		}},
-		{"QP slots: HCCL's own QPs logged, demand beyond the limit", known(16, 200, func() Communicator { c := opBase910B; c.EstablishedQPs = 8100; return c }()), live8100, func(t *testing.T, h ChipHeadroom) {
+		{"QP slots: HCCL's own QPs logged, demand beyond the limit", known(16, 200, func() comm.Communicator { c := opBase910B; c.EstablishedQPs = 8100; return c }()), live8100, func(t *testing.T, h ChipHeadroom) {
 			if h.SlotsFreeExpected != 8192-8100-85 || h.SlotsFreeHigh != 8192-8100-952 {
 				t.Errorf("%+v", h)
 			}

@@ -218,63 +218,10 @@ func Settings(p logstate.ProcessView) headroom.ProcessSettings {
 	if v, ok := p.Env[hcclenv.OpExpansionMode]; ok {
 		s.ExpansionMode = v.Value
 	}
-	s.Communicators = Communicators(p.Communicators)
+	// The log state's view is already a copy (Process, Processes): the
+	// model reads the same comm.Communicator the logs filled.
+	s.Communicators = p.Communicators
 	return s
-}
-
-// Communicators translates the log state's communicator views into the
-// model's communicators, field by field: the model keeps its own type so
-// that it does not depend on how the logs are kept.
-func Communicators(views []logstate.CommunicatorView) []headroom.Communicator {
-	if views == nil {
-		return nil
-	}
-	out := make([]headroom.Communicator, len(views))
-	for i, v := range views {
-		out[i] = headroom.Communicator{
-			Name:                       v.Name,
-			RankSize:                   v.RankSize,
-			ServerNum:                  v.ServerNum,
-			SuperPodNum:                v.SuperPodNum,
-			ModuleNum:                  v.ModuleNum,
-			MultiModuleDiffDeviceNum:   v.MultiModuleDiffDeviceNum,
-			MultiSuperPodDiffServerNum: v.MultiSuperPodDiffServerNum,
-			DeviceType:                 v.DeviceType,
-			UserRank:                   v.UserRank,
-			DevicePhyID:                v.DevicePhyID,
-			SuperPodID:                 v.SuperPodID,
-			SuperPodMode:               v.SuperPodMode,
-			StandardCard:               v.StandardCard,
-			BufferSizeBytes:            v.BufferSizeBytes,
-			BufferName:                 v.BufferName,
-			CCLBufferBytes:             v.CCLBufferBytes,
-			EstablishedQPs:             v.EstablishedQPs,
-			RoCEPeers:                  v.RoCEPeers,
-			OtherPeers:                 v.OtherPeers,
-			AllRanksOps:                v.AllRanksOps,
-			OpBaseTags:                 v.OpBaseTags,
-			GraphTags:                  v.GraphTags,
-			Captures:                   v.Captures,
-			LastCaptureQPs:             v.LastCaptureQPs,
-			LastCaptureAt:              v.LastCaptureAt,
-			MC2:                        v.MC2,
-			ExpansionMode:              v.ExpansionMode,
-			LinkSets:                   linkSets(v.LinkSets),
-		}
-	}
-	return out
-}
-
-// linkSets translates a communicator's link sets.
-func linkSets(views []logstate.LinkSetView) []headroom.LinkSet {
-	if views == nil {
-		return nil
-	}
-	out := make([]headroom.LinkSet, len(views))
-	for i, l := range views {
-		out[i] = headroom.LinkSet{Tag: l.Tag, Kind: headroom.LinkSetKind(l.Kind), Op: l.Op, Algo: l.Algo, RoCEPeers: l.RoCEPeers, QPs: l.QPs}
-	}
-	return out
 }
 
 // Workload translates what the log state's workload memory keeps of a

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
@@ -52,7 +53,7 @@ type commTags struct {
 
 // linkSet is one operator tag's links.
 type linkSet struct {
-	view  LinkSetView
+	view  comm.LinkSet
 	peers map[int]struct{}
 }
 
@@ -72,15 +73,15 @@ func (ct *commTags) set(tag string) *linkSet {
 }
 
 // commViews copies the process's communicators with their link sets.
-func (pr *process) commViews() []CommunicatorView {
-	out := append([]CommunicatorView(nil), pr.comms...)
+func (pr *process) commViews() []comm.Communicator {
+	out := append([]comm.Communicator(nil), pr.comms...)
 	for i := range out {
 		out[i].LinkSets = nil
 		ct := pr.links.tags[out[i].Name]
 		if ct == nil || len(ct.sets) == 0 {
 			continue
 		}
-		out[i].LinkSets = make([]LinkSetView, len(ct.sets))
+		out[i].LinkSets = make([]comm.LinkSet, len(ct.sets))
 		for j, l := range ct.sets {
 			out[i].LinkSets[j] = l.view
 		}
@@ -100,10 +101,10 @@ const (
 
 // classifyTag reads what an operator tag says: its kind, collective and
 // level-1 algorithm.
-func classifyTag(tag string) LinkSetView {
-	v := LinkSetView{Tag: tag, Kind: LinkSetOpBase}
+func classifyTag(tag string) comm.LinkSet {
+	v := comm.LinkSet{Tag: tag, Kind: comm.LinkSetOpBase}
 	if i := strings.Index(tag, tagMC2); i >= 0 {
-		v.Kind, v.Op = LinkSetMC2, "mc2"
+		v.Kind, v.Op = comm.LinkSetMC2, "mc2"
 		return v
 	}
 	op := tag
@@ -112,14 +113,14 @@ func classifyTag(tag string) LinkSetView {
 	}
 	op = strings.ToLower(op)
 	if strings.HasPrefix(op, "hcom") {
-		v.Kind = LinkSetGraph
+		v.Kind = comm.LinkSetGraph
 		op = strings.TrimPrefix(op, "hcom")
 	}
 	v.Op = op
 	rest := tag
 	if i := strings.Index(rest, tagCapture); i >= 0 {
-		if v.Kind == LinkSetOpBase {
-			v.Kind = LinkSetCapture
+		if v.Kind == comm.LinkSetOpBase {
+			v.Kind = comm.LinkSetCapture
 		}
 		rest = rest[:i]
 	}
@@ -220,7 +221,7 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 	}
 	s.nComms++
 	s.commGen++
-	c := CommunicatorView{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, SuperPodNum: ci.SuperPodNum, ModuleNum: ci.ModuleNum,
+	c := comm.Communicator{Name: name, RankSize: ci.RankSize, ServerNum: ci.ServerNum, SuperPodNum: ci.SuperPodNum, ModuleNum: ci.ModuleNum,
 		DeviceType: ci.DeviceType, UserRank: -1, DevicePhyID: ci.DevicePhyID, SuperPodMode: -1, StandardCard: -1,
 		MultiModuleDiffDeviceNum: ci.MultiModuleDiffDeviceNum, MultiSuperPodDiffServerNum: ci.MultiSuperPodDiffServerNum}
 	setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
@@ -453,17 +454,17 @@ func (l *processLinks) commTags(name string) *commTags {
 // re-created QPs live as long as the captured graph. A QP line whose tag
 // strictly extends an earlier op-base tag of the same collective is
 // therefore counted as a capture; each new such tag is a new capture.
-func (s *State) noteTag(pr *process, c *CommunicatorView, t parse.Transport, rawTime []byte) {
+func (s *State) noteTag(pr *process, c *comm.Communicator, t parse.Transport, rawTime []byte) {
 	tag := t.Tag
 	v := classifyTag(tag)
 	op := v.Op
-	graph := v.Kind == LinkSetGraph
+	graph := v.Kind == comm.LinkSetGraph
 	if graph {
 		c.GraphTags = true
 	} else {
 		c.OpBaseTags = true
 	}
-	if v.Kind == LinkSetMC2 {
+	if v.Kind == comm.LinkSetMC2 {
 		c.MC2 = true
 		c.AllRanksOps = true
 	}
@@ -471,13 +472,13 @@ func (s *State) noteTag(pr *process, c *CommunicatorView, t parse.Transport, raw
 		strings.HasPrefix(op, "batchsendrecv") {
 		c.AllRanksOps = true
 	}
-	if graph || v.Kind == LinkSetMC2 || !t.HasQPN {
+	if graph || v.Kind == comm.LinkSetMC2 || !t.HasQPN {
 		return
 	}
 	ct := pr.links.commTags(c.Name)
 	first, ok := ct.first[op]
 	switch {
-	case v.Kind == LinkSetCapture:
+	case v.Kind == comm.LinkSetCapture:
 		// HCOMM-HEAD names captured link sets: the "_Capture" suffix.
 	case !ok:
 		if len(ct.first) < maxTagsPerComm {
@@ -504,7 +505,7 @@ func (s *State) noteTag(pr *process, c *CommunicatorView, t parse.Transport, raw
 // are "<Collective>_<identifier>"; graph-mode tags ("HcomAllReduce_<n>_0")
 // name no identifier, and belong to the process's only communicator when
 // it has one.
-func (pr *process) commForTag(t parse.Transport) *CommunicatorView {
+func (pr *process) commForTag(t parse.Transport) *comm.Communicator {
 	id := t.Identifier()
 	for i := range pr.comms {
 		if pr.comms[i].Name == id {
@@ -519,7 +520,7 @@ func (pr *process) commForTag(t parse.Transport) *CommunicatorView {
 	// MC2: "<identifier><opType>_mc2" (op_base_mc2.cc), no separator
 	// between the identifier and the operator type.
 	if strings.Contains(t.Tag, tagMC2) {
-		var best *CommunicatorView
+		var best *comm.Communicator
 		for i := range pr.comms {
 			n := pr.comms[i].Name
 			if strings.HasPrefix(t.Tag, n) && (best == nil || len(n) > len(best.Name)) {
@@ -533,7 +534,7 @@ func (pr *process) commForTag(t parse.Transport) *CommunicatorView {
 	// A capture appends a counter to the tag ("AllReduce_<identifier>…"):
 	// the communicator with the longest identifier that the tag's
 	// identifier continues with '_'.
-	var best *CommunicatorView
+	var best *comm.Communicator
 	for i := range pr.comms {
 		n := pr.comms[i].Name
 		if strings.HasPrefix(id, n+"_") && (best == nil || len(n) > len(best.Name)) {

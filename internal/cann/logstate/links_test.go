@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -39,7 +40,7 @@ func TestErasSample(t *testing.T) {
 		t.Fatalf("job A communicators %+v", a.Communicators)
 	}
 	ca := a.Communicators[0]
-	want := CommunicatorView{Name: "10.20.0.11%eth0_60000_0_1732004711518342", RankSize: 16, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1,
+	want := comm.Communicator{Name: "10.20.0.11%eth0_60000_0_1732004711518342", RankSize: 16, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1,
 		MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: 2, UserRank: -1, DevicePhyID: 0, SuperPodMode: -1, StandardCard: -1,
 		CCLBufferBytes: 2 * 209715200, EstablishedQPs: 14, RoCEPeers: 12, OtherPeers: 3, AllRanksOps: true, OpBaseTags: true}
 	ca.LinkSets = nil // TestLinkSets
@@ -247,7 +248,7 @@ func TestStateFileBeforeHeadroomV2(t *testing.T) {
 	if !ok || len(p.Communicators) != 1 {
 		t.Fatalf("process %+v", p)
 	}
-	want := CommunicatorView{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, UserRank: 3, DevicePhyID: 3, SuperPodMode: -1, StandardCard: -1}
+	want := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, UserRank: 3, DevicePhyID: 3, SuperPodMode: -1, StandardCard: -1}
 	if c := p.Communicators[0]; !reflect.DeepEqual(c, want) {
 		t.Errorf("communicator\n got %+v\nwant %+v", c, want)
 	}
@@ -329,10 +330,10 @@ func TestLinkSets(t *testing.T) {
 	if w.ExpansionMode != "HOST" || ep.ExpansionMode != "" {
 		t.Errorf("expansion modes %q, %q; want HOST, \"\"", w.ExpansionMode, ep.ExpansionMode)
 	}
-	want := []LinkSetView{
-		{Tag: "AllReduce_w_1_ALG_LEVEL1_NHR", Kind: LinkSetOpBase, Op: "allreduce", Algo: "nhr", RoCEPeers: 5, QPs: 5},
-		{Tag: "AllReduce_w_1_ALG_LEVEL1_PIPELINE", Kind: LinkSetOpBase, Op: "allreduce", Algo: "pipeline", RoCEPeers: 1, QPs: 1},
-		{Tag: "AllReduce_w_1_ALG_LEVEL1_NHR_Capture", Kind: LinkSetCapture, Op: "allreduce", Algo: "nhr", RoCEPeers: 1, QPs: 1},
+	want := []comm.LinkSet{
+		{Tag: "AllReduce_w_1_ALG_LEVEL1_NHR", Kind: comm.LinkSetOpBase, Op: "allreduce", Algo: "nhr", RoCEPeers: 5, QPs: 5},
+		{Tag: "AllReduce_w_1_ALG_LEVEL1_PIPELINE", Kind: comm.LinkSetOpBase, Op: "allreduce", Algo: "pipeline", RoCEPeers: 1, QPs: 1},
+		{Tag: "AllReduce_w_1_ALG_LEVEL1_NHR_Capture", Kind: comm.LinkSetCapture, Op: "allreduce", Algo: "nhr", RoCEPeers: 1, QPs: 1},
 	}
 	if !reflect.DeepEqual(w.LinkSets, want) {
 		t.Errorf("link sets\n got %+v\nwant %+v", w.LinkSets, want)
@@ -340,7 +341,7 @@ func TestLinkSets(t *testing.T) {
 	if w.Captures != 1 || w.LastCaptureQPs != 1 || w.RoCEPeers != 5 || w.AllRanksOps {
 		t.Errorf("w = %+v: want 1 capture of 1 QP, 5 peers, no all-ranks operator", w)
 	}
-	if !ep.MC2 || !ep.AllRanksOps || len(ep.LinkSets) != 1 || ep.LinkSets[0].Kind != LinkSetMC2 || p.UnattributedQPs != 0 {
+	if !ep.MC2 || !ep.AllRanksOps || len(ep.LinkSets) != 1 || ep.LinkSets[0].Kind != comm.LinkSetMC2 || p.UnattributedQPs != 0 {
 		t.Errorf("ep = %+v (unattributed %d): want an MC2 link set tied to ep", ep, p.UnattributedQPs)
 	}
 }

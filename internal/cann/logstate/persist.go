@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
@@ -62,7 +63,7 @@ type snapProcess struct {
 }
 
 // The state file has types of its own, so that the exported views
-// (EnvSetting, CommunicatorView, FaultSummary) can change without changing
+// (EnvSetting, comm.Communicator, FaultSummary) can change without changing
 // what is on disk. Their JSON keys are the Go field names the file used
 // when it stored the views directly, so files written then still load.
 
@@ -74,7 +75,7 @@ type snapEnv struct {
 	HasNumber bool    `json:"HasNumber"`
 }
 
-// snapComm is a CommunicatorView on disk. The fields that files written
+// snapComm is a comm.Communicator on disk. The fields that files written
 // before headroom v2 lack are pointers: absent means unknown (-1), not 0
 // (deviceType 0 is a real device type).
 type snapComm struct {
@@ -99,7 +100,7 @@ type snapComm struct {
 	OtherPeers      int    `json:"OtherPeers,omitempty"`
 }
 
-func toSnapComm(c CommunicatorView) snapComm {
+func toSnapComm(c comm.Communicator) snapComm {
 	ip := func(v int) *int { return &v }
 	return snapComm{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: ip(c.SuperPodNum), ModuleNum: ip(c.ModuleNum),
 		MultiModuleDiff: ip(c.MultiModuleDiffDeviceNum), MultiSPDiff: ip(c.MultiSuperPodDiffServerNum),
@@ -108,14 +109,14 @@ func toSnapComm(c CommunicatorView) snapComm {
 		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
 }
 
-func (c snapComm) view() CommunicatorView {
+func (c snapComm) view() comm.Communicator {
 	or := func(p *int) int {
 		if p == nil {
 			return -1
 		}
 		return *p
 	}
-	return CommunicatorView{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: or(c.SuperPodNum), ModuleNum: or(c.ModuleNum),
+	return comm.Communicator{Name: c.Name, RankSize: c.RankSize, ServerNum: c.ServerNum, SuperPodNum: or(c.SuperPodNum), ModuleNum: or(c.ModuleNum),
 		MultiModuleDiffDeviceNum: or(c.MultiModuleDiff), MultiSuperPodDiffServerNum: or(c.MultiSPDiff),
 		DeviceType: or(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
 		SuperPodMode: or(c.SuperPodMode), StandardCard: or(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes, BufferName: c.BufferName,

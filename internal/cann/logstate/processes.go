@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
@@ -30,7 +31,7 @@ type ProcessView struct {
 	Settings string
 	// Env holds the effective settings by variable name, e.g. "HCCL_BUFFSIZE".
 	Env           map[string]EnvSetting
-	Communicators []CommunicatorView
+	Communicators []comm.Communicator
 	// DevicePhyID is the physical id of the NPU it drives, as its
 	// communicator lines printed it; -1 unknown.
 	DevicePhyID int
@@ -67,120 +68,6 @@ type EnvSetting struct {
 	HasNumber bool // Number is in base units: bytes, seconds, count
 }
 
-// CommunicatorView is one communicator of a process, from whichever
-// era's wording created it (parse.Wordings).
-type CommunicatorView struct {
-	Name     string // the identifier, e.g. "127.0.0.1%enp_60000_0_1765367607599032"
-	RankSize int
-	// ServerNum and SuperPodNum come from `[Communicator Key Info]` (Dec
-	// 2025 on); -1 where the era does not print them.
-	ServerNum   int
-	SuperPodNum int
-	// ModuleNum (moduleNum) counts the HCCS meshes: above ServerNum a
-	// server's ranks span two modules (910B A+X); -1 where not printed.
-	ModuleNum int
-	// MultiModuleDiffDeviceNum and MultiSuperPodDiffServerNum are the
-	// `[Communicator Key Info]` switches multiModuleDiffDeviceNumMode and
-	// multiSuperPodDiffServerNumMode (1: HCCL links same-server ranks over
-	// RoCE); -1 where not printed.
-	MultiModuleDiffDeviceNum   int
-	MultiSuperPodDiffServerNum int
-	// DeviceType is HCCL's deviceType[N] (parse.DevType*), -1 unknown.
-	DeviceType int
-	// UserRank and DevicePhyID come from the `[LocalRank Key Info]` line
-	// that follows (DevicePhyID also from phydevId[] of older eras); -1
-	// when it was not seen.
-	UserRank    int
-	DevicePhyID int
-	// SuperPodID, SuperPodMode (useSuperPodMode) and StandardCard
-	// (isStandardCard: a PCIe card) also come from `[LocalRank Key Info]`;
-	// "" and -1 when not printed.
-	SuperPodID   string
-	SuperPodMode int
-	StandardCard int
-	// BufferSizeBytes is the communicator's own buffer size from `[Load]
-	// comm config` (HcclCommConfig.hcclBufferSize); 0 means HCCL_BUFFSIZE.
-	BufferSizeBytes uint64
-	// BufferName is its `[Load] comm config` bufferName (HcclCommConfig):
-	// communicators of the process with the same non-empty name share one
-	// cclBuffer. "" when not printed.
-	BufferName string
-	// CCLBufferBytes is what `Create ccl buffer success` lines show
-	// allocated for it: 0 until its first collective (HCCL allocates the
-	// cclBuffer lazily, together with link setup).
-	CCLBufferBytes uint64
-	// EstablishedQPs counts its `create hccl transport:` lines with `rdma
-	// qpn[` (one per QP, over every link set it built); RoCEPeers and
-	// OtherPeers count the distinct remote ranks linked by RoCE QPs and by
-	// links without QP (HCCS, PCIe, SIO).
-	EstablishedQPs uint64
-	RoCEPeers      int
-	OtherPeers     int
-	// AllRanksOps: a link set of an AlltoAll-family or send/recv/batch
-	// operator was logged (tag AllToAll…, Send…, Recv…, BatchSendRecv…):
-	// those link every remote rank, not one plane per device index (MC2
-	// tags set it too).
-	AllRanksOps bool
-	// OpBaseTags and GraphTags: link sets with op-base tags
-	// ("<Collective>_<identifier>") and graph-mode tags ("Hcom…") were
-	// logged; the QP depth depends on the mode.
-	OpBaseTags bool
-	GraphTags  bool
-	// Captures counts ACL graph captures that re-created RoCE links: QP
-	// lines under an op-base tag that extends an earlier tag of the same
-	// collective (HCCL appends a capture counter to a repeated tag while
-	// the stream is capturing). LastCaptureQPs are the QPs of the latest
-	// capture and LastCaptureAt the time printed on its latest QP line.
-	Captures       int
-	LastCaptureQPs uint64
-	LastCaptureAt  time.Time
-	// MC2: a link set of an MC2 operator (MoE dispatch/combine, tag
-	// `<identifier><opType>_mc2`, HCOMM op_base_mc2.cc) was logged; like
-	// AllRanksOps it links every remote rank (AllRanksOps is set too).
-	MC2 bool
-	// ExpansionMode is the communicator's own HcclCommConfig
-	// opExpansionMode (`[Load] comm config info of [c]: … opExpansionMode[N]`,
-	// HCOMM comm_config.cc) as HCCL_OP_EXPANSION_MODE spells it (HOST,
-	// AI_CPU, AIV, AIV_ONLY); "" when not printed or 0 (the variable then
-	// applies). It overrides the process's variable (CommConfig::
-	// SetConfigOpExpansionMode).
-	ExpansionMode string
-	// LinkSets are the link sets (one per operator tag, HCCL's resMap_
-	// entries) logged for the communicator, in the order they appeared
-	// (at most maxTagsPerComm). Filled when the view is taken.
-	LinkSets []LinkSetView
-}
-
-// LinkSetKind says what built a link set, from its operator tag.
-type LinkSetKind string
-
-// The link-set kinds.
-const (
-	LinkSetOpBase  LinkSetKind = "op_base" // "<Collective>_<identifier>[_ALG_LEVEL1_X]"
-	LinkSetGraph   LinkSetKind = "graph"   // "Hcom<Collective>_…"
-	LinkSetCapture LinkSetKind = "capture" // an op-base tag with "_Capture" (or extending the collective's first tag)
-	LinkSetMC2     LinkSetKind = "mc2"     // "<identifier><opType>_mc2"
-)
-
-// LinkSetView is one link set of a communicator: HCCL builds one per
-// operator tag (resMap_[newTag], hccl_communicator_host.cc), with new QPs
-// even to peers another tag already linked.
-type LinkSetView struct {
-	Tag  string
-	Kind LinkSetKind
-	// Op is the collective in lower case without "hcom" ("allreduce",
-	// "alltoallv", …; "mc2" for MC2 tags).
-	Op string
-	// Algo is the level-1 algorithm HCCL's auto-selection appended to the
-	// tag (CollAlgOperator::AppendTag: "ring", "hd", "nhr", "pipeline"),
-	// "" when the tag carries none.
-	Algo string
-	// RoCEPeers are the distinct remote ranks it linked over RoCE, QPs its
-	// `rdma qpn[` lines.
-	RoCEPeers int
-	QPs       uint64
-}
-
 type process struct {
 	label     string // the pid label value, fixed when the entry is created
 	name      string
@@ -192,7 +79,7 @@ type process struct {
 	rawDirty bool
 	loc      *time.Location // zone of its printed times
 	env      map[string]EnvSetting
-	comms    []CommunicatorView
+	comms    []comm.Communicator
 	links    processLinks
 	// devicePhyID is the physical id of the NPU the process drives, from
 	// the latest communicator line that printed one (devicePhyId[] of

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -71,7 +72,7 @@ func TestFixturesGolden(t *testing.T) {
 		t.Errorf("HCCL_MULTI_QP_THRESHOLD = %+v", th)
 	}
 	// Two communicators were created and the newest destroyed.
-	want := []CommunicatorView{{Name: "hccl_world_group", RankSize: 16, ServerNum: 2, SuperPodNum: 0, ModuleNum: 2, DeviceType: -1, UserRank: 3, DevicePhyID: 3,
+	want := []comm.Communicator{{Name: "hccl_world_group", RankSize: 16, ServerNum: 2, SuperPodNum: 0, ModuleNum: 2, DeviceType: -1, UserRank: 3, DevicePhyID: 3,
 		SuperPodID: "0", SuperPodMode: 0, StandardCard: 0}}
 	if !reflect.DeepEqual(p.Communicators, want) {
 		t.Errorf("communicators = %+v, want %+v", p.Communicators, want)

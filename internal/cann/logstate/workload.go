@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
@@ -236,7 +237,7 @@ func (r *workloadRecord) view(id string) WorkloadView {
 // rememberLink is the hook of applyTransport: after a link line of
 // communicator c, remember what the communicator ran under the process's
 // workload. The caller holds the lock.
-func (s *State) rememberLink(pr *process, c *CommunicatorView, _ parse.Transport) {
+func (s *State) rememberLink(pr *process, c *comm.Communicator, _ parse.Transport) {
 	if pr.wl.id == "" {
 		return
 	}
@@ -246,7 +247,7 @@ func (s *State) rememberLink(pr *process, c *CommunicatorView, _ parse.Transport
 }
 
 // rememberComm folds what communicator c ran into rec.
-func (s *State) rememberComm(pr *process, rec *workloadRecord, c *CommunicatorView) {
+func (s *State) rememberComm(pr *process, rec *workloadRecord, c *comm.Communicator) {
 	if !c.AllRanksOps && !c.MC2 && c.Captures == 0 {
 		return
 	}
@@ -271,7 +272,7 @@ func (s *State) rememberComm(pr *process, rec *workloadRecord, c *CommunicatorVi
 // that operator's first link set (a capture re-creates the set with one QP
 // per link, whatever HCCL_RDMA_QPS_PER_CONNECTION; docs/headroom.md rule
 // 19), for a capture that failed half-way. 0 when the logs do not show it.
-func capturedSetQPs(pr *process, c *CommunicatorView) uint64 {
+func capturedSetQPs(pr *process, c *comm.Communicator) uint64 {
 	ct := pr.links.tags[c.Name]
 	if ct == nil || ct.capture == "" {
 		return 0
@@ -288,7 +289,7 @@ func capturedSetQPs(pr *process, c *CommunicatorView) uint64 {
 	return 0
 }
 
-func (r *workloadRecord) shape(c *CommunicatorView) *RememberedLinks {
+func (r *workloadRecord) shape(c *comm.Communicator) *RememberedLinks {
 	k := shapeKey{c.RankSize, c.ServerNum}
 	l := r.links[k]
 	if l == nil {
@@ -393,7 +394,7 @@ func podOwner(pod string) string {
 // communicator (the world group: rank count, server count),
 // "host/<settings>/<ranks>x<servers>". Two jobs with the same settings and
 // shape are one workload; "" when either is unknown.
-func WorkloadOfShape(settings string, first CommunicatorView) string {
+func WorkloadOfShape(settings string, first comm.Communicator) string {
 	if settings == "" || first.RankSize <= 0 {
 		return ""
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
 
 func TestWorkloadOfPod(t *testing.T) {
@@ -22,13 +24,13 @@ func TestWorkloadOfPod(t *testing.T) {
 			t.Errorf("WorkloadOfPod(%q, %q) = %q, want %q", tc.ns, tc.pod, got, tc.want)
 		}
 	}
-	if got := WorkloadOfShape("a1b2", CommunicatorView{RankSize: 128, ServerNum: 16}); got != "host/a1b2/128x16" {
+	if got := WorkloadOfShape("a1b2", comm.Communicator{RankSize: 128, ServerNum: 16}); got != "host/a1b2/128x16" {
 		t.Errorf("WorkloadOfShape = %q", got)
 	}
-	if got := WorkloadOfShape("", CommunicatorView{RankSize: 128, ServerNum: 16}); got != "" {
+	if got := WorkloadOfShape("", comm.Communicator{RankSize: 128, ServerNum: 16}); got != "" {
 		t.Errorf("WorkloadOfShape without settings = %q, want none", got)
 	}
-	if got := WorkloadOfShape("a1b2", CommunicatorView{RankSize: 8, ServerNum: -1}); got != "host/a1b2/8x?" {
+	if got := WorkloadOfShape("a1b2", comm.Communicator{RankSize: 8, ServerNum: -1}); got != "host/a1b2/8x?" {
 		t.Errorf("WorkloadOfShape of an era without serverNum = %q", got)
 	}
 }
