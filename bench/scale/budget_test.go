@@ -81,4 +81,7 @@ func TestDefaultBudget(t *testing.T) {
 	if table := fleetTable(rs); !strings.Contains(string(doc), table) {
 		t.Errorf("docs/scale.md's fleet table is not the measured one; put this in it (go run ./bench/scale -budget):\n%s", table)
 	}
+	if table := groupTable(rs); !strings.Contains(string(doc), table) {
+		t.Errorf("docs/scale.md's series-by-collector table is not the measured one; put this in it (go run ./bench/scale -budget):\n%s", table)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +95,24 @@ func TestDocsFormula(t *testing.T) {
 	const want = "series = 20·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 141"
 	if !strings.Contains(string(b), want) {
 		t.Errorf("docs/scale.md does not state the formula %q", want)
+	}
+	// The totals the doc quotes are the formula's for the 8-NPU point and
+	// the worst-case node (the tool checks every scrape against the formula).
+	small, err := nodegen.New(points()[0].spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst, err := nodegen.New(nodegen.DefaultSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, w := sum(formula(small))+runtimeSeries, sum(formula(worst))+runtimeSeries
+	for _, want := range []string{
+		fmt.Sprintf("is **%s series**", thousands(w)),
+		fmt.Sprintf("%s series on the 8-NPU\ngenerated node (`%s`), %s on the worst-case one", thousands(s), points()[0].name, thousands(w)),
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("docs/scale.md does not say %q (the formula's totals)", want)
+		}
 	}
 }
