@@ -379,7 +379,7 @@ func (w *collectorWiring) newHeadroom(d *Deps, built map[string]collector.Collec
 	}
 	// When the npusmi collector is on, it reports a failed npu-smi run
 	// itself; headroom's failure for the same cause is then logged quietly.
-	chips := Chips{NPU: d.npuView(), Reported: *w.enabled["npusmi"]}
+	chips := Chips{NPU: d.npuView(), Reported: *w.enabled["npusmi"], phys: &phyOfChip{}}
 	if d.Pods != nil {
 		// A process's workload is its pod's owner (workload.go).
 		chips.PodOfDevice = d.Pods.PodOfDevice

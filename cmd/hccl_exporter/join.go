@@ -58,6 +58,9 @@ type Chips struct {
 	// answer; nil without the pods collector): a process's workload is
 	// then its pod's owner (workload.go).
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
+	// phys keeps the chip → physical id mapping of the latest npu-smi run
+	// for podWorkload (nil: mapped on every call).
+	phys *phyOfChip
 }
 
 var (

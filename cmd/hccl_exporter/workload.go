@@ -1,6 +1,9 @@
 package main
 
 import (
+	"sync"
+
+	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
@@ -55,13 +58,47 @@ func (c Chips) podWorkload(row headroom.ChipProcess) string {
 	if !ok {
 		return ""
 	}
-	for phy, chip := range join.PhyIDs(joinChips(snap)) {
-		if chip == (ascend.ChipID{NPU: row.NPU, Chip: row.Chip}) {
-			if ns, pod, _, ok := c.PodOfDevice(phy); ok {
-				return logstate.WorkloadOfPod(ns, pod)
-			}
-			return ""
-		}
+	phy, ok := c.phys.of(snap, ascend.ChipID{NPU: row.NPU, Chip: row.Chip})
+	if !ok {
+		return ""
+	}
+	if ns, pod, _, ok := c.PodOfDevice(phy); ok {
+		return logstate.WorkloadOfPod(ns, pod)
 	}
 	return ""
+}
+
+// phyOfChip maps chips to their physical ids (join.PhyIDs, inverted) for
+// one npu-smi run, kept until the next run: the headroom join asks once per
+// process of a scrape, and the mapping changes only with the run. A nil
+// *phyOfChip maps anew on every call.
+type phyOfChip struct {
+	mu   sync.Mutex
+	snap *npusmi.Snapshot
+	phy  map[ascend.ChipID]int
+}
+
+func (p *phyOfChip) of(snap *npusmi.Snapshot, chip ascend.ChipID) (int, bool) {
+	if p == nil {
+		phy, ok := invertPhyIDs(snap)[chip]
+		return phy, ok
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.snap != snap {
+		p.snap, p.phy = snap, invertPhyIDs(snap)
+	}
+	phy, ok := p.phy[chip]
+	return phy, ok
+}
+
+// invertPhyIDs is join.PhyIDs of an npu-smi run by chip (each chip has at
+// most one physical id there).
+func invertPhyIDs(snap *npusmi.Snapshot) map[ascend.ChipID]int {
+	byPhy := join.PhyIDs(joinChips(snap))
+	out := make(map[ascend.ChipID]int, len(byPhy))
+	for phy, chip := range byPhy {
+		out[chip] = phy
+	}
+	return out
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,5 +72,39 @@ func TestWorkloadJoin(t *testing.T) {
 				t.Errorf("remembered %+v, want the AlltoAll on the 16-rank communicator", s.Remembered)
 			}
 		})
+	}
+}
+
+// TestPhyOfChipFollowsTheRun: the kept chip → physical id mapping answers
+// as join.PhyIDs does for the run it was made from, and is made anew when
+// a new npu-smi run (another snapshot) comes.
+func TestPhyOfChipFollowsTheRun(t *testing.T) {
+	first := capture(t, "info-a3-container-pid.txt").snap
+	byPhy := join.PhyIDs(joinChips(first))
+	if len(byPhy) == 0 {
+		t.Fatal("the capture has no phy ids")
+	}
+	memo := &phyOfChip{}
+	for _, p := range []*phyOfChip{nil, memo} {
+		for phy, chip := range byPhy {
+			if got, ok := p.of(first, chip); !ok || got != phy {
+				t.Errorf("chip %v: phy %d (%v), want %d", chip, got, ok, phy)
+			}
+		}
+		if _, ok := p.of(first, ascend.ChipID{NPU: "99", Chip: "0"}); ok {
+			t.Error("a chip npu-smi does not list has a phy id")
+		}
+	}
+	// The next run prints other phy ids for the same chips.
+	second := *first
+	second.Chips = slices.Clone(first.Chips)
+	for i := range second.Chips {
+		second.Chips[i].PhyID = strconv.Itoa(100 + i)
+	}
+	for i, c := range second.Chips {
+		chip := ascend.ChipID{NPU: c.NPU, Chip: c.Chip}
+		if got, ok := memo.of(&second, chip); !ok || got != 100+i {
+			t.Errorf("after a new run, chip %v: phy %d (%v), want %d", chip, got, ok, 100+i)
+		}
 	}
 }

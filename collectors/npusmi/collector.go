@@ -111,7 +111,9 @@ type Collector struct {
 	failing       bool
 	warnedCount   int // warnings of the last run, to log a change once
 	expect        expectation
-	foreignPIDs   bool // the last checked run listed pids of another namespace
+	foreignPIDs   bool       // the last checked run listed pids of another namespace
+	pidsChecked   *Snapshot  // the run pidsVerdict is of
+	pidsVerdict   pidVerdict // checkPIDNamespace of pidsChecked
 
 	// ids gives each chip's VDie ID, serial number and product name for
 	// ascend_npu_info (the npuhealth sweep publishes them from `npu-smi

@@ -93,17 +93,29 @@ func nsPIDs(status []byte) []string {
 }
 
 // reportPIDNamespace sends the gauge for snap and logs once when the
-// verdict becomes foreign (and once when it stops being).
+// verdict becomes foreign (and once when it stops being). procfs is read
+// once per npu-smi run: the scrapes that npu-smi's --npusmi.min-interval
+// serves the same run get its verdict, rather than reading two files per
+// process again each.
 func (c *Collector) reportPIDNamespace(ch chan<- prometheus.Metric, s *Snapshot) {
-	v, why := checkPIDNamespace(c.procfs, s.Processes)
-	if v == pidsUnknown {
-		return
+	c.mu.Lock()
+	v, checked := c.pidsVerdict, c.pidsChecked == s
+	c.mu.Unlock()
+	var why string
+	if !checked {
+		v, why = checkPIDNamespace(c.procfs, s.Processes)
 	}
 	foreign := v == pidsForeign
 	c.mu.Lock()
-	changed := foreign != c.foreignPIDs
-	c.foreignPIDs = foreign
+	c.pidsChecked, c.pidsVerdict = s, v
+	changed := v != pidsUnknown && foreign != c.foreignPIDs
+	if v != pidsUnknown {
+		c.foreignPIDs = foreign
+	}
 	c.mu.Unlock()
+	if v == pidsUnknown {
+		return
+	}
 	switch {
 	case changed && foreign:
 		c.logger.Warn("npu-smi lists pids of another pid namespace than --path.procfs shows: log discovery, headroom and "+

@@ -110,3 +110,37 @@ func TestForeignPIDNamespaceMetric(t *testing.T) {
 }
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// TestPIDNamespaceCheckedOncePerRun: the scrapes served the same npu-smi
+// run get the verdict of its first check (procfs is not read again); the
+// next run is checked anew.
+func TestPIDNamespaceCheckedOncePerRun(t *testing.T) {
+	procfs := t.TempDir()
+	fakeProc(t, procfs, 210001, "python3")
+	c := New(Config{}, Deps{Procfs: procfs}, newTextLogger(io.Discard))
+	gauge := func(s *Snapshot) float64 {
+		ch := make(chan prometheus.Metric, 1)
+		c.reportPIDNamespace(ch, s)
+		close(ch)
+		var pb dto.Metric
+		if err := (<-ch).Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		return pb.GetGauge().GetValue()
+	}
+	run := &Snapshot{Processes: []Process{{PID: 210001, Name: "python3"}}}
+	if g := gauge(run); g != 0 {
+		t.Fatalf("host pids: gauge %v, want 0", g)
+	}
+	// The process exits before npu-smi runs again: procfs no longer has it.
+	if err := os.RemoveAll(filepath.Join(procfs, "210001")); err != nil {
+		t.Fatal(err)
+	}
+	if g := gauge(run); g != 0 {
+		t.Errorf("same run re-scraped: gauge %v, want the run's verdict 0", g)
+	}
+	next := &Snapshot{Processes: []Process{{PID: 210001, Name: "python3"}}}
+	if g := gauge(next); g != 1 {
+		t.Errorf("next run listing a pid procfs lacks: gauge %v, want 1", g)
+	}
+}
