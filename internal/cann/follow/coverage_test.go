@@ -1,4 +1,4 @@
-package cannlog
+package follow
 
 import (
 	"path/filepath"

@@ -29,4 +29,4 @@
 // Each log root is read in the zone its writers print times in
 // (--cannlog.timezone=auto infers it from the files' modification times and
 // last printed times).
-package cannlog
+package follow

@@ -1,4 +1,4 @@
-package cannlog
+package follow
 
 import "github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 
