@@ -1,4 +1,4 @@
-package main
+package join
 
 // The joins: what the collectors see separately (npu-smi's chips and
 // process table, the processes the CANN logs describe, the pods the kubelet
