@@ -3,6 +3,7 @@ package npusmi
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,12 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
+
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // fakeClock is a settable clock for the min-interval logic.
@@ -66,12 +70,51 @@ func (s *scripted) count() int {
 	return s.calls
 }
 
+// hooks replace the runner's npu-smi and clock in a test; nil fields keep
+// the real ones.
+type hooks struct {
+	exec func(ctx context.Context) ([]byte, error)
+	now  func() time.Time
+}
+
+// newTestCollector builds a collector over a runner of its own whose exec
+// and clock the returned hooks replace.
+func newTestCollector(cfg npusmi.RunnerConfig, deps Deps, logger *slog.Logger) (*Collector, *hooks) {
+	h := &hooks{}
+	path, timeout := cfg.Tool.Or(vendorcli.NPUSMI).Path, cfg.Tool.Or(vendorcli.NPUSMI).Timeout
+	cfg.Exec = func(ctx context.Context) ([]byte, error) {
+		if h.exec != nil {
+			return h.exec(ctx)
+		}
+		return npusmi.RunInfo(ctx, path, timeout)
+	}
+	cfg.Now = func() time.Time {
+		if h.now != nil {
+			return h.now()
+		}
+		return time.Now()
+	}
+	deps.Runner = npusmi.NewRunner(cfg, logger)
+	c, err := New(Config{Run: cfg}, deps, logger)
+	if err != nil {
+		panic(err)
+	}
+	return c, h
+}
+
 func newScripted(minInterval time.Duration, steps ...step) (*Collector, *scripted, *fakeClock) {
-	c := New(Config{MinInterval: minInterval}, Deps{Tool: vendorcli.Tool{Path: "npu-smi", Timeout: time.Second}}, nil)
+	c, s, clk, _ := newScriptedHooks(minInterval, steps...)
+	return c, s, clk
+}
+
+// newScriptedHooks is newScripted with the hooks, for a test that replaces
+// the script later.
+func newScriptedHooks(minInterval time.Duration, steps ...step) (*Collector, *scripted, *fakeClock, *hooks) {
+	c, h := newTestCollector(npusmi.RunnerConfig{MinInterval: minInterval, Tool: vendorcli.Tool{Path: "npu-smi", Timeout: time.Second}}, Deps{}, nil)
 	s := &scripted{steps: steps}
 	clk := &fakeClock{t: testEpoch}
-	c.exec, c.now = s.exec, clk.now
-	return c, s, clk
+	h.exec, h.now = s.exec, clk.now
+	return c, s, clk, h
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -101,17 +144,14 @@ func value(t *testing.T, fams []*dto.MetricFamily, name string, want map[string]
 
 // failingInputs are the testdata files Parse must reject.
 var failingInputs = map[string]error{
-	"error-dcmi-init-failed.txt": ErrDCMIInit,
-	"error-no-card.txt":          ErrNoCard,
-	"info-l-910b4.txt":           ErrNoTable,
-	"info-m-910a.txt":            ErrNoTable,
-	"info-m-910b4-mcu.txt":       ErrNoTable,
-	"info-t-proc-mem-a3.txt":     ErrNoTable,
-	"info-t-usages-910b1.txt":    ErrNoTable,
-	// The reference's §1.2 capture (marked possibly test-edited) lists 4
-	// NPUs but accounts for NPU 0 only in its process table: by structure
-	// that is a cut table. The -all-npus copy is the whole table.
-	"info-910a-warning-v23.0.rc1.txt": ErrTruncated,
+	"error-dcmi-init-failed.txt":      npusmi.ErrDCMIInit,
+	"error-no-card.txt":               npusmi.ErrNoCard,
+	"info-l-910b4.txt":                npusmi.ErrNoTable,
+	"info-m-910a.txt":                 npusmi.ErrNoTable,
+	"info-m-910b4-mcu.txt":            npusmi.ErrNoTable,
+	"info-t-proc-mem-a3.txt":          npusmi.ErrNoTable,
+	"info-t-usages-910b1.txt":         npusmi.ErrNoTable,
+	"info-910a-warning-v23.0.rc1.txt": npusmi.ErrTruncated,
 }
 
 // TestGolden runs every captured and written npu-smi output through the
@@ -148,7 +188,7 @@ func TestFailureAfterSuccess(t *testing.T) {
 	good := readFile(t, sampleTable)
 	c, s, clk := newScripted(5*time.Second,
 		step{out: good},
-		step{err: ErrTimeout},
+		step{err: npusmi.ErrTimeout},
 		step{out: []byte("dcmi module initialize failed. ret is -8005\n")},
 	)
 	fams := gather(t, c)
@@ -159,7 +199,7 @@ func TestFailureAfterSuccess(t *testing.T) {
 		t.Fatalf("hbm used = %v", got)
 	}
 
-	for i, wantResult := range []string{resultTimeout, resultParseError} {
+	for i, wantResult := range []string{"timeout", "parse_error"} {
 		clk.advance(6 * time.Second)
 		if err := c.Update(context.Background(), make(chan prometheus.Metric, 1000)); err == nil {
 			t.Fatalf("failure %d: Update returned no error", i)
@@ -183,12 +223,12 @@ func TestFailureAfterSuccess(t *testing.T) {
 	if s.count() != 3 {
 		t.Errorf("%d runs, want 3", s.count())
 	}
-	snap, at, ok := c.Latest()
+	snap, at, ok := c.run.Latest()
 	if !ok || !at.Equal(testEpoch) || len(snap.Chips) != 8 {
 		t.Errorf("Latest = %v chips at %v ok=%v, want the first run", snap, at, ok)
 	}
-	if _, err := c.Snapshot(context.Background()); err == nil {
-		t.Error("Snapshot after a failed run returned no error")
+	if _, err := c.run.Snapshot(context.Background()); err == nil {
+		t.Error("npusmi.Snapshot after a failed run returned no error")
 	}
 }
 
@@ -197,11 +237,11 @@ func TestFailureAfterSuccess(t *testing.T) {
 func TestMinInterval(t *testing.T) {
 	good := readFile(t, sampleTable)
 	c, s, clk := newScripted(5*time.Second, step{err: errors.New("boom")}, step{out: good})
-	if _, _, ok := c.Latest(); ok {
+	if _, _, ok := c.run.Latest(); ok {
 		t.Fatal("Latest before any run")
 	}
 	for range 3 {
-		if _, err := c.Snapshot(context.Background()); err == nil {
+		if _, err := c.run.Snapshot(context.Background()); err == nil {
 			t.Fatal("failed run served as success")
 		}
 		clk.advance(time.Second)
@@ -210,14 +250,14 @@ func TestMinInterval(t *testing.T) {
 		t.Fatalf("%d runs within the interval, want 1", s.count())
 	}
 	clk.advance(3 * time.Second)
-	snap, err := c.Snapshot(context.Background())
+	snap, err := c.run.Snapshot(context.Background())
 	if err != nil || len(snap.Chips) != 8 {
 		t.Fatalf("after the interval: %v, %v", snap, err)
 	}
 	if s.count() != 2 {
 		t.Fatalf("%d runs, want 2", s.count())
 	}
-	if _, at, ok := c.Latest(); !ok || !at.Equal(testEpoch.Add(6*time.Second)) {
+	if _, at, ok := c.run.Latest(); !ok || !at.Equal(testEpoch.Add(6*time.Second)) {
 		t.Errorf("Latest at %v ok=%v", at, ok)
 	}
 }
@@ -229,19 +269,19 @@ func TestSnapshotContext(t *testing.T) {
 	good := readFile(t, sampleTable)
 	release := make(chan struct{})
 	var calls atomic.Int64
-	c := New(Config{MinInterval: time.Minute}, Deps{}, nil)
-	c.exec = func(ctx context.Context) ([]byte, error) {
+	c, h := newTestCollector(npusmi.RunnerConfig{MinInterval: time.Minute}, Deps{}, nil)
+	h.exec = func(ctx context.Context) ([]byte, error) {
 		calls.Add(1)
 		<-release
 		return good, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := c.Snapshot(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.run.Snapshot(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want deadline exceeded", err)
 	}
 	begin := time.Now()
-	if _, err := c.Snapshot(context.Background()); !errors.Is(err, ErrBehind) {
+	if _, err := c.run.Snapshot(context.Background()); !errors.Is(err, npusmi.ErrBehind) {
 		t.Fatalf("a caller while the given-up run still runs: err = %v, want ErrBehind", err)
 	}
 	if d := time.Since(begin); d > time.Second {
@@ -249,7 +289,7 @@ func TestSnapshotContext(t *testing.T) {
 	}
 	close(release)
 	waitLanded(t, c)
-	if snap, err := c.Snapshot(context.Background()); err != nil || len(snap.Chips) != 8 {
+	if snap, err := c.run.Snapshot(context.Background()); err != nil || len(snap.Chips) != 8 {
 		t.Fatalf("after the run landed: %v, %v", snap, err)
 	}
 	if n := calls.Load(); n != 1 {
@@ -261,9 +301,7 @@ func TestSnapshotContext(t *testing.T) {
 func waitLanded(t *testing.T, c *Collector) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		c.mu.Lock()
-		idle := c.inflight == nil
-		c.mu.Unlock()
+		idle := c.run.InFlight() == nil
 		if idle {
 			return
 		}
@@ -285,19 +323,19 @@ func scrapeCtx(t *testing.T, id uint64) context.Context {
 func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	good := readFile(t, sampleTable)
 	clk := &fakeClock{t: testEpoch}
-	c := New(Config{MinInterval: 5 * time.Second}, Deps{Tool: vendorcli.Tool{Timeout: time.Minute}}, nil)
-	c.now = clk.now
+	c, h := newTestCollector(npusmi.RunnerConfig{MinInterval: 5 * time.Second, Tool: vendorcli.Tool{Timeout: time.Minute}}, Deps{}, nil)
+	h.now = clk.now
 	release := make(chan time.Duration) // each run takes what is sent (on the fake clock)
 	var calls atomic.Int64
-	c.exec = func(context.Context) ([]byte, error) {
+	h.exec = func(context.Context) ([]byte, error) {
 		calls.Add(1)
 		clk.advance(<-release)
 		return good, nil
 	}
-	quick := func(what string, ctx context.Context) (*Snapshot, error) {
+	quick := func(what string, ctx context.Context) (*npusmi.Snapshot, error) {
 		t.Helper()
 		begin := time.Now()
-		snap, err := c.Snapshot(ctx)
+		snap, err := c.run.Snapshot(ctx)
 		if d := time.Since(begin); d > time.Second {
 			t.Fatalf("%s waited %v", what, d)
 		}
@@ -307,12 +345,12 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	// Scrape 1 gives up on the run it started.
 	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := c.Snapshot(short); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.run.Snapshot(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("scrape 1: %v", err)
 	}
 	release <- 12 * time.Second // npu-smi took 12 s
 	waitLanded(t, c)
-	first, _, _ := c.Latest()
+	first, _, _ := c.run.Latest()
 
 	// Scrape 2, 18 s later: served that run at once; the next run starts.
 	clk.advance(18 * time.Second)
@@ -325,7 +363,7 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	}
 	// Another scrape while the next run is still out: that run is not
 	// served twice, and the running one is not waited for.
-	if _, err := quick("a scrape in between", scrapeCtx(t, 22)); !errors.Is(err, ErrBehind) {
+	if _, err := quick("a scrape in between", scrapeCtx(t, 22)); !errors.Is(err, npusmi.ErrBehind) {
 		t.Fatalf("a scrape in between: %v, want ErrBehind", err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); calls.Load() < 2 && time.Now().Before(deadline); {
@@ -336,7 +374,7 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	}
 	release <- 12 * time.Second
 	waitLanded(t, c)
-	second, _, _ := c.Latest()
+	second, _, _ := c.run.Latest()
 
 	// Scrape 3: the run scrape 2 started, and the next one starts.
 	clk.advance(18 * time.Second)
@@ -350,17 +388,17 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	// Scrape 4: the landed run was quick, so it runs npu-smi and waits.
 	clk.advance(18 * time.Second)
 	done := make(chan error, 1)
-	var got *Snapshot
+	var got *npusmi.Snapshot
 	go func() {
 		var err error
-		got, err = c.Snapshot(scrapeCtx(t, 4))
+		got, err = c.run.Snapshot(scrapeCtx(t, 4))
 		done <- err
 	}()
 	release <- 0
 	if err := <-done; err != nil {
 		t.Fatalf("scrape 4: %v", err)
 	}
-	if latest, _, _ := c.Latest(); got != latest || calls.Load() != 4 {
+	if latest, _, _ := c.run.Latest(); got != latest || calls.Load() != 4 {
 		t.Fatalf("scrape 4 not served its own run (%d runs)", calls.Load())
 	}
 
@@ -368,14 +406,14 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 	short2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
 	clk.advance(time.Minute)
-	if _, err := c.Snapshot(short2); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.run.Snapshot(short2); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("scrape 5: %v", err)
 	}
 	release <- 30 * time.Second
 	waitLanded(t, c)
-	clk.advance(behindMaxAge)
+	clk.advance(2 * time.Minute) // npusmi.Runner's behindMaxAge
 	go func() { release <- 0 }()
-	if snap, err := c.Snapshot(scrapeCtx(t, 6)); err != nil || snap == nil {
+	if snap, err := c.run.Snapshot(scrapeCtx(t, 6)); err != nil || snap == nil {
 		t.Fatalf("scrape 6: %v", err)
 	}
 	if n := calls.Load(); n != 6 {
@@ -387,49 +425,53 @@ func TestSlowNPUSMIServedToTheNextScrape(t *testing.T) {
 // every scrape after it; its timeout is then served at once, as a failure.
 func TestHungNPUSMIHoldsOneScrape(t *testing.T) {
 	clk := &fakeClock{t: testEpoch}
-	c := New(Config{MinInterval: 5 * time.Second}, Deps{Tool: vendorcli.Tool{Timeout: 10 * time.Second}}, nil)
-	c.now = clk.now
+	c, h := newTestCollector(npusmi.RunnerConfig{MinInterval: 5 * time.Second, Tool: vendorcli.Tool{Timeout: 10 * time.Second}}, Deps{}, nil)
+	h.now = clk.now
 	hang := make(chan struct{})
-	c.exec = func(context.Context) ([]byte, error) {
+	h.exec = func(context.Context) ([]byte, error) {
 		<-hang
 		clk.advance(10 * time.Second) // killed at --npusmi.timeout
-		return nil, ErrTimeout
+		return nil, npusmi.ErrTimeout
 	}
 	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := c.Snapshot(short); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.run.Snapshot(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("scrape 1: %v", err)
 	}
 	begin := time.Now()
-	if _, err := c.Snapshot(scrapeCtx(t, 2)); !errors.Is(err, ErrBehind) || time.Since(begin) > time.Second {
+	if _, err := c.run.Snapshot(scrapeCtx(t, 2)); !errors.Is(err, npusmi.ErrBehind) || time.Since(begin) > time.Second {
 		t.Fatalf("scrape 2 during the hang: %v after %v", err, time.Since(begin))
 	}
 	close(hang)
 	waitLanded(t, c)
 	clk.advance(20 * time.Second)
 	begin = time.Now()
-	if _, err := c.Snapshot(scrapeCtx(t, 3)); !errors.Is(err, ErrTimeout) || time.Since(begin) > time.Second {
+	if _, err := c.run.Snapshot(scrapeCtx(t, 3)); !errors.Is(err, npusmi.ErrTimeout) || time.Since(begin) > time.Second {
 		t.Fatalf("scrape 3, after the run timed out: %v after %v", err, time.Since(begin))
 	}
 }
 
 func TestAddFlags(t *testing.T) {
 	app := kingpin.New("test", "")
-	tool, cfg := AddFlags(app)
+	cfg := AddFlags(app)
+	tool, run := &cfg.Run.Tool, &cfg.Run
 	if _, err := app.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if tool.Path != "npu-smi" || tool.Timeout != 10*time.Second || cfg.MinInterval != 5*time.Second {
-		t.Errorf("defaults = %+v, %+v", *tool, *cfg)
+	if tool.Path != "npu-smi" || tool.Timeout != 10*time.Second || run.MinInterval != 5*time.Second {
+		t.Errorf("defaults = %+v, %+v", *tool, *run)
 	}
 	if _, err := app.Parse([]string{"--npusmi.path=/usr/local/bin/npu-smi", "--npusmi.timeout=3s", "--npusmi.min-interval=0s"}); err != nil {
 		t.Fatal(err)
 	}
-	if tool.Path != "/usr/local/bin/npu-smi" || tool.Timeout != 3*time.Second || cfg.MinInterval != 0 {
-		t.Errorf("parsed = %+v, %+v", *tool, *cfg)
+	if tool.Path != "/usr/local/bin/npu-smi" || tool.Timeout != 3*time.Second || run.MinInterval != 0 {
+		t.Errorf("parsed = %+v, %+v", *tool, *run)
 	}
 	help := app.GetFlag("npusmi.min-interval").Model().Help
 	if !strings.Contains(help, "npu-smi runs at most once per this interval whatever the scrape load") {
 		t.Errorf("help does not document --npusmi.min-interval: %q", help)
 	}
 }
+
+// mib is a MiB in bytes, as npu-smi counts memory.
+const mib = 1024 * 1024

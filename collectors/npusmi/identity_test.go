@@ -17,10 +17,10 @@ func TestInfoIdentity(t *testing.T) {
 	c.ids = &ascend.Identities{}
 	c.ids.Publish(map[ascend.ChipID]ascend.Identity{{NPU: "0", Chip: "0"}: {VDieID: "185011D4-21104518-A0C4ED94-14CC040A-56102003",
 		SerialNumber: "102386371810N3000136", ProductName: "IT21PDDA01"}})
-	if _, err := c.Snapshot(context.Background()); err != nil {
+	if _, err := c.run.Snapshot(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if c.InFlight() != nil {
+	if c.run.InFlight() != nil {
 		t.Error("InFlight is not nil after the run ended")
 	}
 	mfs := metrictest.Gather(t, metrictest.Unchecked(c))

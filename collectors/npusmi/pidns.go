@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 )
 
 var foreignPIDNamespaceDesc = prometheus.NewDesc("hccl_exporter_npu_smi_foreign_pid_namespace",
@@ -31,7 +33,7 @@ const (
 // same process (its name is a prefix of comm or the other way round, as
 // comm is cut at 15 bytes and npu-smi may cut names too; A3's "Process id in
 // container" is the last NSpid entry). why says what was seen, for the log.
-func checkPIDNamespace(procfs string, procs []Process) (v pidVerdict, why string) {
+func checkPIDNamespace(procfs string, procs []npusmi.Process) (v pidVerdict, why string) {
 	if procfs == "" {
 		return pidsUnknown, ""
 	}
@@ -66,7 +68,7 @@ func checkPIDNamespace(procfs string, procs []Process) (v pidVerdict, why string
 	return pidsHost, ""
 }
 
-func sameProcess(dir, comm string, p Process) (same, compared bool) {
+func sameProcess(dir, comm string, p npusmi.Process) (same, compared bool) {
 	if c, err := strconv.Atoi(p.ContainerPID); err == nil && c > 0 {
 		if status, err := os.ReadFile(filepath.Join(dir, "status")); err == nil {
 			if ns := nsPIDs(status); len(ns) > 0 {
@@ -97,7 +99,7 @@ func nsPIDs(status []byte) []string {
 // once per npu-smi run: the scrapes that npu-smi's --npusmi.min-interval
 // serves the same run get its verdict, rather than reading two files per
 // process again each.
-func (c *Collector) reportPIDNamespace(ch chan<- prometheus.Metric, s *Snapshot) {
+func (c *Collector) reportPIDNamespace(ch chan<- prometheus.Metric, s *npusmi.Snapshot) {
 	c.mu.Lock()
 	v, checked := c.pidsVerdict, c.pidsChecked == s
 	c.mu.Unlock()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -37,7 +39,7 @@ func fakeProc(t *testing.T, procfs string, pid int, comm string, nspid ...int) {
 // TestCheckPIDNamespace: npu-smi run with the host's pids (the processes
 // exist under procfs as the same programs) versus run inside a container
 // that lists its own namespace's pids (they do not exist, or are other
-// processes), and A3's Process id in container against NSpid.
+// processes), and A3's npusmi.Process id in container against NSpid.
 func TestCheckPIDNamespace(t *testing.T) {
 	procfs := t.TempDir()
 	fakeProc(t, procfs, 210001, "python3", 156)
@@ -46,17 +48,17 @@ func TestCheckPIDNamespace(t *testing.T) {
 	fakeProc(t, procfs, 1, "systemd")
 	for _, tc := range []struct {
 		name  string
-		procs []Process
+		procs []npusmi.Process
 		want  pidVerdict
 	}{
-		{"host pids", []Process{{PID: 210001, Name: "python3"}, {PID: 210002, Name: "python3.10"}}, pidsHost},
-		{"host pids, names cut differently", []Process{{PID: 210002, Name: "python3.10-train-main"}}, pidsHost},
-		{"host pids, one exited since", []Process{{PID: 210001, Name: "python3"}, {PID: 999999, Name: "python3"}}, pidsHost},
-		{"no name to compare", []Process{{PID: 210001}}, pidsHost},
-		{"container pids that do not exist on the host", []Process{{PID: 77, Name: "python3"}, {PID: 78, Name: "python3"}}, pidsForeign},
-		{"container pids that are other host processes", []Process{{PID: 156, Name: "python3"}, {PID: 1, Name: "python3"}}, pidsForeign},
-		{"A3: Process id in container matches NSpid", []Process{{PID: 210001, Name: "python3", ContainerPID: "156"}}, pidsHost},
-		{"A3: Process id in container disagrees with NSpid", []Process{{PID: 210001, Name: "python3", ContainerPID: "999"}}, pidsForeign},
+		{"host pids", []npusmi.Process{{PID: 210001, Name: "python3"}, {PID: 210002, Name: "python3.10"}}, pidsHost},
+		{"host pids, names cut differently", []npusmi.Process{{PID: 210002, Name: "python3.10-train-main"}}, pidsHost},
+		{"host pids, one exited since", []npusmi.Process{{PID: 210001, Name: "python3"}, {PID: 999999, Name: "python3"}}, pidsHost},
+		{"no name to compare", []npusmi.Process{{PID: 210001}}, pidsHost},
+		{"container pids that do not exist on the host", []npusmi.Process{{PID: 77, Name: "python3"}, {PID: 78, Name: "python3"}}, pidsForeign},
+		{"container pids that are other host processes", []npusmi.Process{{PID: 156, Name: "python3"}, {PID: 1, Name: "python3"}}, pidsForeign},
+		{"A3: npusmi.Process id in container matches NSpid", []npusmi.Process{{PID: 210001, Name: "python3", ContainerPID: "156"}}, pidsHost},
+		{"A3: npusmi.Process id in container disagrees with NSpid", []npusmi.Process{{PID: 210001, Name: "python3", ContainerPID: "999"}}, pidsForeign},
 		{"no process", nil, pidsUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,7 +67,7 @@ func TestCheckPIDNamespace(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := checkPIDNamespace("", []Process{{PID: 77}}); got != pidsUnknown {
+	if got, _ := checkPIDNamespace("", []npusmi.Process{{PID: 77}}); got != pidsUnknown {
 		t.Errorf("without --path.procfs: %v, want unknown", got)
 	}
 }
@@ -76,10 +78,10 @@ func TestForeignPIDNamespaceMetric(t *testing.T) {
 	procfs := t.TempDir()
 	fakeProc(t, procfs, 210001, "python3")
 	var logs strings.Builder
-	c := New(Config{}, Deps{Procfs: procfs}, newTextLogger(&logs))
-	foreign := &Snapshot{Processes: []Process{{PID: 42, Name: "python3"}}}
-	host := &Snapshot{Processes: []Process{{PID: 210001, Name: "python3"}}}
-	gauge := func(s *Snapshot) string {
+	c, _ := newTestCollector(npusmi.RunnerConfig{}, Deps{Procfs: procfs}, newTextLogger(&logs))
+	foreign := &npusmi.Snapshot{Processes: []npusmi.Process{{PID: 42, Name: "python3"}}}
+	host := &npusmi.Snapshot{Processes: []npusmi.Process{{PID: 210001, Name: "python3"}}}
+	gauge := func(s *npusmi.Snapshot) string {
 		ch := make(chan prometheus.Metric, 1)
 		c.reportPIDNamespace(ch, s)
 		close(ch)
@@ -94,9 +96,9 @@ func TestForeignPIDNamespaceMetric(t *testing.T) {
 		return strconv.FormatFloat(pb.GetGauge().GetValue(), 'g', -1, 64)
 	}
 	for i, step := range []struct {
-		snap *Snapshot
+		snap *npusmi.Snapshot
 		want string
-	}{{foreign, "1"}, {foreign, "1"}, {host, "0"}, {&Snapshot{}, "absent"}} {
+	}{{foreign, "1"}, {foreign, "1"}, {host, "0"}, {&npusmi.Snapshot{}, "absent"}} {
 		if got := gauge(step.snap); got != step.want {
 			t.Errorf("step %d: gauge %s, want %s", i, got, step.want)
 		}
@@ -117,8 +119,8 @@ func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandl
 func TestPIDNamespaceCheckedOncePerRun(t *testing.T) {
 	procfs := t.TempDir()
 	fakeProc(t, procfs, 210001, "python3")
-	c := New(Config{}, Deps{Procfs: procfs}, newTextLogger(io.Discard))
-	gauge := func(s *Snapshot) float64 {
+	c, _ := newTestCollector(npusmi.RunnerConfig{}, Deps{Procfs: procfs}, newTextLogger(io.Discard))
+	gauge := func(s *npusmi.Snapshot) float64 {
 		ch := make(chan prometheus.Metric, 1)
 		c.reportPIDNamespace(ch, s)
 		close(ch)
@@ -128,7 +130,7 @@ func TestPIDNamespaceCheckedOncePerRun(t *testing.T) {
 		}
 		return pb.GetGauge().GetValue()
 	}
-	run := &Snapshot{Processes: []Process{{PID: 210001, Name: "python3"}}}
+	run := &npusmi.Snapshot{Processes: []npusmi.Process{{PID: 210001, Name: "python3"}}}
 	if g := gauge(run); g != 0 {
 		t.Fatalf("host pids: gauge %v, want 0", g)
 	}
@@ -139,7 +141,7 @@ func TestPIDNamespaceCheckedOncePerRun(t *testing.T) {
 	if g := gauge(run); g != 0 {
 		t.Errorf("same run re-scraped: gauge %v, want the run's verdict 0", g)
 	}
-	next := &Snapshot{Processes: []Process{{PID: 210001, Name: "python3"}}}
+	next := &npusmi.Snapshot{Processes: []npusmi.Process{{PID: 210001, Name: "python3"}}}
 	if g := gauge(next); g != 1 {
 		t.Errorf("next run listing a pid procfs lacks: gauge %v, want 1", g)
 	}

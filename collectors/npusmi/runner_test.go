@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
@@ -20,12 +22,12 @@ const sampleTable = "testdata/info-910b4-procs-v24.1.rc3.txt"
 
 func TestRunnerNotFound(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := runNPUSMI(context.Background(), "npu-smi", time.Second)
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "npu-smi not found in PATH; set --npusmi.path") {
-		t.Fatalf("err = %v, want ErrNotFound with the flag hint", err)
+	_, err := npusmi.RunInfo(context.Background(), "npu-smi", time.Second)
+	if !errors.Is(err, npusmi.ErrNotFound) || !strings.Contains(err.Error(), "npu-smi not found in PATH; set --npusmi.path") {
+		t.Fatalf("err = %v, want npusmi.ErrNotFound with the flag hint", err)
 	}
 	missing := filepath.Join(t.TempDir(), "npu-smi")
-	_, err = runNPUSMI(context.Background(), missing, time.Second)
+	_, err = npusmi.RunInfo(context.Background(), missing, time.Second)
 	if err == nil || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("err = %v, want an error naming %s", err, missing)
 	}
@@ -35,7 +37,7 @@ func TestRunnerSuccessAndSlowRun(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "log")
 	path := useFake(t, "output", map[string]string{fakeFileEnv: sampleTable, fakeSleepEnv: "700ms", fakeLogEnv: log})
 	begin := time.Now()
-	out, err := runNPUSMI(context.Background(), path, 10*time.Second)
+	out, err := npusmi.RunInfo(context.Background(), path, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func TestRunnerNonZeroExit(t *testing.T) {
 		want           []string
 	}{
 		{name: "dcmi on stdout", stdout: "DrvMngGetConsoleLogLevel failed. (ret=4)\ndcmi module initialize failed. ret is -8005\n",
-			code: "255", is: ErrDCMIInit, want: []string{"exit status 255", "-8005", "reboot"}},
+			code: "255", is: npusmi.ErrDCMIInit, want: []string{"exit status 255", "-8005", "reboot"}},
 		{name: "stderr message", stderr: "Error: permission denied\n", code: "3",
 			want: []string{"exit status 3", "permission denied"}},
 		{name: "silent", code: "1", want: []string{"exit status 1", "no output"}},
@@ -66,7 +68,7 @@ func TestRunnerNonZeroExit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := useFake(t, "exit", map[string]string{fakeStdoutEnv: tc.stdout, fakeStderrEnv: tc.stderr, fakeCodeEnv: tc.code})
-			_, err := runNPUSMI(context.Background(), path, 10*time.Second)
+			_, err := npusmi.RunInfo(context.Background(), path, 10*time.Second)
 			if err == nil {
 				t.Fatal("no error for a non-zero exit")
 			}
@@ -90,9 +92,9 @@ func TestRunnerTimeoutKillsProcessGroup(t *testing.T) {
 	path := useFake(t, "hang", map[string]string{fakePidsEnv: pids})
 	const timeout = 3 * time.Second
 	begin := time.Now()
-	_, err := runNPUSMI(context.Background(), path, timeout)
+	_, err := npusmi.RunInfo(context.Background(), path, timeout)
 	elapsed := time.Since(begin)
-	if !errors.Is(err, ErrTimeout) {
+	if !errors.Is(err, npusmi.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
 	if !strings.Contains(err.Error(), "process group") {
@@ -114,14 +116,14 @@ func TestRunnerGrandchildHoldingStdout(t *testing.T) {
 	pids := filepath.Join(t.TempDir(), "pids")
 	path := useFake(t, "hold-stdout", map[string]string{fakeFileEnv: sampleTable, fakePidsEnv: pids})
 	begin := time.Now()
-	out, err := runNPUSMI(context.Background(), path, 20*time.Second)
+	out, err := npusmi.RunInfo(context.Background(), path, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if elapsed := time.Since(begin); elapsed > vendorcli.WaitDelay+3*time.Second {
 		t.Errorf("run took %s: a grandchild holding stdout must not hang the scrape", elapsed)
 	}
-	if _, err := Parse(out); err != nil {
+	if _, err := npusmi.Parse(out); err != nil {
 		t.Errorf("output of an npu-smi that exited 0 should be kept: %v", err)
 	}
 	parent, child := clitest.ReadPids(t, pids)
@@ -134,8 +136,8 @@ func TestCollectorGarbageAndExitThroughBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := useFake(t, "output", map[string]string{fakeFileEnv: garbage})
-	c := New(Config{MinInterval: time.Minute}, Deps{Tool: vendorcli.Tool{Path: path, Timeout: 10 * time.Second}}, nil)
-	if err := c.Update(context.Background(), make(chan prometheus.Metric, 100)); !errors.Is(err, ErrNoTable) {
+	c, _ := newTestCollector(npusmi.RunnerConfig{MinInterval: time.Minute, Tool: vendorcli.Tool{Path: path, Timeout: 10 * time.Second}}, Deps{}, nil)
+	if err := c.Update(context.Background(), make(chan prometheus.Metric, 100)); !errors.Is(err, npusmi.ErrNoTable) {
 		t.Fatalf("err = %v, want ErrNoTable", err)
 	}
 	fams := gather(t, c)
@@ -152,7 +154,7 @@ func TestCollectorGarbageAndExitThroughBinary(t *testing.T) {
 func TestConcurrentCallersShareOneRun(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "log")
 	path := useFake(t, "output", map[string]string{fakeFileEnv: sampleTable, fakeSleepEnv: "500ms", fakeLogEnv: log})
-	c := New(Config{MinInterval: 5 * time.Second}, Deps{Tool: vendorcli.Tool{Path: path, Timeout: 10 * time.Second}}, nil)
+	c, _ := newTestCollector(npusmi.RunnerConfig{MinInterval: 5 * time.Second, Tool: vendorcli.Tool{Path: path, Timeout: 10 * time.Second}}, Deps{}, nil)
 
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -167,7 +169,7 @@ func TestConcurrentCallersShareOneRun(t *testing.T) {
 				errs <- c.Update(context.Background(), ch)
 				return
 			}
-			_, err := c.Snapshot(context.Background())
+			_, err := c.run.Snapshot(context.Background())
 			errs <- err
 		}()
 	}
@@ -189,14 +191,14 @@ func TestConcurrentCallersShareOneRun(t *testing.T) {
 func TestNeverTwoRunsAtOnce(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "log")
 	path := useFake(t, "output", map[string]string{fakeFileEnv: sampleTable, fakeSleepEnv: "50ms", fakeLogEnv: log})
-	c := New(Config{MinInterval: 0}, Deps{Tool: vendorcli.Tool{Path: path, Timeout: 10 * time.Second}}, nil)
+	c, _ := newTestCollector(npusmi.RunnerConfig{MinInterval: 0, Tool: vendorcli.Tool{Path: path, Timeout: 10 * time.Second}}, Deps{}, nil)
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range 3 {
-				if _, err := c.Snapshot(context.Background()); err != nil {
+				if _, err := c.run.Snapshot(context.Background()); err != nil {
 					t.Error(err)
 				}
 			}

@@ -8,10 +8,10 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
-// acceptRuns is how many runs in a row must show the same smaller table
+// AcceptRuns is how many runs in a row must show the same smaller table
 // before it is taken as the node as it now is (a chip really gone) rather
 // than a cut output: a cut falls at a different place each time.
-const acceptRuns = 3
+const AcceptRuns = 3
 
 // expectation is what complete runs showed of the node. A table is
 // complete by its structure: Parse refuses one cut inside a row, after a
@@ -20,11 +20,11 @@ const acceptRuns = 3
 // before the process table; so
 //   - once a run printed a process table, a table without one is cut;
 //   - a table listing fewer chips than complete runs did is the node only
-//     when it proves itself whole (it has its process table) and acceptRuns
+//     when it proves itself whole (it has its process table) and AcceptRuns
 //     such tables in a row agree on it (a chip really gone). An HBM table
 //     (910, 910B, A3, 950: npu-smi always prints their process table)
 //     without a process table never proves itself; a non-HBM one (310,
-//     310P boards that print none) is taken after acceptRuns identical
+//     310P boards that print none) is taken after AcceptRuns identical
 //     runs, since a cut falls at a different place each time.
 //
 // A smaller table that fails is an error, instead of passing as a smaller
@@ -86,7 +86,7 @@ func (e *expectation) check(s *Snapshot) (accepted bool, err error) {
 	} else {
 		e.shrunk, e.shrunkRuns = sig, 1
 	}
-	if e.shrunkRuns >= acceptRuns {
+	if e.shrunkRuns >= AcceptRuns {
 		e.chips, e.procTable = have, hasProcs
 		e.shrunk, e.shrunkRuns = "", 0
 		return true, nil

@@ -22,9 +22,9 @@ var ErrTimeout = errors.New("npu-smi timed out")
 // ErrNotFound is returned when the npu-smi binary cannot be found.
 var ErrNotFound = errors.New("npu-smi not found in PATH; set --npusmi.path")
 
-// runNPUSMI runs `<path> info` through vendorcli (no shell; its process group
+// RunInfo runs `<path> info` through vendorcli (no shell; its process group
 // killed at the timeout and after every run) and returns its stdout.
-func runNPUSMI(ctx context.Context, path string, timeout time.Duration) ([]byte, error) {
+func RunInfo(ctx context.Context, path string, timeout time.Duration) ([]byte, error) {
 	bin, err := exec.LookPath(path)
 	if err != nil {
 		if !strings.Contains(path, "/") && errors.Is(err, exec.ErrNotFound) {

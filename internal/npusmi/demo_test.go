@@ -12,7 +12,6 @@ import (
 )
 
 // demoScript is the fake npu-smi the demo and end-to-end tests run.
-const demoScript = "../../examples/demo/npu-smi"
 
 func TestDemoFakeNPUSMI(t *testing.T) {
 	path, err := filepath.Abs(demoScript)
@@ -20,7 +19,7 @@ func TestDemoFakeNPUSMI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("DEMO_NPU_SMI_OUTPUT", "")
-	out, err := runNPUSMI(context.Background(), path, 10*time.Second)
+	out, err := RunInfo(context.Background(), path, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +48,7 @@ func TestDemoFakeNPUSMI(t *testing.T) {
 
 	// DEMO_NPU_SMI_OUTPUT replaces the table.
 	t.Setenv("DEMO_NPU_SMI_OUTPUT", filepath.Join("testdata", "info-a3-910_93-2die.txt"))
-	out, err = runNPUSMI(context.Background(), path, 10*time.Second)
+	out, err = RunInfo(context.Background(), path, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
