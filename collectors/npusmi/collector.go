@@ -115,29 +115,29 @@ var (
 // chipGauge is one per-chip gauge and the Chip field it reads.
 type chipGauge struct {
 	desc *prometheus.Desc
-	get  func(*npusmi.Chip) npusmi.Value
+	get  func(*npusmi.Chip) ascend.Value
 }
 
 // chipGauges lists the per-chip value series: data, not code.
 var chipGauges = []chipGauge{
 	{newChipDesc("ascend_npu_hbm_used_bytes", "HBM in use on the NPU chip (npu-smi HBM-Usage)."),
-		func(c *npusmi.Chip) npusmi.Value { return c.HBMUsedBytes }},
+		func(c *npusmi.Chip) ascend.Value { return c.HBMUsedBytes }},
 	{newChipDesc("ascend_npu_hbm_total_bytes", "HBM capacity of the NPU chip (npu-smi HBM-Usage)."),
-		func(c *npusmi.Chip) npusmi.Value { return c.HBMTotalBytes }},
+		func(c *npusmi.Chip) ascend.Value { return c.HBMTotalBytes }},
 	{newChipDesc("ascend_npu_memory_used_bytes", "DDR memory in use on the NPU chip (npu-smi Memory-Usage; not shown where npu-smi prints 0 / 0)."),
-		func(c *npusmi.Chip) npusmi.Value { return c.MemoryUsedBytes }},
+		func(c *npusmi.Chip) ascend.Value { return c.MemoryUsedBytes }},
 	{newChipDesc("ascend_npu_memory_total_bytes", "DDR memory capacity of the NPU chip (npu-smi Memory-Usage)."),
-		func(c *npusmi.Chip) npusmi.Value { return c.MemoryTotalBytes }},
+		func(c *npusmi.Chip) ascend.Value { return c.MemoryTotalBytes }},
 	{newChipDesc("ascend_npu_hugepages_used_pages", "Hugepages in use on the NPU chip."),
-		func(c *npusmi.Chip) npusmi.Value { return c.HugepagesUsed }},
+		func(c *npusmi.Chip) ascend.Value { return c.HugepagesUsed }},
 	{newChipDesc("ascend_npu_hugepages_total_pages", "Hugepages configured on the NPU chip."),
-		func(c *npusmi.Chip) npusmi.Value { return c.HugepagesTotal }},
+		func(c *npusmi.Chip) ascend.Value { return c.HugepagesTotal }},
 	{newChipDesc("ascend_npu_aicore_utilization_ratio", "AI Core utilisation of the NPU chip, 0..1 (NPU Util on Ascend 950)."),
-		func(c *npusmi.Chip) npusmi.Value { return c.AICoreRatio }},
+		func(c *npusmi.Chip) ascend.Value { return c.AICoreRatio }},
 	{newChipDesc("ascend_npu_power_watts", "Power draw of the NPU chip as npu-smi reports it."),
-		func(c *npusmi.Chip) npusmi.Value { return c.PowerWatts }},
+		func(c *npusmi.Chip) ascend.Value { return c.PowerWatts }},
 	{newChipDesc("ascend_npu_temperature_celsius", "Temperature of the NPU chip."),
-		func(c *npusmi.Chip) npusmi.Value { return c.TemperatureCelsius }},
+		func(c *npusmi.Chip) ascend.Value { return c.TemperatureCelsius }},
 }
 
 func newChipDesc(name, help string) *prometheus.Desc {
@@ -177,7 +177,7 @@ func sendSnapshot(ch chan<- prometheus.Metric, s *npusmi.Snapshot, ids *ascend.I
 	send := func(m prometheus.Metric) { ch <- m }
 	for i := range s.Chips {
 		chip := &s.Chips[i]
-		id := ids.Of(ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip})
+		id := ids.Of(chip.ChipID)
 		send(prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
 			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version, s.DriverVersion, id.VDieID, id.SerialNumber, id.ProductName))
 		current := "UNKNOWN"

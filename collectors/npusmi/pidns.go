@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 )
 
@@ -33,7 +34,7 @@ const (
 // same process (its name is a prefix of comm or the other way round, as
 // comm is cut at 15 bytes and npu-smi may cut names too; A3's "Process id in
 // container" is the last NSpid entry). why says what was seen, for the log.
-func checkPIDNamespace(procfs string, procs []npusmi.Process) (v pidVerdict, why string) {
+func checkPIDNamespace(procfs string, procs []ascend.Process) (v pidVerdict, why string) {
 	if procfs == "" {
 		return pidsUnknown, ""
 	}
@@ -68,7 +69,7 @@ func checkPIDNamespace(procfs string, procs []npusmi.Process) (v pidVerdict, why
 	return pidsHost, ""
 }
 
-func sameProcess(dir, comm string, p npusmi.Process) (same, compared bool) {
+func sameProcess(dir, comm string, p ascend.Process) (same, compared bool) {
 	if c, err := strconv.Atoi(p.ContainerPID); err == nil && c > 0 {
 		if status, err := os.ReadFile(filepath.Join(dir, "status")); err == nil {
 			if ns := nsPIDs(status); len(ns) > 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,17 +49,17 @@ func TestCheckPIDNamespace(t *testing.T) {
 	fakeProc(t, procfs, 1, "systemd")
 	for _, tc := range []struct {
 		name  string
-		procs []npusmi.Process
+		procs []ascend.Process
 		want  pidVerdict
 	}{
-		{"host pids", []npusmi.Process{{PID: 210001, Name: "python3"}, {PID: 210002, Name: "python3.10"}}, pidsHost},
-		{"host pids, names cut differently", []npusmi.Process{{PID: 210002, Name: "python3.10-train-main"}}, pidsHost},
-		{"host pids, one exited since", []npusmi.Process{{PID: 210001, Name: "python3"}, {PID: 999999, Name: "python3"}}, pidsHost},
-		{"no name to compare", []npusmi.Process{{PID: 210001}}, pidsHost},
-		{"container pids that do not exist on the host", []npusmi.Process{{PID: 77, Name: "python3"}, {PID: 78, Name: "python3"}}, pidsForeign},
-		{"container pids that are other host processes", []npusmi.Process{{PID: 156, Name: "python3"}, {PID: 1, Name: "python3"}}, pidsForeign},
-		{"A3: npusmi.Process id in container matches NSpid", []npusmi.Process{{PID: 210001, Name: "python3", ContainerPID: "156"}}, pidsHost},
-		{"A3: npusmi.Process id in container disagrees with NSpid", []npusmi.Process{{PID: 210001, Name: "python3", ContainerPID: "999"}}, pidsForeign},
+		{"host pids", []ascend.Process{{PID: 210001, Name: "python3"}, {PID: 210002, Name: "python3.10"}}, pidsHost},
+		{"host pids, names cut differently", []ascend.Process{{PID: 210002, Name: "python3.10-train-main"}}, pidsHost},
+		{"host pids, one exited since", []ascend.Process{{PID: 210001, Name: "python3"}, {PID: 999999, Name: "python3"}}, pidsHost},
+		{"no name to compare", []ascend.Process{{PID: 210001}}, pidsHost},
+		{"container pids that do not exist on the host", []ascend.Process{{PID: 77, Name: "python3"}, {PID: 78, Name: "python3"}}, pidsForeign},
+		{"container pids that are other host processes", []ascend.Process{{PID: 156, Name: "python3"}, {PID: 1, Name: "python3"}}, pidsForeign},
+		{"A3: npusmi.Process id in container matches NSpid", []ascend.Process{{PID: 210001, Name: "python3", ContainerPID: "156"}}, pidsHost},
+		{"A3: npusmi.Process id in container disagrees with NSpid", []ascend.Process{{PID: 210001, Name: "python3", ContainerPID: "999"}}, pidsForeign},
 		{"no process", nil, pidsUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,7 +68,7 @@ func TestCheckPIDNamespace(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := checkPIDNamespace("", []npusmi.Process{{PID: 77}}); got != pidsUnknown {
+	if got, _ := checkPIDNamespace("", []ascend.Process{{PID: 77}}); got != pidsUnknown {
 		t.Errorf("without --path.procfs: %v, want unknown", got)
 	}
 }
@@ -79,8 +80,8 @@ func TestForeignPIDNamespaceMetric(t *testing.T) {
 	fakeProc(t, procfs, 210001, "python3")
 	var logs strings.Builder
 	c, _ := newTestCollector(npusmi.RunnerConfig{}, Deps{Procfs: procfs}, newTextLogger(&logs))
-	foreign := &npusmi.Snapshot{Processes: []npusmi.Process{{PID: 42, Name: "python3"}}}
-	host := &npusmi.Snapshot{Processes: []npusmi.Process{{PID: 210001, Name: "python3"}}}
+	foreign := &npusmi.Snapshot{Processes: []ascend.Process{{PID: 42, Name: "python3"}}}
+	host := &npusmi.Snapshot{Processes: []ascend.Process{{PID: 210001, Name: "python3"}}}
 	gauge := func(s *npusmi.Snapshot) string {
 		ch := make(chan prometheus.Metric, 1)
 		c.reportPIDNamespace(ch, s)
@@ -130,7 +131,7 @@ func TestPIDNamespaceCheckedOncePerRun(t *testing.T) {
 		}
 		return pb.GetGauge().GetValue()
 	}
-	run := &npusmi.Snapshot{Processes: []npusmi.Process{{PID: 210001, Name: "python3"}}}
+	run := &npusmi.Snapshot{Processes: []ascend.Process{{PID: 210001, Name: "python3"}}}
 	if g := gauge(run); g != 0 {
 		t.Fatalf("host pids: gauge %v, want 0", g)
 	}
@@ -141,7 +142,7 @@ func TestPIDNamespaceCheckedOncePerRun(t *testing.T) {
 	if g := gauge(run); g != 0 {
 		t.Errorf("same run re-scraped: gauge %v, want the run's verdict 0", g)
 	}
-	next := &npusmi.Snapshot{Processes: []npusmi.Process{{PID: 210001, Name: "python3"}}}
+	next := &npusmi.Snapshot{Processes: []ascend.Process{{PID: 210001, Name: "python3"}}}
 	if g := gauge(next); g != 1 {
 		t.Errorf("next run listing a pid procfs lacks: gauge %v, want 1", g)
 	}

@@ -48,3 +48,25 @@ func (s *Identities) Of(id ChipID) Identity {
 	}
 	return Identity{}
 }
+
+// Value is one number a vendor tool printed, or none: OK is false for a
+// placeholder (`NA`, `-`, a `0 / 0` pair) or a value that failed
+// validation, and no sample is exported then. It is the one optional
+// number of every source (npu-smi's table and detail queries alike).
+type Value struct {
+	V  float64
+	OK bool
+}
+
+// Process is one row of npu-smi's process table: a host pid on a chip.
+// PID is the host pid npu-smi prints; ContainerPID is the extra `Process
+// id in container` column where present (`NA` on the host, kept as
+// printed). It is the one process row every consumer of the table reads
+// (the joins, log discovery, the pods of processes, the headroom model).
+type Process struct {
+	ChipID
+	PID          int
+	Name         string
+	MemoryBytes  Value
+	ContainerPID string
+}

@@ -43,7 +43,7 @@ type expectation struct {
 func (e *expectation) check(s *Snapshot) (accepted bool, err error) {
 	have := make(map[ascend.ChipID]bool, len(s.Chips))
 	for _, c := range s.Chips {
-		have[ascend.ChipID{NPU: c.NPU, Chip: c.Chip}] = true
+		have[c.ChipID] = true
 	}
 	hasProcs := s.ProcessNPUs != nil
 	if e.procTable && !hasProcs {

@@ -13,13 +13,6 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
-// Value is one number read from npu-smi. OK is false for a placeholder (`NA`,
-// `-`, a `0 / 0` pair) or a value that failed validation: export no sample then.
-type Value struct {
-	V  float64
-	OK bool
-}
-
 // Snapshot is one parsed `npu-smi info` run. It is shared between collectors
 // and must be treated as read-only.
 type Snapshot struct {
@@ -28,7 +21,7 @@ type Snapshot struct {
 	// DriverVersion is the `Version:` field of the same header line.
 	DriverVersion string
 	Chips         []Chip
-	Processes     []Process
+	Processes     []ascend.Process
 	// Warnings lists the rows or values that were dropped (or partly dropped)
 	// because they did not parse or failed validation.
 	Warnings []string
@@ -52,25 +45,14 @@ type Snapshot struct {
 // NPU and Chip are as printed; PhyID is set only where npu-smi prints it (A3);
 // BusID is empty where npu-smi prints `NA`.
 type Chip struct {
-	NPU, Chip                         string
+	ascend.ChipID
 	PhyID, Name, BusID, Health        string
-	HBMUsedBytes, HBMTotalBytes       Value
-	MemoryUsedBytes, MemoryTotalBytes Value
-	HugepagesUsed, HugepagesTotal     Value
-	AICoreRatio                       Value
-	PowerWatts                        Value
-	TemperatureCelsius                Value
-}
-
-// Process is one row of the process table. PID is the host pid npu-smi
-// prints; ContainerPID is the extra `Process id in container` column where
-// present (`NA` on the host, kept as printed).
-type Process struct {
-	NPU, Chip    string
-	PID          int
-	Name         string
-	MemoryBytes  Value
-	ContainerPID string
+	HBMUsedBytes, HBMTotalBytes       ascend.Value
+	MemoryUsedBytes, MemoryTotalBytes ascend.Value
+	HugepagesUsed, HugepagesTotal     ascend.Value
+	AICoreRatio                       ascend.Value
+	PowerWatts                        ascend.Value
+	TemperatureCelsius                ascend.Value
 }
 
 // HealthStates are the health strings npu-smi prints (its DCMI health index
@@ -572,7 +554,7 @@ func (p *parser) chipRow(line string, cells []string) {
 		c.BusID = bus
 	}
 	p.fillStats(&c, cells[d.utilCol], d.util, line)
-	k := ascend.ChipID{NPU: c.NPU, Chip: c.Chip}
+	k := c.ChipID
 	if p.seenChip[k] {
 		p.warn("NPU %s chip %s listed twice; second block dropped", c.NPU, c.Chip)
 		return
@@ -628,7 +610,7 @@ func (p *parser) fillStats(c *Chip, cell string, fields []field, line string) {
 	}
 }
 
-func pairTarget(c *Chip, t target) (used, total *Value) {
+func pairTarget(c *Chip, t target) (used, total *ascend.Value) {
 	switch t {
 	case tHugepages:
 		return &c.HugepagesUsed, &c.HugepagesTotal
@@ -640,7 +622,7 @@ func pairTarget(c *Chip, t target) (used, total *Value) {
 	return nil, nil
 }
 
-func scalarTarget(c *Chip, t target) *Value {
+func scalarTarget(c *Chip, t target) *ascend.Value {
 	switch t {
 	case tPower:
 		return &c.PowerWatts
@@ -653,49 +635,49 @@ func scalarTarget(c *Chip, t target) *Value {
 }
 
 // number reads a non-negative decimal; placeholders give OK=false and no error.
-func number(s string, sc scale) (Value, error) {
+func number(s string, sc scale) (ascend.Value, error) {
 	if isPlaceholder(s) {
-		return Value{}, nil
+		return ascend.Value{}, nil
 	}
 	if !numberRe.MatchString(s) {
-		return Value{}, fmt.Errorf("not a number: %q", s)
+		return ascend.Value{}, fmt.Errorf("not a number: %q", s)
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return Value{}, fmt.Errorf("not a number: %q", s)
+		return ascend.Value{}, fmt.Errorf("not a number: %q", s)
 	}
-	return Value{V: sc.apply(f), OK: true}, nil
+	return ascend.Value{V: sc.apply(f), OK: true}, nil
 }
 
-func (p *parser) scalarValue(npu string, f field, s string) Value {
+func (p *parser) scalarValue(npu string, f field, s string) ascend.Value {
 	v, err := number(s, f.scale)
 	if err != nil {
 		p.warn("NPU %s %s: %v", npu, f.label, err)
-		return Value{}
+		return ascend.Value{}
 	}
 	if f.target == tAICore && v.OK && v.V > 1 {
 		p.warn("NPU %s %s: %s%% is above 100%%; dropped", npu, f.label, s)
-		return Value{}
+		return ascend.Value{}
 	}
 	return v
 }
 
 // pairValue reads `used / total`. `0 / 0` is npu-smi's placeholder (910B
 // prints it for DDR); used > total is nonsense and drops the pair.
-func (p *parser) pairValue(npu string, f field, pair [2]string) (used, total Value) {
+func (p *parser) pairValue(npu string, f field, pair [2]string) (used, total ascend.Value) {
 	u, err1 := number(pair[0], f.scale)
 	t, err2 := number(pair[1], f.scale)
 	if err := errors.Join(err1, err2); err != nil {
 		p.warn("NPU %s %s %s/%s: %v; dropped", npu, f.label, pair[0], pair[1], err)
-		return Value{}, Value{}
+		return ascend.Value{}, ascend.Value{}
 	}
 	if u.OK && t.OK {
 		if u.V == 0 && t.V == 0 {
-			return Value{}, Value{}
+			return ascend.Value{}, ascend.Value{}
 		}
 		if u.V > t.V {
 			p.warn("NPU %s %s: used %s above total %s; dropped", npu, f.label, pair[0], pair[1])
-			return Value{}, Value{}
+			return ascend.Value{}, ascend.Value{}
 		}
 	}
 	return u, t
@@ -757,7 +739,7 @@ func (p *parser) processRow(line string, cells []string) {
 		p.warn("process row %q: no NPU/chip ids; row dropped", line)
 		return
 	}
-	pr := Process{NPU: ids[0], Chip: "0"}
+	pr := ascend.Process{ChipID: ascend.ChipID{NPU: ids[0], Chip: "0"}}
 	if len(ids) == 2 {
 		pr.Chip = ids[1]
 	}

@@ -10,25 +10,25 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
-func mb(n float64) Value { return Value{V: n * mib, OK: true} }
-func v(n float64) Value  { return Value{V: n, OK: true} }
+func mb(n float64) ascend.Value { return ascend.Value{V: n * mib, OK: true} }
+func v(n float64) ascend.Value  { return ascend.Value{V: n, OK: true} }
 
-var na Value // placeholder: no sample
+var na ascend.Value // placeholder: no sample
 
 // wantChip lists the fields a table test checks for one chip; Name, BusID,
 // Health and PhyID are compared as strings.
 type wantChip struct {
 	npu, chip, phy, name, bus, health    string
-	hbmUsed, hbmTotal, memUsed, memTotal Value
-	hugeUsed, hugeTotal                  Value
-	aicore, power, temp                  Value
+	hbmUsed, hbmTotal, memUsed, memTotal ascend.Value
+	hugeUsed, hugeTotal                  ascend.Value
+	aicore, power, temp                  ascend.Value
 }
 
 type wantProc struct {
 	npu, chip string
 	pid       int
 	name      string
-	mem       Value
+	mem       ascend.Value
 	cpid      string
 }
 
@@ -235,7 +235,7 @@ func TestParseLayouts(t *testing.T) {
 				}
 				for _, f := range []struct {
 					name      string
-					got, want Value
+					got, want ascend.Value
 				}{
 					{"hbm used", c.HBMUsedBytes, w.hbmUsed}, {"hbm total", c.HBMTotalBytes, w.hbmTotal},
 					{"memory used", c.MemoryUsedBytes, w.memUsed}, {"memory total", c.MemoryTotalBytes, w.memTotal},
@@ -316,12 +316,12 @@ func checkSnapshot(t *testing.T, s *Snapshot) {
 	t.Helper()
 	chips := map[ascend.ChipID]bool{}
 	for _, c := range s.Chips {
-		k := ascend.ChipID{NPU: c.NPU, Chip: c.Chip}
+		k := c.ChipID
 		if chips[k] {
 			t.Fatalf("chip %v twice", k)
 		}
 		chips[k] = true
-		for _, val := range []Value{c.HBMUsedBytes, c.HBMTotalBytes, c.MemoryUsedBytes, c.MemoryTotalBytes,
+		for _, val := range []ascend.Value{c.HBMUsedBytes, c.HBMTotalBytes, c.MemoryUsedBytes, c.MemoryTotalBytes,
 			c.HugepagesUsed, c.HugepagesTotal, c.AICoreRatio, c.PowerWatts, c.TemperatureCelsius} {
 			if val.OK && (val.V < 0 || math.IsNaN(val.V) || math.IsInf(val.V, 0)) {
 				t.Fatalf("chip %v: bad value %v", k, val.V)
@@ -330,7 +330,7 @@ func checkSnapshot(t *testing.T, s *Snapshot) {
 				t.Fatalf("chip %v: placeholder carries %v", k, val.V)
 			}
 		}
-		for _, p := range [][2]Value{{c.HBMUsedBytes, c.HBMTotalBytes}, {c.MemoryUsedBytes, c.MemoryTotalBytes},
+		for _, p := range [][2]ascend.Value{{c.HBMUsedBytes, c.HBMTotalBytes}, {c.MemoryUsedBytes, c.MemoryTotalBytes},
 			{c.HugepagesUsed, c.HugepagesTotal}} {
 			if p[0].OK && p[1].OK && p[0].V > p[1].V {
 				t.Fatalf("chip %v: used %v > total %v", k, p[0].V, p[1].V)
