@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collector"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
 
@@ -171,23 +172,6 @@ func (c *Collector) Latest() (s *Sweep, ok bool) {
 	return p.sweep, true
 }
 
-// QPReading is one chip's live queue pairs as the latest sweep measured
-// them (`-qp_info -g`).
-type QPReading struct {
-	NPU, Chip string
-	PhyID     int
-	// ActiveQPs counts every RoCE QP on the chip's port, HCCL's and others'.
-	ActiveQPs int
-	// QPNs are their qpns, in hccn_tool's order (the headroom model tells
-	// HCCL's own from other RDMA users' by them).
-	QPNs []uint32
-	// At is when the sweep that read it finished.
-	At time.Time
-	// Fresh: that sweep finished within FreshFor of now. A stale reading is
-	// still returned, so a consumer can say why it ignores it.
-	Fresh bool
-}
-
 // FreshFor is how old a sweep may be and still count as the present: two
 // intervals plus the per-call timeout, so one late or slow sweep does not
 // make the readings stale.
@@ -196,13 +180,13 @@ func (c *Collector) FreshFor() time.Duration { return 2*c.cfg.Interval + c.cfg.T
 // ActiveQPs returns, per chip whose `-qp_info -g` answered in the latest
 // sweep, its live QP count. It never runs hccn_tool; chips that did not
 // answer are absent (not zero). The headroom model reads this view.
-func (c *Collector) ActiveQPs() []QPReading {
+func (c *Collector) ActiveQPs() []ascend.QPReading {
 	s, ok := c.Latest()
 	if !ok || s.Absent {
 		return nil
 	}
 	fresh := c.now().Sub(s.Finished) <= c.FreshFor()
-	var out []QPReading
+	var out []ascend.QPReading
 	for i := range s.Devices {
 		r := &s.Devices[i]
 		if r.HasQPs {
@@ -210,7 +194,7 @@ func (c *Collector) ActiveQPs() []QPReading {
 			for j, q := range r.QPs {
 				qpns[j] = q.QPN
 			}
-			out = append(out, QPReading{NPU: r.NPU, Chip: r.Chip, PhyID: r.PhyID, ActiveQPs: len(r.QPs), QPNs: qpns, At: s.Finished, Fresh: fresh})
+			out = append(out, ascend.QPReading{ChipID: ascend.ChipID{NPU: r.NPU, Chip: r.Chip}, PhyID: r.PhyID, ActiveQPs: len(r.QPs), QPNs: qpns, At: s.Finished, Fresh: fresh})
 		}
 	}
 	return out

@@ -493,7 +493,7 @@ func TestActiveQPsView(t *testing.T) {
 	at := time.Unix(1700000000, 0)
 	c.Sweep(context.Background())
 	got := c.ActiveQPs()
-	want := []QPReading{{NPU: "0", Chip: "0", PhyID: 0, ActiveQPs: 4, QPNs: []uint32{1322, 1323, 1410, 1411}, At: at, Fresh: true}}
+	want := []ascend.QPReading{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PhyID: 0, ActiveQPs: 4, QPNs: []uint32{1322, 1323, 1410, 1411}, At: at, Fresh: true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ActiveQPs = %+v, want %+v (the busy chip absent, not 0)", got, want)
 	}

@@ -4,22 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"io/fs"
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
-)
 
-// NPUProcess is a row of npu-smi's process table: a host pid and its chip.
-type NPUProcess struct {
-	Chip ascend.ChipID
-	PID  int
-}
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
+)
 
 // NPUProcesses lists the NPU processes of the scrape's npu-smi run.
 type NPUProcesses interface {
-	NPUProcesses(ctx context.Context) ([]NPUProcess, error)
+	NPUProcesses(ctx context.Context) ([]ascend.Process, error)
 }
 
 // processAttribution is pods from processes: each NPU process's own
@@ -48,15 +44,11 @@ var (
 		[]string{"source"}, nil)
 )
 
-// ErrNoNPUSMI marks the error of a ChipMap or NPUProcesses source when
-// npu-smi is not installed on this node (the logs-only mode): pods are then
-// named by the kubelet's socket alone where it has one, and this collector
-// does not fail for a source it only enriches with. The sources main wires
-// wrap npu-smi's own not-found error with it.
-var ErrNoNPUSMI = errors.New("npu-smi is not installed on this node")
-
-// npuSMIAbsent: the source failed because npu-smi is not installed.
-func npuSMIAbsent(err error) bool { return err != nil && errors.Is(err, ErrNoNPUSMI) }
+// npuSMIAbsent: a ChipMap or NPUProcesses source failed because npu-smi
+// is not installed on this node (npusmi.ErrNotFound, the logs-only mode):
+// pods are then named by the kubelet's socket alone where it has one, and
+// this collector does not fail for a source it only enriches with.
+func npuSMIAbsent(err error) bool { return err != nil && errors.Is(err, npusmi.ErrNotFound) }
 
 // processOwners maps each chip with NPU processes in kubelet pods to their
 // owners, sorted; nil when attribution is off.
@@ -105,7 +97,7 @@ func (c *Collector) processOwners(ctx context.Context, ch chan<- prometheus.Metr
 			continue
 		}
 		counts["cgroup"]++
-		out[p.Chip] = append(out[p.Chip], o)
+		out[p.ChipID] = append(out[p.ChipID], o)
 	}
 	for chip, os := range out {
 		sort.Slice(os, func(i, j int) bool {

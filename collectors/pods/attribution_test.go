@@ -111,9 +111,9 @@ func (n *kubeletNode) pod(t *testing.T, ns, pod, uid, container, id string) {
 	}
 }
 
-type procTable []NPUProcess
+type procTable []ascend.Process
 
-func (p procTable) NPUProcesses(context.Context) ([]NPUProcess, error) { return p, nil }
+func (p procTable) NPUProcesses(context.Context) ([]ascend.Process, error) { return p, nil }
 
 // TestProcessWinsOverKubelet: the kubelet says job-a-0 holds chip 4/0 and
 // job-b-0 chip 4/1, but the process npu-smi shows on chip 4/0 runs in
@@ -138,7 +138,7 @@ func TestProcessWinsOverKubelet(t *testing.T) {
 	n.process(t, 5151, "11:memory:/kubepods/burstable/pod"+uidA+"/"+ctrA+"\n10:cpu:/kubepods/burstable/pod"+uidA+"/"+ctrA+"\n")
 	// A host process on chip 5/0 too (a tool run as root on the node).
 	n.process(t, 6000, "0::/user.slice/user-0.slice/session-3.scope\n")
-	procs := procTable{{ascend.ChipID{NPU: "4", Chip: "0"}, 4242}, {ascend.ChipID{NPU: "5", Chip: "0"}, 5151}, {ascend.ChipID{NPU: "5", Chip: "0"}, 6000}, {ascend.ChipID{NPU: "4", Chip: "0"}, 99999}}
+	procs := procTable{{ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 4242}, {ChipID: ascend.ChipID{NPU: "5", Chip: "0"}, PID: 5151}, {ChipID: ascend.ChipID{NPU: "5", Chip: "0"}, PID: 6000}, {ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 99999}}
 
 	c := New(Config{KubeletLogs: n.logs}, Deps{Watcher: w, Chips: a3Chips, Processes: procs, Procfs: n.procfs})
 	want := `

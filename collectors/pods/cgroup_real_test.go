@@ -96,7 +96,7 @@ func TestProcessInRealKubeletCgroups(t *testing.T) {
 	c := New(Config{KubeletLogs: n.logs}, Deps{
 		Watcher:   w,
 		Chips:     a3Chips,
-		Processes: procTable{{ascend.ChipID{NPU: "4", Chip: "0"}, pidFS}, {ascend.ChipID{NPU: "5", Chip: "0"}, pidSD}},
+		Processes: procTable{{ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: pidFS}, {ChipID: ascend.ChipID{NPU: "5", Chip: "0"}, PID: pidSD}},
 		Procfs:    "/proc",
 	})
 	want := `

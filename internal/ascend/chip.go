@@ -6,7 +6,10 @@
 // map key for the others without conversion.
 package ascend
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // ChipID is one chip: npu-smi's NPU id and the chip's index on it, as
 // printed.
@@ -69,4 +72,21 @@ type Process struct {
 	Name         string
 	MemoryBytes  Value
 	ContainerPID string
+}
+
+// QPReading is the RoCE queue pairs live on a chip's port, as the latest
+// hccn_tool sweep read them: every QP, HCCL's and others'.
+type QPReading struct {
+	ChipID
+	PhyID     int
+	ActiveQPs int
+	// QPNs are their qpns, in hccn_tool's order (the headroom model tells
+	// HCCL's own from other RDMA users' by them).
+	QPNs []uint32
+	// At is when the sweep that read it finished.
+	At time.Time
+	// Fresh: that sweep finished within its freshness bound of now. A
+	// stale reading is still returned, so a consumer can say why it
+	// ignores it.
+	Fresh bool
 }

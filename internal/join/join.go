@@ -38,15 +38,6 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
-// Row is one row of npu-smi's process table.
-type Row struct {
-	NPU, Chip string
-	PID       int
-	// ContainerPID is the "Process id in container" npu-smi prints on A3,
-	// "" where it prints none.
-	ContainerPID string
-}
-
 // How a row was matched, the joined_by label.
 const (
 	ByProcfs       = "procfs"
@@ -57,7 +48,7 @@ const (
 
 // Matched is a row of npu-smi's process table and the log process it is.
 type Matched struct {
-	Row Row
+	Row ascend.Process
 	// Log is the process of the CANN logs; its PID is the host pid and
 	// its Dir empty when By is "".
 	Log logstate.ProcessDevice
@@ -67,7 +58,7 @@ type Matched struct {
 // Match matches every row of npu-smi's process table to a process of the
 // logs (package comment: the rules), in row order. chips is the table's
 // chip list (the physical ids of rule 3). It is pure.
-func Match(chips []ascend.Chip, rows []Row, devs []logstate.ProcessDevice) []Matched {
+func Match(chips []ascend.Chip, rows []ascend.Process, devs []logstate.ProcessDevice) []Matched {
 	phyOf := map[ascend.ChipID]int{}
 	for phy, c := range PhyIDs(chips) {
 		phyOf[c] = phy
@@ -124,7 +115,7 @@ func Match(chips []ascend.Chip, rows []Row, devs []logstate.ProcessDevice) []Mat
 			out[i].Log, out[i].By = d, ByProcfs
 			continue
 		}
-		phy, phyKnown := phyOf[ascend.ChipID{NPU: p.NPU, Chip: p.Chip}]
+		phy, phyKnown := phyOf[p.ChipID]
 		if d, ok := pick(byPID[p.PID], phy, phyKnown); ok {
 			out[i].Log, out[i].By = d, ByPID
 			claimed[d.Key] = true
@@ -141,7 +132,7 @@ func Match(chips []ascend.Chip, rows []Row, devs []logstate.ProcessDevice) []Mat
 		if m.By != "" {
 			continue
 		}
-		phy, ok := phyOf[ascend.ChipID{NPU: m.Row.NPU, Chip: m.Row.Chip}]
+		phy, ok := phyOf[m.Row.ChipID]
 		if !ok {
 			continue
 		}

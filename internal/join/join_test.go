@@ -51,11 +51,11 @@ func TestMatchRules(t *testing.T) {
 		{ChipID: ascend.ChipID{NPU: "5", Chip: "0"}, PhyID: "10"},
 		{ChipID: ascend.ChipID{NPU: "5", Chip: "1"}, PhyID: "11"},
 	}
-	rows := []Row{
-		{NPU: "4", Chip: "0", PID: 1000},                      // /proc placed it
-		{NPU: "4", Chip: "1", PID: 2000},                      // logs know the host pid
-		{NPU: "5", Chip: "0", PID: 3000, ContainerPID: "156"}, // logs know the container pid
-		{NPU: "5", Chip: "1", PID: 4000},                      // only the device says
+	rows := []ascend.Process{
+		{ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 1000},                      // /proc placed it
+		{ChipID: ascend.ChipID{NPU: "4", Chip: "1"}, PID: 2000},                      // logs know the host pid
+		{ChipID: ascend.ChipID{NPU: "5", Chip: "0"}, PID: 3000, ContainerPID: "156"}, // logs know the container pid
+		{ChipID: ascend.ChipID{NPU: "5", Chip: "1"}, PID: 4000},                      // only the device says
 	}
 	t0 := time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)
 	devs := []logstate.ProcessDevice{

@@ -1,13 +1,12 @@
 package join
 
 import (
-	"sync"
+	"time"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
-	"github.com/hccl-exporter/hccl_exporter/internal/join"
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 )
 
 // The workload join: which workload a process on a chip belongs to, so
@@ -24,81 +23,117 @@ import (
 //     (logstate.WorkloadOfShape);
 //  3. otherwise none: nothing is remembered for the process.
 
-// WorkloadBinder is what the workload join needs of the CANN logs (the
-// cannlog collector); Logs without it remember nothing.
-type WorkloadBinder interface {
+// WorkloadStore is what the workload join needs of the CANN log state:
+// binding a process to its workload (once per npu-smi run) and reading
+// what is remembered about a workload (every scrape).
+type WorkloadStore interface {
 	BindWorkload(key logstate.ProcessKey, id string) (logstate.WorkloadView, bool)
+	Workload(id string) (logstate.WorkloadView, bool)
 }
 
-// remember binds the process of row to its workload and hands the model
-// what is remembered about the workload.
-func (c Chips) remember(s *headroom.ProcessSettings, key logstate.ProcessKey, row headroom.ChipProcess, p logstate.ProcessView) {
-	b, ok := c.Logs.(WorkloadBinder)
-	if !ok {
+// bind binds every process of a new npu-smi run to its workload and keeps
+// the ids for Settings. Called with h.mu held.
+func (h *Headroom) bind(procs []headroom.ChipProcess) {
+	h.bound = map[logstate.ProcessKey]string{}
+	if h.cfg.Logs == nil || h.cfg.Workloads == nil {
 		return
 	}
-	id := c.podWorkload(row)
-	if id == "" && len(p.Communicators) > 0 {
-		id = logstate.WorkloadOfShape(p.Settings, p.Communicators[0])
+	for _, row := range procs {
+		key := logstate.ProcessKey{Dir: row.LogDir, PID: row.PID}
+		if key.Dir == "" {
+			continue // not a process of the logs
+		}
+		id := h.podWorkload(row)
+		if id == "" {
+			p, ok := h.cfg.Logs.ProcessVars(key, SettingVars...)
+			if !ok || len(p.Communicators) == 0 {
+				continue
+			}
+			id = logstate.WorkloadOfShape(p.Settings, p.Communicators[0])
+		}
+		if _, ok := h.cfg.Workloads.BindWorkload(key, id); ok {
+			h.bound[key] = id
+		}
 	}
-	v, ok := b.BindWorkload(key, id)
-	if !ok {
-		return
-	}
-	s.Workload = id
-	s.Remembered, s.Failures = join.Workload(v)
 }
 
 // podWorkload is the workload of the pod holding row's chip, "" unknown.
-func (c Chips) podWorkload(row headroom.ChipProcess) string {
-	if c.PodOfDevice == nil || c.NPU == nil {
+func (h *Headroom) podWorkload(row headroom.ChipProcess) string {
+	if h.cfg.PodOfDevice == nil {
 		return ""
 	}
-	snap, _, ok := c.NPU.Latest()
+	phy, ok := h.phy[ascend.ChipID{NPU: row.NPU, Chip: row.Chip}]
 	if !ok {
 		return ""
 	}
-	phy, ok := c.phys.of(snap, ascend.ChipID{NPU: row.NPU, Chip: row.Chip})
-	if !ok {
-		return ""
-	}
-	if ns, pod, _, ok := c.PodOfDevice(phy); ok {
+	if ns, pod, _, ok := h.cfg.PodOfDevice(phy); ok {
 		return logstate.WorkloadOfPod(ns, pod)
 	}
 	return ""
 }
 
-// phyOfChip maps chips to their physical ids (join.PhyIDs, inverted) for
-// one npu-smi run, kept until the next run: the headroom join asks once per
-// process of a scrape, and the mapping changes only with the run. A nil
-// *phyOfChip maps anew on every call.
-type phyOfChip struct {
-	mu   sync.Mutex
-	snap *npusmi.Snapshot
-	phy  map[ascend.ChipID]int
-}
-
-func (p *phyOfChip) of(snap *npusmi.Snapshot, chip ascend.ChipID) (int, bool) {
-	if p == nil {
-		phy, ok := invertPhyIDs(snap)[chip]
-		return phy, ok
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.snap != snap {
-		p.snap, p.phy = snap, invertPhyIDs(snap)
-	}
-	phy, ok := p.phy[chip]
-	return phy, ok
-}
-
-// invertPhyIDs is join.PhyIDs of an npu-smi run by chip (each chip has at
-// most one physical id there).
+// invertPhyIDs is PhyIDs of an npu-smi run by chip (each chip has at most
+// one physical id there).
 func invertPhyIDs(snap *npusmi.Snapshot) map[ascend.ChipID]int {
-	byPhy := join.PhyIDs(joinChips(snap))
+	byPhy := PhyIDs(Chips(snap))
 	out := make(map[ascend.ChipID]int, len(byPhy))
 	for phy, chip := range byPhy {
 		out[chip] = phy
 	}
 	return out
+}
+
+// learn feeds the QP-size estimator one sample per chip of a new npu-smi
+// run: HBM and the QPs its processes' logs show, under the model's
+// configuration. Called with h.mu held, after bind.
+func (h *Headroom) learn(chips []headroom.ChipMemory, procs []headroom.ChipProcess) {
+	est := h.cfg.Estimator
+	if est == nil {
+		return
+	}
+	cfg := h.cfg.Model
+	cfg.Now = time.Now()
+	cfg.Learned = est.Learned(h.driver)
+	byChip := map[ascend.ChipID][]headroom.ChipProcess{}
+	for _, p := range procs {
+		k := ascend.ChipID{NPU: p.NPU, Chip: p.Chip}
+		byChip[k] = append(byChip[k], p)
+	}
+	for _, chip := range chips {
+		if chip.HBMTotalBytes <= 0 {
+			continue
+		}
+		ps := byChip[ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip}]
+		sample := headroom.ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
+			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: headroom.ProcessSetID(ps), LiveQPs: -1}
+		if chip.LiveQPsKnown {
+			sample.LiveQPs = chip.LiveQPs
+		}
+		for _, p := range ps {
+			if s, ok := h.settingsLocked(p); ok {
+				headroom.AddSample(&sample, cfg, s, headroom.DeviceTypeOfChip(chip.Name))
+			}
+		}
+		est.Observe(sample)
+	}
+}
+
+// settingsLocked is Settings with h.mu held.
+func (h *Headroom) settingsLocked(row headroom.ChipProcess) (headroom.ProcessSettings, bool) {
+	if h.cfg.Logs == nil {
+		return headroom.ProcessSettings{}, false
+	}
+	key := logstate.ProcessKey{Dir: row.LogDir, PID: row.PID}
+	p, ok := h.cfg.Logs.ProcessVars(key, SettingVars...)
+	if !ok {
+		return headroom.ProcessSettings{}, false
+	}
+	s := Settings(p)
+	if id := h.bound[key]; id != "" && h.cfg.Workloads != nil {
+		if v, ok := h.cfg.Workloads.Workload(id); ok {
+			s.Workload = id
+			s.Remembered, s.Failures = Workload(v)
+		}
+	}
+	return s, true
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -68,19 +67,19 @@ func newRig(t *testing.T) *testRig {
 	}
 }
 
-func (r *testRig) collector(t *testing.T, live logstate.Liveness) *Collector {
+func (r *testRig) collector(t *testing.T, live logstate.Liveness) *Service {
 	t.Helper()
 	f, err := tail.New(tail.Config{Roots: r.cfg.Roots, ScreenGlobs: r.cfg.ScreenGlobs, StateFile: r.cfg.StateFile, DisableNotify: true}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newCollector(r.cfg, Deps{}, live, nil, f, logstate.NewState(testOptions(r.clock)))
+	return newService(r.cfg, Deps{}, live, nil, f, logstate.NewState(testOptions(r.clock)))
 }
 
 var allAlive = logstate.LivenessFunc(func(int) bool { return true })
 
 // stateOnly renders the state metrics (without the follower's counters).
-func stateOnly(t *testing.T, c *Collector) string { return string(exposition(t, c.state)) }
+func stateOnly(t *testing.T, c *Service) string { return string(exposition(t, c.state)) }
 
 func TestCollectorSamples(t *testing.T) {
 	r := newRig(t)
@@ -209,40 +208,6 @@ func TestCollectorMissingRoot(t *testing.T) {
 	want := testutil.CollectAndCount(logstate.NewState(logstate.Options{}), "hccl_fault_events_total")
 	if n := testutil.CollectAndCount(c, "hccl_fault_events_total"); want == 0 || n != want {
 		t.Errorf("%d pre-initialised fault series, want %d", n, want)
-	}
-}
-
-func TestFlags(t *testing.T) {
-	t.Setenv("ASCEND_PROCESS_LOG_PATH", "")
-	t.Setenv("ASCEND_WORK_PATH", "/work/x")
-	app := kingpin.New("test", "")
-	cfg := AddFlags(app)
-	if _, err := app.Parse([]string{"--cannlog.screen-log-path=/a/*.log", "--cannlog.screen-log-path=/b/*.log", "--cannlog.process-ttl=30m"}); err != nil {
-		t.Fatal(err)
-	}
-	if len(cfg.Roots) != 1 || cfg.Roots[0] != "/work/x/log" || len(cfg.ScreenGlobs) != 2 || cfg.ProcessTTL != 30*time.Minute ||
-		cfg.PollInterval != time.Second || cfg.MaxPIDs != 1024 {
-		t.Errorf("cfg = %+v", cfg)
-	}
-	app = kingpin.New("test", "")
-	cfg = AddFlags(app)
-	if _, err := app.Parse([]string{"--cannlog.root=/r1", "--cannlog.root=/r2"}); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(cfg.Roots, ",") != "/r1,/r2" {
-		t.Errorf("roots = %v", cfg.Roots)
-	}
-	for env, want := range map[[3]string]string{
-		{"/p", "/w", "/h"}: "/p",
-		{"", "/w", "/h"}:   "/w/log",
-		{"", "", "/h"}:     "/h/ascend/log",
-	} {
-		get := func(k string) string {
-			return map[string]string{"ASCEND_PROCESS_LOG_PATH": env[0], "ASCEND_WORK_PATH": env[1], "HOME": env[2]}[k]
-		}
-		if got := DefaultRoot(get); got != want {
-			t.Errorf("DefaultRoot(%v) = %q, want %q", env, got, want)
-		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
+	"github.com/hccl-exporter/hccl_exporter/internal/join"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
@@ -52,9 +53,9 @@ var (
 // coverage sends ascend_npu_processes (both values for every chip with a
 // process, so that a chip whose logs all went missing shows found=0) and
 // hccl_process_info.
-func (c *Collector) coverage(ch chan<- prometheus.Metric) {
+func (c *Service) coverage(ch chan<- prometheus.Metric) {
 	devs := c.Devices()
-	var rows []MatchedRow
+	var rows []join.Matched
 	ok := false
 	if c.deps.Processes != nil {
 		rows, ok = c.deps.Processes.Match(devs)
@@ -70,14 +71,14 @@ func (c *Collector) coverage(ch chan<- prometheus.Metric) {
 	var order []ascend.ChipID
 	counts := map[ascend.ChipID]*[2]int{}
 	for _, r := range rows {
-		k := ascend.ChipID{NPU: r.NPU, Chip: r.Chip}
+		k := r.Row.ChipID
 		n := counts[k]
 		if n == nil {
 			n = &[2]int{}
 			counts[k] = n
 			order = append(order, k)
 		}
-		if found[r.PID] || r.By != "" {
+		if found[r.Row.PID] || r.By != "" {
 			n[0]++
 		} else {
 			n[1]++
@@ -92,14 +93,14 @@ func (c *Collector) coverage(ch chan<- prometheus.Metric) {
 
 // processInfo sends hccl_process_info: every process of the logs once,
 // with the chip of the first row matched to it, sorted by pid label.
-func (c *Collector) processInfo(ch chan<- prometheus.Metric, devs []logstate.ProcessDevice, rows []MatchedRow) {
-	chipOf := make(map[logstate.ProcessKey]MatchedRow, len(rows))
+func (c *Service) processInfo(ch chan<- prometheus.Metric, devs []logstate.ProcessDevice, rows []join.Matched) {
+	chipOf := make(map[logstate.ProcessKey]join.Matched, len(rows))
 	for _, r := range rows {
 		if r.By == "" {
 			continue
 		}
-		if _, dup := chipOf[r.Key]; !dup {
-			chipOf[r.Key] = r
+		if _, dup := chipOf[r.Log.Key]; !dup {
+			chipOf[r.Log.Key] = r
 		}
 	}
 	sorted := make([]logstate.ProcessDevice, len(devs))
@@ -108,7 +109,7 @@ func (c *Collector) processInfo(ch chan<- prometheus.Metric, devs []logstate.Pro
 	for _, d := range sorted {
 		npu, chip, by := "", "", JoinedByNone
 		if r, ok := chipOf[d.Key]; ok {
-			npu, chip, by = r.NPU, r.Chip, r.By
+			npu, chip, by = r.Row.NPU, r.Row.Chip, r.By
 		}
 		// The labels come from logs (or a state file): a value that is
 		// still not a valid label leaves its process out rather than
@@ -128,7 +129,7 @@ func (c *Collector) processInfo(ch chan<- prometheus.Metric, devs []logstate.Pro
 //     pid (a host path's process prints its host pid);
 //   - or, for a log directory outside --path.procfs, <procfs>/<pid> exists
 //     (a host process npu-smi does not list, such as one between runs).
-type liveness struct{ c *Collector }
+type liveness struct{ c *Service }
 
 var (
 	_ logstate.LivenessReady   = liveness{}
@@ -164,7 +165,7 @@ func (l liveness) AliveProcess(key logstate.ProcessKey) bool {
 		if rows, ok := c.deps.Processes.Match(c.Devices()); ok {
 			cpid := strconv.Itoa(key.PID)
 			for _, r := range rows {
-				if (r.By != "" && r.Key == key) || r.ContainerPID == cpid || (r.PID == key.PID && !c.underProcfs(key.Dir)) {
+				if (r.By != "" && r.Log.Key == key) || r.Row.ContainerPID == cpid || (r.Row.PID == key.PID && !c.underProcfs(key.Dir)) {
 					return true
 				}
 			}
@@ -186,7 +187,7 @@ func (l liveness) Ready() bool {
 
 // procAlive reports whether <procfs>/<pid> exists; false without
 // --path.procfs.
-func (c *Collector) procAlive(pid int) bool {
+func (c *Service) procAlive(pid int) bool {
 	if c.deps.Procfs == "" || pid <= 0 {
 		return false
 	}
@@ -197,7 +198,7 @@ func (c *Collector) procAlive(pid int) bool {
 // underProcfs reports whether a log directory was reached through
 // --path.procfs: the pid its logs print is a pid of another namespace, and
 // only its row in the table of roots says whether it runs.
-func (c *Collector) underProcfs(dir string) bool {
+func (c *Service) underProcfs(dir string) bool {
 	return c.deps.Procfs != "" && strings.HasPrefix(dir, strings.TrimSuffix(c.deps.Procfs, "/")+"/")
 }
 

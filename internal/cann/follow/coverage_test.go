@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // hccl_process_info comes from the logs: served with joined_by="none" while
@@ -35,7 +37,7 @@ func TestProcessInfo(t *testing.T) {
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "hccl_process_info"); err != nil {
 		t.Fatalf("before npu-smi answered: %v", err)
 	}
-	tab.set(NPUProcess{NPU: "3", Chip: "0", PID: 4242})
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "3", Chip: "0"}, PID: 4242})
 	c.pollOnce(time.Now())
 	want = head + `hccl_process_info{chip="",joined_by="none",npu="",pid="9",process="python3",settings="` + settings + `"} 1
 hccl_process_info{chip="0",joined_by="procfs",npu="3",pid="7",process="python3",settings="` + settings + `"} 1

@@ -10,7 +10,7 @@ import (
 
 // demoDir is the demo (examples/demo), whose fake npu-smi lists pids
 // 210001..210008, one python3 per NPU 0..7.
-const demoDir = "../../examples/demo"
+const demoDir = "../../../examples/demo"
 
 // TestDemoFollowed reads the demo through the follower, as the exporter does.
 func TestDemoFollowed(t *testing.T) {

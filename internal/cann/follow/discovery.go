@@ -9,8 +9,10 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/discover"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/join"
 )
 
 // Discovery: every process npu-smi lists gets its own CANN log root,
@@ -20,36 +22,18 @@ import (
 // discoveryRecheck): never on the scrape path, and on a node without NPU
 // processes it does nothing at all.
 
-// NPUProcess is a row of npu-smi's process table: a host pid on a chip.
-type NPUProcess struct {
-	NPU, Chip string
-	PID       int
-}
-
 // ProcessTable gives discovery, coverage, liveness and hccl_process_info
 // npu-smi's process table without running npu-smi (so that nothing of it
-// runs on the scrape path). It must not call back into the collector.
+// runs on the scrape path); join.ProcessTable over the shared run. It must
+// not call back into the service.
 type ProcessTable interface {
 	// NPUProcesses returns the rows of the last successful npu-smi run and
 	// when it ran; ok is false before the first.
-	NPUProcesses() (rows []NPUProcess, at time.Time, ok bool)
+	NPUProcesses() (rows []ascend.Process, at time.Time, ok bool)
 	// Match pairs every row of that run with the process of the logs it
-	// is, among devs (cmd/hccl_exporter's join rules), in row order; ok is
-	// false before npu-smi first answered.
-	Match(devs []logstate.ProcessDevice) (rows []MatchedRow, ok bool)
-}
-
-// MatchedRow is a row of npu-smi's process table and the process of the
-// logs it was matched to.
-type MatchedRow struct {
-	NPUProcess
-	// ContainerPID is A3's "Process id in container"; "" where npu-smi
-	// does not print it.
-	ContainerPID string
-	// Key is the process of the logs; By says by which rule (the joined_by
-	// label: procfs, pid, container_pid, device), "" when none matched.
-	Key logstate.ProcessKey
-	By  string
+	// is, among devs (join.Match), in row order; ok is false before
+	// npu-smi first answered.
+	Match(devs []logstate.ProcessDevice) (rows []join.Matched, ok bool)
 }
 
 // discoveryRecheck is how often a process is looked at again in /proc:
@@ -142,7 +126,7 @@ func newDiscovery(procfs string, table ProcessTable) *discovery {
 
 // discover brings the discovered rows of the table of roots up to date
 // with npu-smi's latest process table.
-func (c *Collector) discover(now time.Time) {
+func (c *Service) discover(now time.Time) {
 	d := c.disc
 	if d == nil {
 		return
@@ -253,7 +237,7 @@ func (c *Collector) discover(now time.Time) {
 // resolve looks at one process in /proc and returns its row: old itself
 // when nothing changed but the time of the look, a new row otherwise (a
 // new process, another root, logs found). It logs what changed.
-func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
+func (c *Service) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 	p, err := discover.Resolve(c.disc.procfs, pid)
 	n := &logRoot{proc: procID{pid, p.Start}, nspid: p.NSpid, root: p.Root, via: p.Via, path: p.Path, anchor: p.Anchor, checked: now}
 	if err == nil {
@@ -312,7 +296,7 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 
 // ownerOfProcess is who the kernel says a discovered process is: the pod
 // its own cgroup names, else its uid, else the process itself.
-func (c *Collector) ownerOfProcess(pid, uid int) (string, ProcessPod) {
+func (c *Service) ownerOfProcess(pid, uid int) (string, ProcessPod) {
 	if c.deps.PodOfProcess != nil {
 		if pod, ok := c.deps.PodOfProcess(pid); ok && pod.UID != "" {
 			return "pod:" + pod.UID, pod
@@ -334,7 +318,7 @@ func viaName(v string) string {
 // DiscoveredLogs returns, for every host pid of npu-smi's last table that
 // discovery looked at, whether its own CANN logs were found through
 // --path.procfs. Nil without discovery.
-func (c *Collector) DiscoveredLogs() map[int]bool {
+func (c *Service) DiscoveredLogs() map[int]bool {
 	if c.disc == nil {
 		return nil
 	}

@@ -15,39 +15,41 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/join"
 )
 
 // fakeTable is npu-smi's process table as discovery sees it.
 type fakeTable struct {
 	mu   sync.Mutex
-	rows []NPUProcess
+	rows []ascend.Process
 	at   time.Time
 }
 
-func (f *fakeTable) NPUProcesses() ([]NPUProcess, time.Time, bool) {
+func (f *fakeTable) NPUProcesses() ([]ascend.Process, time.Time, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.rows, f.at, !f.at.IsZero()
 }
 
 // Match matches a row to the process discovery found for its host pid:
-// the join's other rules are tested in cmd/hccl_exporter.
-func (f *fakeTable) Match(devs []logstate.ProcessDevice) ([]MatchedRow, bool) {
+// the join's other rules are tested in internal/join.
+func (f *fakeTable) Match(devs []logstate.ProcessDevice) ([]join.Matched, bool) {
 	rows, _, ok := f.NPUProcesses()
-	out := make([]MatchedRow, len(rows))
+	out := make([]join.Matched, len(rows))
 	for i, r := range rows {
-		out[i].NPUProcess = r
+		out[i].Row = r
 		for _, d := range devs {
 			if d.HostPID == r.PID {
-				out[i].Key, out[i].By = d.Key, "procfs"
+				out[i].Log.Key, out[i].By = d.Key, "procfs"
 			}
 		}
 	}
 	return out, ok
 }
 
-func (f *fakeTable) set(rows ...NPUProcess) {
+func (f *fakeTable) set(rows ...ascend.Process) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rows, f.at = rows, f.at.Add(time.Second)
@@ -118,8 +120,8 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 	fakeProcess(t, procfs, 5000, 9, "HOME=/home/nobody", "API_TOKEN=letmein") // no logs yet
 	fakeProcess(t, procfs, 5001, 10, "LANG=C", "GITHUB_TOKEN=ghp_secret")     // uid 0 default root, empty
 	tab := &fakeTable{}
-	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242}, NPUProcess{NPU: "1", Chip: "0", PID: 5000},
-		NPUProcess{NPU: "1", Chip: "0", PID: 5001}, NPUProcess{NPU: "2", Chip: "0", PID: 6000})
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 4242}, ascend.Process{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, PID: 5000},
+		ascend.Process{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, PID: 5001}, ascend.Process{ChipID: ascend.ChipID{NPU: "2", Chip: "0"}, PID: 6000})
 
 	var logBuf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -237,7 +239,7 @@ func TestLivenessOfTheCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	tab := &fakeTable{}
-	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242})
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 4242})
 	c, err := New(Config{Timezone: "UTC"}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +281,7 @@ func TestDiscoverySameFilesAsConfiguredRoot(t *testing.T) {
 	hostPath := filepath.Join(rootfs, "logs") // what the pod mounted from the host
 	writePlog(t, hostPath, 3, "")
 	tab := &fakeTable{}
-	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 7000})
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 7000})
 	c, err := New(Config{Roots: []string{hostPath}, Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -333,7 +335,7 @@ func TestDiscoveryFollowsAChangedProcess(t *testing.T) {
 	writeStat(t, procfs, 4242, 1000)
 	writePlog(t, filepath.Join(rootfs, "job", "a"), 7, "")
 	tab := &fakeTable{}
-	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242})
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 4242})
 	c, err := New(Config{Timezone: "UTC", ProcessTTL: 10 * 365 * 24 * time.Hour}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -396,14 +398,14 @@ func TestShortLivedProcessesLeaveThePIDCap(t *testing.T) {
 		host, ns := 5000+i, 10+i
 		rootfs := fakeProcess(t, procfs, host, ns, "ASCEND_PROCESS_LOG_PATH=/logs")
 		writePlog(t, filepath.Join(rootfs, "logs"), ns, "")
-		tab.set(NPUProcess{NPU: "0", Chip: "0", PID: host})
+		tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: host})
 		c.pollOnce(now)
 		tab.set() // it exits
 		c.pollOnce(now)
 	}
 	rootfs := fakeProcess(t, procfs, 6000, 50, "ASCEND_PROCESS_LOG_PATH=/logs")
 	writePlog(t, filepath.Join(rootfs, "logs"), 50, "")
-	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 6000})
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 6000})
 	c.pollOnce(now)
 	c.pollOnce(now)
 	pv, ok := c.Process(logstate.ProcessKey{Dir: filepath.Join(procfs, "6000", "root", "logs"), PID: 50})

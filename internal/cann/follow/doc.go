@@ -1,5 +1,5 @@
-// Package cannlog owns the cannlog collector of hccl_exporter: its flags,
-// the wiring of the follower (internal/cann/tail) that delivers the lines of
+// Package follow owns following the CANN logs: the Service wires the
+// follower (internal/cann/tail) that delivers the lines of
 // the CANN process logs (plog) of every training process and of the
 // training screen logs, the discovery of each NPU process's own log root through /proc, the
 // time zone of each log root, and the follower's, zones' and coverage
@@ -8,13 +8,13 @@
 // What the lines say is kept by the log state (internal/cann/logstate): the
 // effective HCCL settings of each process, its communicators, HCCL fault
 // events and line counters. Data flows one way: the follower delivers
-// lines, the Collector hands each to logstate.State.Ingest with its source
+// lines, the Service hands each to logstate.State.Ingest with its source
 // (path, kind, pod, zone), and serves the state's own series next to its
 // own. A background goroutine polls the follower and checkpoints the state
 // together with the read offsets; scrapes only read the state and never do
-// file I/O. The joins (internal/join, fed by cmd/hccl_exporter) read the
-// state through Processes, Devices and ProcessVars for the headroom
-// collector; the offline diagnose command uses logstate directly and does
+// file I/O. The joins (internal/join) read the state through Devices,
+// ProcessVars, BindWorkload and Workload for the headroom view; the
+// collectors/cannlog collector serves its series and owns its flags; the offline diagnose command uses logstate directly and does
 // not depend on this package. A discovered process's log root is found by
 // internal/cann/discover; the line grammar is internal/cann/parse.
 //
@@ -22,7 +22,7 @@
 // read, configured or discovered through /proc, and which process owns it
 // (host pid and start time, namespace pid), its zone and whether its files
 // are pinned; discovery, zones, coverage, liveness and the follower's
-// pinning all read it. The collector also serves hccl_process_info (each
+// pinning all read it. The service also serves hccl_process_info (each
 // process of the logs and the chip npu-smi shows it on) and
 // ascend_npu_processes, and says which processes still run (coverage.go).
 //

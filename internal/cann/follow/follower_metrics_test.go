@@ -27,7 +27,7 @@ func TestFollowerEventsExported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newCollector(r.cfg, Deps{}, allAlive, nil, f, logstate.NewState(testOptions(r.clock)))
+	c := newService(r.cfg, Deps{}, allAlive, nil, f, logstate.NewState(testOptions(r.clock)))
 	t.Cleanup(func() { _ = c.Close() })
 	// Now the state file's directory is a regular file: every write fails,
 	// whoever the test runs as.

@@ -13,7 +13,7 @@ import (
 // stateTestdata holds the captured log trees and the golden outputs of the
 // log state: the collector reads the same trees through the follower and
 // must serve the same series.
-const stateTestdata = "../../internal/cann/logstate/testdata"
+const stateTestdata = "../logstate/testdata"
 
 // fakeClock is a settable clock for TTL tests.
 type fakeClock struct{ t time.Time }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // Two pods' processes found through --path.procfs, both the 7th process of
@@ -29,7 +31,7 @@ func TestAttackTenantIdentityThroughProcfs(t *testing.T) {
 	}
 	writePlog(t, filepath.Join(attackerRoot, "job", "logs"), 7, extra.String())
 	tab := &fakeTable{}
-	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4242}, NPUProcess{NPU: "1", Chip: "0", PID: 4300})
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 4242}, ascend.Process{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, PID: 4300})
 	pods := map[int]ProcessPod{4242: {UID: "0a2b-victim", Namespace: "team-v", Pod: "victim-0", Container: "pytorch"},
 		4300: {UID: "6f1c-attacker", Namespace: "team-a", Pod: "attacker-0", Container: "pytorch"}}
 	c, err := New(Config{Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Procfs: procfs, Processes: tab,
@@ -109,7 +111,7 @@ func TestSharedVolumeSamePIDRows(t *testing.T) {
 		}
 	}
 	tab := &fakeTable{}
-	tab.set(NPUProcess{NPU: "0", Chip: "0", PID: 4100}, NPUProcess{NPU: "1", Chip: "0", PID: 4200})
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 4100}, ascend.Process{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, PID: 4200})
 	c, err := New(Config{Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Procfs: procfs, Processes: tab}, nil)
 	if err != nil {
 		t.Fatal(err)

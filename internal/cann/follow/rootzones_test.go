@@ -91,7 +91,7 @@ func TestTimezoneAuto(t *testing.T) {
 			// The exporter's own zone is UTC+8: Local means it.
 			opts := logstate.DefaultOptions()
 			opts.Location, opts.Now = shanghai, func() time.Time { return now }
-			c := newCollector(cfg, Deps{}, nil, slog.New(slog.NewTextHandler(&logs, nil)), f, logstate.NewState(opts))
+			c := newService(cfg, Deps{}, nil, slog.New(slog.NewTextHandler(&logs, nil)), f, logstate.NewState(opts))
 			defer c.Close()
 			c.zones.local = func() *time.Location { return shanghai }
 			if !c.zones.auto {

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
@@ -69,6 +68,10 @@ type Deps struct {
 	// are its pod's, not the pod of a device its lines name. nil: the uid
 	// alone.
 	PodOfProcess func(hostPID int) (ProcessPod, bool)
+	// Extensions are other packages' state kept in the state file, by
+	// name (the headroom model's learned QP sizes), given here so that
+	// what the file holds reaches them when it is read.
+	Extensions map[string]logstate.Extension
 }
 
 // ProcessPod is the pod a process's own cgroup names: its UID, and its
@@ -93,59 +96,6 @@ func DefaultRoot(getenv func(string) string) string {
 		home, _ = os.UserHomeDir()
 	}
 	return filepath.Join(home, "ascend", "log")
-}
-
-// AddFlags registers the cannlog flags. The default root is computed from
-// the environment when the flags are defined, so --help shows it.
-func AddFlags(app *kingpin.Application) *Config {
-	cfg := &Config{}
-	d := logstate.DefaultOptions()
-	app.Flag("cannlog.root", "CANN log root holding run/, debug/ and security/ (repeatable). "+
-		"Default: $ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH/log, else $HOME/ascend/log.").
-		Default(DefaultRoot(os.Getenv)).StringsVar(&cfg.Roots)
-	app.Flag("cannlog.screen-log-path", "Glob of training screen logs: plain text, Kubernetes CRI (/var/log/pods/*/*/*.log) "+
-		"or Docker json-file (repeatable).").StringsVar(&cfg.ScreenGlobs)
-	app.Flag("cannlog.state-file", "File keeping read offsets and counters across restarts, so that a restart "+
-		"neither recounts nor skips lines; it also keeps the QP sizes the headroom model learned and the workload memory "+
-		"(docs/headroom.md). Empty: start from the beginning of every file, and learn and remember anew.").StringVar(&cfg.StateFile)
-	app.Flag("cannlog.process-ttl", "How long a process that no longer shows as alive (npu-smi, /proc) keeps its "+
-		"series after its last log write.").Default("1h").DurationVar(&cfg.ProcessTTL)
-	app.Flag("cannlog.fault-ttl", "How long the fault series of a pod or a job (hccl_job) stay after their latest event; "+
-		"then they are dropped (hccl_exporter_fault_series_expired_total). Longer than the longest HCCL timer + 10 minutes.").Default("6h").DurationVar(&cfg.FaultTTL)
-	app.Flag("cannlog.poll-interval", "How often the logs are read.").Default("1s").DurationVar(&cfg.PollInterval)
-	app.Flag("cannlog.rescan-interval", "How often the log directories are listed again and every followed file "+
-		"looked at, as the fallback for events inotify missed (new files are seen at once where inotify works).").
-		Default(tail.DefaultRescanInterval.String()).DurationVar(&cfg.RescanInterval)
-	app.Flag("cannlog.checkpoint-interval", "How often the state file is written while lines arrive.").
-		Default("10s").DurationVar(&cfg.CheckpointInterval)
-	app.Flag("cannlog.max-line-bytes", "Longest line read; longer lines are cut and counted.").
-		Default(fmt.Sprint(tail.DefaultMaxLineBytes)).IntVar(&cfg.MaxLineBytes)
-	app.Flag("cannlog.max-open-files", fmt.Sprintf("Most log files held open at once. Past it, fully read files are closed "+
-		"least recently written first and opened again (same path, device and inode) when they are written; files with "+
-		"unread bytes, and deleted ones still being read, keep theirs. 0: RLIMIT_NOFILE minus %d reserved for the HTTP "+
-		"listener and connections, npu-smi/hccn_tool pipes and the kubelet socket (at least half the limit); now %d.",
-		tail.OpenFilesReserve, tail.DefaultMaxOpenFiles())).
-		Default("0").IntVar(&cfg.MaxOpenFiles)
-	app.Flag("cannlog.max-pids", "Cap on distinct processes (pid label) with settings or communicators.").
-		Default(fmt.Sprint(d.MaxPIDs)).IntVar(&cfg.MaxPIDs)
-	app.Flag("cannlog.max-communicators", "Cap on communicators over all processes.").
-		Default(fmt.Sprint(d.MaxCommunicators)).IntVar(&cfg.MaxCommunicators)
-	app.Flag("cannlog.max-codes", "Cap on distinct fault codes outside the fault catalog.").
-		Default(fmt.Sprint(d.MaxCodes)).IntVar(&cfg.MaxCodes)
-	app.Flag("cannlog.max-fault-pods", "Cap on distinct namespace/pod/container label sets of fault series.").
-		Default(fmt.Sprint(d.MaxPods)).IntVar(&cfg.MaxPods)
-	app.Flag("cannlog.max-modules", "Cap on distinct plog modules.").
-		Default(fmt.Sprint(d.MaxModules)).IntVar(&cfg.MaxModules)
-	app.Flag("cannlog.cross-filesystems", "Follow CANN log directories below a root that are mount points of other "+
-		"file systems, and discovered roots (--path.procfs) on FUSE or network file systems. Off, a job's tree cannot "+
-		"lead the exporter into another file system or one whose reads can hang (counted in hccl_exporter_log_paths_refused_total).").
-		BoolVar(&cfg.CrossFilesystems)
-	app.Flag("cannlog.timezone", "Zone the log writers print their times in (CANN prints local time without a zone): "+
-		"auto infers it per log root from file modification times versus the time printed in the files' last lines "+
-		"(and, for screen logs, from the CRI or Docker time stamps), so a UTC container on a UTC+8 node is read right; "+
-		"Local is the exporter's zone; or an IANA name such as Asia/Shanghai, or a UTC offset such as +08:00.").
-		Default(TimezoneAuto).StringVar(&cfg.Timezone)
-	return cfg
 }
 
 func (cfg Config) stateOptions(deps Deps) logstate.Options {
@@ -212,9 +162,9 @@ var (
 // expireEvery bounds how often the process TTL is checked (it may stat /proc).
 const expireEvery = 5 * time.Second
 
-// Collector serves the cannlog metrics and views. A background goroutine
+// Service serves the cannlog metrics and views. A background goroutine
 // started by Start reads the logs; Update only reads the state.
-type Collector struct {
+type Service struct {
 	cfg    Config
 	deps   Deps
 	logger *slog.Logger
@@ -265,7 +215,7 @@ type Collector struct {
 // in --cannlog.state-file. Which processes still run is the collector's own
 // to say (coverage.go): from deps.Processes, its table of roots and
 // deps.Procfs; without them only the TTL decides.
-func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
+func New(cfg Config, deps Deps, logger *slog.Logger) (*Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -291,7 +241,7 @@ func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 		return nil, fmt.Errorf("cannlog: %w", err)
 	}
 	opts.PodOfDevice = deps.PodOfDevice
-	return newCollector(cfg, deps, nil, logger, f, logstate.NewState(opts)), nil
+	return newService(cfg, deps, nil, logger, f, logstate.NewState(opts)), nil
 }
 
 // stateOptionsZone is stateOptions with the zone of --cannlog.timezone.
@@ -305,7 +255,7 @@ func (cfg Config) stateOptionsZone(deps Deps) (logstate.Options, error) {
 	return o, nil
 }
 
-func newCollector(cfg Config, deps Deps, live logstate.Liveness, logger *slog.Logger, f follower, st *logstate.State) *Collector {
+func newService(cfg Config, deps Deps, live logstate.Liveness, logger *slog.Logger, f follower, st *logstate.State) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -315,7 +265,7 @@ func newCollector(cfg Config, deps Deps, live logstate.Liveness, logger *slog.Lo
 	if cfg.CheckpointInterval <= 0 {
 		cfg.CheckpointInterval = 10 * time.Second
 	}
-	c := &Collector{cfg: cfg, deps: deps, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
+	c := &Service{cfg: cfg, deps: deps, live: live, logger: logger, state: st, f: f, done: make(chan struct{}), created: time.Now()}
 	if c.live == nil {
 		c.live = liveness{c}
 	}
@@ -327,6 +277,11 @@ func newCollector(cfg Config, deps Deps, live logstate.Liveness, logger *slog.Lo
 	c.roots = newRootTable(cfg.Roots)
 	c.zones = newZones(c.roots, auto, fixed, cfg.CrossFilesystems)
 	c.disc = newDiscovery(deps.Procfs, deps.Processes)
+	for name, ext := range deps.Extensions {
+		if err := st.AttachExtension(name, ext); err != nil {
+			logger.Warn("cannot restore a state file extension; it starts over", "extension", name, "err", err)
+		}
+	}
 	blob, err := f.Restore()
 	if err != nil {
 		logger.Warn("cannot restore the log state file; reading from the start", "file", cfg.StateFile, "err", err)
@@ -341,14 +296,14 @@ func newCollector(cfg Config, deps Deps, live logstate.Liveness, logger *slog.Lo
 
 // Start launches the goroutine that reads the logs every poll interval
 // until ctx ends or Close is called. Calling it again does nothing.
-func (c *Collector) Start(ctx context.Context) {
+func (c *Service) Start(ctx context.Context) {
 	c.startOnce.Do(func() {
 		ctx, c.cancel = context.WithCancel(ctx)
 		go c.loop(ctx)
 	})
 }
 
-func (c *Collector) loop(ctx context.Context) {
+func (c *Service) loop(ctx context.Context) {
 	defer close(c.done)
 	t := time.NewTicker(c.cfg.PollInterval)
 	defer t.Stop()
@@ -363,7 +318,7 @@ func (c *Collector) loop(ctx context.Context) {
 }
 
 // pollOnce reads what is new, expires processes and checkpoints.
-func (c *Collector) pollOnce(now time.Time) {
+func (c *Service) pollOnce(now time.Time) {
 	if now.Sub(c.lastZones) >= zoneEvery {
 		// Before the first lines are read, and then and again: the zone a
 		// line is read in must be known when it is read.
@@ -397,12 +352,12 @@ func (c *Collector) pollOnce(now time.Time) {
 }
 
 // livenessReady reports whether expiry may ask the liveness.
-func (c *Collector) livenessReady(now time.Time) bool {
+func (c *Service) livenessReady(now time.Time) bool {
 	r, ok := c.live.(logstate.LivenessReady)
 	return !ok || r.Ready() || now.Sub(c.created) >= logstate.ReadyGrace
 }
 
-func (c *Collector) handle(f *tail.File, line []byte) {
+func (c *Service) handle(f *tail.File, line []byte) {
 	if f.Path != c.src.Path {
 		// Lines arrive file by file: the directory and its zone are worked
 		// out once per run of lines.
@@ -462,7 +417,7 @@ func kindOf(k tail.Kind) logstate.SourceKind {
 	return logstate.SourcePlog
 }
 
-func (c *Collector) checkpoint(now time.Time) {
+func (c *Service) checkpoint(now time.Time) {
 	if c.cfg.StateFile == "" {
 		// Nothing keeps the blob: do not encode the state every interval.
 		c.dirty = false
@@ -487,7 +442,7 @@ func (c *Collector) checkpoint(now time.Time) {
 }
 
 // Close stops reading, writes a last checkpoint and releases the files.
-func (c *Collector) Close() error {
+func (c *Service) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		if c.cancel != nil {
@@ -504,7 +459,7 @@ func (c *Collector) Close() error {
 
 // Update sends the cannlog metrics. It reads the state under its lock and
 // the follower's counters; it does no file I/O and needs no deadline.
-func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
+func (c *Service) Update(ctx context.Context, ch chan<- prometheus.Metric) error {
 	c.state.Collect(ch)
 	st := c.f.Stats()
 	var readErrs uint64
@@ -546,7 +501,7 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 
 // Describe and Collect make the collector usable with a plain Prometheus
 // registry (tests, linting).
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+func (c *Service) Describe(ch chan<- *prometheus.Desc) {
 	c.state.Describe(ch)
 	ch <- filesTrackedDesc
 	ch <- filesOpenDesc
@@ -568,7 +523,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect sends the metrics of Update.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+func (c *Service) Collect(ch chan<- prometheus.Metric) {
 	if err := c.Update(context.Background(), ch); err != nil && !errors.Is(err, tail.ErrClosed) {
 		c.logger.Debug("cannlog collect", "err", err)
 	}
@@ -576,23 +531,23 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 // Processes returns copies of the processes whose series are exported:
 // alive, or within the TTL after their last log write.
-func (c *Collector) Processes() []logstate.ProcessView { return c.state.Processes() }
+func (c *Service) Processes() []logstate.ProcessView { return c.state.Processes() }
 
 // Process returns one process of Processes.
-func (c *Collector) Process(key logstate.ProcessKey) (logstate.ProcessView, bool) {
+func (c *Service) Process(key logstate.ProcessKey) (logstate.ProcessView, bool) {
 	return c.state.Process(key)
 }
 
 // Faults returns the per-code fault summaries.
-func (c *Collector) Faults() []logstate.FaultSummary { return c.state.Faults() }
+func (c *Service) Faults() []logstate.FaultSummary { return c.state.Faults() }
 
 // State returns the collector's state, for tools that read it directly.
-func (c *Collector) State() *logstate.State { return c.state }
+func (c *Service) State() *logstate.State { return c.state }
 
 // Devices returns every process of the logs with the NPU it drives
 // (logstate.State.Devices), each with the host pid the table of roots
 // knows for it (discovered through --path.procfs; 0 otherwise).
-func (c *Collector) Devices() []logstate.ProcessDevice {
+func (c *Service) Devices() []logstate.ProcessDevice {
 	devs := c.state.Devices()
 	for i := range devs {
 		devs[i].HostPID = c.roots.HostPID(devs[i].Key)
@@ -602,6 +557,6 @@ func (c *Collector) Devices() []logstate.ProcessDevice {
 
 // ProcessVars returns one process with only the named variables
 // (logstate.State.ProcessVars).
-func (c *Collector) ProcessVars(key logstate.ProcessKey, names ...string) (logstate.ProcessView, bool) {
+func (c *Service) ProcessVars(key logstate.ProcessKey, names ...string) (logstate.ProcessView, bool) {
 	return c.state.ProcessVars(key, names...)
 }

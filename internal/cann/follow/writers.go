@@ -24,7 +24,7 @@ const maxFDsLooked = 1 << 16
 // and the one whose process writes it (to): the same unless the kernel
 // says otherwise; "" and "" for a file of no discovered root. Decisions are
 // kept until the table of roots changes. Called on the poll goroutine.
-func (c *Collector) writerRoot(path string) (from, to string) {
+func (c *Service) writerRoot(path string) (from, to string) {
 	if w, ok := c.writers[path]; ok {
 		return w[0], w[1]
 	}
@@ -80,7 +80,7 @@ func (t *rootTable) writerOf(path string, holds func(pid int, rel string) bool) 
 
 // holds reports whether host process pid holds the file rel (a path in its
 // own mount namespace) open, from <procfs>/<pid>/fd.
-func (c *Collector) holds(pid int, rel string) bool {
+func (c *Service) holds(pid int, rel string) bool {
 	dir := filepath.Join(c.deps.Procfs, strconv.Itoa(pid), "fd")
 	f, err := os.Open(dir)
 	if err != nil {

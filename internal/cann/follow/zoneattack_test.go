@@ -18,7 +18,7 @@ import (
 
 // zoneCollector is a collector over roots under --cannlog.timezone=auto
 // whose own zone is UTC.
-func zoneCollector(t *testing.T, cfg Config) *Collector {
+func zoneCollector(t *testing.T, cfg Config) *Service {
 	t.Helper()
 	cfg.Timezone = "auto"
 	f, err := tail.New(tail.Config{Roots: cfg.Roots, DisableNotify: true, CrossFilesystems: cfg.CrossFilesystems, IODeadline: 300 * time.Millisecond},
@@ -28,13 +28,13 @@ func zoneCollector(t *testing.T, cfg Config) *Collector {
 	}
 	opts := logstate.DefaultOptions()
 	opts.Location = time.UTC
-	c := newCollector(cfg, Deps{}, nil, slog.New(slog.DiscardHandler), f, logstate.NewState(opts))
+	c := newService(cfg, Deps{}, nil, slog.New(slog.DiscardHandler), f, logstate.NewState(opts))
 	c.zones.local = func() *time.Location { return time.UTC }
 	return c
 }
 
 // inferredOffsets returns hccl_exporter_log_timezone_offset_seconds by root.
-func inferredOffsets(t *testing.T, c *Collector) map[string]string {
+func inferredOffsets(t *testing.T, c *Service) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, line := range strings.Split(string(exposition(t, c)), "\n") {
@@ -212,8 +212,8 @@ func TestZoneOneRuleForExporterAndDiagnose(t *testing.T) {
 		bundle           []string // diagnose's input
 	}{
 		{"demo", filepath.Join(demoDir, "log"), "", []string{filepath.Join(demoDir, "log")}},
-		{"bundle ei0011-root-cause node-1", "../../examples/bundles/ei0011-root-cause/node-1/ascend/log", "node-1",
-			[]string{"../../examples/bundles/ei0011-root-cause"}},
+		{"bundle ei0011-root-cause node-1", "../../../examples/bundles/ei0011-root-cause/node-1/ascend/log", "node-1",
+			[]string{"../../../examples/bundles/ei0011-root-cause"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "log")
