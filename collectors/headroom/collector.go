@@ -1,13 +1,15 @@
 // Package headroom is the collector of the NPU memory headroom before HCCL
-// link setup: each scrape it fetches the model's inputs (npu-smi's chips and
-// process table, the CANN logs' view of each process, through NPUSource and
-// SettingsSource, which cmd/hccl_exporter wires to internal/join), runs
+// link setup, and owns the --headroom.* flags: each scrape it fetches the
+// model's inputs (npu-smi's chips and process table, the CANN logs' view of
+// each process, through NPUSource and SettingsSource: internal/join's
+// Headroom view, which also learns QP sizes once per npu-smi run), runs
 // internal/headroom's Model and turns the result into const metrics. The
 // model itself, its inputs and its configuration live in internal/headroom.
 package headroom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -133,20 +135,34 @@ type Deps struct {
 	// no CANN log view is available: every process then counts as
 	// defaulted.
 	Settings SettingsSource
-	// Estimator learns QP sizes (--headroom.learn-qp-size; nil: off).
+	// Estimator holds the QP sizes learned (--headroom.learn-qp-size; nil:
+	// off). The collector only reads it: the view behind NPU feeds it once
+	// per npu-smi run.
 	Estimator *model.Estimator
 	// Workloads reports the workload memory's size for its series (the
 	// cannlog collector's log state; nil: none).
 	Workloads WorkloadStatsSource
 }
 
-// New returns a collector over deps.
-func New(cfg model.Config, deps Deps, logger *slog.Logger) *Collector {
+// New returns a collector of cfg (its flags) over deps.
+func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.NPU == nil {
+		return nil, errors.New("headroom: no npu-smi view")
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Collector{cfg: cfg, npu: deps.NPU, settings: deps.Settings, logger: logger, est: deps.Estimator, workloads: deps.Workloads}
+	return &Collector{cfg: cfg.Model, npu: deps.NPU, settings: deps.Settings, logger: logger, est: deps.Estimator, workloads: deps.Workloads}, nil
 }
+
+// Start does nothing: the model runs when a scrape asks.
+func (c *Collector) Start(context.Context) {}
+
+// Close does nothing.
+func (c *Collector) Close() error { return nil }
 
 // Update sends the per-chip headroom metrics. When npu-smi fails it sends
 // nothing and returns the error: headroom computed from an old sample would

@@ -70,7 +70,7 @@ var goldenSettings = fakeSettings{
 // TestCollectorGolden compares the collector's output on goldenNPU with
 // testdata/golden.prom (`go test -update` rewrites it; review the diff).
 func TestCollectorGolden(t *testing.T) {
-	pc := &promCollector{c: New(model.DefaultConfig(), Deps{NPU: goldenNPU, Settings: goldenSettings}, nil)}
+	pc := &promCollector{c: mustNew(t, Deps{NPU: goldenNPU, Settings: goldenSettings})}
 	metrictest.Golden(t, "testdata/golden.prom", pc)
 	if pc.err != nil {
 		t.Errorf("Update() = %v", pc.err)
@@ -79,7 +79,7 @@ func TestCollectorGolden(t *testing.T) {
 
 func TestCollectorNPUFailureExportsNothing(t *testing.T) {
 	npu := fakeNPU{chips: goldenNPU.chips, procs: goldenNPU.procs, err: errors.New("npu-smi: signal: killed")}
-	pc := &promCollector{c: New(model.DefaultConfig(), Deps{NPU: npu, Settings: goldenSettings}, nil)}
+	pc := &promCollector{c: mustNew(t, Deps{NPU: npu, Settings: goldenSettings})}
 	if n := testutil.CollectAndCount(pc); n != 0 {
 		t.Errorf("exported %d metrics after npu-smi failed, want 0", n)
 	}
@@ -89,7 +89,7 @@ func TestCollectorNPUFailureExportsNothing(t *testing.T) {
 }
 
 func TestCollectorNoChips(t *testing.T) {
-	pc := &promCollector{c: New(model.DefaultConfig(), Deps{NPU: fakeNPU{}, Settings: goldenSettings}, nil)}
+	pc := &promCollector{c: mustNew(t, Deps{NPU: fakeNPU{}, Settings: goldenSettings})}
 	if n := testutil.CollectAndCount(pc); n != 0 {
 		t.Errorf("exported %d metrics without chips, want 0", n)
 	}
@@ -99,7 +99,7 @@ func TestCollectorNoChips(t *testing.T) {
 }
 
 func TestCollectorWithoutSettingsSource(t *testing.T) {
-	pc := &promCollector{c: New(model.DefaultConfig(), Deps{NPU: goldenNPU}, nil)}
+	pc := &promCollector{c: mustNew(t, Deps{NPU: goldenNPU})}
 	// Every process is unknown and adds no QPs: headroom is the free HBM.
 	// Chip 0/0: 65536−63900 = 1636 MiB = 1715470336 bytes.
 	want := `
@@ -124,7 +124,7 @@ hccl_link_setup_processes{chip="0",npu="1",settings_source="known"} 0
 }
 
 func TestCollectorConcurrentScrapes(t *testing.T) {
-	c := New(model.DefaultConfig(), Deps{NPU: goldenNPU, Settings: goldenSettings}, nil)
+	c := mustNew(t, Deps{NPU: goldenNPU, Settings: goldenSettings})
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
@@ -162,7 +162,7 @@ func TestCollectorForeignQPs(t *testing.T) {
 	}
 	s := known(1, 200, world64)
 	s.QPNs = []uint32{1290, 1291, 1292}
-	pc := &promCollector{c: New(model.DefaultConfig(), Deps{NPU: npu, Settings: fakeSettings{100: s, 101: s}}, nil)}
+	pc := &promCollector{c: mustNew(t, Deps{NPU: npu, Settings: fakeSettings{100: s, 101: s}})}
 	want := `
 # HELP ascend_roce_foreign_queue_pairs Live RoCE QPs on the chip (hccn_tool -qp_info) whose qpn no process on the chip logged in an HCCL ` + "`create hccl transport:`" + ` line: other RDMA users (Mooncake, HIXL KV transfer, leftovers). Reported, not subtracted from HCCL's link setup ahead. Absent while the logs print no qpns or the sweep is stale.
 # TYPE ascend_roce_foreign_queue_pairs gauge

@@ -6,13 +6,37 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/alecthomas/units"
 
-	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
+	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
-// addHeadroomFlags registers the headroom flags on app. The returned Config is filled
-// in when app parses its arguments; call Validate after parsing.
-func addHeadroomFlags(app *kingpin.Application) *headroom.Config {
-	cfg := headroom.DefaultConfig()
+// Config holds the --headroom.* flags: the model's (qp-bytes-low/high,
+// capture-window) and what it learns on the node (Learn).
+type Config struct {
+	Model model.Config
+	Learn LearnConfig
+}
+
+// AddFlags registers the --headroom.* flags, in the order --help lists
+// them.
+func AddFlags(app *kingpin.Application) *Config {
+	c := &Config{}
+	addHeadroomFlags(app, &c.Model)
+	addLearnFlags(app, &c.Learn)
+	return c
+}
+
+// Validate reports flag values that cannot work.
+func (c *Config) Validate() error {
+	if err := c.Model.Validate(); err != nil {
+		return err
+	}
+	return c.Learn.Validate()
+}
+
+// addHeadroomFlags registers the model's flags on app, filling cfg when
+// app parses its arguments; call Validate after parsing.
+func addHeadroomFlags(app *kingpin.Application, cfg *model.Config) {
+	*cfg = model.DefaultConfig()
 	var highSet bool
 	// No kingpin Default: --help would print --headroom.qp-bytes-low=256KiB
 	// as if every QP had that size, while unset each mode has its own.
@@ -32,7 +56,6 @@ func addHeadroomFlags(app *kingpin.Application) *headroom.Config {
 		cfg.QPBytesSetByUser = cfg.QPBytesSetByUser || highSet
 		return nil
 	})
-	return &cfg
 }
 
 // bytesValue is a kingpin flag value holding a byte size written with a

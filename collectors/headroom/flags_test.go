@@ -26,7 +26,7 @@ func TestAddFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			app := kingpin.New("test", "")
-			cfg := addHeadroomFlags(app)
+			cfg := &AddFlags(app).Model
 			_, err := app.Parse(tt.args)
 			if tt.wantParseFail {
 				if err == nil {
@@ -62,7 +62,7 @@ func TestQPBytesFlagsSetByUser(t *testing.T) {
 		{[]string{"--headroom.qp-bytes-low=128KiB"}, true},
 	} {
 		app := kingpin.New("x", "")
-		cfg := addHeadroomFlags(app)
+		cfg := &AddFlags(app).Model
 		if _, err := app.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,8 @@ func TestQPBytesFlagsSetByUser(t *testing.T) {
 // as if that were every QP's size; unset, each QP mode has its own.
 func TestQPBytesHelpShowsNoDefault(t *testing.T) {
 	var out strings.Builder
-	app := newServeApp().app
+	app := kingpin.New("test", "")
+	AddFlags(app)
 	app.UsageWriter(&out)
 	app.Usage(nil)
 	help := strings.Join(strings.Fields(out.String()), " ") // kingpin wraps lines

@@ -96,8 +96,9 @@ func driverOf(chips []model.ChipMemory) string {
 	return ""
 }
 
-// learn feeds the estimator this scrape's chips and sends the learned
-// sizes and the workload memory's series.
+// learn sends the learned sizes, the workload memory's series and each
+// chip's remembered link-setup failures. It only reads: the estimator is
+// fed once per npu-smi run by the view behind NPUSource (internal/join).
 func (c *Collector) learn(ch chan<- prometheus.Metric, cfg model.Config, chips []model.ChipMemory, procs []model.ChipProcess, lookup func(model.ChipProcess) (model.ProcessSettings, bool)) {
 	byChip := map[ascend.ChipID][]model.ChipProcess{}
 	for _, p := range procs {
@@ -109,15 +110,9 @@ func (c *Collector) learn(ch chan<- prometheus.Metric, cfg model.Config, chips [
 		if chip.Name != "" {
 			products[chip.Name] = true
 		}
-		ps := byChip[ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip}]
-		sample := model.ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
-			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: model.ProcessSetID(ps), LiveQPs: -1}
-		if chip.LiveQPsKnown {
-			sample.LiveQPs = chip.LiveQPs
-		}
 		failures := map[[3]string]model.RememberedFailure{}
 		workloadOf := map[[3]string]string{}
-		for _, p := range ps {
+		for _, p := range byChip[ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip}] {
 			if lookup == nil {
 				break
 			}
@@ -125,16 +120,12 @@ func (c *Collector) learn(ch chan<- prometheus.Metric, cfg model.Config, chips [
 			if !ok {
 				continue
 			}
-			model.AddSample(&sample, cfg, s, model.DeviceTypeOfChip(chip.Name))
 			for _, f := range s.Failures {
 				k := [3]string{s.Workload, f.Code, f.Resource}
 				if old, seen := failures[k]; !seen || f.At.After(old.At) {
 					failures[k], workloadOf[k] = f, s.Workload
 				}
 			}
-		}
-		if c.est != nil && chip.HBMTotalBytes > 0 {
-			c.est.Observe(sample)
 		}
 		for k, f := range failures {
 			ch <- prometheus.MustNewConstMetric(failureDesc, prometheus.GaugeValue, float64(f.At.UnixMilli())/1000,

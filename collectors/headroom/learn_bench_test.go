@@ -51,7 +51,7 @@ func BenchmarkUpdateLearning(b *testing.B) {
 			if learn {
 				deps.Estimator = model.NewEstimator(model.EstimatorConfig{})
 			}
-			c := New(model.DefaultConfig(), deps, nil)
+			c := mustNew(b, deps)
 			b.ReportAllocs()
 			for b.Loop() {
 				updateOnce(b, c)

@@ -6,58 +6,47 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/headroom"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
-// learnFlags are the flags of what the headroom model learns on the node:
+// LearnConfig holds the flags of what the headroom model learns on the node:
 // QP sizes (internal/headroom/estimator.go) and the workload memory
 // (logstate/workload.go).
-type learnFlags struct {
-	qpSize          bool
-	minObservations int
-	workloadTTL     time.Duration
-	maxWorkloads    int
+type LearnConfig struct {
+	QPSize          bool
+	MinObservations int
+	WorkloadTTL     time.Duration
+	MaxWorkloads    int
 }
 
-func addLearnFlags(app *kingpin.Application) *learnFlags {
-	f := &learnFlags{}
+func addLearnFlags(app *kingpin.Application, f *LearnConfig) {
 	app.Flag("headroom.learn-qp-size",
 		"Learn the device memory of one QP per product, driver and QP mode from the link setups on this node (HBM before and after a burst "+
 			"of QP creation on a chip that allocated nothing else), and size QPs with it once enough bursts agree; kept in --cannlog.state-file. "+
 			"--no-headroom.learn-qp-size keeps HCCL's QP depths (docs/headroom.md \"Learned QP sizes\").").
-		Default("true").BoolVar(&f.qpSize)
+		Default("true").BoolVar(&f.QPSize)
 	app.Flag("headroom.learn-min-observations",
 		"Agreeing link-setup bursts a learned QP size needs before the model uses it.").
-		Default(fmt.Sprint(model.DefaultLearnMinObservations)).IntVar(&f.minObservations)
+		Default(fmt.Sprint(model.DefaultLearnMinObservations)).IntVar(&f.MinObservations)
 	app.Flag("headroom.workload-memory-ttl",
 		"How long the link sets and link-setup failures of a workload are remembered after its last process was seen (a restarted "+
 			"workload is expected to set them up again; docs/headroom.md \"Workload memory\").").
-		Default(logstate.DefaultWorkloadTTL.String()).DurationVar(&f.workloadTTL)
+		Default(logstate.DefaultWorkloadTTL.String()).DurationVar(&f.WorkloadTTL)
 	app.Flag("headroom.workload-memory-max",
 		"Most workloads remembered; past it the one seen longest ago is forgotten (hccl_workload_memory_dropped_total{reason=\"capacity\"}).").
-		Default(fmt.Sprint(logstate.DefaultMaxWorkloads)).IntVar(&f.maxWorkloads)
-	return f
+		Default(fmt.Sprint(logstate.DefaultMaxWorkloads)).IntVar(&f.MaxWorkloads)
 }
 
 // Validate reports flag values that cannot work.
-func (f *learnFlags) Validate() error {
+func (f *LearnConfig) Validate() error {
 	switch {
-	case f.minObservations < 1:
-		return fmt.Errorf("--headroom.learn-min-observations must be at least 1, got %d", f.minObservations)
-	case f.workloadTTL <= 0:
-		return fmt.Errorf("--headroom.workload-memory-ttl must be positive, got %s", f.workloadTTL)
-	case f.maxWorkloads < 1:
-		return fmt.Errorf("--headroom.workload-memory-max must be at least 1, got %d", f.maxWorkloads)
+	case f.MinObservations < 1:
+		return fmt.Errorf("--headroom.learn-min-observations must be at least 1, got %d", f.MinObservations)
+	case f.WorkloadTTL <= 0:
+		return fmt.Errorf("--headroom.workload-memory-ttl must be positive, got %s", f.WorkloadTTL)
+	case f.MaxWorkloads < 1:
+		return fmt.Errorf("--headroom.workload-memory-max must be at least 1, got %d", f.MaxWorkloads)
 	}
 	return nil
-}
-
-// learnStore is what learning needs of the CANN logs (the cannlog
-// collector): the state file for the learned sizes, and the workload
-// memory's size.
-type learnStore interface {
-	headroom.WorkloadStatsSource
-	AttachExtension(name string, ext logstate.Extension) error
 }

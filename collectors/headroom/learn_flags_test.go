@@ -11,19 +11,19 @@ import (
 func TestLearnFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
-		want    learnFlags
+		want    LearnConfig
 		invalid string // part of Validate's error; "" valid
 	}{
-		{args: nil, want: learnFlags{qpSize: true, minObservations: 3, workloadTTL: 7 * 24 * time.Hour, maxWorkloads: 256}},
+		{args: nil, want: LearnConfig{QPSize: true, MinObservations: 3, WorkloadTTL: 7 * 24 * time.Hour, MaxWorkloads: 256}},
 		{args: []string{"--no-headroom.learn-qp-size", "--headroom.learn-min-observations=5", "--headroom.workload-memory-ttl=48h",
-			"--headroom.workload-memory-max=10"}, want: learnFlags{qpSize: false, minObservations: 5, workloadTTL: 48 * time.Hour, maxWorkloads: 10}},
+			"--headroom.workload-memory-max=10"}, want: LearnConfig{QPSize: false, MinObservations: 5, WorkloadTTL: 48 * time.Hour, MaxWorkloads: 10}},
 		{args: []string{"--headroom.learn-min-observations=0"}, invalid: "learn-min-observations"},
 		{args: []string{"--headroom.workload-memory-ttl=0s"}, invalid: "workload-memory-ttl"},
 		{args: []string{"--headroom.workload-memory-max=0"}, invalid: "workload-memory-max"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			app := kingpin.New("test", "")
-			f := addLearnFlags(app)
+			f := &AddFlags(app).Learn
 			if _, err := app.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
