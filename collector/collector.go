@@ -81,3 +81,20 @@ func ScrapeOf(ctx context.Context) uint64 {
 // text, so that the families merge. The text predates the kubelet's labels
 // and is kept as it was, since golden outputs and dashboards carry it.
 const DroppedLabelValuesHelp = "Label values from logs dropped because the distinct values of the label reached the cap."
+
+// FamilyGroup is a group of metric families of one collector that a flag
+// switches on or off: --[no-]<Collector>.<Name>. The rule, node_exporter's:
+// a collector is switched by --[no-]collector.<name>; a group of its
+// families, named for what it adds, by --[no-]<collector>.<group>. Groups on
+// by default are what the shipped alerts, dashboards and recording rules
+// use; the others add detail a user asks for.
+type FamilyGroup struct {
+	Collector string
+	Name      string
+	Help      string
+	Default   bool
+	Families  []string
+}
+
+// Flag is the group's flag name, without dashes.
+func (g FamilyGroup) Flag() string { return g.Collector + "." + g.Name }

@@ -9,29 +9,14 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hccl-exporter/hccl_exporter/collector"
 )
-
-// FamilyGroup is a group of metric families of one collector that a flag
-// switches on or off: --[no-]<Collector>.<Name>. The rule, node_exporter's:
-// a collector is switched by --[no-]collector.<name>; a group of its
-// families, named for what it adds, by --[no-]<collector>.<group>. Groups on
-// by default are what the shipped alerts, dashboards and recording rules
-// use; the others add detail a user asks for.
-type FamilyGroup struct {
-	Collector string
-	Name      string
-	Help      string
-	Default   bool
-	Families  []string
-}
-
-// Flag is the group's flag name, without dashes.
-func (g FamilyGroup) Flag() string { return g.Collector + "." + g.Name }
 
 // AddFamilyFlags registers one boolean flag per group and returns a
 // function that, after parsing, gives the families the switched-off groups
 // leave out.
-func AddFamilyFlags(app *kingpin.Application, groups []FamilyGroup) func() map[string]bool {
+func AddFamilyFlags(app *kingpin.Application, groups []collector.FamilyGroup) func() map[string]bool {
 	on := make([]*bool, len(groups))
 	for i, g := range groups {
 		def, state := "false", "off"

@@ -14,7 +14,7 @@ import (
 // TestFamilyFlags: a group's flag switches its families; off by default
 // unless the group says otherwise, and --<collector>.<group> turns it on.
 func TestFamilyFlags(t *testing.T) {
-	groups := []FamilyGroup{
+	groups := []collector.FamilyGroup{
 		{Collector: "c", Name: "detail", Families: []string{"a_total", "b"}},
 		{Collector: "c", Name: "core", Default: true, Families: []string{"c"}},
 	}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/cli"
 )
 
 // sampleBundle is the diagnose package's sample bundle (three nodes).
@@ -21,17 +23,17 @@ var sampleBundle = filepath.Join("..", "..", "diagnose", "testdata", "bundle")
 // they select it, with its own parser.
 func parseDiagnose(t *testing.T, args ...string) (selected bool, code int, stdout, stderr string, parseErr error) {
 	t.Helper()
-	dargs, ok := diagnoseArgs(args)
+	dargs, ok := cli.Args(args)
 	if !ok {
 		return false, 0, "", "", nil
 	}
 	var out, errOut bytes.Buffer
-	d := newDiagnose(&out, &errOut)
-	d.terminate = func(int) { t.Fatalf("%v: the parser terminated:\n%s%s", args, out.String(), errOut.String()) }
-	if err := d.parse(dargs); err != nil {
+	d := cli.New(&out, &errOut)
+	d.Terminate = func(int) { t.Fatalf("%v: the parser terminated:\n%s%s", args, out.String(), errOut.String()) }
+	if err := d.Parse(dargs); err != nil {
 		return false, 0, "", "", err
 	}
-	code = d.run(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	code = d.Run(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return true, code, out.String(), errOut.String(), nil
 }
 
@@ -40,15 +42,15 @@ func parseDiagnose(t *testing.T, args ...string) (selected bool, code int, stdou
 // offers json as --format does.
 func TestDiagnoseHelp(t *testing.T) {
 	help := func(args ...string) string {
-		dargs, ok := diagnoseArgs(args)
+		dargs, ok := cli.Args(args)
 		if !ok {
 			t.Fatalf("%v does not select diagnose", args)
 		}
 		var out, errOut bytes.Buffer
-		d := newDiagnose(&out, &errOut)
+		d := cli.New(&out, &errOut)
 		terminated := false
-		d.terminate = func(int) { terminated = true }
-		_ = d.parse(dargs)
+		d.Terminate = func(int) { terminated = true }
+		_ = d.Parse(dargs)
 		if !terminated {
 			t.Errorf("%v did not end after the help", args)
 		}

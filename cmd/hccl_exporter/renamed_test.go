@@ -37,7 +37,7 @@ func TestRenameFlags(t *testing.T) {
 // rename of a flag without its entry here (or the reverse) fails.
 func TestRenamedFlagsExist(t *testing.T) {
 	app := kingpin.New("t", "")
-	addCollectorFlags(app)
+	addCollectorFlags(app, nil)
 	defined := map[string]bool{}
 	for _, fl := range app.Model().Flags {
 		defined[fl.Name] = true

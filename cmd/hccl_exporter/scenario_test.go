@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -145,11 +146,11 @@ func wiredRegistry(t *testing.T, args ...string) *exporter.Scraper {
 func wiredRegistryTo(t *testing.T, logger *slog.Logger, args ...string) *exporter.Scraper {
 	t.Helper()
 	app := kingpin.New("t", "")
-	w := addCollectorFlags(app)
+	w := addCollectorFlags(app, nil)
 	if _, err := app.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	collectors, started, err := w.build(logger)
+	collectors, started, err := w.build(context.Background(), logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,13 +111,15 @@ func TestEveryFlagIsValidated(t *testing.T) {
 		t.Fatalf("the defaults do not pass: %v", err)
 	}
 	seen := map[string]bool{}
-	for _, f := range newServeApp().app.Model().Flags {
+	sa := newServeApp()
+	rules := sa.rules
+	for _, f := range sa.app.Model().Flags {
 		if kingpinOwn[f.Name] {
 			continue
 		}
 		seen[f.Name] = true
-		if _, ok := flagRules[f.Name]; !ok {
-			t.Errorf("--%s has no rule in flagRules (validate.go)", f.Name)
+		if !rules.Has(f.Name) {
+			t.Errorf("--%s has no rule: define it with flagcheck.Rules.Flag in its package's AddFlags", f.Name)
 		}
 		tc, ok := flagCases[f.Name]
 		if !ok {
@@ -157,9 +158,9 @@ func TestEveryFlagIsValidated(t *testing.T) {
 			t.Errorf("flagCases has --%s, which the server does not define", name)
 		}
 	}
-	for name := range flagRules {
+	for _, name := range rules.Names() {
 		if !seen[name] {
-			t.Errorf("flagRules has --%s, which the server does not define", name)
+			t.Errorf("a rule names --%s, which the server does not define", name)
 		}
 	}
 }
@@ -248,62 +249,8 @@ func TestBadFlagExitsTwo(t *testing.T) {
 	}
 }
 
-// diagnoseFlagCases: for every flag of `diagnose` and `diagnose buffsize`,
-// values refused with an error naming the flag (0.4.0 took --workers=-1 and
-// --micro-batch-size=0 without a word about either flag).
-var diagnoseFlagCases = map[string][]string{
-	"format":           {"xml"},
-	"layout":           {"tree"},
-	"timezone":         {"Mars/Olympus", "+25:00"},
-	"node-timezone":    {"node1", "node1=Mars/Olympus"},
-	"workers":          {"-1", "x", "100000"},
-	"detail":           {"yes"},
-	"log.level":        {"verbose"},
-	"log.format":       {"xml"},
-	"micro-batch-size": {"0", "-1", "x"},
-	"seq-len":          {"0", "-4096"},
-	"hidden-size":      {"0", "8k"},
-	"dtype":            {"fp7"},
-}
-
-// TestEveryDiagnoseFlagIsValidated enumerates the flags of both diagnose
-// parsers: each has bad values, and each is refused naming the flag.
-func TestEveryDiagnoseFlagIsValidated(t *testing.T) {
-	for _, buffsize := range []bool{false, true} {
-		d := newDiagnose(io.Discard, io.Discard)
-		d.buffsizeSelected = buffsize
-		// args gives every required flag a good value but name's.
-		args := func(name, value string) []string {
-			if !buffsize {
-				return []string{"examples", "--" + name + "=" + value}
-			}
-			out := []string{"buffsize"}
-			for _, f := range [][2]string{{"micro-batch-size", "1"}, {"seq-len", "4096"}, {"hidden-size", "8192"}, {"dtype", "bf16"}, {name, value}} {
-				if f[0] != name || f[1] == value {
-					out = append(out, "--"+f[0]+"="+f[1])
-				}
-			}
-			return out
-		}
-		if err := newDiagnose(io.Discard, io.Discard).parse(args("log.level", "info")); err != nil {
-			t.Fatalf("diagnose (buffsize %v) with good values: %v", buffsize, err)
-		}
-		for _, f := range d.build().Model().Flags {
-			if kingpinOwn[f.Name] {
-				continue
-			}
-			bads, ok := diagnoseFlagCases[f.Name]
-			if !ok {
-				t.Errorf("diagnose (buffsize %v) --%s has no case in diagnoseFlagCases", buffsize, f.Name)
-				continue
-			}
-			for _, bad := range bads {
-				a := args(f.Name, bad)
-				err := newDiagnose(io.Discard, io.Discard).parse(a)
-				if err == nil || !strings.Contains(err.Error(), "--"+f.Name) {
-					t.Errorf("diagnose %q: %v; want an error naming --%s", a, err, f.Name)
-				}
-			}
-		}
-	}
+// kingpinOwn are kingpin's own flags, which need no rule.
+var kingpinOwn = map[string]bool{
+	"help": true, "help-long": true, "help-man": true, "version": true,
+	"completion-bash": true, "completion-script-bash": true, "completion-script-zsh": true,
 }

@@ -44,7 +44,7 @@ func TestDocsCoverCatalogAndFlags(t *testing.T) {
 	for _, fl := range app.Model().Flags {
 		builtin[fl.Name] = true
 	}
-	AddFlags(app)
+	AddFlags(app, nil)
 	for _, fl := range app.Model().Flags {
 		if !builtin[fl.Name] && !strings.Contains(doc, "`--"+fl.Name+"`") {
 			t.Errorf("docs/cannlog.md lacks flag --%s", fl.Name)

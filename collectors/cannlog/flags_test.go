@@ -14,7 +14,7 @@ func TestFlags(t *testing.T) {
 	t.Setenv("ASCEND_PROCESS_LOG_PATH", "")
 	t.Setenv("ASCEND_WORK_PATH", "/work/x")
 	app := kingpin.New("test", "")
-	cfg := AddFlags(app)
+	cfg := AddFlags(app, nil)
 	if _, err := app.Parse([]string{"--cannlog.screen-log-path=/a/*.log", "--cannlog.screen-log-path=/b/*.log", "--cannlog.process-ttl=30m"}); err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestFlags(t *testing.T) {
 		t.Errorf("cfg = %+v", cfg)
 	}
 	app = kingpin.New("test", "")
-	cfg = AddFlags(app)
+	cfg = AddFlags(app, nil)
 	if _, err := app.Parse([]string{"--cannlog.root=/r1", "--cannlog.root=/r2"}); err != nil {
 		t.Fatal(err)
 	}

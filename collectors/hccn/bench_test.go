@@ -33,7 +33,7 @@ func BenchmarkSweepDemoNode(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Setenv("DEMO_HCCN_TOOL_DIR", "")
-	c := New(Config{Path: path, Timeout: 10 * time.Second, Interval: time.Hour}, Deps{Chips: chips910B(8)}, nil)
+	c := newCollector(Config{Path: path, Timeout: 10 * time.Second, Interval: time.Hour}, Deps{Chips: chips910B(8)}, nil)
 	ctx := context.Background()
 	self0, child0 := cpuMS(syscall.RUSAGE_SELF), cpuMS(syscall.RUSAGE_CHILDREN)
 	b.ResetTimer()
@@ -89,7 +89,7 @@ func sweepOf(b *testing.B, n int) *Collector {
 			NetHealth: "Success", QPs: qps, HasQPs: true, Stat: stat,
 		})
 	}
-	c := New(Config{}, Deps{}, nil)
+	c := newCollector(Config{}, Deps{}, nil)
 	for _, cmd := range commands {
 		c.calls.Add(cmd.name, sweep.Success, float64(n))
 	}

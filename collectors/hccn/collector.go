@@ -13,6 +13,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/flagcheck"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
 
@@ -42,20 +43,20 @@ type Deps struct {
 }
 
 // AddFlags registers the --hccn.* flags.
-func AddFlags(app *kingpin.Application) *Config {
+func AddFlags(app *kingpin.Application, rules *flagcheck.Rules) *Config {
 	cfg := &Config{}
-	app.Flag("hccn.path", "The hccn_tool binary (RoCE NIC tool of the Ascend driver), run as '<path> -i <phy_id> -<command> -g' without a shell. "+
-		"The default falls back to hccn_tool in PATH; where neither exists the collector exports only hccl_exporter_hccn_tool_up 0.").
+	rules.Flag(app, "hccn.path", "The hccn_tool binary (RoCE NIC tool of the Ascend driver), run as '<path> -i <phy_id> -<command> -g' without a shell. "+
+		"The default falls back to hccn_tool in PATH; where neither exists the collector exports only hccl_exporter_hccn_tool_up 0.", flagcheck.Executable).
 		Default(DefaultPath).StringVar(&cfg.Path)
-	app.Flag("hccn.timeout", "Kill one hccn_tool call (its whole process group) after this long. A device that is resetting holds a call for minutes; "+
-		"its other calls are skipped until the next sweep, so the other devices are still read.").
+	rules.Flag(app, "hccn.timeout", "Kill one hccn_tool call (its whole process group) after this long. A device that is resetting holds a call for minutes; "+
+		"its other calls are skipped until the next sweep, so the other devices are still read.", flagcheck.Positive(10*time.Minute)).
 		Default("5s").DurationVar(&cfg.Timeout)
-	app.Flag("hccn.interval", "How often one background sweep reads every device (one hccn_tool call at a time: the tool answers 'busy' to a second caller). "+
-		"Scrapes read the latest sweep and never wait for one.").
+	rules.Flag(app, "hccn.interval", "How often one background sweep reads every device (one hccn_tool call at a time: the tool answers 'busy' to a second caller). "+
+		"Scrapes read the latest sweep and never wait for one.", flagcheck.DurationIn(time.Second, flagcheck.MaxInterval, "a duration from 1s to 24h (each sweep makes one call per command per NPU chip)")).
 		Default("30s").DurationVar(&cfg.Interval)
-	app.Flag("hccn.slow-interval", "How often the rarely changing commands (-optical, -tls, -speed) are called; sweeps in between "+
+	rules.Flag(app, "hccn.slow-interval", "How often the rarely changing commands (-optical, -tls, -speed) are called; sweeps in between "+
 		"export their last answer. Each call is a line in the host's /var/log/hccn_tool/hccn.log and holds the tool's lock "+
-		"(docs/hccn.md, \"Load on the node\"). 0 calls them at every sweep.").
+		"(docs/hccn.md, \"Load on the node\"). 0 calls them at every sweep.", flagcheck.DurationIn(0, 7*flagcheck.MaxInterval, "0 (every sweep) or a duration up to 168h, not below --hccn.interval")).
 		Default("10m").DurationVar(&cfg.SlowInterval)
 	return cfg
 }
@@ -101,9 +102,15 @@ type Collector struct {
 	loop sweep.Loop
 }
 
-// New returns a collector over deps.Chips, or the /dev/davinciN under
-// deps.DevFS when it is nil. Call Start to begin sweeping.
-func New(cfg Config, deps Deps, logger *slog.Logger) *Collector {
+// New returns a collector of cfg (its flags, checked when they were
+// parsed: Validate) over deps.Chips, or the /dev/davinciN under deps.DevFS
+// when it is nil. Call Start to begin sweeping.
+func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
+	return newCollector(cfg, deps, logger), nil
+}
+
+// newCollector is New, for tests.
+func newCollector(cfg Config, deps Deps, logger *slog.Logger) *Collector {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Second
 	}
@@ -128,11 +135,11 @@ func New(cfg Config, deps Deps, logger *slog.Logger) *Collector {
 }
 
 // Start runs the first sweep at once and then one every Interval, until
-// Stop. It returns immediately.
-func (c *Collector) Start() { c.loop.Start(c.cfg.Interval, c.runSweep) }
+// Close. It returns immediately.
+func (c *Collector) Start(context.Context) { c.loop.Start(c.cfg.Interval, c.runSweep) }
 
-// Stop ends the sweeps, killing a call in flight, and waits for them.
-func (c *Collector) Stop() { c.loop.Stop() }
+// Close ends the sweeps, killing a call in flight, and waits for them.
+func (c *Collector) Close() error { c.loop.Stop(); return nil }
 
 // runSweep makes one sweep, publishes it and logs changes of state once.
 func (c *Collector) runSweep(ctx context.Context) {

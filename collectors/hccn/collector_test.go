@@ -92,7 +92,7 @@ func TestGoldenPerCapture(t *testing.T) {
 			}
 		}
 		for i, b := range blocks {
-			c := New(Config{}, Deps{}, nil)
+			c := newCollector(Config{}, Deps{}, nil)
 			c.loc = time.UTC
 			r := &Reading{Device: Device{PhyID: 0, NPU: "0", Chip: "0"}}
 			for _, cm := range commands {
@@ -162,7 +162,7 @@ func newFakeCollector(t *testing.T, n *fakeNode, chips ChipSource, timeout time.
 func newProcessCollector(t *testing.T, n *fakeNode, chips ChipSource, timeout time.Duration) *Collector {
 	t.Helper()
 	bin := n.use(t)
-	c := New(Config{Path: bin, Timeout: timeout, Interval: time.Hour}, Deps{Chips: chips}, nil)
+	c := newCollector(Config{Path: bin, Timeout: timeout, Interval: time.Hour}, Deps{Chips: chips}, nil)
 	c.loc = time.UTC
 	at := time.Unix(1700000000, 0)
 	c.now = func() time.Time { return at }
@@ -345,7 +345,7 @@ func TestAbsentTool(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	for _, path := range []string{DefaultPath, filepath.Join(t.TempDir(), "hccn_tool")} {
 		logs.Reset()
-		c := New(Config{Path: path, Interval: time.Hour}, Deps{}, logger)
+		c := newCollector(Config{Path: path, Interval: time.Hour}, Deps{}, logger)
 		for range 3 {
 			c.Sweep(context.Background())
 			if err := c.Update(context.Background(), make(chan prometheus.Metric, 100)); err != nil {
@@ -369,7 +369,7 @@ func TestToolNotExecutable(t *testing.T) {
 	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := New(Config{Path: path, Interval: time.Hour}, Deps{Chips: chips910B(1)}, nil)
+	c := newCollector(Config{Path: path, Interval: time.Hour}, Deps{Chips: chips910B(1)}, nil)
 	if s := c.Sweep(context.Background()); s.Absent || s.Complete || s.Err == nil {
 		t.Errorf("sweep with a non-executable binary: absent=%v complete=%v err=%v", s.Absent, s.Complete, s.Err)
 	}
@@ -385,7 +385,7 @@ func TestToolInstalledLater(t *testing.T) {
 	bin := n.use(t)
 	dir := t.TempDir()
 	link := filepath.Join(dir, "hccn_tool")
-	c := New(Config{Path: link, Interval: time.Hour}, Deps{Chips: chips910B(1)}, nil)
+	c := newCollector(Config{Path: link, Interval: time.Hour}, Deps{Chips: chips910B(1)}, nil)
 	if s := c.Sweep(context.Background()); !s.Absent {
 		t.Fatalf("sweep without the binary: %+v", s)
 	}
@@ -434,7 +434,7 @@ func TestFailuresExportNothingStale(t *testing.T) {
 // TestLinkDownEventsFromRecords: without `link down count`, LINK DOWN
 // records newer than the newest seen are added, past the driver's 10.
 func TestLinkDownEventsFromRecords(t *testing.T) {
-	c := New(Config{}, Deps{}, nil)
+	c := newCollector(Config{}, Deps{}, nil)
 	rec := func(t0 time.Time, downs int) LinkStat {
 		s := LinkStat{UpCount: 1}
 		for i := range downs {
@@ -511,10 +511,10 @@ func TestStartStop(t *testing.T) {
 	c := newProcessCollector(t, n, chips910B(2), 10*time.Second)
 	c.now = time.Now
 	c.cfg.Interval = 50 * time.Millisecond
-	c.Start()
+	c.Start(context.Background())
 	// A failed check must not leave the sweeps running: they would run the
 	// fake with the environment of the tests that follow.
-	t.Cleanup(c.Stop)
+	t.Cleanup(func() { c.Close() })
 	// Sweeps run: the first asks every command of both chips, the next
 	// ones at least the fast commands again (each call is a process; under
 	// -race on a loaded machine one takes a few hundred ms).
@@ -528,7 +528,7 @@ func TestStartStop(t *testing.T) {
 	n.hang(0)
 	time.Sleep(100 * time.Millisecond) // let a sweep reach the hung device
 	begin := time.Now()
-	c.Stop()
+	c.Close()
 	if took := time.Since(begin); took > 3*time.Second {
 		t.Errorf("Stop took %s with a call hanging (timeout 10s)", took)
 	}
@@ -538,12 +538,12 @@ func TestStartStop(t *testing.T) {
 	if s, ok := c.Latest(); !ok || !s.Complete {
 		t.Errorf("Stop replaced the last complete sweep by the cancelled one: %+v", s)
 	}
-	c.Stop() // idempotent
+	c.Close() // idempotent
 }
 
 func TestFlags(t *testing.T) {
 	app := kingpin.New("test", "")
-	cfg := AddFlags(app)
+	cfg := AddFlags(app, nil)
 	if _, err := app.Parse(nil); err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestDemoFakeHCCNTool(t *testing.T) {
 		t.Fatalf("%s must be executable: %v", path, err)
 	}
 	t.Setenv("DEMO_HCCN_TOOL_DIR", "")
-	c := New(Config{Path: path, Timeout: 10 * time.Second, Interval: time.Hour}, Deps{Chips: chips910B(8)}, nil)
+	c := newCollector(Config{Path: path, Timeout: 10 * time.Second, Interval: time.Hour}, Deps{Chips: chips910B(8)}, nil)
 	at := time.Unix(1700000000, 0)
 	c.now = func() time.Time { return at }
 	s := c.Sweep(context.Background())

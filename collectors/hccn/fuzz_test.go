@@ -60,7 +60,7 @@ func FuzzParseLinkStat(f *testing.F) {
 		if len(s.Records) > len(in) || s.DownRecords() > len(s.Records) {
 			t.Fatalf("records %d from %d bytes", len(s.Records), len(in))
 		}
-		c := New(Config{}, Deps{}, nil)
+		c := newCollector(Config{}, Deps{}, nil)
 		v := c.downEvents(0, s)
 		if v < 0 || (s.HasDownCount && v != float64(s.DownCount)) {
 			t.Fatalf("down events %v from %+v", v, s)

@@ -144,11 +144,9 @@ type Deps struct {
 	Workloads WorkloadStatsSource
 }
 
-// New returns a collector of cfg (its flags) over deps.
+// New returns a collector of cfg (its flags, checked when they were
+// parsed: Validate) over deps.
 func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
 	if deps.NPU == nil {
 		return nil, errors.New("headroom: no npu-smi view")
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/alecthomas/units"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/flagcheck"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
@@ -18,10 +19,10 @@ type Config struct {
 
 // AddFlags registers the --headroom.* flags, in the order --help lists
 // them.
-func AddFlags(app *kingpin.Application) *Config {
+func AddFlags(app *kingpin.Application, rules *flagcheck.Rules) *Config {
 	c := &Config{}
-	addHeadroomFlags(app, &c.Model)
-	addLearnFlags(app, &c.Learn)
+	addHeadroomFlags(app, rules, &c.Model)
+	addLearnFlags(app, rules, &c.Learn)
 	return c
 }
 
@@ -35,21 +36,21 @@ func (c *Config) Validate() error {
 
 // addHeadroomFlags registers the model's flags on app, filling cfg when
 // app parses its arguments; call Validate after parsing.
-func addHeadroomFlags(app *kingpin.Application, cfg *model.Config) {
+func addHeadroomFlags(app *kingpin.Application, rules *flagcheck.Rules, cfg *model.Config) {
 	*cfg = model.DefaultConfig()
 	var highSet bool
 	// No kingpin Default: --help would print --headroom.qp-bytes-low=256KiB
 	// as if every QP had that size, while unset each mode has its own.
-	app.Flag("headroom.qp-bytes-low",
+	rules.Flag(app, "headroom.qp-bytes-low",
 		"Override: the NPU memory of one HCCL QP for the low bound, in every mode, with a unit: 256KiB, 0.25MiB (KiB = 1024 bytes). "+
-			"Unset (the default): derived from the QP mode of each process (docs/headroom.md); where the logs do not tell the mode, 256KiB.").
+			"Unset (the default): derived from the QP mode of each process (docs/headroom.md); where the logs do not tell the mode, 256KiB.", flagcheck.ByteSize).
 		PlaceHolder("SIZE").IsSetByUser(&cfg.QPBytesSetByUser).SetValue(&bytesValue{dst: &cfg.QPBytesLow})
-	app.Flag("headroom.qp-bytes-high",
+	rules.Flag(app, "headroom.qp-bytes-high",
 		"Override: the NPU memory of one HCCL QP for the expected and high bounds, in every mode, with a unit: 3MiB. "+
-			"Unset (the default): derived from the QP mode of each process (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB (the largest mode).").
+			"Unset (the default): derived from the QP mode of each process (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB (the largest mode).", flagcheck.ByteSize).
 		PlaceHolder("SIZE").IsSetByUser(&highSet).SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
-	app.Flag("headroom.capture-window",
-		"How long after its latest ACL graph capture re-created RoCE QPs a process counts as capturing: its next capture's QPs are then link setup ahead.").
+	rules.Flag(app, "headroom.capture-window",
+		"How long after its latest ACL graph capture re-created RoCE QPs a process counts as capturing: its next capture's QPs are then link setup ahead.", flagcheck.Positive(flagcheck.MaxInterval)).
 		Default("5m").DurationVar(&cfg.CaptureWindow)
 	// Either flag given makes the pair apply to every mode.
 	app.Action(func(*kingpin.ParseContext) error {

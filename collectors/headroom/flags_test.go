@@ -26,7 +26,7 @@ func TestAddFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			app := kingpin.New("test", "")
-			cfg := &AddFlags(app).Model
+			cfg := &AddFlags(app, nil).Model
 			_, err := app.Parse(tt.args)
 			if tt.wantParseFail {
 				if err == nil {
@@ -62,7 +62,7 @@ func TestQPBytesFlagsSetByUser(t *testing.T) {
 		{[]string{"--headroom.qp-bytes-low=128KiB"}, true},
 	} {
 		app := kingpin.New("x", "")
-		cfg := &AddFlags(app).Model
+		cfg := &AddFlags(app, nil).Model
 		if _, err := app.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestQPBytesFlagsSetByUser(t *testing.T) {
 func TestQPBytesHelpShowsNoDefault(t *testing.T) {
 	var out strings.Builder
 	app := kingpin.New("test", "")
-	AddFlags(app)
+	AddFlags(app, nil)
 	app.UsageWriter(&out)
 	app.Usage(nil)
 	help := strings.Join(strings.Fields(out.String()), " ") // kingpin wraps lines

@@ -7,6 +7,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/flagcheck"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
@@ -20,21 +21,21 @@ type LearnConfig struct {
 	MaxWorkloads    int
 }
 
-func addLearnFlags(app *kingpin.Application, f *LearnConfig) {
-	app.Flag("headroom.learn-qp-size",
+func addLearnFlags(app *kingpin.Application, rules *flagcheck.Rules, f *LearnConfig) {
+	rules.Flag(app, "headroom.learn-qp-size",
 		"Learn the device memory of one QP per product, driver and QP mode from the link setups on this node (HBM before and after a burst "+
 			"of QP creation on a chip that allocated nothing else), and size QPs with it once enough bursts agree; kept in --cannlog.state-file. "+
-			"--no-headroom.learn-qp-size keeps HCCL's QP depths (docs/headroom.md \"Learned QP sizes\").").
+			"--no-headroom.learn-qp-size keeps HCCL's QP depths (docs/headroom.md \"Learned QP sizes\").", flagcheck.Switch).
 		Default("true").BoolVar(&f.QPSize)
-	app.Flag("headroom.learn-min-observations",
-		"Agreeing link-setup bursts a learned QP size needs before the model uses it.").
+	rules.Flag(app, "headroom.learn-min-observations",
+		"Agreeing link-setup bursts a learned QP size needs before the model uses it.", flagcheck.IntIn(1, 1<<20, "a number of agreeing bursts from 1 to 1048576, such as 5")).
 		Default(fmt.Sprint(model.DefaultLearnMinObservations)).IntVar(&f.MinObservations)
-	app.Flag("headroom.workload-memory-ttl",
+	rules.Flag(app, "headroom.workload-memory-ttl",
 		"How long the link sets and link-setup failures of a workload are remembered after its last process was seen (a restarted "+
-			"workload is expected to set them up again; docs/headroom.md \"Workload memory\").").
+			"workload is expected to set them up again; docs/headroom.md \"Workload memory\").", flagcheck.Positive(30*flagcheck.MaxInterval)).
 		Default(logstate.DefaultWorkloadTTL.String()).DurationVar(&f.WorkloadTTL)
-	app.Flag("headroom.workload-memory-max",
-		"Most workloads remembered; past it the one seen longest ago is forgotten (hccl_workload_memory_dropped_total{reason=\"capacity\"}).").
+	rules.Flag(app, "headroom.workload-memory-max",
+		"Most workloads remembered; past it the one seen longest ago is forgotten (hccl_workload_memory_dropped_total{reason=\"capacity\"}).", flagcheck.Cap).
 		Default(fmt.Sprint(logstate.DefaultMaxWorkloads)).IntVar(&f.MaxWorkloads)
 }
 

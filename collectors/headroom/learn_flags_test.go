@@ -23,7 +23,7 @@ func TestLearnFlags(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			app := kingpin.New("test", "")
-			f := &AddFlags(app).Learn
+			f := &AddFlags(app, nil).Learn
 			if _, err := app.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}

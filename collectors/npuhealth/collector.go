@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collector"
+	"github.com/hccl-exporter/hccl_exporter/internal/flagcheck"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 
@@ -84,17 +85,17 @@ func QueriesOff(familiesOff map[string]bool) map[string]bool {
 // AddFlags registers --npuhealth.interval and --npuhealth.fault-code-file
 // (main registers --path.devfs with the other host paths and gives it in
 // Deps).
-func AddFlags(app *kingpin.Application) *Config {
+func AddFlags(app *kingpin.Application, rules *flagcheck.Rules) *Config {
 	cfg := &Config{}
-	app.Flag("npuhealth.interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t "+
+	rules.Flag(app, "npuhealth.interval", "How often one background sweep asks npu-smi's detail queries (npu-smi info -t "+
 		"health|ecc|pcie-err|hccs|sio-info|memory|usages|board -i N -c C) of every chip, one call at a time and never "+
 		"inside a scrape. "+
-		"Scrapes serve the latest sweep; per-chip values older than two intervals are not served.").
+		"Scrapes serve the latest sweep; per-chip values older than two intervals are not served.", flagcheck.DurationIn(10*time.Second, flagcheck.MaxInterval, "a duration from 10s to 24h (a sweep makes about 8 npu-smi calls per chip)")).
 		Default("60s").DurationVar(&cfg.Interval)
-	app.Flag("npuhealth.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. "+
+	rules.Flag(app, "npuhealth.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. "+
 		"/usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code "+
 		"(RestartNPU, SeparateNPU, …). "+
-		"Without it every code is class=\"unknown\". Read at start.").
+		"Without it every code is class=\"unknown\". Read at start.", flagcheck.FileOrEmpty).
 		Default("").StringVar(&cfg.FaultCodeFile)
 	return cfg
 }
@@ -166,7 +167,13 @@ type Collector struct {
 // each chip's identity to deps.Identities (see Deps for what a zero field
 // means). It loads the fault-code file, so a wrong path fails at start,
 // not silently at every scrape.
+// cfg's values were checked when the flags were parsed (Validate).
 func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
+	return newCollector(cfg, deps, logger)
+}
+
+// newCollector is New, for tests.
+func newCollector(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 60 * time.Second
 	}
@@ -206,13 +213,13 @@ func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 }
 
 // Start runs the first sweep at once and then one every Interval, until
-// Stop. It returns immediately.
-func (c *Collector) Start() {
+// Close. It returns immediately.
+func (c *Collector) Start(context.Context) {
 	c.loop.Start(c.cfg.Interval, func(ctx context.Context) { c.runSweep(ctx) })
 }
 
-// Stop ends the sweeps, killing a call in flight, and waits for them.
-func (c *Collector) Stop() { c.loop.Stop() }
+// Close ends the sweeps, killing a call in flight, and waits for them.
+func (c *Collector) Close() error { c.loop.Stop(); return nil }
 
 // Sweep runs one sweep now and publishes it, for tests; the background loop
 // must not run at the same time.

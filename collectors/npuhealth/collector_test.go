@@ -112,7 +112,7 @@ func newFake(t *testing.T) (*Collector, *fakeNPUSMI, *fakeTable) {
 		}
 	}
 	table := &fakeTable{chips: chips910B(8)}
-	c, err := New(Config{Interval: time.Minute, FaultCodeFile: filepath.Join("testdata", "faultcodes.json")},
+	c, err := newCollector(Config{Interval: time.Minute, FaultCodeFile: filepath.Join("testdata", "faultcodes.json")},
 		Deps{Tool: vendorcli.Tool{Timeout: 5 * time.Second}, DevFS: dev, Table: table}, nil)
 	if err != nil {
 		t.Fatal(err)

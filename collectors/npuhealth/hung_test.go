@@ -79,8 +79,8 @@ func TestHungChipsDoNotBlankTheNode(t *testing.T) {
 	// 0.4.0 took 12 timeouts, 1.8 s, per sweep: more than two intervals.
 	const interval, timeout = 800 * time.Millisecond, 150 * time.Millisecond
 	c, f := hungNode(t, 12, interval, timeout)
-	c.Start()
-	defer c.Stop()
+	c.Start(context.Background())
+	defer c.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if npus, _ := served(c); len(npus) == 4 {

@@ -6,11 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/flagcheck"
 	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 )
 
@@ -35,15 +37,15 @@ type Deps struct {
 }
 
 // AddFlags registers the --npusmi.* flags.
-func AddFlags(app *kingpin.Application) *Config {
+func AddFlags(app *kingpin.Application, rules *flagcheck.Rules) *Config {
 	cfg := &Config{}
-	app.Flag("npusmi.path", "The npu-smi binary, run as '<path> info' without a shell; looked up in PATH when it has no slash.").
+	rules.Flag(app, "npusmi.path", "The npu-smi binary, run as '<path> info' without a shell; looked up in PATH when it has no slash.", flagcheck.Executable).
 		Default("npu-smi").StringVar(&cfg.Run.Tool.Path)
-	app.Flag("npusmi.timeout", "Kill npu-smi (its whole process group) when a run takes longer than this. "+
+	rules.Flag(app, "npusmi.timeout", "Kill npu-smi (its whole process group) when a run takes longer than this. "+
 		"A scrape waits for a run only until its own deadline; later scrapes do not wait again for a run one gave up on, "+
-		"and a run slower than a scrape may wait is served to the next scrape.").
+		"and a run slower than a scrape may wait is served to the next scrape.", flagcheck.Positive(10*time.Minute)).
 		Default("10s").DurationVar(&cfg.Run.Tool.Timeout)
-	app.Flag("npusmi.min-interval", "npu-smi runs at most once per this interval whatever the scrape load; scrapes in between reuse the last result.").
+	rules.Flag(app, "npusmi.min-interval", "npu-smi runs at most once per this interval whatever the scrape load; scrapes in between reuse the last result.", flagcheck.DurationIn(0, flagcheck.MaxInterval, "0 (a run per scrape) or a duration up to 24h, such as 5s")).
 		Default("5s").DurationVar(&cfg.Run.MinInterval)
 	return cfg
 }

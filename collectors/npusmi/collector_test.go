@@ -453,7 +453,7 @@ func TestHungNPUSMIHoldsOneScrape(t *testing.T) {
 
 func TestAddFlags(t *testing.T) {
 	app := kingpin.New("test", "")
-	cfg := AddFlags(app)
+	cfg := AddFlags(app, nil)
 	tool, run := &cfg.Run.Tool, &cfg.Run
 	if _, err := app.Parse(nil); err != nil {
 		t.Fatal(err)

@@ -2,12 +2,13 @@ package pods
 
 import (
 	"context"
-	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -140,7 +141,7 @@ func TestProcessWinsOverKubelet(t *testing.T) {
 	n.process(t, 6000, "0::/user.slice/user-0.slice/session-3.scope\n")
 	procs := procTable{{ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 4242}, {ChipID: ascend.ChipID{NPU: "5", Chip: "0"}, PID: 5151}, {ChipID: ascend.ChipID{NPU: "5", Chip: "0"}, PID: 6000}, {ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 99999}}
 
-	c := New(Config{KubeletLogs: n.logs}, Deps{Watcher: w, Chips: a3Chips, Processes: procs, Procfs: n.procfs})
+	c := newCollector(Config{KubeletLogs: n.logs}, Deps{Watcher: w, Chips: a3Chips, Processes: procs, Procfs: n.procfs})
 	want := `
 # HELP ascend_npu_pod_info 1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).
 # TYPE ascend_npu_pod_info gauge
@@ -168,7 +169,7 @@ hccl_exporter_pod_attribution_processes{source="unreadable"} 1
 	w2 := NewWatcher(Config{Socket: filepath.Join(t.TempDir(), "kubelet.sock")}, nil)
 	defer w2.Close()
 	w2.Refresh(context.Background())
-	c2 := New(Config{KubeletLogs: n.logs}, Deps{Watcher: w2, Chips: a3Chips, Processes: procs, Procfs: n.procfs})
+	c2 := newCollector(Config{KubeletLogs: n.logs}, Deps{Watcher: w2, Chips: a3Chips, Processes: procs, Procfs: n.procfs})
 	if got := testutil.CollectAndCount(c2, "hccl_exporter_pod_attribution_conflicts"); got != 0 {
 		t.Errorf("%d conflict series without a kubelet answer, want none", got)
 	}

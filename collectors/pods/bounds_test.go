@@ -3,13 +3,14 @@ package pods
 import (
 	"context"
 	"fmt"
-	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -52,7 +53,7 @@ func TestPodBounds(t *testing.T) {
 	w := NewWatcher(Config{Socket: k.Socket, MaxPods: 300}, nil)
 	defer w.Close()
 	w.Refresh(context.Background())
-	c := New(Config{}, Deps{Watcher: w, Chips: manyChips{}})
+	c := newCollector(Config{}, Deps{Watcher: w, Chips: manyChips{}})
 	if n := testutil.CollectAndCount(c, "ascend_npu_pod_info"); n != 300 {
 		t.Errorf("%d pod info series, want 300 (--pods.max-assignments)", n)
 	}
@@ -191,7 +192,7 @@ func TestPodsChild(t *testing.T) {
 	defer w.Close()
 	w.Refresh(context.Background())
 	_, st := w.Snapshot()
-	c := New(Config{}, Deps{Watcher: w, Chips: manyChips{}})
+	c := newCollector(Config{}, Deps{Watcher: w, Chips: manyChips{}})
 	n := testutil.CollectAndCount(c, "ascend_npu_pod_info")
 	if st != StatusOK || n > DefaultMaxPods {
 		t.Errorf("status %v, %d series", st, n)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/follow"
 )
 
 // ContainerRef is what a process's own cgroup says of its container: the
@@ -216,4 +218,29 @@ func ReadProcessCgroup(procfs string, pid int) (ContainerRef, bool, error) {
 	}
 	ref, ok := ParseCgroup(data)
 	return ref, ok, nil
+}
+
+// PodOfProcess returns what names the pod a host pid's own cgroup puts it
+// in, for the log follower (follow.Deps.PodOfProcess): its pod UID, and its
+// namespace, pod and container where the kubelet's log layout under
+// kubeletLogs names them. Identity a tenant cannot write
+// (docs/security.md).
+func PodOfProcess(procfs, kubeletLogs string) func(pid int) (follow.ProcessPod, bool) {
+	return func(pid int) (follow.ProcessPod, bool) {
+		ref, ok, err := ReadProcessCgroup(procfs, pid)
+		if err != nil || !ok {
+			return follow.ProcessPod{}, false
+		}
+		pod := follow.ProcessPod{UID: ref.PodUID}
+		if kubeletLogs != "" {
+			// The names of the pod, from the kubelet's log layout
+			// (/var/log/pods/<ns>_<pod>_<uid>).
+			if layout, err := LoadKubeletLayout(kubeletLogs); err == nil {
+				if o, ok := layout.Owner(kubeletLogs, ref); ok {
+					pod.Namespace, pod.Pod, pod.Container = o.Namespace, o.Pod, o.Container
+				}
+			}
+		}
+		return pod, true
+	}
 }

@@ -3,13 +3,14 @@ package pods
 import (
 	"context"
 	"errors"
-	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -93,7 +94,7 @@ func TestProcessInRealKubeletCgroups(t *testing.T) {
 	n := newKubeletNode(t) // its procfs is unused: the host's /proc is read
 	n.pod(t, "train", "job-fs-0", uidFS, "trainer", ctrA)
 	n.pod(t, "infer", "svc-sd-0", uidSD, "model", ctrB)
-	c := New(Config{KubeletLogs: n.logs}, Deps{
+	c := newCollector(Config{KubeletLogs: n.logs}, Deps{
 		Watcher:   w,
 		Chips:     a3Chips,
 		Processes: procTable{{ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: pidFS}, {ChipID: ascend.ChipID{NPU: "5", Chip: "0"}, PID: pidSD}},

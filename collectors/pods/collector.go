@@ -12,7 +12,10 @@ package pods
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,7 +72,21 @@ type Deps struct {
 // New returns a collector over the watcher's answers, mapping physical ids
 // through deps.Chips, and naming the pods of chips with NPU processes from
 // the processes where deps and cfg give what that needs.
-func New(cfg Config, deps Deps) *Collector {
+func New(cfg Config, deps Deps, _ *slog.Logger) (*Collector, error) {
+	if deps.Watcher == nil {
+		return nil, errors.New("pods: no kubelet watcher")
+	}
+	return newCollector(cfg, deps), nil
+}
+
+// Start does nothing: the watcher, which main shares, asks the kubelet.
+func (c *Collector) Start(context.Context) {}
+
+// Close does nothing: main closes the shared watcher after the collectors.
+func (c *Collector) Close() error { return nil }
+
+// newCollector is New for tests.
+func newCollector(cfg Config, deps Deps) *Collector {
 	return &Collector{w: deps.Watcher, chips: deps.Chips, attr: processAttribution{
 		processes: deps.Processes, procfs: deps.Procfs, kubeletLogs: cfg.KubeletLogs,
 	}}

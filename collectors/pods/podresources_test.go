@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -100,7 +101,7 @@ func TestCollectorAgainstFakeKubelet(t *testing.T) {
 	w := NewWatcher(Config{Socket: k.Socket}, nil)
 	defer w.Close()
 	w.Refresh(context.Background())
-	c := New(Config{}, Deps{Watcher: w, Chips: a3Chips})
+	c := newCollector(Config{}, Deps{Watcher: w, Chips: a3Chips})
 	want := `
 # HELP ascend_npu_pod_info 1 for each container the kubelet assigned the chip to (PodResources API; a chip split into vNPUs can have several).
 # TYPE ascend_npu_pod_info gauge
@@ -165,7 +166,7 @@ hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 	}
 
 	// npu-smi failing: the error says so, the kubelet's state is still reported.
-	c2 := New(Config{}, Deps{Watcher: w, Chips: failingChips{}})
+	c2 := newCollector(Config{}, Deps{Watcher: w, Chips: failingChips{}})
 	if err := c2.Update(context.Background(), make(chan prometheus.Metric, 100)); err == nil {
 		t.Error("no error when the chips cannot be mapped")
 	}
@@ -199,7 +200,7 @@ func TestMissingSocketIsSaidOnce(t *testing.T) {
 	if n := strings.Count(buf.String(), "no kubelet PodResources socket"); n != 1 {
 		t.Fatalf("missing socket logged %d times, want once:\n%s", n, buf.String())
 	}
-	c := New(Config{}, Deps{Watcher: w, Chips: a3Chips})
+	c := newCollector(Config{}, Deps{Watcher: w, Chips: a3Chips})
 	if n := testutil.CollectAndCount(c, "hccl_exporter_pod_resources_up", "ascend_npu_pod_info"); n != 0 {
 		t.Errorf("%d series without a socket, want none", n)
 	}
@@ -279,7 +280,7 @@ hccl_exporter_label_values_dropped_total{label="kubelet_pod"} 0
 # TYPE hccl_exporter_pod_resources_up gauge
 hccl_exporter_pod_resources_up 0
 `
-	if err := testutil.CollectAndCompare(New(Config{}, Deps{Watcher: w, Chips: a3Chips}), strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(newCollector(Config{}, Deps{Watcher: w, Chips: a3Chips}), strings.NewReader(want)); err != nil {
 		t.Error(err)
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/flagcheck"
 )
 
 // DefaultSocket is where the kubelet serves the PodResources API.
@@ -69,25 +71,25 @@ type Config struct {
 }
 
 // AddFlags registers the --kubelet.* flags.
-func AddFlags(app *kingpin.Application) *Config {
+func AddFlags(app *kingpin.Application, rules *flagcheck.Rules) *Config {
 	cfg := &Config{}
-	app.Flag("pods.kubelet-socket", "The kubelet's PodResources socket, read to learn which pod holds each NPU "+
+	rules.Flag(app, "pods.kubelet-socket", "The kubelet's PodResources socket, read to learn which pod holds each NPU "+
 		"(as dcgm-exporter does for GPUs). Mount it read-only into the exporter's pod. Where it does not exist "+
-		"(bare metal, systemd) nothing is attributed to pods, which is normal. Empty disables.").
+		"(bare metal, systemd) nothing is attributed to pods, which is normal. Empty disables.", flagcheck.AbsPathOrEmpty).
 		Default(DefaultSocket).StringVar(&cfg.Socket)
-	app.Flag("pods.kubelet-interval", "How often the kubelet is asked which pod holds which device, in the "+
-		"background (never during a scrape).").Default("15s").DurationVar(&cfg.Interval)
-	app.Flag("pods.kubelet-timeout", "Time limit of one PodResources List call.").
+	rules.Flag(app, "pods.kubelet-interval", "How often the kubelet is asked which pod holds which device, in the "+
+		"background (never during a scrape).", flagcheck.Positive(flagcheck.MaxInterval)).Default("15s").DurationVar(&cfg.Interval)
+	rules.Flag(app, "pods.kubelet-timeout", "Time limit of one PodResources List call.", flagcheck.Positive(10*time.Minute)).
 		Default("5s").DurationVar(&cfg.Timeout)
-	app.Flag("pods.max-assignments", fmt.Sprintf("Most (chip, container) assignments kept from one kubelet answer, "+
+	rules.Flag(app, "pods.max-assignments", fmt.Sprintf("Most (chip, container) assignments kept from one kubelet answer, "+
 		"i.e. ascend_npu_pod_info series (at most %d per chip; namespace, pod and container values are cut at %d bytes). "+
 		"What is dropped or cut is counted in hccl_exporter_label_values_dropped_total{label=~\"kubelet_.*\"}.",
-		maxPodsPerChip, MaxLabelBytes)).
+		maxPodsPerChip, MaxLabelBytes), flagcheck.Cap).
 		Default(fmt.Sprint(DefaultMaxPods)).IntVar(&cfg.MaxPods)
-	app.Flag("pods.kubelet-logs", "The kubelet's log root (holding pods/ and containers/). Each process npu-smi lists "+
+	rules.Flag(app, "pods.kubelet-logs", "The kubelet's log root (holding pods/ and containers/). Each process npu-smi lists "+
 		"is attributed to the pod and container of its own cgroup (read through --path.procfs), named through "+
 		"<root>/pods/<namespace>_<pod>_<uid>/ and <root>/containers/*-<container id>.log: no socket, no API server. "+
-		"Where it disagrees with PodResources the process wins (hccl_exporter_pod_attribution_conflicts). Empty disables.").
+		"Where it disagrees with PodResources the process wins (hccl_exporter_pod_attribution_conflicts). Empty disables.", flagcheck.AbsPathOrEmpty).
 		Default("/var/log").StringVar(&cfg.KubeletLogs)
 	return cfg
 }

@@ -1,3 +1,7 @@
+// Package cli is the command line of `hccl_exporter diagnose`: its own
+// parsers (so that `hccl_exporter diagnose --help` lists its flags rather
+// than the server's), their validation, and running the report or the
+// HCCL_BUFFSIZE computation over package diagnose.
 package cli
 
 import (
@@ -16,15 +20,16 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/diagnose"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/flagcheck"
 )
 
-// diagnoseCommand is the offline `hccl_exporter diagnose` command. It has
+// Command is the offline `hccl_exporter diagnose` command. It has
 // its own parsers, so that `hccl_exporter diagnose --help` lists its flags
 // rather than the server's: `diagnose [flags] PATH...` reports (the word
 // `report` may follow `diagnose`, as in earlier versions), and
 // `diagnose buffsize [flags]` computes HCCL_BUFFSIZE. A bundle whose path is
 // literally "report" or "buffsize" must be written ./report.
-type diagnoseCommand struct {
+type Command struct {
 	format   string
 	layout   string
 	timezone string
@@ -37,22 +42,24 @@ type diagnoseCommand struct {
 	dtype                      string
 
 	buffsizeSelected bool
-	log              *promslog.Config
+	// Log is the --log.* flags' configuration, for the logger of Run.
+	Log *promslog.Config
 
 	stdout, stderr io.Writer
-	// terminate ends the process after --help or --version (kingpin's
+	// Terminate ends the process after --help or --version (kingpin's
 	// default, os.Exit); tests replace it.
-	terminate func(int)
+	Terminate func(int)
 }
 
-func newDiagnose(stdout, stderr io.Writer) *diagnoseCommand {
-	return &diagnoseCommand{stdout: stdout, stderr: stderr, terminate: os.Exit, log: &promslog.Config{}}
+// New returns the command writing to stdout and stderr.
+func New(stdout, stderr io.Writer) *Command {
+	return &Command{stdout: stdout, stderr: stderr, Terminate: os.Exit, Log: &promslog.Config{}}
 }
 
-// diagnoseArgs returns the arguments of the diagnose command when args
+// Args returns the arguments of the diagnose command when args
 // select it: "diagnose" is the first argument that is not a flag. Flags
 // before it (--log.level=debug) are kept for the diagnose parser.
-func diagnoseArgs(args []string) ([]string, bool) {
+func Args(args []string) ([]string, bool) {
 	for i, a := range args {
 		if a == "diagnose" {
 			return append(append([]string(nil), args[:i]...), args[i+1:]...), true
@@ -64,12 +71,12 @@ func diagnoseArgs(args []string) ([]string, bool) {
 	return nil, false
 }
 
-// diagnoseHelp is the command's line in the server's --help.
-const diagnoseHelp = "Analyse a bundle of CANN logs and screen logs collected from the nodes of a failed job, offline " +
+// Help is the command's line in the server's --help.
+const Help = "Analyse a bundle of CANN logs and screen logs collected from the nodes of a failed job, offline " +
 	"(docs/diagnose.md). Its own flags: hccl_exporter diagnose --help, hccl_exporter diagnose buffsize --help."
 
-// parse reads the diagnose command's arguments (after "diagnose").
-func (d *diagnoseCommand) parse(args []string) error {
+// Parse reads the diagnose command's arguments (after "diagnose").
+func (d *Command) Parse(args []string) error {
 	rest := make([]string, 0, len(args))
 	for _, a := range args {
 		if a == "buffsize" && !d.buffsizeSelected {
@@ -90,15 +97,15 @@ func (d *diagnoseCommand) parse(args []string) error {
 			}
 		}
 	}
-	app := d.build()
-	if err := misusedSwitch(app, rest); err != nil {
+	app := d.App()
+	if err := flagcheck.MisusedSwitch(app, rest); err != nil {
 		return err
 	}
 	if _, err := app.Parse(rest); err != nil {
-		return nameFlag(func() *kingpin.Application {
-			nd := newDiagnose(io.Discard, io.Discard)
+		return (*flagcheck.Rules)(nil).NameFlag(func() *kingpin.Application {
+			nd := New(io.Discard, io.Discard)
 			nd.buffsizeSelected = d.buffsizeSelected
-			return nd.build()
+			return nd.App()
 		}, rest, err)
 	}
 	return d.validate()
@@ -108,8 +115,8 @@ func (d *diagnoseCommand) parse(args []string) error {
 const maxDiagnoseWorkers = 4096
 
 // validate checks what the parser let through (as the server's flags are,
-// validate.go): the error names the flag, the value and what it takes.
-func (d *diagnoseCommand) validate() error {
+// internal/flagcheck): the error names the flag, the value and what it takes.
+func (d *Command) validate() error {
 	if d.buffsizeSelected {
 		for _, f := range []struct {
 			name string
@@ -135,8 +142,8 @@ func (d *diagnoseCommand) validate() error {
 	return nil
 }
 
-// build defines the parser of the command selected (report or buffsize).
-func (d *diagnoseCommand) build() *kingpin.Application {
+// App defines the parser of the command selected (report or buffsize).
+func (d *Command) App() *kingpin.Application {
 	var app *kingpin.Application
 	formatHelp := "Output format: text (for a person), json (for a program; docs/diagnose.md), or html (one self-contained page: " +
 		"incidents with a timeline per node, and the text report's tables)."
@@ -174,19 +181,20 @@ func (d *diagnoseCommand) build() *kingpin.Application {
 	app.HelpFlag.Short('h')
 	app.UsageWriter(d.stdout)
 	app.ErrorWriter(d.stderr)
-	app.Terminate(d.terminate)
-	flag.AddFlags(app, d.log)
+	app.Terminate(d.Terminate)
+	flag.AddFlags(app, d.Log)
 	return app
 }
 
-func (d *diagnoseCommand) run(logger *slog.Logger) int {
+// Run runs the parsed command and returns its exit status.
+func (d *Command) Run(logger *slog.Logger) int {
 	if d.buffsizeSelected {
 		return d.runBuffSize()
 	}
 	return d.runReport(logger)
 }
 
-func (d *diagnoseCommand) runBuffSize() int {
+func (d *Command) runBuffSize() int {
 	mb, err := diagnose.BuffSizeMB(d.microBatch, d.seqLen, d.hidden, d.dtype)
 	if err != nil {
 		fmt.Fprintf(d.stderr, "%s diagnose buffsize: %v\n", exporterName, err)
@@ -204,7 +212,7 @@ func (d *diagnoseCommand) runBuffSize() int {
 	return 0
 }
 
-func (d *diagnoseCommand) runReport(logger *slog.Logger) int {
+func (d *Command) runReport(logger *slog.Logger) int {
 	loc, infer := time.Local, d.timezone == "auto"
 	if !infer {
 		var err error
@@ -242,3 +250,6 @@ func (d *diagnoseCommand) runReport(logger *slog.Logger) int {
 	}
 	return rep.ExitCode
 }
+
+// exporterName names the program in usage and errors.
+const exporterName = "hccl_exporter"
