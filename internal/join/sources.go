@@ -83,13 +83,20 @@ type HeadroomDeps struct {
 	// answer; nil without the pods collector): a process's workload is
 	// then its pod's owner (workload.go).
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
-	// Estimator learns QP sizes from each run's chips (nil: off); Model
-	// is the configuration its samples are taken under.
-	Estimator *headroom.Estimator
+	// Estimator learns QP sizes from each run's chips (nil: off; a
+	// *headroom.Estimator); Model is the configuration its samples are
+	// taken under.
+	Estimator Learner
 	Model     headroom.Config
 	// Reported says the npusmi collector reports npu-smi failures itself:
 	// the view then wraps its error in collector.ErrDependency.
 	Reported bool
+}
+
+// Learner is what the headroom view needs of the QP-size estimator.
+type Learner interface {
+	Learned(driver string) *headroom.LearnedSizes
+	Observe(s headroom.ChipSample) (accepted bool, reason string)
 }
 
 // NewHeadroom returns the headroom view over npu and deps.

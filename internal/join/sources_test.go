@@ -10,11 +10,10 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/collectors/hccn"
-	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
-	"github.com/hccl-exporter/hccl_exporter/internal/join"
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 )
 
 // fakeNPU serves a parsed capture as both the scrape's run and the latest one.
@@ -84,10 +83,11 @@ func TestChipsJoinsOnHostThenContainerPID(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Chips{NPU: npu}
+			var deps HeadroomDeps
 			if tc.logs != nil {
-				c.Logs = logState(t, tc.logs...)
+				deps.Logs = logState(t, tc.logs...)
 			}
+			c := NewHeadroom(npu, deps)
 			mem, procs, err := c.Chips(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -109,7 +109,7 @@ func TestChipsJoinsOnHostThenContainerPID(t *testing.T) {
 
 func TestChipsSettingsReadsTheJoinedProcess(t *testing.T) {
 	npu := capture(t, "info-a3-container-pid.txt")
-	c := Chips{NPU: npu, Logs: logState(t, logProc{dir: "/pod", pid: 213, qps: 4, buffMiB: 100, comms: 2})}
+	c := NewHeadroom(npu, HeadroomDeps{Logs: logState(t, logProc{dir: "/pod", pid: 213, qps: 4, buffMiB: 100, comms: 2})})
 	_, procs, err := c.Chips(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -121,18 +121,18 @@ func TestChipsSettingsReadsTheJoinedProcess(t *testing.T) {
 	if _, ok := c.Settings(procs[0]); ok {
 		t.Error("chip 0's process is unknown to the logs but has settings")
 	}
-	if _, ok := (Chips{NPU: npu}).Settings(procs[1]); ok {
+	if _, ok := (NewHeadroom(npu, HeadroomDeps{})).Settings(procs[1]); ok {
 		t.Error("settings without logs")
 	}
 }
 
 func TestChipsFailsWithNPUSMI(t *testing.T) {
 	want := errors.New("npu-smi timed out")
-	_, _, err := (Chips{NPU: &fakeNPU{err: want}}).Chips(context.Background())
+	_, _, err := NewHeadroom(&fakeNPU{err: want}, HeadroomDeps{}).Chips(context.Background())
 	if !errors.Is(err, want) || errors.Is(err, collector.ErrDependency) {
 		t.Fatalf("err = %v", err)
 	}
-	_, _, err = (Chips{NPU: &fakeNPU{err: want}, Reported: true}).Chips(context.Background())
+	_, _, err = NewHeadroom(&fakeNPU{err: want}, HeadroomDeps{Reported: true}).Chips(context.Background())
 	if !errors.Is(err, want) || !errors.Is(err, collector.ErrDependency) {
 		t.Fatalf("err with npusmi reporting = %v", err)
 	}
@@ -165,17 +165,17 @@ func TestPhyIDs(t *testing.T) {
 		{"info-a2-910b4.txt", map[int]ascend.ChipID{0: {NPU: "0", Chip: "0"}, 1: {NPU: "1", Chip: "0"}, 2: {NPU: "2", Chip: "0"},
 			3: {NPU: "3", Chip: "0"}, 4: {NPU: "4", Chip: "0"}, 5: {NPU: "5", Chip: "0"}, 6: {NPU: "6", Chip: "0"}, 7: {NPU: "7", Chip: "0"}}},
 	} {
-		got := join.PhyIDs(joinChips(capture(t, tc.capture).snap))
+		got := PhyIDs(Chips(capture(t, tc.capture).snap))
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: %v, want %v", tc.capture, got, tc.want)
 		}
 	}
 	// Two chips on an NPU without phy ids (310P Duo): not guessed.
-	snap := &npusmi.Snapshot{Chips: []npusmi.Chip{{NPU: "1", Chip: "0"}, {NPU: "1", Chip: "1"}}}
-	if got := join.PhyIDs(joinChips(snap)); len(got) != 0 {
+	snap := &npusmi.Snapshot{Chips: []npusmi.Chip{{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}}, {ChipID: ascend.ChipID{NPU: "1", Chip: "1"}}}}
+	if got := PhyIDs(Chips(snap)); len(got) != 0 {
 		t.Errorf("310P Duo without phy ids mapped: %v", got)
 	}
-	m, err := (PhyChips{NPU: capture(t, "info-a3-container-pid.txt")}).ChipsByPhyID(context.Background())
+	m, err := (Pods{NPU: capture(t, "info-a3-container-pid.txt")}).ChipsByPhyID(context.Background())
 	if err != nil || m[9] != (ascend.ChipID{NPU: "4", Chip: "1"}) {
 		t.Errorf("ChipsByPhyID = %v %v", m, err)
 	}
@@ -207,36 +207,36 @@ func TestMatch(t *testing.T) {
 		want    map[string]want // by npu/chip
 	}{
 		{"A2: host pids in npu-smi, container pids in the logs: joined by device", "info-a2-910b4.txt", twoPods(6, 7), map[string]want{
-			"0/0": {"/root/ascend/log", 582939, join.ByPID},
+			"0/0": {"/root/ascend/log", 582939, ByPID},
 			"1/0": {"", 695171, ""},
-			"6/0": {"/logs/pod-a", 156, join.ByDevice},
-			"7/0": {"/logs/pod-b", 156, join.ByDevice},
+			"6/0": {"/logs/pod-a", 156, ByDevice},
+			"7/0": {"/logs/pod-b", 156, ByDevice},
 		}},
 		{"A3: both pods' container pid is 156: the device picks the directory", "info-a3-two-pods.txt", twoPods(9, 8), map[string]want{
-			"4/0": {"/logs/pod-b", 156, join.ByContainerPID},
-			"4/1": {"/logs/pod-a", 156, join.ByContainerPID},
+			"4/0": {"/logs/pod-b", 156, ByContainerPID},
+			"4/1": {"/logs/pod-a", 156, ByContainerPID},
 		}},
 		{"A3: devices unknown: two rows take two different processes", "info-a3-two-pods.txt", twoPods(-1, -1), map[string]want{
-			"4/0": {"/logs/pod-a", 156, join.ByContainerPID},
-			"4/1": {"/logs/pod-b", 156, join.ByContainerPID},
+			"4/0": {"/logs/pod-a", 156, ByContainerPID},
+			"4/1": {"/logs/pod-b", 156, ByContainerPID},
 		}},
 		{"a host pid equal to another pod's device process: the device decides", "info-a2-910b4.txt", []logstate.ProcessDevice{
 			// A pod's pid 99910 drives phy 7; npu-smi's host pid 99910 runs on NPU 6.
 			{Key: logstate.ProcessKey{Dir: "/logs/pod-b", PID: 99910}, Label: "99910", DevicePhyID: 7, LastWrite: t0},
 		}, map[string]want{
 			"6/0": {"", 99910, ""},
-			"7/0": {"/logs/pod-b", 99910, join.ByDevice},
+			"7/0": {"/logs/pod-b", 99910, ByDevice},
 		}},
 		{"a finished job and its successor claim one chip: the latest written wins", "info-a2-910b4.txt", []logstate.ProcessDevice{
 			{Key: logstate.ProcessKey{Dir: "/logs/old", PID: 156}, Label: "156", DevicePhyID: 6, LastWrite: t0},
 			{Key: logstate.ProcessKey{Dir: "/logs/new", PID: 156}, Label: "156@/logs/new", DevicePhyID: 6, LastWrite: t0.Add(time.Hour)},
 		}, map[string]want{
-			"6/0": {"/logs/new", 156, join.ByDevice},
+			"6/0": {"/logs/new", 156, ByDevice},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[string]want{}
-			for _, m := range match(capture(t, tc.capture).snap, tc.devs) {
+			for _, m := range MatchRun(capture(t, tc.capture).snap, tc.devs) {
 				got[m.Row.NPU+"/"+m.Row.Chip] = want{m.Log.Key.Dir, m.Log.Key.PID, m.By}
 			}
 			for chip, w := range tc.want {
@@ -248,17 +248,14 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-type fakeQPs []hccn.QPReading
-
-func (f fakeQPs) ActiveQPs() []hccn.QPReading { return f }
-
 // Fresh hccn_tool QP counts reach the model per chip; stale ones do not.
 func TestChipsLiveQPs(t *testing.T) {
 	npu := capture(t, "info-a3-container-pid.txt")
-	c := Chips{NPU: npu, QPs: fakeQPs{
-		{NPU: "4", Chip: "0", ActiveQPs: 112, QPNs: make([]uint32, 112), Fresh: true},
-		{NPU: "4", Chip: "1", ActiveQPs: 7, Fresh: false},
-	}}
+	qps := []ascend.QPReading{
+		{ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, ActiveQPs: 112, QPNs: make([]uint32, 112), Fresh: true},
+		{ChipID: ascend.ChipID{NPU: "4", Chip: "1"}, ActiveQPs: 7, Fresh: false},
+	}
+	c := NewHeadroom(npu, HeadroomDeps{QPs: func() []ascend.QPReading { return qps }})
 	mem, _, err := c.Chips(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +286,7 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 	} {
 		st.Ingest(src, []byte("[INFO] HCCL(7,python3):2026-01-07-10:00:00.000.000 [x.cc:1] [7]"+m))
 	}
-	s, ok := Chips{Logs: st}.Settings(headroom.ChipProcess{PID: 7, LogDir: "/h"})
+	s, ok := NewHeadroom(nil, HeadroomDeps{Logs: st}).Settings(headroom.ChipProcess{PID: 7, LogDir: "/h"})
 	if !ok || !s.InterHCCSDisabled || len(s.Communicators) != 1 {
 		t.Fatalf("settings %+v %v", s, ok)
 	}
@@ -304,26 +301,26 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 
 func TestMatchByProcfsFirst(t *testing.T) {
 	snap := &npusmi.Snapshot{
-		Chips: []npusmi.Chip{{NPU: "0", Chip: "0"}, {NPU: "1", Chip: "0"}},
-		Processes: []npusmi.Process{
-			{NPU: "0", Chip: "0", PID: 4242}, // a container process, nspid 7
-			{NPU: "1", Chip: "0", PID: 7},    // a host process whose pid is 7
+		Chips: []npusmi.Chip{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}}, {ChipID: ascend.ChipID{NPU: "1", Chip: "0"}}},
+		Processes: []ascend.Process{
+			{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 4242}, // a container process, nspid 7
+			{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, PID: 7},    // a host process whose pid is 7
 		},
 	}
 	devs := []logstate.ProcessDevice{
 		{Key: logstate.ProcessKey{Dir: "/proc/4242/root/logs", PID: 7}, Label: "7", DevicePhyID: 1, HostPID: 4242},
 		{Key: logstate.ProcessKey{Dir: "/root/ascend/log", PID: 7}, Label: "7@/root/ascend/log", DevicePhyID: -1},
 	}
-	got := match(snap, devs)
-	if got[0].By != join.ByProcfs || got[0].Log.Key != devs[0].Key {
+	got := MatchRun(snap, devs)
+	if got[0].By != ByProcfs || got[0].Log.Key != devs[0].Key {
 		t.Errorf("row 0: %+v, want the /proc process", got[0])
 	}
-	if got[1].By != join.ByPID || got[1].Log.Key != devs[1].Key {
+	if got[1].By != ByPID || got[1].Log.Key != devs[1].Key {
 		t.Errorf("row 1: %+v, want the host-path process by pid", got[1])
 	}
 	// Without the host process, row 1 (pid 7, on the chip the /proc
 	// process prints) must not take the /proc process by pid or device.
-	got = match(snap, devs[:1])
+	got = MatchRun(snap, devs[:1])
 	if got[1].By != "" {
 		t.Errorf("row 1 guessed onto the /proc process: %+v", got[1])
 	}
@@ -341,15 +338,15 @@ func TestProcessTableMatch(t *testing.T) {
 	}
 	for i, r := range rows {
 		p := npu.snap.Processes[i]
-		if r.NPU != p.NPU || r.Chip != p.Chip || r.PID != p.PID || r.ContainerPID != p.ContainerPID {
+		if r.Row != p {
 			t.Errorf("row %d = %+v, want npu-smi's %+v", i, r, p)
 		}
 		want := ""
 		if p.PID == 2871543 {
-			want = join.ByPID
+			want = ByPID
 		}
-		if r.By != want || (want != "" && r.Key != devs[0].Key) || (want == "" && r.Key != (logstate.ProcessKey{})) {
-			t.Errorf("row %d matched %q to %+v, want %q", i, r.By, r.Key, want)
+		if r.By != want || (want != "" && r.Log.Key != devs[0].Key) || (want == "" && r.Log.Key.Dir != "") {
+			t.Errorf("row %d matched %q to %+v, want %q", i, r.By, r.Log.Key, want)
 		}
 	}
 	if _, ok := (ProcessTable{NPU: &fakeNPU{err: errors.New("down")}}).Match(devs); ok {

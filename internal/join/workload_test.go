@@ -9,7 +9,7 @@ import (
 
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
-	"github.com/hccl-exporter/hccl_exporter/internal/join"
+	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
 // TestWorkloadJoin: a process on a chip the kubelet assigns to a
@@ -19,7 +19,7 @@ import (
 func TestWorkloadJoin(t *testing.T) {
 	npu := capture(t, "info-a3-container-pid.txt")
 	phy := -1
-	for p, c := range join.PhyIDs(joinChips(npu.snap)) {
+	for p, c := range PhyIDs(Chips(npu.snap)) {
 		if c == (ascend.ChipID{NPU: "4", Chip: "0"}) {
 			phy = p
 		}
@@ -45,7 +45,7 @@ func TestWorkloadJoin(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := logState(t, logProc{dir: "/h", pid: 2871543, qps: 1, buffMiB: 200, comms: tc.comms})
-			c := Chips{NPU: npu, Logs: st, PodOfDevice: tc.pods}
+			c := NewHeadroom(npu, HeadroomDeps{Logs: st, Workloads: st, PodOfDevice: tc.pods})
 			_, procs, err := c.Chips(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -75,36 +75,70 @@ func TestWorkloadJoin(t *testing.T) {
 	}
 }
 
-// TestPhyOfChipFollowsTheRun: the kept chip → physical id mapping answers
-// as join.PhyIDs does for the run it was made from, and is made anew when
-// a new npu-smi run (another snapshot) comes.
-func TestPhyOfChipFollowsTheRun(t *testing.T) {
-	first := capture(t, "info-a3-container-pid.txt").snap
-	byPhy := join.PhyIDs(joinChips(first))
-	if len(byPhy) == 0 {
-		t.Fatal("the capture has no phy ids")
+// countingStore counts the binds of the workload memory it wraps.
+type countingStore struct {
+	WorkloadStore
+	binds int
+}
+
+func (c *countingStore) BindWorkload(key logstate.ProcessKey, id string) (logstate.WorkloadView, bool) {
+	c.binds++
+	return c.WorkloadStore.BindWorkload(key, id)
+}
+
+// countingLearner counts the samples the estimator is given.
+type countingLearner struct{ observed int }
+
+func (c *countingLearner) Learned(string) *headroom.LearnedSizes { return nil }
+func (c *countingLearner) Observe(headroom.ChipSample) (bool, string) {
+	c.observed++
+	return false, ""
+}
+
+// TestHeadroomWritesOncePerRun: a scrape only reads. Binding processes to
+// their workloads and feeding the QP-size estimator run once per npu-smi
+// run, however many scrapes read that run (before, every scrape bound and
+// observed again); a new run binds and observes once more, and the pod of
+// a chip follows the run's own physical ids.
+func TestHeadroomWritesOncePerRun(t *testing.T) {
+	first := capture(t, "info-a3-container-pid.txt")
+	st := logState(t, logProc{dir: "/h", pid: 2871543, qps: 1, buffMiB: 200, comms: 1})
+	store := &countingStore{WorkloadStore: st}
+	learner := &countingLearner{}
+	var podPhy []int
+	pods := func(p int) (string, string, string, bool) {
+		podPhy = append(podPhy, p)
+		return "serve", "vllm-ep-7d9f8b6c5-x2k4q", "main", true
 	}
-	memo := &phyOfChip{}
-	for _, p := range []*phyOfChip{nil, memo} {
-		for phy, chip := range byPhy {
-			if got, ok := p.of(first, chip); !ok || got != phy {
-				t.Errorf("chip %v: phy %d (%v), want %d", chip, got, ok, phy)
-			}
+	npu := &fakeNPU{snap: first.snap}
+	h := NewHeadroom(npu, HeadroomDeps{Logs: st, Workloads: store, Estimator: learner, PodOfDevice: pods})
+	for range 3 {
+		_, procs, err := h.Chips(context.Background())
+		if err != nil {
+			t.Fatal(err)
 		}
-		if _, ok := p.of(first, ascend.ChipID{NPU: "99", Chip: "0"}); ok {
-			t.Error("a chip npu-smi does not list has a phy id")
+		for _, p := range procs {
+			h.Settings(p)
 		}
+	}
+	if store.binds != 1 || learner.observed != len(first.snap.Chips) {
+		t.Fatalf("three scrapes of one run: %d binds, %d samples; want 1 bind and one sample per chip (%d)", store.binds, learner.observed, len(first.snap.Chips))
 	}
 	// The next run prints other phy ids for the same chips.
-	second := *first
-	second.Chips = slices.Clone(first.Chips)
+	second := *first.snap
+	second.Chips = slices.Clone(first.snap.Chips)
 	for i := range second.Chips {
 		second.Chips[i].PhyID = strconv.Itoa(100 + i)
 	}
-	for i, c := range second.Chips {
-		chip := ascend.ChipID{NPU: c.NPU, Chip: c.Chip}
-		if got, ok := memo.of(&second, chip); !ok || got != 100+i {
-			t.Errorf("after a new run, chip %v: phy %d (%v), want %d", chip, got, ok, 100+i)
-		}
+	npu.snap = &second
+	podPhy = nil
+	if _, _, err := h.Chips(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if store.binds != 2 || learner.observed != 2*len(first.snap.Chips) {
+		t.Errorf("a new run: %d binds, %d samples; want 2 and %d", store.binds, learner.observed, 2*len(first.snap.Chips))
+	}
+	if len(podPhy) != 1 || podPhy[0] < 100 {
+		t.Errorf("the pod was asked for phy ids %v, want the new run's (100 and up)", podPhy)
 	}
 }
