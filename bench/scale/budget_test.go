@@ -26,7 +26,7 @@ const (
 )
 
 // familiesOff are families of the switched-off groups
-// (cmd/hccl_exporter/families.go): none may show in a default run.
+// (each collector's FamilyGroups): none may show in a default run.
 var familiesOff = []string{
 	"ascend_npu_hccs_errors_total", "ascend_npu_hccs_retries_total", "ascend_npu_hccs_lanes",
 	"ascend_npu_hccs_transmit_packets_total", "ascend_npu_hccs_receive_packets_total",

@@ -97,7 +97,7 @@ var flagCases = map[string]struct {
 // TestEveryFlagIsValidated parses each bad value of every flag of the
 // server, as the binary does, and wants an error that names the flag and
 // the value; each good value must pass. The flags come from kingpin's model:
-// a flag added without a rule in validate.go and a case here fails.
+// a flag added without a rule (flagcheck.Rules.Flag) and a case here fails.
 func TestEveryFlagIsValidated(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
