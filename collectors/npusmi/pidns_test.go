@@ -40,7 +40,7 @@ func fakeProc(t *testing.T, procfs string, pid int, comm string, nspid ...int) {
 // TestCheckPIDNamespace: npu-smi run with the host's pids (the processes
 // exist under procfs as the same programs) versus run inside a container
 // that lists its own namespace's pids (they do not exist, or are other
-// processes), and A3's npusmi.Process id in container against NSpid.
+// processes), and A3's Process id in container against NSpid.
 func TestCheckPIDNamespace(t *testing.T) {
 	procfs := t.TempDir()
 	fakeProc(t, procfs, 210001, "python3", 156)
@@ -58,8 +58,8 @@ func TestCheckPIDNamespace(t *testing.T) {
 		{"no name to compare", []ascend.Process{{PID: 210001}}, pidsHost},
 		{"container pids that do not exist on the host", []ascend.Process{{PID: 77, Name: "python3"}, {PID: 78, Name: "python3"}}, pidsForeign},
 		{"container pids that are other host processes", []ascend.Process{{PID: 156, Name: "python3"}, {PID: 1, Name: "python3"}}, pidsForeign},
-		{"A3: npusmi.Process id in container matches NSpid", []ascend.Process{{PID: 210001, Name: "python3", ContainerPID: "156"}}, pidsHost},
-		{"A3: npusmi.Process id in container disagrees with NSpid", []ascend.Process{{PID: 210001, Name: "python3", ContainerPID: "999"}}, pidsForeign},
+		{"A3: Process id in container matches NSpid", []ascend.Process{{PID: 210001, Name: "python3", ContainerPID: "156"}}, pidsHost},
+		{"A3: Process id in container disagrees with NSpid", []ascend.Process{{PID: 210001, Name: "python3", ContainerPID: "999"}}, pidsForeign},
 		{"no process", nil, pidsUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

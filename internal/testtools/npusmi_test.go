@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 )
 
 // TestNPUSMITableParses: the tables tests write are read by the exporter's
@@ -41,13 +42,13 @@ func TestNPUSMITableParses(t *testing.T) {
 	}{
 		{"chip 0 name", c0.Name, "910B3"}, {"chip 1 name", c1.Name, "910B4"},
 		{"chip 0 bus", c0.BusID, "0000:C1:00.0"},
-		{"chip 0 HBM used", c0.HBMUsedBytes, npusmi.Value{V: 30000 * mib, OK: true}},
-		{"chip 0 HBM total", c0.HBMTotalBytes, npusmi.Value{V: 65536 * mib, OK: true}},
-		{"chip 1 HBM total", c1.HBMTotalBytes, npusmi.Value{V: 32768 * mib, OK: true}},
-		{"chip 0 power", c0.PowerWatts, npusmi.Value{V: 190.5, OK: true}},
+		{"chip 0 HBM used", c0.HBMUsedBytes, ascend.Value{V: 30000 * mib, OK: true}},
+		{"chip 0 HBM total", c0.HBMTotalBytes, ascend.Value{V: 65536 * mib, OK: true}},
+		{"chip 1 HBM total", c1.HBMTotalBytes, ascend.Value{V: 32768 * mib, OK: true}},
+		{"chip 0 power", c0.PowerWatts, ascend.Value{V: 190.5, OK: true}},
 		{"process pid", snap.Processes[0].PID, 4242},
 		{"process NPU", snap.Processes[0].NPU, "0"},
-		{"process memory", snap.Processes[0].MemoryBytes, npusmi.Value{V: 27000 * mib, OK: true}},
+		{"process memory", snap.Processes[0].MemoryBytes, ascend.Value{V: 27000 * mib, OK: true}},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.what, tc.got, tc.want)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/npusmi"
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
