@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // TestServerPerAddressShare is the edge of issue 24: while one client held
@@ -19,7 +21,7 @@ func TestServerPerAddressShare(t *testing.T) {
 	addr, s, _ := startServer(t, ok, ServerOpts{ReadHeaderTimeout: time.Minute, MaxConnections: 8, ShutdownTimeout: time.Second})
 	scraper := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: time.Second}
 	if c, err := scraper.Dial("tcp", addr); err != nil {
-		t.Skipf("cannot dial from 127.0.0.2 here: %v", err)
+		testtools.NeedsKernel(t, "cannot dial from 127.0.0.2 here: %v", err)
 	} else {
 		c.Close()
 	}

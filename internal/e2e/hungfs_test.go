@@ -72,7 +72,7 @@ func TestHungFilesystemDelaysNobody(t *testing.T) {
 		testtools.Unavailable(t, "unshare not found (util-linux)")
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("no /dev/fuse here: %v", err)
+		testtools.NeedsKernel(t, "no /dev/fuse here: %v", err)
 	}
 	// The attacker's tree: its whole log root a hung FUSE mount, or
 	// (round five, issue 38) a tmpfs root with a plog of its own and a hung

@@ -41,15 +41,15 @@ const (
 func TestDefaultCapabilitiesReadNamespacedLogs(t *testing.T) {
 	bin := buildExporter(t)
 	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root to create namespaces and drop capabilities (CI runs as root)")
+		testtools.NeedsKernel(t, "skipped: needs root to create namespaces and drop capabilities (CI runs as root)")
 	}
 	for _, tool := range []string{"unshare", "setpriv"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipped: %s not found (util-linux)", tool)
+			testtools.Unavailable(t, "skipped: %s not found (util-linux)", tool)
 		}
 	}
 	if out, err := exec.Command("unshare", "--pid", "--fork", "--mount", "sh", "-c", "mount -t tmpfs tmpfs '"+t.TempDir()+"'").CombinedOutput(); err != nil {
-		t.Skipf("skipped: unshare with a tmpfs is not permitted here: %v %s", err, out)
+		testtools.NeedsKernel(t, "skipped: unshare with a tmpfs is not permitted here: %v %s", err, out)
 	}
 	for _, tc := range []struct {
 		name  string

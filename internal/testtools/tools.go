@@ -1,5 +1,7 @@
 // Package testtools owns what tests need to run real external programs: it
-// finds (or apt-installs) a tool such as promtool or amtool, hands out free
+// finds a tool such as promtool or amtool (make test-deps installs them;
+// a test never does), says when a kernel feature a test needs is missing
+// (NeedsKernel), hands out free
 // loopback ports, and starts a real Prometheus and Alertmanager on loopback,
 // each in its own process group that the test's cleanup kills. It also
 // builds the exporter binary once per test binary (BuildExporter, Main) and
@@ -10,42 +12,22 @@ package testtools
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
-	"time"
 )
 
-// installMu serialises apt-get runs from one test binary; apt-get's own lock
-// (waited for with DPkg::Lock::Timeout) serialises the others.
-var installMu sync.Mutex
-
-// EnsureTool returns the path of binary, installing debianPackage with
-// apt-get when binary is not in PATH. When the tool cannot be had (no
-// apt-get, not root, no network) the test fails under the README's test
-// command (make test, which sets RequireToolsEnv) and is skipped under a
-// plain go test: the suite never silently loses coverage.
+// EnsureTool returns the path of binary. A plain go test never installs
+// anything: `make test-deps` (scripts/ensure-test-deps.sh) installs
+// debianPackage. When binary is not in PATH the test fails under the
+// README's test command (make test, which sets RequireToolsEnv) and is
+// skipped under a plain go test: the suite never silently loses coverage.
 func EnsureTool(t testing.TB, binary, debianPackage string) string {
 	t.Helper()
-	if p, err := exec.LookPath(binary); err == nil {
-		return p
-	}
-	installMu.Lock()
-	defer installMu.Unlock()
-	if p, err := exec.LookPath(binary); err == nil {
-		return p
-	}
-	if err := aptInstall(debianPackage); err != nil {
-		Unavailable(t, "%s not in PATH and installing Debian package %s failed: %v", binary, debianPackage, err)
-		return ""
-	}
 	p, err := exec.LookPath(binary)
 	if err != nil {
-		Unavailable(t, "Debian package %s installed but %s is still not in PATH: %v", debianPackage, binary, err)
+		Unavailable(t, "%s not in PATH (make test-deps installs Debian package %s)", binary, debianPackage)
 		return ""
 	}
 	return p
@@ -56,6 +38,16 @@ func EnsureTool(t testing.TB, binary, debianPackage string) string {
 // fails instead of skipping. CI=1 has the same effect.
 const RequireToolsEnv = "HCCL_EXPORTER_REQUIRE_TOOLS"
 
+// NeedsKernel reports that a test cannot run because the kernel or the
+// sandbox lacks what it exercises (FUSE, a namespace, inotify, mkfifo, a
+// second loopback address): like a missing tool, a failure under `make
+// test` or CI and a skip under a plain go test, so a runner without the
+// feature never reports the test as passed.
+func NeedsKernel(t testing.TB, format string, args ...any) {
+	t.Helper()
+	Unavailable(t, "kernel feature missing: "+format, args...)
+}
+
 // Unavailable reports that a tool a test needs cannot be had: a failure
 // under `make test` or CI, a skip under a plain go test.
 func Unavailable(t testing.TB, format string, args ...any) {
@@ -64,36 +56,6 @@ func Unavailable(t testing.TB, format string, args ...any) {
 		t.Fatalf(format+" (tools are required under make test)", args...)
 	}
 	t.Skipf(format+" (make test makes this a failure)", args...)
-}
-
-// aptInstall installs pkg, refreshing the package lists once when the first
-// attempt fails (a fresh container has none).
-func aptInstall(pkg string) error {
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		return fmt.Errorf("apt-get not available: %w", err)
-	}
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("apt-get needs root (uid %d)", os.Geteuid())
-	}
-	install := []string{"-o", "DPkg::Lock::Timeout=300", "install", "-y", "--no-install-recommends", pkg}
-	if _, err := apt(install...); err == nil {
-		return nil
-	}
-	if out, err := apt("-o", "DPkg::Lock::Timeout=300", "update"); err != nil {
-		return fmt.Errorf("apt-get update: %w: %s", err, tail(out, 2048))
-	}
-	if out, err := apt(install...); err != nil {
-		return fmt.Errorf("apt-get install %s: %w: %s", pkg, err, tail(out, 2048))
-	}
-	return nil
-}
-
-func apt(args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "apt-get", args...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	return cmd.CombinedOutput()
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. A

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
+
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -100,7 +102,7 @@ func TestNewPodEI0011CountedBeforeRescan(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	time.Sleep(100 * time.Millisecond) // the first poll and its scan
 	if !c.f.Stats().Notify {
-		t.Skip("inotify unavailable here")
+		testtools.NeedsKernel(t, "inotify unavailable here")
 	}
 	container := filepath.Join(pods, "train_job-0_0f3c", "trainer")
 	if err := os.MkdirAll(container, 0o755); err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
+
 	"github.com/hccl-exporter/hccl_exporter/diagnose"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/tail"
@@ -104,7 +106,7 @@ func TestAttackZ2ZoneHungFUSE(t *testing.T) {
 			var b strings.Builder
 			cmd.Stdout, cmd.Stderr = &b, &b
 			if err := cmd.Start(); err != nil {
-				t.Skipf("cannot start a process in a new mount namespace: %v", err)
+				testtools.NeedsKernel(t, "cannot start a process in a new mount namespace: %v", err)
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -118,11 +120,11 @@ func TestAttackZ2ZoneHungFUSE(t *testing.T) {
 			}
 			out := b.String()
 			if strings.Contains(out, "SKIP-FUSE") {
-				t.Skipf("no FUSE mount here:\n%s", out)
+				testtools.NeedsKernel(t, "no FUSE mount here:\n%s", out)
 			}
 			if err != nil {
 				if !strings.Contains(out, "=== RUN") {
-					t.Skipf("cannot start a process in a new mount namespace: %v", err)
+					testtools.NeedsKernel(t, "cannot start a process in a new mount namespace: %v", err)
 				}
 				t.Fatalf("child: %v\n%s", err, out)
 			}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // The attacks of issue 27 on a job's log tree (B1-B5), each as a
@@ -218,12 +220,12 @@ func TestAttackB1WatchLimitUserNamespace(t *testing.T) {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil && strings.Contains(string(out), "SKIP-USERNS") {
-		t.Skip("cannot lower the inotify limit in a user namespace here")
+		testtools.NeedsKernel(t, "cannot lower the inotify limit in a user namespace here")
 	}
 	if err != nil {
 		var ee *exec.ExitError
 		if !strings.Contains(string(out), "--- ") && !asExit(err, &ee) {
-			t.Skipf("cannot start a process in a new user namespace: %v", err)
+			testtools.NeedsKernel(t, "cannot start a process in a new user namespace: %v", err)
 		}
 		t.Fatalf("child: %v\n%s", err, out)
 	}
@@ -283,7 +285,7 @@ func TestAttackB3SparseFile(t *testing.T) {
 	sparse := filepath.Join(adir, plogName(11, 1))
 	appendFile(t, sparse, "start\n")
 	if err := os.Truncate(sparse, 10<<30); err != nil {
-		t.Skipf("no sparse files here: %v", err)
+		testtools.NeedsKernel(t, "no sparse files here: %v", err)
 	}
 	appendFile(t, sparse, "\nafter hole\n")
 	victimFS, victim := fakeProc(t, procfs, 4400, 12)

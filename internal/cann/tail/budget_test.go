@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // budgetLine is line n of the file of pid.
@@ -39,7 +41,7 @@ func TestFDBudget20000Files(t *testing.T) {
 		t.Fatal(err)
 	}
 	if old.Max < budget+slack {
-		t.Skipf("RLIMIT_NOFILE hard limit %d below %d", old.Max, budget+slack)
+		testtools.NeedsKernel(t, "RLIMIT_NOFILE hard limit %d below %d", old.Max, budget+slack)
 	}
 	lim := syscall.Rlimit{Cur: budget + slack, Max: old.Max}
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {

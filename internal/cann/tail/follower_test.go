@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 func TestNewFileFromFirstByte(t *testing.T) {
@@ -320,7 +322,7 @@ func TestNotifyDrivesPolls(t *testing.T) {
 	var s sink
 	poll(t, f, &s)
 	if st := f.Stats(); !st.Notify || st.Watches < 2 {
-		t.Skipf("inotify unavailable here: %+v", st)
+		testtools.NeedsKernel(t, "inotify unavailable here: %+v", st)
 	}
 	appendFile(t, p1, "b\n")
 	p2 := filepath.Join(dir, plogName(1, 2))

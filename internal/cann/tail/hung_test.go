@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // B4: a hung file system in a job's log tree. A FUSE mount whose daemon
@@ -34,11 +36,11 @@ func TestAttackB4HungFilesystem(t *testing.T) {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
 			out, err := runWithin(cmd, 60*time.Second)
 			if strings.Contains(out, "SKIP-FUSE") {
-				t.Skipf("no FUSE mount here:\n%s", out)
+				testtools.NeedsKernel(t, "no FUSE mount here:\n%s", out)
 			}
 			if err != nil {
 				if !strings.Contains(out, "=== RUN") {
-					t.Skipf("cannot start a process in a new mount namespace: %v", err)
+					testtools.NeedsKernel(t, "cannot start a process in a new mount namespace: %v", err)
 				}
 				t.Fatalf("child: %v\n%s", err, out)
 			}

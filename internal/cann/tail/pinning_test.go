@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // Which process owns a file below a ProcRoot, and what that costs the
@@ -98,7 +100,7 @@ func TestDroppedRootTakesItsWatchNames(t *testing.T) {
 	appendFile(t, pb, "b1\n")
 	f := newTestFollower(t, Config{RescanInterval: time.Hour})
 	if f.w == nil {
-		t.Skip("no inotify here: nothing to watch")
+		testtools.NeedsKernel(t, "no inotify here: nothing to watch")
 	}
 	f.SetProcRoots([]ProcRoot{a, b})
 	var s sink

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // TestTruncationEqualLengthLines: a file truncated and written again past
@@ -68,7 +70,7 @@ func TestNewPodDirectoryWithoutRescan(t *testing.T) {
 	var s sink
 	poll(t, f, &s)
 	if st := f.Stats(); !st.Notify {
-		t.Skipf("inotify unavailable here: %+v", st)
+		testtools.NeedsKernel(t, "inotify unavailable here: %+v", st)
 	}
 	expectLines(t, s.lines, "old pod")
 
@@ -128,7 +130,7 @@ func TestRecreatedRootWatchedAtOnce(t *testing.T) {
 	var s sink
 	poll(t, f, &s)
 	if !f.Stats().Notify {
-		t.Skip("inotify unavailable here")
+		testtools.NeedsKernel(t, "inotify unavailable here")
 	}
 	expectLines(t, s.lines, "before")
 	for _, gone := range []string{root, filepath.Dir(root)} {
@@ -196,7 +198,7 @@ func TestEvictKeepsWriteEventOfThisPoll(t *testing.T) {
 	}
 	settle(0, "first scan")
 	if !f.Stats().Notify {
-		t.Skip("no inotify: every file is checked on each Poll")
+		testtools.NeedsKernel(t, "no inotify: every file is checked on each Poll")
 	}
 	for round := 1; round <= 16; round++ {
 		// A (file 0) is written alone: it is opened (evicting the C that

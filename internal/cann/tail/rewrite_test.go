@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // rewriteLines returns n numbered lines of the given prefix, padded so that
@@ -60,7 +62,7 @@ func TestSameLengthRewrite(t *testing.T) {
 			poll(t, f, &s)
 			expectLines(t, s.lines, oldLines...)
 			if notify && !f.Stats().Notify {
-				t.Skip("inotify unavailable here")
+				testtools.NeedsKernel(t, "inotify unavailable here")
 			}
 			newData, newLines := rewriteLines("new", 0, 30, len(oldData))
 			if len(newData) != len(oldData) {

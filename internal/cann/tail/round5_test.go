@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // Round five of the attacks (issue 38): every open and every walk of a root
@@ -55,7 +57,7 @@ func TestAttackC2SwapBeforeOpen(t *testing.T) {
 	host := t.TempDir()
 	fifo := filepath.Join(host, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
+		testtools.NeedsKernel(t, "mkfifo: %v", err)
 	}
 	opened := make(chan struct{})
 	go func() {
@@ -121,11 +123,11 @@ func TestAttackC3ConfiguredRootHungFilesystem(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
 	out, err := runWithin(cmd, 30*time.Second)
 	if strings.Contains(out, "SKIP-FUSE") {
-		t.Skipf("no FUSE mount here:\n%s", out)
+		testtools.NeedsKernel(t, "no FUSE mount here:\n%s", out)
 	}
 	if err != nil {
 		if !strings.Contains(out, "=== RUN") {
-			t.Skipf("cannot start a process in a new mount namespace: %v", err)
+			testtools.NeedsKernel(t, "cannot start a process in a new mount namespace: %v", err)
 		}
 		t.Fatalf("child: %v\n%s", err, out)
 	}
@@ -248,7 +250,7 @@ func TestAttackC5WatchesRecover(t *testing.T) {
 	}
 	f := newTestFollower(t, Config{Roots: []string{root}})
 	if f.w == nil {
-		t.Skip("no inotify here")
+		testtools.NeedsKernel(t, "no inotify here")
 	}
 	f.w.limit = 2 // the share is used up by other processes' watches
 	var s sink

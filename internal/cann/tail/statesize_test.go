@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // TestStateFileTooLarge: a state file past MaxStateFileBytes (here a
@@ -57,7 +59,7 @@ func TestStateFileNotRegular(t *testing.T) {
 	appendFile(t, filepath.Join(plogDir(t, root), plogName(1, 1)), "a\n")
 	state := filepath.Join(t.TempDir(), "state")
 	if err := syscall.Mkfifo(state, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
+		testtools.NeedsKernel(t, "mkfifo: %v", err)
 	}
 	f := newTestFollower(t, Config{Roots: []string{root}, StateFile: state})
 	done := make(chan error, 1)
