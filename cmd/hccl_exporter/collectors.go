@@ -232,8 +232,11 @@ func (f *collectorFlags) build(ctx context.Context, logger *slog.Logger) (map[st
 		}
 	}
 	if on("headroom") {
-		hd := join.HeadroomDeps{QPs: qps, Estimator: est, Model: f.headroom.Model, Reported: on("npusmi")}
+		hd := join.HeadroomDeps{QPs: qps, Model: f.headroom.Model, Reported: on("npusmi")}
 		deps := headroom.Deps{Estimator: est}
+		if est != nil {
+			hd.Estimator = est // a nil interface when off, not a nil *Estimator
+		}
 		if watcher != nil {
 			// A process's workload is its pod's owner.
 			hd.PodOfDevice = watcher.PodOfDevice
