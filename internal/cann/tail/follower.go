@@ -332,7 +332,7 @@ func (f *Follower) Close() error {
 		f.closeFD(t)
 	}
 	if f.lock != nil {
-		_ = f.lock.Close() // releases the flock
+		unlockState(f.lock)
 	}
 	if f.w != nil {
 		return f.w.close()

@@ -54,3 +54,19 @@ func lockState(stateFile string) (*os.File, error) {
 	}
 	return fh, nil
 }
+
+// unlockState releases the lock lockState took and closes its file. The
+// flock belongs to the open file description, which a process forked
+// meanwhile shares until it execs (or, holding it on purpose, longer):
+// closing our descriptor alone would leave the lock held after Close
+// returned, and the next follower of this very process would find the
+// state file "in use". LOCK_UN on any descriptor of the description
+// releases it at once.
+func unlockState(fh *os.File) {
+	for {
+		if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_UN); err != syscall.EINTR {
+			break
+		}
+	}
+	_ = fh.Close()
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -217,4 +218,38 @@ func TestStateFileLocked(t *testing.T) {
 		t.Fatalf("after the first closed: %v", err)
 	}
 	_ = again.Close()
+}
+
+// TestStateFileLockReleasedByClose: once Close returns, the state file is
+// free for the next follower, even while a process forked meanwhile still
+// holds a copy of the lock's descriptor (a fork racing the close, between
+// its fork and its exec, under load). Before, Close only closed the
+// descriptor, the copy kept the flock, and the next follower of the same
+// process failed with "in use by another exporter (pid <its own>)"
+// (TestRandomizedExactlyOnce under load, seed 1796683771194721241).
+func TestStateFileLockReleasedByClose(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	f, err := New(Config{Roots: []string{t.TempDir()}, StateFile: state}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.lock == nil {
+		t.Fatal("no lock taken: the check is broken")
+	}
+	// A child that inherits the lock's open file description and outlives
+	// the close, as a fork in flight does.
+	child := exec.Command("sleep", "30")
+	child.ExtraFiles = []*os.File{f.lock}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(Config{Roots: []string{t.TempDir()}, StateFile: state}, testLogger(t))
+	if err != nil {
+		t.Fatalf("after Close returned: %v", err)
+	}
+	_ = g.Close()
 }
