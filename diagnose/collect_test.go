@@ -74,7 +74,7 @@ func TestMindClusterLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := r.Inputs[0]
-	if !slices.Equal(in.Nodes, []string{"10.20.1.11", "10.20.1.12"}) || !slices.Equal(in.Layouts, []string{ToolMindCluster}) {
+	if !slices.Equal(in.Nodes, []string{"10.20.1.11", "10.20.1.12"}) || !slices.Equal(in.Layouts, []string{bundle.ToolMindCluster}) {
 		t.Fatalf("nodes %v, layouts %v", in.Nodes, in.Layouts)
 	}
 	for _, rd := range in.Read {
@@ -125,7 +125,7 @@ func TestMsnpureportLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := r.Inputs[0]
-	if len(in.Read) != 0 || in.SkippedFiles != len(export) || !slices.Equal(in.Layouts, []string{ToolMsnpureport}) || r.ExitCode != 2 {
+	if len(in.Read) != 0 || in.SkippedFiles != len(export) || !slices.Equal(in.Layouts, []string{bundle.ToolMsnpureport}) || r.ExitCode != 2 {
 		t.Fatalf("input %+v, exit %d", in, r.ExitCode)
 	}
 	if len(in.Advice) != 1 || !strings.Contains(in.Advice[0], "~/ascend/log") {
@@ -191,7 +191,7 @@ func TestNPULogCollectLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := r.Inputs[0]
-	if len(in.Read) != 0 || in.SkippedFiles != len(tool) || !slices.Equal(in.Layouts, []string{ToolNPULogCollect}) || len(in.Advice) != 1 {
+	if len(in.Read) != 0 || in.SkippedFiles != len(tool) || !slices.Equal(in.Layouts, []string{bundle.ToolNPULogCollect}) || len(in.Advice) != 1 {
 		t.Fatalf("input %+v", in)
 	}
 

@@ -11,6 +11,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
+
+	goldenfile "github.com/hccl-exporter/hccl_exporter/internal/golden"
 )
 
 // A bundle whose nodes run different HCCL_BUFFSIZE values reports the
@@ -39,9 +44,9 @@ func TestSettingsDisagreeBetweenNodes(t *testing.T) {
 	if s.Consistent || !s.AcrossNodes {
 		t.Errorf("HCCL_BUFFSIZE consistent=%v across=%v", s.Consistent, s.AcrossNodes)
 	}
-	want := []SettingGroup{
-		{Value: "200", SetBy: []string{"environment"}, Processes: 3, Nodes: []NodePIDs{{Node: "node1", PIDs: []int{100, 101}}, {Node: "node2", PIDs: []int{100}}}},
-		{Value: "400", SetBy: []string{"environment"}, Processes: 1, Nodes: []NodePIDs{{Node: "node3", PIDs: []int{300}}}},
+	want := []model.SettingGroup{
+		{Value: "200", SetBy: []string{"environment"}, Processes: 3, Nodes: []model.NodePIDs{{Node: "node1", PIDs: []int{100, 101}}, {Node: "node2", PIDs: []int{100}}}},
+		{Value: "400", SetBy: []string{"environment"}, Processes: 1, Nodes: []model.NodePIDs{{Node: "node3", PIDs: []int{300}}}},
 	}
 	if !reflect.DeepEqual(s.Values, want) {
 		t.Errorf("values\n got %+v\nwant %+v", s.Values, want)
@@ -73,7 +78,7 @@ func TestSettingsDisagreeBetweenNodes(t *testing.T) {
 	}
 }
 
-func nodeNames(r *Report) []string {
+func nodeNames(r *model.Report) []string {
 	var out []string
 	for _, n := range r.Nodes {
 		out = append(out, n.Name)
@@ -106,13 +111,13 @@ func TestArchiveMatchesDirectory(t *testing.T) {
 			got = strings.ReplaceAll(got, "bundle/node-", "node-")
 		}
 		if got != want {
-			t.Errorf("%s: report differs from the directory's:\n%s", p, lineDiff(want, got))
+			t.Errorf("%s: report differs from the directory's:\n%s", p, goldenfile.FirstDifference([]byte(got), []byte(want)))
 		}
 	}
 }
 
 // reportJSON is the report without its inputs (paths differ).
-func reportJSON(t *testing.T, r *Report) string {
+func reportJSON(t *testing.T, r *model.Report) string {
 	t.Helper()
 	c := *r
 	c.Inputs = nil
@@ -129,7 +134,7 @@ func TestExitCodes(t *testing.T) {
 		"run/plog/plog-7_20251103201702000.log": envPlog("7", "200", ""),
 		"train.log":                             "epoch 1 loss 2.3\nepoch 2 loss 1.9\n",
 	})
-	if r := run(t, clean); r.ExitCode != 0 || r.Status != StatusClean {
+	if r := run(t, clean); r.ExitCode != 0 || r.Status != model.StatusClean {
 		t.Errorf("clean bundle: exit %d status %s", r.ExitCode, r.Status)
 	}
 	if r := run(t, "testdata/bundle"); r.ExitCode != 1 {
@@ -139,7 +144,7 @@ func TestExitCodes(t *testing.T) {
 	// Bad input: nothing reported at all.
 	missing := filepath.Join(clean, "no-such-dir")
 	_, err := Run([]string{clean, missing}, testOptions())
-	var ie *InputError
+	var ie *bundle.InputError
 	if !errors.As(err, &ie) || ie.Path != missing {
 		t.Errorf("missing path: err %v, want InputError for %s", err, missing)
 	}
@@ -160,7 +165,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, p := range []string{garbage, truncated} {
 		r := run(t, p)
-		if r.ExitCode != 2 || r.Status != StatusIncomplete || len(r.Errors) == 0 || !strings.Contains(r.Errors[0], filepath.Base(p)) {
+		if r.ExitCode != 2 || r.Status != model.StatusIncomplete || len(r.Errors) == 0 || !strings.Contains(r.Errors[0], filepath.Base(p)) {
 			t.Errorf("%s: exit %d status %s errors %q", p, r.ExitCode, r.Status, r.Errors)
 		}
 	}
@@ -255,7 +260,7 @@ func TestEI0011VersusBufferOOM(t *testing.T) {
 				for _, rem := range r.EI0011.Remedies {
 					ids = append(ids, rem.ID)
 				}
-				if !slices.Equal(ids, []string{RemedyReduceMemoryUse, RemedyFewerRoCELinks, RemedyFreeNPUMemory, RemedyHCCLBuffSize}) {
+				if !slices.Equal(ids, []string{model.RemedyReduceMemoryUse, model.RemedyFewerRoCELinks, model.RemedyFreeNPUMemory, model.RemedyHCCLBuffSize}) {
 					t.Errorf("remedies %v", ids)
 				}
 				buff := strings.Join(r.EI0011.Remedies[3].Findings, "\n")
@@ -292,7 +297,7 @@ func TestEI0011Numbers(t *testing.T) {
 	// 32 ranks on 4 servers: 8 per server; full mesh 24 remote peers,
 	// ring min(4-1, 2) = 2; × 13 QPs per connection (HCCL creates N + 1
 	// for HCCL_RDMA_QPS_PER_CONNECTION = 12).
-	wantLinks := Links{PeersLow: 2, PeersHigh: 24, QPsLow: 26, QPsHigh: 312,
+	wantLinks := model.Links{PeersLow: 2, PeersHigh: 24, QPsLow: 26, QPsHigh: 312,
 		QPMemoryLowBytes: 26 * 256 << 10, QPMemoryHighBytes: 312 * 3 << 20}
 	if got := p.Communicators[0].Links; got != wantLinks {
 		t.Errorf("links %+v, want %+v", got, wantLinks)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
+
 	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
 )
 
@@ -71,7 +73,7 @@ func FuzzBundle(f *testing.F) {
 		if len(ra.Faults) != len(rd.Faults) {
 			t.Errorf("archive found %d fault codes, directory %d", len(ra.Faults), len(rd.Faults))
 		}
-		for _, r := range []*Report{ra, rd} {
+		for _, r := range []*model.Report{ra, rd} {
 			if err := WriteText(io.Discard, r); err != nil {
 				t.Fatal(err)
 			}

@@ -3,10 +3,9 @@ package diagnose
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 
 	goldenfile "github.com/hccl-exporter/hccl_exporter/internal/golden"
 )
@@ -17,7 +16,7 @@ import (
 // to rewrite them after an intended change, and review the diff.
 func TestGolden(t *testing.T) {
 	r := run(t, "testdata/bundle")
-	if r.ExitCode != 1 || r.Status != StatusFindings {
+	if r.ExitCode != 1 || r.Status != model.StatusFindings {
 		t.Errorf("exit %d status %s, want 1 findings", r.ExitCode, r.Status)
 	}
 	var text, js bytes.Buffer
@@ -27,11 +26,11 @@ func TestGolden(t *testing.T) {
 	if err := WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
-	compareGolden(t, "testdata/golden/bundle.txt", text.Bytes())
-	compareGolden(t, "testdata/golden/bundle.json", js.Bytes())
+	goldenfile.Compare(t, "testdata/golden/bundle.txt", text.Bytes())
+	goldenfile.Compare(t, "testdata/golden/bundle.json", js.Bytes())
 
 	// The JSON reads back into a Report and writes out the same.
-	var back Report
+	var back model.Report
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatalf("report does not read back: %v", err)
 	}
@@ -40,47 +39,6 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(again.Bytes(), js.Bytes()) {
-		t.Errorf("JSON does not round-trip:\n%s", lineDiff(js.String(), again.String()))
+		t.Errorf("JSON does not round-trip:\n%s", goldenfile.FirstDifference(again.Bytes(), js.Bytes()))
 	}
-}
-
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if goldenfile.Updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update and review the diff):\n%s", path, lineDiff(string(want), string(got)))
-	}
-}
-
-// lineDiff shows the first differing lines.
-func lineDiff(want, got string) string {
-	wl, gl := bytes.Split([]byte(want), []byte("\n")), bytes.Split([]byte(got), []byte("\n"))
-	var out bytes.Buffer
-	shown := 0
-	for i := 0; i < max(len(wl), len(gl)) && shown < 10; i++ {
-		var w, g []byte
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if !bytes.Equal(w, g) {
-			out.WriteString("line " + strconv.Itoa(i+1) + ":\n  want: " + string(w) + "\n  got:  " + string(g) + "\n")
-			shown++
-		}
-	}
-	return out.String()
 }

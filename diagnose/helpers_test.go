@@ -11,6 +11,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // testOptions are deterministic: UTC, two workers.
@@ -73,7 +75,7 @@ func tarGz(t testing.TB, dir, prefix string) []byte {
 	return buf.Bytes()
 }
 
-func run(t testing.TB, paths ...string) *Report {
+func run(t testing.TB, paths ...string) *model.Report {
 	t.Helper()
 	r, err := Run(paths, testOptions())
 	if err != nil {
@@ -99,7 +101,7 @@ func envPlog(pid, buffsize, qps string, extra ...string) string {
 }
 
 // faultOf returns the report's fault of a code, or nil.
-func faultOf(r *Report, code string) *Fault {
+func faultOf(r *model.Report, code string) *model.Fault {
 	for i := range r.Faults {
 		if r.Faults[i].Code == code {
 			return &r.Faults[i]

@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
+
 	"github.com/hccl-exporter/hccl_exporter/internal/golden"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
-func htmlOf(t *testing.T, r *Report) string {
+func htmlOf(t *testing.T, r *model.Report) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteHTML(&b, r); err != nil {

@@ -13,12 +13,12 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
-func runIncidents(t *testing.T, name string) *Report {
+func runIncidents(t *testing.T, name string) *model.Report {
 	t.Helper()
 	return run(t, filepath.Join("testdata", "incidents", name))
 }
 
-func groupOf(in Incident, part, code string) *EventGroup {
+func groupOf(in model.Incident, part, code string) *model.EventGroup {
 	for i := range in.Groups {
 		if in.Groups[i].Part == part && in.Groups[i].Code == code {
 			return &in.Groups[i]
@@ -27,7 +27,7 @@ func groupOf(in Incident, part, code string) *EventGroup {
 	return nil
 }
 
-func textOf(t *testing.T, r *Report) string {
+func textOf(t *testing.T, r *model.Report) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteText(&b, r); err != nil {
@@ -36,7 +36,7 @@ func textOf(t *testing.T, r *Report) string {
 	return b.String()
 }
 
-func wantRoot(t *testing.T, in Incident, code, node string, rank, device int) {
+func wantRoot(t *testing.T, in model.Incident, code, node string, rank, device int) {
 	t.Helper()
 	if in.Root == nil {
 		t.Fatalf("incident %d has no root: %s", in.ID, in.Summary)
@@ -50,7 +50,7 @@ func wantRoot(t *testing.T, in Incident, code, node string, rank, device int) {
 
 // Every fault event with a time is in exactly one incident: the incidents
 // explain the whole fault table.
-func checkAccounted(t *testing.T, r *Report) {
+func checkAccounted(t *testing.T, r *model.Report) {
 	t.Helper()
 	var faults uint64
 	for _, f := range r.Faults {
@@ -81,10 +81,10 @@ func TestIncidentEI0011WithTimeouts(t *testing.T) {
 	if in.Root.Aligned.Format(model.TextTime) != "2026-03-18 20:18:46.447000" {
 		t.Errorf("root time %s", in.Root.Aligned.Format(model.TextTime))
 	}
-	if in.Confidence != ConfidenceHigh {
+	if in.Confidence != model.ConfidenceHigh {
 		t.Errorf("confidence %s: %q", in.Confidence, in.Reasons)
 	}
-	g := groupOf(in, PartConsequence, "EI0006")
+	g := groupOf(in, model.PartConsequence, "EI0006")
 	if g == nil || g.Processes != 55 || len(g.Nodes) != 7 || g.TimerSeconds != 1200 || g.Timer != "HCCL_CONNECT_TIMEOUT" {
 		t.Fatalf("EI0006 group %+v", g)
 	}
@@ -111,7 +111,7 @@ func TestIncidentEI0011WithTimeouts(t *testing.T) {
 	}
 	// The remedy starts from the root: the four EI0011 remedies with the
 	// failed process's numbers (QPS 16 → 56 peers × 17 QPs: N + 1).
-	if len(in.Remedy) != 4 || in.Remedy[0].ID != RemedyReduceMemoryUse {
+	if len(in.Remedy) != 4 || in.Remedy[0].ID != model.RemedyReduceMemoryUse {
 		t.Fatalf("remedy %+v", in.Remedy)
 	}
 	for i, w := range []string{"952 QPs × 3 MiB", "HCCL_RDMA_QPS_PER_CONNECTION = 16 (environment) in the failed process: ABOVE", "each connection creates 17 QPs (N + 1)", "look at device 4", "HCCL_BUFFSIZE is not the lever"} {
@@ -146,7 +146,7 @@ func TestIncidentPortDown(t *testing.T) {
 	if !strings.Contains(strings.Join(in.Reasons, "\n"), "of the 27 consequence(s) name rank 13, the root's rank") {
 		t.Errorf("reasons %q", in.Reasons)
 	}
-	g := groupOf(in, PartConsequence, "EI0006")
+	g := groupOf(in, model.PartConsequence, "EI0006")
 	if g == nil || g.Processes != 24 || len(g.Nodes) != 3 || g.TimerSeconds != 140 {
 		t.Fatalf("EI0006 group %+v", g)
 	}
@@ -170,15 +170,15 @@ func TestIncidentTwoIndependent(t *testing.T) {
 		t.Fatalf("%d incidents, want 2", len(r.Incidents))
 	}
 	wantRoot(t, r.Incidents[0], "EI0019", "node-1", 0, 0)
-	if g := groupOf(r.Incidents[0], PartConsequence, "EI0015"); g == nil || g.Processes != 8 || g.Nodes[0] != "node-2" || g.TimerSeconds != 320 {
+	if g := groupOf(r.Incidents[0], model.PartConsequence, "EI0015"); g == nil || g.Processes != 8 || g.Nodes[0] != "node-2" || g.TimerSeconds != 320 {
 		t.Errorf("incident 1 EI0015 %+v", g)
 	}
 	wantRoot(t, r.Incidents[1], "EI0011", "node-2", 10, 2)
-	if g := groupOf(r.Incidents[1], PartConsequence, "EI0006"); g == nil || g.Processes != 8 || g.Nodes[0] != "node-1" {
+	if g := groupOf(r.Incidents[1], model.PartConsequence, "EI0006"); g == nil || g.Processes != 8 || g.Nodes[0] != "node-1" {
 		t.Errorf("incident 2 EI0006 %+v", g)
 	}
 	for _, in := range r.Incidents {
-		if in.Confidence != ConfidenceHigh || len(in.Groups) != 1 {
+		if in.Confidence != model.ConfidenceHigh || len(in.Groups) != 1 {
 			t.Errorf("incident %d: confidence %s groups %+v", in.ID, in.Confidence, in.Groups)
 		}
 	}
@@ -211,7 +211,7 @@ func TestIncidentSkewedClocks(t *testing.T) {
 	}
 	in := r.Incidents[0]
 	wantRoot(t, in, "EI0011", "node-2", 9, 1)
-	if g := groupOf(in, PartConsequence, "EI0006"); g == nil || g.Processes != 24 || g.FirstAfterSeconds < 139 || g.FirstAfterSeconds > 141.5 {
+	if g := groupOf(in, model.PartConsequence, "EI0006"); g == nil || g.Processes != 24 || g.FirstAfterSeconds < 139 || g.FirstAfterSeconds > 141.5 {
 		t.Errorf("EI0006 %+v", g)
 	}
 	if got := in.Root.Time.Format(model.TextTime); got != "2026-03-18 14:08:20.000000" {
@@ -240,13 +240,13 @@ func TestIncidentOnlyConsequences(t *testing.T) {
 		t.Fatalf("%d incidents", len(r.Incidents))
 	}
 	in := r.Incidents[0]
-	if in.Root != nil || in.RootInBundle || in.Confidence != ConfidenceLow {
+	if in.Root != nil || in.RootInBundle || in.Confidence != model.ConfidenceLow {
 		t.Fatalf("root %+v in bundle %v confidence %s", in.Root, in.RootInBundle, in.Confidence)
 	}
 	if !strings.HasPrefix(in.Summary, "The first failing rank is not in the bundle") {
 		t.Errorf("summary %q", in.Summary)
 	}
-	if g := groupOf(in, PartWaiting, "EI0002"); g == nil || g.Processes != 24 || len(g.Nodes) != 3 {
+	if g := groupOf(in, model.PartWaiting, "EI0002"); g == nil || g.Processes != 24 || len(g.Nodes) != 3 {
 		t.Errorf("EI0002 %+v", g)
 	}
 	if len(in.SuspectedPeers) != 8 || in.SuspectedPeers[0].Peer != "rank 24" || in.SuspectedPeers[0].InBundle {
@@ -282,7 +282,7 @@ func TestIncidentAmbiguous(t *testing.T) {
 	}
 	in := r.Incidents[0]
 	wantRoot(t, in, "EI0011", "node-b", -1, -1)
-	if in.Confidence != ConfidenceMedium || len(in.Alternatives) != 1 || in.Alternatives[0].Node != "node-a" {
+	if in.Confidence != model.ConfidenceMedium || len(in.Alternatives) != 1 || in.Alternatives[0].Node != "node-a" {
 		t.Errorf("confidence %s alternatives %+v", in.Confidence, in.Alternatives)
 	}
 	if !strings.Contains(strings.Join(in.Reasons, "\n"), "Ambiguous: EI0011 on node-a pid 11") {
@@ -331,8 +331,8 @@ func TestIncidentsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back struct {
-		Incidents []Incident  `json:"incidents"`
-		Clock     ClockReport `json:"clock"`
+		Incidents []model.Incident  `json:"incidents"`
+		Clock     model.ClockReport `json:"clock"`
 	}
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestIncidentSkewUnmeasured(t *testing.T) {
 	if a.RootInBundle || b.Root == nil || b.Root.Code != "EI0011" || b.Root.Node != "node-2" {
 		t.Fatalf("incidents %q / %q", a.Summary, b.Summary)
 	}
-	if b.Confidence != ConfidenceMedium || !strings.Contains(strings.Join(b.Reasons, "\n"), "if node-2's clock runs more than 60 s ahead, this failure is their root") {
+	if b.Confidence != model.ConfidenceMedium || !strings.Contains(strings.Join(b.Reasons, "\n"), "if node-2's clock runs more than 60 s ahead, this failure is their root") {
 		t.Errorf("incident 2: %s %q", b.Confidence, b.Reasons)
 	}
 	if !strings.Contains(a.Summary, "Possibly caused by incident #2 (EI0011 on node-2; clocks not compared)") {
@@ -381,9 +381,9 @@ func TestIncidentEI0011BufferSized(t *testing.T) {
 		first     string
 		wantFound string
 	}{
-		{"Failed to allocate 420478976 bytes of NPU memory.", RemedyHCCLBuffSize, "2 × HCCL_BUFFSIZE 200 MiB (environment) + 1 MiB = 401 MiB at its first collective: exactly the failed allocation"},
-		{"Failed to allocate 262144~3145728 bytes of NPU memory.", RemedyReduceMemoryUse, "the failed allocation was QP-sized"},
-		{"Failed to allocate [size: [0.25MB, 3MB], Affected by QP depth configuration.] bytes of NPU memory.", RemedyReduceMemoryUse, "the failed allocation was QP-sized"},
+		{"Failed to allocate 420478976 bytes of NPU memory.", model.RemedyHCCLBuffSize, "2 × HCCL_BUFFSIZE 200 MiB (environment) + 1 MiB = 401 MiB at its first collective: exactly the failed allocation"},
+		{"Failed to allocate 262144~3145728 bytes of NPU memory.", model.RemedyReduceMemoryUse, "the failed allocation was QP-sized"},
+		{"Failed to allocate [size: [0.25MB, 3MB], Affected by QP depth configuration.] bytes of NPU memory.", model.RemedyReduceMemoryUse, "the failed allocation was QP-sized"},
 	}
 	for _, c := range cases {
 		dir := t.TempDir()
@@ -415,7 +415,7 @@ func TestIncidentHeartbeat(t *testing.T) {
 		t.Fatalf("%d heartbeat events", r.HeartbeatEvents)
 	}
 	for _, in := range r.Incidents {
-		if g := groupOf(in, PartWaiting, CodeHeartbeat); g != nil {
+		if g := groupOf(in, model.PartWaiting, model.CodeHeartbeat); g != nil {
 			if in.RootInBundle || len(in.SuspectedPeers) != 1 || in.SuspectedPeers[0].Peer != "127.10.0.2/2" || g.Stage != "execution" {
 				t.Errorf("heartbeat incident %+v", in)
 			}

@@ -15,7 +15,7 @@ import (
 func TestLinkFailuresInEveryFormat(t *testing.T) {
 	r := run(t, "testdata/bundle")
 	const pair = "server 192.168.200.100, device 1 → server 192.168.200.100, device 0"
-	var in *Incident
+	var in *model.Incident
 	for i := range r.Incidents {
 		if len(r.Incidents[i].LinkFailures) > 0 {
 			in = &r.Incidents[i]
@@ -35,10 +35,10 @@ func TestLinkFailuresInEveryFormat(t *testing.T) {
 	}
 	hasRemedy := false
 	for _, rem := range in.Remedy {
-		hasRemedy = hasRemedy || rem.ID == RemedyCheckLink
+		hasRemedy = hasRemedy || rem.ID == model.RemedyCheckLink
 	}
 	if !hasRemedy {
-		t.Errorf("remedy %+v lacks %s", in.Remedy, RemedyCheckLink)
+		t.Errorf("remedy %+v lacks %s", in.Remedy, model.RemedyCheckLink)
 	}
 	var text bytes.Buffer
 	if err := WriteText(&text, r); err != nil {

@@ -21,7 +21,7 @@ const silentPair = "rank 3 on 10.20.1.11 (device 3, node-1 pid 669003) → rank 
 
 // checkSilentIncident: the bundle's one incident carries the resolved pair
 // and names rank 11 as the likely root cause, in the JSON, text and HTML.
-func checkSilentIncident(t *testing.T, r *Report) {
+func checkSilentIncident(t *testing.T, r *model.Report) {
 	t.Helper()
 	if len(r.Incidents) != 1 {
 		t.Fatalf("%d incidents, want 1: %+v", len(r.Incidents), r.Incidents)
@@ -31,9 +31,9 @@ func checkSilentIncident(t *testing.T, r *Report) {
 	if p == nil {
 		t.Fatalf("no failing pair; link failures of the bundle: %+v, of the incident: %+v", r.LinkFailures, in.LinkFailures)
 	}
-	want := FailingPair{Source: model.LinkSourceDetector, LinkType: model.LinkTypeRoCE,
-		Src: PairEnd{Rank: 3, Server: "10.20.1.11", Device: 3, Node: "node-1", PID: 669003, InBundle: true},
-		Dst: PairEnd{Rank: 11, Server: "10.20.1.12", Device: 3, Node: "node-2", PID: 670003, InBundle: true}}
+	want := model.FailingPair{Source: model.LinkSourceDetector, LinkType: model.LinkTypeRoCE,
+		Src: model.PairEnd{Rank: 3, Server: "10.20.1.11", Device: 3, Node: "node-1", PID: 669003, InBundle: true},
+		Dst: model.PairEnd{Rank: 11, Server: "10.20.1.12", Device: 3, Node: "node-2", PID: 670003, InBundle: true}}
 	if *p != want {
 		t.Errorf("failing pair\n got %+v\nwant %+v", *p, want)
 	}
@@ -44,7 +44,7 @@ func checkSilentIncident(t *testing.T, r *Report) {
 		t.Fatalf("silent ranks %+v, want rank 11", in.SilentRanks)
 	}
 	s := in.SilentRanks[0]
-	if s.Rank != 11 || s.Node != "node-2" || s.PID != 670003 || s.Confidence != ConfidenceMedium {
+	if s.Rank != 11 || s.Node != "node-2" || s.PID != 670003 || s.Confidence != model.ConfidenceMedium {
 		t.Errorf("silent rank %+v", s)
 	}
 	// Its last line is its [LocalRank Key Info] at 10:30:04.2 (+08:00).
@@ -61,12 +61,12 @@ func checkSilentIncident(t *testing.T, r *Report) {
 			t.Errorf("collect list lacks %q: %s", w, collect)
 		}
 	}
-	if in.Confidence != ConfidenceMedium || !strings.HasPrefix(in.Summary, "Likely root cause: rank 11 (node-2 pid 670003") ||
+	if in.Confidence != model.ConfidenceMedium || !strings.HasPrefix(in.Summary, "Likely root cause: rank 11 (node-2 pid 670003") ||
 		!strings.Contains(in.Summary, "suspended or exited early") || !strings.Contains(in.Summary, silentPair) {
 		t.Errorf("confidence %s, summary %q", in.Confidence, in.Summary)
 	}
-	if len(in.Remedy) == 0 || in.Remedy[0].ID != RemedySilentRank {
-		t.Errorf("first remedy %+v, want %s", in.Remedy, RemedySilentRank)
+	if len(in.Remedy) == 0 || in.Remedy[0].ID != model.RemedySilentRank {
+		t.Errorf("first remedy %+v, want %s", in.Remedy, model.RemedySilentRank)
 	}
 
 	// The JSON fields, as a program reads them.
@@ -211,10 +211,10 @@ func TestSilentRankStillLogging(t *testing.T) {
 		t.Fatalf("incidents %+v", r.Incidents)
 	}
 	s := r.Incidents[0].SilentRanks[0]
-	if s.Rank != 11 || s.Confidence != ConfidenceLow || s.SilentSeconds >= 0 || !strings.Contains(s.Reason, "alive") {
+	if s.Rank != 11 || s.Confidence != model.ConfidenceLow || s.SilentSeconds >= 0 || !strings.Contains(s.Reason, "alive") {
 		t.Errorf("silent rank %+v", s)
 	}
-	if r.Incidents[0].Confidence != ConfidenceLow {
+	if r.Incidents[0].Confidence != model.ConfidenceLow {
 		t.Errorf("incident confidence %s", r.Incidents[0].Confidence)
 	}
 }

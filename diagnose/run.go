@@ -3,6 +3,8 @@ package diagnose
 import (
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
+
 	"github.com/hccl-exporter/hccl_exporter/diagnose/analyse"
 )
 
@@ -12,7 +14,7 @@ type Options = analyse.Options
 // Run reads the bundle at paths and builds its report. An *InputError means
 // an input could not be used at all (exit 2, no report); problems reading
 // part of an input are listed in Report.Errors (status incomplete).
-func Run(paths []string, opts Options) (*Report, error) { return analyse.Run(paths, opts) }
+func Run(paths []string, opts Options) (*model.Report, error) { return analyse.Run(paths, opts) }
 
 // ParseNodeZones reads NODE=ZONE pairs (--node-timezone).
 func ParseNodeZones(pairs []string) (map[string]*time.Location, error) {

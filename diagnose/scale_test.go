@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
+
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
@@ -36,7 +38,7 @@ func scaleBundle(t testing.TB) string {
 }
 
 // renderAll runs diagnose and writes every format, as the command would.
-func renderAll(t testing.TB, dir string) (*Report, string, string) {
+func renderAll(t testing.TB, dir string) (*model.Report, string, string) {
 	t.Helper()
 	r, err := Run([]string{dir}, Options{Location: time.UTC, Workers: 2})
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/hccl-exporter/hccl_exporter/internal/golden"
 )
 
 // zipOf packs the files under dir into a zip, each entry named prefix + its
@@ -76,7 +78,7 @@ func TestZipBundle(t *testing.T) {
 			t.Errorf("%s: %d entries skipped, want 1 (the symlink)", name, r.Inputs[0].SkippedFiles)
 		}
 		if got, want := reportJSON(t, r), reportJSON(t, dirReport); got != want {
-			t.Errorf("%s: report differs from the directory's:\n%s", name, lineDiff(want, got))
+			t.Errorf("%s: report differs from the directory's:\n%s", name, goldenfile.FirstDifference([]byte(got), []byte(want)))
 		}
 		if strings.Contains(reportJSON(t, r), "shadow") {
 			t.Errorf("%s: a symlink entry was read", name)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
+
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/common/promslog/flag"
@@ -163,7 +165,7 @@ func (d *Command) App() *kingpin.Application {
 			"(no finding), 1 findings (the report says what), 2 error (bad flags, unreadable input; the report is incomplete). To compute HCCL_BUFFSIZE for a model: "+exporterName+" diagnose buffsize --help.")
 		app.Flag("format", formatHelp).Default("text").EnumVar(&d.format, "text", "json", "html")
 		app.Flag("layout", "How files map to nodes: auto (node directories are detected), nodes (each first-level directory of a PATH is a node), node (each PATH is one node).").
-			Default(string(diagnose.LayoutAuto)).EnumVar(&d.layout, string(diagnose.LayoutAuto), string(diagnose.LayoutNodes), string(diagnose.LayoutNode))
+			Default(string(bundle.LayoutAuto)).EnumVar(&d.layout, string(bundle.LayoutAuto), string(bundle.LayoutNodes), string(bundle.LayoutNode))
 		app.Flag("timezone", "Zone the nodes printed their log times in (CANN prints local time without a zone): Local, UTC, an "+
 			"IANA name such as Asia/Shanghai, an offset such as +08:00, or auto (each node's zone from its communicators' "+
 			"identifiers, which carry the root's creation time in UTC; this machine's local zone where they show none).").
@@ -227,7 +229,7 @@ func (d *Command) runReport(logger *slog.Logger) int {
 		return 2
 	}
 	start := time.Now()
-	rep, err := diagnose.Run(d.paths, diagnose.Options{Layout: diagnose.Layout(d.layout), Location: loc, Workers: d.workers, NodeLocations: nodeLocs, InferZones: infer})
+	rep, err := diagnose.Run(d.paths, diagnose.Options{Layout: bundle.Layout(d.layout), Location: loc, Workers: d.workers, NodeLocations: nodeLocs, InferZones: infer})
 	if err != nil {
 		fmt.Fprintf(d.stderr, "%s diagnose: %v\n", exporterName, err)
 		return 2
