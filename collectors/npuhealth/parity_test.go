@@ -29,7 +29,7 @@ func TestParseCommon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := m["0"]; len(m) != 1 || c.RatedMHz != (Opt{1800, true}) || c.CurrentMHz != (Opt{800, true}) {
+	if c := m["0"]; len(m) != 1 || c.RatedMHz != (ascend.Value{V: 1800, OK: true}) || c.CurrentMHz != (ascend.Value{V: 800, OK: true}) {
 		t.Errorf("910B1 common = %+v, want chip 0 rated 1800, current 800", m)
 	}
 	// An A3 card (print_common_info layout): two dies, then the MCU.
@@ -42,7 +42,7 @@ func TestParseCommon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m) != 2 || m["0"].CurrentMHz != (Opt{1650, true}) || m["1"].CurrentMHz.OK || m["1"].RatedMHz != (Opt{1650, true}) {
+	if len(m) != 2 || m["0"].CurrentMHz != (ascend.Value{V: 1650, OK: true}) || m["1"].CurrentMHz.OK || m["1"].RatedMHz != (ascend.Value{V: 1650, OK: true}) {
 		t.Errorf("A3 common = %+v", m)
 	}
 	for _, bad := range []string{"", "This device does not support querying common.\n", kv("Chip ID", "x") + kv("Aicore Freq(MHZ)", "1")} {

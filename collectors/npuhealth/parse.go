@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // ErrNoData is returned by a parser when the output holds none of the
@@ -110,13 +112,7 @@ type ECC struct {
 	// Errors: since driver load; Lifetime: the aggregate totals;
 	// Isolated / Pending: pages isolated, and pages to be isolated at the
 	// next reset ("Next-Isolated"). Index 0 single bit, 1 double bit.
-	Errors, Lifetime, Isolated, Pending [2]Opt
-}
-
-// Opt is a value that may be absent.
-type Opt struct {
-	V  float64
-	OK bool
+	Errors, Lifetime, Isolated, Pending [2]ascend.Value
 }
 
 // pendingMax: the double-bit next-isolated count is 0..64 (DOC950); npu-smi
@@ -140,7 +136,7 @@ func ParseECC(b []byte) (ECC, error) {
 		case strings.Contains(l.label, "Double Bit"):
 			bit = 1
 		}
-		var dst *[2]Opt
+		var dst *[2]ascend.Value
 		switch {
 		case bit < 0:
 			continue
@@ -163,7 +159,7 @@ func ParseECC(b []byte) (ECC, error) {
 		if dst == &e.Pending && v >= pendingMax {
 			continue
 		}
-		dst[bit] = Opt{v, ok}
+		dst[bit] = ascend.Value{V: v, OK: ok}
 	}
 	if !seen {
 		return ECC{}, fmt.Errorf("ecc: %w (HBM … Bit … Count)", ErrNoData)
@@ -373,7 +369,7 @@ func ParseMemory(b []byte) (celsius float64, ok bool, err error) {
 // bandwidth utilisation.
 type Usages struct {
 	Engines      map[string]float64
-	HBMBandwidth Opt
+	HBMBandwidth ascend.Value
 }
 
 // usageEngines maps `-t usages` labels to the engine label. Lines hidden in
@@ -414,7 +410,7 @@ func ParseUsages(b []byte) (Usages, error) {
 		if isEngine {
 			u.Engines[engine] = v / 100
 		} else {
-			u.HBMBandwidth = Opt{v / 100, true}
+			u.HBMBandwidth = ascend.Value{V: v / 100, OK: true}
 		}
 	}
 	if !seen {
@@ -474,7 +470,7 @@ func ParseVolt(b []byte) (volts float64, ok bool, err error) {
 // Common is one NPU chip's part of the card-level `-t common -i N`: its AI
 // Core frequencies (rated and current), in MHz as printed.
 type Common struct {
-	RatedMHz, CurrentMHz Opt
+	RatedMHz, CurrentMHz ascend.Value
 }
 
 // ParseCommon reads `-t common -i N`, card level: one block per chip, each
@@ -512,9 +508,9 @@ func ParseCommon(b []byte) (map[string]Common, error) {
 		}
 		c := out[chip]
 		if strings.Contains(l.label, "cur") {
-			c.CurrentMHz = Opt{v, ok}
+			c.CurrentMHz = ascend.Value{V: v, OK: ok}
 		} else {
-			c.RatedMHz = Opt{v, ok}
+			c.RatedMHz = ascend.Value{V: v, OK: ok}
 		}
 		out[chip] = c
 	}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 )
@@ -45,7 +46,7 @@ func TestParseECC910A(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ECC{Errors: [2]Opt{{3, true}, {0, true}}, Lifetime: [2]Opt{{7, true}, {1, true}}, Isolated: [2]Opt{{0, true}, {1, true}}}
+	want := ECC{Errors: [2]ascend.Value{{3, true}, {0, true}}, Lifetime: [2]ascend.Value{{7, true}, {1, true}}, Isolated: [2]ascend.Value{{0, true}, {1, true}}}
 	if e != want {
 		t.Errorf("got %+v\nwant %+v", e, want)
 	}

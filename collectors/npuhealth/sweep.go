@@ -88,7 +88,7 @@ var queries = []query{
 	}, carry: func(r, p *Reading) { r.SIO = p.SIO }},
 	{typ: "memory", parse: func(r *Reading, b []byte) error {
 		v, ok, err := ParseMemory(b)
-		r.HBMTemp = Opt{v, ok}
+		r.HBMTemp = ascend.Value{V: v, OK: ok}
 		return err
 	}, carry: func(r, p *Reading) { r.HBMTemp = p.HBMTemp }},
 	{typ: "usages", parse: func(r *Reading, b []byte) error {
@@ -114,7 +114,7 @@ var queries = []query{
 	}, carry: func(r, p *Reading) { r.Inventory = p.Inventory }},
 	{typ: "volt", parse: func(r *Reading, b []byte) error {
 		v, ok, err := ParseVolt(b)
-		r.Volts = Opt{v, ok}
+		r.Volts = ascend.Value{V: v, OK: ok}
 		return err
 	}, carry: func(r, p *Reading) { r.Volts = p.Volts }},
 	{typ: "common", card: true, parse: func(r *Reading, b []byte) error {
@@ -138,12 +138,12 @@ type Reading struct {
 	PCIe       map[string]float64
 	HCCS       *HCCS
 	SIO        map[string]float64
-	HBMTemp    Opt
+	HBMTemp    ascend.Value
 	Usages     *Usages
 	VDie       string
 	HasBoard   bool
 	Inventory  *Inventory        // card-board, the NPU's
-	Volts      Opt               // volt
+	Volts      ascend.Value      // volt
 	Common     map[string]Common // common, the NPU's chips by Chip ID
 }
 
