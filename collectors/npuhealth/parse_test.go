@@ -46,7 +46,7 @@ func TestParseECC910A(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ECC{Errors: [2]ascend.Value{{3, true}, {0, true}}, Lifetime: [2]ascend.Value{{7, true}, {1, true}}, Isolated: [2]ascend.Value{{0, true}, {1, true}}}
+	want := ECC{Errors: [2]ascend.Value{{V: 3, OK: true}, {V: 0, OK: true}}, Lifetime: [2]ascend.Value{{V: 7, OK: true}, {V: 1, OK: true}}, Isolated: [2]ascend.Value{{V: 0, OK: true}, {V: 1, OK: true}}}
 	if e != want {
 		t.Errorf("got %+v\nwant %+v", e, want)
 	}
