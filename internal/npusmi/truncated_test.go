@@ -90,23 +90,6 @@ func TestParseTruncationErrors(t *testing.T) {
 	}
 }
 
-// blockOf returns the line starting with prefix, its following lines up to
-// and including the next separator.
-func blockOf(t *testing.T, b []byte, prefix string) string {
-	t.Helper()
-	i := bytes.Index(b, []byte(prefix))
-	if i < 0 {
-		t.Fatalf("no %q", prefix)
-	}
-	rest := b[i:]
-	j := bytes.Index(rest, []byte("\n+"))
-	if j < 0 {
-		t.Fatalf("no separator after %q", prefix)
-	}
-	k := bytes.IndexByte(rest[j+1:], '\n')
-	return string(rest[:j+1+k+1])
-}
-
 // TestCutBurstsNeverAccepted is the attack of issue 24: after a complete
 // run, bursts of cut tables — at a different point each run, and at the
 // same point run after run — must never be served as the node. Before, three
