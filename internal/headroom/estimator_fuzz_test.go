@@ -21,7 +21,7 @@ func FuzzEstimatorState(f *testing.F) {
 		}
 		keys, _ := e.Snapshot()
 		for _, k := range keys {
-			if v, _, ok := e.Estimate(k.Key); ok && (!(v > 0) || math.IsInf(v, 0)) {
+			if v, _, ok := e.Estimate("", k.Key); ok && (!(v > 0) || math.IsInf(v, 0)) {
 				t.Fatalf("estimate %v for %+v", v, k.Key)
 			}
 		}
@@ -53,9 +53,9 @@ func FuzzEstimatorObserve(f *testing.F) {
 				hbm = math.NaN()
 			}
 			e.Observe(ChipSample{NPU: "0", Chip: "0", Product: "p", Driver: "d", At: at, HBMUsedBytes: hbm,
-				QPsByMode: map[string]float64{QPModeGraph.Name: qps}, Processes: "1", LiveQPs: -1})
+				QPsByMode: map[string]float64{QPModeGraph.Name: qps}, Processes: "1", LiveQPs: -1, Owner: "uid:1000", OwnerKernel: true})
 		}
-		if v, _, ok := e.Estimate(LearnKey{"p", QPModeGraph.Name, "d"}); ok && (!(v > 0) || math.IsInf(v, 0)) {
+		if v, _, ok := e.Estimate("uid:1000", LearnKey{"p", QPModeGraph.Name, "d"}); ok && (!(v > 0) || math.IsInf(v, 0)) {
 			t.Fatalf("learned %v", v)
 		}
 	})

@@ -202,7 +202,7 @@ func Settings(p logstate.ProcessView) headroom.ProcessSettings {
 	s := headroom.ProcessSettings{PID: p.PID,
 		UnattributedBufferBytes: float64(p.UnattributedBufferBytes), UnattributedQPs: float64(p.UnattributedQPs),
 		GraphMode: p.QPMode.Offline, SingleQP: p.QPMode.Offline || p.QPMode.NoMultiQP, MultiQPFrom: p.QPMode.MultiQPFrom,
-		QPNs: p.QPNs}
+		QPNs: p.QPNs, Owner: p.Owner, OwnerKernel: p.OwnerKernel}
 	if v, ok := p.Env[hcclenv.QPsPerConnection]; ok && v.HasNumber {
 		s.QPsPerConnection, s.QPsKnown = v.Number, true
 	}
