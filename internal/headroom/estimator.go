@@ -459,19 +459,23 @@ func maps(x, y map[string]float64) bool {
 func (e *Estimator) expire() {
 	cutoff := e.cfg.Now().Add(-e.cfg.TTL).Unix()
 	for k, o := range e.obs {
-		i := 0
-		for i < len(o.At) && o.At[i] < cutoff {
-			i++
-		}
-		if i == 0 {
+		if !slices.ContainsFunc(o.At, func(at int64) bool { return at <= cutoff }) {
 			continue
 		}
+		// Filtered whole: an edited file's times need not be in order.
+		var vs []float64
+		var ats []int64
+		for i, at := range o.At {
+			if at > cutoff {
+				vs, ats = append(vs, o.Values[i]), append(ats, at)
+			}
+		}
 		e.gen++
-		if i == len(o.Values) {
+		if len(vs) == 0 {
 			delete(e.obs, k)
 			continue
 		}
-		o.Values, o.At = o.Values[i:], o.At[i:]
+		o.Values, o.At = vs, ats
 	}
 	for owner := range e.kernel {
 		if !e.holds(owner) {
@@ -769,6 +773,7 @@ func (e *Estimator) UnmarshalJSON(b []byte) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.obs, e.kernel = map[ownerKey]*observations{}, map[string]bool{}
+	now := e.cfg.Now().Unix()
 	for _, en := range entries {
 		lo, hi, known := bandOf(en.Mode)
 		k := ownerKey{Owner: en.Owner, LearnKey: LearnKey{en.Product, en.Mode, en.Driver}}
@@ -782,7 +787,9 @@ func (e *Estimator) UnmarshalJSON(b []byte) error {
 			}
 			at := int64(0)
 			if i < len(en.At) {
-				at = en.At[i]
+				// A time after now (an edited file, a clock step back)
+				// counts as now: nothing outlives the TTL from its load.
+				at = min(en.At[i], now)
 			}
 			o.Values, o.At = append(o.Values, clampBand(v, lo, hi)), append(o.At, at)
 		}

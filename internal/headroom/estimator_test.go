@@ -25,8 +25,9 @@ type timeline struct {
 	live    float64
 	refused map[string]int
 	learned int
-	// owner is the kernel-named owner of the chip's processes.
-	owner string
+	// owner is the kernel-named owner of the chip's processes; npu the
+	// chip's NPU ("0" when empty).
+	owner, npu string
 }
 
 func newTimeline(t *testing.T, e *Estimator, seed uint64, noise float64) *timeline {
@@ -43,7 +44,11 @@ func (tl *timeline) scrape() {
 		q[k] = v
 	}
 	noise := (tl.rng.Float64()*2 - 1) * tl.noise
-	ok, reason := tl.e.Observe(ChipSample{NPU: "0", Chip: "0", Product: "910B3", Driver: "24.1.rc3", At: tl.at,
+	npu := tl.npu
+	if npu == "" {
+		npu = "0"
+	}
+	ok, reason := tl.e.Observe(ChipSample{NPU: npu, Chip: "0", Product: "910B3", Driver: "24.1.rc3", At: tl.at,
 		HBMUsedBytes: math.Round((tl.hbm+noise)/mib) * mib, // npu-smi prints MiB
 		QPsByMode:    q, Captures: tl.capt, CCLBufferBytes: tl.ccl, Processes: tl.procs, LiveQPs: tl.live, Owner: tl.owner, OwnerKernel: tl.owner != ""})
 	if ok {
