@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 )
 
 func TestLearnFlags(t *testing.T) {
@@ -40,5 +43,57 @@ func TestLearnFlags(t *testing.T) {
 				t.Errorf("flags %+v, %v; want %+v", *f, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestLearnResetDropsStateFile: --headroom.learn-reset drops the learned
+// sizes a state file holds, with learning on or off, and the file is
+// written again without them; without it they load.
+func TestLearnResetDropsStateFile(t *testing.T) {
+	now := time.Now().Unix()
+	learned := fmt.Sprintf(`{"version":2,"learned":[{"owner":"pod:a","kernel":true,"product":"910B3","mode":"910b_op_base","driver":"24.1.rc3",`+
+		`"values":[4194304],"at":[%d],"total":1}]}`, now)
+	st := logstate.NewState(logstate.DefaultOptions())
+	src := (&learnFlags{qpSize: true, minObservations: 1, ttl: time.Hour}).estimator()
+	if err := src.UnmarshalJSON([]byte(learned)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AttachExtension("headroom_qp_sizes", src); err != nil {
+		t.Fatal(err)
+	}
+	file, err := st.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags learnFlags
+		kept  bool
+	}{
+		{learnFlags{qpSize: true, minObservations: 1, ttl: time.Hour}, true},
+		{learnFlags{qpSize: true, minObservations: 1, ttl: time.Hour, reset: true}, false},
+		{learnFlags{qpSize: false, minObservations: 1, ttl: time.Hour, reset: true}, false},
+	} {
+		t.Run(fmt.Sprintf("learn=%v,reset=%v", tc.flags.qpSize, tc.flags.reset), func(t *testing.T) {
+			st2 := logstate.NewState(logstate.DefaultOptions())
+			if err := st2.UnmarshalBinary(file); err != nil {
+				t.Fatal(err)
+			}
+			est := tc.flags.estimator()
+			if err := st2.AttachExtension("headroom_qp_sizes", est); err != nil {
+				t.Fatal(err)
+			}
+			_, ok := est.Learned("24.1.rc3").LookupFor("pod:a", "910B3", "910b_op_base")
+			out, err := st2.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			inFile := strings.Contains(string(out), `"pod:a"`)
+			if ok != tc.kept || inFile != tc.kept {
+				t.Errorf("learned size loaded %v, in the file written next %v; want %v", ok, inFile, tc.kept)
+			}
+		})
+	}
+	if (&learnFlags{qpSize: false}).estimator() != nil {
+		t.Error("an estimator with learning off and no reset: the state file's sizes would be rewritten, not kept")
 	}
 }

@@ -253,6 +253,14 @@ type Estimator struct {
 	kernel  map[string]bool
 	refused map[string]uint64
 	gen     uint64 // bumped by every change to save
+	// nextExpiry is the earliest observation time (Unix seconds): expire
+	// has nothing to do while the TTL's cutoff is before it. 0: unknown.
+	nextExpiry int64
+	// What Learned and Snapshot computed at generation cacheGen: every
+	// scrape asks, the observations change with a burst.
+	cacheGen uint64
+	learned  map[string]*LearnedSizes // by driver
+	snap     []KeyStats
 }
 
 // Generation changes whenever the estimator learned, refused or forgot a
@@ -314,6 +322,7 @@ func (e *Estimator) Observe(s ChipSample) (accepted bool, reason string) {
 		e.obs[ok2] = o
 	}
 	e.kernel[s.Owner] = s.OwnerKernel
+	e.nextExpiry = 0
 	o.Values = append(o.Values, v)
 	o.At = append(o.At, w[2].At.Unix())
 	o.trim()
@@ -458,6 +467,10 @@ func maps(x, y map[string]float64) bool {
 // with none. The caller holds the lock.
 func (e *Estimator) expire() {
 	cutoff := e.cfg.Now().Add(-e.cfg.TTL).Unix()
+	if e.nextExpiry != 0 && cutoff < e.nextExpiry {
+		return
+	}
+	defer e.noteExpiry()
 	for k, o := range e.obs {
 		if !slices.ContainsFunc(o.At, func(at int64) bool { return at <= cutoff }) {
 			continue
@@ -481,6 +494,25 @@ func (e *Estimator) expire() {
 		if !e.holds(owner) {
 			delete(e.kernel, owner)
 		}
+	}
+}
+
+// noteExpiry records the earliest observation time. The caller holds the
+// lock.
+func (e *Estimator) noteExpiry() {
+	e.nextExpiry = math.MaxInt64
+	for _, o := range e.obs {
+		for _, at := range o.At {
+			e.nextExpiry = min(e.nextExpiry, at)
+		}
+	}
+}
+
+// cached drops what Learned and Snapshot computed when the observations
+// changed since. The caller holds the lock.
+func (e *Estimator) cached() {
+	if e.cacheGen != e.gen || e.learned == nil {
+		e.cacheGen, e.learned, e.snap = e.gen, map[string]*LearnedSizes{}, nil
 	}
 }
 
@@ -551,7 +583,14 @@ func (e *Estimator) Learned(driver string) *LearnedSizes {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.expire()
+	e.cached()
+	if l, ok := e.learned[driver]; ok {
+		return l // read only: shared by the scrapes until the next change
+	}
 	out := &LearnedSizes{owner: map[[3]string]float64{}, node: map[[2]string]float64{}}
+	if len(e.learned) < maxLearnedKeys {
+		e.learned[driver] = out
+	}
 	votes := map[[2]string][]float64{}
 	for k, o := range e.obs {
 		if k.Driver != driver || k.Owner == "" {
@@ -658,6 +697,14 @@ func (e *Estimator) Snapshot() ([]KeyStats, map[string]uint64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.expire()
+	e.cached()
+	ref := make(map[string]uint64, len(e.refused))
+	for k, v := range e.refused {
+		ref[k] = v
+	}
+	if e.snap != nil {
+		return slices.Clone(e.snap), ref
+	}
 	byKey := map[LearnKey]*KeyStats{}
 	values := map[LearnKey][]float64{}
 	for k, o := range e.obs {
@@ -685,11 +732,8 @@ func (e *Estimator) Snapshot() ([]KeyStats, map[string]uint64) {
 		a, b := out[i].Key, out[j].Key
 		return a.Product+"\x00"+a.Mode+"\x00"+a.Driver < b.Product+"\x00"+b.Mode+"\x00"+b.Driver
 	})
-	ref := make(map[string]uint64, len(e.refused))
-	for k, v := range e.refused {
-		ref[k] = v
-	}
-	return out, ref
+	e.snap = out
+	return slices.Clone(out), ref
 }
 
 // estimatorFile is the estimator in the state file (logstate's
@@ -799,7 +843,9 @@ func (e *Estimator) UnmarshalJSON(b []byte) error {
 			e.kernel[en.Owner] = en.Kernel
 		}
 	}
+	e.nextExpiry = 0
 	e.expire()
+	e.gen++ // what Learned and Snapshot computed is stale
 	e.refused = map[string]uint64{}
 	for k, v := range f.Refused {
 		if slices.Contains(RefusedReasons, k) {
