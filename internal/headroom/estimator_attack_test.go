@@ -360,3 +360,24 @@ func TestQPBand(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackRealQPsWhileFreeing: hccn_tool counts 500 real new QPs while the
+// tenant frees memory in the same interval (999 MiB for single-QP QPs):
+// the live count agrees, HBM grew by 500 MiB, 1 MiB per QP. 0.5.0 learned
+// it; it is below the band of both 910B op-base modes, and refused.
+func TestAttackRealQPsWhileFreeing(t *testing.T) {
+	for _, m := range []QPMode{QPMode910BOpBase, QPMode910BOpBaseMultiQP} {
+		e := NewEstimator(EstimatorConfig{MinObservations: 1})
+		tl := attacker(t, e)
+		tl.live = 100
+		tl.settle(2)
+		tl.qps[m.Name] += 500
+		tl.live += 500
+		tl.hbm += 500 * mib // the QPs' memory less what was freed
+		tl.scrape()
+		tl.settle(3)
+		if tl.refused[refusedBelowBand] != 1 || tl.learned != 0 {
+			t.Errorf("%s: refused %v, learned %d; want one below_band", m.Name, tl.refused, tl.learned)
+		}
+	}
+}
