@@ -408,6 +408,8 @@ func (w *collectorWiring) newHeadroom(d *Deps, built map[string]collector.Collec
 			// The learned sizes live in the CANN log state file.
 			if err := lc.AttachExtension("headroom_qp_sizes", est); err != nil {
 				logger.Warn("the learned QP sizes in the state file could not be read; learning starts over", "err", err)
+			} else if w.learn.reset {
+				logger.Info("--headroom.learn-reset: the learned QP sizes in the state file are dropped; the next checkpoint writes it without them")
 			}
 		}
 	}
