@@ -299,14 +299,18 @@ func TestModelUsesLearnedSize(t *testing.T) {
 }
 
 // TestModelCaptureUsesLearnedGraphSize: captured link sets are offload QPs
-// with graph mode's depths; once graph mode's size is learned, the next
-// capture's QPs are sized with it.
+// with graph mode's depths; once the node's graph size is learned (two
+// owners agree), the next capture's QPs are sized with it.
 func TestModelCaptureUsesLearnedGraphSize(t *testing.T) {
 	e := NewEstimator(EstimatorConfig{MinObservations: 1})
-	tl := newTimeline(t, e, 13, 0)
-	tl.settle(3)
-	tl.burst(QPModeGraph.Name, 64, 2<<20) // 2 MiB, not HCCL's 264 KiB
-	tl.settle(2)
+	// Two owners agree: the node's graph size, which captures use.
+	for i, owner := range []string{testOwner, "uid:1001"} {
+		tl := newTimeline(t, e, uint64(13+i), 0)
+		tl.owner, tl.npu = owner, fmt.Sprint(i)
+		tl.settle(3)
+		tl.burst(QPModeGraph.Name, 64, 2<<20) // 2 MiB, not HCCL's 264 KiB
+		tl.settle(2)
+	}
 	now := time.Unix(1_900_000_000, 0)
 	cfg := DefaultConfig()
 	cfg.Now = now

@@ -475,7 +475,7 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]c
 		capB := QPModeGraph.Bytes() // captured links are offload QPs (rule 19)
 		if cfg.QPBytesSetByUser {
 			capB = cfg.QPBytesHigh
-		} else if v, ok := cfg.Learned.LookupFor(s.Owner, h.Product, QPModeGraph.Name); ok {
+		} else if v, ok := cfg.Learned.Lookup(h.Product, QPModeGraph.Name); ok {
 			capB = v // offline depths, as graph mode's: its learned size (estimator.go)
 		}
 		h.QPMemoryLowBytes += d.qpsLow * lowB

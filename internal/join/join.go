@@ -202,7 +202,7 @@ func Settings(p logstate.ProcessView) headroom.ProcessSettings {
 	s := headroom.ProcessSettings{PID: p.PID,
 		UnattributedBufferBytes: float64(p.UnattributedBufferBytes), UnattributedQPs: float64(p.UnattributedQPs),
 		GraphMode: p.QPMode.Offline, SingleQP: p.QPMode.Offline || p.QPMode.NoMultiQP, MultiQPFrom: p.QPMode.MultiQPFrom,
-		QPNs: p.QPNs, Owner: p.Owner, OwnerKernel: p.OwnerKernel}
+		QPNs: p.QPNs}
 	if v, ok := p.Env[hcclenv.QPsPerConnection]; ok && v.HasNumber {
 		s.QPsPerConnection, s.QPsKnown = v.Number, true
 	}
@@ -221,6 +221,9 @@ func Settings(p logstate.ProcessView) headroom.ProcessSettings {
 	// The log state's view is already a copy (Process, Processes): the
 	// model reads the same comm.Communicator the logs filled.
 	s.Communicators = p.Communicators
+	// Learned QP sizes are per owner: the kernel's word on who wrote the
+	// logs, never a printed line.
+	s.Owner, s.OwnerKernel = p.Owner, p.OwnerKernel
 	return s
 }
 
