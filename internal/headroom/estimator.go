@@ -312,14 +312,14 @@ func (e *Estimator) Observe(s ChipSample) (accepted bool, reason string) {
 		e.refused[reason]++
 		return false, reason
 	}
-	ok2 := ownerKey{Owner: s.Owner, LearnKey: key}
-	o := e.obs[ok2]
+	okey := ownerKey{Owner: s.Owner, LearnKey: key}
+	o := e.obs[okey]
 	if o == nil {
 		if !e.makeRoom(s.Owner) {
 			return false, ""
 		}
 		o = &observations{}
-		e.obs[ok2] = o
+		e.obs[okey] = o
 	}
 	e.kernel[s.Owner] = s.OwnerKernel
 	e.nextExpiry = 0
