@@ -398,15 +398,18 @@ func (w *collectorWiring) newHeadroom(d *Deps, built map[string]collector.Collec
 		return nil, nil, err
 	}
 	deps := headroom.Deps{NPU: chips, Settings: chips}
+	est := w.learn.estimator()
 	if w.learn.qpSize {
-		deps.Estimator = model.NewEstimator(model.EstimatorConfig{MinObservations: w.learn.minObservations})
+		deps.Estimator = est
 	}
 	if lc, ok := chips.Logs.(learnStore); ok {
 		deps.Workloads = lc
-		if deps.Estimator != nil {
+		if est != nil {
 			// The learned sizes live in the CANN log state file.
-			if err := lc.AttachExtension("headroom_qp_sizes", deps.Estimator); err != nil {
+			if err := lc.AttachExtension("headroom_qp_sizes", est); err != nil {
 				logger.Warn("the learned QP sizes in the state file could not be read; learning starts over", "err", err)
+			} else if w.learn.reset {
+				logger.Info("--headroom.learn-reset: the learned QP sizes in the state file are dropped; the next checkpoint writes it without them")
 			}
 		}
 	}

@@ -17,6 +17,8 @@ import (
 type learnFlags struct {
 	qpSize          bool
 	minObservations int
+	ttl             time.Duration
+	reset           bool
 	workloadTTL     time.Duration
 	maxWorkloads    int
 }
@@ -31,6 +33,14 @@ func addLearnFlags(app *kingpin.Application) *learnFlags {
 	app.Flag("headroom.learn-min-observations",
 		"Agreeing link-setup bursts a learned QP size needs before the model uses it.").
 		Default(fmt.Sprint(model.DefaultLearnMinObservations)).IntVar(&f.minObservations)
+	app.Flag("headroom.learn-ttl",
+		"How long a link-setup burst is learned from: an observation older than this is forgotten, and with it any QP size it taught "+
+			"(docs/headroom.md \"Reset and expiry\").").
+		Default(model.DefaultLearnTTL.String()).DurationVar(&f.ttl)
+	app.Flag("headroom.learn-reset",
+		"Drop the learned QP sizes kept in --cannlog.state-file at start (the file is written again without them at the next checkpoint); "+
+			"learning starts over.").
+		BoolVar(&f.reset)
 	app.Flag("headroom.workload-memory-ttl",
 		"How long the link sets and link-setup failures of a workload are remembered after its last process was seen (a restarted "+
 			"workload is expected to set them up again; docs/headroom.md \"Workload memory\").").
@@ -46,12 +56,24 @@ func (f *learnFlags) Validate() error {
 	switch {
 	case f.minObservations < 1:
 		return fmt.Errorf("--headroom.learn-min-observations must be at least 1, got %d", f.minObservations)
+	case f.ttl <= 0:
+		return fmt.Errorf("--headroom.learn-ttl must be positive, got %s", f.ttl)
 	case f.workloadTTL <= 0:
 		return fmt.Errorf("--headroom.workload-memory-ttl must be positive, got %s", f.workloadTTL)
 	case f.maxWorkloads < 1:
 		return fmt.Errorf("--headroom.workload-memory-max must be at least 1, got %d", f.maxWorkloads)
 	}
 	return nil
+}
+
+// estimator returns the QP-size learner the flags ask for: nil when
+// learning is off, unless a reset asks to drop what the state file keeps
+// (attached, never fed: the state file is written again without it).
+func (f *learnFlags) estimator() *model.Estimator {
+	if !f.qpSize && !f.reset {
+		return nil
+	}
+	return model.NewEstimator(model.EstimatorConfig{MinObservations: f.minObservations, TTL: f.ttl, Reset: f.reset})
 }
 
 // learnStore is what learning needs of the CANN logs (the cannlog

@@ -211,6 +211,8 @@ var flagRules = map[string]flagRule{
 	"headroom.capture-window":         positive(maxInterval),
 	"headroom.learn-qp-size":          switchRule,
 	"headroom.learn-min-observations": intIn(1, 1<<20, "a number of agreeing bursts from 1 to 1048576, such as 5"),
+	"headroom.learn-ttl":              durationIn(time.Hour, 366*24*time.Hour, "a duration from 1h to 8784h (a year), such as 168h"),
+	"headroom.learn-reset":            switchRule,
 	"headroom.workload-memory-ttl":    positive(30 * maxInterval),
 	"headroom.workload-memory-max":    capRule,
 	"hccn.path":                       executable,
