@@ -180,8 +180,11 @@ func (f *collectorFlags) build(ctx context.Context, logger *slog.Logger) (map[st
 		started = append(started, watcher)
 	}
 	var est *model.Estimator
-	if on("headroom") && f.headroom.Learn.QPSize {
-		est = model.NewEstimator(model.EstimatorConfig{MinObservations: f.headroom.Learn.MinObservations})
+	if on("headroom") {
+		// With --headroom.learn-reset but learning off, an estimator is
+		// still kept in the state file (never fed) so that the file is
+		// written again without the sizes it held.
+		est = f.headroom.Learn.Estimator()
 	}
 	ids := &ascend.Identities{}
 
@@ -198,6 +201,9 @@ func (f *collectorFlags) build(ctx context.Context, logger *slog.Logger) (map[st
 			return fail(err)
 		}
 		logs = c.Logs()
+		if est != nil && f.headroom.Learn.Reset {
+			log("headroom").Info("--headroom.learn-reset: the learned QP sizes in the state file are dropped; the next checkpoint writes it without them")
+		}
 	}
 	if on("pods") {
 		view := join.Pods{NPU: npu, Reported: on("npusmi")}
@@ -233,9 +239,10 @@ func (f *collectorFlags) build(ctx context.Context, logger *slog.Logger) (map[st
 	}
 	if on("headroom") {
 		hd := join.HeadroomDeps{QPs: qps, Model: f.headroom.Model, Reported: on("npusmi")}
-		deps := headroom.Deps{Estimator: est}
-		if est != nil {
-			hd.Estimator = est // a nil interface when off, not a nil *Estimator
+		deps := headroom.Deps{}
+		if f.headroom.Learn.QPSize {
+			// A nil interface when off, not a nil *Estimator.
+			hd.Estimator, deps.Estimator = est, est
 		}
 		if watcher != nil {
 			// A process's workload is its pod's owner.

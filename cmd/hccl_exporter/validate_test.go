@@ -78,6 +78,8 @@ var flagCases = map[string]struct {
 	"headroom.capture-window":         {[]string{"0s", "-5m", "48h"}, "10m"},
 	"headroom.learn-qp-size":          {[]string{"true"}, ""},
 	"headroom.learn-min-observations": {[]string{"0", "-1", "x"}, "3"},
+	"headroom.learn-ttl":              {[]string{"0s", "-1h", "59m", "9999h"}, "24h"},
+	"headroom.learn-reset":            {[]string{"true"}, ""},
 	"headroom.workload-memory-ttl":    {[]string{"0s", "-1h", "9999h"}, "168h"},
 	"headroom.workload-memory-max":    {[]string{"0", "-1", "100000000"}, "500"},
 	"hccn.path":                       {[]string{"", "hccn_tool "}, "/usr/local/bin/hccn_tool"},

@@ -29,22 +29,30 @@ const (
 
 var (
 	observedBytesDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_observed_bytes",
-		"Device memory of one RoCE QP measured on this node: the median over link-setup bursts (HBM used after − before ÷ QPs created, on a chip "+
-			"that allocated nothing else meanwhile; outliers rejected) per product (npu-smi's chip name), driver version and QP mode. The headroom "+
-			"model uses it once hccl_link_setup_queue_pair_observations_total reaches --headroom.learn-min-observations agreeing bursts.",
+		"Device memory of one RoCE QP measured on this node: the median over every owner's link-setup bursts (HBM used after − before ÷ QPs created, "+
+			"on a chip of one owner that allocated nothing else meanwhile; outliers rejected; inside the mode's plausibility band) per product "+
+			"(npu-smi's chip name), driver version and QP mode. What the model uses is per owner and, for the node, what owners agree on "+
+			"(hccl_link_setup_queue_pair_learned_owners, hccl_link_setup_queue_pair_size_bytes).",
 		[]string{"product", "driver", "mode"}, nil)
 	observationsDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_observations_total",
 		"Link-setup bursts learned from (hccl_link_setup_queue_pair_observed_bytes), per product, driver version and QP mode; kept in the state file.",
 		[]string{"product", "driver", "mode"}, nil)
+	learnedOwnersDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_learned_owners",
+		"Owners (pods, uids: the kernel's identity of a process's logs; configured log roots) with a QP size learned from their own link-setup "+
+			"bursts, per product, driver version and QP mode. Each owner's size sizes its own QPs; the node's size (hccl_link_setup_queue_pair_size_bytes"+
+			"{source=\"learned\"}) needs at least 2 kernel-named owners agreeing within 10 %.",
+		[]string{"product", "driver", "mode"}, nil)
 	refusedDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_bursts_refused_total",
-		"Bursts of QP creation not learned from because the chip may have done something else meanwhile, by reason (docs/headroom.md \"Learned QP sizes\").",
+		"Bursts of QP creation not learned from because the chip may have done something else meanwhile, its bytes per QP are outside the mode's "+
+			"plausibility band, or its processes have no one known owner, by reason (docs/headroom.md \"Learned QP sizes\").",
 		[]string{"reason"}, nil)
 	modelledBytesDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_modelled_bytes",
 		"Device memory of one RoCE QP per mode from HCCL's queue depths (64 B per send WQE + 32 B per CQE): the default and the fallback of the learned size.",
 		[]string{"mode"}, nil)
 	sizeDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_size_bytes",
 		"Device memory of one RoCE QP the headroom model uses for a mode on a product of this node (hccl_link_setup_headroom_bytes), and where it comes from: "+
-			"source=learned (measured, enough observations), modelled (HCCL's depths) or flag (--headroom.qp-bytes-high).",
+			"source=learned (the node's size: at least 2 owners' learned sizes agree), modelled (HCCL's depths) or flag (--headroom.qp-bytes-high). "+
+			"A process whose owner learned a size of its own uses that one.",
 		[]string{"product", "mode", "source"}, nil)
 	rememberedQPsDesc = prometheus.NewDesc("hccl_link_setup_remembered_queue_pairs",
 		"Of hccl_link_setup_pending_queue_pairs{bound=\"expected\"}, the QPs only the workload memory expects: link sets (AlltoAll-family, ACL graph "+
@@ -161,6 +169,7 @@ func (c *Collector) learn(ch chan<- prometheus.Metric, cfg model.Config, chips [
 				ch <- prometheus.MustNewConstMetric(observedBytesDesc, prometheus.GaugeValue, l.Median, l.Key.Product, l.Key.Driver, l.Key.Mode)
 			}
 			ch <- prometheus.MustNewConstMetric(observationsDesc, prometheus.CounterValue, float64(l.Total), l.Key.Product, l.Key.Driver, l.Key.Mode)
+			ch <- prometheus.MustNewConstMetric(learnedOwnersDesc, prometheus.GaugeValue, float64(l.Owners), l.Key.Product, l.Key.Driver, l.Key.Mode)
 		}
 		for _, r := range model.RefusedReasons {
 			ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.CounterValue, float64(refused[r]), r)

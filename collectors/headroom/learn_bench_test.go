@@ -2,8 +2,10 @@ package headroom
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -44,12 +46,15 @@ func updateOnce(b *testing.B, c *Collector) {
 // off, in the same process (docs/benchmarks.md).
 func BenchmarkUpdateLearning(b *testing.B) {
 	npu, set := benchNode()
-	perOp := map[bool]float64{}
-	for _, learn := range []bool{false, true} {
-		b.Run(fmt.Sprintf("learn=%v", learn), func(b *testing.B) {
+	perOp := map[string]float64{}
+	for _, learn := range []string{"off", "on", "full"} {
+		b.Run("learn="+learn, func(b *testing.B) {
 			deps := Deps{NPU: npu, Settings: set}
-			if learn {
+			switch learn {
+			case "on":
 				deps.Estimator = model.NewEstimator(model.EstimatorConfig{})
+			case "full":
+				deps.Estimator = fullEstimator(b)
 			}
 			c := mustNew(b, deps)
 			b.ReportAllocs()
@@ -59,7 +64,49 @@ func BenchmarkUpdateLearning(b *testing.B) {
 			perOp[learn] = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 		})
 	}
-	if perOp[false] > 0 {
-		b.Logf("learning on / off: %.2f× (%.0f ns against %.0f ns per scrape)", perOp[true]/perOp[false], perOp[true], perOp[false])
+	if perOp["off"] > 0 {
+		b.Logf("learning on / off: %.2f×, full / off: %.2f× (%.0f, %.0f ns against %.0f ns per scrape)",
+			perOp["on"]/perOp["off"], perOp["full"]/perOp["off"], perOp["on"], perOp["full"], perOp["off"])
 	}
+}
+
+// fullEstimator holds as much as an estimator keeps: 256 keys (32 owners ×
+// 8 modes) of 32 observations each, every one read per scrape (expiry,
+// each owner's median, the owners' agreement).
+func fullEstimator(b *testing.B) *model.Estimator {
+	type entry struct {
+		Owner   string    `json:"owner"`
+		Kernel  bool      `json:"kernel"`
+		Product string    `json:"product"`
+		Mode    string    `json:"mode"`
+		Driver  string    `json:"driver"`
+		Values  []float64 `json:"values"`
+		At      []int64   `json:"at"`
+		Total   uint64    `json:"total"`
+	}
+	var es []entry
+	now := time.Now().Unix()
+	for o := range 32 {
+		for _, m := range []model.QPMode{model.QPMode910BOpBase, model.QPMode910BOpBaseMultiQP, model.QPModeGraph, model.QPModeA3Host,
+			model.QPModeA3HostMultiQP, model.QPModeA3AICPU, model.QPModeA3AICPUMultiQP, model.QPModeDeviceDirect} {
+			e := entry{Owner: fmt.Sprintf("pod:%d", o), Kernel: true, Product: "910B3", Mode: m.Name, Driver: "24.1.rc3", Total: 32}
+			for i := range 32 {
+				e.Values = append(e.Values, m.Bytes()*(1+float64(i%5)/100))
+				e.At = append(e.At, now-int64(i))
+			}
+			es = append(es, e)
+		}
+	}
+	blob, err := json.Marshal(map[string]any{"version": 2, "learned": es})
+	if err != nil {
+		b.Fatal(err)
+	}
+	est := model.NewEstimator(model.EstimatorConfig{})
+	if err := est.UnmarshalJSON(blob); err != nil {
+		b.Fatal(err)
+	}
+	if keys, _ := est.Snapshot(); len(keys) != 8 || keys[0].Owners != 32 {
+		b.Fatalf("the full estimator holds %+v", keys)
+	}
+	return est
 }

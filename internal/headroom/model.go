@@ -140,6 +140,12 @@ type ProcessSettings struct {
 	// link setups of the workload that failed before.
 	Workload string
 	Failures []RememberedFailure
+
+	// Owner is who the kernel says wrote its logs (logstate: a pod, a uid;
+	// a configured log root), "" unknown; OwnerKernel: the kernel named
+	// it. Learned QP sizes are kept per owner (estimator.go).
+	Owner       string
+	OwnerKernel bool
 }
 
 // ChipHeadroom is the model's result for one chip.

@@ -212,6 +212,9 @@ func Settings(p logstate.ProcessView) headroom.ProcessSettings {
 	// The log state's view is already a copy (Process, Processes): the
 	// model reads the same comm.Communicator the logs filled.
 	s.Communicators = p.Communicators
+	// Learned QP sizes are per owner: the kernel's word on who wrote the
+	// logs, never a printed line.
+	s.Owner, s.OwnerKernel = p.Owner, p.OwnerKernel
 	return s
 }
 

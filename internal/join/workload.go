@@ -94,26 +94,7 @@ func (h *Headroom) learn(chips []headroom.ChipMemory, procs []headroom.ChipProce
 	cfg := h.cfg.Model
 	cfg.Now = time.Now()
 	cfg.Learned = est.Learned(h.driver)
-	byChip := map[ascend.ChipID][]headroom.ChipProcess{}
-	for _, p := range procs {
-		k := ascend.ChipID{NPU: p.NPU, Chip: p.Chip}
-		byChip[k] = append(byChip[k], p)
-	}
-	for _, chip := range chips {
-		if chip.HBMTotalBytes <= 0 {
-			continue
-		}
-		ps := byChip[ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip}]
-		sample := headroom.ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
-			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: headroom.ProcessSetID(ps), LiveQPs: -1}
-		if chip.LiveQPsKnown {
-			sample.LiveQPs = chip.LiveQPs
-		}
-		for _, p := range ps {
-			if s, ok := h.settingsLocked(p); ok {
-				headroom.AddSample(&sample, cfg, s, headroom.DeviceTypeOfChip(chip.Name))
-			}
-		}
+	for _, sample := range headroom.Samples(cfg, chips, procs, h.settingsLocked) {
 		est.Observe(sample)
 	}
 }

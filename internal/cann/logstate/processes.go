@@ -46,6 +46,12 @@ type ProcessView struct {
 	// qpn[…]`), sorted; the headroom model tells HCCL's own live QPs from
 	// other RDMA users' by them.
 	QPNs []uint32
+	// Owner is who wrote its logs (Source.Owner: "pod:<uid>", "uid:<n>"
+	// from the kernel; "root:<path>" for a configured root), "" unknown;
+	// OwnerKernel: the kernel named it (kernelOwner), so no text a tenant
+	// prints can.
+	Owner       string
+	OwnerKernel bool
 }
 
 // QPModeView is what a process printed about the QPs of its RoCE links.
@@ -409,7 +415,7 @@ func (s *State) view(k ProcessKey, pr *process, names []string) ProcessView {
 		Settings: pr.settings(), DevicePhyID: pr.devicePhyID,
 		Communicators:           pr.commViews(),
 		UnattributedBufferBytes: pr.links.pendingBuf, UnattributedQPs: pr.links.orphanQPs, QPMode: pr.qpMode,
-		QPNs: pr.links.sortedQPNs()}
+		QPNs: pr.links.sortedQPNs(), Owner: pr.owner, OwnerKernel: kernelOwner(pr.owner)}
 	if names != nil {
 		pv.Env = make(map[string]EnvSetting, len(names))
 		for _, n := range names {
