@@ -9,7 +9,7 @@ import "github.com/hccl-exporter/hccl_exporter/internal/ascend"
 func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(ChipProcess) (ProcessSettings, bool)) []ChipSample {
 	byChip := map[ascend.ChipID][]ChipProcess{}
 	for _, p := range procs {
-		k := ascend.ChipID{NPU: p.NPU, Chip: p.Chip}
+		k := p.ID()
 		byChip[k] = append(byChip[k], p)
 	}
 	var out []ChipSample
@@ -17,7 +17,7 @@ func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(
 		if chip.HBMTotalBytes <= 0 {
 			continue
 		}
-		ps := byChip[ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip}]
+		ps := byChip[chip.ID()]
 		sample := ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
 			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: ProcessSetID(ps), LiveQPs: -1}
 		if chip.LiveQPsKnown {
@@ -35,3 +35,9 @@ func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(
 	}
 	return out
 }
+
+// ID is the chip's key.
+func (c ChipMemory) ID() ascend.ChipID { return ascend.ChipID{NPU: c.NPU, Chip: c.Chip} }
+
+// ID is the key of the chip the process runs on.
+func (p ChipProcess) ID() ascend.ChipID { return ascend.ChipID{NPU: p.NPU, Chip: p.Chip} }

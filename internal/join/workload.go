@@ -62,7 +62,7 @@ func (h *Headroom) podWorkload(row headroom.ChipProcess) string {
 	if h.cfg.PodOfDevice == nil {
 		return ""
 	}
-	phy, ok := h.phy[ascend.ChipID{NPU: row.NPU, Chip: row.Chip}]
+	phy, ok := h.phy[row.ID()]
 	if !ok {
 		return ""
 	}
