@@ -289,6 +289,9 @@ type State struct {
 	rejected map[string]uint64
 	// refused counts plog lines not taken, by reason (refusedReasons).
 	refused map[string]uint64
+	// untied counts screen reports with a pid not tied to that pid's
+	// process, by reason (untiedReasons).
+	untied map[string]uint64
 	// podOrigin is the owner that brought each label set of pods (the
 	// fault-label cap is shared per owner, not first come).
 	podOrigin map[podKey]string
@@ -331,6 +334,7 @@ func NewState(opts Options) *State {
 		unparsable: map[string]uint64{},
 		rejected:   map[string]uint64{},
 		refused:    map[string]uint64{},
+		untied:     map[string]uint64{},
 		podOrigin:  map[podKey]string{},
 		partial:    map[partialKey][]byte{},
 		pending:    map[string]*pendingReport{},
