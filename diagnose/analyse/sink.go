@@ -44,6 +44,7 @@ func (g *groupReader) StartFile(rel string) {
 	g.src = &logstate.Source{Path: rel, Kind: g.kind}
 	ew := g.watch
 	ew.file, ew.lineNo, ew.follow = rel, 0, 0
+	ew.dated, ew.undated = datedLine{}, ew.undated[:0]
 	if g.screen() {
 		g.oomw = oomWatch{file: rel}
 	}
@@ -54,7 +55,9 @@ func (g *groupReader) Line(line []byte) {
 	ew := g.watch
 	ew.lineNo++
 	ew.cur = line
+	ew.keepReport(line)
 	g.state.Ingest(g.src, line)
+	ew.observeDate(line)
 	if g.screen() {
 		g.oomw.observe(line)
 		ew.observeLink(line, true)
@@ -66,6 +69,9 @@ func (g *groupReader) Line(line []byte) {
 
 // EndFile implements bundle.Sink.
 func (g *groupReader) EndFile() {
+	// A report held for the line that may follow it is reported now.
+	g.state.FlushFile(g.src.Path)
+	g.watch.endFile()
 	if g.screen() {
 		g.oomw.flush()
 		g.oom = append(g.oom, g.oomw.found...)

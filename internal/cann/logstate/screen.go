@@ -256,6 +256,16 @@ func (s *State) flushPending(path string) {
 	s.countCANN(p.code, reason, FaultSourceScreen, &p.src, p.pid, p.ts)
 }
 
+// FlushFile counts the held report of the screen log at path, if any, as
+// if the file ended: a reader that reads files one by one (diagnose) calls
+// it at each file's end, so that a header on a file's last lines is
+// reported with that file.
+func (s *State) FlushFile(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flushPending(path)
+}
+
 // flushAllPending counts every held report (before a scrape or a
 // checkpoint: a report whose traceback has not arrived by then is counted
 // without it). The caller holds the lock.
