@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // screenEI0011 is the Dec 2025 report layout (HCCL param_link_stage.md,
@@ -106,5 +107,39 @@ func TestAttackScreenRemembersAnotherPodsWorkload(t *testing.T) {
 	}
 	if got := faultLines(t, st, "EI0011"); len(got) != 1 || !strings.Contains(got[0], `hccl_job="job_0"`) {
 		t.Errorf("pod a's screen EI0011: %v, want its own process's job", got)
+	}
+}
+
+// A plain screen log prints no zone: its report's time is read in the zone
+// of the process its [PID: n] names (that process's plogs' zone), so that
+// the exporter dates it as diagnose does (0.5.0 read it in the exporter's
+// zone: the demo's EI0011 was 8 h apart). A report that ties to no process
+// (another owner's pid) gets no zone of that process.
+func TestScreenReportInItsProcesssZone(t *testing.T) {
+	plus8 := ZoneForOffset(8 * time.Hour)
+	for _, tc := range []struct {
+		name, writer string
+		want         time.Time
+	}{
+		{"its-process", "uid:1001", time.Date(2026, 1, 7, 2, 0, 1, 500e6, time.UTC)},
+		{"another-owners-pid", "uid:2002", time.Date(2026, 1, 7, 10, 0, 1, 500e6, time.UTC)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions(&fakeClock{t: time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC)})
+			o.Location = time.UTC
+			var got []time.Time
+			o.OnFault = func(ev FaultEvent) {
+				if ev.Source == FaultSourceScreen {
+					got = append(got, ev.Time)
+				}
+			}
+			st := NewState(o)
+			plog := &Source{Path: "/log/run/plog/plog-77_1.log", Kind: SourcePlog, Dir: "/log", PID: 77, Owner: "uid:1001", Location: plus8}
+			ingestAll(st, plog, commLine(77, identNow, victimComm))
+			st.Ingest(&Source{Path: "/data/train.log", Kind: SourceScreen, Owner: tc.writer}, screenEI0011(77))
+			if len(got) != 1 || !got[0].Equal(tc.want) {
+				t.Errorf("screen EI0011 at %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -51,6 +51,8 @@ type Source struct {
 	// --path.procfs what the kernel says of its process, the pod of its
 	// cgroup ("pod:<uid>") or else its uid ("uid:<n>"); for a configured
 	// root the root ("root:<path>"), which the kernel does not vouch for;
+	// for a screen log outside Kubernetes, the owner of the discovered
+	// process that holds it open (its writer), where the kernel names one;
 	// "" where the reader knows nothing (diagnose). Caps are shared per
 	// owner, and a communicator claimed by the processes of two owners is
 	// not trusted as a job's identity (trusted).
