@@ -88,7 +88,7 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 	}
 	raw := parse.FindPlogTime(msg)
 	pid := parse.ScreenPID(msg)
-	if pr := s.pending[src.Path]; pr != nil && pr.header && pr.code == string(code) {
+	if pr := s.pending[src.Path]; pr != nil && pr.header && pr.code == string(code) && (raw != nil || pid > 0) {
 		// The detail line of a held header (`EZ9999: Inner Error!`, then
 		// `EZ9999: [PID: n] <time> …` or `EZ9999[PID: n] <time> (EZ9999):`):
 		// one report, with the detail's pid and time.

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
 )
 
 // TestScreenShapesCountOnce: each real screen-log shape (testdata/screen-log,
@@ -96,4 +99,66 @@ func TestScreenHeaderWithoutDetail(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Two headers in a row are two reports: a header's detail line is one
+// that prints the pid or time the header did not.
+func TestScreenTwoHeadersTwoReports(t *testing.T) {
+	st := NewState(testOptions(identClock()))
+	src := &Source{Path: "/data/train.log", Kind: SourceScreen}
+	ingestAll(st, src, "EZ9999: Inner Error!", "EZ9999: Inner Error!", "EZ9999: [PID: 6140] 2024-12-04-15:32:53.009.508 Op MatmulAllReduce has 1 uncontiguous input,")
+	if n := countCANN(t, st, "EZ9999"); n != 2 {
+		t.Errorf("EZ9999 counted %d times, want 2 (a lone header, then a header and its detail)", n)
+	}
+}
+
+// FuzzScreenLines feeds a screen log of arbitrary lines to one source: a
+// held header never panics, never counts a report twice, and is counted
+// by the scrape.
+func FuzzScreenLines(f *testing.F) {
+	f.Add("EZ9999: Inner Error!\n  x\nEZ9999[PID: 1] 2025-12-29-13:22:34.092.455 (EZ9999):  y")
+	f.Add("EZ9999: Inner Error!\nEI0011: x\nEZ9999: Inner Error!")
+	f.Add("EI0011: a\nEI0011: b\n\n\n\nEI0011: [PID: 3] 2026-01-07-10:00:01.500.000 c")
+	f.Add("[ERROR] RecentErrMsg: EH9999: Inner Error!\n[rank1]:[E313 06:55:06.5 x.ts:1] [Rank 1] HCCL watchdog thread terminated with exception: EH9999[PID: 2] 2026-03-13-06:55:06.896.485 (EH9999): z")
+	f.Fuzz(func(t *testing.T, text string) {
+		st := NewState(testOptions(identClock()))
+		src := &Source{Path: "/data/train.log", Kind: SourceScreen}
+		lines := strings.Split(text, "\n")
+		reports := 0
+		for _, l := range lines {
+			if c, _ := parse.FindFaultCode([]byte(l)); c != nil {
+				reports++
+			}
+			st.Ingest(src, []byte(l))
+		}
+		_ = exposition(t, st)
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if len(st.pending) != 0 {
+			t.Fatalf("held reports left after a scrape: %d", len(st.pending))
+		}
+		var n uint64
+		for k, fc := range st.faults {
+			if k.source == FaultSourceScreen {
+				n += fc.count
+			}
+		}
+		if n > uint64(reports) {
+			t.Fatalf("%d screen events counted from %d report lines", n, reports)
+		}
+	})
+}
+
+func countCANN(t *testing.T, st *State, code string) uint64 {
+	t.Helper()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.flushAllPending()
+	var n uint64
+	for k, fc := range st.faults {
+		if k.code == code && k.cann {
+			n += fc.count
+		}
+	}
+	return n
 }
