@@ -34,8 +34,11 @@ type rawEvent struct {
 	peers      []string
 	peersKnown bool
 	// timeLine is the line of the same file whose time t is, where the
-	// event's own line printed none (0: its own).
+	// event's own line printed none (0: its own); fileTime: t is the
+	// file's modification time (no line of it printed a date), an instant
+	// that no node zone moves.
 	timeLine int64
+	fileTime bool
 }
 
 // rankInfo is one communicator membership of a process: which rank it is,
@@ -85,6 +88,8 @@ type eventWatch struct {
 	// (observeDate).
 	dated   datedLine
 	undated []int
+	// fileTime is the current file's modification time, zero unknown.
+	fileTime time.Time
 	// reports are the latest lines with a code's shape (keepReport).
 	reports [recentReports]struct {
 		line int64
@@ -180,11 +185,16 @@ func (w *eventWatch) observeDate(line []byte) {
 }
 
 // endFile gives the file's remaining undated events the time of its last
-// dated line, if it had one.
+// dated line, if it had one, else the file's modification time, if known.
 func (w *eventWatch) endFile() {
-	if w.dated.line > 0 {
-		for _, i := range w.undated {
-			w.events[i].t, w.events[i].timeLine = w.dated.t, w.dated.line
+	for _, i := range w.undated {
+		e := &w.events[i]
+		switch {
+		case w.dated.line > 0:
+			e.t, e.timeLine = w.dated.t, w.dated.line
+		case !w.fileTime.IsZero():
+			// A true instant, not a printed wall clock: no zone applies.
+			e.t, e.fileTime = w.fileTime.In(w.loc), true
 		}
 	}
 	w.undated = w.undated[:0]

@@ -1,6 +1,8 @@
 package analyse
 
 import (
+	"time"
+
 	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
 	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
@@ -44,7 +46,7 @@ func (g *groupReader) StartFile(rel string) {
 	g.src = &logstate.Source{Path: rel, Kind: g.kind}
 	ew := g.watch
 	ew.file, ew.lineNo, ew.follow = rel, 0, 0
-	ew.dated, ew.undated = datedLine{}, ew.undated[:0]
+	ew.dated, ew.undated, ew.fileTime = datedLine{}, ew.undated[:0], time.Time{}
 	if g.screen() {
 		g.oomw = oomWatch{file: rel}
 	}
@@ -66,6 +68,9 @@ func (g *groupReader) Line(line []byte) {
 	ew.followUp(line)
 	ew.observeLink(line, false)
 }
+
+// FileModTime implements bundle.FileTimeSink.
+func (g *groupReader) FileModTime(t time.Time) { g.watch.fileTime = t }
 
 // EndFile implements bundle.Sink.
 func (g *groupReader) EndFile() {

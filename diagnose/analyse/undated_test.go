@@ -84,3 +84,30 @@ func indexOf(lines []string, s string) int {
 	}
 	return -1
 }
+
+// With no dated line in its file, an undated event takes the file's
+// modification time, and says so.
+func TestUndatedEventTakesFileTime(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "train.log")
+	// Ascend/pytorch #7: a header, its untimed detail and traceback.
+	lines := "EH9999: Inner Error!\nEH9999  [Init][Env]init env failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n        TraceBack (most recent call last):\n"
+	if err := os.WriteFile(p, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Date(2026, 1, 6, 7, 40, 13, 0, time.UTC)
+	if err := os.Chtimes(p, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run([]string{dir}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.UntimedEvents != 0 || len(r.Incidents) == 0 || len(r.Incidents[0].Events) == 0 {
+		t.Fatalf("untimed %d, incidents %+v", r.UntimedEvents, r.Incidents)
+	}
+	e := r.Incidents[0].Events[0]
+	if !e.Time.Equal(mtime) || !e.TimeFromFile || e.TimeFromLine != 0 || e.Line != 1 {
+		t.Errorf("EH9999 at %v (from file %v, line %d, its line %d), want the file's %v", e.Time, e.TimeFromFile, e.TimeFromLine, e.Line, mtime)
+	}
+}

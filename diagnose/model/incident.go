@@ -48,6 +48,10 @@ type Event struct {
 	// line of the same file whose time Time is (the nearest line that
 	// printed a date and time); 0 when the event's line printed its own.
 	TimeFromLine int64 `json:"time_from_line,omitempty"`
+	// TimeFromFile: no line of the event's file printed a date and time,
+	// and Time is the file's modification time (its file system's or its
+	// archive entry's).
+	TimeFromFile bool `json:"time_from_file,omitempty"`
 	// Aligned is the time on the reference node's clock (Time corrected by
 	// the node's measured offset), in the report's zone.
 	Aligned Timestamp `json:"aligned_time"`
