@@ -116,11 +116,9 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 		}
 	}
 	var owner *process
+	why := ""
 	if pid > 0 {
-		var why string
-		if owner, why = s.screenProcess(src, pid); owner == nil {
-			s.untied[why]++
-		}
+		owner, why = s.screenProcess(src, pid)
 	}
 	if !zoned && owner != nil && owner.loc != nil {
 		// A plain screen log carries no zone: its printed time is the
@@ -150,6 +148,9 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 		}
 		s.recent[s.recentNext] = key
 		s.recentNext = (s.recentNext + 1) % dedupWindow
+	}
+	if why != "" {
+		s.untied[why]++ // the report is the screen log's own
 	}
 	resource := ""
 	if string(code) == codeResource {
