@@ -233,6 +233,11 @@ type Collector struct {
 	// several roots reach, by path (writers.go); cleared when the table of
 	// roots changes. Poll goroutine only.
 	writers map[string][2]string
+	// screenWriters are the owners of the processes that hold bare-metal
+	// screen logs open (screenwriter.go), looked at again when rootGen,
+	// bumped at each change of the table of roots, moved on.
+	screenWriters map[string]screenWriter
+	rootGen       uint64
 	// roots is the table of log roots (roots.go), configured and
 	// discovered; zones infers and applies the zone of each row.
 	roots *rootTable
@@ -425,6 +430,10 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 				c.roots.noteAlias(procRoot, c.srcDir)
 			}
 			c.srcOwner, c.srcPod = c.roots.ownerOf(procRoot, c.srcDir)
+		} else if f.Pod == "" {
+			// A bare-metal screen log speaks for the processes of its
+			// writer's owner only (logstate screenTies).
+			c.srcOwner, _ = c.screenWriterOf(f.Path)
 		}
 	}
 	// PID: the file's own name (plog-<pid>_…) says whose lines it holds;

@@ -237,6 +237,7 @@ func (c *Collector) discover(now time.Time) {
 	}
 	d.set = true
 	clear(c.writers) // who writes a shared file is looked at again
+	c.rootGen++      // and who writes a screen log
 	c.f.SetProcRoots(t.procRoots())
 	for _, r := range gone {
 		// Its series stay for the TTL, but no longer hold a place under

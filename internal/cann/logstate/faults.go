@@ -25,6 +25,10 @@ type FaultEvent struct {
 	// it can show that HCCL requested the memory (then only its series is
 	// HCCL's, hccl_fault_events_total).
 	HCCL bool
+	// Lag is how many lines after the report's own line it is reported:
+	// a screen report header (`EZ9999: Inner Error!`) is held for the
+	// detail line that may follow it; 0 otherwise.
+	Lag int
 }
 
 // FaultSummary is what the logs say about one fault code, for reports.
@@ -79,19 +83,18 @@ const ReasonCommKernelTimeout = "comm_kernel_timeout"
 // first; its identifier is the same on every node of the job), else
 // "<namespace>/<pod>" of the training pod, else "" (the rules then use the
 // node). The process of a plog line is the one its file is named after
-// (Source.PID); the process of a screen report is the plog process with the
-// report's [PID: n]: on a Kubernetes screen log, the one whose device the
-// kubelet assigns to the log's pod; elsewhere (bare metal) the one process
-// of the logs with that pid. A communicator the processes of two owners
-// claim (contested) is no job's identity: a tenant cannot raise a fault
-// under another job's name. The caller holds the lock.
+// (Source.PID); the process of a screen report is the process with the
+// report's [PID: n] that the screen log may speak for (screenProcess). A
+// communicator the processes of two owners claim (contested) is no job's
+// identity: a tenant cannot raise a fault under another job's name. The
+// caller holds the lock.
 func (s *State) jobOf(source string, src *Source, pid int) string {
 	if pid > 0 {
 		var pr *process
 		if source == FaultSourcePlog {
 			pr = s.procs[ProcessKey{src.Dir, pid}]
 		} else {
-			pr = s.screenProcess(src, pid)
+			pr, _ = s.screenProcess(src, pid)
 		}
 		if pr != nil && len(pr.comms) > 0 && s.trusted(pr.comms[0].Name, pr.owner) {
 			return pr.comms[0].Name
@@ -103,27 +106,78 @@ func (s *State) jobOf(source string, src *Source, pid int) string {
 	return ""
 }
 
-// screenProcess is the plog process that printed a screen report with
-// pid: nil where the logs do not tie the report to one process, or tie it
-// to processes of different jobs (pids of several pid namespaces on a node
-// without pod paths). The caller holds the lock.
-func (s *State) screenProcess(src *Source, pid int) *process {
+// Reasons a screen report's pid is not tied to a process
+// (hccl_exporter_screen_reports_untied_total).
+const (
+	UntiedOtherOwner  = "other_owner"
+	UntiedSeveralJobs = "several_jobs"
+	UntiedNoProcess   = "no_process"
+)
+
+var untiedReasons = []string{UntiedNoProcess, UntiedOtherOwner, UntiedSeveralJobs}
+
+// screenProcess is the process a screen report with pid speaks for: the
+// process of that pid whose owner is the screen log's writer
+// (screenTies). nil, and why, where there is none, or where processes of
+// two jobs qualify (pids of several pid namespaces). A report that ties to
+// no process is the screen log's own: it carries the log's pod (or no
+// hccl_job) and is remembered under no workload. The caller holds the
+// lock.
+func (s *State) screenProcess(src *Source, pid int) (*process, string) {
 	var found *process
+	other := false
 	for k, pr := range s.procs {
-		if k.PID != pid || len(pr.comms) == 0 {
+		if k.PID != pid {
 			continue
 		}
-		if src.Pod != "" && !s.inPod(src, pr) {
+		if !s.screenTies(src, pr) {
+			other = true
 			continue
 		}
 		switch {
 		case found == nil:
 			found = pr
+		case len(pr.comms) == 0:
+			// A process without a communicator names no job.
+		case len(found.comms) == 0:
+			found = pr
 		case found.comms[0].Name != pr.comms[0].Name:
-			return nil // two jobs print this pid: no single writer
+			return nil, UntiedSeveralJobs
+		case s.lastWrite(pr).After(s.lastWrite(found)):
+			found = pr // one job's processes: the one written to last
 		}
 	}
-	return found
+	switch {
+	case found != nil:
+		return found, ""
+	case other:
+		return nil, UntiedOtherOwner
+	}
+	return nil, UntiedNoProcess
+}
+
+// screenTies reports whether a screen log may speak for process pr: its
+// writer and pr share an owner. The writer of a Kubernetes log
+// (/var/log/pods/<ns>_<pod>_<uid>/…) is that pod, whose processes are the
+// ones whose cgroup names it (or, for processes of a configured root, whose
+// device the kubelet assigns to it). Elsewhere the writer is the owner the
+// reader found holding the file (Source.Owner: a pod, or a uid and
+// cgroup); a file whose writer the kernel does not name (a glob's file no
+// discovered process holds, diagnose) speaks only for processes no kernel
+// names either (a --cannlog.root, a bundle): a tenant's screen log cannot
+// print its way into a process the kernel says is someone else's. The
+// caller holds the lock.
+func (s *State) screenTies(src *Source, pr *process) bool {
+	if src.Pod != "" {
+		if kernelOwner(pr.owner) {
+			return src.PodUID != "" && pr.owner == "pod:"+src.PodUID
+		}
+		return s.inPod(src, pr)
+	}
+	if kernelOwner(src.Owner) {
+		return pr.owner == src.Owner
+	}
+	return !kernelOwner(pr.owner)
 }
 
 // inPod reports whether process pr runs in the pod of the screen log src
@@ -215,9 +269,11 @@ func (s *State) contestedCount() int {
 
 // recordFault counts an HCCL fault event (hccl_fault_events_total) and
 // reports it (summaries, Options.OnFault).
-func (s *State) recordFault(code, resource, source string, src *Source, pid int, ts time.Time) {
+// lag is how many lines after its own the event is reported (a screen
+// report header held for its detail line; FaultEvent.Lag).
+func (s *State) recordFault(code, resource, source string, src *Source, pid int, ts time.Time, lag int) {
 	if s.admitCode(code) {
-		s.report(code, resource, source, pid, ts, true)
+		s.report(FaultEvent{Code: code, Resource: resource, Source: source, PID: pid, Time: ts, HCCL: true, Lag: lag})
 		s.count(faultKey{code: code, resource: resource, source: source}, src, pid, ts)
 		s.rememberFailure(code, resource, source, src, pid, ts)
 	}
@@ -227,11 +283,11 @@ func (s *State) recordFault(code, resource, source string, src *Source, pid int,
 // (summaries, Options.OnFault: the offline report shows it with its line);
 // countCANN counts it (ascend_cann_fault_events_total) once the lines that
 // follow it have been read (screen.go).
-func (s *State) reportCANN(code, source string, pid int, ts time.Time) bool {
+func (s *State) reportCANN(code, source string, pid int, ts time.Time, lag int) bool {
 	if !s.admitCode(code) {
 		return false
 	}
-	s.report(code, "", source, pid, ts, false)
+	s.report(FaultEvent{Code: code, Source: source, PID: pid, Time: ts, Lag: lag})
 	return true
 }
 
@@ -355,7 +411,8 @@ func lessPodKey(a, b podKey) bool {
 }
 
 // report adds one event to the per-code summary and hands it to OnFault.
-func (s *State) report(code, resource, source string, pid int, ts time.Time, hccl bool) {
+func (s *State) report(ev FaultEvent) {
+	code, source, pid, ts := ev.Code, ev.Source, ev.PID, ev.Time
 	sm := s.summaries[code]
 	if sm == nil {
 		stage, title, remedy, _ := CodeInfo(code)
@@ -371,7 +428,7 @@ func (s *State) report(code, resource, source string, pid int, ts time.Time, hcc
 		sm.Last = ts
 	}
 	if s.opts.OnFault != nil {
-		s.opts.OnFault(FaultEvent{Code: code, Resource: resource, Source: source, PID: pid, Time: ts, HCCL: hccl})
+		s.opts.OnFault(ev)
 	}
 	if pid > 0 && len(sm.PIDs) < maxSummaryPIDs {
 		i := sort.SearchInts(sm.PIDs, pid)

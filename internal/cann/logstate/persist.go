@@ -29,8 +29,10 @@ type snapshot struct {
 	Dropped    map[string]uint64 `json:"dropped,omitempty"`
 	Unparsable map[string]uint64 `json:"unparsable,omitempty"`
 	Rejected   map[string]uint64 `json:"rejected,omitempty"`
-	Partial    []snapPartial     `json:"partial,omitempty"`
-	Recent     []string          `json:"recent,omitempty"`
+	// Untied counts screen reports not tied to their pid's process.
+	Untied  map[string]uint64 `json:"screen_untied,omitempty"`
+	Partial []snapPartial     `json:"partial,omitempty"`
+	Recent  []string          `json:"recent,omitempty"`
 	// FaultsExpired counts the fault series expired (expireFaults).
 	FaultsExpired uint64 `json:"faults_expired,omitempty"`
 	// Workloads is the workload memory (workload.go); WorkloadsDropped
@@ -245,6 +247,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	s.flushAllPending()
 	s.expireFaults(s.opts.Now())
 	snap := snapshot{Version: snapshotVersion, Dropped: copyCounts(s.dropped), Unparsable: copyCounts(s.unparsable), Rejected: copyCounts(s.rejected),
+		Untied:        copyCounts(s.untied),
 		FaultsExpired: s.faultsExpired}
 	for m, c := range s.lines {
 		snap.Lines = append(snap.Lines, snapLines{Module: m, Counts: append([]uint64(nil), c[:]...)})
@@ -380,6 +383,9 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	for k, v := range snap.Rejected {
 		fresh.rejected[k] = v
 	}
+	for _, r := range untiedReasons { // a fixed set, whatever the file holds
+		fresh.untied[r] = snap.Untied[r]
+	}
 	for _, p := range snap.Partial {
 		fresh.partial[partialKey{p.Path, p.Stream}] = p.Data
 	}
@@ -400,6 +406,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	s.extraCodes, s.pods, s.summaries, s.plogErrors = fresh.extraCodes, fresh.pods, fresh.summaries, fresh.plogErrors
 	s.dropped, s.unparsable, s.rejected, s.partial = fresh.dropped, fresh.unparsable, fresh.rejected, fresh.partial
 	s.recent, s.recentNext = fresh.recent, fresh.recentNext
+	s.untied = fresh.untied
 	s.wl = fresh.wl
 	s.mu.Unlock()
 	// Outside the lock, as they are written.

@@ -51,6 +51,8 @@ type Source struct {
 	// --path.procfs what the kernel says of its process, the pod of its
 	// cgroup ("pod:<uid>") or else its uid ("uid:<n>"); for a configured
 	// root the root ("root:<path>"), which the kernel does not vouch for;
+	// for a screen log outside Kubernetes, the owner of the discovered
+	// process that holds it open (its writer), where the kernel names one;
 	// "" where the reader knows nothing (diagnose). Caps are shared per
 	// owner, and a communicator claimed by the processes of two owners is
 	// not trusted as a job's identity (trusted).
@@ -289,6 +291,9 @@ type State struct {
 	rejected map[string]uint64
 	// refused counts plog lines not taken, by reason (refusedReasons).
 	refused map[string]uint64
+	// untied counts screen reports with a pid not tied to that pid's
+	// process, by reason (untiedReasons).
+	untied map[string]uint64
 	// podOrigin is the owner that brought each label set of pods (the
 	// fault-label cap is shared per owner, not first come).
 	podOrigin map[podKey]string
@@ -331,6 +336,7 @@ func NewState(opts Options) *State {
 		unparsable: map[string]uint64{},
 		rejected:   map[string]uint64{},
 		refused:    map[string]uint64{},
+		untied:     map[string]uint64{},
 		podOrigin:  map[podKey]string{},
 		partial:    map[partialKey][]byte{},
 		pending:    map[string]*pendingReport{},

@@ -305,7 +305,8 @@ func (r *workloadRecord) shape(c *comm.Communicator) *RememberedLinks {
 // rememberFailure is the hook of recordFault: a link setup that failed for
 // want of memory or QPs (EI0011, EI0007 resource[qp]) is remembered under
 // the workload of the process that printed it (a plog line's process; for a
-// screen report, the bound process with the report's pid written to last).
+// screen report, the process of the report's pid that shares the screen
+// log's owner, screenProcess).
 // The caller holds the lock.
 func (s *State) rememberFailure(code, resource, source string, src *Source, pid int, ts time.Time) {
 	if pid <= 0 || !(code == "EI0011" || code == "EI0007" && resource == ResourceQP) {
@@ -315,11 +316,9 @@ func (s *State) rememberFailure(code, resource, source string, src *Source, pid 
 	if source == FaultSourcePlog {
 		pr = s.procs[ProcessKey{src.Dir, pid}]
 	} else {
-		for k, p := range s.procs {
-			if k.PID == pid && p.wl.id != "" && (pr == nil || s.lastWrite(p).After(s.lastWrite(pr))) {
-				pr = p
-			}
-		}
+		// Only the process the screen log may speak for (its writer's):
+		// a pid another pod or tenant prints is not theirs to remember.
+		pr, _ = s.screenProcess(src, pid)
 	}
 	if pr == nil || pr.wl.id == "" {
 		return

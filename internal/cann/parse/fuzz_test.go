@@ -92,6 +92,16 @@ func FuzzScreenLine(f *testing.F) {
 	f.Add([]byte("ERROR 04-30 03:58:27 [x]"))
 	f.Add([]byte("[PID: 1] 2"))
 	f.Add([]byte("echo EI0011: x"))
+	// The shapes of vllm-ascend #7384 (watchdog), #5493 (untitled), #516
+	// (older vLLM logger) and aclGetRecentErrMsg().
+	f.Add([]byte("[rank11]:[E313 06:55:06.502248200 compiler_depend.ts:1693] [Rank 1] HCCL watchdog thread terminated with exception: [PID: 335] 2026-03-13-06:55:06.896.485 Execution_Error_ROCE_CQE(EI0013): An error"))
+	f.Add([]byte("  what():  [Rank 1] HCCL watchdog thread terminated with exception: [PID: 335] x"))
+	f.Add([]byte("EH9999[PID: 366] 2025-12-29-13:22:34.092.455 (EH9999):  [Query]"))
+	f.Add([]byte("EH9999[PID: 366] 2025-12-29-13:22:34.092.455 (EH999"))
+	f.Add([]byte("[ERROR] RecentErrMsg: [PID:646612] 2026-01-24-11:53:44.671.727 AclNN_Parameter_Error(EZ1001): Expected"))
+	f.Add([]byte("(NPURayWorkerWrapper pid=13319, ip=10.240.34.141) ERROR 04-14 19:53:35 worker_base.py:581] EK9999: Inner Error!"))
+	f.Add([]byte("[E1"))
+	f.Add([]byte("[Rank 12"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		code, at := FindFaultCode(line)
 		if code != nil && (len(code) != 6 || code[0] != 'E' || !bytes.Equal(line[at:at+6], code)) {
