@@ -298,7 +298,7 @@ func TestTagsModesAndCaptures(t *testing.T) {
 	in(0, keyInfo(idG, 16, 2))
 	qp(1, ar, 8) // eager warm-up: the first link set
 	qp(2, ar+"_Capture", 8)
-	qp(2, ag+"_Capture", 9) // capture 1: two operators, two QPs
+	qp(2, ag+"_Capture", 9)  // capture 1: two operators, two QPs
 	qp(3, ar+"_Capture3", 8) // capture 2: the AllReduce again, one QP so far
 	qp(4, ar, 10)            // the op-base tag again: not a capture
 	qp(5, "ALLTOALLV_"+idEP+"RunAlltoAllVFullMeshBCopy_host", 12)
