@@ -3,6 +3,7 @@ package headroom
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
@@ -51,8 +52,16 @@ func TestLinkSetRules(t *testing.T) {
 	base := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, UserRank: 0,
 		DevicePhyID: 0, SuperPodMode: 0, StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0,
 		CCLBufferBytes: cclBuf}
+	// set is a link set as the log state reads it from a real tag (parse.ParseTag).
 	set := func(tag string, kind comm.LinkSetKind, op, algo string, peers int) comm.LinkSet {
-		return comm.LinkSet{Tag: tag, Kind: kind, Op: op, Algo: algo, RoCEPeers: peers, QPs: uint64(peers)}
+		l := comm.LinkSet{Tag: tag, Kind: kind, Op: op, Algo: algo, RoCEPeers: peers, QPs: uint64(peers)}
+		switch {
+		case strings.Contains(tag, "Pipeline"):
+			l.Executor = strings.TrimSuffix(tag[strings.Index(tag, "pipeline")+len("pipeline"):], "_host")
+		case strings.Contains(tag, "MeshExecutor"):
+			l.Executor = strings.TrimSuffix(tag[strings.Index(tag, "NHR")+len("NHR"):], "_host")
+		}
+		return l
 	}
 	for _, tt := range []struct {
 		name string
@@ -65,30 +74,30 @@ func TestLinkSetRules(t *testing.T) {
 		{"A3 (910_93), nothing linked: NHR, 5", func(c comm.Communicator) comm.Communicator { c.DeviceType = 4; c.SuperPodMode = 0; return c }, nil, 5},
 		{"NHR half linked: the rest", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers = true, 3
-			c.LinkSets = []comm.LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allreduce", "nhr", 3)}
+			c.LinkSets = []comm.LinkSet{set("AllReduce_wNHRAllReduceMeshExecutor_host", comm.LinkSetOpBase, "allreduce", "nhr", 3)}
 			return c
-		}, nil, 2 + 2}, // 2 NHR peers left + the pipeline set (2)
-		{"NHR and pipeline linked: nothing", func(c comm.Communicator) comm.Communicator {
+		}, nil, 2 + 3}, // 2 NHR peers left + the small-count set (H-D over 8 servers: 3)
+		{"NHR and pipeline linked: the small-count set, H-D's 3", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers = true, 5
-			c.LinkSets = []comm.LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allreduce", "nhr", 5),
-				set("AllReduce_w_ALG_LEVEL1_PIPELINE", comm.LinkSetOpBase, "allreduce", "pipeline", 2)}
+			c.LinkSets = []comm.LinkSet{set("AllReduce_wNHRAllReduceMeshExecutor_host", comm.LinkSetOpBase, "allreduce", "nhr", 5),
+				set("AllReduce_wpipelineAllReduceMeshOpbasePipelineExecutor_host", comm.LinkSetOpBase, "allreduce", "pipeline", 2)}
 			return c
-		}, nil, 0},
-		{"AllGather too: its own pipeline set", func(c comm.Communicator) comm.Communicator {
+		}, nil, 3},
+		{"AllGather too: its pipeline set is high only", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers = true, 5
-			c.LinkSets = []comm.LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allreduce", "nhr", 5),
-				set("AllReduce_w_ALG_LEVEL1_PIPELINE", comm.LinkSetOpBase, "allreduce", "pipeline", 2),
-				set("AllGather_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allgather", "nhr", 5)}
+			c.LinkSets = []comm.LinkSet{set("AllReduce_wNHRAllReduceMeshExecutor_host", comm.LinkSetOpBase, "allreduce", "nhr", 5),
+				set("AllReduce_wpipelineAllReduceMeshOpbasePipelineExecutor_host", comm.LinkSetOpBase, "allreduce", "pipeline", 2),
+				set("AllGather_wNHRAllGatherMeshExecutor_host", comm.LinkSetOpBase, "allgather", "nhr", 5)}
 			return c
-		}, nil, 2},
+		}, nil, 3},
 		{"a tag without algorithm (graph): V1's H-D", func(c comm.Communicator) comm.Communicator {
 			c.GraphTags, c.RoCEPeers = true, 3
-			c.LinkSets = []comm.LinkSet{set("HcomAllReduce_1_0", comm.LinkSetGraph, "allreduce", "", 3)}
+			c.LinkSets = []comm.LinkSet{set("HcomAllReduce_6629421139219749105_0", comm.LinkSetGraph, "allreduce", "", 3)}
 			return c
 		}, nil, 0},
 		{"MC2: every remote rank", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers, c.MC2, c.AllRanksOps = true, 1, true, true
-			c.LinkSets = []comm.LinkSet{set("w3_mc2", comm.LinkSetMC2, "mc2", "", 1)}
+			c.LinkSets = []comm.LinkSet{set("w8_mc2", comm.LinkSetMC2, "mc2", "", 1)}
 			return c
 		}, nil, 56 - 1},
 	} {

@@ -613,11 +613,11 @@ func demand(cfg Config, c comm.Communicator, s ProcessSettings, qps, buff float6
 	if n, level := level1Plane(c, s.IntraRoCE, s.InterHCCSDisabled); n > 1 && !c.AllRanksOps {
 		// The link sets the level-1 algorithms will still create
 		// (rules 22-24), each to at most every remote rank.
-		links := algorithmLinksAhead(c, n, level, high, isOpBaseComm(s, c, opBase, graph))
+		links, most := algorithmLinksAhead(c, n, level, high, isOpBaseComm(s, c, opBase, graph))
 		d.qpsExpected = links * perLink
-		// high stays the worst case: a full mesh not yet linked, or the
-		// algorithms' sets where those are more (new tags re-link peers).
-		d.qpsHigh = math.Max(d.qpsHigh, d.qpsExpected)
+		// high stays the worst case: a full mesh not yet linked, or every
+		// executor's set where those are more (new tags re-link peers).
+		d.qpsHigh = math.Max(d.qpsHigh, most*perLink)
 		d.qpsLow = math.Min(d.qpsLow, d.qpsExpected)
 	}
 	if s.GraphMode {
@@ -1033,27 +1033,102 @@ func isOpBaseComm(s ProcessSettings, c comm.Communicator, opBase, graph bool) bo
 	return c.OpBaseTags || opBase && !graph
 }
 
+// The executors 910B's op-base selector picks on a multi-server mesh
+// (AllReduceOperator::SelectAlgfor910B → NonDeterministicSelector,
+// all_reduce_operator.cc:550-580; the ReduceScatter and AllGather
+// selectors likewise): each a link set of its own (resMap_[newTag], the
+// tag carrying algName).
+const (
+	execAllReduceMesh       = "AllReduceMeshExecutor"
+	execAllReducePipeline   = "AllReduceMeshOpbasePipelineExecutor"
+	execAllReduceSmallCount = "AllReduceMeshOpbaseSmallCountDeterministicExecutor"
+)
+
+// opExecutors are the executors a collective's auto-selected op-base
+// link sets can carry on a 910B multi-server mesh: the mesh executor
+// (with the auto-selection's level-1 algorithm), the pipeline executor
+// where a server has more than one rank (a ring in the plane), and for
+// AllReduce the small-count executor under 512 KB (HCCL_SMALL_COUNT_512_KB).
+func opExecutors(op string, ranksPerServer int) []string {
+	var mesh, pipe string
+	switch op {
+	case "allreduce":
+		mesh, pipe = execAllReduceMesh, execAllReducePipeline
+	case "reducescatter":
+		mesh, pipe = "ReduceScatterMeshExecutor", "ReduceScatterMeshOpbasePipelineExecutor"
+	case "allgather":
+		mesh, pipe = "AllGatherMeshExecutor", "AllGatherMeshOpbasePipelineExecutor"
+	case "allgatherv":
+		mesh, pipe = "AllGatherVMeshExecutor", "AllGatherVMeshOpbasePipelineExecutor"
+	default:
+		return nil
+	}
+	out := []string{mesh}
+	if ranksPerServer > 1 {
+		out = append(out, pipe)
+	}
+	if op == "allreduce" {
+		out = append(out, execAllReduceSmallCount)
+	}
+	return out
+}
+
+// executorAlgo is the level-1 algorithm whose peers an executor's set
+// links in an n-member plane: the pipeline executors a ring in the plane;
+// the small-count executor H-D where the plane is a power of two or H-D
+// was configured, ring where ring was, NHR otherwise (coll_all_reduce_
+// mesh_opbase_small_count_deterministic_executor.cc:91-99, which sizes by
+// moduleNum); any other executor the level-1 algorithm of its tag (algo),
+// else the mesh executor's auto-selected one (auto), else def.
+func executorAlgo(exec, algo, auto, def string, n int) string {
+	switch {
+	case strings.Contains(exec, "Pipeline"):
+		return algoPipeline
+	case strings.Contains(exec, "SmallCountDeterministic"):
+		switch {
+		case n&(n-1) == 0 || algo == algoHD:
+			return algoHD
+		case algo == algoRing:
+			return algoRing
+		}
+		return algoNHR
+	case algo != "":
+		return algo
+	case exec != "" && auto != "":
+		return auto
+	}
+	return def
+}
+
 // algorithmLinksAhead counts the links (not QPs) the level-1 algorithms
-// of communicator c will still create in its n-rank plane (rules 22-24):
+// of communicator c will still create in its n-member plane (rules
+// 22-24), expected and high:
 //
 //   - no link set yet: the first one's, with the default algorithm — on
 //     910B op-base the auto-selection's pick, in graph mode or on other
 //     products GetDefaultAlgoLevel1V1's, the larger of the two where the
-//     mode is not known yet;
-//   - each logged set whose algorithm's peers it has not all linked yet:
+//     mode is not known yet; high adds every other executor the first
+//     collective can pick;
+//   - each logged set whose executor's peers it has not all linked yet:
 //     the rest of them;
-//   - for each collective whose tags show auto-selection (910B op-base,
-//     `_ALG_LEVEL1_<X>`): every other algorithm it can still pick there
-//     (the cost model's ring or NHR, and pipeline where a server has more
-//     than one rank), each a new tag with new QPs to all its peers, also
-//     peers other tags linked (resMap_[newTag]).
+//   - for each collective whose sets show the 910B op-base selector
+//     (multi-server mesh): the executors it can still pick (opExecutors),
+//     each a new tag with new QPs to all its peers, also peers other tags
+//     linked (resMap_[newTag]). Expected takes AllReduce's small-count
+//     set once AllReduce ran — every training step's scalar reductions
+//     (loss, gradient norm) are under 512 KB — and high every one.
 //
 // Each set is capped at high, the remote ranks the rank may link at all.
-func algorithmLinksAhead(c comm.Communicator, n int, level planeLevel, high float64, opBase bool) float64 {
+func algorithmLinksAhead(c comm.Communicator, n int, level planeLevel, high float64, opBase bool) (expected, most float64) {
 	capped := func(v float64) float64 { return math.Min(v, high) } // high: every remote rank the rank may link
 	is910B := c.DeviceType == hcclenv.DevType910B || c.DeviceType < 0
 	auto := is910B && level == planeServers
 	def := defaultLevel1Algo(n, c.DeviceType, level)
+	autoAlgo := ""
+	if auto {
+		autoAlgo = autoSelectedAlgo(n)
+	}
+	perServer := c.RankSize / max(n, 1)
 	var sets []comm.LinkSet
 	for _, l := range c.LinkSets {
 		if l.Kind == comm.LinkSetOpBase || l.Kind == comm.LinkSetGraph {
@@ -1064,40 +1139,53 @@ func algorithmLinksAhead(c comm.Communicator, n int, level planeLevel, high floa
 		first := algoPeers(def, n)
 		switch {
 		case auto && opBase:
-			first = algoPeers(autoSelectedAlgo(n), n)
+			first = algoPeers(autoAlgo, n)
 		case auto && !c.GraphTags:
-			first = math.Max(first, algoPeers(autoSelectedAlgo(n), n))
+			first = math.Max(first, algoPeers(autoAlgo, n))
 		}
-		return math.Max(0, capped(first)-float64(max(c.RoCEPeers, 0)))
+		expected = math.Max(0, capped(first)-float64(max(c.RoCEPeers, 0)))
+		most = expected
+		if auto && !c.GraphTags && c.RoCEPeers <= 0 {
+			// Nothing linked yet: the first collective may be an
+			// AllReduce that picks any of its executors.
+			for _, e := range opExecutors("allreduce", perServer)[1:] {
+				most += capped(algoPeers(executorAlgo(e, "", autoAlgo, def, n), n))
+			}
+		}
+		return expected, most
 	}
-	var ahead float64
-	seen := map[string]map[string]bool{} // collective → algorithms with a set
+	seen := map[string]map[string]bool{} // collective → executors with a set
 	for _, l := range sets {
-		algo := l.Algo
-		if algo == "" {
-			algo = def
-		}
-		ahead += math.Max(0, capped(algoPeers(algo, n))-float64(l.RoCEPeers))
-		if l.Algo != "" && autoSelected(l.Op) {
+		a := executorAlgo(l.Executor, l.Algo, autoAlgo, def, n)
+		expected += math.Max(0, capped(algoPeers(a, n))-float64(l.RoCEPeers))
+		if auto && l.Kind == comm.LinkSetOpBase && opExecutors(l.Op, perServer) != nil {
 			if seen[l.Op] == nil {
 				seen[l.Op] = map[string]bool{}
 			}
-			seen[l.Op][l.Algo] = true
+			e := l.Executor
+			if e == "" {
+				// A tag without algName (releases before the executor
+				// was appended): its level-1 name says which.
+				e = opExecutors(l.Op, 1)[0]
+				if l.Algo == algoPipeline && perServer > 1 {
+					e = opExecutors(l.Op, perServer)[1]
+				}
+			}
+			seen[l.Op][e] = true
 		}
 	}
-	if !auto {
-		return ahead
-	}
-	candidates := []string{autoSelectedAlgo(n)}
-	if c.RankSize/n > 1 {
-		candidates = append(candidates, algoPipeline)
-	}
-	for _, algos := range seen {
-		for _, a := range candidates {
-			if !algos[a] {
-				ahead += capped(algoPeers(a, n))
+	most = expected
+	for op, execs := range seen {
+		for _, e := range opExecutors(op, perServer) {
+			if execs[e] {
+				continue
+			}
+			links := capped(algoPeers(executorAlgo(e, "", autoAlgo, def, n), n))
+			most += links
+			if e == execAllReduceSmallCount {
+				expected += links
 			}
 		}
 	}
-	return ahead
+	return expected, most
 }

@@ -614,7 +614,8 @@ func TestExpectedDemand(t *testing.T) {
 	// Its first AllReduce's link set, auto-selected NHR, linked all 7 NHR peers of 16 servers.
 	allReduce := comm.Communicator{Name: "w", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: 2, SuperPodMode: -1,
 		StandardCard: -1, RoCEPeers: 7, OtherPeers: 7, EstablishedQPs: 7, CCLBufferBytes: cclBuf, OpBaseTags: true,
-		LinkSets: []comm.LinkSet{{Tag: "AllReduce_w_ALG_LEVEL1_NHR", Kind: comm.LinkSetOpBase, Op: "allreduce", Algo: "nhr", RoCEPeers: 7, QPs: 7}}}
+		LinkSets: []comm.LinkSet{{Tag: "AllReduce_wNHRAllReduceMeshExecutor_host", Kind: comm.LinkSetOpBase, Op: "allreduce", Level1: "NHR", Algo: "nhr",
+			Executor: "AllReduceMeshExecutor", RoCEPeers: 7, QPs: 7}}}
 	// world64 on 910B, op-base.
 	opBase910B := world64
 	opBase910B.DeviceType, opBase910B.OpBaseTags = 2, true
@@ -633,14 +634,16 @@ func TestExpectedDemand(t *testing.T) {
 		chip  ChipMemory
 		check func(t *testing.T, h ChipHeadroom)
 	}{
-		{"AllReduce only: the pipeline set auto-selection can still pick", known(1, 200, allReduce), free, func(t *testing.T, h ChipHeadroom) {
-			// NHR linked; pipeline (a ring in the plane: 2 peers) is a new tag with new QPs:
-			// 2 QPs × 3 MiB = 6 MiB; high 120 − 7 = 113.
-			if h.QPsExpected != 2 || h.QPMemoryExpectedBytes != 6*mib || h.QPsHigh != 113 || h.UnknownModeQPs != 0 {
+		{"AllReduce only: its small-count set is still ahead", known(1, 200, allReduce), free, func(t *testing.T, h ChipHeadroom) {
+			// The mesh executor's NHR set is linked; the small-count executor (under 512 KB)
+			// is a new tag with new QPs, H-D over 16 servers (a power of two): 4 peers,
+			// 4 QPs × 3 MiB = 12 MiB. The pipeline executor's ring (2) is high only:
+			// high max(120 − 7, 4 + 2) = 113.
+			if h.QPsExpected != 4 || h.QPMemoryExpectedBytes != 12*mib || h.QPsHigh != 113 || h.UnknownModeQPs != 0 {
 				t.Errorf("%+v", h)
 			}
-			if h.HeadroomBytes != (1636-6)*mib {
-				t.Errorf("headroom %v MiB, want 1630", h.HeadroomBytes/mib)
+			if h.HeadroomBytes != (1636-12)*mib {
+				t.Errorf("headroom %v MiB, want 1624", h.HeadroomBytes/mib)
 			}
 		}},
 		{"an AlltoAll ran: every remote rank", known(1, 200, func() comm.Communicator { c := allReduce; c.AllRanksOps = true; return c }()), free,
@@ -682,13 +685,13 @@ func TestExpectedDemand(t *testing.T) {
 			}
 		}},
 		{"capturing: the next capture's offload QPs are ahead", known(1, 200, capturedAt(now.Add(-time.Minute))), free, func(t *testing.T, h ChipHeadroom) {
-			// 15 capture QPs at the offload size (128 / 8192: 264 KiB) + the pipeline set's 2 at 3 MiB.
-			if h.CaptureQPs != 15 || h.QPsExpected != 17 || h.QPMemoryExpectedBytes != 15*264*kib+2*3*mib || h.QPsHigh != 105+15 {
+			// 15 capture QPs at the offload size (128 / 8192: 264 KiB) + the small-count set's 4 at 3 MiB.
+			if h.CaptureQPs != 15 || h.QPsExpected != 19 || h.QPMemoryExpectedBytes != 15*264*kib+4*3*mib || h.QPsHigh != 105+15 {
 				t.Errorf("%+v", h)
 			}
 		}},
 		{"captured long ago: nothing projected", known(1, 200, capturedAt(now.Add(-time.Hour))), free, func(t *testing.T, h ChipHeadroom) {
-			if h.CaptureQPs != 0 || h.QPsExpected != 2 {
+			if h.CaptureQPs != 0 || h.QPsExpected != 4 {
 				t.Errorf("%+v", h)
 			}
 		}},
