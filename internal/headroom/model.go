@@ -121,8 +121,9 @@ type ProcessSettings struct {
 	UnattributedQPs         float64
 	// GraphMode: the process printed `… not effective in offline mode`
 	// (graph mode: 1 QP per link, QP depth 128, ring links with several
-	// sockets). SingleQP: it printed that or `… does not support
-	// multi-QP`: 1 QP per link whatever HCCL_RDMA_QPS_PER_CONNECTION says.
+	// sockets). SingleQP: 1 QP per link whatever
+	// HCCL_RDMA_QPS_PER_CONNECTION says (graph mode; not `… does not
+	// support multi-QP`, which a capture prints for its own set only).
 	GraphMode bool
 	SingleQP  bool
 	// MultiQPFrom is where an enabled multi-QP configuration came from
