@@ -183,7 +183,8 @@ func capacityAt(h ChipHeadroom, q, buff float64) float64 {
 }
 
 // TestCapacityInputs: the demo's chip 0 (QPS 16, 36 MiB free, the first
-// NHR link set of 5 links ahead at 3 MiB per QP, mode unknown, 200 MiB of
+// NHR link set of 5 links ahead, mode unknown: 3 MiB per QP with one QP
+// per link, 1.5 MiB with multi-QP (no mode has N + 1 QPs of 3 MiB), 200 MiB of
 // its cclBuffer allocated and not yet claimed) under the settings users
 // try first.
 func TestCapacityInputs(t *testing.T) {
@@ -194,18 +195,18 @@ func TestCapacityInputs(t *testing.T) {
 	chip := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 65500 * mib, HBMTotalBytes: 65536 * mib}
 	h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
 		func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
-	if h.VarLinks != 5 || h.VarQPBytesSingle != 3*mib || h.VarQPBytesMulti != 3*mib || h.VarBufferComms != 1 || h.FixedPendingBytes != -200*mib {
+	if h.VarLinks != 5 || h.VarQPBytesSingle != 3*mib || h.VarQPBytesMulti != 1.5*mib || h.VarBufferComms != 1 || h.FixedPendingBytes != -200*mib {
 		t.Fatalf("capacity inputs %+v", h)
 	}
 	for _, tt := range []struct {
 		q, buffMB float64
 		wantMiB   float64
 	}{
-		{16, 200, 36 - 85*3 - 201}, // the headroom itself: −420
-		{1, 200, 36 - 5*3 - 201},   // −180
-		{8, 200, 36 - 45*3 - 201},  // −300
-		{8, 400, 36 - 45*3 - 601},  // −700
-		{1, 400, 36 - 5*3 - 601},   // −580
+		{16, 200, 36 - 85*1.5 - 201}, // the headroom itself: −292.5
+		{1, 200, 36 - 5*3 - 201},     // −180
+		{8, 200, 36 - 45*1.5 - 201},  // −232.5
+		{8, 400, 36 - 45*1.5 - 601},  // −632.5
+		{1, 400, 36 - 5*3 - 601},     // −580
 	} {
 		if got := capacityAt(h, tt.q, tt.buffMB*mib) / mib; got != tt.wantMiB {
 			t.Errorf("QPS %v, HCCL_BUFFSIZE %v: %v MiB, want %v", tt.q, tt.buffMB, got, tt.wantMiB)

@@ -761,7 +761,21 @@ func qpBytes(cfg Config, s ProcessSettings, c comm.Communicator, opBase, graph b
 		b := m.Bytes()
 		return b, b, b, true
 	}
-	return cfg.QPBytesLow, cfg.QPBytesHigh, cfg.QPBytesHigh, false
+	return cfg.QPBytesLow, unknownModeQPBytes(cfg, perLink), unknownModeQPBytes(cfg, perLink), false
+}
+
+// unknownModeQPBytes sizes one QP of a link whose mode the logs do not
+// tell, so that the link's QPs × this size is the largest pair a real mode
+// produces: with one QP per link the band's high end (3 MiB, 910B op-base);
+// with N + 1 QPs per link (multi-QP, op-base 910B or 910_93 only) each is a
+// multi-QP QP, half the band's high end (MultiQpAdjustQpCapacity halves the
+// depths: 1.5 MiB), unless one single-QP link (a mode without multi-QP) is
+// more. Not N + 1 × 3 MiB: no mode has both.
+func unknownModeQPBytes(cfg Config, perLink float64) float64 {
+	if perLink <= 1 {
+		return cfg.QPBytesHigh
+	}
+	return math.Max(cfg.QPBytesHigh/perLink, cfg.QPBytesHigh/2)
 }
 
 // QPsPerLink is qpsPerLink for users outside the model (diagnose).
