@@ -213,3 +213,23 @@ func TestCapacityInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestModuleNumPlane: the level-1 plane is moduleNum where printed (two
+// HCCS modules per A+X server), not serverNum: 32 ranks on 2 servers of 2
+// modules make a 4-member plane, where auto-selection picks NHR (3 peers),
+// not a 2-member one (ring, 1 peer).
+func TestModuleNumPlane(t *testing.T) {
+	c := comm.Communicator{Name: "w", RankSize: 32, ServerNum: 2, SuperPodNum: 0, ModuleNum: 4, DeviceType: 2, SuperPodMode: 0,
+		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0, OpBaseTags: true, CCLBufferBytes: cclBuf}
+	run := func(c comm.Communicator) float64 {
+		return Model(DefaultConfig(), []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
+			[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return known(1, 200, c), true })[0].QPsExpected
+	}
+	if got := run(c); got != 3 {
+		t.Errorf("moduleNum 4: expected %v QPs, want NHR's 3", got)
+	}
+	c.ModuleNum = 2
+	if got := run(c); got != 1 {
+		t.Errorf("moduleNum 2: expected %v QPs, want ring's 1", got)
+	}
+}

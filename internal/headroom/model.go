@@ -866,7 +866,7 @@ func linkPeers(c comm.Communicator, intraRoCE, interHCCSDisabled bool) (low, exp
 	if c.ServerNum <= 1 {
 		return 0, 0, 0, 0
 	}
-	return spread(c.ServerNum)
+	return spread(level1Members(c))
 }
 
 // roceLevel0 reports whether HCCL links a communicator's same-server ranks
@@ -954,7 +954,19 @@ func level1Plane(c comm.Communicator, intraRoCE, interHCCSDisabled bool) (int, p
 	if c.ServerNum <= 1 {
 		return 0, 0
 	}
-	return min(c.ServerNum, c.RankSize), planeServers
+	return min(level1Members(c), c.RankSize), planeServers
+}
+
+// level1Members is the size of the level-1 plane across servers: HCCL's
+// moduleNum (CollAlgOperator::SetTopoAttr; the HCCS meshes, two per A+X
+// server) where printed, which the executors size by
+// (coll_all_reduce_mesh_opbase_small_count_deterministic_executor.cc:91,
+// CalcContextNumForPipeline), else serverNum.
+func level1Members(c comm.Communicator) int {
+	if c.ModuleNum > c.ServerNum {
+		return c.ModuleNum
+	}
+	return c.ServerNum
 }
 
 // algoPeers is how many distinct ranks of an n-rank plane one rank links
