@@ -467,11 +467,21 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]c
 		h.RememberedQPs += rememberedQPs(cfg, c, s, qps, buff, opBase, graph, d)
 		lowB, expB, highB, known := qpBytes(cfg, s, c, opBase, graph, d.perLink)
 		expB, highB = learnedBytes(cfg, h.Product, s, c, opBase, graph, d.perLink, expB, highB)
+		if !cfg.QPBytesSetByUser && c.ObservedQPBytes > 0 && float64(c.ObservedQPBytes) <= maxPlausibleBytes {
+			// The depths HCCL printed for the communicator's latest QP
+			// (`[ConstructQpAttrs]`) override the modelled and learned size.
+			lowB, expB, highB, known = float64(c.ObservedQPBytes), float64(c.ObservedQPBytes), float64(c.ObservedQPBytes), true
+		}
 		capB := QPModeGraph.Bytes() // captured links are offload QPs (rule 19)
-		if cfg.QPBytesSetByUser {
+		switch {
+		case cfg.QPBytesSetByUser:
 			capB = cfg.QPBytesHigh
-		} else if v, ok := cfg.Learned.Lookup(h.Product, QPModeGraph.Name); ok {
-			capB = v // offline depths, as graph mode's: its learned size (estimator.go)
+		case c.ObservedCaptureQPBytes > 0 && float64(c.ObservedCaptureQPBytes) <= maxPlausibleBytes:
+			capB = float64(c.ObservedCaptureQPBytes) // printed for its latest captured QP
+		default:
+			if v, ok := cfg.Learned.Lookup(h.Product, QPModeGraph.Name); ok {
+				capB = v // offline depths, as graph mode's: its learned size (estimator.go)
+			}
 		}
 		h.QPMemoryLowBytes += d.qpsLow * lowB
 		h.QPMemoryExpectedBytes += d.qpsExpected*expB + d.captureQPs*capB
@@ -488,6 +498,14 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]c
 			// Learned sizes where the node measured the mode (estimator.go).
 			r.single, _ = learnedBytes(cfg, h.Product, s, c, opBase, graph, 1, r.single, r.single)
 			r.multi, _ = learnedBytes(cfg, h.Product, s, c, opBase, graph, 2, r.multi, r.multi)
+			if !cfg.QPBytesSetByUser && c.ObservedQPBytes > 0 && float64(c.ObservedQPBytes) <= maxPlausibleBytes {
+				// The printed size is that of the current QPs per link.
+				if d.perLink > 1 {
+					r.multi = float64(c.ObservedQPBytes)
+				} else {
+					r.single = float64(c.ObservedQPBytes)
+				}
+			}
 			v.links += r.linksExpected
 			v.bytesSingle += r.linksExpected * r.single
 			v.bytesMulti += r.linksExpected * r.multi
@@ -588,10 +606,41 @@ type commDemand struct {
 	buffer, aiv                  float64
 }
 
-// AIV buffers HCCL allocates per communicator and mode in AIV expansion
-// mode (HCOMM ccl_buffer_manager.h: AIV_DATA_SIZE 36 MiB, AIV_FLAG_SIZE
-// 4 MiB, AIV_COMM_INFO_SIZE 32 KiB).
-const aivBufferBytes = 36<<20 + 4<<20 + 32<<10
+// AIV buffers HCCL allocates per communicator and mode when an AIV
+// executor is first selected (HCOMM ccl_buffer_manager.cc:130-152
+// CreateCommAIVbuffer: AIV_DATA_SIZE 36 MiB + AIV_FLAG_SIZE 4 MiB for op
+// base, another pair for offload — graph mode or an ACL graph capture),
+// and the communicator info (AIV_COMM_INFO_SIZE 32 KiB, once per
+// communicator op-base, per operator offload: hccl_communicator_host.cc
+// AllocAlgResource).
+const (
+	aivModeBytes     = 36<<20 + 4<<20
+	aivCommInfoBytes = 32 << 10
+	aivBufferBytes   = aivModeBytes + aivCommInfoBytes
+)
+
+// aivPending is the AIV buffer memory communicator c will still allocate:
+// the op-base set in AIV expansion mode until its
+// `[CreateCommAIVbuffer] OpbaseMode` line (without such lines, until its
+// first collective), and the offload set where graph mode or a capture is
+// ahead (capturing, or the workload captured before) until its
+// `OffloadMode` line, with one operator's communicator info.
+func aivPending(s ProcessSettings, c comm.Communicator, captureAhead bool) float64 {
+	mode := expansionMode(s, c)
+	if !strings.EqualFold(mode, "AIV") && !strings.EqualFold(mode, "AIV_ONLY") && !c.AIVOpBase && !c.AIVOffload {
+		return 0
+	}
+	graph := s.GraphMode || c.GraphTags && !c.OpBaseTags
+	lines := c.AIVOpBase || c.AIVOffload
+	var b float64
+	if !graph && !c.AIVOpBase && (lines || c.CCLBufferBytes == 0) {
+		b += aivBufferBytes
+	}
+	if (graph || captureAhead) && !c.AIVOffload {
+		b += aivBufferBytes
+	}
+	return b
+}
 
 // demand applies HCCL's rules (docs/headroom.md) to one communicator.
 // opBase and graph say which modes the process's link sets showed.
@@ -643,9 +692,7 @@ func demand(cfg Config, c comm.Communicator, s ProcessSettings, qps, buff float6
 		// its first capture is ahead (memory.go).
 		d.captureQPs = memCapture
 	}
-	if mode := expansionMode(s, c); (strings.EqualFold(mode, "AIV") || strings.EqualFold(mode, "AIV_ONLY")) && c.CCLBufferBytes == 0 {
-		d.aiv = aivBufferBytes
-	}
+	d.aiv = aivPending(s, c, d.captureQPs > 0 || memCapture > 0)
 	if c.CCLBufferBytes == 0 {
 		b := buff
 		if c.BufferSizeBytes > 0 && validBytes(float64(c.BufferSizeBytes)) {

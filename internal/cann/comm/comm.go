@@ -90,6 +90,16 @@ type Communicator struct {
 	// applies). It overrides the process's variable (CommConfig::
 	// SetConfigOpExpansionMode).
 	ExpansionMode string
+	// AIVOpBase and AIVOffload: its AIV buffers of that mode were
+	// allocated (`[HCCL_TRACE][CreateCommAIVbuffer] OpbaseMode|OffloadMode`,
+	// HCOMM ccl_buffer_manager.cc:140,150): 36 MiB + 4 MiB each, the
+	// offload set for graph mode and ACL graph captures.
+	AIVOpBase, AIVOffload bool
+	// ObservedQPBytes and ObservedCaptureQPBytes are the size of its latest
+	// op-base and captured QP from the depths HCCL printed before creating
+	// it (`[ConstructQpAttrs][attr]…`, adapter_hccp.cc:2460): max_send_wr ×
+	// 64 + sendCqDepth × 32; 0 when not printed.
+	ObservedQPBytes, ObservedCaptureQPBytes uint64
 	// LinkSets are the link sets (one per operator tag, HCCL's resMap_
 	// entries) logged for the communicator, in the order they appeared
 	// (the log state keeps at most a bounded number per communicator).

@@ -3,6 +3,7 @@ package logstate
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
@@ -41,6 +42,17 @@ type processLinks struct {
 	// tags holds, per communicator, the first op-base tag that created QPs
 	// for each collective, and the tag of the capture being counted.
 	tags map[string]*commTags
+	// pendingAIV are the modes of `[CreateCommAIVbuffer]` lines not yet
+	// tied to a communicator: HCCL allocates them in AllocAlgResource,
+	// right before the link set's transports, so the next transport line
+	// claims them like pendingBuf.
+	pendingAIV []string
+	// pendingQPBytes is the size of the QP the latest `[ConstructQpAttrs]`
+	// line announced; the next QP line is that QP.
+	pendingQPBytes uint64
+	// lastDestroy is when the process last destroyed a communicator: the
+	// cclBuffer release lines that follow are that communicator's.
+	lastDestroy time.Time
 }
 
 // commTags tells a capture's re-created link set from a first one, and
@@ -175,6 +187,37 @@ func (s *State) applyHCCL(dir string, p *parse.PlogLine, kind parse.LineKind) {
 				if m.MultiQPFrom != "" {
 					pr.qpMode.MultiQPFrom = m.MultiQPFrom
 				}
+			}
+		}
+	case parse.KindAIVBuffer:
+		if mode, ok := parse.ParseAIVBuffer(p.Msg); ok {
+			if pr := s.process(key, p.PName, s.lineTime(p.Time)); pr != nil {
+				// The 36 MiB + 4 MiB printed just before as `Create ccl
+				// buffer success` are AIV buffers, not a cclBuffer.
+				pr.links.pendingBuf -= min(pr.links.pendingBuf, aivModeBytes)
+				if len(pr.links.pendingAIV) < maxPendingAIV {
+					pr.links.pendingAIV = append(pr.links.pendingAIV, mode)
+				}
+			}
+		}
+	case parse.KindCCLRelease:
+		if n, ok := parse.ParseCCLRelease(p.Msg); ok {
+			if pr := s.procs[key]; pr != nil {
+				s.applyRelease(pr, n, s.lineTime(p.Time))
+			}
+		}
+	case parse.KindSelectAlg:
+		if sa, ok := parse.ParseSelectAlg(p.Msg); ok {
+			if pr := s.procs[key]; pr != nil {
+				s.applySelectAlg(pr, sa)
+			}
+		}
+	case parse.KindQPAttrs:
+		if a, ok := parse.ParseQPAttrs(p.Msg); ok {
+			if pr := s.procs[key]; pr != nil {
+				// HCCP's provider sizes a QP by its send queue and send CQ
+				// (the model's QPMode.Bytes).
+				pr.links.pendingQPBytes = uint64(a.MaxSendWR)*64 + uint64(a.SendCQDepth)*32
 			}
 		}
 	case parse.KindListen:
@@ -325,6 +368,7 @@ func (s *State) applyDestroy(key ProcessKey, p *parse.PlogLine) {
 	delete(pr.links.peers, pr.comms[idx].Name)
 	delete(pr.links.tags, pr.comms[idx].Name)
 	pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
+	pr.links.lastDestroy = s.lineTime(p.Time)
 	s.nComms--
 	s.commGen++
 }
@@ -392,6 +436,23 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 	if c.CCLBufferBytes == 0 && pr.links.pendingBuf > 0 {
 		c.CCLBufferBytes, pr.links.pendingBuf = pr.links.pendingBuf, 0
 	}
+	for _, m := range pr.links.pendingAIV {
+		switch m {
+		case parse.AIVModeOpBase:
+			c.AIVOpBase = true
+		case parse.AIVModeOffload:
+			c.AIVOffload = true
+		}
+	}
+	pr.links.pendingAIV = nil
+	if t.HasQPN && pr.links.pendingQPBytes > 0 {
+		if ot, ok := parse.ParseTag(t.Tag, nil); ok && ot.Capture {
+			c.ObservedCaptureQPBytes = pr.links.pendingQPBytes
+		} else {
+			c.ObservedQPBytes = pr.links.pendingQPBytes
+		}
+		pr.links.pendingQPBytes = 0
+	}
 	if pr.links.peers == nil {
 		pr.links.peers = map[string]*peerSets{}
 	}
@@ -428,6 +489,75 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 		}
 	}
 	s.rememberLink(pr, c, t)
+}
+
+// AIV buffers of one mode (HCOMM ccl_buffer_manager.h: AIV_DATA_SIZE
+// 36 MiB + AIV_FLAG_SIZE 4 MiB), and the most modes waiting for their
+// communicator.
+const (
+	aivModeBytes  = 36<<20 + 4<<20
+	maxPendingAIV = 8
+)
+
+// releaseAfterDestroy is how long after a communicator's destroy the
+// process's cclBuffer release lines are that communicator's.
+const releaseAfterDestroy = 10 * time.Second
+
+// applyRelease applies a `[ReleaseCCLbuffer]` line of n bytes: right after
+// a destroy it is the destroyed communicator's (already gone); otherwise a
+// live communicator freed its cclBuffer (the newest that holds one), which
+// HCCL allocates again at its next collective — or an allocation no
+// communicator claimed yet.
+func (s *State) applyRelease(pr *process, n uint64, at time.Time) {
+	if !pr.links.lastDestroy.IsZero() && !at.Before(pr.links.lastDestroy) && at.Sub(pr.links.lastDestroy) <= releaseAfterDestroy {
+		return
+	}
+	if pr.links.pendingBuf >= n {
+		pr.links.pendingBuf -= n
+		return
+	}
+	for i := len(pr.comms) - 1; i >= 0; i-- {
+		if c := &pr.comms[i]; c.CCLBufferBytes > 0 {
+			c.CCLBufferBytes -= min(c.CCLBufferBytes, n)
+			return
+		}
+	}
+}
+
+// applySelectAlg applies a `[SelectAlg]` line: the operator's link set
+// (newTag) is certain to be set up if it is not yet, the plane is
+// moduleNum_, and the operator runs in the expansion mode printed.
+func (s *State) applySelectAlg(pr *process, sa parse.SelectAlg) {
+	ids := pr.commNames()
+	ot, ok := parse.ParseTag(sa.NewTag, ids)
+	if !ok || !ot.IdentifierKnown {
+		return
+	}
+	var c *comm.Communicator
+	for i := range pr.comms {
+		if pr.comms[i].Name == ot.Identifier {
+			c = &pr.comms[i]
+		}
+	}
+	if c == nil {
+		return
+	}
+	if sa.AlgName != "" {
+		if sa.ModuleNum > 0 {
+			c.ModuleNum = sa.ModuleNum
+		}
+		if !ot.Capture && ot.Kind != parse.TagGraph {
+			c.OpBaseTags = true
+			pr.links.commTags(c.Name).set(sa.NewTag, ids)
+		}
+		return
+	}
+	switch sa.ExpansionMode {
+	case "AIV", "AI_CPU", "HOST":
+		c.ExpansionMode = sa.ExpansionMode
+	case "HOST_TS":
+		c.ExpansionMode = "HOST"
+	}
 }
 
 // commTags returns the tag record of communicator name, creating it.

@@ -107,6 +107,10 @@ type snapComm struct {
 	LastCaptureQPs uint64    `json:"LastCaptureQPs,omitempty"`
 	LastCaptureAt  time.Time `json:"LastCaptureAt,omitzero"`
 	ExpansionMode  string    `json:"ExpansionMode,omitempty"`
+	AIVOpBase      bool      `json:"AIVOpBase,omitempty"`
+	AIVOffload     bool      `json:"AIVOffload,omitempty"`
+	ObservedQP     uint64    `json:"ObservedQPBytes,omitempty"`
+	ObservedCapQP  uint64    `json:"ObservedCaptureQPBytes,omitempty"`
 }
 
 func toSnapComm(c comm.Communicator) snapComm {
@@ -117,7 +121,8 @@ func toSnapComm(c comm.Communicator) snapComm {
 		SuperPodMode: ip(c.SuperPodMode), StandardCard: ip(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes, BufferName: c.BufferName,
 		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers,
 		AllRanksOps: c.AllRanksOps, OpBaseTags: c.OpBaseTags, GraphTags: c.GraphTags, MC2: c.MC2, Captures: c.Captures,
-		LastCaptureQPs: c.LastCaptureQPs, LastCaptureAt: c.LastCaptureAt, ExpansionMode: c.ExpansionMode}
+		LastCaptureQPs: c.LastCaptureQPs, LastCaptureAt: c.LastCaptureAt, ExpansionMode: c.ExpansionMode,
+		AIVOpBase: c.AIVOpBase, AIVOffload: c.AIVOffload, ObservedQP: c.ObservedQPBytes, ObservedCapQP: c.ObservedCaptureQPBytes}
 }
 
 func (c snapComm) view() comm.Communicator {
@@ -133,7 +138,8 @@ func (c snapComm) view() comm.Communicator {
 		SuperPodMode: or(c.SuperPodMode), StandardCard: or(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes, BufferName: c.BufferName,
 		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers,
 		AllRanksOps: c.AllRanksOps, OpBaseTags: c.OpBaseTags, GraphTags: c.GraphTags, MC2: c.MC2, Captures: c.Captures,
-		LastCaptureQPs: c.LastCaptureQPs, LastCaptureAt: c.LastCaptureAt, ExpansionMode: c.ExpansionMode}
+		LastCaptureQPs: c.LastCaptureQPs, LastCaptureAt: c.LastCaptureAt, ExpansionMode: c.ExpansionMode,
+		AIVOpBase: c.AIVOpBase, AIVOffload: c.AIVOffload, ObservedQPBytes: c.ObservedQP, ObservedCaptureQPBytes: c.ObservedCapQP}
 }
 
 // snapSummary is a FaultSummary on disk.
@@ -162,6 +168,9 @@ type snapLinks struct {
 	// files: none).
 	ExpansionModes map[string]string   `json:"expansion_modes,omitempty"`
 	Tags           map[string]snapTags `json:"tags,omitempty"`
+	PendingAIV     []string            `json:"pending_aiv,omitempty"`
+	PendingQPBytes uint64              `json:"pending_qp_bytes,omitempty"`
+	LastDestroy    time.Time           `json:"last_destroy,omitzero"`
 }
 
 // snapTags is commTags on disk.
@@ -187,11 +196,11 @@ type snapPeers struct {
 
 func (l *processLinks) snapshot() *snapLinks {
 	if l.pendingBuf == 0 && l.orphanQPs == 0 && len(l.configs) == 0 && len(l.bufferNames) == 0 && len(l.qpns) == 0 && len(l.peers) == 0 &&
-		len(l.expansionModes) == 0 && len(l.tags) == 0 {
+		len(l.expansionModes) == 0 && len(l.tags) == 0 && len(l.pendingAIV) == 0 && l.pendingQPBytes == 0 && l.lastDestroy.IsZero() {
 		return nil
 	}
 	out := &snapLinks{PendingBuf: l.pendingBuf, OrphanQPs: l.orphanQPs, Configs: l.configs, BufNames: l.bufferNames, QPNs: l.sortedQPNs(),
-		ExpansionModes: l.expansionModes}
+		ExpansionModes: l.expansionModes, PendingAIV: l.pendingAIV, PendingQPBytes: l.pendingQPBytes, LastDestroy: l.lastDestroy}
 	if len(l.tags) > 0 {
 		out.Tags = make(map[string]snapTags, len(l.tags))
 		for name, ct := range l.tags {
@@ -222,7 +231,12 @@ func (sl *snapLinks) restore(ids []string) processLinks {
 		return processLinks{}
 	}
 	l := processLinks{pendingBuf: sl.PendingBuf, orphanQPs: sl.OrphanQPs, configs: sl.Configs, bufferNames: sl.BufNames,
-		expansionModes: sl.ExpansionModes}
+		expansionModes: sl.ExpansionModes, pendingQPBytes: sl.PendingQPBytes, lastDestroy: sl.LastDestroy}
+	for _, m := range sl.PendingAIV {
+		if len(l.pendingAIV) < maxPendingAIV && (m == parse.AIVModeOpBase || m == parse.AIVModeOffload) {
+			l.pendingAIV = append(l.pendingAIV, m)
+		}
+	}
 	for name, st := range sl.Tags {
 		ct := l.commTags(name)
 		for op, tag := range st.First {
