@@ -51,7 +51,7 @@ func realTagsLog(pid int, at time.Time) string {
 	}
 	// w: the mesh executor's NHR set over 8 servers: servers ±1, ±2, 4.
 	mesh := "AllReduce_" + w + "NHRAllReduceMeshExecutor_host"
-	line("coll_alg_operator.cc:190", "[SelectAlg] newTag[%s] algName[AllReduceMeshExecutor] userRank[0] topoType[2] algType[level0:fullmesh-level1:NHR-level2:ring] "+
+	line("coll_alg_operator.cc:192", "[SelectAlg] newTag[%s] algName[AllReduceMeshExecutor] userRank[0] topoType[2] algType[level0:fullmesh,level1:NHR,level2:ring] "+
 		"userRankSize[64] level0Size[8] moduleNum_[8] level2Size[0] ", mesh)
 	line("ccl_buffer_manager.cc:38", "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c080000000], size[%d]", 2*200*mib+mib)
 	qpn := 1000

@@ -192,15 +192,15 @@ var Wordings = []Wording{
 		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [ccl_buffer_manager.cc:174] [7304][HCCL_TRACE][ReleaseCCLbuffer]Release cclBuffer. " +
 			"buffer ptr[0x124140400000], size[420478976]", "format string (HCOMM ccl_buffer_manager.cc:174)"},
 	{KindSelectAlg, Era2026, "[SelectAlg] newTag[",
-		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [coll_alg_operator.cc:190] [7304][SelectAlg] newTag[AllReduce_" +
+		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [coll_alg_operator.cc:192] [7304][SelectAlg] newTag[AllReduce_" +
 			"10.20.0.11%eth0_60000_0_1765367607599032NHRAllReduceMeshExecutor_host] algName[AllReduceMeshExecutor] userRank[0] topoType[2] " +
-			"algType[level0:fullmesh-level1:NHR-level2:ring] userRankSize[128] level0Size[8] moduleNum_[16] level2Size[0] ",
-		"format string (HCOMM coll_alg_operator.cc:190, HCCL_CONFIG_INFO at INFO)"},
+			"algType[level0:fullmesh,level1:NHR,level2:ring] userRankSize[128] level0Size[8] moduleNum_[16] level2Size[0] ",
+		"format string (HCOMM coll_alg_operator.cc:192, HCCL_CONFIG_INFO at INFO)"},
 	{KindSelectAlg, Era2026, " [HCCL_ALG]: [SelectAlg] newTag[",
-		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [coll_alg_operator.cc:197] [7305] [HCCL_ALG]: [SelectAlg] newTag[AllReduce_" +
+		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [coll_alg_operator.cc:198] [7305] [HCCL_ALG]: [SelectAlg] newTag[AllReduce_" +
 			"10.20.0.11%eth0_60000_0_1765367607599032NHRAllReduceMeshExecutor_host] opExpansionMode[HOST] isZeroCopy[0] retryEnable[0] " +
 			"isOpBase[1] isCapture[0] aivCoreLimit[48] .",
-		"format string (HCOMM coll_alg_operator.cc:197, HCCL_CONFIG_INFO with HCCL_DEBUG_CONFIG=ALG: config_log.h:31)"},
+		"format string (HCOMM coll_alg_operator.cc:198, HCCL_CONFIG_INFO with HCCL_DEBUG_CONFIG=ALG: config_log.h:31)"},
 	{KindQPAttrs, Era2026, "[ConstructQpAttrs][attr]",
 		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [adapter_hccp.cc:2460] [7305][ConstructQpAttrs][attr]sendCqDepth[16384], " +
 			"recvCqDepth[128], max_send_wr[16384], max_recv_wr[128]", "format string (HCOMM adapter_hccp.cc:2460)"},

@@ -13,7 +13,7 @@ import "bytes"
 //	    ccl_buffer_manager.cc:174-195 (RUN_INFO): a cclBuffer freed.
 //	[SelectAlg] newTag[%s] algName[%s] userRank[%u] topoType[%d] algType[%s] userRankSize[%u] level0Size[%u] moduleNum_[%u] level2Size[%u]
 //	[SelectAlg] newTag[%s] opExpansionMode[%s] isZeroCopy[%u] retryEnable[%u] isOpBase[%u] isCapture[%u] aivCoreLimit[%u] %s.
-//	    coll_alg_operator.cc:190-204 (HCCL_CONFIG_INFO: `[HCCL_ALG]: ` before
+//	    coll_alg_operator.cc:192-203 (HCCL_CONFIG_INFO: `[HCCL_ALG]: ` before
 //	    it with HCCL_DEBUG_CONFIG=ALG, plain INFO otherwise).
 //	[ConstructQpAttrs][attr]sendCqDepth[%d], recvCqDepth[%d], max_send_wr[%u], max_recv_wr[%u]
 //	    adapter_hccp.cc:2460 (INFO): the depths of the QP about to be created.
