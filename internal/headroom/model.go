@@ -1086,18 +1086,6 @@ func autoSelectedAlgo(n int) string {
 	return algoNHR
 }
 
-// autoSelected reports the collectives whose link sets 910B's op-base
-// auto-selection tags with their level-1 algorithm (the operators calling
-// AutoSelectAlgTypeLevel1: all_reduce, reduce_scatter, all_gather,
-// all_gather_v).
-func autoSelected(op string) bool {
-	switch op {
-	case "allreduce", "reducescatter", "allgather", "allgatherv":
-		return true
-	}
-	return false
-}
-
 // isOpBaseComm says whether c's link sets will be op-base: its own tags,
 // else its process's; false where unknown or graph.
 func isOpBaseComm(s ProcessSettings, c comm.Communicator, opBase, graph bool) bool {

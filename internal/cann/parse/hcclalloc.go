@@ -83,11 +83,7 @@ type SelectAlg struct {
 
 // selectAlgMsg strips HCCL_CONFIG_INFO's `[HCCL_ALG]: ` from msg.
 func selectAlgMsg(msg []byte) []byte {
-	m := bytes.TrimLeft(msg, " ")
-	if bytes.HasPrefix(m, tagHCCLAlg) {
-		m = m[len(tagHCCLAlg):]
-	}
-	return m
+	return bytes.TrimPrefix(bytes.TrimLeft(msg, " "), tagHCCLAlg)
 }
 
 // ParseSelectAlg reads either `[SelectAlg]` line.

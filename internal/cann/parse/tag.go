@@ -259,9 +259,7 @@ func (t *OpTag) parseAlg(s string) {
 func cutAlgSuffixes(s string) (body, suffix string) {
 	body = s
 	for _, m := range []string{"ZCopy", "BCopy"} {
-		if strings.HasSuffix(body, m) {
-			body = strings.TrimSuffix(body, m)
-		}
+		body = strings.TrimSuffix(body, m)
 	}
 	if i := strings.Index(body, suffixNoInline); i >= 0 {
 		body = body[:i] + body[i+len(suffixNoInline):]
