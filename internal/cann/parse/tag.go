@@ -17,7 +17,8 @@ import (
 //	capture:   the op-base tag + "_Capture" [+ counter] (hccl_communicator_host.cc:4657,4679)
 //	send/recv: worldCommSendRecv_<src>_<dst>_<identifier> + algName + "_host" (op_base.cc:3320,3424)
 //	batch:     worldBatchSendRecv_<identifier> + "_host" (op_base.cc:5235; …Group_ at :5133)
-//	MC2:       <identifier><opType>_mc2 (op_base_mc2.cc:69,105)
+//	MC2:       <identifier><opType>_mc2 (op_base_mc2.cc:69,105) [+ "_MC2MultiServer"];
+//	           device side <tag>_mc2<algName>_device (aicpu_kfc_process.cc:1018)
 //	graph:     Hcom<Op>_… (graph mode: no identifier)
 //
 // The level-1 names are HCCL_ALGO_LEVEL1_NAME_MAP's (algorithm/pub_inc/
@@ -144,8 +145,12 @@ func ParseTag(tag string, ids []string) (OpTag, bool) {
 		t.IdentifierKnown = contains(ids, r)
 		return t, r != ""
 	}
+	// A2 multi-server MC2 tags end with HCCL_MC2_MULTISERVER_SUFFIX
+	// (common.h:215; hccl_communicator_host.cc:7337 CreateCommResource).
+	rest = strings.TrimSuffix(rest, "_MC2MultiServer")
 	if i := strings.LastIndex(rest, suffixMC2); i > 0 && !strings.Contains(rest[i+len(suffixMC2):], "_") {
-		// <identifier><opType>_mc2 (an A3 multi-server suffix may follow).
+		// <identifier><opType>_mc2 (op_base_mc2.cc), or the device side's
+		// <tag>_mc2<algName> (aicpu_kfc_process.cc:1018).
 		t.Kind, t.Op = TagMC2, "mc2"
 		r := rest[:i]
 		if id := longestPrefix(r, ids); id != "" {

@@ -51,8 +51,14 @@ func TestParseTag(t *testing.T) {
 			OpTag{Kind: TagBatchSendRecv, Op: "batchsendrecv", Identifier: idGroup, IdentifierKnown: true, Unfold: "host"}},
 		{"mc2", idRoot + "8_mc2", ids,
 			OpTag{Kind: TagMC2, Op: "mc2", Identifier: idRoot, IdentifierKnown: true, MC2OpType: 8}},
+		{"mc2 multi-server", idRoot + "8_mc2_MC2MultiServer", ids,
+			OpTag{Kind: TagMC2, Op: "mc2", Identifier: idRoot, IdentifierKnown: true, MC2OpType: 8}},
+		// A real capture (logstate testdata/cann-log plog-17528: `[AllocAlgResource]Alloc
+		// transports failed, tag[HcomAllReduce_6629421139219749105_0_device]`).
 		{"graph", "HcomAllReduce_6629421139219749105_0", ids,
 			OpTag{Kind: TagGraph, Op: "allreduce"}},
+		{"graph, device", "HcomAllReduce_6629421139219749105_0_device", ids,
+			OpTag{Kind: TagGraph, Op: "allreduce", Unfold: "device"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
