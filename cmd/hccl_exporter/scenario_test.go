@@ -151,7 +151,7 @@ func (j jobLog) String() string {
 		}
 	}
 	for _, c := range j.destroy {
-		line("Entry-HcclCommDestroy: identifier[%s] begin", c)
+		line("Entry-HcclCommDestroy op_base comm destroy complete, take time [5210]us, group[%s], deviceLogicId[0].", c)
 	}
 	return b.String()
 }

@@ -53,6 +53,13 @@ type processLinks struct {
 	// lastDestroy is when the process last destroyed a communicator: the
 	// cclBuffer release lines that follow are that communicator's.
 	lastDestroy time.Time
+	// releasedBuf are cclBuffer bytes `[ReleaseCCLbuffer]` lines freed
+	// since releasedAt that no destroy has explained yet: HEAD prints the
+	// destroy line after the destructor's releases, so they are applied
+	// to a live communicator only once no destroy follows within
+	// releaseAfterDestroy.
+	releasedBuf uint64
+	releasedAt  time.Time
 }
 
 // commTags tells a capture's re-created link set from a first one, and
@@ -154,6 +161,11 @@ type peerSets struct {
 
 func (s *State) applyHCCL(dir string, p *parse.PlogLine, kind parse.LineKind) {
 	key := ProcessKey{dir, p.PID}
+	if pr := s.procs[key]; pr != nil && pr.links.releasedBuf > 0 && kind != parse.KindCCLRelease && kind != parse.KindCommDestroy {
+		if at := s.lineTime(p.Time); at.Sub(pr.links.releasedAt) > releaseAfterDestroy {
+			s.applyRelease(pr)
+		}
+	}
 	switch kind {
 	case parse.KindSettings:
 		s.applyEnv(dir, p)
@@ -203,7 +215,15 @@ func (s *State) applyHCCL(dir string, p *parse.PlogLine, kind parse.LineKind) {
 	case parse.KindCCLRelease:
 		if n, ok := parse.ParseCCLRelease(p.Msg); ok {
 			if pr := s.procs[key]; pr != nil {
-				s.applyRelease(pr, n, s.lineTime(p.Time))
+				at := s.lineTime(p.Time)
+				ld := pr.links.lastDestroy
+				if !ld.IsZero() && !at.Before(ld) && at.Sub(ld) <= releaseAfterDestroy {
+					break // the releases of a communicator just destroyed
+				}
+				if pr.links.releasedBuf == 0 {
+					pr.links.releasedAt = at
+				}
+				pr.links.releasedBuf += n
 			}
 		}
 	case parse.KindSelectAlg:
@@ -369,6 +389,7 @@ func (s *State) applyDestroy(key ProcessKey, p *parse.PlogLine) {
 	delete(pr.links.tags, pr.comms[idx].Name)
 	pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
 	pr.links.lastDestroy = s.lineTime(p.Time)
+	pr.links.releasedBuf, pr.links.releasedAt = 0, time.Time{} // the destroyed communicator's
 	s.nComms--
 	s.commGen++
 }
@@ -503,15 +524,13 @@ const (
 // process's cclBuffer release lines are that communicator's.
 const releaseAfterDestroy = 10 * time.Second
 
-// applyRelease applies a `[ReleaseCCLbuffer]` line of n bytes: right after
-// a destroy it is the destroyed communicator's (already gone); otherwise a
-// live communicator freed its cclBuffer (the newest that holds one), which
-// HCCL allocates again at its next collective — or an allocation no
-// communicator claimed yet.
-func (s *State) applyRelease(pr *process, n uint64, at time.Time) {
-	if !pr.links.lastDestroy.IsZero() && !at.Before(pr.links.lastDestroy) && at.Sub(pr.links.lastDestroy) <= releaseAfterDestroy {
-		return
-	}
+// applyRelease applies the cclBuffer bytes released while no destroy
+// followed: an allocation no communicator claimed yet, else a live
+// communicator freed its cclBuffer (the newest that holds one), which HCCL
+// allocates again at its next collective (hcclComm::ReleaseCommCCLbuffer).
+func (s *State) applyRelease(pr *process) {
+	n := pr.links.releasedBuf
+	pr.links.releasedBuf, pr.links.releasedAt = 0, time.Time{}
 	if pr.links.pendingBuf >= n {
 		pr.links.pendingBuf -= n
 		return

@@ -374,3 +374,52 @@ func TestLinkSets(t *testing.T) {
 		t.Errorf("ep = %+v (unattributed %d): want an MC2 link set tied to ep", ep, p.UnattributedQPs)
 	}
 }
+
+// TestAIVAndReleaseLines: `[CreateCommAIVbuffer]` marks the two `Create ccl
+// buffer` lines before it as AIV buffers of its mode (not a cclBuffer) for
+// the communicator of the next link set; a `[ReleaseCCLbuffer]` line of a
+// live communicator makes its cclBuffer pending again, while the releases a
+// destroy prints (HEAD: before `Entry-HcclCommDestroy … complete … group[g]`)
+// touch no other communicator; `[SelectAlg]` makes its newTag a link set and
+// sets moduleNum; `[ConstructQpAttrs]` sizes the next QP.
+func TestAIVAndReleaseLines(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 8, 15, 10, 5, 0, 0, time.UTC)}))
+	src := &Source{Path: "p", Kind: SourcePlog}
+	in := func(sec int, src2, msg string) {
+		st.Ingest(src, []byte(fmt.Sprintf("[INFO] HCCL(8,python):2026-08-15-10:%02d:%02d.000.000 [%s] [8]%s", sec/60, sec%60, src2, msg)))
+	}
+	const buf = 2*200<<20 + 1<<20
+	in(0, "hccl_communicator_attrs.cc:327", keyInfo(idW, 16, 2))
+	in(0, "hccl_communicator_attrs.cc:327", keyInfo(idEP, 16, 2))
+	in(1, "ccl_buffer_manager.cc:57", fmt.Sprintf("[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c000000000], size[%d]", buf))
+	in(1, "ccl_buffer_manager.cc:57", "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c100000000], size[37748736]")
+	in(1, "ccl_buffer_manager.cc:57", "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c200000000], size[4194304]")
+	in(1, "ccl_buffer_manager.cc:140", "[HCCL_TRACE][CreateCommAIVbuffer] OpbaseMode")
+	tag := "AllReduce_" + idW + "ringAllReduceMeshExecutor_host"
+	in(2, "coll_alg_operator.cc:192", "[SelectAlg] newTag["+tag+"] algName[AllReduceMeshExecutor] userRank[0] topoType[2] "+
+		"algType[level0:fullmesh,level1:ring,level2:ring] userRankSize[16] level0Size[8] moduleNum_[4] level2Size[0] ")
+	in(2, "adapter_hccp.cc:2460", "[ConstructQpAttrs][attr]sendCqDepth[16384], recvCqDepth[64], max_send_wr[16384], max_recv_wr[64]")
+	in(2, "transport_ibverbs.cc:247", transportQP(tag, 8, 101))
+	in(3, "ccl_buffer_manager.cc:57", fmt.Sprintf("[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c300000000], size[%d]", buf))
+	in(3, "transport_ibverbs.cc:247", transportQP("AllReduce_"+idEP+"ringAllReduceMeshExecutor_host", 8, 102))
+	p, _ := onlyProcess(t, st, 8)
+	w, ep := p.Communicators[0], p.Communicators[1]
+	if w.CCLBufferBytes != buf || !w.AIVOpBase || w.AIVOffload || ep.AIVOpBase || w.ModuleNum != 4 || w.ObservedQPBytes != 1.5*(1<<20) || ep.ObservedQPBytes != 0 {
+		t.Errorf("w = %+v, ep = %+v: want w's cclBuffer without the AIV buffers, its op-base AIV set, moduleNum 4, 1.5 MiB QPs", w, ep)
+	}
+	// ep is destroyed: its release lines come first, then the destroy line; w keeps its buffer.
+	in(10, "ccl_buffer_manager.cc:174", fmt.Sprintf("[HCCL_TRACE][ReleaseCCLbuffer]Release cclBuffer. buffer ptr[0x12c300000000], size[%d]", buf))
+	in(11, "op_base.cc:3744", "Entry-HcclCommDestroy op_base comm destroy complete, take time [5210]us, group["+idEP+"], deviceLogicId[0].")
+	in(40, "externalinput.cc:1420", "[HCCL_ENV] HCCL_RDMA_QPS_PER_CONNECTION is set to default value [1]")
+	p, _ = onlyProcess(t, st, 8)
+	if len(p.Communicators) != 1 || p.Communicators[0].CCLBufferBytes != buf {
+		t.Fatalf("after ep's destroy: %+v, want w alone with its cclBuffer", p.Communicators)
+	}
+	// w frees its cclBuffer while alive (hcclComm::ReleaseCommCCLbuffer): pending again.
+	in(60, "ccl_buffer_manager.cc:174", fmt.Sprintf("[HCCL_TRACE][ReleaseCCLbuffer]Release cclBuffer. buffer ptr[0x12c000000000], size[%d]", buf))
+	in(90, "externalinput.cc:1420", "[HCCL_ENV] HCCL_RDMA_QPS_PER_CONNECTION is set to default value [1]")
+	p, _ = onlyProcess(t, st, 8)
+	if p.Communicators[0].CCLBufferBytes != 0 {
+		t.Errorf("after w's release: cclBuffer %d, want 0 (allocated again at its next collective)", p.Communicators[0].CCLBufferBytes)
+	}
+}

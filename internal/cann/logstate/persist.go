@@ -171,6 +171,8 @@ type snapLinks struct {
 	PendingAIV     []string            `json:"pending_aiv,omitempty"`
 	PendingQPBytes uint64              `json:"pending_qp_bytes,omitempty"`
 	LastDestroy    time.Time           `json:"last_destroy,omitzero"`
+	ReleasedBuf    uint64              `json:"released_buffer_bytes,omitempty"`
+	ReleasedAt     time.Time           `json:"released_at,omitzero"`
 }
 
 // snapTags is commTags on disk.
@@ -196,11 +198,12 @@ type snapPeers struct {
 
 func (l *processLinks) snapshot() *snapLinks {
 	if l.pendingBuf == 0 && l.orphanQPs == 0 && len(l.configs) == 0 && len(l.bufferNames) == 0 && len(l.qpns) == 0 && len(l.peers) == 0 &&
-		len(l.expansionModes) == 0 && len(l.tags) == 0 && len(l.pendingAIV) == 0 && l.pendingQPBytes == 0 && l.lastDestroy.IsZero() {
+		len(l.expansionModes) == 0 && len(l.tags) == 0 && len(l.pendingAIV) == 0 && l.pendingQPBytes == 0 && l.lastDestroy.IsZero() && l.releasedBuf == 0 {
 		return nil
 	}
 	out := &snapLinks{PendingBuf: l.pendingBuf, OrphanQPs: l.orphanQPs, Configs: l.configs, BufNames: l.bufferNames, QPNs: l.sortedQPNs(),
-		ExpansionModes: l.expansionModes, PendingAIV: l.pendingAIV, PendingQPBytes: l.pendingQPBytes, LastDestroy: l.lastDestroy}
+		ExpansionModes: l.expansionModes, PendingAIV: l.pendingAIV, PendingQPBytes: l.pendingQPBytes, LastDestroy: l.lastDestroy,
+		ReleasedBuf: l.releasedBuf, ReleasedAt: l.releasedAt}
 	if len(l.tags) > 0 {
 		out.Tags = make(map[string]snapTags, len(l.tags))
 		for name, ct := range l.tags {
@@ -231,7 +234,8 @@ func (sl *snapLinks) restore(ids []string) processLinks {
 		return processLinks{}
 	}
 	l := processLinks{pendingBuf: sl.PendingBuf, orphanQPs: sl.OrphanQPs, configs: sl.Configs, bufferNames: sl.BufNames,
-		expansionModes: sl.ExpansionModes, pendingQPBytes: sl.PendingQPBytes, lastDestroy: sl.LastDestroy}
+		expansionModes: sl.ExpansionModes, pendingQPBytes: sl.PendingQPBytes, lastDestroy: sl.LastDestroy,
+		releasedBuf: sl.ReleasedBuf, releasedAt: sl.ReleasedAt}
 	for _, m := range sl.PendingAIV {
 		if len(l.pendingAIV) < maxPendingAIV && (m == parse.AIVModeOpBase || m == parse.AIVModeOffload) {
 			l.pendingAIV = append(l.pendingAIV, m)

@@ -152,6 +152,9 @@ var Wordings = []Wording{
 			"useSuperPodMode[0] isStandardCard[0]", "real (sample plog)"},
 	{KindCommDestroy, EraAll, "Entry-HcclCommDestroy",
 		"[INFO] HCCL(858941,all_reduce_test):2025-12-10-19:53:40.000.000 [op_base.cc:2000] [858941]Entry-HcclCommDestroy: op_base comm destroy begin", "format string (HCOMM op_base.cc)"},
+	{KindCommDestroy, EraAll, "Entry-HcclCommDestroy",
+		"[INFO] HCCL(858941,all_reduce_test):2026-08-15-10:00:00.000.000 [op_base.cc:3744] [858941]Entry-HcclCommDestroy op_base comm destroy " +
+			"complete, take time [5210]us, group[127.0.0.1%enp_60000_0_1765367607599032], deviceLogicId[0].", "format string (HCOMM op_base.cc:3744)"},
 
 	{KindCCLBuffer, EraAll, "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success",
 		"[INFO] HCCL(69396,python3):2024-04-07-18:35:55.266.793 " +
