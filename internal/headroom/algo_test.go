@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"time"
 	"testing"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
@@ -231,5 +232,71 @@ func TestModuleNumPlane(t *testing.T) {
 	c.ModuleNum = 2
 	if got := run(c); got != 1 {
 		t.Errorf("moduleNum 2: expected %v QPs, want ring's 1", got)
+	}
+}
+
+// TestAIVBuffersPerMode: AIV buffers are per communicator and mode
+// (ccl_buffer_manager.cc:130-152): the op-base pair until its OpbaseMode
+// line, the offload pair where a capture or graph mode is ahead until its
+// OffloadMode line.
+func TestAIVBuffersPerMode(t *testing.T) {
+	now := time.Date(2026, 8, 15, 10, 0, 0, 0, time.UTC)
+	base := newComm(16, 1)
+	base.DeviceType, base.OpBaseTags = 2, true
+	for _, tt := range []struct {
+		name string
+		c    func(c comm.Communicator) comm.Communicator
+		mode string
+		want float64
+	}{
+		{"AIV mode, before the first collective: the op-base pair", func(c comm.Communicator) comm.Communicator { return c }, "AIV", aivBufferBytes},
+		{"AIV mode, cclBuffer allocated, no AIV line printed: taken as allocated with it", func(c comm.Communicator) comm.Communicator {
+			c.CCLBufferBytes = cclBuf
+			return c
+		}, "AIV", 0},
+		{"OpbaseMode printed, not capturing: nothing", func(c comm.Communicator) comm.Communicator {
+			c.CCLBufferBytes, c.AIVOpBase = cclBuf, true
+			return c
+		}, "", 0},
+		{"OpbaseMode printed, capturing: the offload pair", func(c comm.Communicator) comm.Communicator {
+			c.CCLBufferBytes, c.AIVOpBase = cclBuf, true
+			c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 1, 1, now.Add(-time.Minute)
+			return c
+		}, "", aivBufferBytes},
+		{"both modes printed: nothing", func(c comm.Communicator) comm.Communicator {
+			c.CCLBufferBytes, c.AIVOpBase, c.AIVOffload = cclBuf, true, true
+			c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 1, 1, now.Add(-time.Minute)
+			return c
+		}, "", 0},
+		{"HOST mode, no AIV line: nothing", func(c comm.Communicator) comm.Communicator { return c }, "HOST", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := known(1, 200, tt.c(base))
+			s.ExpansionMode = tt.mode
+			cfg := DefaultConfig()
+			cfg.Now = now
+			h := Model(cfg, []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
+				[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
+			if h.AIVBufferPendingBytes != tt.want {
+				t.Errorf("AIV pending %v, want %v", h.AIVBufferPendingBytes, tt.want)
+			}
+		})
+	}
+}
+
+// TestPrintedQPSizeOverrides: `[ConstructQpAttrs]` depths printed for a
+// communicator's QPs size its QPs ahead instead of the mode's.
+func TestPrintedQPSizeOverrides(t *testing.T) {
+	c := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, SuperPodMode: 0,
+		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0, OpBaseTags: true, CCLBufferBytes: cclBuf,
+		ObservedQPBytes: 8192*64 + 8192*32}
+	h := Model(DefaultConfig(), []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
+		[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return known(1, 200, c), true })[0]
+	// NHR's first set over 8 servers: 5 QPs at the printed 768 KiB, not 910B op-base's 3 MiB.
+	if h.QPsExpected != 5 || h.QPMemoryExpectedBytes != 5*768*kib || h.UnknownModeQPs != 0 {
+		t.Errorf("%+v", h)
+	}
+	if got := capacityAt(h, 1, 200*mib); got != h.HeadroomBytes {
+		t.Errorf("capacity at the current settings %v ≠ headroom %v", got, h.HeadroomBytes)
 	}
 }
