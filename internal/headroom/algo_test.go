@@ -4,8 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
