@@ -22,7 +22,7 @@ func addHeadroomFlags(app *kingpin.Application) *headroom.Config {
 		PlaceHolder("SIZE").IsSetByUser(&cfg.QPBytesSetByUser).SetValue(&bytesValue{dst: &cfg.QPBytesLow})
 	app.Flag("headroom.qp-bytes-high",
 		"Override: the NPU memory of one HCCL QP for the expected and high bounds, in every mode, with a unit: 3MiB. "+
-			"Unset (the default): derived from the QP mode of each process (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB (the largest mode).").
+			"Unset (the default): derived from the QP mode of each process (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB with one QP per link, 1.5MiB per QP with N + 1 (the largest a mode makes).").
 		PlaceHolder("SIZE").IsSetByUser(&highSet).SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
 	app.Flag("headroom.capture-window",
 		"How long after its latest ACL graph capture re-created RoCE QPs a process counts as capturing: its next capture's QPs are then link setup ahead.").

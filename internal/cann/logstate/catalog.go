@@ -45,13 +45,14 @@ type Fault struct {
 const (
 	ResourceNone         = ""
 	ResourceQP           = parse.ResourceQP
+	ResourceQPState      = parse.ResourceQPState
 	ResourceDeviceMemory = parse.ResourceDeviceMemory
 	ResourceHostMemory   = parse.ResourceHostMemory
 	ResourceOther        = parse.ResourceOther
 )
 
 // Resources lists the values of the resource label.
-var Resources = []string{ResourceNone, ResourceQP, ResourceDeviceMemory, ResourceHostMemory, ResourceOther}
+var Resources = []string{ResourceNone, ResourceQP, ResourceQPState, ResourceDeviceMemory, ResourceHostMemory, ResourceOther}
 
 // incidentQPCreate is the Incident of the QP-create rows.
 const incidentQPCreate = "qp_create"

@@ -100,6 +100,19 @@ type snapComm struct {
 	EstablishedQPs  uint64 `json:"EstablishedQPs,omitempty"`
 	RoCEPeers       int    `json:"RoCEPeers,omitempty"`
 	OtherPeers      int    `json:"OtherPeers,omitempty"`
+	// What the link sets' tags said (absent in older files: nothing).
+	AllRanksOps    bool      `json:"AllRanksOps,omitempty"`
+	OpBaseTags     bool      `json:"OpBaseTags,omitempty"`
+	GraphTags      bool      `json:"GraphTags,omitempty"`
+	MC2            bool      `json:"MC2,omitempty"`
+	Captures       int       `json:"Captures,omitempty"`
+	LastCaptureQPs uint64    `json:"LastCaptureQPs,omitempty"`
+	LastCaptureAt  time.Time `json:"LastCaptureAt,omitzero"`
+	ExpansionMode  string    `json:"ExpansionMode,omitempty"`
+	AIVOpBase      bool      `json:"AIVOpBase,omitempty"`
+	AIVOffload     bool      `json:"AIVOffload,omitempty"`
+	ObservedQP     uint64    `json:"ObservedQPBytes,omitempty"`
+	ObservedCapQP  uint64    `json:"ObservedCaptureQPBytes,omitempty"`
 }
 
 func toSnapComm(c comm.Communicator) snapComm {
@@ -108,7 +121,10 @@ func toSnapComm(c comm.Communicator) snapComm {
 		MultiModuleDiff: ip(c.MultiModuleDiffDeviceNum), MultiSPDiff: ip(c.MultiSuperPodDiffServerNum),
 		DeviceType: ip(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
 		SuperPodMode: ip(c.SuperPodMode), StandardCard: ip(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes, BufferName: c.BufferName,
-		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
+		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers,
+		AllRanksOps: c.AllRanksOps, OpBaseTags: c.OpBaseTags, GraphTags: c.GraphTags, MC2: c.MC2, Captures: c.Captures,
+		LastCaptureQPs: c.LastCaptureQPs, LastCaptureAt: c.LastCaptureAt, ExpansionMode: c.ExpansionMode,
+		AIVOpBase: c.AIVOpBase, AIVOffload: c.AIVOffload, ObservedQP: c.ObservedQPBytes, ObservedCapQP: c.ObservedCaptureQPBytes}
 }
 
 func (c snapComm) view() comm.Communicator {
@@ -122,7 +138,10 @@ func (c snapComm) view() comm.Communicator {
 		MultiModuleDiffDeviceNum: or(c.MultiModuleDiff), MultiSuperPodDiffServerNum: or(c.MultiSPDiff),
 		DeviceType: or(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
 		SuperPodMode: or(c.SuperPodMode), StandardCard: or(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes, BufferName: c.BufferName,
-		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
+		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers,
+		AllRanksOps: c.AllRanksOps, OpBaseTags: c.OpBaseTags, GraphTags: c.GraphTags, MC2: c.MC2, Captures: c.Captures,
+		LastCaptureQPs: c.LastCaptureQPs, LastCaptureAt: c.LastCaptureAt, ExpansionMode: c.ExpansionMode,
+		AIVOpBase: c.AIVOpBase, AIVOffload: c.AIVOffload, ObservedQPBytes: c.ObservedQP, ObservedCaptureQPBytes: c.ObservedCapQP}
 }
 
 // snapSummary is a FaultSummary on disk.
@@ -146,6 +165,32 @@ type snapLinks struct {
 	BufNames   map[string]string    `json:"buffer_names,omitempty"`
 	QPNs       []uint32             `json:"qpns,omitempty"`
 	Peers      map[string]snapPeers `json:"peers,omitempty"`
+	// ExpansionModes are `[Load] comm config info` modes waiting for their
+	// communicator; Tags each communicator's link sets (absent in older
+	// files: none).
+	ExpansionModes map[string]string   `json:"expansion_modes,omitempty"`
+	Tags           map[string]snapTags `json:"tags,omitempty"`
+	PendingAIV     []string            `json:"pending_aiv,omitempty"`
+	PendingQPBytes uint64              `json:"pending_qp_bytes,omitempty"`
+	LastDestroy    time.Time           `json:"last_destroy,omitzero"`
+	ReleasedBuf    uint64              `json:"released_buffer_bytes,omitempty"`
+	ReleasedAt     time.Time           `json:"released_at,omitzero"`
+}
+
+// snapTags is commTags on disk.
+type snapTags struct {
+	First   map[string]string `json:"first,omitempty"`
+	Capture string            `json:"capture,omitempty"`
+	Round   []string          `json:"round,omitempty"`
+	Sets    []snapLinkSet     `json:"sets,omitempty"`
+}
+
+// snapLinkSet is a linkSet on disk. Its kind, collective, level-1 name
+// and executor are read again from the tag when loaded.
+type snapLinkSet struct {
+	Tag   string `json:"tag"`
+	QPs   uint64 `json:"qps,omitempty"`
+	Peers []int  `json:"peers,omitempty"`
 }
 
 type snapPeers struct {
@@ -154,10 +199,27 @@ type snapPeers struct {
 }
 
 func (l *processLinks) snapshot() *snapLinks {
-	if l.pendingBuf == 0 && l.orphanQPs == 0 && len(l.configs) == 0 && len(l.bufferNames) == 0 && len(l.qpns) == 0 && len(l.peers) == 0 {
+	if l.pendingBuf == 0 && l.orphanQPs == 0 && len(l.configs) == 0 && len(l.bufferNames) == 0 && len(l.qpns) == 0 && len(l.peers) == 0 &&
+		len(l.expansionModes) == 0 && len(l.tags) == 0 && len(l.pendingAIV) == 0 && l.pendingQPBytes == 0 && l.lastDestroy.IsZero() && l.releasedBuf == 0 {
 		return nil
 	}
-	out := &snapLinks{PendingBuf: l.pendingBuf, OrphanQPs: l.orphanQPs, Configs: l.configs, BufNames: l.bufferNames, QPNs: l.sortedQPNs()}
+	out := &snapLinks{PendingBuf: l.pendingBuf, OrphanQPs: l.orphanQPs, Configs: l.configs, BufNames: l.bufferNames, QPNs: l.sortedQPNs(),
+		ExpansionModes: l.expansionModes, PendingAIV: l.pendingAIV, PendingQPBytes: l.pendingQPBytes, LastDestroy: l.lastDestroy,
+		ReleasedBuf: l.releasedBuf, ReleasedAt: l.releasedAt}
+	if len(l.tags) > 0 {
+		out.Tags = make(map[string]snapTags, len(l.tags))
+		for name, ct := range l.tags {
+			st := snapTags{First: ct.first, Capture: ct.capture}
+			for b := range ct.round {
+				st.Round = append(st.Round, b)
+			}
+			sort.Strings(st.Round)
+			for _, ls := range ct.sets {
+				st.Sets = append(st.Sets, snapLinkSet{Tag: ls.view.Tag, QPs: ls.view.QPs, Peers: sortedInts(ls.peers)})
+			}
+			out.Tags[name] = st
+		}
+	}
 	if len(l.peers) > 0 {
 		out.Peers = make(map[string]snapPeers, len(l.peers))
 		for name, ps := range l.peers {
@@ -167,11 +229,51 @@ func (l *processLinks) snapshot() *snapLinks {
 	return out
 }
 
-func (sl *snapLinks) restore() processLinks {
+// restore rebuilds processLinks; ids are the process's communicator
+// identifiers, which split the saved tags as when they were read.
+func (sl *snapLinks) restore(ids []string) processLinks {
 	if sl == nil {
 		return processLinks{}
 	}
-	l := processLinks{pendingBuf: sl.PendingBuf, orphanQPs: sl.OrphanQPs, configs: sl.Configs, bufferNames: sl.BufNames}
+	l := processLinks{pendingBuf: sl.PendingBuf, orphanQPs: sl.OrphanQPs, configs: sl.Configs, bufferNames: sl.BufNames,
+		expansionModes: sl.ExpansionModes, pendingQPBytes: sl.PendingQPBytes, lastDestroy: sl.LastDestroy,
+		releasedBuf: sl.ReleasedBuf, releasedAt: sl.ReleasedAt}
+	for _, m := range sl.PendingAIV {
+		if len(l.pendingAIV) < maxPendingAIV && (m == parse.AIVModeOpBase || m == parse.AIVModeOffload) {
+			l.pendingAIV = append(l.pendingAIV, m)
+		}
+	}
+	for name, st := range sl.Tags {
+		ct := l.commTags(name)
+		for op, tag := range st.First {
+			if len(ct.first) < maxTagsPerComm {
+				ct.first[op] = tag
+			}
+		}
+		ct.capture = st.Capture
+		if len(st.Round) > 0 {
+			ct.round = map[string]bool{}
+			for _, b := range st.Round {
+				if len(ct.round) < maxTagsPerComm {
+					ct.round[b] = true
+				}
+			}
+		}
+		for _, ss := range st.Sets {
+			if len(ct.sets) >= maxTagsPerComm {
+				break
+			}
+			ls := &linkSet{view: classifyTag(ss.Tag, ids...), peers: map[int]struct{}{}}
+			ls.view.QPs = ss.QPs
+			for _, r := range ss.Peers {
+				if len(ls.peers) < maxPeersPerComm {
+					ls.peers[r] = struct{}{}
+				}
+			}
+			ls.view.RoCEPeers = len(ls.peers)
+			ct.sets = append(ct.sets, ls)
+		}
+	}
 	for _, q := range sl.QPNs {
 		l.addQPN(q)
 	}
@@ -326,13 +428,14 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		// A last write saved ahead of now (an older exporter kept printed
 		// times as they were) counts as now.
 		pr := &process{label: p.Label, name: p.Name, lastWrite: notAfter(p.LastWrite, fresh.opts.Now()), env: make(map[string]EnvSetting, len(p.Env)),
-			links: p.Links.restore(), devicePhyID: -1, owner: p.Owner}
+			devicePhyID: -1, owner: p.Owner}
 		for k, v := range p.Env {
 			pr.env[k] = EnvSetting(v)
 		}
 		for _, c := range p.Communicators {
 			pr.comms = append(pr.comms, c.view())
 		}
+		pr.links = p.Links.restore(pr.commNames())
 		if p.DevicePhyID != nil {
 			pr.devicePhyID = *p.DevicePhyID
 		}

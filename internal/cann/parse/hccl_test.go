@@ -49,6 +49,14 @@ func TestWordingsParse(t *testing.T) {
 			var phy int
 			phy, ok = ListenDevice(p.Msg)
 			ok = ok && phy >= 0
+		case KindAIVBuffer:
+			_, ok = ParseAIVBuffer(p.Msg)
+		case KindCCLRelease:
+			_, ok = ParseCCLRelease(p.Msg)
+		case KindSelectAlg:
+			_, ok = ParseSelectAlg(p.Msg)
+		case KindQPAttrs:
+			_, ok = ParseQPAttrs(p.Msg)
 		case KindQPMode:
 			var m QPMode
 			m, ok = ParseQPMode(p.Msg)

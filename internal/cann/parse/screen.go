@@ -319,11 +319,16 @@ var (
 	// info %s. Reason: Resources are exhausted.`, no brackets.
 	markResourceBare = []byte("allocate resource ")
 	markWithInfo     = []byte(" with info")
+	markModifyQp     = []byte("ModifyQp")
 )
 
 // The values ScreenResource returns.
 const (
-	ResourceQP           = "qp"
+	ResourceQP = "qp"
+	// ResourceQPState is EI0007 `resource[qp] with info [ModifyQp]`: a QP
+	// state change that failed (hrtRaTypicalQpModify, HCOMM
+	// adapter_hccp.cc:224-227), not a QP that could not be allocated.
+	ResourceQPState      = "qp_state"
 	ResourceDeviceMemory = "device_memory"
 	ResourceHostMemory   = "host_memory"
 	ResourceOther        = "other"
@@ -359,6 +364,10 @@ func ScreenResource(msg []byte) string {
 	}
 	switch {
 	case bytes.EqualFold(v, []byte("qp")):
+		if i := bytes.Index(msg, markWithInfo); i >= 0 &&
+			bytes.HasPrefix(bytes.TrimLeft(msg[i+len(markWithInfo):], " ["), markModifyQp) {
+			return ResourceQPState
+		}
 		return ResourceQP
 	case bytes.EqualFold(v, []byte("DeviceMemory")):
 		return ResourceDeviceMemory

@@ -141,6 +141,10 @@ func TestScreenResource(t *testing.T) {
 		{"EI0007: [PID: 7301] x Failed to allocate resource stream with info StreamCreateWithFlags, streamType:0. Reason: Resources are exhausted.", ResourceOther},
 		{"EI0007: [PID: 7301] x Failed to allocate resource  with info . Reason: Resources are exhausted.", ""},
 		{"EI0007: [PID: 7301] x Failed to allocate resource qp", ""},
+		// hrtRaTypicalQpModify (adapter_hccp.cc:224-227): RPT_ENV_ERR("EI0007",
+		// {"qp", "ModifyQp"}), a QP state change that failed, in both wordings.
+		{"EI0007: [PID: 7301] 2025-09-28-10:00:00.000.000 Failed to allocate resource[qp] with info [ModifyQp]. Reason: Memory resources are exhausted.", ResourceQPState},
+		{"EI0007: [PID: 7301] 2026-08-15-10:00:00.000.000 Failed to allocate resource qp with info ModifyQp. Reason: Resources are exhausted.", ResourceQPState},
 	}
 	for _, tc := range tests {
 		if got := ScreenResource([]byte(tc.line)); got != tc.want {
