@@ -258,7 +258,7 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 	n := &logRoot{proc: procID{pid, p.Start}, nspid: p.NSpid, root: p.Root, via: p.Via, path: p.Path, anchor: p.Anchor, checked: now}
 	if err == nil {
 		n.ok = true
-		n.owner, n.pod = c.ownerOfProcess(pid, p.UID)
+		n.owner, n.pod = c.ownerOfProcess(pid, p.UID, p.Cgroup)
 		if old != nil && old.ok && old.found && old.path == n.path && old.anchor == n.anchor && old.proc == n.proc && old.nspid == n.nspid {
 			// The same process with the same root, whose logs are read:
 			// nothing to list again.
@@ -311,12 +311,17 @@ func (c *Collector) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 }
 
 // ownerOfProcess is who the kernel says a discovered process is: the pod
-// its own cgroup names, else its uid, else the process itself.
-func (c *Collector) ownerOfProcess(pid, uid int) (string, ProcessPod) {
+// its own cgroup names, else its uid and the cgroup of the container it
+// runs in (two root containers are two owners; discover.ParseContainerCgroup),
+// else the process itself.
+func (c *Collector) ownerOfProcess(pid, uid int, cgroup string) (string, ProcessPod) {
 	if c.deps.PodOfProcess != nil {
 		if pod, ok := c.deps.PodOfProcess(pid); ok && pod.UID != "" {
 			return "pod:" + pod.UID, pod
 		}
+	}
+	if uid >= 0 && cgroup != "" {
+		return "uid:" + strconv.Itoa(uid) + "/ctr:" + cgroup, ProcessPod{}
 	}
 	if uid >= 0 {
 		return "uid:" + strconv.Itoa(uid), ProcessPod{}
