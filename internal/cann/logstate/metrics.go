@@ -130,6 +130,7 @@ func (s *State) metrics() (out []prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushAllPending()
+	s.flushHeld(false)
 	s.expireFaults(s.opts.Now())
 	add := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
 		// Label values are sanitised when stored; a metric that still

@@ -102,6 +102,10 @@ type process struct {
 	// log layout do.
 	owner    string
 	ownerPod [3]string
+	// rankTable is the rank table file its world group was created from
+	// (graph mode), "" otherwise: part of that job's identity
+	// (worldGroupJob).
+	rankTable string
 	// wl is its part in the workload memory (workload.go).
 	wl processWorkload
 }
