@@ -38,10 +38,10 @@ type snapshot struct {
 	// Held are faults waiting for their process's communicator
 	// (held.go); FirstClaims the first claimant of each job identity
 	// (claims.go).
-	Held        []snapHeld           `json:"held,omitempty"`
-	FirstClaims map[string][2]string `json:"first_claims,omitempty"`
-	Workloads        []snapWorkload    `json:"workloads,omitempty"`
-	WorkloadsDropped map[string]uint64 `json:"workloads_dropped,omitempty"`
+	Held             []snapHeld           `json:"held,omitempty"`
+	FirstClaims      map[string][2]string `json:"first_claims,omitempty"`
+	Workloads        []snapWorkload       `json:"workloads,omitempty"`
+	WorkloadsDropped map[string]uint64    `json:"workloads_dropped,omitempty"`
 	// Extensions are the blobs of other packages' state kept in the same
 	// file (AttachExtension), by name.
 	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`

@@ -290,14 +290,14 @@ type State struct {
 	firstClaims map[string]claim
 	// held are faults waiting for their process's communicator
 	// (holdFault).
-	held []heldFault
-	faults             map[faultKey]*faultCount
-	extraCodes         map[string]struct{}
-	pods               map[podKey]struct{}
-	summaries          map[string]*FaultSummary
-	plogErrors         map[plogErrKey]uint64
-	dropped            map[string]uint64
-	unparsable         map[string]uint64
+	held       []heldFault
+	faults     map[faultKey]*faultCount
+	extraCodes map[string]struct{}
+	pods       map[podKey]struct{}
+	summaries  map[string]*FaultSummary
+	plogErrors map[plogErrKey]uint64
+	dropped    map[string]uint64
+	unparsable map[string]uint64
 	// rejected counts settings values HCCL would refuse, by variable
 	// (variables of internal/hcclenv; "other" for the rest).
 	rejected map[string]uint64

@@ -274,7 +274,7 @@ type Communicator struct {
 	// otherwise: with the rank count, what the job's processes on every
 	// node print alike about the world group.
 	RankTable string
-	ServerNum  int // -1 before [Communicator Key Info]
+	ServerNum int // -1 before [Communicator Key Info]
 	// SuperPodNum and ModuleNum come with ServerNum; -1 when not printed.
 	SuperPodNum int
 	ModuleNum   int
