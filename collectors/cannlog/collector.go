@@ -40,6 +40,10 @@ type Config struct {
 	// CrossFilesystems lets the walk below a log root enter mount points,
 	// and discovered roots be on FUSE or network file systems.
 	CrossFilesystems bool
+	// FaultJobGrace is how long a fault read before its process's
+	// communicator waits for it (logstate.Options.FaultJobGrace); no flag:
+	// 0 is the default, negative counts at once.
+	FaultJobGrace time.Duration
 }
 
 // Deps are what main wires into the collector besides its own flags: the
@@ -148,11 +152,21 @@ func AddFlags(app *kingpin.Application) *Config {
 	return cfg
 }
 
+// faultJobGrace is how long a fault waits for its process's job.
+const faultJobGrace = 15 * time.Second
+
 func (cfg Config) stateOptions(deps Deps) logstate.Options {
 	o := logstate.DefaultOptions()
 	o.ProcessTTL = cfg.ProcessTTL
 	o.FaultTTL = cfg.FaultTTL
 	o.WorkloadTTL, o.MaxWorkloads = deps.WorkloadTTL, deps.MaxWorkloads
+	// A fault read before its process's communicator waits for it this
+	// long (logstate.Options.FaultJobGrace): long enough for the next few
+	// polls under load, far below any alert's for:.
+	o.FaultJobGrace = faultJobGrace
+	if cfg.FaultJobGrace != 0 {
+		o.FaultJobGrace = max(cfg.FaultJobGrace, 0)
+	}
 	for _, p := range []struct{ dst, src *int }{
 		{&o.MaxPIDs, &cfg.MaxPIDs}, {&o.MaxCommunicators, &cfg.MaxCommunicators}, {&o.MaxCodes, &cfg.MaxCodes},
 		{&o.MaxPods, &cfg.MaxPods}, {&o.MaxModules, &cfg.MaxModules},
