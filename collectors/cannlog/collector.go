@@ -244,9 +244,12 @@ type Collector struct {
 	srcOwner string     // who writes src.Path (rootTable.ownerOf)
 	srcPod   ProcessPod // its pod, where the kernel names one
 	// writers are the discovered roots whose processes write files that
-	// several roots reach, by path (writers.go); cleared when the table of
-	// roots changes. Poll goroutine only.
-	writers map[string][2]string
+	// several roots reach, by path (writers.go); dropped for a pid whose
+	// roots change. Poll goroutine only.
+	writers map[string]writerDecision
+	// looks are the looks at processes' descriptors behind writers, and
+	// their budget per poll.
+	looks writerLooks
 	// roots is the table of log roots (roots.go), configured and
 	// discovered; zones infers and applies the zone of each row.
 	roots *rootTable
@@ -386,6 +389,7 @@ func (c *Collector) pollOnce(now time.Time) {
 		c.src.Path = "" // work the zone out again for the next line
 	}
 	c.discover(now)
+	c.looks.resetPoll()
 	err := c.f.Poll(c.handle)
 	c.mu.Lock()
 	c.pollErr = err
@@ -427,9 +431,16 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 			if procRoot != "" {
 				// A volume two pods share: the file is the row's whose
 				// process holds it open (writers.go).
-				if from, to := c.writerRoot(f.Path); from != to {
+				from, to, shared := c.writerRoot(f.Path)
+				if from != to {
 					c.srcDir = to + strings.TrimPrefix(c.srcDir, from)
 					procRoot = to
+				}
+				if shared {
+					// No single process: a row of its own, and no
+					// owner the kernel names.
+					c.srcDir += sharedSuffix
+					procRoot = ""
 				}
 			}
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)

@@ -173,6 +173,9 @@ func (c *Collector) discover(now time.Time) {
 	d.lastAt = at
 	listed := make(map[int]bool, len(rows))
 	changed := !d.set
+	// nspids whose roots changed: who writes a shared file of that pid is
+	// looked at again (writers.go); other decisions stay.
+	changedNS := map[int]bool{}
 	var gone []*logRoot
 	for _, row := range rows {
 		if row.PID <= 0 || listed[row.PID] {
@@ -193,6 +196,10 @@ func (c *Collector) discover(now time.Time) {
 			gone = append(gone, old)
 		}
 		changed = true
+		changedNS[n.nspid] = true
+		if old != nil {
+			changedNS[old.nspid] = true
+		}
 		t.mu.Lock()
 		t.byPID[row.PID] = n
 		t.mu.Unlock()
@@ -216,6 +223,7 @@ func (c *Collector) discover(now time.Time) {
 			// Gone from npu-smi's table: its files, found already, are
 			// read to their end by the follower, then let go.
 			delete(t.byPID, pid)
+			changedNS[r.nspid] = true
 			if r.ok {
 				gone = append(gone, r)
 			}
@@ -236,7 +244,7 @@ func (c *Collector) discover(now time.Time) {
 		return
 	}
 	d.set = true
-	clear(c.writers) // who writes a shared file is looked at again
+	c.forgetWriters(changedNS)
 	c.f.SetProcRoots(t.procRoots())
 	for _, r := range gone {
 		// Its series stay for the TTL, but no longer hold a place under
