@@ -76,15 +76,17 @@ const ReasonCommKernelTimeout = "comm_kernel_timeout"
 
 // jobOf is the job a fault belongs to, the hccl_job label: the first
 // communicator of the process that printed it (the world group, created
-// first; its identifier is the same on every node of the job), else
+// first; its identifier is the same on every node of the job; a graph-mode
+// world group's identity is derived, jobName), else
 // "<namespace>/<pod>" of the training pod, else "" (the rules then use the
 // node). The process of a plog line is the one its file is named after
 // (Source.PID); the process of a screen report is the plog process with the
 // report's [PID: n]: on a Kubernetes screen log, the one whose device the
 // kubelet assigns to the log's pod; elsewhere (bare metal) the one process
-// of the logs with that pid. A communicator the processes of two owners
-// claim (contested) is no job's identity: a tenant cannot raise a fault
-// under another job's name. The caller holds the lock.
+// of the logs with that pid. A communicator is the identity of the first
+// owner that named it only (trusted): a tenant cannot raise a fault under
+// another job's name, nor take the name from the job. The caller holds
+// the lock.
 func (s *State) jobOf(source string, src *Source, pid int) string {
 	if pid > 0 {
 		var pr *process
@@ -189,46 +191,58 @@ func (s *State) refreshClaims() {
 	if s.claims != nil && s.claimsGen == s.commGen {
 		return
 	}
-	type sides struct{ kernel, dir map[string]bool }
-	byName := make(map[string]*sides, s.nComms)
-	for _, pr := range s.procs {
-		who := claimantOf(pr)
-		for i := range pr.comms {
-			name := jobName(pr, &pr.comms[i])
-			sd := byName[name]
-			if sd == nil {
-				sd = &sides{kernel: map[string]bool{}, dir: map[string]bool{}}
-				byName[name] = sd
-			}
-			if kernelOwner(pr.owner) {
-				sd.kernel[who] = true
-			} else {
-				sd.dir[who] = true
-			}
-		}
+	// Per job identity and side: the first claimant met, whether another
+	// claims it too, and whether the recorded first claimant still does.
+	type side struct {
+		one          string
+		multi, first bool
 	}
+	type acc struct{ kernel, dir side }
+	byName := make(map[string]*acc, s.nComms)
 	if s.firstClaims == nil {
 		s.firstClaims = map[string]claim{}
 	}
-	pick := func(first string, set map[string]bool) string {
-		if first != "" && set[first] {
-			return first
+	for _, pr := range s.procs {
+		if len(pr.comms) == 0 {
+			continue
 		}
-		switch len(set) {
-		case 0:
-			return ""
-		case 1:
-			for w := range set {
-				return w
+		who := claimantOf(pr)
+		kernel := kernelOwner(pr.owner)
+		for i := range pr.comms {
+			name := jobName(pr, &pr.comms[i])
+			a := byName[name]
+			if a == nil {
+				a = &acc{}
+				byName[name] = a
 			}
+			sd, first := &a.dir, s.firstClaims[name].dir
+			if kernel {
+				sd, first = &a.kernel, s.firstClaims[name].kernel
+			}
+			switch sd.one {
+			case "":
+				sd.one = who
+			case who:
+			default:
+				sd.multi = true
+			}
+			sd.first = sd.first || who == first
 		}
-		return claimContested
+	}
+	pick := func(sd side, first string) string {
+		switch {
+		case sd.first:
+			return first
+		case sd.multi:
+			return claimContested
+		}
+		return sd.one
 	}
 	s.claims = make(map[string]claim, len(byName))
-	for name, sd := range byName {
+	for name, a := range byName {
 		fc := s.firstClaims[name]
-		cl := claim{kernel: pick(fc.kernel, sd.kernel), dir: pick(fc.dir, sd.dir)}
-		cl.others = len(sd.kernel) > 1 || len(sd.dir) > 1 || (len(sd.kernel) > 0 && len(sd.dir) > 0)
+		cl := claim{kernel: pick(a.kernel, fc.kernel), dir: pick(a.dir, fc.dir)}
+		cl.others = a.kernel.multi || a.dir.multi || (a.kernel.one != "" && a.dir.one != "")
 		s.claims[name] = cl
 		// The sole claimant left becomes the first.
 		keep := claim{kernel: cl.kernel, dir: cl.dir}

@@ -42,15 +42,16 @@ func (s *State) holdFault(code, resource, source string, src *Source, pid int, t
 
 // hasCommunicator reports whether the process a fault speaks for has
 // printed a communicator: a plog line's process (its directory and pid);
-// for a screen report, any process of the logs with its pid (which one is
-// jobOf's to decide). The caller holds the lock.
+// for a screen report, a process of the logs with its pid, in the screen
+// log's pod where it has one (which one is jobOf's to decide). The caller
+// holds the lock.
 func (s *State) hasCommunicator(source string, src *Source, pid int) bool {
 	if source == FaultSourcePlog {
 		pr := s.procs[ProcessKey{src.Dir, pid}]
 		return pr != nil && len(pr.comms) > 0
 	}
 	for k, pr := range s.procs {
-		if k.PID == pid && len(pr.comms) > 0 {
+		if k.PID == pid && len(pr.comms) > 0 && (src.Pod == "" || s.inPod(src, pr)) {
 			return true
 		}
 	}

@@ -183,6 +183,11 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 		pr.owner = o
 		s.setOwnerPod(pr)
 		s.commGen++
+	} else if pr.ownerPod[1] == "" && s.curSrc != nil && s.curSrc.OwnerPod != "" && s.curSrc.Owner == pr.owner {
+		// Restored from a state file that did not name its pod: the
+		// pod's workload is its claimant (claimantOf).
+		s.setOwnerPod(pr)
+		s.commGen++
 	}
 	if pr.name != string(name) {
 		if v := labelValue(string(name), maxValueLen); v != pr.name {
