@@ -152,8 +152,13 @@ func AddFlags(app *kingpin.Application) *Config {
 	return cfg
 }
 
-// faultJobGrace is how long a fault waits for its process's job.
-const faultJobGrace = 15 * time.Second
+// faultJobGrace is how long at least a fault waits for its process's
+// job, and faultJobGracePolls in polls: the lines that name it are read
+// within a poll or two of the fault's, even under load.
+const (
+	faultJobGrace      = 5 * time.Second
+	faultJobGracePolls = 5
+)
 
 func (cfg Config) stateOptions(deps Deps) logstate.Options {
 	o := logstate.DefaultOptions()
@@ -163,7 +168,7 @@ func (cfg Config) stateOptions(deps Deps) logstate.Options {
 	// A fault read before its process's communicator waits for it this
 	// long (logstate.Options.FaultJobGrace): long enough for the next few
 	// polls under load, far below any alert's for:.
-	o.FaultJobGrace = faultJobGrace
+	o.FaultJobGrace = max(faultJobGrace, faultJobGracePolls*cfg.PollInterval)
 	if cfg.FaultJobGrace != 0 {
 		o.FaultJobGrace = max(cfg.FaultJobGrace, 0)
 	}
