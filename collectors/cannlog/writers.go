@@ -76,9 +76,11 @@ type fdScan struct {
 type writerLooks struct {
 	mu    sync.Mutex
 	scans map[procID]*fdScan
-	// waited and started are this poll's spending (resetPoll).
+	// waited and started are this poll's spending (resetPoll); looked
+	// counts every look started.
 	waited  time.Duration
 	started int
+	looked  uint64
 }
 
 func (w *writerLooks) resetPoll() {
@@ -141,6 +143,7 @@ func (c *Collector) lookFDs(p procID) (links map[string]bool, ok bool) {
 			return nil, false
 		}
 		w.started++
+		w.looked++
 		sc = &fdScan{done: make(chan struct{})}
 		if len(w.scans) >= 1024 {
 			for k, old := range w.scans {

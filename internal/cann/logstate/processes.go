@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
@@ -177,9 +178,11 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 		s.setOwnerPod(pr)
 		s.procs[key] = pr
 	}
-	if o := s.curOwner(); o != "" && o != pr.owner && (pr.owner == "" || kernelOwner(o) && !kernelOwner(pr.owner)) {
+	if o := s.curOwner(); o != "" && o != pr.owner && (pr.owner == "" || kernelOwner(o) && !kernelOwner(pr.owner) ||
+		strings.HasPrefix(o, pr.owner+"/ctr:")) {
 		// Restored from a state file, or read before discovery named its
-		// writer: the kernel's word replaces the root's.
+		// writer: the kernel's word replaces the root's (and a container's
+		// cgroup refines a uid saved before owners named it).
 		pr.owner = o
 		s.setOwnerPod(pr)
 		s.commGen++
