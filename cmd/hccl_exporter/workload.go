@@ -21,7 +21,9 @@ import (
 //     (logstate.WorkloadOfPod);
 //  2. otherwise (bare metal, no kubelet): its settings set and the shape of
 //     its first communicator, "host/<settings>/<ranks>x<servers>"
-//     (logstate.WorkloadOfShape);
+//     (logstate.WorkloadOfShape), which the log state keeps under the
+//     process's owner (its uid and container: another tenant printing the
+//     same shape is another workload);
 //  3. otherwise none: nothing is remembered for the process.
 
 // WorkloadBinder is what the workload join needs of the CANN logs (the
@@ -45,7 +47,7 @@ func (c Chips) remember(s *headroom.ProcessSettings, key logstate.ProcessKey, ro
 	if !ok {
 		return
 	}
-	s.Workload = id
+	s.Workload = v.ID
 	s.Remembered, s.Failures = join.Workload(v)
 }
 

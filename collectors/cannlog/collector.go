@@ -40,6 +40,10 @@ type Config struct {
 	// CrossFilesystems lets the walk below a log root enter mount points,
 	// and discovered roots be on FUSE or network file systems.
 	CrossFilesystems bool
+	// FaultJobGrace is how long a fault read before its process's
+	// communicator waits for it (logstate.Options.FaultJobGrace); no flag:
+	// 0 is the default, negative counts at once.
+	FaultJobGrace time.Duration
 }
 
 // Deps are what main wires into the collector besides its own flags: the
@@ -148,11 +152,26 @@ func AddFlags(app *kingpin.Application) *Config {
 	return cfg
 }
 
+// faultJobGrace is how long at least a fault waits for its process's
+// job, and faultJobGracePolls in polls: the lines that name it are read
+// within a poll or two of the fault's, even under load.
+const (
+	faultJobGrace      = 5 * time.Second
+	faultJobGracePolls = 5
+)
+
 func (cfg Config) stateOptions(deps Deps) logstate.Options {
 	o := logstate.DefaultOptions()
 	o.ProcessTTL = cfg.ProcessTTL
 	o.FaultTTL = cfg.FaultTTL
 	o.WorkloadTTL, o.MaxWorkloads = deps.WorkloadTTL, deps.MaxWorkloads
+	// A fault read before its process's communicator waits for it this
+	// long (logstate.Options.FaultJobGrace): long enough for the next few
+	// polls under load, far below any alert's for:.
+	o.FaultJobGrace = max(faultJobGrace, faultJobGracePolls*cfg.PollInterval)
+	if cfg.FaultJobGrace != 0 {
+		o.FaultJobGrace = max(cfg.FaultJobGrace, 0)
+	}
 	for _, p := range []struct{ dst, src *int }{
 		{&o.MaxPIDs, &cfg.MaxPIDs}, {&o.MaxCommunicators, &cfg.MaxCommunicators}, {&o.MaxCodes, &cfg.MaxCodes},
 		{&o.MaxPods, &cfg.MaxPods}, {&o.MaxModules, &cfg.MaxModules},
@@ -230,9 +249,12 @@ type Collector struct {
 	srcOwner string     // who writes src.Path (rootTable.ownerOf)
 	srcPod   ProcessPod // its pod, where the kernel names one
 	// writers are the discovered roots whose processes write files that
-	// several roots reach, by path (writers.go); cleared when the table of
-	// roots changes. Poll goroutine only.
-	writers map[string][2]string
+	// several roots reach, by path (writers.go); dropped for a pid whose
+	// roots change. Poll goroutine only.
+	writers map[string]writerDecision
+	// looks are the looks at processes' descriptors behind writers, and
+	// their budget per poll.
+	looks writerLooks
 	// screenWriters are the owners of the processes that hold bare-metal
 	// screen logs open (screenwriter.go), looked at again when rootGen,
 	// bumped at each change of the table of roots, moved on.
@@ -377,6 +399,7 @@ func (c *Collector) pollOnce(now time.Time) {
 		c.src.Path = "" // work the zone out again for the next line
 	}
 	c.discover(now)
+	c.looks.resetPoll()
 	err := c.f.Poll(c.handle)
 	c.mu.Lock()
 	c.pollErr = err
@@ -418,9 +441,16 @@ func (c *Collector) handle(f *tail.File, line []byte) {
 			if procRoot != "" {
 				// A volume two pods share: the file is the row's whose
 				// process holds it open (writers.go).
-				if from, to := c.writerRoot(f.Path); from != to {
+				from, to, shared := c.writerRoot(f.Path)
+				if from != to {
 					c.srcDir = to + strings.TrimPrefix(c.srcDir, from)
 					procRoot = to
+				}
+				if shared {
+					// No single process: a row of its own, and no
+					// owner the kernel names.
+					c.srcDir += sharedSuffix
+					procRoot = ""
 				}
 			}
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)

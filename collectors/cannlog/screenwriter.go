@@ -31,7 +31,13 @@ func (c *Collector) screenWriterOf(path string) (string, ProcessPod) {
 	if ok && w.gen == c.rootGen {
 		return w.owner, w.pod
 	}
-	owner, pod := c.roots.holderOf(path, c.holds)
+	owner, pod, final := c.roots.holderOf(path, c.lookFDs)
+	if !final {
+		// A look at a holder's descriptors is not done within this
+		// poll's budget (writers.go): what was known stands, and the
+		// file is looked at again at the next report.
+		return w.owner, w.pod
+	}
 	if owner == "" && ok {
 		owner, pod = w.owner, w.pod
 	}
@@ -46,10 +52,12 @@ func (c *Collector) screenWriterOf(path string) (string, ProcessPod) {
 // open, "" where none or several owners do. A bare-metal process sees the
 // file at the path the exporter reads (one mount namespace); a
 // container's sees it below its root, where the exporter reaches it
-// through the row's anchor.
-func (t *rootTable) holderOf(path string, holds func(pid int, rel string) bool) (string, ProcessPod) {
+// through the row's anchor. look reads a process's descriptors within the
+// poll's budget (lookFDs); final is false while a look it needs is not
+// done.
+func (t *rootTable) holderOf(path string, look func(procID) (map[string]bool, bool)) (owner string, pod ProcessPod, final bool) {
 	type cand struct {
-		pid   int
+		proc  procID
 		rel   string
 		owner string
 		pod   ProcessPod
@@ -64,12 +72,15 @@ func (t *rootTable) holderOf(path string, holds func(pid int, rel string) bool) 
 		if r.anchor != "" && hasDirPrefix(path, r.anchor) {
 			rel = strings.TrimPrefix(path, r.anchor)
 		}
-		cands = append(cands, cand{pid: r.proc.pid, rel: rel, owner: r.owner, pod: r.pod})
+		cands = append(cands, cand{proc: r.proc, rel: rel, owner: r.owner, pod: r.pod})
 	}
 	t.mu.Unlock()
-	owner, pod := "", ProcessPod{}
 	for _, cd := range cands {
-		if !holds(cd.pid, cd.rel) {
+		links, ok := look(cd.proc)
+		if !ok {
+			return "", ProcessPod{}, false
+		}
+		if _, held := links[cd.rel]; !held {
 			continue
 		}
 		switch owner {
@@ -77,8 +88,8 @@ func (t *rootTable) holderOf(path string, holds func(pid int, rel string) bool) 
 			owner, pod = cd.owner, cd.pod
 		case cd.owner:
 		default:
-			return "", ProcessPod{} // a file two owners write speaks for neither
+			return "", ProcessPod{}, true // a file two owners write speaks for neither
 		}
 	}
-	return owner, pod
+	return owner, pod, true
 }

@@ -275,6 +275,7 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		setIfKnown(&c.DeviceType, ci.DeviceType)
 		setIfKnown(&c.DevicePhyID, ci.DevicePhyID)
 		setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
+		s.claimed(key, pr, c, ci)
 		return
 	}
 	if s.nComms >= s.opts.MaxCommunicators && !s.evictCommFairShare(pr.owner) {
@@ -300,6 +301,7 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		delete(pr.links.expansionModes, name)
 	}
 	pr.comms = append(pr.comms, c)
+	s.claimed(key, pr, &pr.comms[len(pr.comms)-1], ci)
 }
 
 // evictCommFairShare makes room under the communicator cap for one of

@@ -94,9 +94,10 @@ var (
 			"of two jobs have that pid; no_process, no process of the logs has it.",
 		[]string{"reason"}, nil)
 	contestedDesc = prometheus.NewDesc("hccl_exporter_communicators_contested",
-		"Communicators claimed by the processes of more than one owner (pod or uid of the writer's cgroup, or a log directory "+
-			"without one): not trusted as a job's identity, so the faults of those processes carry their pod, or no "+
-			"hccl_job. A tenant naming another job's communicator, or one job split over pods on this node.",
+		"Communicators claimed by the processes of more than one owner (the workload of the writer's pod, or its uid and "+
+			"container, or a log directory without one): the first owner keeps it as its job's identity; the faults of "+
+			"the others' processes carry their pod, or no hccl_job. A tenant naming another job's communicator, or two "+
+			"jobs whose world groups cannot be told apart.",
 		nil, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
 		collector.DroppedLabelValuesHelp,
@@ -136,6 +137,7 @@ func (s *State) metrics() (out []prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushAllPending()
+	s.flushHeld(false)
 	s.expireFaults(s.opts.Now())
 	add := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
 		// Label values are sanitised when stored; a metric that still

@@ -37,8 +37,13 @@ type snapshot struct {
 	FaultsExpired uint64 `json:"faults_expired,omitempty"`
 	// Workloads is the workload memory (workload.go); WorkloadsDropped
 	// what it forgot, by reason.
-	Workloads        []snapWorkload    `json:"workloads,omitempty"`
-	WorkloadsDropped map[string]uint64 `json:"workloads_dropped,omitempty"`
+	// Held are faults waiting for their process's communicator
+	// (held.go); FirstClaims the first claimant of each job identity
+	// (claims.go).
+	Held             []snapHeld           `json:"held,omitempty"`
+	FirstClaims      map[string][2]string `json:"first_claims,omitempty"`
+	Workloads        []snapWorkload       `json:"workloads,omitempty"`
+	WorkloadsDropped map[string]uint64    `json:"workloads_dropped,omitempty"`
 	// Extensions are the blobs of other packages' state kept in the same
 	// file (AttachExtension), by name.
 	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
@@ -61,6 +66,8 @@ type snapProcess struct {
 	DevicePhyID   *int               `json:"device_phy_id,omitempty"` // absent in older files: unknown
 	QPMode        *QPModeView        `json:"qp_mode,omitempty"`       // absent: nothing printed
 	Owner         string             `json:"owner,omitempty"`         // absent in older files: its directory
+	OwnerPod      *[3]string         `json:"owner_pod,omitempty"`     // absent: no pod named
+	RankTable     string             `json:"rank_table,omitempty"`    // absent: no world group from a rank table
 	Workload      *snapProcWorkload  `json:"workload,omitempty"`      // absent: not bound
 }
 
@@ -357,6 +364,11 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	for k, pr := range s.procs {
 		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr), Env: make(map[string]snapEnv, len(pr.env)),
 			Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID, Owner: pr.owner}
+		if pr.ownerPod != ([3]string{}) {
+			op := pr.ownerPod
+			sp.OwnerPod = &op
+		}
+		sp.RankTable = pr.rankTable
 		if pr.qpMode != (QPModeView{}) {
 			m := pr.qpMode
 			sp.QPMode = &m
@@ -395,6 +407,13 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		}
 	}
 	snap.Workloads, snap.WorkloadsDropped = s.snapshotWorkloads()
+	snap.Held = s.snapshotHeld()
+	for name, fc := range s.firstClaims {
+		if snap.FirstClaims == nil {
+			snap.FirstClaims = map[string][2]string{}
+		}
+		snap.FirstClaims[name] = [2]string{fc.kernel, fc.dir}
+	}
 	snap.Extensions = ext
 	// Marshal under the lock: the snapshot shares slices with the state.
 	b, err := json.Marshal(snap)
@@ -429,6 +448,10 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		// times as they were) counts as now.
 		pr := &process{label: p.Label, name: p.Name, lastWrite: notAfter(p.LastWrite, fresh.opts.Now()), env: make(map[string]EnvSetting, len(p.Env)),
 			devicePhyID: -1, owner: p.Owner}
+		if p.OwnerPod != nil {
+			pr.ownerPod = *p.OwnerPod
+		}
+		pr.rankTable = p.RankTable
 		for k, v := range p.Env {
 			pr.env[k] = EnvSetting(v)
 		}
@@ -500,6 +523,13 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	}
 	fresh.faultsExpired = snap.FaultsExpired
 	fresh.restoreWorkloads(snap.Workloads, snap.WorkloadsDropped)
+	fresh.held = restoreHeld(snap.Held)
+	for name, fc := range snap.FirstClaims {
+		if fresh.firstClaims == nil {
+			fresh.firstClaims = map[string]claim{}
+		}
+		fresh.firstClaims[name] = claim{kernel: fc[0], dir: fc[1]}
+	}
 	// A state file written before a pod went away: its series expire now.
 	fresh.expireFaults(fresh.opts.Now())
 	s.mu.Lock()
@@ -511,6 +541,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	s.recent, s.recentNext = fresh.recent, fresh.recentNext
 	s.untied = fresh.untied
 	s.wl = fresh.wl
+	s.held, s.firstClaims, s.claims = fresh.held, fresh.firstClaims, nil
 	s.mu.Unlock()
 	// Outside the lock, as they are written.
 	s.restoreExtensions(snap.Extensions)

@@ -2,6 +2,8 @@ package logstate
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -269,9 +271,10 @@ func (s *State) FlushFile(path string) {
 
 // flushAllPending counts every held report (before a scrape or a
 // checkpoint: a report whose traceback has not arrived by then is counted
-// without it). The caller holds the lock.
+// without it), in the order of their paths: under a label cap the same
+// reports keep their labels at every run. The caller holds the lock.
 func (s *State) flushAllPending() {
-	for path := range s.pending {
+	for _, path := range slices.Sorted(maps.Keys(s.pending)) {
 		s.flushPending(path)
 	}
 }

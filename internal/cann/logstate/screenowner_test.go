@@ -29,16 +29,21 @@ func failuresOf(st *State, id string) int {
 // a process only where the kernel names the file's writer as that
 // process's owner; otherwise it is the file's own, counted as untied.
 func TestAttackScreenSpeaksForAnotherOwnersPID(t *testing.T) {
-	const victimPID, wl = 4242, "host/abc/16x2"
+	const victimPID = 4242
+	// The workload the victim is bound to (BindWorkload keeps a host/
+	// identity under its owner: the returned view's ID).
+	var wl string
 	victim := func(t *testing.T) *State {
 		t.Helper()
 		st := NewState(testOptions(identClock()))
 		plog := &Source{Path: "/proc/4242/root/home/v/ascend/log/run/plog/plog-4242_1.log", Kind: SourcePlog,
 			Dir: "/proc/4242/root/home/v/ascend/log", PID: victimPID, Owner: "uid:1001"}
 		ingestAll(st, plog, commLine(victimPID, identNow, victimComm))
-		if _, ok := st.BindWorkload(ProcessKey{plog.Dir, victimPID}, wl); !ok {
+		v, ok := st.BindWorkload(ProcessKey{plog.Dir, victimPID}, "host/abc/16x2")
+		if !ok {
 			t.Fatal("victim not bound")
 		}
+		wl = v.ID
 		return st
 	}
 	for _, tc := range []struct {

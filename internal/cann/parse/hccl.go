@@ -318,7 +318,12 @@ var (
 type Communicator struct {
 	Identifier string
 	RankSize   int
-	ServerNum  int // -1 before [Communicator Key Info]
+	// RankTable is the rank table file of a world group created from one
+	// (`hcom init by file … rankTablePath[X]`, hcom_common.cc:1611), ""
+	// otherwise: with the rank count, what the job's processes on every
+	// node print alike about the world group.
+	RankTable string
+	ServerNum int // -1 before [Communicator Key Info]
 	// SuperPodNum and ModuleNum come with ServerNum; -1 when not printed.
 	SuperPodNum int
 	ModuleNum   int
@@ -336,6 +341,10 @@ type Communicator struct {
 // worldGroup names the communicator HCCL creates from a ranktable file
 // (graph mode, `hcom init by file`).
 const worldGroup = "hccl_world_group"
+
+// WorldGroup is the identifier of every graph-mode job's world group: a
+// name HCCL gives it on every node of every job, so no job's identity.
+const WorldGroup = worldGroup
 
 // ParseCommunicator reads every era's communicator-creation line:
 // `[Communicator Key Info]identifier[X] rankSize[N] serverNum[M] … superPodNum[S]`,
@@ -380,6 +389,9 @@ func ParseCommunicator(msg []byte) (Communicator, bool) {
 			return Communicator{}, false
 		}
 		c.Identifier, c.RankSize = worldGroup, n
+		if p, ok := BracketField(msg, "rankTablePath"); ok {
+			c.RankTable = string(p)
+		}
 		return c, true
 	case bytes.HasPrefix(msg, tagHCCLTrace):
 		ranksField = "rankNum"
