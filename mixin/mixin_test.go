@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
@@ -281,5 +282,22 @@ func TestConsistentVariablesMatchTheExporter(t *testing.T) {
 	}
 	if !bytes.Contains(dash, []byte(`variable=~\"`+strings.Join(want, "|")+`\"`)) {
 		t.Errorf("dashboards/hccl-settings.json does not query the settings set's variables %v", want)
+	}
+}
+
+// TestFaultTableCurrent: lib/faultcodes.json, from which config.libsonnet
+// derives the policy's code lists, is the fault-code table as
+// internal/cann/logstate has it (`make mixin` regenerates it).
+func TestFaultTableCurrent(t *testing.T) {
+	want, err := logstate.FaultTableJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join("lib", "faultcodes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("mixin/lib/faultcodes.json differs from the fault-code table (internal/cann/logstate/codes.go): run `make mixin`")
 	}
 }

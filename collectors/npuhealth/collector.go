@@ -19,13 +19,15 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/npufault"
 )
 
 // Config holds the collector's own flags (--npuhealth.*).
 type Config struct {
 	// Interval is the time between the starts of two sweeps.
 	Interval time.Duration
-	// FaultCodeFile is a faultCode.json; "" classes every code unknown.
+	// FaultCodeFile is a faultCode.json that replaces the classification
+	// built into the binary (internal/npufault); "" keeps the built-in one.
 	FaultCodeFile string
 }
 
@@ -92,9 +94,9 @@ func AddFlags(app *kingpin.Application) *Config {
 		"Scrapes serve the latest sweep; per-chip values older than two intervals are not served.").
 		Default("60s").DurationVar(&cfg.Interval)
 	app.Flag("npuhealth.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. "+
-		"/usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code "+
-		"(RestartNPU, SeparateNPU, …). "+
-		"Without it every code is class=\"unknown\". Read at start.").
+		"/usr/local/faultCode.json) that replaces the one built into the binary (MindCluster's default table): gives each "+
+		"active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …); a code neither lists "+
+		"is class=\"unknown\". Read at start.").
 		Default("").StringVar(&cfg.FaultCodeFile)
 	return cfg
 }
@@ -125,7 +127,7 @@ type Collector struct {
 	cfg    settings
 	logger *slog.Logger
 	table  Table
-	codes  FaultCodes
+	codes  npufault.Classes
 	// exec and now are replaced in tests.
 	exec func(ctx context.Context, args []string) vendorcli.Result
 	now  func() time.Time
@@ -192,13 +194,14 @@ func New(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error) {
 			c.types = append(c.types, t) // a type not asked has no call counters
 		}
 	}
+	codes, err := npufault.Default()
 	if cfg.FaultCodeFile != "" {
-		codes, err := LoadFaultCodes(cfg.FaultCodeFile)
-		if err != nil {
-			return nil, err
-		}
-		c.codes = codes
+		codes, err = npufault.Load(cfg.FaultCodeFile, "--npuhealth.fault-code-file")
 	}
+	if err != nil {
+		return nil, err
+	}
+	c.codes = codes
 	c.exec = func(ctx context.Context, args []string) vendorcli.Result {
 		return vendorcli.Run(ctx, c.cfg.Path, args, c.cfg.Timeout, maxOutputBytes)
 	}
@@ -260,7 +263,7 @@ var (
 	chipLabels    = []string{"npu", "chip"}
 	errorCodeDesc = prometheus.NewDesc("ascend_npu_error_code",
 		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling "+
-			"level from --npuhealth.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
+			"level in MindCluster's faultCode.json (RestartNPU, SeparateNPU, …: the table built in, or --npuhealth.fault-code-file), else unknown.",
 		[]string{"npu", "chip", "code", "class"}, nil)
 	errorCodesDesc = prometheus.NewDesc("ascend_npu_error_codes",
 		"Error codes active on the chip (npu-smi info -t health); 0 when none.", chipLabels, nil)

@@ -20,7 +20,7 @@ function(config={})
     # Routing (docs/runbooks.md, "Who gets which alert"): `severity: critical`
     # pages, `audience` says whose pager — `job-owner` (EI0011 pages the job's
     # owner; with the training pod's namespace where known), `infra` or `none`
-    # (HCCLJobFailed, which inhibits a failed job's waiting codes on every
+    # (HCCLJobFailed, which inhibits a failed job's consequences on every
     # node of the job, by hccl_job). Route on audience before severity: see
     # alertmanager.example.yml and alertmanagerconfig.example.yaml.
     #
