@@ -104,4 +104,18 @@ func TestMigrationQueriesReturnData(t *testing.T) {
 		}
 	}
 	t.Logf("%d queries of docs/migrating.md returned data", len(queries))
+
+	// Every npu-exporter family's rewrite, per link and lane as the table
+	// lists them.
+	n := 0
+	for _, f := range npuExporterFamilies(t) {
+		if f.Kind != "promql" {
+			continue
+		}
+		n++
+		if s, err := prom.Query(f.What); err != nil || len(s) == 0 {
+			t.Errorf("npu-exporter's %s: rewrite %q returned %v, %v on the demo node", f.Family, f.What, s, err)
+		}
+	}
+	t.Logf("%d npu-exporter families' rewrites returned data", n)
 }
