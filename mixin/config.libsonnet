@@ -109,6 +109,19 @@
     fleetDownRatio: 0.5,
     fleetDownMinTargets: 3,
 
+    // npu-exporter's names (npu_chip_info_*, machine_*, container_npu_*)
+    // and its id, model_name, vdie_id, pcie_bus_info, namespace, pod_name
+    // and container_name labels, recorded from this exporter's series so
+    // that npu-exporter's dashboards keep working while they move
+    // (mixin/rules/compat.libsonnet, docs/migrating.md). Off: the
+    // recordings double the series of the families they serve. On, the
+    // group joins prometheusRules; alerts/npu_exporter_compat.rules.yml is
+    // rendered either way, to load next to the shipped rules.
+    npuExporterCompat: false,
+    // rate() window of the recorded bandwidths (npu_chip_info_bandwidth_*,
+    // npu_chip_info_hccs_bandwidth_info_total_*): at least two scrapes.
+    npuExporterCompatRateWindow: '1m',
+
     // Every alert's runbook_url is this plus '#<alertname in lower case>'.
     runbookURLBase: 'https://github.com/hccl-exporter/hccl_exporter/blob/main/docs/runbooks.md',
 

@@ -55,7 +55,7 @@ func TestSourcesFormatted(t *testing.T) {
 
 // secondConfig is a site that selects its exporters by job, groups nodes by
 // training_job and pages above 4 QPs per connection.
-const secondConfig = `{hcclSelector: 'job="npu-exporter"', clusterLabel: 'training_job', qpsPerConnectionLimit: 4}`
+const secondConfig = `{hcclSelector: 'job="npu-exporter"', clusterLabel: 'training_job', qpsPerConnectionLimit: 4, npuExporterCompat: true}`
 
 // touchSources reads every file jsonnet reads, so that go test's cache
 // (which sees only the files the test process itself opens) reruns the tests
@@ -201,6 +201,15 @@ func TestSecondConfiguration(t *testing.T) {
 				}
 			}
 		}
+	}
+	// npuExporterCompat: true puts npu-exporter's names into the rules
+	// (the default rendering leaves them to their own file).
+	compat := false
+	for _, g := range rf.Groups {
+		compat = compat || g.Name == "npu-exporter-compat" && len(g.Rules) > 20
+	}
+	if !compat {
+		t.Error("npuExporterCompat: true renders no npu-exporter-compat group into the rules")
 	}
 	if selected < 10 {
 		t.Errorf("only %d metric selectors found in the rendered rules; the check looks at nothing", selected)

@@ -283,7 +283,7 @@ var (
 		"1 when the chip's HCCS interconnect reports OK (npu-smi info -t hccs, hccs health status), 0 for NOK.", chipLabels, nil)
 	linkLabels     = []string{"npu", "chip", "link"}
 	hccsErrorsDesc = prometheus.NewDesc("ascend_npu_hccs_errors_total",
-		"CRC errors on the HCCS link (npu-smi info -t hccs, hccs error count; link is the hardware link number npu-smi -lane takes: 1-7 on A2, 2-7 on an A3 SuperPoD die).", linkLabels, nil)
+		"CRC errors on the HCCS link (npu-smi info -t hccs, hccs error count; link is the hardware link number npu-smi -lane takes: 1-7 on A2 and Atlas 900 A3 SuperPoD, 2-7 on an Atlas 9000 A3 SuperPoD die).", linkLabels, nil)
 	hccsRetriesDesc = prometheus.NewDesc("ascend_npu_hccs_retries_total",
 		"Retries on the HCCS link (npu-smi info -t hccs, hccs retry count).", linkLabels, nil)
 	hccsTxDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_packets_total",

@@ -334,7 +334,8 @@ var (
 
 	chipLabels = []string{"npu", "chip"}
 	infoDesc   = prometheus.NewDesc("ascend_npu_info",
-		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. driver_version is the Version "+
+		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. phy_id is the physical id "+
+			"(/dev/davinciN, npu-exporter's id): the Phy-ID npu-smi prints (A3, 950), else the NPU ID of a one-chip NPU. driver_version is the Version "+
 			"of its header line; vdie_id the chip's VDie ID from npu-smi info -t board; serial_number and product_name its "+
 			"board's Serial Number and Product Name from npu-smi info -t board -i N (the npuhealth sweep; empty until it "+
 			"answered, and on products that print none).",
@@ -419,11 +420,17 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 // sendSnapshot sends the series of one npu-smi snapshot.
 func sendSnapshot(ch chan<- prometheus.Metric, s *Snapshot, ids *ascend.Identities) {
 	send := func(m prometheus.Metric) { ch <- m }
+	chips := make([]ascend.Chip, len(s.Chips))
+	for i, c := range s.Chips {
+		chips[i] = ascend.Chip{ChipID: ascend.ChipID{NPU: c.NPU, Chip: c.Chip}, PhyID: c.PhyID}
+	}
+	phyIDs := ascend.PhysicalIDs(chips)
 	for i := range s.Chips {
 		chip := &s.Chips[i]
-		id := ids.Of(ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip})
+		cid := ascend.ChipID{NPU: chip.NPU, Chip: chip.Chip}
+		id := ids.Of(cid)
 		send(prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
-			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version, s.DriverVersion, id.VDieID, id.SerialNumber, id.ProductName))
+			chip.NPU, chip.Chip, phyIDs[cid], chip.Name, chip.BusID, s.Version, s.DriverVersion, id.VDieID, id.SerialNumber, id.ProductName))
 		current := "UNKNOWN"
 		for _, h := range HealthStates {
 			if strings.EqualFold(chip.Health, h) {
