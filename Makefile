@@ -84,12 +84,14 @@ vet:
 staticcheck:
 	$(GO) run $(STATICCHECK) ./...
 
-# Regenerates alerts/hccl_exporter.rules.yml and dashboards/*.json from the
-# monitoring mixin (mixin/, go-jsonnet pinned), then everything derived from
+# Regenerates mixin/lib/faultcodes.json from the fault-code table
+# (internal/cann/logstate/codes.go), alerts/hccl_exporter.rules.yml and
+# dashboards/*.json from the monitoring mixin (mixin/, go-jsonnet pinned), then everything derived from
 # the rules file (make deploy-manifests). mixin/README.md says how to edit.
 JSONNET    := github.com/google/go-jsonnet/cmd/jsonnet@v0.22.0
 JSONNETFMT := github.com/google/go-jsonnet/cmd/jsonnetfmt@v0.22.0
 mixin:
+	$(GO) run ./mixin/internal/faultcodes mixin/lib/faultcodes.json
 	$(GO) run $(JSONNETFMT) -i $$(find mixin -name '*.libsonnet' -o -name '*.jsonnet')
 	$(GO) run $(JSONNET) -S -m . mixin/lib/render.jsonnet
 	$(MAKE) deploy-manifests

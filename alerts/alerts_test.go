@@ -553,6 +553,8 @@ func TestAlertmanagerExampleInhibits(t *testing.T) {
 		// Peers of the failed job on other nodes: held back.
 		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-1:9842", "namespace", "train", "hccl_job", "commT"),
 		alert("HCCLRoCERetransmissionTimeout", "severity", "warning", "audience", "infra", "code", "EI0013", "instance", "node-2:9842", "hccl_job", "commT"),
+		// An either code (a peer failed, or the port): held back too.
+		alert("HCCLTransportInitFailed", "severity", "warning", "audience", "job-owner", "code", "EI0009", "instance", "node-7:9842", "namespace", "train", "hccl_job", "commT"),
 		// Another job's timeout, in the same namespace, is its own.
 		alert("HCCLLinkSetupTimeout", "severity", "warning", "audience", "job-owner", "code", "EI0006", "instance", "node-4:9842", "namespace", "train", "hccl_job", "commO"),
 		// An inhibitor and a timeout both without a job (rules before
@@ -590,7 +592,7 @@ func TestAlertmanagerExampleInhibits(t *testing.T) {
 		})
 	}
 
-	held := []string{"HCCLLinkSetupTimeout/node-1:9842", "HCCLRoCERetransmissionTimeout/node-2:9842", "RoCELinkDown/node-5:9842"}
+	held := []string{"HCCLLinkSetupTimeout/node-1:9842", "HCCLRoCERetransmissionTimeout/node-2:9842", "HCCLTransportInitFailed/node-7:9842", "RoCELinkDown/node-5:9842"}
 	var got map[string][]string
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -12,6 +12,16 @@ import _ "embed"
 //go:embed hccl_exporter.rules.yml
 var Rules []byte
 
+// CompatRules is npu_exporter_compat.rules.yml: npu-exporter's names and
+// labels recorded from this exporter's series (off by default; load it
+// next to Rules, whose hccl:npu_container:unique it reads).
+//
+//go:embed npu_exporter_compat.rules.yml
+var CompatRules []byte
+
+// CompatRulesFile is CompatRules' file name.
+const CompatRulesFile = "npu_exporter_compat.rules.yml"
+
 // AlertmanagerExample is alertmanager.example.yml.
 //
 //go:embed alertmanager.example.yml

@@ -149,7 +149,7 @@ func FuzzSplitRules(f *testing.F) {
 func TestRuleFilesLoadInVMAlert(t *testing.T) {
 	vmalert := testtools.EnsureTool(t, "vmalert", "victoria-metrics")
 	promtool := testtools.EnsureTool(t, "promtool", "prometheus")
-	for _, f := range []string{rulesFile, NodeRulesFile, ClusterRulesFile} {
+	for _, f := range []string{rulesFile, NodeRulesFile, ClusterRulesFile, CompatRulesFile} {
 		abs, err := filepath.Abs(f)
 		if err != nil {
 			t.Fatal(err)

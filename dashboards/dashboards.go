@@ -70,6 +70,9 @@ type Panel struct {
 	FieldConfig struct {
 		Defaults struct {
 			Unit string `json:"unit"`
+			// NoValue is the text Grafana shows in place of "No data":
+			// why the panel is empty where it can be.
+			NoValue string `json:"noValue"`
 		} `json:"defaults"`
 	} `json:"fieldConfig"`
 }
@@ -147,6 +150,8 @@ type Query struct {
 	RefID     string
 	Expr      string
 	Instant   bool // an instant query (stat, table); otherwise a range query
+	// NoValue is the panel's text for no data (fieldConfig.defaults.noValue).
+	NoValue string
 }
 
 // Queries lists every panel query of every dashboard for the given job and
@@ -170,7 +175,8 @@ func QueriesWith(v Vars) ([]Query, error) {
 		}
 		for _, p := range d.Panels {
 			for _, t := range p.Targets {
-				out = append(out, Query{Dashboard: name, Panel: p.Title, RefID: t.RefID, Expr: Expand(t.Expr, v), Instant: t.Instant})
+				out = append(out, Query{Dashboard: name, Panel: p.Title, RefID: t.RefID, Expr: Expand(t.Expr, v), Instant: t.Instant,
+					NoValue: p.FieldConfig.Defaults.NoValue})
 			}
 		}
 	}

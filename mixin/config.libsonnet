@@ -57,24 +57,33 @@
     // Alert groups whose series never name a training pod: the policy
     // drops the target labels from every alert in them.
     nodeOnlyGroups: ['hccl-exporter-hardware'],
-    // Fault codes HCCL raises on one rank because a peer failed, stalled
-    // or exited (diagnose's waiting role, diagnose/roles.go): the peers'
-    // timeouts (EI0002, EI0005, EI0006, EI0015), the SDMA/RoCE errors a
-    // peer's exit causes (EI0012, EI0013: HCOMM heartbeat.cc raises EI0013
-    // for every error CQE after a peer is gone) and HCCL's inner error
-    // (EI9999). They never count as a job's failure and are inhibited while
-    // a root cause of the same job is recent.
-    waitingCodes: ['EI0002', 'EI0005', 'EI0006', 'EI0012', 'EI0013', 'EI0015', 'EI9999'],
+    // The fault-code table (internal/cann/logstate codes.go, generated into
+    // lib/faultcodes.json by `make mixin`): the one judgement of each code
+    // that diagnose and these inhibitions share. Roles: `local` (a rank's
+    // own failure), `waiting` (a peer did not answer in time), `either`
+    // (raised by a failing rank and by the peers of one: EI0009, EI0012,
+    // EI0013, EI9999 …). Alertmanager cannot order events in time, so:
+    // - ownCodes start HCCLJobFailed, the job's inhibitor;
+    // - consequenceCodes (waiting and either) are held back while it fires
+    //   and never start it: an either code alone may be the only trace of
+    //   a peer that crashed without an HCCL code, so it is notified.
+    faultTable:: (import 'lib/faultcodes.json').codes,
+    ownCodes: [c.code for c in self.faultTable if c.role == 'local'],
+    waitingCodes: [c.code for c in self.faultTable if c.role == 'waiting'],
+    eitherCodes: [c.code for c in self.faultTable if c.role == 'either'],
+    consequenceCodes: self.waitingCodes + self.eitherCodes,
     // The codes of HCCL (EI), HCCP (EJ) and HCCL's own device-memory
     // failure (EL0004 in hccl_fault_events_total: the exporter counts
     // EL0004 there only where HCCL allocated). Every other CANN code is
     // counted in ascend_cann_fault_events_total and drives no HCCL alert;
     // the rules also ignore them in hccl_fault_* (exporters before 0.4).
     hcclCodesRE: 'E[IJ][0-9]{4}|EL0004',
-    // Root causes infrastructure can fix: the RoCE port or link down at
-    // link setup (EI0009 reason "The network port is down" comes with
-    // RoCELinkDown; EJ0002 "The network port is down").
-    infraCodes: ['EI0009', 'EJ0002'],
+    // Root causes infrastructure can fix: the table's infra codes at link
+    // setup (EI0009 reason "The network port is down" comes with
+    // RoCELinkDown; EJ0002 "The network port is down"). The infra codes of
+    // execution (EI0013, EI0018 error CQEs) also follow a peer's exit, so
+    // several jobs with them do not point at the fabric.
+    infraCodes: [c.code for c in self.faultTable if c.audience == 'infra' && c.stage == 'link_setup'],
     // HCCL's defaults of the peers' timers, used where the logs print no
     // setting (internal/hcclenv).
     defaultConnectTimeoutSeconds: 120,
@@ -99,6 +108,19 @@
     // (HCCLExporterDown, critical): the exporter blind fleet-wide.
     fleetDownRatio: 0.5,
     fleetDownMinTargets: 3,
+
+    // npu-exporter's names (npu_chip_info_*, machine_*, container_npu_*)
+    // and its id, model_name, vdie_id, pcie_bus_info, namespace, pod_name
+    // and container_name labels, recorded from this exporter's series so
+    // that npu-exporter's dashboards keep working while they move
+    // (mixin/rules/compat.libsonnet, docs/migrating.md). Off: the
+    // recordings double the series of the families they serve. On, the
+    // group joins prometheusRules; alerts/npu_exporter_compat.rules.yml is
+    // rendered either way, to load next to the shipped rules.
+    npuExporterCompat: false,
+    // rate() window of the recorded bandwidths (npu_chip_info_bandwidth_*,
+    // npu_chip_info_hccs_bandwidth_info_total_*): at least two scrapes.
+    npuExporterCompatRateWindow: '1m',
 
     // Every alert's runbook_url is this plus '#<alertname in lower case>'.
     runbookURLBase: 'https://github.com/hccl-exporter/hccl_exporter/blob/main/docs/runbooks.md',

@@ -10,6 +10,7 @@
 (import 'config.libsonnet') +
 (import 'rules/rules.libsonnet') +
 (import 'rules/pods.libsonnet') +
+(import 'rules/compat.libsonnet') +
 (import 'alerts/alerts.libsonnet') +
 (import 'alerts/transport.libsonnet') +
 (import 'alerts/memory.libsonnet') +

@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
@@ -54,7 +55,7 @@ func TestSourcesFormatted(t *testing.T) {
 
 // secondConfig is a site that selects its exporters by job, groups nodes by
 // training_job and pages above 4 QPs per connection.
-const secondConfig = `{hcclSelector: 'job="npu-exporter"', clusterLabel: 'training_job', qpsPerConnectionLimit: 4}`
+const secondConfig = `{hcclSelector: 'job="npu-exporter"', clusterLabel: 'training_job', qpsPerConnectionLimit: 4, npuExporterCompat: true}`
 
 // touchSources reads every file jsonnet reads, so that go test's cache
 // (which sees only the files the test process itself opens) reruns the tests
@@ -201,6 +202,15 @@ func TestSecondConfiguration(t *testing.T) {
 			}
 		}
 	}
+	// npuExporterCompat: true puts npu-exporter's names into the rules
+	// (the default rendering leaves them to their own file).
+	compat := false
+	for _, g := range rf.Groups {
+		compat = compat || g.Name == "npu-exporter-compat" && len(g.Rules) > 20
+	}
+	if !compat {
+		t.Error("npuExporterCompat: true renders no npu-exporter-compat group into the rules")
+	}
 	if selected < 10 {
 		t.Errorf("only %d metric selectors found in the rendered rules; the check looks at nothing", selected)
 	}
@@ -281,5 +291,22 @@ func TestConsistentVariablesMatchTheExporter(t *testing.T) {
 	}
 	if !bytes.Contains(dash, []byte(`variable=~\"`+strings.Join(want, "|")+`\"`)) {
 		t.Errorf("dashboards/hccl-settings.json does not query the settings set's variables %v", want)
+	}
+}
+
+// TestFaultTableCurrent: lib/faultcodes.json, from which config.libsonnet
+// derives the policy's code lists, is the fault-code table as
+// internal/cann/logstate has it (`make mixin` regenerates it).
+func TestFaultTableCurrent(t *testing.T) {
+	want, err := logstate.FaultTableJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join("lib", "faultcodes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("mixin/lib/faultcodes.json differs from the fault-code table (internal/cann/logstate/codes.go): run `make mixin`")
 	}
 }

@@ -26,6 +26,12 @@ if [ "${1:-}" != "--serve" ] && [ -z "${DEMO_PORT:-}" ]; then
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
 	done
 fi
+# The demo node as a real one looks to the exporter, so it warns about
+# nothing of its own making: $demo/proc is the node's /proc for the
+# processes its npu-smi lists (<pid>/comm, as on the host: npu-smi's pids
+# are not another pid namespace's), and the node's time zone is the one
+# its CANN logs were printed in (a capture from a UTC+08:00 node).
+export TZ=Asia/Shanghai
 args=(
 	--web.listen-address="127.0.0.1:$port"
 	--npusmi.path="$demo/npu-smi"
@@ -33,6 +39,7 @@ args=(
 	--cannlog.root="$demo/log"
 	--cannlog.screen-log-path="$demo/screen/*.log"
 	--cannlog.state-file="$work/state.json"
+	--path.procfs="$PWD/$demo/proc"
 )
 if [ "${1:-}" = "--serve" ]; then
 	echo "serving demo metrics on http://127.0.0.1:$port/metrics (Ctrl-C to stop)" >&2

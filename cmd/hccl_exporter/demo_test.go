@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // TestDemoNodeTellsOneStory runs the real collectors on examples/demo as
@@ -55,10 +58,42 @@ func TestDemoNodeTellsOneStory(t *testing.T) {
 			t.Errorf("diagnose examples/demo lacks %s", want)
 		}
 	}
+	// One time for the demo's EI0011 in both tools: the screen log prints
+	// no zone, and is read in the zone of the process it names (210001,
+	// whose plogs both tools read in UTC+08:00). 0.5.0's exporter read it
+	// in its own zone, 8 h away from diagnose's.
+	exported, ok := gauge(t, reg, "hccl_fault_last_event_timestamp_seconds", "code=EI0011,source=screen")
+	if !ok {
+		t.Fatal("the exporter serves no screen EI0011 time")
+	}
+	diagnosed := diagnosedEventTime(t, stdout, "EI0011", "screen")
+	// A float of seconds holds the microseconds to within a few hundred ns.
+	if got := time.Unix(0, int64(exported*1e9)).UTC(); got.Sub(diagnosed).Abs() > time.Millisecond {
+		t.Errorf("the demo's EI0011: exporter %v, diagnose %v; want one time", got, diagnosed.UTC())
+	}
 	_, _, text, _, _ := parseDiagnose(t, "diagnose", demo)
 	if !strings.Contains(text, "ROOT CAUSE EI0011 (link_setup) on demo pid 210001") {
 		t.Errorf("diagnose examples/demo does not name pid 210001 as the root cause:\n%.1500s", text)
 	}
+}
+
+// diagnosedEventTime is the time diagnose's JSON report gives the event
+// of code read from source (every incident's events).
+func diagnosedEventTime(t *testing.T, report, code, source string) time.Time {
+	t.Helper()
+	var r model.Report
+	if err := json.Unmarshal([]byte(report), &r); err != nil {
+		t.Fatalf("diagnose JSON: %v", err)
+	}
+	for _, in := range r.Incidents {
+		for _, e := range in.Events {
+			if e.Code == code && e.Source == source && !e.Time.IsZero() {
+				return e.Time.Time
+			}
+		}
+	}
+	t.Fatalf("diagnose reports no %s event from %s", code, source)
+	return time.Time{}
 }
 
 // TestDemoPortOverride runs scripts/demo.sh --serve (what make run-demo

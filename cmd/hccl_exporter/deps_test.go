@@ -40,7 +40,7 @@ func TestFloorsLinkOnlyDownward(t *testing.T) {
 		pkgs   []string
 		banned []string
 	}{
-		{[]string{"internal/cann/parse", "internal/cann/tail", "internal/cann/discover", "internal/cann/comm", "internal/headroom", "internal/ascend",
+		{[]string{"internal/cann/parse", "internal/cann/tail", "internal/cann/discover", "internal/cann/comm", "internal/headroom", "internal/ascend", "internal/npufault",
 			"internal/hcclenv", "diagnose/model", "diagnose/bundle", "diagnose/render"}, append([]string{"net/http", "github.com/prometheus/client_golang"}, serving...)},
 		{[]string{"internal/cann/logstate", "internal/cann/follow", "internal/npusmi", "internal/join", "collector", "diagnose"}, serving},
 		{[]string{"internal/...", "diagnose/...", "collector"}, []string{mod + "exporter", mod + "collectors/", mod + "cmd/"}},

@@ -99,8 +99,16 @@ func TestREADMEDemoExampleMatchesDemo(t *testing.T) {
 	perLink := qps + 1 // N + 1 for N > 1
 	peers := whole("peers", float64(exp)/float64(perLink))
 	qpMem := get("hccl_link_setup_queue_pair_memory_bytes", "npu=0,bound=expected")
-	perQP := whole("MiB per QP", qpMem/float64(exp)/mib)
-	qpMiB := whole("QP MiB", qpMem/mib)
+	// Sizes are stated to the half MiB (a multi-QP QP is 1.5 MiB).
+	half := func(name string, v float64) string {
+		t.Helper()
+		if v*2 != float64(int(v*2)) {
+			t.Fatalf("%s = %v is not a whole number of half MiB: the README cannot state it exactly", name, v)
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	perQP := half("MiB per QP", qpMem/float64(exp)/mib)
+	qpMiB := half("QP MiB", qpMem/mib)
 	buf := whole("pending cclBuffer MiB", get("hccl_ccl_buffer_pending_bytes", "npu=0")/mib)
 	headroom := get("hccl_link_setup_headroom_bytes", "npu=0") / mib
 	liveOthers := whole("live QPs NPU 1", get("ascend_roce_active_queue_pairs", "npu=1"))
@@ -115,8 +123,8 @@ func TestREADMEDemoExampleMatchesDemo(t *testing.T) {
 	if roomy != 7 {
 		t.Errorf("%d of NPUs 1-7 have room, nothing expected ahead and %d live QPs; the README says all seven", roomy, liveOthers)
 	}
-	if float64(free)-float64(qpMiB)-float64(buf) != headroom {
-		t.Errorf("headroom %v MiB is not free %d − QP memory %d − cclBuffer %d", headroom, free, qpMiB, buf)
+	if float64(free)-qpMem/mib-float64(buf) != headroom {
+		t.Errorf("headroom %v MiB is not free %d − QP memory %s − cclBuffer %d", headroom, free, qpMiB, buf)
 	}
 	phrases := []string{
 		fmt.Sprintf("Process %d on NPU 0 runs with `HCCL_RDMA_QPS_PER_CONNECTION=%d`", 210001, qps),
@@ -124,9 +132,9 @@ func TestREADMEDemoExampleMatchesDemo(t *testing.T) {
 		fmt.Sprintf("Its %d-rank communicator (%d servers)", ranks, servers),
 		fmt.Sprintf("hccn_tool counts %d live QPs", live0),
 		fmt.Sprintf("HCCL's default over %d servers, to %d peers × %d QPs = %d QPs", servers, peers, perLink, exp),
-		fmt.Sprintf("at %d MiB while its mode is not yet printed: %d MiB", perQP, qpMiB),
+		fmt.Sprintf("at %s MiB while its mode is not yet printed: %s MiB", perQP, qpMiB),
 		fmt.Sprintf("the rest of its cclBuffer (%d MiB)", buf),
-		fmt.Sprintf("`hccl_link_setup_headroom_bytes{npu=\"0\"}` is −%d MiB", whole("-headroom", -headroom)),
+		fmt.Sprintf("`hccl_link_setup_headroom_bytes{npu=\"0\"}` is −%s MiB", half("-headroom", -headroom)),
 		"The other seven NPUs have room",
 		fmt.Sprintf("(%d QP per link)", qpsOthers),
 		fmt.Sprintf("%d live QPs in hccn_tool, which the model takes as %d whole links", liveOthers, liveOthers/qpsOthers),
@@ -137,12 +145,12 @@ func TestREADMEDemoExampleMatchesDemo(t *testing.T) {
 		}
 	}
 	// No number the demo does not produce.
-	allowed := map[int]bool{210001: true, 0: true}
-	for _, v := range []int{qps, qpsOthers, free, ranks, servers, live0, exp, perLink, peers, perQP, qpMiB, buf, -int(headroom), liveOthers, liveOthers / qpsOthers} {
-		allowed[v] = true
+	allowed := map[string]bool{"210001": true, "0": true, perQP: true, qpMiB: true, half("-headroom", -headroom): true}
+	for _, v := range []int{qps, qpsOthers, free, ranks, servers, live0, exp, perLink, peers, buf, liveOthers, liveOthers / qpsOthers} {
+		allowed[strconv.Itoa(v)] = true
 	}
-	for _, m := range regexp.MustCompile(`\d+`).FindAllString(para, -1) {
-		if n, _ := strconv.Atoi(m); !allowed[n] {
+	for _, m := range regexp.MustCompile(`\d+(\.\d+)?`).FindAllString(para, -1) {
+		if !allowed[m] {
 			t.Errorf("README's demo example states %s, which is none of the demo's numbers", m)
 		}
 	}

@@ -118,20 +118,41 @@ func (j jobLog) String() string {
 			if j.qps <= 1 {
 				qpl = 1
 			}
+			qp := func(tag string, r, q int) {
+				line("create hccl transport:communicator[%s], local rank[0], ip[192.168.1.10], remote rank[%d], ip[192.168.2.%d], transporttype[ROCE], rdma qpn[%d], rdma qp sport[%d], rdma TC[132], rdma SL[4]",
+					tag, r, r, q, 49152+q%16)
+			}
+			// The link sets of HCOMM's AllReduce executors (newTag, all_reduce_operator.cc:141-169): the
+			// mesh executor (here to every remote rank), then the small-count (H-D over the servers)
+			// and pipeline (a ring over them) executors' own sets.
+			mesh := "AllReduce_" + c + "NHRAllReduceMeshExecutor_host"
 			for r := 1; r < j.ranks; r++ {
 				if r < perServer {
-					line("create hccl transport:communicator[AllReduce_%s], local rank[0], remote rank[%d], transporttype[HCCS]", c, r)
+					line("create hccl transport:communicator[%s], local rank[0], remote rank[%d], transporttype[HCCS]", mesh, r)
 					continue
 				}
 				for q := 0; q < qpl; q++ {
-					line("create hccl transport:communicator[AllReduce_%s], local rank[0], ip[192.168.1.10], remote rank[%d], ip[192.168.2.%d], transporttype[ROCE], rdma qpn[%d], rdma qp sport[%d], rdma TC[132], rdma SL[4]",
-						c, r, r, 1000+r*qpl+q, 49152+q)
+					qp(mesh, r, 1000+r*qpl+q)
+				}
+			}
+			if j.servers > 1 {
+				small := "AllReduce_" + c + "H-DAllReduceMeshOpbaseSmallCountDeterministicExecutor_host"
+				pipe := "AllReduce_" + c + "pipelineAllReduceMeshOpbasePipelineExecutor_host"
+				for d := 1; d < j.servers; d <<= 1 {
+					for q := 0; q < qpl; q++ {
+						qp(small, d*perServer, 5000+d*qpl+q)
+					}
+				}
+				for _, sv := range []int{1, j.servers - 1} {
+					for q := 0; q < qpl; q++ {
+						qp(pipe, sv*perServer, 6000+sv*qpl+q)
+					}
 				}
 			}
 		}
 	}
 	for _, c := range j.destroy {
-		line("Entry-HcclCommDestroy: identifier[%s] begin", c)
+		line("Entry-HcclCommDestroy op_base comm destroy complete, take time [5210]us, group[%s], deviceLogicId[0].", c)
 	}
 	return b.String()
 }
@@ -207,28 +228,30 @@ func TestHeadroomScenariosThroughRealCollectors(t *testing.T) {
 		bufPend  float64 // hccl_ccl_buffer_pending_bytes
 		headroom float64 // hccl_link_setup_headroom_bytes, exact bytes
 	}{
-		// (a) 64 ranks on 8 servers, QPS 16, every link set up: 56 remote peers × 17 QPs are in
-		// HBM used already; nothing is ahead. Headroom = free = 1715470336 bytes: no alert.
-		{"(a) QPS 16, links set up", job("2026", 16, true), 0, 952, 0, free},
+		// (a) 64 ranks on 8 servers, QPS 16, every link set up: 56 remote peers × 17 QPs of the
+		// mesh executor, 3 H-D peers of the small-count executor and 2 ring peers of the pipeline
+		// executor, (56 + 3 + 2) × 17 = 1037 QPs, are in HBM used already; nothing is ahead.
+		// Headroom = free = 1715470336 bytes: no alert.
+		{"(a) QPS 16, links set up", job("2026", 16, true), 0, 1037, 0, free},
 		// (b) the same job right after communicator creation. (e) QPS 16 → 17 QPs per
-		// connection: 56 peers × 17 = 952 QPs × 3 MiB = 2856 MiB, plus the cclBuffer 401 MiB.
+		// connection: 56 peers × 17 = 952 QPs, plus the cclBuffer 401 MiB.
 		// The headroom takes what HCCL will create: the first link set of the default level-1
 		// algorithm over 8 servers, NHR's 5 peers (op-base auto-selection; H-D's 3 in graph mode,
-		// the larger while the mode is not printed) × 17 = 85 QPs × 3 MiB (mode not printed yet):
-		// 1636 − 255 − 401 = 980 MiB, no alert.
-		{"(b,e) QPS 16, links ahead", job("2026", 16, false), 952, 0, buffer, free - 85*3*mib - buffer},
+		// the larger while the mode is not printed) × 17 = 85 QPs, mode not printed yet: 17 QPs
+		// per link are multi-QP QPs, 1.5 MiB each: 1636 − 127.5 − 401 = 1107.5 MiB, no alert.
+		{"(b,e) QPS 16, links ahead", job("2026", 16, false), 952, 0, buffer, free - 85*1.5*mib - buffer},
 		// QPS 1: 5 QPs × 3 MiB = 15 MiB (NHR's first set); 1636 − 15 − 401 = 1220 MiB.
 		{"QPS 1, links ahead", job("2026", 1, false), 56, 0, buffer, free - 5*3*mib - buffer},
 		// (c) 2025 wording (Entry-…Inner, [Flat]SetupAgent, hcclCommInitInfo; untagged settings):
 		// no server count printed. Set up: the 7 HCCS peers share the server, the 56 RoCE peers
 		// are linked: nothing ahead.
-		{"(c) 2025 wording, links set up", job("2025", 16, true), 0, 952, 0, free},
+		{"(c) 2025 wording, links set up", job("2025", 16, true), 0, 1037, 0, free},
 		// Ahead, without a server count: every other rank may need RoCE, 63 × 17 = 1071 QPs ×
-		// 3 MiB = 3213 MiB; 1636 − 3213 − 401 = −1978 MiB = −2074083328 bytes.
-		{"(c) 2025 wording, links ahead", job("2025", 16, false), 1071, 0, buffer, free - 1071*3*mib - buffer},
+		// 1.5 MiB (multi-QP, mode not printed) = 1606.5 MiB; 1636 − 1606.5 − 401 = −371.5 MiB.
+		{"(c) 2025 wording, links ahead", job("2025", 16, false), 1071, 0, buffer, free - 1071*1.5*mib - buffer},
 		// (c) 2024 wording (Entry-HcclCommInitRootInfo, SetupAgent without deviceType).
-		{"(c) 2024 wording, links set up", job("2024", 16, true), 0, 952, 0, free},
-		{"(c) 2024 wording, links ahead", job("2024", 16, false), 1071, 0, buffer, free - 1071*3*mib - buffer},
+		{"(c) 2024 wording, links set up", job("2024", 16, true), 0, 1037, 0, free},
+		{"(c) 2024 wording, links ahead", job("2024", 16, false), 1071, 0, buffer, free - 1071*1.5*mib - buffer},
 		// (d) an A3 superpod job (superPodNum 1, useSuperPodMode 1): the 8 servers talk over
 		// HCCS, no RoCE demand at all; the cclBuffer is ahead: 1636 − 401 = 1235 MiB.
 		{"(d) A3 superpod", jobLog{era: "2026", pid: 4242, qps: 16, ranks: 64, servers: 8, superPods: 1, comms: []string{"c1"}}, 0, 0, buffer, free - buffer},
@@ -247,7 +270,7 @@ func TestHeadroomScenariosThroughRealCollectors(t *testing.T) {
 				want         float64
 			}{
 				{"hccl_link_setup_pending_queue_pairs", "bound=high", tc.pending},
-				{"hccl_link_setup_queue_pair_memory_bytes", "bound=high", tc.pending * 3 * mib},
+				{"hccl_link_setup_queue_pair_memory_bytes", "bound=high", tc.pending * map[bool]float64{true: 1.5, false: 3}[tc.log.qps > 1] * mib},
 				{"hccl_link_setup_established_queue_pairs", "npu=0", tc.est},
 				{"hccl_ccl_buffer_pending_bytes", "npu=0", tc.bufPend},
 				{"hccl_ccl_buffer_bytes", "npu=0", map[bool]float64{true: buffer, false: 0}[tc.log.linked]},
@@ -276,9 +299,9 @@ func TestHeadroomOn2024SampleTree(t *testing.T) {
 		// Job A: 16 ranks, no server count printed; HCCS to ranks 1–3 (its server), RoCE QPs to
 		// the 12 others (14 QPs over two link sets): nothing ahead. Headroom = free.
 		{"job A, links set up", 412001, 0, 0, 14, 2 * 200 * mib, 0, free},
-		// Job B: QPS 4 → 5 per connection; 15 other ranks × 5 = 75 QPs × 3 MiB = 225 MiB, and
-		// its cclBuffer 401 MiB: 336 − 225 − 401 = −290 MiB = −304087040 bytes.
-		{"job B, links ahead", 412002, 4, 75, 0, 0, 401 * mib, free - 75*3*mib - 401*mib},
+		// Job B: QPS 4 → 5 per connection; 15 other ranks × 5 = 75 QPs, mode not printed: multi-QP
+		// QPs of 1.5 MiB = 112.5 MiB, and its cclBuffer 401 MiB: 336 − 112.5 − 401 = −177.5 MiB.
+		{"job B, links ahead", 412002, 4, 75, 0, 0, 401 * mib, free - 75*1.5*mib - 401*mib},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,8 +19,8 @@ func TestDocsCoverCatalogAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	for _, f := range logstate.Catalog() {
-		code := f.Code
+	for _, c := range logstate.Codes() {
+		code := c.Code
 		stage, title, _, _ := logstate.CodeInfo(code)
 		if !strings.Contains(doc, "| "+code+" | "+stage+" | "+title) {
 			t.Errorf("docs/cannlog.md lacks the catalog row of %s (%s, %s)", code, stage, title)

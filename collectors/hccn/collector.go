@@ -294,6 +294,8 @@ var statCounters = []statCounter{
 	newStat("mac_tx_mac_pause_num", "ascend_roce_tx_pause_frames_total", "MAC (global) pause frames sent."),
 	newStat("mac_rx_bad_pkt_num", "ascend_roce_mac_rx_bad_packets_total", "Bad packets received at the MAC."),
 	newStat("mac_tx_bad_pkt_num", "ascend_roce_mac_tx_bad_packets_total", "Bad packets sent at the MAC."),
+	newStat("mac_rx_bad_oct_num", "ascend_roce_mac_rx_bad_bytes_total", "Bytes (octets) of the bad packets received at the MAC."),
+	newStat("mac_tx_bad_oct_num", "ascend_roce_mac_tx_bad_bytes_total", "Bytes (octets) of the bad packets sent at the MAC."),
 	newStat("mac_rx_total_oct_num", "ascend_roce_receive_bytes_total", "Bytes (octets) received by the port's MAC, every frame included."),
 	newStat("mac_tx_total_oct_num", "ascend_roce_transmit_bytes_total", "Bytes (octets) sent by the port's MAC, every frame included."),
 	newStat("mac_rx_fcs_err_pkt_num", "ascend_roce_mac_rx_fcs_errors_total", "Packets received with a bad frame check sequence (printed by some builds only)."),

@@ -27,15 +27,12 @@ type Device struct {
 // maxPhyID: hccn_tool accepts a physical id of one or two digits.
 const maxPhyID = 99
 
-// MapDevices maps the chips npu-smi lists to hccn_tool's physical ids, by
-// these rules, first match wins (docs/hccn.md, "Which chip is which"):
-//
-//  1. npu-smi prints the chip's Phy-ID (Atlas A3 / 910_93, Ascend 950): use it.
-//  2. An NPU with a single chip (910, 910A, 910B: one die per card): the
-//     physical id is the NPU ID npu-smi prints, which is the card's physical
-//     device id (MindCluster's npu-exporter passes the same number to -i).
-//  3. A chip of a multi-chip NPU without a Phy-ID (300I Duo): no RoCE NIC
-//     hccn_tool could address by a known id; skipped with a warning.
+// MapDevices maps the chips npu-smi lists to hccn_tool's physical ids by
+// ascend.PhysicalIDs' rules (docs/hccn.md, "Which chip is which"), the ids
+// ascend_npu_info's phy_id shows: npu-smi's Phy-ID (A3, 950), else the NPU
+// ID of a one-chip NPU (MindCluster's npu-exporter passes the same number
+// to -i); a chip of a multi-chip NPU without a Phy-ID (300I Duo) has no
+// RoCE NIC hccn_tool could address by a known id: skipped with a warning.
 //
 // Without npu-smi's view (chips empty), every /dev/davinciN node is a device
 // with physical id N, labelled npu="N", chip="0": right for the one-die cards,
@@ -58,27 +55,23 @@ func MapDevices(chips []ascend.Chip, devNodes []int) (devs []Device, warnings []
 		}
 		return devs, warnings
 	}
-	perNPU := map[string]int{}
+	phy := ascend.PhysicalIDs(chips)
 	for _, c := range chips {
-		perNPU[c.NPU]++
-	}
-	for _, c := range chips {
-		if c.PhyID != "" {
-			id, err := strconv.Atoi(c.PhyID)
-			if err != nil || id < 0 || id > maxPhyID {
-				warnings = append(warnings, fmt.Sprintf("npu %s chip %s: Phy-ID %q is not an id hccn_tool accepts", c.NPU, c.Chip, c.PhyID))
-				continue
-			}
-			add(Device{PhyID: id, NPU: c.NPU, Chip: c.Chip})
+		p, known := phy[c.ChipID]
+		if !known {
+			warnings = append(warnings, fmt.Sprintf("npu %s chip %s: no physical id known (npu-smi prints no Phy-ID for it); not read", c.NPU, c.Chip))
 			continue
 		}
-		if perNPU[c.NPU] == 1 {
-			if id, err := strconv.Atoi(c.NPU); err == nil && id >= 0 && id <= maxPhyID {
-				add(Device{PhyID: id, NPU: c.NPU, Chip: c.Chip})
-				continue
+		id, err := strconv.Atoi(p)
+		if err != nil || id < 0 || id > maxPhyID {
+			if c.PhyID != "" {
+				warnings = append(warnings, fmt.Sprintf("npu %s chip %s: Phy-ID %q is not an id hccn_tool accepts", c.NPU, c.Chip, c.PhyID))
+			} else {
+				warnings = append(warnings, fmt.Sprintf("npu %s chip %s: no physical id known (npu-smi prints no Phy-ID for it); not read", c.NPU, c.Chip))
 			}
+			continue
 		}
-		warnings = append(warnings, fmt.Sprintf("npu %s chip %s: no physical id known (npu-smi prints no Phy-ID for it); not read", c.NPU, c.Chip))
+		add(Device{PhyID: id, NPU: c.NPU, Chip: c.Chip})
 	}
 	return devs, warnings
 }

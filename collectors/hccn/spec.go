@@ -20,7 +20,7 @@ var FamilyGroups = []collector.FamilyGroup{
 	{Collector: "hccn", Name: "packet-counters", Help: "the RoCE port's packet, pause-frame, ECN, MAC-error and unexpected-ACK " +
 		"counters (hccn_tool -stat); bytes, retransmissions, errors, PFC and CNP counters are always served.",
 		Families: []string{"ascend_roce_rx_packets_total", "ascend_roce_tx_packets_total", "ascend_roce_rx_pause_frames_total", "ascend_roce_tx_pause_frames_total",
-			"ascend_roce_mac_rx_bad_packets_total", "ascend_roce_mac_tx_bad_packets_total", "ascend_roce_mac_rx_fcs_errors_total", "ascend_roce_rx_ecn_packets_total", "ascend_roce_unexpected_acks_total"}},
+			"ascend_roce_mac_rx_bad_packets_total", "ascend_roce_mac_tx_bad_packets_total", "ascend_roce_mac_rx_bad_bytes_total", "ascend_roce_mac_tx_bad_bytes_total", "ascend_roce_mac_rx_fcs_errors_total", "ascend_roce_rx_ecn_packets_total", "ascend_roce_unexpected_acks_total"}},
 	{Collector: "hccn", Name: "link-up-count", Help: "how often each RoCE port came up (hccn_tool -link_stat, link up count: " +
 		"npu-exporter's npu_chip_link_up_num); ascend_roce_link_down_events_total, the flaps, is always served.",
 		Families: []string{"ascend_roce_link_up_events_total"}},

@@ -58,7 +58,8 @@ var (
 		[]string{"npu", "chip", "bound"}, nil)
 	unknownModeDesc = prometheus.NewDesc("hccl_link_setup_unknown_mode_queue_pairs",
 		"Of hccl_link_setup_pending_queue_pairs{bound=\"expected\"}, the QPs whose mode (op-base or graph, product, expansion mode) "+
-			"the logs do not tell: sized at --headroom.qp-bytes-high, the largest mode.",
+			"the logs do not tell: sized as the largest a real mode makes them, --headroom.qp-bytes-high with one QP per link, half of it "+
+			"(a multi-QP QP) with N + 1.",
 		[]string{"npu", "chip"}, nil)
 	slotsFreeDesc = prometheus.NewDesc("hccl_link_setup_queue_pair_slots_free",
 		"QPs the chip's device can still create after the link setup ahead: HCCP's limit of 8192 per device (RS_QP_NUM_MAX) − live "+

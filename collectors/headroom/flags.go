@@ -47,7 +47,7 @@ func addHeadroomFlags(app *kingpin.Application, rules *flagcheck.Rules, cfg *mod
 		PlaceHolder("SIZE").IsSetByUser(&cfg.QPBytesSetByUser).SetValue(&bytesValue{dst: &cfg.QPBytesLow})
 	rules.Flag(app, "headroom.qp-bytes-high",
 		"Override: the NPU memory of one HCCL QP for the expected and high bounds, in every mode, with a unit: 3MiB. "+
-			"Unset (the default): derived from the QP mode of each process (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB (the largest mode).", flagcheck.ByteSize).
+			"Unset (the default): derived from the QP mode of each process (HCCL's QP depths, docs/headroom.md); where the logs do not tell the mode, 3MiB with one QP per link, 1.5MiB per QP with N + 1 (the largest a mode makes).", flagcheck.ByteSize).
 		PlaceHolder("SIZE").IsSetByUser(&highSet).SetValue(&bytesValue{dst: &cfg.QPBytesHigh})
 	rules.Flag(app, "headroom.capture-window",
 		"How long after its latest ACL graph capture re-created RoCE QPs a process counts as capturing: its next capture's QPs are then link setup ahead.", flagcheck.Positive(flagcheck.MaxInterval)).

@@ -20,13 +20,15 @@ import (
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/npufault"
 )
 
 // Config holds the collector's own flags (--npuhealth.*).
 type Config struct {
 	// Interval is the time between the starts of two sweeps.
 	Interval time.Duration
-	// FaultCodeFile is a faultCode.json; "" classes every code unknown.
+	// FaultCodeFile is a faultCode.json that replaces the classification
+	// built into the binary (internal/npufault); "" keeps the built-in one.
 	FaultCodeFile string
 }
 
@@ -93,9 +95,9 @@ func AddFlags(app *kingpin.Application, rules *flagcheck.Rules) *Config {
 		"Scrapes serve the latest sweep; per-chip values older than two intervals are not served.", flagcheck.DurationIn(10*time.Second, flagcheck.MaxInterval, "a duration from 10s to 24h (a sweep makes about 8 npu-smi calls per chip)")).
 		Default("60s").DurationVar(&cfg.Interval)
 	rules.Flag(app, "npuhealth.fault-code-file", "A fault-code table in the format of MindCluster's device plugin faultCode.json (e.g. "+
-		"/usr/local/faultCode.json): gives each active error code the class label of ascend_npu_error_code "+
-		"(RestartNPU, SeparateNPU, …). "+
-		"Without it every code is class=\"unknown\". Read at start.", flagcheck.FileOrEmpty).
+		"/usr/local/faultCode.json) that replaces the one built into the binary (MindCluster's default table): gives each "+
+		"active error code the class label of ascend_npu_error_code (RestartNPU, SeparateNPU, …); a code neither lists "+
+		"is class=\"unknown\". Read at start.", flagcheck.FileOrEmpty).
 		Default("").StringVar(&cfg.FaultCodeFile)
 	return cfg
 }
@@ -126,7 +128,7 @@ type Collector struct {
 	cfg    settings
 	logger *slog.Logger
 	table  Table
-	codes  FaultCodes
+	codes  npufault.Classes
 	// exec and now are replaced in tests.
 	exec func(ctx context.Context, args []string) vendorcli.Result
 	now  func() time.Time
@@ -199,13 +201,14 @@ func newCollector(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error
 			c.types = append(c.types, t) // a type not asked has no call counters
 		}
 	}
+	codes, err := npufault.Default()
 	if cfg.FaultCodeFile != "" {
-		codes, err := LoadFaultCodes(cfg.FaultCodeFile)
-		if err != nil {
-			return nil, err
-		}
-		c.codes = codes
+		codes, err = npufault.Load(cfg.FaultCodeFile, "--npuhealth.fault-code-file")
 	}
+	if err != nil {
+		return nil, err
+	}
+	c.codes = codes
 	c.exec = func(ctx context.Context, args []string) vendorcli.Result {
 		return vendorcli.Run(ctx, c.cfg.Path, args, c.cfg.Timeout, maxOutputBytes)
 	}
@@ -267,7 +270,7 @@ var (
 	chipLabels    = []string{"npu", "chip"}
 	errorCodeDesc = prometheus.NewDesc("ascend_npu_error_code",
 		"1 per error code active on the chip (npu-smi info -t health -i N -c C, Error Code, upper-case hex); class is its handling "+
-			"level from --npuhealth.fault-code-file (MindCluster faultCode.json: RestartNPU, SeparateNPU, …), else unknown.",
+			"level in MindCluster's faultCode.json (RestartNPU, SeparateNPU, …: the table built in, or --npuhealth.fault-code-file), else unknown.",
 		[]string{"npu", "chip", "code", "class"}, nil)
 	errorCodesDesc = prometheus.NewDesc("ascend_npu_error_codes",
 		"Error codes active on the chip (npu-smi info -t health); 0 when none.", chipLabels, nil)
@@ -287,7 +290,7 @@ var (
 		"1 when the chip's HCCS interconnect reports OK (npu-smi info -t hccs, hccs health status), 0 for NOK.", chipLabels, nil)
 	linkLabels     = []string{"npu", "chip", "link"}
 	hccsErrorsDesc = prometheus.NewDesc("ascend_npu_hccs_errors_total",
-		"CRC errors on the HCCS link (npu-smi info -t hccs, hccs error count; link is the hardware link number npu-smi -lane takes: 1-7 on A2, 2-7 on an A3 SuperPoD die).", linkLabels, nil)
+		"CRC errors on the HCCS link (npu-smi info -t hccs, hccs error count; link is the hardware link number npu-smi -lane takes: 1-7 on A2 and Atlas 900 A3 SuperPoD, 2-7 on an Atlas 9000 A3 SuperPoD die).", linkLabels, nil)
 	hccsRetriesDesc = prometheus.NewDesc("ascend_npu_hccs_retries_total",
 		"Retries on the HCCS link (npu-smi info -t hccs, hccs retry count).", linkLabels, nil)
 	hccsTxDesc = prometheus.NewDesc("ascend_npu_hccs_transmit_packets_total",

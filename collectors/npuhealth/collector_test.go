@@ -12,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hccl-exporter/hccl_exporter/collector"
 	"github.com/hccl-exporter/hccl_exporter/exporter"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
+	"github.com/hccl-exporter/hccl_exporter/internal/npufault"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 	"github.com/hccl-exporter/hccl_exporter/internal/vendorcli"
 
@@ -359,25 +362,36 @@ func TestXlinkSpelling(t *testing.T) {
 	}
 }
 
-func TestFaultCodes(t *testing.T) {
-	f, err := LoadFaultCodes(filepath.Join("testdata", "faultcodes.json"))
+// TestBuiltinClassification: without --npuhealth.fault-code-file (a
+// systemd install) a code of MindCluster's documented table gets its class
+// from the table built into the binary; a file replaces that table.
+func TestBuiltinClassification(t *testing.T) {
+	// The flags as a systemd unit without --npuhealth.fault-code-file
+	// leaves them.
+	app := kingpin.New("x", "")
+	cfg := AddFlags(app, nil)
+	if _, err := app.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	table := &fakeTable{chips: chips910B(8)}
+	builtin, err := New(*cfg, Deps{Tool: vendorcli.Tool{Timeout: 5 * time.Second}, DevFS: t.TempDir(), Table: table}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for code, want := range map[string]string{
-		"8C03A000": "RestartNPU", "8C084E00": "FreeRestartNPU", "A2301001": "SeparateNPU", // listed twice: the more severe
-		"110001024": "PreSeparateNPU", "80E01809": "NotHandleFault", "DEADBEEF": ClassUnknown,
-	} {
-		if got := f.Class(code); got != want {
-			t.Errorf("Class(%s) = %q, want %q", code, got, want)
+	for code, want := range map[string]string{"8C1F8609": "NotHandleFault", "8C03A000": "RestartNPU", "A4025021": "NotHandleFault", "DEADBEEF": npufault.ClassUnknown} {
+		if got := builtin.codes.Class(code); got != want {
+			t.Errorf("built in: class of %s = %q, want %q", code, got, want)
 		}
 	}
-	for _, bad := range []string{`[]`, `{"RestartNPUCodes": ["XYZ"]}`, `{"other": 1}`} {
-		if _, err := ParseFaultCodes([]byte(bad)); err == nil {
-			t.Errorf("ParseFaultCodes(%s): no error", bad)
+	// The test file lists neither 8C1F8609 nor A4025021: the file is the
+	// whole table, as MindCluster's /usr/local/faultCode.json is.
+	c, _, _ := newFake(t)
+	for code, want := range map[string]string{"8C1F8609": npufault.ClassUnknown, "8C03A000": "RestartNPU"} {
+		if got := c.codes.Class(code); got != want {
+			t.Errorf("with a file: class of %s = %q, want %q", code, got, want)
 		}
 	}
-	if _, err := LoadFaultCodes(filepath.Join("testdata", "missing.json")); err == nil || !strings.Contains(err.Error(), "--npuhealth.fault-code-file") {
+	if _, err := New(Config{FaultCodeFile: filepath.Join("testdata", "missing.json")}, Deps{Table: table}, nil); err == nil || !strings.Contains(err.Error(), "--npuhealth.fault-code-file") {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -84,25 +84,3 @@ func FuzzParsers(f *testing.F) {
 		}
 	})
 }
-
-// FuzzFaultCodes: any JSON either loads codes that are hex or is rejected.
-func FuzzFaultCodes(f *testing.F) {
-	b, err := os.ReadFile(filepath.Join("testdata", "faultcodes.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(b)
-	f.Add([]byte(`{"RestartNPUCodes": ["0x8c03a000"], "x": {}}`))
-	f.Add([]byte(`{"Codes": ["1234"]}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		fc, err := ParseFaultCodes(b)
-		if err != nil {
-			return
-		}
-		for code, class := range fc {
-			if !isHexCode(code) || class == "" {
-				t.Fatalf("%q → %q accepted", code, class)
-			}
-		}
-	})
-}

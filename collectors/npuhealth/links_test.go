@@ -12,7 +12,12 @@ import (
 
 // TestLinkNumbers: the link label is the hardware link number npu-smi's
 // `-t hccs -lane L` and npu-exporter use, not the array position: links
-// 1-7 on A2, 2-7 on an A3 SuperPoD die, 0 on a 310P Duo's one link.
+// 1-7 on A2, Atlas 800I A3 and Atlas 900 A3 SuperPoD (npu-smi prints 7
+// links), 2-7 on an Atlas 9000 A3 SuperPoD die (6 links), 0 on a 310P
+// Duo's one link: npu-smi chip_info.c:42-43 (env_offset 2 on Atlas 9000 A3
+// SuperPoD main boards) and npu-exporter collector_for_hccs.go:160-166
+// (hccsBeginIndex 1 for A2, A900 A3 SuperPoD and 800I A3, 2 for A9000 A3
+// SuperPoD).
 func TestLinkNumbers(t *testing.T) {
 	for _, c := range []struct {
 		n    int
@@ -101,4 +106,49 @@ func descName(d *prometheus.Desc) string {
 	_, rest, _ := strings.Cut(d.String(), `fqName: "`)
 	name, _, _ := strings.Cut(rest, `"`)
 	return name
+}
+
+// TestDocsNumberSuperPoDLinksAsTheVendor: wherever README, the docs or the
+// metric help number HCCS links 2-7 for a SuperPoD, they say it of the Atlas
+// 9000 A3 SuperPoD only: npu-smi and npu-exporter start the Atlas 900 A3
+// SuperPoD at link 1 (TestLinkNumbers), as LinkNumber does for its 7 links.
+func TestDocsNumberSuperPoDLinksAsTheVendor(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, filepath.Join("..", "..", "README.md"), "collector.go")
+	mentions := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, span := range []string{"2–7", "2-7"} {
+				for rest := line; ; {
+					j := strings.Index(rest, span)
+					if j < 0 {
+						break
+					}
+					// The clause the span belongs to: up to the next ; , ) or |.
+					clause := rest[j:]
+					if k := strings.IndexAny(clause, ";,)|"); k >= 0 {
+						clause = clause[:k]
+					}
+					rest = rest[j+len(span):]
+					if !strings.Contains(clause, "SuperPoD") {
+						continue
+					}
+					mentions++
+					if !strings.Contains(clause, "9000") {
+						t.Errorf("%s:%d numbers links %s for %q: only the Atlas 9000 A3 SuperPoD starts at link 2", f, i+1, span, clause)
+					}
+				}
+			}
+		}
+	}
+	if mentions < 3 {
+		t.Errorf("found %d mentions of SuperPoD link numbers: the scan is broken", mentions)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
+	"github.com/hccl-exporter/hccl_exporter/internal/npufault"
 )
 
 // ErrNoData is returned by a parser when the output holds none of the
@@ -94,17 +95,8 @@ func ParseHealth(b []byte) (Health, error) {
 // maxCodes is npu-smi's NPU_ERROR_CODE_MAX_NUM.
 const maxCodes = 128
 
-func isHexCode(s string) bool {
-	if len(s) < 4 || len(s) > 9 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= '0' && r <= '9' || r >= 'A' && r <= 'F') {
-			return false
-		}
-	}
-	return true
-}
+// isHexCode is the one rule of what an error code looks like.
+func isHexCode(s string) bool { return npufault.ValidCode(s) }
 
 // ECC is the HBM part of `-t ecc` (DDR lines of 910/310P are ignored: the
 // series are about HBM). A field is set when its line was printed.

@@ -101,7 +101,8 @@ var (
 
 	chipLabels = []string{"npu", "chip"}
 	infoDesc   = prometheus.NewDesc("ascend_npu_info",
-		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. driver_version is the Version "+
+		"NPU chip identity from npu-smi info (value 1); empty label where npu-smi does not print it. phy_id is the physical id "+
+			"(/dev/davinciN, npu-exporter's id): the Phy-ID npu-smi prints (A3, 950), else the NPU ID of a one-chip NPU. driver_version is the Version "+
 			"of its header line; vdie_id the chip's VDie ID from npu-smi info -t board; serial_number and product_name its "+
 			"board's Serial Number and Product Name from npu-smi info -t board -i N (the npuhealth sweep; empty until it "+
 			"answered, and on products that print none).",
@@ -177,11 +178,12 @@ func (c *Collector) Update(ctx context.Context, ch chan<- prometheus.Metric) err
 // sendSnapshot sends the series of one npu-smi snapshot.
 func sendSnapshot(ch chan<- prometheus.Metric, s *npusmi.Snapshot, ids *ascend.Identities) {
 	send := func(m prometheus.Metric) { ch <- m }
+	phyIDs := ascend.PhysicalIDs(s.PhyChips())
 	for i := range s.Chips {
 		chip := &s.Chips[i]
 		id := ids.Of(chip.ChipID)
 		send(prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1,
-			chip.NPU, chip.Chip, chip.PhyID, chip.Name, chip.BusID, s.Version, s.DriverVersion, id.VDieID, id.SerialNumber, id.ProductName))
+			chip.NPU, chip.Chip, phyIDs[chip.ChipID], chip.Name, chip.BusID, s.Version, s.DriverVersion, id.VDieID, id.SerialNumber, id.ProductName))
 		current := "UNKNOWN"
 		for _, h := range npusmi.HealthStates {
 			if strings.EqualFold(chip.Health, h) {

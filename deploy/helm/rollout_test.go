@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/hccl-exporter/hccl_exporter/collectors/npuhealth"
 	"github.com/hccl-exporter/hccl_exporter/deploy/internal/manifest"
+	"github.com/hccl-exporter/hccl_exporter/internal/npufault"
 )
 
 // hostPathPolicy is every host path the chart may mount with a type that
@@ -316,12 +316,17 @@ func TestFaultCodesMounted(t *testing.T) {
 	if cm == nil {
 		t.Fatal("no fault-code ConfigMap rendered")
 	}
-	codes, err := npuhealth.ParseFaultCodes([]byte(cm.Data["faultCode.json"]))
+	codes, err := npufault.Parse([]byte(cm.Data["faultCode.json"]))
 	if err != nil {
 		t.Fatalf("the shipped faultCode.json does not load: %v", err)
 	}
 	if got := codes.Class("8C03A000"); got != "RestartNPU" {
 		t.Errorf("8C03A000 is %s, want RestartNPU", got)
+	}
+	// The chart's file is the table built into the binary, so that a
+	// systemd install and the chart classify alike.
+	if cm.Data["faultCode.json"] != string(npufault.Builtin()) {
+		t.Error("files/faultCode.json differs from internal/npufault/faultCode.json (the built-in table): copy it")
 	}
 	for _, ds := range daemonSets(objs) {
 		c := ds.Spec.Template.Spec.Containers[0]
@@ -349,7 +354,7 @@ func TestFaultCodesMounted(t *testing.T) {
 	}
 	for _, d := range render(t, "--set-file", "faultCodes.override="+override) {
 		if o, ok := d.Obj.(*corev1.ConfigMap); ok && strings.HasSuffix(o.Name, "-fault-codes") {
-			codes, err := npuhealth.ParseFaultCodes([]byte(o.Data["faultCode.json"]))
+			codes, err := npufault.Parse([]byte(o.Data["faultCode.json"]))
 			if err != nil || codes.Class("8C03A000") != "SeparateNPU" {
 				t.Errorf("override: %v %v", codes, err)
 			}

@@ -33,6 +33,12 @@ type rawEvent struct {
 	// line is read for them later.
 	peers      []string
 	peersKnown bool
+	// timeLine is the line of the same file whose time t is, where the
+	// event's own line printed none (0: its own); fileTime: t is the
+	// file's modification time (no line of it printed a date), an instant
+	// that no node zone moves.
+	timeLine int64
+	fileTime bool
 }
 
 // rankInfo is one communicator membership of a process: which rank it is,
@@ -77,6 +83,19 @@ type eventWatch struct {
 	// their index by process and pair.
 	links     []model.LinkFailure
 	linkIndex map[linkKey]int
+	// dated is the current file's latest line that printed a date and
+	// time, undated the current file's events waiting for the next one
+	// (observeDate).
+	dated   datedLine
+	undated []int
+	// fileTime is the current file's modification time, zero unknown.
+	fileTime time.Time
+	// reports are the latest lines with a code's shape (keepReport).
+	reports [recentReports]struct {
+		line int64
+		text []byte
+	}
+	reportNext int
 }
 
 func newEventWatch(loc *time.Location) *eventWatch {
@@ -90,10 +109,119 @@ func (w *eventWatch) onFault(ev logstate.FaultEvent) {
 		w.dropped++
 		return
 	}
+	line, text := w.lineNo, w.cur
+	if ev.Lag > 0 {
+		// A report header held for the line that may follow it: its own
+		// line, kept when it was read.
+		line -= int64(ev.Lag)
+		text = w.reportText(line)
+	}
 	w.events = append(w.events, rawEvent{code: ev.Code, source: ev.Source, pid: ev.PID, t: ev.Time,
-		file: w.file, line: w.lineNo, text: excerpt(w.cur), rank: screenRank(w.cur)})
+		file: w.file, line: line, text: excerpt(text), rank: screenRank(text)})
+	if ev.Time.IsZero() {
+		w.undated = append(w.undated, len(w.events)-1)
+	}
 	w.follow, w.eventLine = followLines, w.lineNo
 }
+
+// recentReports is how many report lines eventWatch keeps for events
+// reported after their own line (logstate's held report headers, at most
+// a few lines late).
+const recentReports = 4
+
+// keepReport keeps a copy of a line that may be a report (it has a code's
+// shape), for an event the state reports lines later.
+func (w *eventWatch) keepReport(line []byte) {
+	if !parse.ContainsFaultCodeShape(line) {
+		return
+	}
+	r := &w.reports[w.reportNext%recentReports]
+	r.line, r.text = w.lineNo, append(r.text[:0], line...)
+	w.reportNext++
+}
+
+// reportText is the kept line number n, or the current line.
+func (w *eventWatch) reportText(n int64) []byte {
+	for i := range w.reports {
+		if w.reports[i].line == n && w.reports[i].text != nil {
+			return w.reports[i].text
+		}
+	}
+	return w.cur
+}
+
+// datedLine is a line of the current file that printed a date and time.
+type datedLine struct {
+	line int64
+	t    time.Time
+}
+
+// observeDate notes a line that prints a date and time: a fault event
+// whose own line printed none (a screen report like `EZ9999: Inner
+// Error!`, `Title(EI0011): …`) takes the time of the nearest such line of
+// its file, and says so (Event.TimeBasis), rather than being left out of
+// the incidents.
+func (w *eventWatch) observeDate(line []byte) {
+	t, ok := lineDate(line, w.loc)
+	if !ok {
+		return
+	}
+	cur := datedLine{w.lineNo, t}
+	keep := w.undated[:0]
+	for _, i := range w.undated {
+		e := &w.events[i]
+		if e.line > cur.line {
+			keep = append(keep, i)
+			continue
+		}
+		near := cur
+		if w.dated.line > 0 && e.line-w.dated.line <= cur.line-e.line {
+			near = w.dated
+		}
+		e.t, e.timeLine = near.t, near.line
+	}
+	w.undated = keep
+	w.dated = cur
+}
+
+// endFile gives the file's remaining undated events the time of its last
+// dated line, if it had one, else the file's modification time, if known.
+func (w *eventWatch) endFile() {
+	for _, i := range w.undated {
+		e := &w.events[i]
+		switch {
+		case w.dated.line > 0:
+			e.t, e.timeLine = w.dated.t, w.dated.line
+		case !w.fileTime.IsZero():
+			// A true instant, not a printed wall clock: no zone applies.
+			e.t, e.fileTime = w.fileTime.In(w.loc), true
+		}
+	}
+	w.undated = w.undated[:0]
+}
+
+// lineDate reads the date and time a line prints: CANN's
+// (2025-11-03-20:18:46.447.213, or torch_npu's 2025-12-29-13:22:34), else
+// the `2026-01-06 15:40:13` of Python's logging and most launchers; never a
+// time without its date (vLLM's `04-30 03:58:27`, glog's `[E1229 13:22:34`).
+func lineDate(line []byte, loc *time.Location) (time.Time, bool) {
+	if raw := parse.FindPlogTime(line); raw != nil {
+		return parse.ParsePlogTime(raw, loc)
+	}
+	const n = len("2006-01-02 15:04:05")
+	for i := 0; i+n <= len(line) && i < 256; i++ {
+		b := line[i : i+n]
+		if !isDigitByte(b[0]) || b[4] != '-' || b[7] != '-' || (b[10] != ' ' && b[10] != 'T') || b[13] != ':' || b[16] != ':' {
+			continue
+		}
+		if t, err := time.ParseInLocation("2006-01-02 15:04:05", string(b[:10])+" "+string(b[11:]), loc); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }
 
 // followLines is how many lines after a fault line may name the peer it
 // waited for: HCCL prints the link's details (`Transport init error! …

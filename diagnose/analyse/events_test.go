@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 )
 
 // Each era's wording of a rank line (cann-log-eras.md §4).
@@ -133,21 +131,5 @@ func TestInferNodeZone(t *testing.T) {
 				t.Errorf("case %d: offset %d, want %d", i, off, c.offset)
 			}
 		}
-	}
-}
-
-// Every waiting code says what its reporter saw and has a timer; every
-// code of the catalog has a role other than the fallback or is meant to.
-func TestRoleTable(t *testing.T) {
-	for code, r := range codeRoles {
-		if r.Role == model.RoleWaiting && (r.Why == "" || r.Timer.Default <= 0) {
-			t.Errorf("%s: waiting code without why or timer: %+v", code, r)
-		}
-		if r.Role != model.RoleLocal && r.Timer.Default <= 0 {
-			t.Errorf("%s: no timer", code)
-		}
-	}
-	if roleOf("EZ9999").Role != model.RoleEither {
-		t.Error("codes outside the table must be either")
 	}
 }

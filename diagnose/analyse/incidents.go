@@ -98,6 +98,7 @@ func timedEvents(r *model.Report, nodes []*nodeData, cm *clockModel, opts Option
 				}
 			}
 			e.Time = model.Timestamp{Time: re.t}
+			e.TimeFromLine, e.TimeFromFile = re.timeLine, re.fileTime
 			e.at = cm.align(n.name, re.t)
 			e.Aligned = model.Timestamp{Time: e.at.In(opts.Location)}
 			if ri, ok := identity(n.ranks[re.pid]); ok {

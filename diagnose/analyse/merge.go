@@ -162,7 +162,9 @@ func (n *nodeData) rezone(from, loc *time.Location) {
 		return time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
 	}
 	for i := range n.events {
-		n.events[i].t = re(n.events[i].t)
+		if !n.events[i].fileTime {
+			n.events[i].t = re(n.events[i].t)
+		}
 	}
 	for id, t := range n.sync {
 		n.sync[id] = re(t)

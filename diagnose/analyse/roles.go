@@ -2,6 +2,7 @@ package analyse
 
 import (
 	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
+	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
 
@@ -11,7 +12,9 @@ import (
 // when their own timer runs out. So the codes fall into three roles, and a
 // waiting code is explained by an earlier failure only within the timer
 // that produces it: the waiting process's own setting where its logs print
-// it, HCCL's default otherwise.
+// it, HCCL's default otherwise. The roles are the fault-code table's
+// (internal/cann/logstate codes.go), the same the alerting policy's
+// inhibitions follow.
 
 // timer is the HCCL setting whose expiry produces a waiting code, and how
 // long it runs: Seconds(setting) + Plus.
@@ -47,51 +50,32 @@ var (
 	rdmaTimer = timer{Default: 30}
 )
 
-// codeRoles is the role table. A code not listed is RoleEither with the link
-// setup timer.
-var codeRoles = map[string]codeRole{
-	// A rank's own failures.
-	"EI0001": {Role: model.RoleLocal}, // invalid environment variable
-	"EI0003": {Role: model.RoleLocal}, // invalid operator argument
-	"EI0004": {Role: model.RoleLocal}, // ranktable cannot be read
-	"EI0007": {Role: model.RoleLocal}, // resource allocation (QPs, device memory)
-	"EI0008": {Role: model.RoleLocal}, // HCCL versions differ
-	"EI0011": {Role: model.RoleLocal}, // NPU memory for QPs (or any HCCL device allocation)
-	"EI0012": {Role: model.RoleLocal}, // SDMA task exception
-	"EI0014": {Role: model.RoleLocal}, // ranktable check
-	"EI0016": {Role: model.RoleLocal}, // config invalid
-	"EI0017": {Role: model.RoleLocal}, // ranktable config missing
-	"EI0019": {Role: model.RoleLocal}, // host port already bound
-	"EI0020": {Role: model.RoleLocal}, // NPU port already bound
-	"EJ0001": {Role: model.RoleLocal}, // HCCP did not start
-	"EJ0002": {Role: model.RoleLocal}, // network port down
-	"EJ0003": {Role: model.RoleLocal}, // HCCP bind failed
-	"EJ0004": {Role: model.RoleLocal}, // invalid IP address
-	"EL0004": {Role: model.RoleLocal}, // driver out of memory
-	// Peers waiting for a rank that failed.
-	"EI0006": {Role: model.RoleWaiting, Timer: connectTimer, Why: "a peer did not connect at link setup in time"},
-	"EI0015": {Role: model.RoleWaiting, Timer: connectTimer, Why: "ranks did not reach the root of the communicator's negotiation in time"},
-	"EI0002": {Role: model.RoleWaiting, Timer: execTimer, Why: "a peer did not answer a collective's notify in time"},
-	// A heartbeat lost (30 s without one) or stuck (checked every third of
-	// HCCL_EXEC_TIMEOUT) after a rank failed or exited: its process may
-	// linger for a while after the failure, so the window is the exec
-	// timer.
-	model.CodeHeartbeat: {Role: model.RoleWaiting, Timer: execTimer, Why: "a peer's heartbeat was lost or stuck"},
-	// Ranks out of step report inconsistent arguments when a peer
-	// restarted or failed mid-sequence.
-	"EI0005": {Role: model.RoleWaiting, Timer: connectTimer, Why: "its peers called a collective with other arguments, as when a peer restarted or failed mid-sequence"},
-	// Either.
-	"EI0009": {Role: model.RoleEither, Timer: connectTimer}, // transport init error
-	"EI0010": {Role: model.RoleEither, Timer: connectTimer}, // P2P failed
-	"EI0013": {Role: model.RoleEither, Timer: rdmaTimer},    // RoCE error CQE
-	"EI0018": {Role: model.RoleEither, Timer: rdmaTimer},    // UB error CQE
-	"EI9999": {Role: model.RoleEither, Timer: connectTimer}, // inner error
+// timers turns the table's timer names into diagnose's timers.
+var timers = map[logstate.Timer]timer{
+	logstate.TimerConnect: connectTimer,
+	logstate.TimerExec:    execTimer,
+	logstate.TimerRDMA:    rdmaTimer,
 }
 
-// roleOf returns the row of a code.
+// heartbeatRole is the one code diagnose knows that the fault-code table
+// does not: a heartbeat lost (30 s without one) or stuck (checked every
+// third of HCCL_EXEC_TIMEOUT) after a rank failed or exited. Its process
+// may linger for a while after the failure, so the window is the exec
+// timer.
+var heartbeatRole = codeRole{Role: model.RoleWaiting, Timer: execTimer, Why: "a peer's heartbeat was lost or stuck"}
+
+// roleOf returns the row of a code: its role, timer and why from the one
+// fault-code table (internal/cann/logstate codes.go), which also drives the
+// alerting policy's inhibitions; a code outside it is RoleEither with the
+// link setup timer.
 func roleOf(code string) codeRole {
-	if r, ok := codeRoles[code]; ok {
-		return r
+	if code == model.CodeHeartbeat {
+		return heartbeatRole
 	}
-	return codeRole{Role: model.RoleEither, Timer: connectTimer}
+	role, tm := logstate.RoleOf(code)
+	r := codeRole{Role: string(role), Timer: timers[tm]}
+	if row, ok := logstate.CodeRow(code); ok {
+		r.Why = row.Why
+	}
+	return r
 }

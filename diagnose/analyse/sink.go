@@ -1,6 +1,8 @@
 package analyse
 
 import (
+	"time"
+
 	"github.com/hccl-exporter/hccl_exporter/diagnose/bundle"
 	"github.com/hccl-exporter/hccl_exporter/diagnose/model"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
@@ -44,6 +46,7 @@ func (g *groupReader) StartFile(rel string) {
 	g.src = &logstate.Source{Path: rel, Kind: g.kind}
 	ew := g.watch
 	ew.file, ew.lineNo, ew.follow = rel, 0, 0
+	ew.dated, ew.undated, ew.fileTime = datedLine{}, ew.undated[:0], time.Time{}
 	if g.screen() {
 		g.oomw = oomWatch{file: rel}
 	}
@@ -54,7 +57,9 @@ func (g *groupReader) Line(line []byte) {
 	ew := g.watch
 	ew.lineNo++
 	ew.cur = line
+	ew.keepReport(line)
 	g.state.Ingest(g.src, line)
+	ew.observeDate(line)
 	if g.screen() {
 		g.oomw.observe(line)
 		ew.observeLink(line, true)
@@ -64,8 +69,14 @@ func (g *groupReader) Line(line []byte) {
 	ew.observeLink(line, false)
 }
 
+// FileModTime implements bundle.FileTimeSink.
+func (g *groupReader) FileModTime(t time.Time) { g.watch.fileTime = t }
+
 // EndFile implements bundle.Sink.
 func (g *groupReader) EndFile() {
+	// A report held for the line that may follow it is reported now.
+	g.state.FlushFile(g.src.Path)
+	g.watch.endFile()
 	if g.screen() {
 		g.oomw.flush()
 		g.oom = append(g.oom, g.oomw.found...)

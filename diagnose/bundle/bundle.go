@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Layout says how the files of an input are assigned to nodes.
@@ -281,13 +282,18 @@ func (g *Group) readFile(f File, buf []byte) {
 		return
 	}
 	defer fh.Close()
-	if err := g.read(f.rel, fh, f.gzipped, buf); err != nil {
+	var mtime time.Time
+	if st, err := fh.Stat(); err == nil {
+		mtime = st.ModTime()
+	}
+	if err := g.read(f.rel, fh, f.gzipped, mtime, buf); err != nil {
 		g.Errs = append(g.Errs, fmt.Sprintf("%s: %v", f.abs, err))
 	}
 }
 
-// read feeds one file's lines to the group's sink.
-func (g *Group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
+// read feeds one file's lines to the group's sink, and its modification
+// time (zero where unknown) to a sink that takes it (FileTimeSink).
+func (g *Group) read(rel string, r io.Reader, gzipped bool, mtime time.Time, buf []byte) error {
 	if gzipped {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
@@ -297,6 +303,9 @@ func (g *Group) read(rel string, r io.Reader, gzipped bool, buf []byte) error {
 		r = zr
 	}
 	g.Sink.StartFile(rel)
+	if ft, ok := g.Sink.(FileTimeSink); ok && !mtime.IsZero() {
+		ft.FileModTime(mtime)
+	}
 	st, err := scanLines(r, buf, g.Sink.Line)
 	g.Sink.EndFile()
 	g.Lines += st.lines
@@ -361,7 +370,7 @@ func (in *Input) readTar(r io.Reader, opts *Options, buf []byte) error {
 		g := in.group(rel, fc, opts)
 		g.Files = append(g.Files, File{rel: rel, gzipped: fc.gzipped})
 		g.Size += h.Size
-		if err := g.read(rel, tr, fc.gzipped, buf); err != nil {
+		if err := g.read(rel, tr, fc.gzipped, h.ModTime, buf); err != nil {
 			if fc.gzipped && !errors.Is(err, io.ErrUnexpectedEOF) {
 				// A broken inner .gz is that file's problem; the archive
 				// itself goes on.
@@ -411,7 +420,7 @@ func (in *Input) readZip(opts *Options, buf []byte) {
 		g := in.group(rel, fc, opts)
 		g.Files = append(g.Files, File{rel: rel, gzipped: fc.gzipped})
 		g.Size += int64(min(zf.UncompressedSize64, 1<<62))
-		if err := g.read(rel, rc, fc.gzipped, buf); err != nil {
+		if err := g.read(rel, rc, fc.gzipped, zf.Modified, buf); err != nil {
 			g.Errs = append(g.Errs, fmt.Sprintf("%s: %s: %v", in.Path, rel, err))
 		}
 		rc.Close()

@@ -1,6 +1,9 @@
 package bundle
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
 
 // Options tune Read.
 type Options struct {
@@ -20,6 +23,13 @@ type Sink interface {
 	StartFile(rel string)
 	Line(line []byte)
 	EndFile()
+}
+
+// FileTimeSink is a Sink that takes each file's modification time (its
+// file system's, or its archive entry's), given right after StartFile
+// where known. Copies and archives may not keep it: it is a last resort.
+type FileTimeSink interface {
+	FileModTime(t time.Time)
 }
 
 // Read reads the bundle at paths: every log file of every input into the

@@ -44,6 +44,14 @@ type Event struct {
 	Source         string `json:"source"`
 	// Time is as the node printed it, in the node's zone.
 	Time Timestamp `json:"time"`
+	// TimeFromLine is, for an event whose own line printed no time, the
+	// line of the same file whose time Time is (the nearest line that
+	// printed a date and time); 0 when the event's line printed its own.
+	TimeFromLine int64 `json:"time_from_line,omitempty"`
+	// TimeFromFile: no line of the event's file printed a date and time,
+	// and Time is the file's modification time (its file system's or its
+	// archive entry's).
+	TimeFromFile bool `json:"time_from_file,omitempty"`
 	// Aligned is the time on the reference node's clock (Time corrected by
 	// the node's measured offset), in the report's zone.
 	Aligned Timestamp `json:"aligned_time"`

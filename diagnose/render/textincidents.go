@@ -49,6 +49,12 @@ func (t textReport) incidentRoot(in model.Incident) {
 	t.p("      %s", in.Summary)
 	if in.Root != nil {
 		t.p("      line: %s:%d: %s", in.Root.File, in.Root.Line, in.Root.Text)
+		switch {
+		case in.Root.TimeFromLine > 0:
+			t.p("      time: the line printed none; taken from line %d of the same file", in.Root.TimeFromLine)
+		case in.Root.TimeFromFile:
+			t.p("      time: the line printed none, nor did any line of its file; the file's modification time")
+		}
 	}
 }
 

@@ -90,3 +90,30 @@ type QPReading struct {
 	// ignores it.
 	Fresh bool
 }
+
+// PhysicalIDs returns the physical device id (/dev/davinciN, hccn_tool's
+// -i, npu-exporter's `id` label) of each of chips, by its ChipID, where it
+// is known:
+//
+//  1. npu-smi prints the chip's Phy-ID (Atlas A3 / 910_93, Ascend 950): it.
+//  2. An NPU with a single chip (910, 910B: one die per card): the NPU ID
+//     npu-smi prints, which is the card's physical device id (npu-exporter
+//     labels the chip with the same number).
+//  3. A chip of a multi-chip NPU without a Phy-ID (300I Duo): unknown, no
+//     entry.
+func PhysicalIDs(chips []Chip) map[ChipID]string {
+	perNPU := make(map[string]int, len(chips))
+	for _, c := range chips {
+		perNPU[c.NPU]++
+	}
+	out := make(map[ChipID]string, len(chips))
+	for _, c := range chips {
+		switch {
+		case c.PhyID != "":
+			out[c.ChipID] = c.PhyID
+		case perNPU[c.NPU] == 1:
+			out[c.ChipID] = c.NPU
+		}
+	}
+	return out
+}

@@ -44,6 +44,19 @@ type Event struct {
 	Do func(n *node)
 }
 
+// Operator tags as HCOMM builds them (newTag: <Op>_<identifier> + level-1
+// name + algName + "_host", all_reduce_operator.cc:141-169,
+// alltoall_operator.cc:353-363): the AllReduce executors 910B's op-base
+// selector picks on a multi-server mesh, and the default 910B AlltoAll.
+func mesh(id string) string { return "AllReduce_" + id + "NHRAllReduceMeshExecutor_host" }
+func pipeline(id string) string {
+	return "AllReduce_" + id + "pipelineAllReduceMeshOpbasePipelineExecutor_host"
+}
+func smallCount(id string) string {
+	return "AllReduce_" + id + "H-DAllReduceMeshOpbaseSmallCountDeterministicExecutor_host"
+}
+func alltoall(id string) string { return "ALLTOALL_" + id + "RunAlltoAllVStagedBCopy_host" }
+
 // minute is one simulated minute.
 const minute = time.Minute
 
@@ -69,13 +82,14 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1001, "w", 64, 8) }),
 			at(2, func(n *node) {
 				n.CCLBuffer(1001, 200)
-				n.Links(1001, "AllReduce_w", 7, peers(8, 56, 8), 1) // one plane: the rank of device 0 of each other server
+				n.Links(1001, mesh("w"), 7, peers(8, 56, 8), 1) // one plane: the rank of device 0 of each other server
 				n.SetHBM(20500)
 			}),
 		},
 	},
 	{
-		// QPS 8: every plane link set up, then the chip fills to 99.9 %:
+		// QPS 8: every plane link and every AllReduce executor's set up
+		// (mesh, small count, pipeline), then the chip fills to 99.9 %:
 		// nothing is ahead, however full.
 		Name: "set up then full", Duration: 12 * minute, Silent: true,
 		Events: []Event{
@@ -83,35 +97,40 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1002, "w", 64, 8) }),
 			at(2, func(n *node) {
 				n.CCLBuffer(1002, 200)
-				n.Links(1002, "AllReduce_w", 7, peers(8, 56, 8), 9)
+				n.Links(1002, mesh("w"), 7, peers(8, 56, 8), 9)
+				// Its scalar reductions' small-count set (H-D over 8
+				// servers) and the large ones' pipeline set.
+				n.Links(1002, smallCount("w"), 0, []int{8, 16, 32}, 9)
+				n.Links(1002, pipeline("w"), 0, []int{8, 56}, 9)
 				n.SetHBM(31000)
 			}),
 			at(4, func(n *node) { n.SetHBM(65500) }),
 		},
 	},
 	{
-		// 128 ranks on 16 servers, QPS 8 (9 QPs of 1.5 MiB per link), an
-		// AllReduce link set (no algorithm in its tag: the default H-D,
-		// 4 peers over 16 servers) linked 2 peers so far; the chip is 97 %
-		// full (1966 MiB free). Expected ahead: the 2 other H-D peers × 9 ×
-		// 1.5 MiB = 27 MiB, fits. The worst case (118 peers × 9 QPs × 3 MiB
-		// = 3186 MiB) did not: the first model's rule warned here for the
-		// whole hour.
+		// 128 ranks on 16 servers, QPS 8 (9 QPs of 1.5 MiB per link), the
+		// AllReduce mesh executor's NHR set (7 peers over 16 servers)
+		// linked 2 peers so far; the chip is 97 % full (1966 MiB free).
+		// Expected ahead: the 5 other NHR peers and the small-count set's
+		// 4 H-D peers, 9 × 9 × 1.5 MiB = 121.5 MiB, fits. The worst case
+		// (118 peers × 9 QPs × 3 MiB = 3186 MiB) did not: the first model's
+		// rule warned here for the whole hour.
 		Name: "AllReduce-only, 128 ranks, 97% chip, 1 h", Duration: 60 * minute, Silent: true,
 		Events: []Event{
 			at(0, func(n *node) { n.SetHBM(63570); n.Start(1003, 8, 200) }),
 			at(0.5, func(n *node) { n.Comm(1003, "w128", 128, 16) }),
 			at(1, func(n *node) {
 				n.CCLBuffer(1003, 200)
-				n.Links(1003, "AllReduce_w128", 7, []int{8, 120}, 9)
+				n.Links(1003, mesh("w128"), 7, []int{8, 120}, 9)
 			}),
 		},
 	},
 	{
 		// Held out: a communicator is created (its first link set, NHR's 5
-		// peers over 8 servers × 9 QPs of unknown mode, 135 MiB, + its
-		// 401 MiB cclBuffer ahead), the chip fills at 3 min to 436 MiB
-		// free, its first collective fails at 6 min.
+		// peers over 8 servers × 9 QPs of unknown mode — multi-QP QPs,
+		// 1.5 MiB: 67.5 MiB — + its 401 MiB cclBuffer ahead), the chip
+		// fills at 3 min to 436 MiB free, its first collective fails at 6
+		// min.
 		Name: "pending then OOM", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow", Pod: "train/llm-0",
 		MinLead: 3*minute - minute - 6*time.Second,
 		Events: []Event{
@@ -139,11 +158,11 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1005, "ep", 128, 16) }),
 			at(1, func(n *node) {
 				n.CCLBuffer(1005, 200)
-				n.Links(1005, "AlltoAll_ep", 7, peers(8, 127, 1)[:120], 1)
+				n.Links(1005, alltoall("ep"), 7, peers(8, 127, 1)[:120], 1)
 				n.SetHBM(12000)
 			}),
 			at(3, func(n *node) { n.SetHBM(65480) }),
-			at(3.2, func(n *node) { n.Links(1005, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:120], 1); n.SetHBM(65511) }),
+			at(3.2, func(n *node) { n.Links(1005, alltoall("ep")+"_Capture", 0, peers(8, 127, 1)[:120], 1); n.SetHBM(65511) }),
 			at(4.5, func(n *node) { n.EI0011(1005) }),
 			at(4.8, func(n *node) { n.Stop(1005); n.SetHBM(3000) }),
 		},
@@ -163,7 +182,7 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1006, "big", 256, 32) }),
 			at(1, func(n *node) {
 				n.CCLBuffer(1006, 200)
-				n.Links(1006, "AlltoAll_big", 7, peers(8, 252, 1), 33)
+				n.Links(1006, alltoall("big"), 7, peers(8, 252, 1), 33)
 			}),
 			at(2, func(n *node) { n.Comm(1006, "moe", 64, 8) }),
 			at(4, func(n *node) { n.EI0007QP(1006) }),
@@ -172,32 +191,31 @@ var timelines = []Timeline{
 	},
 	{
 		// The first link set on a 99 % chip (issue 36): QPS 8, a 64-rank
-		// communicator over 8 servers, nothing linked yet, 570 MiB free.
+		// communicator over 8 servers, nothing linked yet, 578 MiB free.
 		// Its first link set is the default level-1 algorithm's — NHR over
-		// 8 servers, 5 peers × 9 QPs × 3 MiB (mode not printed yet) =
-		// 135 MiB — plus the 401 MiB cclBuffer: 34 MiB to spare, silent.
-		// A whole plane (7 peers, 189 MiB, the previous rule) would not
-		// fit: it warned here. Then the set is made (HBM +536 MiB): the
-		// pipeline set auto-selection can still pick (2 peers × 9 × 1.5
-		// MiB = 27 MiB, op-base now known) fits the 34 MiB left.
+		// 8 servers, 5 peers × 9 QPs of unknown mode (multi-QP: 1.5 MiB) =
+		// 67.5 MiB — plus the 401 MiB cclBuffer: 109.5 MiB to spare, silent.
+		// Then the set is made (HBM +536 MiB, 42 MiB free): the small-count
+		// set its scalar reductions will create (3 H-D peers × 9 × 1.5 MiB
+		// = 40.5 MiB, op-base now known) fits.
 		Name: "first link set on a 99% chip fits", Duration: 8 * minute, Silent: true,
 		Events: []Event{
 			at(0, func(n *node) { n.SetHBM(60000); n.Start(1010, 8, 200) }),
 			at(0.5, func(n *node) { n.Comm(1010, "w", 64, 8) }),
-			at(1, func(n *node) { n.SetHBM(64966) }),
+			at(1, func(n *node) { n.SetHBM(64958) }),
 			at(4, func(n *node) {
 				n.CCLBuffer(1010, 200)
-				n.Links(1010, "AllReduce_w_ALG_LEVEL1_NHR", 7, peers(8, 56, 8)[:5], 9)
-				n.SetHBM(65502)
+				n.Links(1010, mesh("w"), 7, peers(8, 56, 8)[:5], 9)
+				n.SetHBM(65494)
 			}),
 		},
 	},
 	{
-		// A later algorithm's link set (issue 36): the job's AllReduce
-		// linked its auto-selected NHR set; the chip then fills to 16 MiB
-		// free, less than the pipeline set auto-selection picks for large
-		// AllReduces (a new tag, new QPs to 2 ring peers: 2 × 9 × 1.5 MiB =
-		// 27 MiB), which fails 3 minutes later.
+		// A later executor's link set (issue 36): the job's AllReduce
+		// linked its mesh executor's NHR set; the chip then fills to 16 MiB
+		// free, less than the small-count executor's set its first scalar
+		// reduction creates (a new tag, new QPs to 3 H-D peers: 3 × 9 ×
+		// 1.5 MiB = 40.5 MiB), which fails 3 minutes later.
 		Name: "a later algorithm's link set does not fit", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow",
 		MinLead: 3*minute - minute - 6*time.Second,
 		Events: []Event{
@@ -205,7 +223,7 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1011, "w", 64, 8) }),
 			at(1, func(n *node) {
 				n.CCLBuffer(1011, 200)
-				n.Links(1011, "AllReduce_w_ALG_LEVEL1_NHR", 7, peers(8, 56, 8)[:5], 9)
+				n.Links(1011, mesh("w"), 7, peers(8, 56, 8)[:5], 9)
 				n.SetHBM(31000)
 			}),
 			at(3, func(n *node) { n.SetHBM(65520) }),
@@ -250,11 +268,12 @@ var timelines = []Timeline{
 		},
 	},
 	{
-		// An ACL graph capture of an AllReduce (issue 36): HCOMM-HEAD tags
-		// it "…_Capture" and creates its links as offload QPs, one per
-		// link at 264 KiB (128 / 8192 depths), not N + 1 at 3 MiB. A
-		// 128-rank job over 16 servers (NHR 7 peers, pipeline linked too)
-		// captures at 2 min; the next capture needs 7 × 264 KiB = 1.8 MiB.
+		// An ACL graph capture of an AllReduce (issue 36): HCOMM tags it
+		// "…_Capture" (hccl_communicator_host.cc:4657) and creates its links
+		// as offload QPs, one per link at 264 KiB (128 / 8192 depths), not
+		// N + 1 at 3 MiB. A 128-rank job over 16 servers (mesh NHR 7 peers,
+		// pipeline and small-count sets linked too) captures at 2 min; the
+		// next capture needs 7 × 264 KiB = 1.8 MiB.
 		// The chip fills to 1 MiB free at 3 min; the next capture fails at
 		// 5.5.
 		Name: "capture: offload QPs of the next capture", Duration: 8 * minute, Preventive: "NPULinkSetupHeadroomLow",
@@ -264,11 +283,12 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1014, "tp", 128, 16) }),
 			at(1, func(n *node) {
 				n.CCLBuffer(1014, 200)
-				n.Links(1014, "AllReduce_tp_ALG_LEVEL1_NHR", 7, peers(8, 120, 8)[:7], 1)
-				n.Links(1014, "AllReduce_tp_ALG_LEVEL1_PIPELINE", 0, peers(8, 120, 8)[:2], 1)
+				n.Links(1014, mesh("tp"), 7, peers(8, 120, 8)[:7], 1)
+				n.Links(1014, pipeline("tp"), 0, peers(8, 120, 8)[:2], 1)
+				n.Links(1014, smallCount("tp"), 0, []int{8, 16, 32, 64}, 1)
 				n.SetHBM(31000)
 			}),
-			at(2, func(n *node) { n.Links(1014, "AllReduce_tp_ALG_LEVEL1_NHR_Capture", 0, peers(8, 120, 8)[:7], 1) }),
+			at(2, func(n *node) { n.Links(1014, mesh("tp")+"_Capture", 0, peers(8, 120, 8)[:7], 1) }),
 			at(3, func(n *node) { n.SetHBM(65535) }),
 			at(5.5, func(n *node) { n.EI0011(1014) }),
 			at(6, func(n *node) { n.Stop(1014); n.SetHBM(3000) }),
@@ -284,11 +304,12 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1015, "tp", 128, 16) }),
 			at(1, func(n *node) {
 				n.CCLBuffer(1015, 200)
-				n.Links(1015, "AllReduce_tp_ALG_LEVEL1_NHR", 7, peers(8, 120, 8)[:7], 1)
-				n.Links(1015, "AllReduce_tp_ALG_LEVEL1_PIPELINE", 0, peers(8, 120, 8)[:2], 1)
+				n.Links(1015, mesh("tp"), 7, peers(8, 120, 8)[:7], 1)
+				n.Links(1015, pipeline("tp"), 0, peers(8, 120, 8)[:2], 1)
+				n.Links(1015, smallCount("tp"), 0, []int{8, 16, 32, 64}, 1)
 				n.SetHBM(31000)
 			}),
-			at(2, func(n *node) { n.Links(1015, "AllReduce_tp_ALG_LEVEL1_NHR_Capture", 0, peers(8, 120, 8)[:7], 1) }),
+			at(2, func(n *node) { n.Links(1015, mesh("tp")+"_Capture", 0, peers(8, 120, 8)[:7], 1) }),
 			at(3, func(n *node) { n.SetHBM(65530) }),
 		},
 	},
@@ -328,7 +349,7 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1007, "w", 64, 8) }),
 			at(1, func(n *node) {
 				n.CCLBuffer(1007, 200)
-				n.Links(1007, "AllReduce_w", 7, peers(8, 56, 8), 9)
+				n.Links(1007, mesh("w"), 7, peers(8, 56, 8), 9)
 				n.SetHBM(60000)
 			}),
 			at(4, func(n *node) { n.Stop(1007); n.SetHBM(3000) }),
@@ -336,7 +357,7 @@ var timelines = []Timeline{
 			at(5, func(n *node) { n.SetHBM(59000) }),
 			at(6, func(n *node) {
 				n.CCLBuffer(1008, 200)
-				n.Links(1008, "AllReduce_w2", 7, peers(8, 56, 8), 9)
+				n.Links(1008, mesh("w2"), 7, peers(8, 56, 8), 9)
 				n.SetHBM(60000)
 			}),
 		},
@@ -363,12 +384,12 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1011, "ep", 128, 16) }),
 			at(1, func(n *node) {
 				n.CCLBuffer(1011, 200)
-				n.Links(1011, "AlltoAll_ep", 7, peers(8, 127, 1)[:120], 1)
+				n.Links(1011, alltoall("ep"), 7, peers(8, 127, 1)[:120], 1)
 				n.SetHBM(12000)
 			}),
 			at(3, func(n *node) { n.SetHBM(65516) }),
 			at(4, func(n *node) {
-				n.Links(1011, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:75], 1)
+				n.Links(1011, alltoall("ep")+"_Capture", 0, peers(8, 127, 1)[:75], 1)
 				n.SetHBM(65536)
 				n.EI0011(1011)
 				n.Stop(1011)
@@ -377,12 +398,12 @@ var timelines = []Timeline{
 			at(5, func(n *node) { n.SetHBM(10000); n.Start(1012, 1, 200); n.Comm(1012, "ep", 128, 16) }),
 			at(6, func(n *node) {
 				n.CCLBuffer(1012, 200)
-				n.Links(1012, "AlltoAll_ep", 7, peers(8, 127, 1)[:120], 1)
+				n.Links(1012, alltoall("ep"), 7, peers(8, 127, 1)[:120], 1)
 				n.SetHBM(12000)
 			}),
 			at(8, func(n *node) { n.SetHBM(65516) }),
 			at(10, func(n *node) {
-				n.Links(1012, "AlltoAll_ep_1", 0, peers(8, 127, 1)[:75], 1)
+				n.Links(1012, alltoall("ep")+"_Capture", 0, peers(8, 127, 1)[:75], 1)
 				n.SetHBM(65536)
 				n.EI0011(1012)
 				n.Stop(1012)
@@ -400,7 +421,7 @@ var timelines = []Timeline{
 			at(0.5, func(n *node) { n.Comm(1013, "w", 64, 8) }),
 			at(1, func(n *node) {
 				n.CCLBuffer(1013, 200)
-				n.Links(1013, "AllReduce_w", 7, peers(8, 56, 8), 9)
+				n.Links(1013, mesh("w"), 7, peers(8, 56, 8), 9)
 				n.SetHBM(60000)
 			}),
 			at(4, func(n *node) { n.Stop(1013); n.SetHBM(3000) }),
@@ -408,7 +429,7 @@ var timelines = []Timeline{
 			at(5, func(n *node) { n.SetHBM(59000) }),
 			at(6, func(n *node) {
 				n.CCLBuffer(1014, 200)
-				n.Links(1014, "AllReduce_w", 7, peers(8, 56, 8), 9)
+				n.Links(1014, mesh("w"), 7, peers(8, 56, 8), 9)
 				n.SetHBM(60000)
 			}),
 		},

@@ -449,8 +449,9 @@ func TestAlertingEndToEnd(t *testing.T) {
 	// The exporter has read the logs: settings, communicators and the old
 	// EI0011 are in Prometheus.
 	// The screen report is its process's ([PID: n]): counted under the
-	// job's world communicator.
-	prom.WaitQuery(t, `hccl_fault_events_total{code="EI0011",source="screen",hccl_job="hccl_world_group"}`, 20*time.Second,
+	// job's world communicator, a graph-mode world group's identity of its
+	// job (hccl_world_group@<hash of uid, rank table and rank count>).
+	prom.WaitQuery(t, `hccl_fault_events_total{code="EI0011",source="screen",hccl_job=~"hccl_world_group@[0-9a-f]{12}"}`, 20*time.Second,
 		func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 1 })
 	seenOld := time.Now()
 	ts := prom.WaitQuery(t, `hccl_fault_last_event_timestamp_seconds{code="EI0011",source="screen"}`, 10*time.Second,

@@ -129,6 +129,7 @@ mount --make-rprivate /
 mount -t tmpfs tmpfs "$ASCEND_PROCESS_LOG_PATH"
 mkdir -p "$ASCEND_PROCESS_LOG_PATH/debug/plog"
 echo '[INFO] HCCL(1,python3):2026-01-07-10:00:00.000.000 [init.cc:1] [1]start' > "$ASCEND_PROCESS_LOG_PATH/`+plog+`"
+echo '[INFO] HCCL(1,python3):2026-01-07-10:00:00.001.000 [hccl_communicator_attrs.cc:327] [1][Communicator Key Info]identifier[10.0.0.1%eth0_60000_0_1767780000000000] rankSize[8] serverNum[1] moduleNum[1] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]' >> "$ASCEND_PROCESS_LOG_PATH/`+plog+`"
 touch '`+victimReady+`'
 exec sleep 600
 `, victimReady, "ASCEND_PROCESS_LOG_PATH="+victimRoot)

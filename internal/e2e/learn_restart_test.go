@@ -67,7 +67,7 @@ func TestLearningSurvivesRestart(t *testing.T) {
 		var ls []string
 		for r := range peers {
 			qpn++
-			ls = append(ls, fmt.Sprintf("create hccl transport:communicator[%s], local rank[0], ip[a], remote rank[%d], ip[b], transporttype[ROCE], rdma qpn[%d], rdma qp sport[2], rdma TC[132], rdma SL[4]",
+			ls = append(ls, fmt.Sprintf("create hccl transport:communicator[%s], local rank[0], ip[192.168.1.10], remote rank[%d], ip[192.168.2.10], transporttype[ROCE], rdma qpn[%d], rdma qp sport[49152], rdma TC[132], rdma SL[4]",
 				tag, 8+r, qpn))
 		}
 		plog(pid, ls...)
@@ -118,7 +118,7 @@ func TestLearningSurvivesRestart(t *testing.T) {
 	table(5001, 20000)
 	start(5001)
 	plog(5001, "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c000000000], size[420478976]")
-	links(5001, "AllReduce_ep", 15) // its first collective, buffer and all: not learned from
+	links(5001, "AllReduce_epNHRAllReduceMeshExecutor_host", 15) // its first collective, buffer and all: not learned from
 	table(5001, 20000+401+15*3)
 	p := testtools.StartProcess(t, dir, bin, args...)
 	settle(p, 3, `hccl_link_setup_established_queue_pairs{chip="0",npu="0"} 15`)
@@ -126,7 +126,7 @@ func TestLearningSurvivesRestart(t *testing.T) {
 	// chip: the log is read before npu-smi shows the memory, and no scrape
 	// falls in between (one that did would see QPs without their memory,
 	// and the estimator would refuse the burst as not settled).
-	links(5001, "AlltoAll_ep", 64)
+	links(5001, "ALLTOALL_epRunAlltoAllVStagedBCopy_host", 64)
 	time.Sleep(2 * time.Second)
 	table(5001, 20000+401+15*3+64*4)
 	body := settle(p, 3, `hccl_link_setup_established_queue_pairs{chip="0",npu="0"} 79`)

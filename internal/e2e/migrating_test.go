@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v2"
+
 	"github.com/hccl-exporter/hccl_exporter/alerts"
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
@@ -78,10 +80,14 @@ func TestMigrationQueriesReturnData(t *testing.T) {
 	if err := os.WriteFile(rules, alerts.Rules, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	compat := filepath.Join(dir, alerts.CompatRulesFile)
+	if err := os.WriteFile(compat, alerts.CompatRules, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	prom := testtools.StartPrometheus(t, testtools.PrometheusConfig{
 		ScrapeTargets: []string{addr},
 		JobName:       "hccl_exporter",
-		RuleFiles:     []string{rules},
+		RuleFiles:     []string{rules, compat},
 	})
 	if done, err := exporter.Exited(); done {
 		t.Fatalf("exporter exited: %v", err)
@@ -104,4 +110,48 @@ func TestMigrationQueriesReturnData(t *testing.T) {
 		}
 	}
 	t.Logf("%d queries of docs/migrating.md returned data", len(queries))
+
+	// Every npu-exporter family's rewrite, per link and lane as the table
+	// lists them.
+	n := 0
+	for _, f := range npuExporterFamilies(t) {
+		if f.Kind != "promql" {
+			continue
+		}
+		n++
+		if s, err := prom.Query(f.What); err != nil || len(s) == 0 {
+			t.Errorf("npu-exporter's %s: rewrite %q returned %v, %v on the demo node", f.Family, f.What, s, err)
+		}
+	}
+	t.Logf("%d npu-exporter families' rewrites returned data", n)
+
+	// Every series the compatibility rules record has data, and the
+	// per-chip ones carry npu-exporter's id (the physical id) and
+	// model_name on every chip, and its pod labels where a pod holds it.
+	var file struct {
+		Groups []struct {
+			Rules []struct{ Record string }
+		}
+	}
+	if err := yaml.Unmarshal(alerts.CompatRules, &file); err != nil {
+		t.Fatal(err)
+	}
+	records := 0
+	for _, g := range file.Groups {
+		for _, r := range g.Rules {
+			records++
+			prom.WaitQuery(t, r.Record, 30*time.Second, func(s []testtools.Sample) bool { return len(s) > 0 })
+		}
+	}
+	for _, q := range []string{
+		`count(npu_chip_info_hbm_used_memory{id=~"[0-7]", model_name="910B3", pcie_bus_info!=""}) == 8`,
+		`count(npu_chip_info_temperature{namespace="train", pod_name=~"job-[ab]-0", container_name="pytorch"}) == 8`,
+		`count(npu_chip_info_utilization{id="5", pod_name="job-b-0"}) == 1`,
+		`machine_npu_nums == 8`,
+	} {
+		if s, err := prom.Query(q); err != nil || len(s) != 1 {
+			t.Errorf("compatibility rules: %s: %v, %v", q, s, err)
+		}
+	}
+	t.Logf("%d npu-exporter compatibility records returned data", records)
 }

@@ -28,10 +28,16 @@ import (
 // counted as 4 jobs for HCCLJobFailuresAcrossCluster. Kubernetes screen
 // logs are tied to their process through the kubelet's device assignment
 // (and, for roots found through /proc, the pod of the process's cgroup).
+//
+// bare-metal-late replays the timeline seen under load: each node reads its
+// jobs' screen reports a poll (here 1.5 s) before the plog lines that name
+// the job (the communicator). On 0.5.0 those faults took the fallback
+// hccl_job (the rules' node/<instance>) and each job paged once more per
+// node; now a fault waits for its process's communicator.
 func TestOnePagePerJobEndToEnd(t *testing.T) {
 	bin := buildExporter(t)
-	for _, mode := range []string{"bare-metal", "kubernetes"} {
-		t.Run(mode, func(t *testing.T) { onePagePerJob(t, bin, mode == "kubernetes") })
+	for _, mode := range []string{"bare-metal", "kubernetes", "bare-metal-late"} {
+		t.Run(mode, func(t *testing.T) { onePagePerJob(t, bin, mode == "kubernetes", mode == "bare-metal-late") })
 	}
 }
 
@@ -60,7 +66,7 @@ type pagingRank struct {
 	screen string
 }
 
-func onePagePerJob(t *testing.T, bin string, k8s bool) {
+func onePagePerJob(t *testing.T, bin string, k8s, late bool) {
 	dir := t.TempDir()
 	start := time.Now()
 	setup := start.Add(-5 * time.Minute)
@@ -93,7 +99,7 @@ func onePagePerJob(t *testing.T, bin string, k8s bool) {
 					rk.pid = 10000 + 1000*j + 10*n + r
 					rk.screen = filepath.Join(nodeDir, "screen", job.name+".log")
 				}
-				rk.plog = writeRankPlog(t, root, rk, r, setup)
+				rk.plog = writeRankPlog(t, root, rk, r, setup, !late)
 				touch(t, rk.screen)
 				devices = append(devices, fmt.Sprintf("Ascend910-%d", device))
 				nodes[n] = append(nodes[n], rk)
@@ -153,14 +159,36 @@ func onePagePerJob(t *testing.T, bin string, k8s bool) {
 			}
 		}
 	}
-	prom.WaitQuery(t, `hccl_communicator_info`, 30*time.Second, func(s []testtools.Sample) bool { return len(s) == wantComms })
+	if !late {
+		prom.WaitQuery(t, `hccl_communicator_info`, 30*time.Second, func(s []testtools.Sample) bool { return len(s) == wantComms })
+	} else {
+		// Every node has read its processes' settings (no communicator yet).
+		prom.WaitQuery(t, `hccl_env_buffsize_bytes`, 30*time.Second, func(s []testtools.Sample) bool { return len(s) == pagingNodes })
+	}
 
 	// The jobs fail: every rank prints its fault to its plog and its screen log.
 	failed := time.Now()
-	for n := range pagingNodes {
-		for _, rk := range nodes[n] {
-			appendLine(t, rk.plog, rankFaultPlog(rk, failed))
-			appendLine(t, rk.screen, rankFaultScreen(rk, failed))
+	if late {
+		// The screen reports are read first; the plogs, which name each
+		// process's job, a few polls later.
+		for n := range pagingNodes {
+			for _, rk := range nodes[n] {
+				appendLine(t, rk.screen, rankFaultScreen(rk, failed))
+			}
+		}
+		time.Sleep(1500 * time.Millisecond)
+		for n := range pagingNodes {
+			for i, rk := range nodes[n] {
+				appendLine(t, rk.plog, rankCommunicatorLines(rk, i, failed.Add(-time.Second)))
+				appendLine(t, rk.plog, rankFaultPlog(rk, failed))
+			}
+		}
+	} else {
+		for n := range pagingNodes {
+			for _, rk := range nodes[n] {
+				appendLine(t, rk.plog, rankFaultPlog(rk, failed))
+				appendLine(t, rk.screen, rankFaultScreen(rk, failed))
+			}
 		}
 	}
 	// Every rank's faults are in Prometheus (the count of events, whatever
@@ -236,13 +264,13 @@ func onePagePerJob(t *testing.T, bin string, k8s bool) {
 	if s, err := prom.Query(`ALERTS{alertname="HCCLJobFailuresAcrossCluster"}`); err != nil || len(s) != 0 {
 		t.Errorf("HCCLJobFailuresAcrossCluster = %v, %v; want silent for one job's EI0009", s, err)
 	}
-	t.Logf("%s: %d pages for 3 failed EI0011 jobs on %d nodes; %s after the faults, no page for infra", map[bool]string{true: "kubernetes", false: "bare metal"}[k8s],
+	t.Logf("%s (late %v): %d pages for 3 failed EI0011 jobs on %d nodes; %s after the faults, no page for infra", map[bool]string{true: "kubernetes", false: "bare metal"}[k8s], late,
 		len(pages), pagingNodes, time.Since(failed).Round(time.Second))
 }
 
-// writeRankPlog writes a rank's run plog: settings, its world communicator
-// and the NPU it drives, at the time the job started.
-func writeRankPlog(t *testing.T, root string, rk pagingRank, rank int, at time.Time) string {
+// writeRankPlog writes a rank's run plog: settings, and with comm its world
+// communicator and the NPU it drives, at the time the job started.
+func writeRankPlog(t *testing.T, root string, rk pagingRank, rank int, at time.Time, comm bool) string {
 	t.Helper()
 	dir := filepath.Join(root, "run", "plog")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -254,14 +282,25 @@ func writeRankPlog(t *testing.T, root string, rk pagingRank, rank int, at time.T
 		return fmt.Sprintf("[INFO] HCCL(%d,python3):%s [externalinput.cc:%d] [%d]%s\n", rk.pid, cannTime(at.Add(time.Duration(n)*time.Millisecond)), n, rk.pid, fmt.Sprintf(format, args...))
 	}
 	data := line("[HCCL_ENV] HCCL_CONNECT_TIMEOUT set by environment to [600]s") +
-		line("[HCCL_ENV] HCCL_BUFFSIZE set by environment to [200]M") +
-		line("[Communicator Key Info]identifier[%s] rankSize[16] serverNum[4] moduleNum[4] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]", rk.job.comm) +
-		line("[LocalRank Key Info]userRank[%d] hostIp[10.0.0.11] devicePhyId[%d] server[10.0.0.11] deviceIp[10.1.0.11] superPodId[0] useSuperPodMode[0] isStandardCard[0]", rank, rk.device)
+		line("[HCCL_ENV] HCCL_BUFFSIZE set by environment to [200]M")
+	if comm {
+		data += rankCommunicatorLines(rk, rank, at.Add(3*time.Millisecond))
+	}
 	p := filepath.Join(dir, fmt.Sprintf("plog-%d_%s%03d.log", rk.pid, at.Format("20060102150405"), rank))
 	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// rankCommunicatorLines are the lines of a rank's world communicator and
+// the NPU it drives (hccl_communicator_attrs.cc:327 and :330).
+func rankCommunicatorLines(rk pagingRank, rank int, at time.Time) string {
+	line := func(n int, format string, args ...any) string {
+		return fmt.Sprintf("[INFO] HCCL(%d,python3):%s [hccl_communicator_attrs.cc:%d] [%d]%s\n", rk.pid, cannTime(at.Add(time.Duration(n)*time.Millisecond)), 326+n, rk.pid, fmt.Sprintf(format, args...))
+	}
+	return line(1, "[Communicator Key Info]identifier[%s] rankSize[16] serverNum[4] moduleNum[4] superPodNum[0] multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]", rk.job.comm) +
+		line(4, "[LocalRank Key Info]userRank[%d] hostIp[10.0.0.11] devicePhyId[%d] server[10.0.0.11] deviceIp[10.1.0.11] superPodId[0] useSuperPodMode[0] isStandardCard[0]", rank, rk.device)
 }
 
 // rankFaultPlog is the plog line of a rank's fault: HCCP's QP creation

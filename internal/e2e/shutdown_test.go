@@ -91,8 +91,11 @@ func TestSIGTERMFinishesScrapesAndCheckpoints(t *testing.T) {
 		if done, _ := p.Exited(); done {
 			t.Fatalf("exporter exited:\n%s", p.Output(4096))
 		}
+		// Both reports counted (the counter exists from the start at 0;
+		// a report waits a few seconds for its process's job).
 		body, err := scrapeBody(t, url)
-		return err == nil && screenEI0011.MatchString(body)
+		m := screenEI0011.FindStringSubmatch(body)
+		return err == nil && m != nil && m[1] == "2"
 	}, func() string { return "the exporter serving the screen log's EI0011 counter" })
 	if n := ei0011Count(t, url); n != 2 {
 		t.Fatalf("EI0011 before the stop = %v, want 2", n)
@@ -153,8 +156,14 @@ func TestSIGTERMFinishesScrapesAndCheckpoints(t *testing.T) {
 		body, err := scrapeBody(t, url)
 		return err == nil && screenEI0011.MatchString(body)
 	}, func() string { return "the restarted exporter serving the EI0011 counter" })
-	// Several polls later: the restored count plus the one new line, never
+	// The restored count plus the one new line (once it has waited for its
+	// process's job: no plog names one here, so the grace, 5 s), never
 	// the old lines again.
+	waitFor(t, 15*time.Second, func() bool {
+		body, err := scrapeBody(t, url)
+		m := screenEI0011.FindStringSubmatch(body)
+		return err == nil && m != nil && m[1] == "3"
+	}, func() string { return "the new report counted after the restart" })
 	time.Sleep(500 * time.Millisecond)
 	if n := ei0011Count(t, url); n != 3 {
 		t.Fatalf("EI0011 after the restart = %v, want 3 (2 restored + 1 new)", n)

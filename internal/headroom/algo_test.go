@@ -3,7 +3,9 @@ package headroom
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
@@ -51,8 +53,16 @@ func TestLinkSetRules(t *testing.T) {
 	base := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, UserRank: 0,
 		DevicePhyID: 0, SuperPodMode: 0, StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0,
 		CCLBufferBytes: cclBuf}
+	// set is a link set as the log state reads it from a real tag (parse.ParseTag).
 	set := func(tag string, kind comm.LinkSetKind, op, algo string, peers int) comm.LinkSet {
-		return comm.LinkSet{Tag: tag, Kind: kind, Op: op, Algo: algo, RoCEPeers: peers, QPs: uint64(peers)}
+		l := comm.LinkSet{Tag: tag, Kind: kind, Op: op, Algo: algo, RoCEPeers: peers, QPs: uint64(peers)}
+		switch {
+		case strings.Contains(tag, "Pipeline"):
+			l.Executor = strings.TrimSuffix(tag[strings.Index(tag, "pipeline")+len("pipeline"):], "_host")
+		case strings.Contains(tag, "MeshExecutor"):
+			l.Executor = strings.TrimSuffix(tag[strings.Index(tag, "NHR")+len("NHR"):], "_host")
+		}
+		return l
 	}
 	for _, tt := range []struct {
 		name string
@@ -65,30 +75,30 @@ func TestLinkSetRules(t *testing.T) {
 		{"A3 (910_93), nothing linked: NHR, 5", func(c comm.Communicator) comm.Communicator { c.DeviceType = 4; c.SuperPodMode = 0; return c }, nil, 5},
 		{"NHR half linked: the rest", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers = true, 3
-			c.LinkSets = []comm.LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allreduce", "nhr", 3)}
+			c.LinkSets = []comm.LinkSet{set("AllReduce_wNHRAllReduceMeshExecutor_host", comm.LinkSetOpBase, "allreduce", "nhr", 3)}
 			return c
-		}, nil, 2 + 2}, // 2 NHR peers left + the pipeline set (2)
-		{"NHR and pipeline linked: nothing", func(c comm.Communicator) comm.Communicator {
+		}, nil, 2 + 3}, // 2 NHR peers left + the small-count set (H-D over 8 servers: 3)
+		{"NHR and pipeline linked: the small-count set, H-D's 3", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers = true, 5
-			c.LinkSets = []comm.LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allreduce", "nhr", 5),
-				set("AllReduce_w_ALG_LEVEL1_PIPELINE", comm.LinkSetOpBase, "allreduce", "pipeline", 2)}
+			c.LinkSets = []comm.LinkSet{set("AllReduce_wNHRAllReduceMeshExecutor_host", comm.LinkSetOpBase, "allreduce", "nhr", 5),
+				set("AllReduce_wpipelineAllReduceMeshOpbasePipelineExecutor_host", comm.LinkSetOpBase, "allreduce", "pipeline", 2)}
 			return c
-		}, nil, 0},
-		{"AllGather too: its own pipeline set", func(c comm.Communicator) comm.Communicator {
+		}, nil, 3},
+		{"AllGather too: its pipeline set is high only", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers = true, 5
-			c.LinkSets = []comm.LinkSet{set("AllReduce_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allreduce", "nhr", 5),
-				set("AllReduce_w_ALG_LEVEL1_PIPELINE", comm.LinkSetOpBase, "allreduce", "pipeline", 2),
-				set("AllGather_w_ALG_LEVEL1_NHR", comm.LinkSetOpBase, "allgather", "nhr", 5)}
+			c.LinkSets = []comm.LinkSet{set("AllReduce_wNHRAllReduceMeshExecutor_host", comm.LinkSetOpBase, "allreduce", "nhr", 5),
+				set("AllReduce_wpipelineAllReduceMeshOpbasePipelineExecutor_host", comm.LinkSetOpBase, "allreduce", "pipeline", 2),
+				set("AllGather_wNHRAllGatherMeshExecutor_host", comm.LinkSetOpBase, "allgather", "nhr", 5)}
 			return c
-		}, nil, 2},
+		}, nil, 3},
 		{"a tag without algorithm (graph): V1's H-D", func(c comm.Communicator) comm.Communicator {
 			c.GraphTags, c.RoCEPeers = true, 3
-			c.LinkSets = []comm.LinkSet{set("HcomAllReduce_1_0", comm.LinkSetGraph, "allreduce", "", 3)}
+			c.LinkSets = []comm.LinkSet{set("HcomAllReduce_6629421139219749105_0", comm.LinkSetGraph, "allreduce", "", 3)}
 			return c
 		}, nil, 0},
 		{"MC2: every remote rank", func(c comm.Communicator) comm.Communicator {
 			c.OpBaseTags, c.RoCEPeers, c.MC2, c.AllRanksOps = true, 1, true, true
-			c.LinkSets = []comm.LinkSet{set("w3_mc2", comm.LinkSetMC2, "mc2", "", 1)}
+			c.LinkSets = []comm.LinkSet{set("w8_mc2", comm.LinkSetMC2, "mc2", "", 1)}
 			return c
 		}, nil, 56 - 1},
 	} {
@@ -174,7 +184,8 @@ func capacityAt(h ChipHeadroom, q, buff float64) float64 {
 }
 
 // TestCapacityInputs: the demo's chip 0 (QPS 16, 36 MiB free, the first
-// NHR link set of 5 links ahead at 3 MiB per QP, mode unknown, 200 MiB of
+// NHR link set of 5 links ahead, mode unknown: 3 MiB per QP with one QP
+// per link, 1.5 MiB with multi-QP (no mode has N + 1 QPs of 3 MiB), 200 MiB of
 // its cclBuffer allocated and not yet claimed) under the settings users
 // try first.
 func TestCapacityInputs(t *testing.T) {
@@ -185,21 +196,107 @@ func TestCapacityInputs(t *testing.T) {
 	chip := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 65500 * mib, HBMTotalBytes: 65536 * mib}
 	h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
 		func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
-	if h.VarLinks != 5 || h.VarQPBytesSingle != 3*mib || h.VarQPBytesMulti != 3*mib || h.VarBufferComms != 1 || h.FixedPendingBytes != -200*mib {
+	if h.VarLinks != 5 || h.VarQPBytesSingle != 3*mib || h.VarQPBytesMulti != 1.5*mib || h.VarBufferComms != 1 || h.FixedPendingBytes != -200*mib {
 		t.Fatalf("capacity inputs %+v", h)
 	}
 	for _, tt := range []struct {
 		q, buffMB float64
 		wantMiB   float64
 	}{
-		{16, 200, 36 - 85*3 - 201}, // the headroom itself: −420
-		{1, 200, 36 - 5*3 - 201},   // −180
-		{8, 200, 36 - 45*3 - 201},  // −300
-		{8, 400, 36 - 45*3 - 601},  // −700
-		{1, 400, 36 - 5*3 - 601},   // −580
+		{16, 200, 36 - 85*1.5 - 201}, // the headroom itself: −292.5
+		{1, 200, 36 - 5*3 - 201},     // −180
+		{8, 200, 36 - 45*1.5 - 201},  // −232.5
+		{8, 400, 36 - 45*1.5 - 601},  // −632.5
+		{1, 400, 36 - 5*3 - 601},     // −580
 	} {
 		if got := capacityAt(h, tt.q, tt.buffMB*mib) / mib; got != tt.wantMiB {
 			t.Errorf("QPS %v, HCCL_BUFFSIZE %v: %v MiB, want %v", tt.q, tt.buffMB, got, tt.wantMiB)
 		}
+	}
+}
+
+// TestModuleNumPlane: the level-1 plane is moduleNum where printed (two
+// HCCS modules per A+X server), not serverNum: 32 ranks on 2 servers of 2
+// modules make a 4-member plane, where auto-selection picks NHR (3 peers),
+// not a 2-member one (ring, 1 peer).
+func TestModuleNumPlane(t *testing.T) {
+	c := comm.Communicator{Name: "w", RankSize: 32, ServerNum: 2, SuperPodNum: 0, ModuleNum: 4, DeviceType: 2, SuperPodMode: 0,
+		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0, OpBaseTags: true, CCLBufferBytes: cclBuf}
+	run := func(c comm.Communicator) float64 {
+		return Model(DefaultConfig(), []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
+			[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return known(1, 200, c), true })[0].QPsExpected
+	}
+	if got := run(c); got != 3 {
+		t.Errorf("moduleNum 4: expected %v QPs, want NHR's 3", got)
+	}
+	c.ModuleNum = 2
+	if got := run(c); got != 1 {
+		t.Errorf("moduleNum 2: expected %v QPs, want ring's 1", got)
+	}
+}
+
+// TestAIVBuffersPerMode: AIV buffers are per communicator and mode
+// (ccl_buffer_manager.cc:130-152): the op-base pair until its OpbaseMode
+// line, the offload pair where a capture or graph mode is ahead until its
+// OffloadMode line.
+func TestAIVBuffersPerMode(t *testing.T) {
+	now := time.Date(2026, 8, 15, 10, 0, 0, 0, time.UTC)
+	base := newComm(16, 1)
+	base.DeviceType, base.OpBaseTags = 2, true
+	for _, tt := range []struct {
+		name string
+		c    func(c comm.Communicator) comm.Communicator
+		mode string
+		want float64
+	}{
+		{"AIV mode, before the first collective: the op-base pair", func(c comm.Communicator) comm.Communicator { return c }, "AIV", aivBufferBytes},
+		{"AIV mode, cclBuffer allocated, no AIV line printed: taken as allocated with it", func(c comm.Communicator) comm.Communicator {
+			c.CCLBufferBytes = cclBuf
+			return c
+		}, "AIV", 0},
+		{"OpbaseMode printed, not capturing: nothing", func(c comm.Communicator) comm.Communicator {
+			c.CCLBufferBytes, c.AIVOpBase = cclBuf, true
+			return c
+		}, "", 0},
+		{"OpbaseMode printed, capturing: the offload pair", func(c comm.Communicator) comm.Communicator {
+			c.CCLBufferBytes, c.AIVOpBase = cclBuf, true
+			c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 1, 1, now.Add(-time.Minute)
+			return c
+		}, "", aivBufferBytes},
+		{"both modes printed: nothing", func(c comm.Communicator) comm.Communicator {
+			c.CCLBufferBytes, c.AIVOpBase, c.AIVOffload = cclBuf, true, true
+			c.Captures, c.LastCaptureQPs, c.LastCaptureAt = 1, 1, now.Add(-time.Minute)
+			return c
+		}, "", 0},
+		{"HOST mode, no AIV line: nothing", func(c comm.Communicator) comm.Communicator { return c }, "HOST", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := known(1, 200, tt.c(base))
+			s.ExpansionMode = tt.mode
+			cfg := DefaultConfig()
+			cfg.Now = now
+			h := Model(cfg, []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
+				[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
+			if h.AIVBufferPendingBytes != tt.want {
+				t.Errorf("AIV pending %v, want %v", h.AIVBufferPendingBytes, tt.want)
+			}
+		})
+	}
+}
+
+// TestPrintedQPSizeOverrides: `[ConstructQpAttrs]` depths printed for a
+// communicator's QPs size its QPs ahead instead of the mode's.
+func TestPrintedQPSizeOverrides(t *testing.T) {
+	c := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, SuperPodMode: 0,
+		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0, OpBaseTags: true, CCLBufferBytes: cclBuf,
+		ObservedQPBytes: 8192*64 + 8192*32}
+	h := Model(DefaultConfig(), []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
+		[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return known(1, 200, c), true })[0]
+	// NHR's first set over 8 servers: 5 QPs at the printed 768 KiB, not 910B op-base's 3 MiB.
+	if h.QPsExpected != 5 || h.QPMemoryExpectedBytes != 5*768*kib || h.UnknownModeQPs != 0 {
+		t.Errorf("%+v", h)
+	}
+	if got := capacityAt(h, 1, 200*mib); got != h.HeadroomBytes {
+		t.Errorf("capacity at the current settings %v ≠ headroom %v", got, h.HeadroomBytes)
 	}
 }

@@ -121,8 +121,9 @@ type ProcessSettings struct {
 	UnattributedQPs         float64
 	// GraphMode: the process printed `… not effective in offline mode`
 	// (graph mode: 1 QP per link, QP depth 128, ring links with several
-	// sockets). SingleQP: it printed that or `… does not support
-	// multi-QP`: 1 QP per link whatever HCCL_RDMA_QPS_PER_CONNECTION says.
+	// sockets). SingleQP: 1 QP per link whatever
+	// HCCL_RDMA_QPS_PER_CONNECTION says (graph mode; not `… does not
+	// support multi-QP`, which a capture prints for its own set only).
 	GraphMode bool
 	SingleQP  bool
 	// MultiQPFrom is where an enabled multi-QP configuration came from
@@ -472,11 +473,21 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]c
 		h.RememberedQPs += rememberedQPs(cfg, c, s, qps, buff, opBase, graph, d)
 		lowB, expB, highB, known := qpBytes(cfg, s, c, opBase, graph, d.perLink)
 		expB, highB = learnedBytes(cfg, h.Product, s, c, opBase, graph, d.perLink, expB, highB)
+		if !cfg.QPBytesSetByUser && c.ObservedQPBytes > 0 && float64(c.ObservedQPBytes) <= maxPlausibleBytes {
+			// The depths HCCL printed for the communicator's latest QP
+			// (`[ConstructQpAttrs]`) override the modelled and learned size.
+			lowB, expB, highB, known = float64(c.ObservedQPBytes), float64(c.ObservedQPBytes), float64(c.ObservedQPBytes), true
+		}
 		capB := QPModeGraph.Bytes() // captured links are offload QPs (rule 19)
-		if cfg.QPBytesSetByUser {
+		switch {
+		case cfg.QPBytesSetByUser:
 			capB = cfg.QPBytesHigh
-		} else if v, ok := cfg.Learned.Lookup(h.Product, QPModeGraph.Name); ok {
-			capB = v // offline depths, as graph mode's: its learned size (estimator.go)
+		case c.ObservedCaptureQPBytes > 0 && float64(c.ObservedCaptureQPBytes) <= maxPlausibleBytes:
+			capB = float64(c.ObservedCaptureQPBytes) // printed for its latest captured QP
+		default:
+			if v, ok := cfg.Learned.Lookup(h.Product, QPModeGraph.Name); ok {
+				capB = v // offline depths, as graph mode's: its learned size (estimator.go)
+			}
 		}
 		h.QPMemoryLowBytes += d.qpsLow * lowB
 		h.QPMemoryExpectedBytes += d.qpsExpected*expB + d.captureQPs*capB
@@ -493,6 +504,14 @@ func addProcess(h *ChipHeadroom, cfg Config, s ProcessSettings, found bool) ([]c
 			// Learned sizes where the node measured the mode (estimator.go).
 			r.single, _ = learnedBytes(cfg, h.Product, s, c, opBase, graph, 1, r.single, r.single)
 			r.multi, _ = learnedBytes(cfg, h.Product, s, c, opBase, graph, 2, r.multi, r.multi)
+			if !cfg.QPBytesSetByUser && c.ObservedQPBytes > 0 && float64(c.ObservedQPBytes) <= maxPlausibleBytes {
+				// The printed size is that of the current QPs per link.
+				if d.perLink > 1 {
+					r.multi = float64(c.ObservedQPBytes)
+				} else {
+					r.single = float64(c.ObservedQPBytes)
+				}
+			}
 			v.links += r.linksExpected
 			v.bytesSingle += r.linksExpected * r.single
 			v.bytesMulti += r.linksExpected * r.multi
@@ -593,10 +612,41 @@ type commDemand struct {
 	buffer, aiv                  float64
 }
 
-// AIV buffers HCCL allocates per communicator and mode in AIV expansion
-// mode (HCOMM ccl_buffer_manager.h: AIV_DATA_SIZE 36 MiB, AIV_FLAG_SIZE
-// 4 MiB, AIV_COMM_INFO_SIZE 32 KiB).
-const aivBufferBytes = 36<<20 + 4<<20 + 32<<10
+// AIV buffers HCCL allocates per communicator and mode when an AIV
+// executor is first selected (HCOMM ccl_buffer_manager.cc:130-152
+// CreateCommAIVbuffer: AIV_DATA_SIZE 36 MiB + AIV_FLAG_SIZE 4 MiB for op
+// base, another pair for offload — graph mode or an ACL graph capture),
+// and the communicator info (AIV_COMM_INFO_SIZE 32 KiB, once per
+// communicator op-base, per operator offload: hccl_communicator_host.cc
+// AllocAlgResource).
+const (
+	aivModeBytes     = 36<<20 + 4<<20
+	aivCommInfoBytes = 32 << 10
+	aivBufferBytes   = aivModeBytes + aivCommInfoBytes
+)
+
+// aivPending is the AIV buffer memory communicator c will still allocate:
+// the op-base set in AIV expansion mode until its
+// `[CreateCommAIVbuffer] OpbaseMode` line (without such lines, until its
+// first collective), and the offload set where graph mode or a capture is
+// ahead (capturing, or the workload captured before) until its
+// `OffloadMode` line, with one operator's communicator info.
+func aivPending(s ProcessSettings, c comm.Communicator, captureAhead bool) float64 {
+	mode := expansionMode(s, c)
+	if !strings.EqualFold(mode, "AIV") && !strings.EqualFold(mode, "AIV_ONLY") && !c.AIVOpBase && !c.AIVOffload {
+		return 0
+	}
+	graph := s.GraphMode || c.GraphTags && !c.OpBaseTags
+	lines := c.AIVOpBase || c.AIVOffload
+	var b float64
+	if !graph && !c.AIVOpBase && (lines || c.CCLBufferBytes == 0) {
+		b += aivBufferBytes
+	}
+	if (graph || captureAhead) && !c.AIVOffload {
+		b += aivBufferBytes
+	}
+	return b
+}
 
 // demand applies HCCL's rules (docs/headroom.md) to one communicator.
 // opBase and graph say which modes the process's link sets showed.
@@ -619,11 +669,11 @@ func demand(cfg Config, c comm.Communicator, s ProcessSettings, qps, buff float6
 	if n, level := level1Plane(c, s.IntraRoCE, s.InterHCCSDisabled); n > 1 && !c.AllRanksOps {
 		// The link sets the level-1 algorithms will still create
 		// (rules 22-24), each to at most every remote rank.
-		links := algorithmLinksAhead(c, n, level, high, isOpBaseComm(s, c, opBase, graph))
+		links, most := algorithmLinksAhead(c, n, level, high, isOpBaseComm(s, c, opBase, graph))
 		d.qpsExpected = links * perLink
-		// high stays the worst case: a full mesh not yet linked, or the
-		// algorithms' sets where those are more (new tags re-link peers).
-		d.qpsHigh = math.Max(d.qpsHigh, d.qpsExpected)
+		// high stays the worst case: a full mesh not yet linked, or every
+		// executor's set where those are more (new tags re-link peers).
+		d.qpsHigh = math.Max(d.qpsHigh, most*perLink)
 		d.qpsLow = math.Min(d.qpsLow, d.qpsExpected)
 	}
 	if s.GraphMode {
@@ -648,9 +698,7 @@ func demand(cfg Config, c comm.Communicator, s ProcessSettings, qps, buff float6
 		// its first capture is ahead (memory.go).
 		d.captureQPs = memCapture
 	}
-	if mode := expansionMode(s, c); (strings.EqualFold(mode, "AIV") || strings.EqualFold(mode, "AIV_ONLY")) && c.CCLBufferBytes == 0 {
-		d.aiv = aivBufferBytes
-	}
+	d.aiv = aivPending(s, c, d.captureQPs > 0 || memCapture > 0)
 	if c.CCLBufferBytes == 0 {
 		b := buff
 		if c.BufferSizeBytes > 0 && validBytes(float64(c.BufferSizeBytes)) {
@@ -766,7 +814,21 @@ func qpBytes(cfg Config, s ProcessSettings, c comm.Communicator, opBase, graph b
 		b := m.Bytes()
 		return b, b, b, true
 	}
-	return cfg.QPBytesLow, cfg.QPBytesHigh, cfg.QPBytesHigh, false
+	return cfg.QPBytesLow, unknownModeQPBytes(cfg, perLink), unknownModeQPBytes(cfg, perLink), false
+}
+
+// unknownModeQPBytes sizes one QP of a link whose mode the logs do not
+// tell, so that the link's QPs × this size is the largest pair a real mode
+// produces: with one QP per link the band's high end (3 MiB, 910B op-base);
+// with N + 1 QPs per link (multi-QP, op-base 910B or 910_93 only) each is a
+// multi-QP QP, half the band's high end (MultiQpAdjustQpCapacity halves the
+// depths: 1.5 MiB), unless one single-QP link (a mode without multi-QP) is
+// more. Not N + 1 × 3 MiB: no mode has both.
+func unknownModeQPBytes(cfg Config, perLink float64) float64 {
+	if perLink <= 1 {
+		return cfg.QPBytesHigh
+	}
+	return math.Max(cfg.QPBytesHigh/perLink, cfg.QPBytesHigh/2)
 }
 
 // QPsPerLink is qpsPerLink for users outside the model (diagnose).
@@ -857,7 +919,7 @@ func linkPeers(c comm.Communicator, intraRoCE, interHCCSDisabled bool) (low, exp
 	if c.ServerNum <= 1 {
 		return 0, 0, 0, 0
 	}
-	return spread(c.ServerNum)
+	return spread(level1Members(c))
 }
 
 // roceLevel0 reports whether HCCL links a communicator's same-server ranks
@@ -945,7 +1007,19 @@ func level1Plane(c comm.Communicator, intraRoCE, interHCCSDisabled bool) (int, p
 	if c.ServerNum <= 1 {
 		return 0, 0
 	}
-	return min(c.ServerNum, c.RankSize), planeServers
+	return min(level1Members(c), c.RankSize), planeServers
+}
+
+// level1Members is the size of the level-1 plane across servers: HCCL's
+// moduleNum (CollAlgOperator::SetTopoAttr; the HCCS meshes, two per A+X
+// server) where printed, which the executors size by
+// (coll_all_reduce_mesh_opbase_small_count_deterministic_executor.cc:91,
+// CalcContextNumForPipeline), else serverNum.
+func level1Members(c comm.Communicator) int {
+	if c.ModuleNum > c.ServerNum {
+		return c.ModuleNum
+	}
+	return c.ServerNum
 }
 
 // algoPeers is how many distinct ranks of an n-rank plane one rank links
@@ -1018,18 +1092,6 @@ func autoSelectedAlgo(n int) string {
 	return algoNHR
 }
 
-// autoSelected reports the collectives whose link sets 910B's op-base
-// auto-selection tags with their level-1 algorithm (the operators calling
-// AutoSelectAlgTypeLevel1: all_reduce, reduce_scatter, all_gather,
-// all_gather_v).
-func autoSelected(op string) bool {
-	switch op {
-	case "allreduce", "reducescatter", "allgather", "allgatherv":
-		return true
-	}
-	return false
-}
-
 // isOpBaseComm says whether c's link sets will be op-base: its own tags,
 // else its process's; false where unknown or graph.
 func isOpBaseComm(s ProcessSettings, c comm.Communicator, opBase, graph bool) bool {
@@ -1039,27 +1101,102 @@ func isOpBaseComm(s ProcessSettings, c comm.Communicator, opBase, graph bool) bo
 	return c.OpBaseTags || opBase && !graph
 }
 
+// The executors 910B's op-base selector picks on a multi-server mesh
+// (AllReduceOperator::SelectAlgfor910B → NonDeterministicSelector,
+// all_reduce_operator.cc:550-580; the ReduceScatter and AllGather
+// selectors likewise): each a link set of its own (resMap_[newTag], the
+// tag carrying algName).
+const (
+	execAllReduceMesh       = "AllReduceMeshExecutor"
+	execAllReducePipeline   = "AllReduceMeshOpbasePipelineExecutor"
+	execAllReduceSmallCount = "AllReduceMeshOpbaseSmallCountDeterministicExecutor"
+)
+
+// opExecutors are the executors a collective's auto-selected op-base
+// link sets can carry on a 910B multi-server mesh: the mesh executor
+// (with the auto-selection's level-1 algorithm), the pipeline executor
+// where a server has more than one rank (a ring in the plane), and for
+// AllReduce the small-count executor under 512 KB (HCCL_SMALL_COUNT_512_KB).
+func opExecutors(op string, ranksPerServer int) []string {
+	var mesh, pipe string
+	switch op {
+	case "allreduce":
+		mesh, pipe = execAllReduceMesh, execAllReducePipeline
+	case "reducescatter":
+		mesh, pipe = "ReduceScatterMeshExecutor", "ReduceScatterMeshOpbasePipelineExecutor"
+	case "allgather":
+		mesh, pipe = "AllGatherMeshExecutor", "AllGatherMeshOpbasePipelineExecutor"
+	case "allgatherv":
+		mesh, pipe = "AllGatherVMeshExecutor", "AllGatherVMeshOpbasePipelineExecutor"
+	default:
+		return nil
+	}
+	out := []string{mesh}
+	if ranksPerServer > 1 {
+		out = append(out, pipe)
+	}
+	if op == "allreduce" {
+		out = append(out, execAllReduceSmallCount)
+	}
+	return out
+}
+
+// executorAlgo is the level-1 algorithm whose peers an executor's set
+// links in an n-member plane: the pipeline executors a ring in the plane;
+// the small-count executor H-D where the plane is a power of two or H-D
+// was configured, ring where ring was, NHR otherwise (coll_all_reduce_
+// mesh_opbase_small_count_deterministic_executor.cc:91-99, which sizes by
+// moduleNum); any other executor the level-1 algorithm of its tag (algo),
+// else the mesh executor's auto-selected one (auto), else def.
+func executorAlgo(exec, algo, auto, def string, n int) string {
+	switch {
+	case strings.Contains(exec, "Pipeline"):
+		return algoPipeline
+	case strings.Contains(exec, "SmallCountDeterministic"):
+		switch {
+		case n&(n-1) == 0 || algo == algoHD:
+			return algoHD
+		case algo == algoRing:
+			return algoRing
+		}
+		return algoNHR
+	case algo != "":
+		return algo
+	case exec != "" && auto != "":
+		return auto
+	}
+	return def
+}
+
 // algorithmLinksAhead counts the links (not QPs) the level-1 algorithms
-// of communicator c will still create in its n-rank plane (rules 22-24):
+// of communicator c will still create in its n-member plane (rules
+// 22-24), expected and high:
 //
 //   - no link set yet: the first one's, with the default algorithm — on
 //     910B op-base the auto-selection's pick, in graph mode or on other
 //     products GetDefaultAlgoLevel1V1's, the larger of the two where the
-//     mode is not known yet;
-//   - each logged set whose algorithm's peers it has not all linked yet:
+//     mode is not known yet; high adds every other executor the first
+//     collective can pick;
+//   - each logged set whose executor's peers it has not all linked yet:
 //     the rest of them;
-//   - for each collective whose tags show auto-selection (910B op-base,
-//     `_ALG_LEVEL1_<X>`): every other algorithm it can still pick there
-//     (the cost model's ring or NHR, and pipeline where a server has more
-//     than one rank), each a new tag with new QPs to all its peers, also
-//     peers other tags linked (resMap_[newTag]).
+//   - for each collective whose sets show the 910B op-base selector
+//     (multi-server mesh): the executors it can still pick (opExecutors),
+//     each a new tag with new QPs to all its peers, also peers other tags
+//     linked (resMap_[newTag]). Expected takes AllReduce's small-count
+//     set once AllReduce ran — every training step's scalar reductions
+//     (loss, gradient norm) are under 512 KB — and high every one.
 //
 // Each set is capped at high, the remote ranks the rank may link at all.
-func algorithmLinksAhead(c comm.Communicator, n int, level planeLevel, high float64, opBase bool) float64 {
+func algorithmLinksAhead(c comm.Communicator, n int, level planeLevel, high float64, opBase bool) (expected, most float64) {
 	capped := func(v float64) float64 { return math.Min(v, high) } // high: every remote rank the rank may link
 	is910B := c.DeviceType == hcclenv.DevType910B || c.DeviceType < 0
 	auto := is910B && level == planeServers
 	def := defaultLevel1Algo(n, c.DeviceType, level)
+	autoAlgo := ""
+	if auto {
+		autoAlgo = autoSelectedAlgo(n)
+	}
+	perServer := c.RankSize / max(n, 1)
 	var sets []comm.LinkSet
 	for _, l := range c.LinkSets {
 		if l.Kind == comm.LinkSetOpBase || l.Kind == comm.LinkSetGraph {
@@ -1070,40 +1207,53 @@ func algorithmLinksAhead(c comm.Communicator, n int, level planeLevel, high floa
 		first := algoPeers(def, n)
 		switch {
 		case auto && opBase:
-			first = algoPeers(autoSelectedAlgo(n), n)
+			first = algoPeers(autoAlgo, n)
 		case auto && !c.GraphTags:
-			first = math.Max(first, algoPeers(autoSelectedAlgo(n), n))
+			first = math.Max(first, algoPeers(autoAlgo, n))
 		}
-		return math.Max(0, capped(first)-float64(max(c.RoCEPeers, 0)))
+		expected = math.Max(0, capped(first)-float64(max(c.RoCEPeers, 0)))
+		most = expected
+		if auto && !c.GraphTags && c.RoCEPeers <= 0 {
+			// Nothing linked yet: the first collective may be an
+			// AllReduce that picks any of its executors.
+			for _, e := range opExecutors("allreduce", perServer)[1:] {
+				most += capped(algoPeers(executorAlgo(e, "", autoAlgo, def, n), n))
+			}
+		}
+		return expected, most
 	}
-	var ahead float64
-	seen := map[string]map[string]bool{} // collective → algorithms with a set
+	seen := map[string]map[string]bool{} // collective → executors with a set
 	for _, l := range sets {
-		algo := l.Algo
-		if algo == "" {
-			algo = def
-		}
-		ahead += math.Max(0, capped(algoPeers(algo, n))-float64(l.RoCEPeers))
-		if l.Algo != "" && autoSelected(l.Op) {
+		a := executorAlgo(l.Executor, l.Algo, autoAlgo, def, n)
+		expected += math.Max(0, capped(algoPeers(a, n))-float64(l.RoCEPeers))
+		if auto && l.Kind == comm.LinkSetOpBase && opExecutors(l.Op, perServer) != nil {
 			if seen[l.Op] == nil {
 				seen[l.Op] = map[string]bool{}
 			}
-			seen[l.Op][l.Algo] = true
+			e := l.Executor
+			if e == "" {
+				// A tag without algName (releases before the executor
+				// was appended): its level-1 name says which.
+				e = opExecutors(l.Op, 1)[0]
+				if l.Algo == algoPipeline && perServer > 1 {
+					e = opExecutors(l.Op, perServer)[1]
+				}
+			}
+			seen[l.Op][e] = true
 		}
 	}
-	if !auto {
-		return ahead
-	}
-	candidates := []string{autoSelectedAlgo(n)}
-	if c.RankSize/n > 1 {
-		candidates = append(candidates, algoPipeline)
-	}
-	for _, algos := range seen {
-		for _, a := range candidates {
-			if !algos[a] {
-				ahead += capped(algoPeers(a, n))
+	most = expected
+	for op, execs := range seen {
+		for _, e := range opExecutors(op, perServer) {
+			if execs[e] {
+				continue
+			}
+			links := capped(algoPeers(executorAlgo(e, "", autoAlgo, def, n), n))
+			most += links
+			if e == execAllReduceSmallCount {
+				expected += links
 			}
 		}
 	}
-	return ahead
+	return expected, most
 }

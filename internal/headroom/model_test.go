@@ -136,18 +136,19 @@ func TestModel(t *testing.T) {
 	}{
 		{
 			// Right after communicator creation: nothing set up. Free 65536−63900 = 1636 MiB.
-			// QPS 16 → 17 QPs per connection. high 56 peers × 17 = 952 QPs × 3 MiB = 2856 MiB;
+			// QPS 16 → 17 QPs per connection. high 56 peers × 17 = 952 QPs, mode unknown: multi-QP
+			// QPs of 1.5 MiB (no mode has 17 QPs of 3 MiB) = 1428 MiB;
 			// low 2 × 17 = 34 QPs × 256 KiB = 8.5 MiB; cclBuffer pending 401 MiB.
-			// Headroom 1636 − 2856 − 401 = −1621 MiB.
+			// Headroom 1636 − 1428 − 401 = −193 MiB.
 			name:  "QPS 16, 64 ranks over 8 servers, links ahead: negative",
 			chips: []ChipMemory{chip0}, procs: one,
 			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
 				QPsLow: 34, QPsHigh: 952,
-				QPMemoryLowBytes: 8.5 * mib, QPMemoryHighBytes: 2856 * mib,
+				QPMemoryLowBytes: 8.5 * mib, QPMemoryHighBytes: 1428 * mib,
 				CCLBufferPendingBytes: cclBuf,
-				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: -1621 * mib,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: -193 * mib,
 				ProcessesKnown: 1,
 			}},
 		},
@@ -166,15 +167,15 @@ func TestModel(t *testing.T) {
 		},
 		{
 			// The first collective (a ring) linked 2 peers: 54 peers × 17 = 918 QPs may still come
-			// (2754 MiB); the ring's low bound is met. Headroom 1636 − 2754 = −1118 MiB.
+			// (1377 MiB at 1.5 MiB); the ring's low bound is met. Headroom 1636 − 1377 = 259 MiB.
 			name:  "QPS 16, a ring set up, a full mesh may follow",
 			chips: []ChipMemory{chip0}, procs: one,
 			settings: map[int]ProcessSettings{100: known(16, 200, linked(world64, 2, 17, cclBuf))},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
-				QPsHigh: 918, QPMemoryHighBytes: 2754 * mib,
+				QPsHigh: 918, QPMemoryHighBytes: 1377 * mib,
 				EstablishedQPs: 34, CCLBufferBytes: cclBuf,
-				HBMKnown: true, FreeHBMBytes: 1636 * mib, HeadroomBytes: -1118 * mib,
+				HBMKnown: true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 259 * mib,
 				ProcessesKnown: 1,
 			}},
 		},
@@ -195,8 +196,8 @@ func TestModel(t *testing.T) {
 		{
 			// QPS 4 → 5 per connection. world64: 56×5 = 280 high, 2×5 = 10 low; "tp" (16 ranks on 2
 			// servers, its own buffer size 50 MiB from [Load] comm config): 8×5 = 40 high, 1×5 = 5 low.
-			// 320 QPs × 3 MiB = 960 MiB; 15 × 256 KiB = 3.75 MiB. Buffers 2×100+1 + 2×50+1 = 302 MiB.
-			// Headroom 1636 − 960 − 302 = 374 MiB.
+			// 320 multi-QP QPs × 1.5 MiB = 480 MiB; 15 × 256 KiB = 3.75 MiB. Buffers 2×100+1 + 2×50+1 = 302 MiB.
+			// Headroom 1636 − 480 − 302 = 854 MiB.
 			name:  "two communicators, one with its own buffer size",
 			chips: []ChipMemory{chip0}, procs: one,
 			settings: map[int]ProcessSettings{100: known(4, 100, world64,
@@ -204,9 +205,9 @@ func TestModel(t *testing.T) {
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
 				QPsLow: 15, QPsHigh: 320,
-				QPMemoryLowBytes: 3.75 * mib, QPMemoryHighBytes: 960 * mib,
+				QPMemoryLowBytes: 3.75 * mib, QPMemoryHighBytes: 480 * mib,
 				CCLBufferPendingBytes: 302 * mib,
-				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 374 * mib,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 854 * mib,
 				ProcessesKnown: 1,
 			}},
 		},
@@ -249,17 +250,17 @@ func TestModel(t *testing.T) {
 			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
-				QPsHigh: 867, QPMemoryHighBytes: 867 * 3 * mib,
+				QPsHigh: 867, QPMemoryHighBytes: 867 * 1.5 * mib,
 				EstablishedQPs:        85,
 				CCLBufferPendingBytes: cclBuf,
-				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1636*mib - 867*3*mib - cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1636*mib - 867*1.5*mib - cclBuf,
 				ProcessesKnown: 1,
 			}},
 		},
 		{
 			// 1000 live QPs are no whole number of 17-QP links: no communicator on the chip
 			// explains them (other RDMA users, stale QPs), so nothing ahead is taken off; the
-			// QP table still counts them. Expected 5 × 17 at 3 MiB (mode unknown).
+			// QP table still counts them. Expected 5 × 17 at 1.5 MiB (mode unknown, multi-QP).
 			name:     "measured live QPs no communicator explains",
 			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs, c.LiveQPsKnown = 1000, true; return c }()},
 			procs:    one,
@@ -267,10 +268,10 @@ func TestModel(t *testing.T) {
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
 				QPsLow: 34, QPsHigh: 952,
-				QPMemoryLowBytes: 34 * 256 * kib, QPMemoryHighBytes: 952 * 3 * mib,
+				QPMemoryLowBytes: 34 * 256 * kib, QPMemoryHighBytes: 952 * 1.5 * mib,
 				EstablishedQPs:        1000,
 				CCLBufferPendingBytes: cclBuf,
-				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1636*mib - 952*3*mib - cclBuf,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 1636*mib - 952*1.5*mib - cclBuf,
 				ProcessesKnown: 1,
 			}},
 		},
@@ -378,8 +379,8 @@ func TestModel(t *testing.T) {
 			},
 		},
 		{
-			// Custom bounds 1 MiB..2 MiB with QPS 16: 952 × 2 MiB = 1904 MiB, 34 × 1 MiB = 34 MiB.
-			// Headroom 1636 − 1904 − 401 = −669 MiB.
+			// Custom bounds 1 MiB..2 MiB with QPS 16: multi-QP QPs are half the high end,
+			// 952 × 1 MiB = 952 MiB, 34 × 1 MiB = 34 MiB. Headroom 1636 − 952 − 401 = 283 MiB.
 			name:     "flags change the bytes per QP",
 			cfg:      Config{QPBytesLow: 1 * mib, QPBytesHigh: 2 * mib, DefaultQPsPerConnection: 1, DefaultBuffSizeBytes: 200 * mib},
 			chips:    []ChipMemory{chip0},
@@ -388,9 +389,9 @@ func TestModel(t *testing.T) {
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
 				QPsLow: 34, QPsHigh: 952,
-				QPMemoryLowBytes: 34 * mib, QPMemoryHighBytes: 1904 * mib,
+				QPMemoryLowBytes: 34 * mib, QPMemoryHighBytes: 952 * mib,
 				CCLBufferPendingBytes: cclBuf,
-				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: -669 * mib,
+				HBMKnown:              true, FreeHBMBytes: 1636 * mib, HeadroomBytes: 283 * mib,
 				ProcessesKnown: 1,
 			}},
 		},
@@ -614,7 +615,8 @@ func TestExpectedDemand(t *testing.T) {
 	// Its first AllReduce's link set, auto-selected NHR, linked all 7 NHR peers of 16 servers.
 	allReduce := comm.Communicator{Name: "w", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: 2, SuperPodMode: -1,
 		StandardCard: -1, RoCEPeers: 7, OtherPeers: 7, EstablishedQPs: 7, CCLBufferBytes: cclBuf, OpBaseTags: true,
-		LinkSets: []comm.LinkSet{{Tag: "AllReduce_w_ALG_LEVEL1_NHR", Kind: comm.LinkSetOpBase, Op: "allreduce", Algo: "nhr", RoCEPeers: 7, QPs: 7}}}
+		LinkSets: []comm.LinkSet{{Tag: "AllReduce_wNHRAllReduceMeshExecutor_host", Kind: comm.LinkSetOpBase, Op: "allreduce", Level1: "NHR", Algo: "nhr",
+			Executor: "AllReduceMeshExecutor", RoCEPeers: 7, QPs: 7}}}
 	// world64 on 910B, op-base.
 	opBase910B := world64
 	opBase910B.DeviceType, opBase910B.OpBaseTags = 2, true
@@ -633,14 +635,16 @@ func TestExpectedDemand(t *testing.T) {
 		chip  ChipMemory
 		check func(t *testing.T, h ChipHeadroom)
 	}{
-		{"AllReduce only: the pipeline set auto-selection can still pick", known(1, 200, allReduce), free, func(t *testing.T, h ChipHeadroom) {
-			// NHR linked; pipeline (a ring in the plane: 2 peers) is a new tag with new QPs:
-			// 2 QPs × 3 MiB = 6 MiB; high 120 − 7 = 113.
-			if h.QPsExpected != 2 || h.QPMemoryExpectedBytes != 6*mib || h.QPsHigh != 113 || h.UnknownModeQPs != 0 {
+		{"AllReduce only: its small-count set is still ahead", known(1, 200, allReduce), free, func(t *testing.T, h ChipHeadroom) {
+			// The mesh executor's NHR set is linked; the small-count executor (under 512 KB)
+			// is a new tag with new QPs, H-D over 16 servers (a power of two): 4 peers,
+			// 4 QPs × 3 MiB = 12 MiB. The pipeline executor's ring (2) is high only:
+			// high max(120 − 7, 4 + 2) = 113.
+			if h.QPsExpected != 4 || h.QPMemoryExpectedBytes != 12*mib || h.QPsHigh != 113 || h.UnknownModeQPs != 0 {
 				t.Errorf("%+v", h)
 			}
-			if h.HeadroomBytes != (1636-6)*mib {
-				t.Errorf("headroom %v MiB, want 1630", h.HeadroomBytes/mib)
+			if h.HeadroomBytes != (1636-12)*mib {
+				t.Errorf("headroom %v MiB, want 1624", h.HeadroomBytes/mib)
 			}
 		}},
 		{"an AlltoAll ran: every remote rank", known(1, 200, func() comm.Communicator { c := allReduce; c.AllRanksOps = true; return c }()), free,
@@ -682,13 +686,13 @@ func TestExpectedDemand(t *testing.T) {
 			}
 		}},
 		{"capturing: the next capture's offload QPs are ahead", known(1, 200, capturedAt(now.Add(-time.Minute))), free, func(t *testing.T, h ChipHeadroom) {
-			// 15 capture QPs at the offload size (128 / 8192: 264 KiB) + the pipeline set's 2 at 3 MiB.
-			if h.CaptureQPs != 15 || h.QPsExpected != 17 || h.QPMemoryExpectedBytes != 15*264*kib+2*3*mib || h.QPsHigh != 105+15 {
+			// 15 capture QPs at the offload size (128 / 8192: 264 KiB) + the small-count set's 4 at 3 MiB.
+			if h.CaptureQPs != 15 || h.QPsExpected != 19 || h.QPMemoryExpectedBytes != 15*264*kib+4*3*mib || h.QPsHigh != 105+15 {
 				t.Errorf("%+v", h)
 			}
 		}},
 		{"captured long ago: nothing projected", known(1, 200, capturedAt(now.Add(-time.Hour))), free, func(t *testing.T, h ChipHeadroom) {
-			if h.CaptureQPs != 0 || h.QPsExpected != 2 {
+			if h.CaptureQPs != 0 || h.QPsExpected != 4 {
 				t.Errorf("%+v", h)
 			}
 		}},

@@ -192,7 +192,12 @@ var SettingVars = []string{hcclenv.QPsPerConnection, hcclenv.BuffSize, hcclenv.I
 func Settings(p logstate.ProcessView) headroom.ProcessSettings {
 	s := headroom.ProcessSettings{PID: p.PID,
 		UnattributedBufferBytes: float64(p.UnattributedBufferBytes), UnattributedQPs: float64(p.UnattributedQPs),
-		GraphMode: p.QPMode.Offline, SingleQP: p.QPMode.Offline || p.QPMode.NoMultiQP, MultiQPFrom: p.QPMode.MultiQPFrom,
+		// `… does not support multi-QP.` on 910B/910_93 comes from a
+		// captured (offload) or device-direct link set only
+		// (transport_ibverbs.cc:592-610, transport_manager.cc:1558,1563):
+		// it says nothing of the process's op-base sets. Elsewhere the
+		// device type already gives one QP per link (qpsPerLink).
+		GraphMode: p.QPMode.Offline, SingleQP: p.QPMode.Offline, MultiQPFrom: p.QPMode.MultiQPFrom,
 		QPNs: p.QPNs}
 	if v, ok := p.Env[hcclenv.QPsPerConnection]; ok && v.HasNumber {
 		s.QPsPerConnection, s.QPsKnown = v.Number, true

@@ -35,13 +35,7 @@ type Logs interface {
 
 // Chips lists the chips of snap with the physical id npu-smi prints (A3,
 // 950), as Match and PhyIDs take them.
-func Chips(snap *npusmi.Snapshot) []ascend.Chip {
-	out := make([]ascend.Chip, len(snap.Chips))
-	for i, c := range snap.Chips {
-		out[i] = ascend.Chip{ChipID: c.ChipID, PhyID: c.PhyID}
-	}
-	return out
-}
+func Chips(snap *npusmi.Snapshot) []ascend.Chip { return snap.PhyChips() }
 
 // MatchRun is Match over an npu-smi run.
 func MatchRun(snap *npusmi.Snapshot, devs []logstate.ProcessDevice) []Matched {

@@ -278,10 +278,10 @@ func TestSettingsCarryLinksAndBuffers(t *testing.T) {
 		"[Communicator Key Info]identifier[w] rankSize[16] serverNum[2] moduleNum[2] superPodNum[1]",
 		"[LocalRank Key Info]userRank[0] hostIp[h] devicePhyId[0] server[h] deviceIp[d] superPodId[0] useSuperPodMode[1] isStandardCard[0]",
 		"[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x1], size[420478976]",
-		"create hccl transport:communicator[AllReduce_w], local rank[0], ip[a], remote rank[8], ip[b], transporttype[ROCE], rdma qpn[1], rdma qp sport[2], rdma TC[132], rdma SL[4]",
+		"create hccl transport:communicator[AllReduce_wNHRAllReduceMeshExecutor_host], local rank[0], ip[192.168.1.10], remote rank[8], ip[192.168.2.10], transporttype[ROCE], rdma qpn[1], rdma qp sport[49152], rdma TC[132], rdma SL[4]",
 		"HCCL_RDMA_QPS_PER_CONNECTION is set to [4] but it is not effective in offline mode.",
 		// The AI CPU form (transport_device_ibverbs.cc; built from the format string): a RoCE link without qpn.
-		"create hccl transport:communicator[AllReduce_w], local rank[0], remote rank[9],transporttype[ROCE], atomicWrite[1]",
+		"create hccl transport:communicator[AllReduce_wNHRAllReduceMeshExecutor_device], local rank[0], remote rank[9],transporttype[ROCE], atomicWrite[1]",
 		"[Load] comm config of [w]: bufferSize[104857600], deterministic[0], trafficClass[132], serviceLevel[4], execTimeOut[1836]s, bufferName[shared], hcclQos[0], symmetricMemoryStride[0], aclGraphZeroCopyEnable[0]",
 	} {
 		st.Ingest(src, []byte("[INFO] HCCL(7,python3):2026-01-07-10:00:00.000.000 [x.cc:1] [7]"+m))

@@ -20,7 +20,9 @@ import (
 //     (logstate.WorkloadOfPod);
 //  2. otherwise (bare metal, no kubelet): its settings set and the shape of
 //     its first communicator, "host/<settings>/<ranks>x<servers>"
-//     (logstate.WorkloadOfShape);
+//     (logstate.WorkloadOfShape), which the log state keeps under the
+//     process's owner (its uid and container: another tenant printing the
+//     same shape is another workload);
 //  3. otherwise none: nothing is remembered for the process.
 
 // WorkloadStore is what the workload join needs of the CANN log state:
@@ -51,8 +53,10 @@ func (h *Headroom) bind(procs []headroom.ChipProcess) {
 			}
 			id = logstate.WorkloadOfShape(p.Settings, p.Communicators[0])
 		}
-		if _, ok := h.cfg.Workloads.BindWorkload(key, id); ok {
-			h.bound[key] = id
+		// The log state scopes the id by the process's owner: what is
+		// read back each scrape is the id it keeps (v.ID).
+		if v, ok := h.cfg.Workloads.BindWorkload(key, id); ok {
+			h.bound[key] = v.ID
 		}
 	}
 }
@@ -112,7 +116,7 @@ func (h *Headroom) settingsLocked(row headroom.ChipProcess) (headroom.ProcessSet
 	s := Settings(p)
 	if id := h.bound[key]; id != "" && h.cfg.Workloads != nil {
 		if v, ok := h.cfg.Workloads.Workload(id); ok {
-			s.Workload = id
+			s.Workload = v.ID
 			s.Remembered, s.Failures = Workload(v)
 		}
 	}

@@ -65,8 +65,8 @@ func TestWorkloadJoin(t *testing.T) {
 			}
 			// The process runs an AlltoAll: its workload remembers it.
 			st.Ingest(&logstate.Source{Kind: logstate.SourcePlog, Dir: "/h", Path: "/h/run/plog/plog-2871543_20260107100000000.log"},
-				[]byte("[INFO] HCCL(2871543,python3):2026-01-07-10:00:01.000.000 [x.cc:1] [2871543]create hccl transport:communicator[AlltoAll_c0], "+
-					"local rank[0], ip[a], remote rank[9], ip[b], transporttype[ROCE], rdma qpn[77], rdma qp sport[2], rdma TC[132], rdma SL[4]"))
+				[]byte("[INFO] HCCL(2871543,python3):2026-01-07-10:00:01.000.000 [x.cc:1] [2871543]create hccl transport:communicator[ALLTOALL_c0RunAlltoAllVStagedBCopy_host], "+
+					"local rank[0], ip[192.168.1.10], remote rank[9], ip[192.168.2.10], transporttype[ROCE], rdma qpn[77], rdma qp sport[49152], rdma TC[132], rdma SL[4]"))
 			s, _ = c.Settings(procs[0])
 			if len(s.Remembered) != 1 || !s.Remembered[0].AllRanks || s.Remembered[0].RankSize != 16 {
 				t.Errorf("remembered %+v, want the AlltoAll on the 16-rank communicator", s.Remembered)

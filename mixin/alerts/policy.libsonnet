@@ -15,15 +15,16 @@
 // - Job-owner alerts carry the training pod's `namespace` (and `pod`) where
 //   the exporter or the kubelet names it, for routing per team; no alert
 //   carries the exporter's own pod (config targetLabels).
-// - Consequences (fault codes a rank raises because a peer failed:
-//   _config.waitingCodes) are inhibited per job (cluster and hccl_job, never
-//   empty), not per node, for as long as the peers' timers may still run
-//   (HCCLJobFailed below).
+// - Consequences (the waiting and either codes of the fault-code table:
+//   _config.consequenceCodes) are inhibited per job (cluster and hccl_job,
+//   never empty), not per node, for as long as the peers' timers may still
+//   run (HCCLJobFailed below), which only a rank's own failure
+//   (_config.ownCodes) starts.
 //
 // This file is imported last: the default audience applies to every group.
 {
   local cfg = $._config,
-  local waiting = std.join('|', cfg.waitingCodes),
+  local own = std.join('|', cfg.ownCodes),
   local jobBy = std.join(', ', cfg.jobLabels),
   local infra = std.join('|', cfg.infraCodes),
 
@@ -52,26 +53,27 @@
       {
         name: 'hccl-exporter-job-failures',
         rules: [
-          // Fires (to no receiver) from a root-cause fault code until the
+          // Fires (to no receiver) from a rank's own failure until the
           // timers of the job's peers have surely run out: the last such
           // event on any node of the job, plus the job's longest
           // HCCL_CONNECT_TIMEOUT + 20 s (link setup waits) or
           // HCCL_EXEC_TIMEOUT (collectives wait), plus the 10 minutes a
           // fault alert fires for an event. Alertmanager inhibits the
-          // consequences (waiting codes) of the same job while it fires:
+          // consequences (consequenceCodes) of the same job while it fires:
           // with HCCL_CONNECT_TIMEOUT=1200 the peers' EI0006 arrive about
           // 20 minutes after the EI0011 alert resolved. Without settings in
           // the logs, HCCL's defaults (120 s, 1836 s) apply.
           $._hcclRecordingRules['hccl_job:hccl_fault_last_event_timestamp_seconds:max'],
-          // Fires (to no receiver) from a root-cause fault code until the
-          // timers of the job's peers have surely run out: the job's most
-          // recent such event on any node, plus the cluster's longest
+          // Fires (to no receiver) from a rank's own failure (config
+          // ownCodes) until the timers of the job's peers have surely run
+          // out: the job's most recent such event on any node, plus the
+          // cluster's longest
           // HCCL_CONNECT_TIMEOUT + 20 s (link setup waits) or
           // HCCL_EXEC_TIMEOUT (collectives wait), plus the 10 minutes a
           // fault alert fires for an event. Alertmanager inhibits the
-          // consequences (waiting codes) of the same job while it fires:
-          // with HCCL_CONNECT_TIMEOUT=1200 the peers' EI0006 arrive about
-          // 20 minutes after the EI0011 alert resolved. A job that fails
+          // consequences (config consequenceCodes) of the same job while it
+          // fires: with HCCL_CONNECT_TIMEOUT=1200 the peers' EI0006 arrive
+          // about 20 minutes after the EI0011 alert resolved. A job that fails
           // again later fires it again at its new fault. Without settings in
           // the logs, HCCL's defaults (120 s, 1836 s) apply.
           {
@@ -90,7 +92,7 @@
                 or on (%(clusterLabel)s)
                   max by (%(clusterLabel)s) (hccl_fault_last_event_timestamp_seconds%(hcclSelectorBraces)s) * 0 + %(defaultWaitSeconds)d
               ) + 600
-            ||| % (cfg { jobBy: jobBy, last: $._hcclJobLastEvent('code!~"%s"' % waiting), defaultWaitSeconds: std.max(cfg.defaultConnectTimeoutSeconds + 20, cfg.defaultExecTimeoutSeconds) }),
+            ||| % (cfg { jobBy: jobBy, last: $._hcclJobLastEvent('code=~"%s"' % own), defaultWaitSeconds: std.max(cfg.defaultConnectTimeoutSeconds + 20, cfg.defaultExecTimeoutSeconds) }),
             labels: {
               severity: 'none',
               audience: 'none',
@@ -100,8 +102,8 @@
               summary: "A job failed with a root-cause HCCL fault; its peers' timeouts are held back.",
               description: std.join(' ', [
                 'A root-cause fault code was reported {{ $value | humanizeDuration }} ago in job {{ $labels.%(jobLabel)s }}' % cfg,
-                '{{ with $labels.%(clusterLabel)s }}of cluster {{ . }}{{ end }}. Alertmanager inhibits the waiting codes' % cfg,
-                '(%s) of the same job while this fires; it notifies no one.' % std.join(', ', cfg.waitingCodes),
+                '{{ with $labels.%(clusterLabel)s }}of cluster {{ . }}{{ end }}. Alertmanager inhibits its consequences' % cfg,
+                "(the fault-code table's waiting and either codes) in the same job while this fires; it notifies no one.",
               ]),
               runbook_url: cfg.runbookURLBase + '#hccljobfailed',
             },

@@ -255,15 +255,12 @@ func (s Spec) withDefaults() Spec {
 	return s
 }
 
-// catalogCodes lists the exporter's catalog codes once each, in catalog order.
+// catalogCodes lists the codes of the exporter's fault-code table once each,
+// in table order.
 func catalogCodes() []Fault {
 	var out []Fault
-	seen := map[string]bool{}
-	for _, f := range logstate.Catalog() {
-		if !seen[f.Code] {
-			seen[f.Code] = true
-			out = append(out, Fault{Code: f.Code, Title: f.Title, Catalog: true})
-		}
+	for _, c := range logstate.Codes() {
+		out = append(out, Fault{Code: c.Code, Title: c.Title, Catalog: true})
 	}
 	return out
 }

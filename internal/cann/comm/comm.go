@@ -90,6 +90,16 @@ type Communicator struct {
 	// applies). It overrides the process's variable (CommConfig::
 	// SetConfigOpExpansionMode).
 	ExpansionMode string
+	// AIVOpBase and AIVOffload: its AIV buffers of that mode were
+	// allocated (`[HCCL_TRACE][CreateCommAIVbuffer] OpbaseMode|OffloadMode`,
+	// HCOMM ccl_buffer_manager.cc:140,150): 36 MiB + 4 MiB each, the
+	// offload set for graph mode and ACL graph captures.
+	AIVOpBase, AIVOffload bool
+	// ObservedQPBytes and ObservedCaptureQPBytes are the size of its latest
+	// op-base and captured QP from the depths HCCL printed before creating
+	// it (`[ConstructQpAttrs][attr]…`, adapter_hccp.cc:2460): max_send_wr ×
+	// 64 + sendCqDepth × 32; 0 when not printed.
+	ObservedQPBytes, ObservedCaptureQPBytes uint64
 	// LinkSets are the link sets (one per operator tag, HCCL's resMap_
 	// entries) logged for the communicator, in the order they appeared
 	// (the log state keeps at most a bounded number per communicator).
@@ -101,10 +111,11 @@ type LinkSetKind string
 
 // The link-set kinds.
 const (
-	LinkSetOpBase  LinkSetKind = "op_base" // "<Collective>_<identifier>[_ALG_LEVEL1_X]"
-	LinkSetGraph   LinkSetKind = "graph"   // "Hcom<Collective>_…"
-	LinkSetCapture LinkSetKind = "capture" // an op-base tag with "_Capture" (or extending the collective's first tag)
-	LinkSetMC2     LinkSetKind = "mc2"     // "<identifier><opType>_mc2"
+	LinkSetOpBase   LinkSetKind = "op_base"   // "<Op>_<identifier><level1><algName>…_host" (parse.ParseTag)
+	LinkSetGraph    LinkSetKind = "graph"     // "Hcom<Collective>_…"
+	LinkSetCapture  LinkSetKind = "capture"   // an op-base tag with "_Capture[N]"
+	LinkSetMC2      LinkSetKind = "mc2"       // "<identifier><opType>_mc2"
+	LinkSetSendRecv LinkSetKind = "send_recv" // "worldCommSendRecv_<src>_<dst>_<identifier>…", "worldBatchSendRecv_<identifier>…"
 )
 
 // LinkSet is one link set of a communicator: HCCL builds one per
@@ -116,10 +127,17 @@ type LinkSet struct {
 	// Op is the collective in lower case without "hcom" ("allreduce",
 	// "alltoallv", …; "mc2" for MC2 tags).
 	Op string
-	// Algo is the level-1 algorithm HCCL's auto-selection appended to the
-	// tag (CollAlgOperator::AppendTag: "ring", "hd", "nhr", "pipeline"),
-	// "" when the tag carries none.
-	Algo string
+	// Level1 is the level-1 name the tag carries as HCCL prints it
+	// (HCCL_ALGO_LEVEL1_NAME_MAP: "ring", "H-D", "NHR", "NHR_V1",
+	// "pipeline", "NB", "AHC", …), "" when none; Algo the same in the
+	// model's lower case ("ring", "hd", "nhr", "nhr_v1", "pipeline", "nb",
+	// "ahc").
+	Level1 string
+	Algo   string
+	// Executor is the algName the tag carries (the executor HCCL
+	// selected: "AllReduceMeshExecutor", …), "" when none. HCCL keys link
+	// sets by it: each executor of a collective is a set of its own.
+	Executor string
 	// RoCEPeers are the distinct remote ranks it linked over RoCE, QPs its
 	// `rdma qpn[` lines.
 	RoCEPeers int

@@ -259,6 +259,10 @@ type Process struct {
 	// UID is its real uid (status), -1 unknown: who the kernel says
 	// writes its logs where no pod's cgroup does.
 	UID int
+	// Cgroup is the cgroup of the container it runs in
+	// (ParseContainerCgroup), "" outside a container or where procfs has
+	// no cgroup file: with UID, who writes its logs off Kubernetes.
+	Cgroup string
 	// Anchor is the directory Path is resolved inside:
 	// <procfs>/<pid>/root (or <procfs>/<pid>/cwd). The follower opens the
 	// rest of Path from it with RESOLVE_IN_ROOT, so that a link in the
@@ -286,6 +290,10 @@ func Resolve(procfs string, pid int) (Process, error) {
 		p.NSpid = st.NSpid
 	}
 	p.UID = st.UID
+	if cg, err := readWith(path.Join(base, "cgroup"), ParseContainerCgroup); err == nil {
+		// Unreadable: the uid alone names the owner, as before.
+		p.Cgroup = cg
+	}
 	env, err := readWith(path.Join(base, "environ"), ParseEnviron)
 	if err != nil {
 		return p, err

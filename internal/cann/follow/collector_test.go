@@ -96,7 +96,7 @@ func TestCollectorSamples(t *testing.T) {
 	extra := `
 # HELP hccl_exporter_log_files_tracked Log files followed (CANN plogs and screen logs).
 # TYPE hccl_exporter_log_files_tracked gauge
-hccl_exporter_log_files_tracked 24
+hccl_exporter_log_files_tracked 29
 # HELP hccl_exporter_log_read_errors_total Errors reading log files and directories (missing roots, unreadable directories, failed reads).
 # TYPE hccl_exporter_log_read_errors_total counter
 hccl_exporter_log_read_errors_total 0

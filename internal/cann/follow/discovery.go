@@ -157,6 +157,9 @@ func (c *Service) discover(now time.Time) {
 	d.lastAt = at
 	listed := make(map[int]bool, len(rows))
 	changed := !d.set
+	// nspids whose roots changed: who writes a shared file of that pid is
+	// looked at again (writers.go); other decisions stay.
+	changedNS := map[int]bool{}
 	var gone []*logRoot
 	for _, row := range rows {
 		if row.PID <= 0 || listed[row.PID] {
@@ -177,6 +180,10 @@ func (c *Service) discover(now time.Time) {
 			gone = append(gone, old)
 		}
 		changed = true
+		changedNS[n.nspid] = true
+		if old != nil {
+			changedNS[old.nspid] = true
+		}
 		t.mu.Lock()
 		t.byPID[row.PID] = n
 		t.mu.Unlock()
@@ -200,6 +207,7 @@ func (c *Service) discover(now time.Time) {
 			// Gone from npu-smi's table: its files, found already, are
 			// read to their end by the follower, then let go.
 			delete(t.byPID, pid)
+			changedNS[r.nspid] = true
 			if r.ok {
 				gone = append(gone, r)
 			}
@@ -220,7 +228,8 @@ func (c *Service) discover(now time.Time) {
 		return
 	}
 	d.set = true
-	clear(c.writers) // who writes a shared file is looked at again
+	c.forgetWriters(changedNS)
+	c.rootGen++ // who writes a screen log is looked at again
 	c.f.SetProcRoots(t.procRoots())
 	for _, r := range gone {
 		// Its series stay for the TTL, but no longer hold a place under
@@ -242,7 +251,7 @@ func (c *Service) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 	n := &logRoot{proc: procID{pid, p.Start}, nspid: p.NSpid, root: p.Root, via: p.Via, path: p.Path, anchor: p.Anchor, checked: now}
 	if err == nil {
 		n.ok = true
-		n.owner, n.pod = c.ownerOfProcess(pid, p.UID)
+		n.owner, n.pod = c.ownerOfProcess(pid, p.UID, p.Cgroup)
 		if old != nil && old.ok && old.found && old.path == n.path && old.anchor == n.anchor && old.proc == n.proc && old.nspid == n.nspid {
 			// The same process with the same root, whose logs are read:
 			// nothing to list again.
@@ -295,12 +304,17 @@ func (c *Service) resolve(pid int, now time.Time, old *logRoot) *logRoot {
 }
 
 // ownerOfProcess is who the kernel says a discovered process is: the pod
-// its own cgroup names, else its uid, else the process itself.
-func (c *Service) ownerOfProcess(pid, uid int) (string, ProcessPod) {
+// its own cgroup names, else its uid and the cgroup of the container it
+// runs in (two root containers are two owners; discover.ParseContainerCgroup),
+// else the process itself.
+func (c *Service) ownerOfProcess(pid, uid int, cgroup string) (string, ProcessPod) {
 	if c.deps.PodOfProcess != nil {
 		if pod, ok := c.deps.PodOfProcess(pid); ok && pod.UID != "" {
 			return "pod:" + pod.UID, pod
 		}
+	}
+	if uid >= 0 && cgroup != "" {
+		return "uid:" + strconv.Itoa(uid) + "/ctr:" + cgroup, ProcessPod{}
 	}
 	if uid >= 0 {
 		return "uid:" + strconv.Itoa(uid), ProcessPod{}

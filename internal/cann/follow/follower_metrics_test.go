@@ -93,6 +93,8 @@ func TestNewPodEI0011CountedBeforeRescan(t *testing.T) {
 		ScreenGlobs:    []string{filepath.Join(pods, "*", "*", "*.log")},
 		PollInterval:   20 * time.Millisecond,
 		RescanInterval: time.Hour,
+		// No plog names the process's job: the fault waits this long.
+		FaultJobGrace: 300 * time.Millisecond,
 	}
 	c, err := New(cfg, Deps{}, nil)
 	if err != nil {
@@ -120,7 +122,13 @@ func TestNewPodEI0011CountedBeforeRescan(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	body := string(exposition(t, c.state))
+	// Its series, once the grace for its process's job is over.
+	body := ""
+	for deadline = time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if body = string(exposition(t, c.state)); strings.Contains(body, `namespace="train",pod="job-0"`) {
+			break
+		}
+	}
 	if !strings.Contains(body, `namespace="train",pod="job-0"`) {
 		t.Errorf("pod labels missing:\n%s", body)
 	}

@@ -135,3 +135,70 @@ func TestSharedVolumeSamePIDRows(t *testing.T) {
 		t.Fatalf("HCCL_BUFFSIZE by host pid %v, want the victim's 200 on 4200 and the attacker's 1 on 4100; devices %+v; roots %+v", rows, c.Devices(), c.roots.byPID)
 	}
 }
+
+// Two root containers on bare metal (no pod: both owners were "uid:0"),
+// both the 7th process of their container. The attacker's plog names the
+// victim's communicator and prints EI0011. On 0.5.0 one uid was one owner:
+// the EI0011 carried the victim's hccl_job and paged the victim's owner.
+// Now the owner is the uid and the container's cgroup
+// (<procfs>/<pid>/cgroup): two containers are two owners, the victim, who
+// named the communicator first, keeps it.
+func TestAttackRootContainersAreTwoOwners(t *testing.T) {
+	const (
+		idA = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
+		idB = "0f9e8d7c6b5a49382716f5e4d3c2b1a00f9e8d7c6b5a49382716f5e4d3c2b1a0"
+	)
+	procfs := t.TempDir()
+	cgroup := func(pid int, id string) {
+		data := "0::/system.slice/docker-" + id + ".scope\n"
+		if err := os.WriteFile(filepath.Join(procfs, strconv.Itoa(pid), "cgroup"), []byte(data), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victimRoot := fakeProcess(t, procfs, 4242, 7, "ASCEND_PROCESS_LOG_PATH=/job/logs")
+	cgroup(4242, idA)
+	victimPlog := writePlog(t, filepath.Join(victimRoot, "job", "logs"), 7, "")
+	attackerRoot := fakeProcess(t, procfs, 4300, 7, "ASCEND_PROCESS_LOG_PATH=/job/logs")
+	cgroup(4300, idB)
+	writePlog(t, filepath.Join(attackerRoot, "job", "logs"), 7,
+		"[ERROR] HCCP(7,python3):2026-01-06-15:39:00.000.000 [ra_hdc.c:1] [7]ra qp create fail, out of memory\n")
+	tab := &fakeTable{}
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 4242})
+	c, err := New(Config{Timezone: "UTC", ProcessTTL: time.Hour}, Deps{Procfs: procfs, Processes: tab}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	settle := func(done func() bool) {
+		for deadline := time.Now().Add(5 * time.Second); !done() && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			c.pollOnce(time.Now())
+		}
+	}
+	settle(func() bool { return len(c.Processes()) == 1 })
+	tab.set(ascend.Process{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 4242}, ascend.Process{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, PID: 4300})
+	faults := func() []string {
+		var out []string
+		for _, l := range strings.Split(string(exposition(t, c)), "\n") {
+			if strings.HasPrefix(l, `hccl_fault_events_total{code="EI0011"`) && !strings.HasSuffix(l, " 0") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	settle(func() bool { return len(faults()) > 0 })
+	if got := faults(); len(got) != 1 || strings.Contains(got[0], "1767685109881000") {
+		t.Fatalf("the attacker's EI0011: %v; want one series without the victim's communicator as hccl_job", got)
+	}
+	f, err := os.OpenFile(victimPlog, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("[ERROR] HCCP(7,python3):2026-01-06-15:39:05.000.000 [ra_hdc.c:1] [7]ra qp create fail, out of memory\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	settle(func() bool { return len(faults()) > 1 })
+	if got := strings.Join(faults(), "\n"); !strings.Contains(got, `hccl_job="10.0.0.11%enp189s0f0_60000_0_1767685109881000"`) {
+		t.Errorf("the victim's own EI0011 lost its job:\n%s", got)
+	}
+}

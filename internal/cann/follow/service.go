@@ -39,6 +39,10 @@ type Config struct {
 	// CrossFilesystems lets the walk below a log root enter mount points,
 	// and discovered roots be on FUSE or network file systems.
 	CrossFilesystems bool
+	// FaultJobGrace is how long a fault read before its process's
+	// communicator waits for it (logstate.Options.FaultJobGrace); no flag:
+	// 0 is the default, negative counts at once.
+	FaultJobGrace time.Duration
 }
 
 // Deps are what main wires into the collector besides its own flags: the
@@ -98,11 +102,26 @@ func DefaultRoot(getenv func(string) string) string {
 	return filepath.Join(home, "ascend", "log")
 }
 
+// faultJobGrace is how long at least a fault waits for its process's
+// job, and faultJobGracePolls in polls: the lines that name it are read
+// within a poll or two of the fault's, even under load.
+const (
+	faultJobGrace      = 5 * time.Second
+	faultJobGracePolls = 5
+)
+
 func (cfg Config) stateOptions(deps Deps) logstate.Options {
 	o := logstate.DefaultOptions()
 	o.ProcessTTL = cfg.ProcessTTL
 	o.FaultTTL = cfg.FaultTTL
 	o.WorkloadTTL, o.MaxWorkloads = deps.WorkloadTTL, deps.MaxWorkloads
+	// A fault read before its process's communicator waits for it this
+	// long (logstate.Options.FaultJobGrace): long enough for the next few
+	// polls under load, far below any alert's for:.
+	o.FaultJobGrace = max(faultJobGrace, faultJobGracePolls*cfg.PollInterval)
+	if cfg.FaultJobGrace != 0 {
+		o.FaultJobGrace = max(cfg.FaultJobGrace, 0)
+	}
 	for _, p := range []struct{ dst, src *int }{
 		{&o.MaxPIDs, &cfg.MaxPIDs}, {&o.MaxCommunicators, &cfg.MaxCommunicators}, {&o.MaxCodes, &cfg.MaxCodes},
 		{&o.MaxPods, &cfg.MaxPods}, {&o.MaxModules, &cfg.MaxModules},
@@ -180,9 +199,17 @@ type Service struct {
 	srcOwner string     // who writes src.Path (rootTable.ownerOf)
 	srcPod   ProcessPod // its pod, where the kernel names one
 	// writers are the discovered roots whose processes write files that
-	// several roots reach, by path (writers.go); cleared when the table of
-	// roots changes. Poll goroutine only.
-	writers map[string][2]string
+	// several roots reach, by path (writers.go); dropped for a pid whose
+	// roots change. Poll goroutine only.
+	writers map[string]writerDecision
+	// looks are the looks at processes' descriptors behind writers, and
+	// their budget per poll.
+	looks writerLooks
+	// screenWriters are the owners of the processes that hold bare-metal
+	// screen logs open (screenwriter.go), looked at again when rootGen,
+	// bumped at each change of the table of roots, moved on.
+	screenWriters map[string]screenWriter
+	rootGen       uint64
 	// roots is the table of log roots (roots.go), configured and
 	// discovered; zones infers and applies the zone of each row.
 	roots *rootTable
@@ -327,6 +354,7 @@ func (c *Service) pollOnce(now time.Time) {
 		c.src.Path = "" // work the zone out again for the next line
 	}
 	c.discover(now)
+	c.looks.resetPoll()
 	err := c.f.Poll(c.handle)
 	c.mu.Lock()
 	c.pollErr = err
@@ -368,9 +396,16 @@ func (c *Service) handle(f *tail.File, line []byte) {
 			if procRoot != "" {
 				// A volume two pods share: the file is the row's whose
 				// process holds it open (writers.go).
-				if from, to := c.writerRoot(f.Path); from != to {
+				from, to, shared := c.writerRoot(f.Path)
+				if from != to {
 					c.srcDir = to + strings.TrimPrefix(c.srcDir, from)
 					procRoot = to
+				}
+				if shared {
+					// No single process: a row of its own, and no
+					// owner the kernel names.
+					c.srcDir += sharedSuffix
+					procRoot = ""
 				}
 			}
 			c.srcLoc = c.zones.locationFor(c.srcDir, time.Now(), c.logger.Warn)
@@ -380,6 +415,10 @@ func (c *Service) handle(f *tail.File, line []byte) {
 				c.roots.noteAlias(procRoot, c.srcDir)
 			}
 			c.srcOwner, c.srcPod = c.roots.ownerOf(procRoot, c.srcDir)
+		} else if f.Pod == "" {
+			// A bare-metal screen log speaks for the processes of its
+			// writer's owner only (logstate screenTies).
+			c.srcOwner, _ = c.screenWriterOf(f.Path)
 		}
 	}
 	// PID: the file's own name (plog-<pid>_…) says whose lines it holds;

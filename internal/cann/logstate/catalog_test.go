@@ -1,6 +1,7 @@
 package logstate
 
 import (
+	"encoding/json"
 	"maps"
 	"testing"
 	"time"
@@ -12,20 +13,45 @@ import (
 
 func TestCatalogConsistent(t *testing.T) {
 	stages := map[string]bool{parse.StageInit: true, parse.StageLinkSetup: true, parse.StageExecution: true, parse.StageUnknown: true}
-	first := map[string]Fault{}
+	roles := map[Role]bool{RoleOwn: true, RoleWaiting: true, RoleEither: true}
+	audiences := map[Audience]bool{AudienceJobOwner: true, AudienceInfra: true}
+	timers := map[Timer]bool{TimerConnect: true, TimerExec: true, TimerRDMA: true}
+	first := map[string]Code{}
+	for _, c := range Codes() {
+		if len(c.Code) != 6 || c.Code[0] != 'E' {
+			t.Errorf("bad code %q", c.Code)
+		}
+		if _, ok := first[c.Code]; ok {
+			t.Errorf("%s: two rows in the code table", c.Code)
+		}
+		first[c.Code] = c
+		if !stages[c.Stage] {
+			t.Errorf("%s: bad stage %q", c.Code, c.Stage)
+		}
+		if c.Title == "" {
+			t.Errorf("%s: no title", c.Code)
+		}
+		if !roles[c.Role] {
+			t.Errorf("%s: bad role %q", c.Code, c.Role)
+		}
+		if !audiences[c.Audience] {
+			t.Errorf("%s: bad audience %q", c.Code, c.Audience)
+		}
+		// A rank's own failure is not produced by a timer; every other
+		// role needs one to bound how late it can follow its root.
+		if (c.Role == RoleOwn) != (c.Timer == TimerNone) || c.Timer != TimerNone && !timers[c.Timer] {
+			t.Errorf("%s: role %s with timer %q", c.Code, c.Role, c.Timer)
+		}
+		if c.Role == RoleWaiting && c.Why == "" {
+			t.Errorf("%s: a waiting code says why (what the rank saw of its peers)", c.Code)
+		}
+	}
 	for _, f := range Catalog() {
-		if len(f.Code) != 6 || f.Code[0] != 'E' {
-			t.Errorf("bad code %q", f.Code)
+		if _, ok := first[f.Code]; !ok {
+			t.Errorf("catalog row of %s: the code is not in the code table (codes.go)", f.Code)
 		}
-		if !stages[f.Stage] {
-			t.Errorf("%s: bad stage %q", f.Code, f.Stage)
-		}
-		if prev, ok := first[f.Code]; ok {
-			if prev.Stage != f.Stage || prev.Title != f.Title {
-				t.Errorf("%s: rows disagree on stage/title", f.Code)
-			}
-		} else {
-			first[f.Code] = f
+		if len(f.Fingerprint) == 0 {
+			t.Errorf("catalog row of %s without a fingerprint: a code without wordings needs only its row in codes.go", f.Code)
 		}
 		for _, p := range f.Fingerprint {
 			if p == "" {
@@ -38,6 +64,42 @@ func TestCatalogConsistent(t *testing.T) {
 	for _, code := range []string{"EI0011", "EI0006", "EI0019", "EI0020", "EI0005", "EL0004", "EI0002", "EI0013"} {
 		if _, ok := first[code]; !ok {
 			t.Errorf("catalog lacks %s", code)
+		}
+	}
+}
+
+// TestFaultTableJSON: the mixin's form of the table has every code once,
+// in table order, with its role and audience.
+func TestFaultTableJSON(t *testing.T) {
+	b, err := FaultTableJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got faultTableJSON
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Codes) != len(codes) {
+		t.Fatalf("%d codes, want %d", len(got.Codes), len(codes))
+	}
+	for i, c := range codes {
+		g := got.Codes[i]
+		if g.Code != c.Code || g.Role != c.Role || g.Audience != c.Audience || g.Stage != c.Stage {
+			t.Errorf("row %d: %+v, want %s %s %s %s", i, g, c.Code, c.Stage, c.Role, c.Audience)
+		}
+	}
+}
+
+// TestRoleOf: the settled codes (HCOMM 8958adbf, codes.go) and the default
+// for a code outside the table.
+func TestRoleOf(t *testing.T) {
+	for code, want := range map[string]Role{
+		"EI0011": RoleOwn, "EI0006": RoleWaiting, "EI0002": RoleWaiting,
+		"EI0012": RoleEither, "EI0013": RoleEither, "EI9999": RoleEither, "EI0009": RoleEither,
+		"EI0099": RoleEither,
+	} {
+		if got, _ := RoleOf(code); got != want {
+			t.Errorf("RoleOf(%s) = %s, want %s", code, got, want)
 		}
 	}
 }

@@ -25,6 +25,10 @@ type FaultEvent struct {
 	// it can show that HCCL requested the memory (then only its series is
 	// HCCL's, hccl_fault_events_total).
 	HCCL bool
+	// Lag is how many lines after the report's own line it is reported:
+	// a screen report header (`EZ9999: Inner Error!`) is held for the
+	// detail line that may follow it; 0 otherwise.
+	Lag int
 }
 
 // FaultSummary is what the logs say about one fault code, for reports.
@@ -76,25 +80,27 @@ const ReasonCommKernelTimeout = "comm_kernel_timeout"
 
 // jobOf is the job a fault belongs to, the hccl_job label: the first
 // communicator of the process that printed it (the world group, created
-// first; its identifier is the same on every node of the job), else
+// first; its identifier is the same on every node of the job; a graph-mode
+// world group's identity is derived, jobName), else
 // "<namespace>/<pod>" of the training pod, else "" (the rules then use the
 // node). The process of a plog line is the one its file is named after
-// (Source.PID); the process of a screen report is the plog process with the
-// report's [PID: n]: on a Kubernetes screen log, the one whose device the
-// kubelet assigns to the log's pod; elsewhere (bare metal) the one process
-// of the logs with that pid. A communicator the processes of two owners
-// claim (contested) is no job's identity: a tenant cannot raise a fault
-// under another job's name. The caller holds the lock.
+// (Source.PID); the process of a screen report is the process with the
+// report's [PID: n] that the screen log may speak for (screenProcess). A
+// communicator is the identity of the first owner that named it only
+// (trusted): a tenant cannot raise a fault under another job's name, nor
+// take the name from the job. The caller holds the lock.
 func (s *State) jobOf(source string, src *Source, pid int) string {
 	if pid > 0 {
 		var pr *process
 		if source == FaultSourcePlog {
 			pr = s.procs[ProcessKey{src.Dir, pid}]
 		} else {
-			pr = s.screenProcess(src, pid)
+			pr, _ = s.screenProcess(src, pid)
 		}
-		if pr != nil && len(pr.comms) > 0 && s.trusted(pr.comms[0].Name, pr.owner) {
-			return pr.comms[0].Name
+		if pr != nil && len(pr.comms) > 0 {
+			if name := jobName(pr, &pr.comms[0]); s.trusted(name, pr) {
+				return name
+			}
 		}
 	}
 	if src.Pod != "" {
@@ -103,27 +109,78 @@ func (s *State) jobOf(source string, src *Source, pid int) string {
 	return ""
 }
 
-// screenProcess is the plog process that printed a screen report with
-// pid: nil where the logs do not tie the report to one process, or tie it
-// to processes of different jobs (pids of several pid namespaces on a node
-// without pod paths). The caller holds the lock.
-func (s *State) screenProcess(src *Source, pid int) *process {
+// Reasons a screen report's pid is not tied to a process
+// (hccl_exporter_screen_reports_untied_total).
+const (
+	UntiedOtherOwner  = "other_owner"
+	UntiedSeveralJobs = "several_jobs"
+	UntiedNoProcess   = "no_process"
+)
+
+var untiedReasons = []string{UntiedNoProcess, UntiedOtherOwner, UntiedSeveralJobs}
+
+// screenProcess is the process a screen report with pid speaks for: the
+// process of that pid whose owner is the screen log's writer
+// (screenTies). nil, and why, where there is none, or where processes of
+// two jobs qualify (pids of several pid namespaces). A report that ties to
+// no process is the screen log's own: it carries the log's pod (or no
+// hccl_job) and is remembered under no workload. The caller holds the
+// lock.
+func (s *State) screenProcess(src *Source, pid int) (*process, string) {
 	var found *process
+	other := false
 	for k, pr := range s.procs {
-		if k.PID != pid || len(pr.comms) == 0 {
+		if k.PID != pid {
 			continue
 		}
-		if src.Pod != "" && !s.inPod(src, pr) {
+		if !s.screenTies(src, pr) {
+			other = true
 			continue
 		}
 		switch {
 		case found == nil:
 			found = pr
+		case len(pr.comms) == 0:
+			// A process without a communicator names no job.
+		case len(found.comms) == 0:
+			found = pr
 		case found.comms[0].Name != pr.comms[0].Name:
-			return nil // two jobs print this pid: no single writer
+			return nil, UntiedSeveralJobs
+		case s.lastWrite(pr).After(s.lastWrite(found)):
+			found = pr // one job's processes: the one written to last
 		}
 	}
-	return found
+	switch {
+	case found != nil:
+		return found, ""
+	case other:
+		return nil, UntiedOtherOwner
+	}
+	return nil, UntiedNoProcess
+}
+
+// screenTies reports whether a screen log may speak for process pr: its
+// writer and pr share an owner. The writer of a Kubernetes log
+// (/var/log/pods/<ns>_<pod>_<uid>/…) is that pod, whose processes are the
+// ones whose cgroup names it (or, for processes of a configured root, whose
+// device the kubelet assigns to it). Elsewhere the writer is the owner the
+// reader found holding the file (Source.Owner: a pod, or a uid and
+// cgroup); a file whose writer the kernel does not name (a glob's file no
+// discovered process holds, diagnose) speaks only for processes no kernel
+// names either (a --cannlog.root, a bundle): a tenant's screen log cannot
+// print its way into a process the kernel says is someone else's. The
+// caller holds the lock.
+func (s *State) screenTies(src *Source, pr *process) bool {
+	if src.Pod != "" {
+		if kernelOwner(pr.owner) {
+			return src.PodUID != "" && pr.owner == "pod:"+src.PodUID
+		}
+		return s.inPod(src, pr)
+	}
+	if kernelOwner(src.Owner) {
+		return pr.owner == src.Owner
+	}
+	return !kernelOwner(pr.owner)
 }
 
 // inPod reports whether process pr runs in the pod of the screen log src
@@ -146,67 +203,127 @@ func kernelOwner(owner string) bool {
 	return strings.HasPrefix(owner, "pod:") || strings.HasPrefix(owner, "uid:")
 }
 
-// claim is who claims a communicator: the one kernel-named owner whose
-// processes name it (or claimContested), and the one log directory without
-// a kernel identity (likewise).
-type claim struct{ kernel, dir string }
-
-// claimContested marks a side of a claim several owners take.
-const claimContested = "\x00contested"
-
-// trusted reports whether communicator name may be the job identity of a
-// fault of a process of owner. The identifier is the same on every node of
-// a job, so a job's processes on one node share it; a second pod or uid
-// naming it is a tenant taking another job's identity (or one job split
-// over pods): neither is trusted. A directory without a kernel identity (a
-// configured root a tenant can write) never outranks a kernel-named owner:
-// its processes cannot use a communicator a kernel-named owner claims, but
-// their claim does not take it from that owner. The caller holds the lock.
-func (s *State) trusted(name, owner string) bool {
-	s.refreshClaims()
-	cl := s.claims[name]
-	if kernelOwner(owner) {
-		return cl.kernel == owner
-	}
-	return cl.kernel == "" && cl.dir == owner
+// claim is who claims a job identity (jobName): the kernel-named
+// claimant (claimantOf) that named it first, and the first log directory
+// without a kernel identity. In claims, claimContested marks a side
+// another claimant also takes (hccl_exporter_communicators_contested).
+type claim struct {
+	kernel, dir string
+	// others: a claimant other than the first also names it.
+	others bool
 }
 
-// refreshClaims rebuilds claims when communicators changed. The caller
+// claimContested marks a side of a claim several owners take when none of
+// them claimed it first (the first left).
+const claimContested = "\x00contested"
+
+// trusted reports whether job identity name may be the hccl_job of a
+// fault of pr. The first kernel-named claimant keeps it for as long as its
+// processes name it: a second pod (or uid and container) naming it later is
+// a tenant taking another job's identity, or another job with the same
+// world group; its faults carry their own pod, or no hccl_job, and never
+// take the identity from the first. A directory without a kernel identity
+// (a configured root a tenant can write) never outranks a kernel-named
+// claimant: its processes cannot use a communicator a kernel-named
+// claimant names, but their claim does not take it from that claimant.
+// The caller holds the lock.
+func (s *State) trusted(name string, pr *process) bool {
+	s.refreshClaims()
+	cl := s.claims[name]
+	if kernelOwner(pr.owner) {
+		return cl.kernel == claimantOf(pr)
+	}
+	return cl.kernel == "" && cl.dir == claimantOf(pr)
+}
+
+// refreshClaims rebuilds claims when communicators changed: the first
+// claimant of each side keeps it while it still names it; where it left,
+// a sole remaining claimant takes it, several take nothing. The caller
 // holds the lock.
 func (s *State) refreshClaims() {
 	if s.claims != nil && s.claimsGen == s.commGen {
 		return
 	}
-	s.claims = make(map[string]claim, s.nComms)
+	// Per job identity and side: the first claimant met, whether another
+	// claims it too, and whether the recorded first claimant still does.
+	type side struct {
+		one          string
+		multi, first bool
+	}
+	type acc struct{ kernel, dir side }
+	byName := make(map[string]*acc, s.nComms)
+	if s.firstClaims == nil {
+		s.firstClaims = map[string]claim{}
+	}
 	for _, pr := range s.procs {
-		for _, c := range pr.comms {
-			cl := s.claims[c.Name]
-			side := &cl.dir
-			if kernelOwner(pr.owner) {
-				side = &cl.kernel
+		if len(pr.comms) == 0 {
+			continue
+		}
+		who := claimantOf(pr)
+		kernel := kernelOwner(pr.owner)
+		for i := range pr.comms {
+			name := jobName(pr, &pr.comms[i])
+			a := byName[name]
+			if a == nil {
+				a = &acc{}
+				byName[name] = a
 			}
-			switch *side {
+			sd, first := &a.dir, s.firstClaims[name].dir
+			if kernel {
+				sd, first = &a.kernel, s.firstClaims[name].kernel
+			}
+			switch sd.one {
 			case "":
-				*side = pr.owner
-			case pr.owner:
+				sd.one = who
+			case who:
 			default:
-				*side = claimContested
+				sd.multi = true
 			}
-			s.claims[c.Name] = cl
+			sd.first = sd.first || who == first
+		}
+	}
+	pick := func(sd side, first string) string {
+		switch {
+		case sd.first:
+			return first
+		case sd.multi:
+			return claimContested
+		}
+		return sd.one
+	}
+	s.claims = make(map[string]claim, len(byName))
+	for name, a := range byName {
+		fc := s.firstClaims[name]
+		cl := claim{kernel: pick(a.kernel, fc.kernel), dir: pick(a.dir, fc.dir)}
+		cl.others = a.kernel.multi || a.dir.multi || (a.kernel.one != "" && a.dir.one != "")
+		s.claims[name] = cl
+		// The sole claimant left becomes the first.
+		keep := claim{kernel: cl.kernel, dir: cl.dir}
+		if keep.kernel == claimContested {
+			keep.kernel = ""
+		}
+		if keep.dir == claimContested {
+			keep.dir = ""
+		}
+		s.firstClaims[name] = keep
+	}
+	for name := range s.firstClaims {
+		if byName[name] == nil {
+			delete(s.firstClaims, name) // nobody names it any more
 		}
 	}
 	s.claimsGen = s.commGen
 }
 
-// contestedCount is the number of communicators that are not every
-// claimant's to use (trusted): claimed by two kernel-named owners, by two
-// directories, or by a directory next to a kernel-named owner
-// (hccl_exporter_communicators_contested). The caller holds the lock.
+// contestedCount is the number of job identities claimed by more than one
+// claimant: two kernel-named ones, two directories, or a directory next
+// to a kernel-named one (hccl_exporter_communicators_contested). The
+// caller holds the lock.
 func (s *State) contestedCount() int {
 	s.refreshClaims()
 	n := 0
 	for _, cl := range s.claims {
-		if cl.kernel == claimContested || cl.dir == claimContested || (cl.kernel != "" && cl.dir != "") {
+		if cl.others {
 			n++
 		}
 	}
@@ -215,23 +332,34 @@ func (s *State) contestedCount() int {
 
 // recordFault counts an HCCL fault event (hccl_fault_events_total) and
 // reports it (summaries, Options.OnFault).
-func (s *State) recordFault(code, resource, source string, src *Source, pid int, ts time.Time) {
+// lag is how many lines after its own the event is reported (a screen
+// report header held for its detail line; FaultEvent.Lag).
+func (s *State) recordFault(code, resource, source string, src *Source, pid int, ts time.Time, lag int) {
 	if s.admitCode(code) {
-		s.report(code, resource, source, pid, ts, true)
-		s.count(faultKey{code: code, resource: resource, source: source}, src, pid, ts)
-		s.rememberFailure(code, resource, source, src, pid, ts)
+		s.report(FaultEvent{Code: code, Resource: resource, Source: source, PID: pid, Time: ts, HCCL: true, Lag: lag})
+		if s.holdFault(code, resource, source, src, pid, ts) {
+			return
+		}
+		s.countFault(code, resource, source, src, pid, ts)
 	}
+}
+
+// countFault counts an HCCL fault event and remembers it under its
+// workload.
+func (s *State) countFault(code, resource, source string, src *Source, pid int, ts time.Time) {
+	s.count(faultKey{code: code, resource: resource, source: source}, src, pid, ts)
+	s.rememberFailure(code, resource, source, src, pid, ts)
 }
 
 // reportCANN reports another component's screen report when it is read
 // (summaries, Options.OnFault: the offline report shows it with its line);
 // countCANN counts it (ascend_cann_fault_events_total) once the lines that
 // follow it have been read (screen.go).
-func (s *State) reportCANN(code, source string, pid int, ts time.Time) bool {
+func (s *State) reportCANN(code, source string, pid int, ts time.Time, lag int) bool {
 	if !s.admitCode(code) {
 		return false
 	}
-	s.report(code, "", source, pid, ts, false)
+	s.report(FaultEvent{Code: code, Source: source, PID: pid, Time: ts, Lag: lag})
 	return true
 }
 
@@ -355,7 +483,8 @@ func lessPodKey(a, b podKey) bool {
 }
 
 // report adds one event to the per-code summary and hands it to OnFault.
-func (s *State) report(code, resource, source string, pid int, ts time.Time, hccl bool) {
+func (s *State) report(ev FaultEvent) {
+	code, source, pid, ts := ev.Code, ev.Source, ev.PID, ev.Time
 	sm := s.summaries[code]
 	if sm == nil {
 		stage, title, remedy, _ := CodeInfo(code)
@@ -371,7 +500,7 @@ func (s *State) report(code, resource, source string, pid int, ts time.Time, hcc
 		sm.Last = ts
 	}
 	if s.opts.OnFault != nil {
-		s.opts.OnFault(FaultEvent{Code: code, Resource: resource, Source: source, PID: pid, Time: ts, HCCL: hccl})
+		s.opts.OnFault(ev)
 	}
 	if pid > 0 && len(sm.PIDs) < maxSummaryPIDs {
 		i := sort.SearchInts(sm.PIDs, pid)

@@ -230,10 +230,12 @@ func TestEI0007Wordings(t *testing.T) {
 		"RuntimeError: EI0007: [PID: 2322] 2025-09-04-09:44:05.909.517 Failed to allocate resource[qp] with info [aicpu rank:7,localUserrank:7,localIpAddr: 100.97.0.8,deviceLogicId:3,send_cq_depth:32768]. Reason: Memory resources are exhausted.",
 		"RuntimeError: EI0007: [PID: 7301] 2026-08-15-10:00:00.000.000 Failed to allocate resource qp with info CreateOneQp. Reason: Resources are exhausted.",
 		"[PID: 7302] 2026-08-15-10:00:01.000.000 Resource_Error(EI0007): Failed to allocate resource DeviceMemory with info Malloc, size:2147483648 bytes. Reason: Resources are exhausted.",
+		// hrtRaTypicalQpModify (adapter_hccp.cc:224-227): a failed QP state change.
+		"[PID: 7303] 2026-08-15-10:00:02.000.000 Resource_Error(EI0007): Failed to allocate resource qp with info ModifyQp. Reason: Resources are exhausted.",
 	} {
 		st.Ingest(src, []byte(l))
 	}
-	if want := []string{ResourceQP, ResourceQP, ResourceDeviceMemory}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := []string{ResourceQP, ResourceQP, ResourceDeviceMemory, ResourceQPState}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("EI0007 resources %q, want %q", got, want)
 	}
 }

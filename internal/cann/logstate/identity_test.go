@@ -61,21 +61,29 @@ func metricValue(t *testing.T, st *State, series string) string {
 // A job names another job's communicator (anyone who scrapes
 // hccl_communicator_info sees it) and raises an EI0011: on 0.4.0 the fault
 // carried the victim's hccl_job, paged the victim's owner and inhibited the
-// victim's waiting codes. Now a communicator two pods' processes claim is
-// no job's identity, and it is flagged.
+// victim's waiting codes; on 0.5.0 the claim made the communicator no
+// one's, and the victim's own EI0011 lost its job (its owner was not
+// paged). Now the first claimant keeps it, the later one's faults are its
+// own, and the communicator is flagged.
 func TestAttackFaultUnderAnotherJobsCommunicator(t *testing.T) {
 	for _, tc := range []struct {
-		name, attackerOwner string
+		name, victimOwner, attackerOwner string
 		// victimKeeps: the victim's own fault still carries its
 		// communicator (a claim without a kernel identity does not take it).
 		victimKeeps bool
 	}{
-		{name: "another-pod", attackerOwner: "pod:6f1c-attacker"},
+		{name: "another-pod", attackerOwner: "pod:6f1c-attacker", victimKeeps: true},
+		// Two root containers on bare metal: one uid, two cgroups.
+		{name: "another-root-container", victimOwner: "uid:0/ctr:/system.slice/docker-victim.scope",
+			attackerOwner: "uid:0/ctr:/system.slice/docker-attacker.scope", victimKeeps: true},
 		{name: "shared-configured-root", attackerOwner: "root:/var/log/npu", victimKeeps: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := NewState(testOptions(identClock()))
-			victim := &Source{Path: "/proc/10/root/log/run/plog/plog-100_1.log", Kind: SourcePlog, Dir: "/proc/10/root/log", PID: 100, Owner: "pod:0a2b-victim"}
+			if tc.victimOwner == "" {
+				tc.victimOwner = "pod:0a2b-victim"
+			}
+			victim := &Source{Path: "/proc/10/root/log/run/plog/plog-100_1.log", Kind: SourcePlog, Dir: "/proc/10/root/log", PID: 100, Owner: tc.victimOwner}
 			ingestAll(st, victim, envLine(100, identNow, "HCCL_BUFFSIZE set by environment to [200]M"), commLine(100, identNow, victimComm))
 			attacker := &Source{Path: "/var/log/npu/run/plog/plog-200_1.log", Kind: SourcePlog, Dir: "/var/log/npu", PID: 200, Owner: tc.attackerOwner}
 			ingestAll(st, attacker, commLine(200, identNow, victimComm), qpFail(200, "2026-01-07-10:00:01.000.000"))

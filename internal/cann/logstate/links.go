@@ -3,6 +3,7 @@ package logstate
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/parse"
@@ -41,14 +42,36 @@ type processLinks struct {
 	// tags holds, per communicator, the first op-base tag that created QPs
 	// for each collective, and the tag of the capture being counted.
 	tags map[string]*commTags
+	// pendingAIV are the modes of `[CreateCommAIVbuffer]` lines not yet
+	// tied to a communicator: HCCL allocates them in AllocAlgResource,
+	// right before the link set's transports, so the next transport line
+	// claims them like pendingBuf.
+	pendingAIV []string
+	// pendingQPBytes is the size of the QP the latest `[ConstructQpAttrs]`
+	// line announced; the next QP line is that QP.
+	pendingQPBytes uint64
+	// lastDestroy is when the process last destroyed a communicator: the
+	// cclBuffer release lines that follow are that communicator's.
+	lastDestroy time.Time
+	// releasedBuf are cclBuffer bytes `[ReleaseCCLbuffer]` lines freed
+	// since releasedAt that no destroy has explained yet: HEAD prints the
+	// destroy line after the destructor's releases, so they are applied
+	// to a live communicator only once no destroy follows within
+	// releaseAfterDestroy.
+	releasedBuf uint64
+	releasedAt  time.Time
 }
 
 // commTags tells a capture's re-created link set from a first one, and
 // keeps each link set (tag) of the communicator.
 type commTags struct {
-	first   map[string]string // collective (lower case) → first tag with QPs
+	first   map[string]string // collective (lower case) → first op-base tag with QPs
 	capture string            // tag of the latest capture
 	sets    []*linkSet        // in order of appearance, at most maxTagsPerComm
+	// round holds the captured link sets (capture tags without their
+	// counter) of the capture being counted: a set seen again starts the
+	// next capture.
+	round map[string]bool
 }
 
 // linkSet is one operator tag's links.
@@ -57,8 +80,9 @@ type linkSet struct {
 	peers map[int]struct{}
 }
 
-// set returns the link set of tag, creating it (nil past the cap).
-func (ct *commTags) set(tag string) *linkSet {
+// set returns the link set of tag, creating it (nil past the cap); ids
+// are the process's communicator identifiers (classifyTag).
+func (ct *commTags) set(tag string, ids []string) *linkSet {
 	for _, l := range ct.sets {
 		if l.view.Tag == tag {
 			return l
@@ -67,7 +91,7 @@ func (ct *commTags) set(tag string) *linkSet {
 	if len(ct.sets) >= maxTagsPerComm {
 		return nil
 	}
-	l := &linkSet{view: classifyTag(tag), peers: map[int]struct{}{}}
+	l := &linkSet{view: classifyTag(tag, ids...), peers: map[int]struct{}{}}
 	ct.sets = append(ct.sets, l)
 	return l
 }
@@ -89,49 +113,43 @@ func (pr *process) commViews() []comm.Communicator {
 	return out
 }
 
-// Tag markers (HCOMM): the level-1 algorithm auto-selection appends
-// (coll_alg_operator.cc AppendTag via GenerateNewTagByAlgTypeLevel1), the
-// suffix of a captured operator (hccl_communicator_host.cc ExecOp:
-// `newTag += "_Capture"`), and MC2's (op_base_mc2.cc).
-const (
-	tagAlgLevel1 = "_ALG_LEVEL1_"
-	tagCapture   = "_Capture"
-	tagMC2       = "_mc2"
-)
-
-// classifyTag reads what an operator tag says: its kind, collective and
-// level-1 algorithm.
-func classifyTag(tag string) comm.LinkSet {
+// classifyTag reads what an operator tag says (parse.ParseTag): its kind,
+// collective, level-1 algorithm and executor. ids are the identifiers of
+// the process's communicators (nil: split the tag by its shape alone).
+func classifyTag(tag string, ids ...string) comm.LinkSet {
 	v := comm.LinkSet{Tag: tag, Kind: comm.LinkSetOpBase}
-	if i := strings.Index(tag, tagMC2); i >= 0 {
-		v.Kind, v.Op = comm.LinkSetMC2, "mc2"
+	t, ok := parse.ParseTag(tag, ids)
+	if !ok {
 		return v
 	}
-	op := tag
-	if i := strings.IndexByte(tag, '_'); i >= 0 {
-		op = tag[:i]
-	}
-	op = strings.ToLower(op)
-	if strings.HasPrefix(op, "hcom") {
+	v.Op, v.Level1, v.Executor = t.Op, t.Level1, t.Executor
+	v.Algo = algoOfLevel1(t.Level1)
+	switch t.Kind {
+	case parse.TagGraph:
 		v.Kind = comm.LinkSetGraph
-		op = strings.TrimPrefix(op, "hcom")
+	case parse.TagMC2:
+		v.Kind = comm.LinkSetMC2
+	case parse.TagSendRecv, parse.TagBatchSendRecv:
+		v.Kind = comm.LinkSetSendRecv
 	}
-	v.Op = op
-	rest := tag
-	if i := strings.Index(rest, tagCapture); i >= 0 {
-		if v.Kind == comm.LinkSetOpBase {
-			v.Kind = comm.LinkSetCapture
-		}
-		rest = rest[:i]
-	}
-	if i := strings.Index(rest, tagAlgLevel1); i >= 0 {
-		a := rest[i+len(tagAlgLevel1):]
-		if j := strings.IndexByte(a, '_'); j >= 0 && !strings.HasPrefix(strings.ToUpper(a), "NHR_V1") {
-			a = a[:j]
-		}
-		v.Algo = strings.ToLower(a)
+	if t.Capture {
+		v.Kind = comm.LinkSetCapture
 	}
 	return v
+}
+
+// algoOfLevel1 maps HCCL_ALGO_LEVEL1_NAME_MAP's names (common.h:226-232)
+// to the model's lower-case algorithm names.
+func algoOfLevel1(l string) string {
+	switch l {
+	case "", "null":
+		return ""
+	case "H-D":
+		return "hd"
+	case "AHC_BROKE":
+		return "ahc"
+	}
+	return strings.ToLower(l)
 }
 
 // maxTagsPerComm bounds the collectives remembered per communicator.
@@ -143,6 +161,11 @@ type peerSets struct {
 
 func (s *State) applyHCCL(dir string, p *parse.PlogLine, kind parse.LineKind) {
 	key := ProcessKey{dir, p.PID}
+	if pr := s.procs[key]; pr != nil && pr.links.releasedBuf > 0 && kind != parse.KindCCLRelease && kind != parse.KindCommDestroy {
+		if at := s.lineTime(p.Time); at.Sub(pr.links.releasedAt) > releaseAfterDestroy {
+			s.applyRelease(pr)
+		}
+	}
 	switch kind {
 	case parse.KindSettings:
 		s.applyEnv(dir, p)
@@ -176,6 +199,45 @@ func (s *State) applyHCCL(dir string, p *parse.PlogLine, kind parse.LineKind) {
 				if m.MultiQPFrom != "" {
 					pr.qpMode.MultiQPFrom = m.MultiQPFrom
 				}
+			}
+		}
+	case parse.KindAIVBuffer:
+		if mode, ok := parse.ParseAIVBuffer(p.Msg); ok {
+			if pr := s.process(key, p.PName, s.lineTime(p.Time)); pr != nil {
+				// The 36 MiB + 4 MiB printed just before as `Create ccl
+				// buffer success` are AIV buffers, not a cclBuffer.
+				pr.links.pendingBuf -= min(pr.links.pendingBuf, aivModeBytes)
+				if len(pr.links.pendingAIV) < maxPendingAIV {
+					pr.links.pendingAIV = append(pr.links.pendingAIV, mode)
+				}
+			}
+		}
+	case parse.KindCCLRelease:
+		if n, ok := parse.ParseCCLRelease(p.Msg); ok {
+			if pr := s.procs[key]; pr != nil {
+				at := s.lineTime(p.Time)
+				ld := pr.links.lastDestroy
+				if !ld.IsZero() && !at.Before(ld) && at.Sub(ld) <= releaseAfterDestroy {
+					break // the releases of a communicator just destroyed
+				}
+				if pr.links.releasedBuf == 0 {
+					pr.links.releasedAt = at
+				}
+				pr.links.releasedBuf += n
+			}
+		}
+	case parse.KindSelectAlg:
+		if sa, ok := parse.ParseSelectAlg(p.Msg); ok {
+			if pr := s.procs[key]; pr != nil {
+				s.applySelectAlg(pr, sa)
+			}
+		}
+	case parse.KindQPAttrs:
+		if a, ok := parse.ParseQPAttrs(p.Msg); ok {
+			if pr := s.procs[key]; pr != nil {
+				// HCCP's provider sizes a QP by its send queue and send CQ
+				// (the model's QPMode.Bytes).
+				pr.links.pendingQPBytes = uint64(a.MaxSendWR)*64 + uint64(a.SendCQDepth)*32
 			}
 		}
 	case parse.KindListen:
@@ -213,6 +275,7 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		setIfKnown(&c.DeviceType, ci.DeviceType)
 		setIfKnown(&c.DevicePhyID, ci.DevicePhyID)
 		setIfKnown(&pr.devicePhyID, ci.DevicePhyID)
+		s.claimed(key, pr, c, ci)
 		return
 	}
 	if s.nComms >= s.opts.MaxCommunicators && !s.evictCommFairShare(pr.owner) {
@@ -238,6 +301,7 @@ func (s *State) applyCommunicator(key ProcessKey, p *parse.PlogLine, ci parse.Co
 		delete(pr.links.expansionModes, name)
 	}
 	pr.comms = append(pr.comms, c)
+	s.claimed(key, pr, &pr.comms[len(pr.comms)-1], ci)
 }
 
 // evictCommFairShare makes room under the communicator cap for one of
@@ -326,6 +390,8 @@ func (s *State) applyDestroy(key ProcessKey, p *parse.PlogLine) {
 	delete(pr.links.peers, pr.comms[idx].Name)
 	delete(pr.links.tags, pr.comms[idx].Name)
 	pr.comms = append(pr.comms[:idx], pr.comms[idx+1:]...)
+	pr.links.lastDestroy = s.lineTime(p.Time)
+	pr.links.releasedBuf, pr.links.releasedAt = 0, time.Time{} // the destroyed communicator's
 	s.nComms--
 	s.commGen++
 }
@@ -393,6 +459,23 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 	if c.CCLBufferBytes == 0 && pr.links.pendingBuf > 0 {
 		c.CCLBufferBytes, pr.links.pendingBuf = pr.links.pendingBuf, 0
 	}
+	for _, m := range pr.links.pendingAIV {
+		switch m {
+		case parse.AIVModeOpBase:
+			c.AIVOpBase = true
+		case parse.AIVModeOffload:
+			c.AIVOffload = true
+		}
+	}
+	pr.links.pendingAIV = nil
+	if t.HasQPN && pr.links.pendingQPBytes > 0 {
+		if ot, ok := parse.ParseTag(t.Tag, nil); ok && ot.Capture {
+			c.ObservedCaptureQPBytes = pr.links.pendingQPBytes
+		} else {
+			c.ObservedQPBytes = pr.links.pendingQPBytes
+		}
+		pr.links.pendingQPBytes = 0
+	}
 	if pr.links.peers == nil {
 		pr.links.peers = map[string]*peerSets{}
 	}
@@ -418,7 +501,7 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 	c.RoCEPeers, c.OtherPeers = len(ps.roce), len(ps.other)
 	s.noteTag(pr, c, t, p.Time)
 	if t.HasQPN || t.Type == transportRoCE {
-		if l := pr.links.commTags(c.Name).set(t.Tag); l != nil {
+		if l := pr.links.commTags(c.Name).set(t.Tag, pr.commNames()); l != nil {
 			if t.HasQPN {
 				l.view.QPs++
 			}
@@ -429,6 +512,73 @@ func (s *State) applyTransport(key ProcessKey, p *parse.PlogLine, t parse.Transp
 		}
 	}
 	s.rememberLink(pr, c, t)
+}
+
+// AIV buffers of one mode (HCOMM ccl_buffer_manager.h: AIV_DATA_SIZE
+// 36 MiB + AIV_FLAG_SIZE 4 MiB), and the most modes waiting for their
+// communicator.
+const (
+	aivModeBytes  = 36<<20 + 4<<20
+	maxPendingAIV = 8
+)
+
+// releaseAfterDestroy is how long after a communicator's destroy the
+// process's cclBuffer release lines are that communicator's.
+const releaseAfterDestroy = 10 * time.Second
+
+// applyRelease applies the cclBuffer bytes released while no destroy
+// followed: an allocation no communicator claimed yet, else a live
+// communicator freed its cclBuffer (the newest that holds one), which HCCL
+// allocates again at its next collective (hcclComm::ReleaseCommCCLbuffer).
+func (s *State) applyRelease(pr *process) {
+	n := pr.links.releasedBuf
+	pr.links.releasedBuf, pr.links.releasedAt = 0, time.Time{}
+	if pr.links.pendingBuf >= n {
+		pr.links.pendingBuf -= n
+		return
+	}
+	for i := len(pr.comms) - 1; i >= 0; i-- {
+		if c := &pr.comms[i]; c.CCLBufferBytes > 0 {
+			c.CCLBufferBytes -= min(c.CCLBufferBytes, n)
+			return
+		}
+	}
+}
+
+// applySelectAlg applies a `[SelectAlg]` line: the operator's link set
+// (newTag) is certain to be set up if it is not yet, the plane is
+// moduleNum_, and the operator runs in the expansion mode printed.
+func (s *State) applySelectAlg(pr *process, sa parse.SelectAlg) {
+	ids := pr.commNames()
+	ot, ok := parse.ParseTag(sa.NewTag, ids)
+	if !ok || !ot.IdentifierKnown {
+		return
+	}
+	var c *comm.Communicator
+	for i := range pr.comms {
+		if pr.comms[i].Name == ot.Identifier {
+			c = &pr.comms[i]
+		}
+	}
+	if c == nil {
+		return
+	}
+	if sa.AlgName != "" {
+		if sa.ModuleNum > 0 {
+			c.ModuleNum = sa.ModuleNum
+		}
+		if !ot.Capture && ot.Kind != parse.TagGraph {
+			c.OpBaseTags = true
+			pr.links.commTags(c.Name).set(sa.NewTag, ids)
+		}
+		return
+	}
+	switch sa.ExpansionMode {
+	case "AIV", "AI_CPU", "HOST":
+		c.ExpansionMode = sa.ExpansionMode
+	case "HOST_TS":
+		c.ExpansionMode = "HOST"
+	}
 }
 
 // commTags returns the tag record of communicator name, creating it.
@@ -447,16 +597,16 @@ func (l *processLinks) commTags(name string) *commTags {
 // noteTag records what the operator tag of a link says about the
 // communicator: the operator family, the mode, and ACL graph captures.
 //
-// HCCL (HCOMM hccl_communicator_host.cc) builds a link set per operator
-// tag; when the stream is capturing an ACL graph and the tag already has
-// RoCE links, it appends a capture counter to the tag, cleans the links
-// (CleanTransportLinks) and creates them again (IncreAllocLink). The
-// re-created QPs live as long as the captured graph. A QP line whose tag
-// strictly extends an earlier op-base tag of the same collective is
-// therefore counted as a capture; each new such tag is a new capture.
+// HCCL (HCOMM hccl_communicator_host.cc ExecOp) builds a link set per
+// operator tag (newTag); a captured operator's tag gets "_Capture"
+// (:4657), and when that tag already has RoCE links, a counter per
+// communicator (:4679): the links are cleaned and created again
+// (IncreAllocLink) and live as long as the captured graph. One capture of
+// a graph captures several operators; a captured set seen again in the
+// same capture starts the next one.
 func (s *State) noteTag(pr *process, c *comm.Communicator, t parse.Transport, rawTime []byte) {
 	tag := t.Tag
-	v := classifyTag(tag)
+	v := classifyTag(tag, pr.commNames()...)
 	op := v.Op
 	graph := v.Kind == comm.LinkSetGraph
 	if graph {
@@ -468,81 +618,60 @@ func (s *State) noteTag(pr *process, c *comm.Communicator, t parse.Transport, ra
 		c.MC2 = true
 		c.AllRanksOps = true
 	}
-	if strings.HasPrefix(op, "alltoall") || strings.HasPrefix(op, "send") || strings.HasPrefix(op, "recv") ||
-		strings.HasPrefix(op, "batchsendrecv") {
+	// AlltoAll links every remote rank. Send/recv and batch send/recv
+	// link only the peers they use (CalcIncreLinkRequest): their sets
+	// are what the logs show.
+	if strings.HasPrefix(op, "alltoall") {
 		c.AllRanksOps = true
 	}
 	if graph || v.Kind == comm.LinkSetMC2 || !t.HasQPN {
 		return
 	}
 	ct := pr.links.commTags(c.Name)
-	first, ok := ct.first[op]
-	switch {
-	case v.Kind == comm.LinkSetCapture:
-		// HCOMM-HEAD names captured link sets: the "_Capture" suffix.
-	case !ok:
-		if len(ct.first) < maxTagsPerComm {
+	if v.Kind != comm.LinkSetCapture {
+		if _, ok := ct.first[op]; !ok && len(ct.first) < maxTagsPerComm {
 			ct.first[op] = tag
 		}
 		return
-	case v.Algo != "":
-		// Another level-1 algorithm of the same collective
-		// (AutoSelectAlgTypeLevel1): a new link set, not a capture.
-		return
-	case tag == first || !strings.HasPrefix(tag, first):
-		return
 	}
+	base := tag[:strings.LastIndex(tag, "_Capture")]
 	if tag != ct.capture {
+		if ct.round == nil || ct.round[base] {
+			ct.round = map[string]bool{}
+			c.Captures++
+			c.LastCaptureQPs = 0
+		}
+		if len(ct.round) < maxTagsPerComm {
+			ct.round[base] = true
+		}
 		ct.capture = tag
-		c.Captures++
-		c.LastCaptureQPs = 0
 	}
 	c.LastCaptureQPs++
 	c.LastCaptureAt = s.lineTime(rawTime)
 }
 
-// commForTag finds the communicator a link set was built for. Op-base tags
-// are "<Collective>_<identifier>"; graph-mode tags ("HcomAllReduce_<n>_0")
-// name no identifier, and belong to the process's only communicator when
-// it has one.
+// commNames are the identifiers of the process's communicators.
+func (pr *process) commNames() []string {
+	out := make([]string, len(pr.comms))
+	for i := range pr.comms {
+		out[i] = pr.comms[i].Name
+	}
+	return out
+}
+
+// commForTag finds the communicator a link set was built for: the one
+// whose identifier the tag names (parse.ParseTag: the longest identifier
+// of the process's communicators at the identifier's place, whatever
+// level-1 name, executor, suffixes or capture counter follow). Graph-mode
+// tags ("Hcom…") name no identifier, and belong to the process's only
+// communicator when it has one.
 func (pr *process) commForTag(t parse.Transport) *comm.Communicator {
-	id := t.Identifier()
-	for i := range pr.comms {
-		if pr.comms[i].Name == id {
-			return &pr.comms[i]
-		}
-	}
-	for i := range pr.comms {
-		if strings.HasSuffix(t.Tag, "_"+pr.comms[i].Name) {
-			return &pr.comms[i]
-		}
-	}
-	// MC2: "<identifier><opType>_mc2" (op_base_mc2.cc), no separator
-	// between the identifier and the operator type.
-	if strings.Contains(t.Tag, tagMC2) {
-		var best *comm.Communicator
+	if ot, ok := parse.ParseTag(t.Tag, pr.commNames()); ok && ot.IdentifierKnown {
 		for i := range pr.comms {
-			n := pr.comms[i].Name
-			if strings.HasPrefix(t.Tag, n) && (best == nil || len(n) > len(best.Name)) {
-				best = &pr.comms[i]
+			if pr.comms[i].Name == ot.Identifier {
+				return &pr.comms[i]
 			}
 		}
-		if best != nil {
-			return best
-		}
-	}
-	// A capture appends a counter to the tag ("AllReduce_<identifier>…"):
-	// the communicator with the longest identifier that the tag's
-	// identifier continues with '_'.
-	var best *comm.Communicator
-	for i := range pr.comms {
-		n := pr.comms[i].Name
-		if strings.HasPrefix(id, n+"_") && (best == nil || len(n) > len(best.Name)) {
-			best = &pr.comms[i]
-		}
-	}
-	if best != nil {
-		return best
 	}
 	if len(pr.comms) == 1 {
 		return &pr.comms[0]

@@ -260,28 +260,51 @@ func TestStateFileBeforeHeadroomV2(t *testing.T) {
 	}
 }
 
+// Identifiers as HCCL prints them: a root-info identifier (sample plog's
+// `[Communicator Key Info]`) and comm-config group names.
+const (
+	idW  = "10.20.0.11%eth0_60000_0_1765367607599032"
+	idEP = "group_name_3"
+	idG  = "group_name_31" // extends idEP: the longest identifier wins
+)
+
+// transportQP is transport_ibverbs.cc:247's line (HCOMM GetQpAttr).
+func transportQP(tag string, peer, qpn int) string {
+	return fmt.Sprintf("create hccl transport:communicator[%s], local rank[0], ip[192.168.10.10], remote rank[%d], ip[192.168.11.10], "+
+		"transporttype[ROCE], rdma qpn[%d], rdma qp sport[50213], rdma TC[132], rdma SL[4]", tag, peer, qpn)
+}
+
+// keyInfo is hccl_communicator_attrs.cc:327's line.
+func keyInfo(id string, ranks, servers int) string {
+	return fmt.Sprintf("[Communicator Key Info]identifier[%s] rankSize[%d] serverNum[%d] moduleNum[%d] superPodNum[0] "+
+		"multiModuleDiffDeviceNumMode[0] multiSuperPodDiffServerNumMode[0]", id, ranks, servers, servers)
+}
+
 // TestTagsModesAndCaptures: the operator families and modes a process's
-// link sets show, and ACL graph captures (a repeated op-base tag with a
-// capture counter re-creates its RoCE QPs) counted per capture.
+// link sets show, and ACL graph captures (hccl_communicator_host.cc:4657,
+// :4679: "_Capture", then a counter once the captured tag has links)
+// counted per capture of the graph, whatever operators it captures.
 func TestTagsModesAndCaptures(t *testing.T) {
 	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)}))
 	src := &Source{Path: "p", Kind: SourcePlog}
 	in := func(sec int, msg string) {
-		st.Ingest(src, []byte(fmt.Sprintf("[INFO] HCCL(8,python):2026-01-07-10:00:%02d.000.000 [x.cc:1] [8]%s", sec, msg)))
+		st.Ingest(src, []byte(fmt.Sprintf("[INFO] HCCL(8,python):2026-01-07-10:00:%02d.000.000 [transport_ibverbs.cc:247] [8]%s", sec, msg)))
 	}
-	qp := func(sec int, tag string, peer int) {
-		in(sec, fmt.Sprintf("create hccl transport:communicator[%s], local rank[0], ip[a], remote rank[%d], ip[b], transporttype[ROCE], rdma qpn[%d], rdma qp sport[2], rdma TC[132], rdma SL[4]", tag, peer, 100+sec*10+peer))
-	}
-	in(0, "[Communicator Key Info]identifier[w] rankSize[16] serverNum[2] moduleNum[2] superPodNum[0]")
-	in(0, "[Communicator Key Info]identifier[ep] rankSize[16] serverNum[2] moduleNum[2] superPodNum[0]")
-	qp(1, "AllReduce_w", 8) // eager warm-up: the first link set
-	qp(2, "AllReduce_w_1", 8)
-	qp(2, "AllReduce_w_1", 9) // capture 1: two QPs
-	qp(3, "AllReduce_w_2", 8) // capture 2: one QP so far
-	qp(4, "AllReduce_w", 10)  // the first tag again: not a capture
-	qp(5, "AlltoAllV_ep", 12)
+	qp := func(sec int, tag string, peer int) { in(sec, transportQP(tag, peer, 100+sec*10+peer)) }
+	ar := "AllReduce_" + idW + "NHRAllReduceMeshExecutor_host"
+	ag := "AllGather_" + idW + "NHRAllGatherMeshExecutor_host"
+	in(0, keyInfo(idW, 16, 2))
+	in(0, keyInfo(idEP, 16, 2))
+	in(0, keyInfo(idG, 16, 2))
+	qp(1, ar, 8) // eager warm-up: the first link set
+	qp(2, ar+"_Capture", 8)
+	qp(2, ag+"_Capture", 9)  // capture 1: two operators, two QPs
+	qp(3, ar+"_Capture3", 8) // capture 2: the AllReduce again, one QP so far
+	qp(4, ar, 10)            // the op-base tag again: not a capture
+	qp(5, "ALLTOALLV_"+idEP+"RunAlltoAllVFullMeshBCopy_host", 12)
+	qp(5, "AllReduce_"+idG+"ringAllReduceMeshExecutor_host", 1)
 	p, _ := onlyProcess(t, st, 8)
-	w, ep := p.Communicators[0], p.Communicators[1]
+	w, ep, g := p.Communicators[0], p.Communicators[1], p.Communicators[2]
 	if w.Captures != 2 || w.LastCaptureQPs != 1 || !w.LastCaptureAt.Equal(time.Date(2026, 1, 7, 10, 0, 3, 0, time.UTC)) {
 		t.Errorf("w captures %d, last %d QPs at %v; want 2, 1 at 10:00:03", w.Captures, w.LastCaptureQPs, w.LastCaptureAt)
 	}
@@ -291,57 +314,112 @@ func TestTagsModesAndCaptures(t *testing.T) {
 	if !ep.AllRanksOps || ep.Captures != 0 || ep.EstablishedQPs != 1 {
 		t.Errorf("ep = %+v: want an all-ranks operator, no capture", ep)
 	}
-	if p.UnattributedQPs != 0 {
-		t.Errorf("capture tags not tied to their communicator: %d unattributed QPs", p.UnattributedQPs)
+	if g.EstablishedQPs != 1 || ep.EstablishedQPs != 1 {
+		t.Errorf("%s has %d QPs, %s %d: want 1 each (longest identifier)", idG, g.EstablishedQPs, idEP, ep.EstablishedQPs)
 	}
-	// Destroying the communicator forgets its tags.
-	in(6, "[Communicator Key Info]identifier[g] rankSize[2] serverNum[2] moduleNum[2] superPodNum[0]")
-	in(7, "create hccl transport:communicator[HcomAllReduce_3_0], local rank[0], ip[a], remote rank[1], ip[b], transporttype[ROCE], rdma qpn[9], rdma qp sport[2], rdma TC[132], rdma SL[4]")
+	if p.UnattributedQPs != 0 {
+		t.Errorf("real tags not tied to their communicator: %d unattributed QPs", p.UnattributedQPs)
+	}
+	// A graph-mode tag names no identifier: with several communicators
+	// it is tied to none.
+	in(7, transportQP("HcomAllReduce_6629421139219749105_0", 1, 9))
 	p, _ = onlyProcess(t, st, 8)
-	if len(p.Communicators) != 3 || p.Communicators[2].GraphTags {
+	if p.Communicators[2].GraphTags || p.UnattributedQPs != 1 {
 		t.Errorf("a graph tag with three communicators is tied to none: %+v", p.Communicators)
 	}
 }
 
-// TestLinkSets: each operator tag is its own link set (resMap_ entry),
-// with the level-1 algorithm auto-selection appended, HCOMM-HEAD's
-// "_Capture" suffix, MC2's "<identifier><opType>_mc2", and the
+// TestLinkSets: each operator tag is its own link set (resMap_[newTag]),
+// with its level-1 name and executor, the "_Capture" suffix, MC2's
+// "<identifier><opType>_mc2", send/recv's own family, and the
 // communicator's own opExpansionMode.
 func TestLinkSets(t *testing.T) {
 	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 8, 15, 10, 0, 0, 0, time.UTC)}))
 	src := &Source{Path: "p", Kind: SourcePlog}
 	in := func(sec int, msg string) {
-		st.Ingest(src, []byte(fmt.Sprintf("[INFO] HCCL(8,python):2026-08-15-10:00:%02d.000.000 [x.cc:1] [8]%s", sec, msg)))
+		st.Ingest(src, []byte(fmt.Sprintf("[INFO] HCCL(8,python):2026-08-15-10:00:%02d.000.000 [transport_ibverbs.cc:247] [8]%s", sec, msg)))
 	}
-	qp := func(sec int, tag string, peer int) {
-		in(sec, fmt.Sprintf("create hccl transport:communicator[%s], local rank[0], ip[a], remote rank[%d], ip[b], transporttype[ROCE], rdma qpn[%d], rdma qp sport[2], rdma TC[132], rdma SL[4]", tag, peer, 100+sec*10+peer))
-	}
-	in(0, "[Load] comm config info of [w_1]: configSize[136], version[8], opExpansionMode[1]")
-	in(0, "[Communicator Key Info]identifier[w_1] rankSize[64] serverNum[8] moduleNum[8] superPodNum[0]")
-	in(0, "[Communicator Key Info]identifier[ep] rankSize[64] serverNum[8] moduleNum[8] superPodNum[0]")
+	qp := func(sec int, tag string, peer int) { in(sec, transportQP(tag, peer, 100+sec*10+peer)) }
+	in(0, "[Load] comm config info of ["+idW+"]: configSize[136], version[8], opExpansionMode[1]")
+	in(0, keyInfo(idW, 64, 8))
+	in(0, keyInfo(idEP, 64, 8))
+	mesh := "AllReduce_" + idW + "NHRAllReduceMeshExecutor_host"
+	pipe := "AllReduce_" + idW + "pipelineAllReduceMeshOpbasePipelineExecutor_host"
+	send := "worldCommSendRecv_0_8_" + idW + "SendExecutor_host"
 	for _, p := range []int{8, 16, 32, 56, 48} {
-		qp(1, "AllReduce_w_1_ALG_LEVEL1_NHR", p)
+		qp(1, mesh, p)
 	}
-	qp(2, "AllReduce_w_1_ALG_LEVEL1_PIPELINE", 8)
-	qp(3, "AllReduce_w_1_ALG_LEVEL1_NHR_Capture", 8)
-	qp(4, "ep3_mc2", 9)
+	qp(2, pipe, 8)
+	qp(3, mesh+"_Capture", 8)
+	qp(4, idEP+"8_mc2", 9)
+	qp(5, send, 8)
 	p, _ := onlyProcess(t, st, 8)
 	w, ep := p.Communicators[0], p.Communicators[1]
 	if w.ExpansionMode != "HOST" || ep.ExpansionMode != "" {
 		t.Errorf("expansion modes %q, %q; want HOST, \"\"", w.ExpansionMode, ep.ExpansionMode)
 	}
 	want := []comm.LinkSet{
-		{Tag: "AllReduce_w_1_ALG_LEVEL1_NHR", Kind: comm.LinkSetOpBase, Op: "allreduce", Algo: "nhr", RoCEPeers: 5, QPs: 5},
-		{Tag: "AllReduce_w_1_ALG_LEVEL1_PIPELINE", Kind: comm.LinkSetOpBase, Op: "allreduce", Algo: "pipeline", RoCEPeers: 1, QPs: 1},
-		{Tag: "AllReduce_w_1_ALG_LEVEL1_NHR_Capture", Kind: comm.LinkSetCapture, Op: "allreduce", Algo: "nhr", RoCEPeers: 1, QPs: 1},
+		{Tag: mesh, Kind: comm.LinkSetOpBase, Op: "allreduce", Level1: "NHR", Algo: "nhr", Executor: "AllReduceMeshExecutor", RoCEPeers: 5, QPs: 5},
+		{Tag: pipe, Kind: comm.LinkSetOpBase, Op: "allreduce", Level1: "pipeline", Algo: "pipeline", Executor: "AllReduceMeshOpbasePipelineExecutor", RoCEPeers: 1, QPs: 1},
+		{Tag: mesh + "_Capture", Kind: comm.LinkSetCapture, Op: "allreduce", Level1: "NHR", Algo: "nhr", Executor: "AllReduceMeshExecutor", RoCEPeers: 1, QPs: 1},
+		{Tag: send, Kind: comm.LinkSetSendRecv, Op: "send", Executor: "SendExecutor", RoCEPeers: 1, QPs: 1},
 	}
 	if !reflect.DeepEqual(w.LinkSets, want) {
 		t.Errorf("link sets\n got %+v\nwant %+v", w.LinkSets, want)
 	}
 	if w.Captures != 1 || w.LastCaptureQPs != 1 || w.RoCEPeers != 5 || w.AllRanksOps {
-		t.Errorf("w = %+v: want 1 capture of 1 QP, 5 peers, no all-ranks operator", w)
+		t.Errorf("w = %+v: want 1 capture of 1 QP, 5 peers, no all-ranks operator (send links only its peer)", w)
 	}
 	if !ep.MC2 || !ep.AllRanksOps || len(ep.LinkSets) != 1 || ep.LinkSets[0].Kind != comm.LinkSetMC2 || p.UnattributedQPs != 0 {
 		t.Errorf("ep = %+v (unattributed %d): want an MC2 link set tied to ep", ep, p.UnattributedQPs)
+	}
+}
+
+// TestAIVAndReleaseLines: `[CreateCommAIVbuffer]` marks the two `Create ccl
+// buffer` lines before it as AIV buffers of its mode (not a cclBuffer) for
+// the communicator of the next link set; a `[ReleaseCCLbuffer]` line of a
+// live communicator makes its cclBuffer pending again, while the releases a
+// destroy prints (HEAD: before `Entry-HcclCommDestroy … complete … group[g]`)
+// touch no other communicator; `[SelectAlg]` makes its newTag a link set and
+// sets moduleNum; `[ConstructQpAttrs]` sizes the next QP.
+func TestAIVAndReleaseLines(t *testing.T) {
+	st := NewState(testOptions(&fakeClock{t: time.Date(2026, 8, 15, 10, 5, 0, 0, time.UTC)}))
+	src := &Source{Path: "p", Kind: SourcePlog}
+	in := func(sec int, src2, msg string) {
+		st.Ingest(src, []byte(fmt.Sprintf("[INFO] HCCL(8,python):2026-08-15-10:%02d:%02d.000.000 [%s] [8]%s", sec/60, sec%60, src2, msg)))
+	}
+	const buf = 2*200<<20 + 1<<20
+	in(0, "hccl_communicator_attrs.cc:327", keyInfo(idW, 16, 2))
+	in(0, "hccl_communicator_attrs.cc:327", keyInfo(idEP, 16, 2))
+	in(1, "ccl_buffer_manager.cc:57", fmt.Sprintf("[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c000000000], size[%d]", buf))
+	in(1, "ccl_buffer_manager.cc:57", "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c100000000], size[37748736]")
+	in(1, "ccl_buffer_manager.cc:57", "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c200000000], size[4194304]")
+	in(1, "ccl_buffer_manager.cc:140", "[HCCL_TRACE][CreateCommAIVbuffer] OpbaseMode")
+	tag := "AllReduce_" + idW + "ringAllReduceMeshExecutor_host"
+	in(2, "coll_alg_operator.cc:192", "[SelectAlg] newTag["+tag+"] algName[AllReduceMeshExecutor] userRank[0] topoType[2] "+
+		"algType[level0:fullmesh,level1:ring,level2:ring] userRankSize[16] level0Size[8] moduleNum_[4] level2Size[0] ")
+	in(2, "adapter_hccp.cc:2460", "[ConstructQpAttrs][attr]sendCqDepth[16384], recvCqDepth[64], max_send_wr[16384], max_recv_wr[64]")
+	in(2, "transport_ibverbs.cc:247", transportQP(tag, 8, 101))
+	in(3, "ccl_buffer_manager.cc:57", fmt.Sprintf("[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12c300000000], size[%d]", buf))
+	in(3, "transport_ibverbs.cc:247", transportQP("AllReduce_"+idEP+"ringAllReduceMeshExecutor_host", 8, 102))
+	p, _ := onlyProcess(t, st, 8)
+	w, ep := p.Communicators[0], p.Communicators[1]
+	if w.CCLBufferBytes != buf || !w.AIVOpBase || w.AIVOffload || ep.AIVOpBase || w.ModuleNum != 4 || w.ObservedQPBytes != 1.5*(1<<20) || ep.ObservedQPBytes != 0 {
+		t.Errorf("w = %+v, ep = %+v: want w's cclBuffer without the AIV buffers, its op-base AIV set, moduleNum 4, 1.5 MiB QPs", w, ep)
+	}
+	// ep is destroyed: its release lines come first, then the destroy line; w keeps its buffer.
+	in(10, "ccl_buffer_manager.cc:174", fmt.Sprintf("[HCCL_TRACE][ReleaseCCLbuffer]Release cclBuffer. buffer ptr[0x12c300000000], size[%d]", buf))
+	in(11, "op_base.cc:3744", "Entry-HcclCommDestroy op_base comm destroy complete, take time [5210]us, group["+idEP+"], deviceLogicId[0].")
+	in(40, "externalinput.cc:1420", "[HCCL_ENV] HCCL_RDMA_QPS_PER_CONNECTION is set to default value [1]")
+	p, _ = onlyProcess(t, st, 8)
+	if len(p.Communicators) != 1 || p.Communicators[0].CCLBufferBytes != buf {
+		t.Fatalf("after ep's destroy: %+v, want w alone with its cclBuffer", p.Communicators)
+	}
+	// w frees its cclBuffer while alive (hcclComm::ReleaseCommCCLbuffer): pending again.
+	in(60, "ccl_buffer_manager.cc:174", fmt.Sprintf("[HCCL_TRACE][ReleaseCCLbuffer]Release cclBuffer. buffer ptr[0x12c000000000], size[%d]", buf))
+	in(90, "externalinput.cc:1420", "[HCCL_ENV] HCCL_RDMA_QPS_PER_CONNECTION is set to default value [1]")
+	p, _ = onlyProcess(t, st, 8)
+	if p.Communicators[0].CCLBufferBytes != 0 {
+		t.Errorf("after w's release: cclBuffer %d, want 0 (allocated again at its next collective)", p.Communicators[0].CCLBufferBytes)
 	}
 }

@@ -87,10 +87,17 @@ var (
 			"(CANN names a plog after the one process that writes it; a made-up line, or a forked child writing through "+
 			"its parent's descriptor).",
 		[]string{"reason"}, nil)
+	screenUntiedDesc = prometheus.NewDesc("hccl_exporter_screen_reports_untied_total",
+		"Screen-log reports printing a pid ([PID: n]) not tied to the process of that pid, so counted as the screen log's own "+
+			"(its pod's, or on bare metal no hccl_job) and remembered under no workload: reason=other_owner, that pid's "+
+			"process has another owner than the file's writer (a tenant printing another job's pid); several_jobs, processes "+
+			"of two jobs have that pid; no_process, no process of the logs has it.",
+		[]string{"reason"}, nil)
 	contestedDesc = prometheus.NewDesc("hccl_exporter_communicators_contested",
-		"Communicators claimed by the processes of more than one owner (pod or uid of the writer's cgroup, or a log directory "+
-			"without one): not trusted as a job's identity, so the faults of those processes carry their pod, or no "+
-			"hccl_job. A tenant naming another job's communicator, or one job split over pods on this node.",
+		"Communicators claimed by the processes of more than one owner (the workload of the writer's pod, or its uid and "+
+			"container, or a log directory without one): the first owner keeps it as its job's identity; the faults of "+
+			"the others' processes carry their pod, or no hccl_job. A tenant naming another job's communicator, or two "+
+			"jobs whose world groups cannot be told apart.",
 		nil, nil)
 	droppedDesc = prometheus.NewDesc("hccl_exporter_label_values_dropped_total",
 		collector.DroppedLabelValuesHelp,
@@ -130,6 +137,7 @@ func (s *State) metrics() (out []prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushAllPending()
+	s.flushHeld(false)
 	s.expireFaults(s.opts.Now())
 	add := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
 		// Label values are sanitised when stored; a metric that still
@@ -179,6 +187,9 @@ func (s *State) metrics() (out []prometheus.Metric) {
 	}
 	for _, r := range refusedReasons {
 		add(refusedLinesDesc, prometheus.CounterValue, float64(s.refused[r]), r)
+	}
+	for _, r := range untiedReasons {
+		add(screenUntiedDesc, prometheus.CounterValue, float64(s.untied[r]), r)
 	}
 	add(contestedDesc, prometheus.GaugeValue, float64(s.contestedCount()))
 	return append(out, s.buildProcMetrics()...)
@@ -319,7 +330,7 @@ var stateDescs = []*prometheus.Desc{
 	faultEventsDesc, faultLastDesc, cannFaultEventsDesc, faultsExpiredDesc, plogErrorsDesc, envInfoDesc, envBuffsizeDesc, envQPsDesc,
 	envConnectTimeoutDesc, envExecTimeoutDesc, commInfoDesc, commRanksDesc, commServersDesc, commProcessesDesc, commQPsDesc,
 	commBufferDesc, logLinesDesc,
-	unparsableDesc, droppedDesc, rejectedDesc, refusedLinesDesc, contestedDesc,
+	unparsableDesc, droppedDesc, rejectedDesc, refusedLinesDesc, screenUntiedDesc, contestedDesc,
 }
 
 // Collect sends the state's metrics.

@@ -29,14 +29,21 @@ type snapshot struct {
 	Dropped    map[string]uint64 `json:"dropped,omitempty"`
 	Unparsable map[string]uint64 `json:"unparsable,omitempty"`
 	Rejected   map[string]uint64 `json:"rejected,omitempty"`
-	Partial    []snapPartial     `json:"partial,omitempty"`
-	Recent     []string          `json:"recent,omitempty"`
+	// Untied counts screen reports not tied to their pid's process.
+	Untied  map[string]uint64 `json:"screen_untied,omitempty"`
+	Partial []snapPartial     `json:"partial,omitempty"`
+	Recent  []string          `json:"recent,omitempty"`
 	// FaultsExpired counts the fault series expired (expireFaults).
 	FaultsExpired uint64 `json:"faults_expired,omitempty"`
 	// Workloads is the workload memory (workload.go); WorkloadsDropped
 	// what it forgot, by reason.
-	Workloads        []snapWorkload    `json:"workloads,omitempty"`
-	WorkloadsDropped map[string]uint64 `json:"workloads_dropped,omitempty"`
+	// Held are faults waiting for their process's communicator
+	// (held.go); FirstClaims the first claimant of each job identity
+	// (claims.go).
+	Held             []snapHeld           `json:"held,omitempty"`
+	FirstClaims      map[string][2]string `json:"first_claims,omitempty"`
+	Workloads        []snapWorkload       `json:"workloads,omitempty"`
+	WorkloadsDropped map[string]uint64    `json:"workloads_dropped,omitempty"`
 	// Extensions are the blobs of other packages' state kept in the same
 	// file (AttachExtension), by name.
 	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
@@ -59,6 +66,8 @@ type snapProcess struct {
 	DevicePhyID   *int               `json:"device_phy_id,omitempty"` // absent in older files: unknown
 	QPMode        *QPModeView        `json:"qp_mode,omitempty"`       // absent: nothing printed
 	Owner         string             `json:"owner,omitempty"`         // absent in older files: its directory
+	OwnerPod      *[3]string         `json:"owner_pod,omitempty"`     // absent: no pod named
+	RankTable     string             `json:"rank_table,omitempty"`    // absent: no world group from a rank table
 	Workload      *snapProcWorkload  `json:"workload,omitempty"`      // absent: not bound
 }
 
@@ -98,6 +107,19 @@ type snapComm struct {
 	EstablishedQPs  uint64 `json:"EstablishedQPs,omitempty"`
 	RoCEPeers       int    `json:"RoCEPeers,omitempty"`
 	OtherPeers      int    `json:"OtherPeers,omitempty"`
+	// What the link sets' tags said (absent in older files: nothing).
+	AllRanksOps    bool      `json:"AllRanksOps,omitempty"`
+	OpBaseTags     bool      `json:"OpBaseTags,omitempty"`
+	GraphTags      bool      `json:"GraphTags,omitempty"`
+	MC2            bool      `json:"MC2,omitempty"`
+	Captures       int       `json:"Captures,omitempty"`
+	LastCaptureQPs uint64    `json:"LastCaptureQPs,omitempty"`
+	LastCaptureAt  time.Time `json:"LastCaptureAt,omitzero"`
+	ExpansionMode  string    `json:"ExpansionMode,omitempty"`
+	AIVOpBase      bool      `json:"AIVOpBase,omitempty"`
+	AIVOffload     bool      `json:"AIVOffload,omitempty"`
+	ObservedQP     uint64    `json:"ObservedQPBytes,omitempty"`
+	ObservedCapQP  uint64    `json:"ObservedCaptureQPBytes,omitempty"`
 }
 
 func toSnapComm(c comm.Communicator) snapComm {
@@ -106,7 +128,10 @@ func toSnapComm(c comm.Communicator) snapComm {
 		MultiModuleDiff: ip(c.MultiModuleDiffDeviceNum), MultiSPDiff: ip(c.MultiSuperPodDiffServerNum),
 		DeviceType: ip(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
 		SuperPodMode: ip(c.SuperPodMode), StandardCard: ip(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes, BufferName: c.BufferName,
-		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
+		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers,
+		AllRanksOps: c.AllRanksOps, OpBaseTags: c.OpBaseTags, GraphTags: c.GraphTags, MC2: c.MC2, Captures: c.Captures,
+		LastCaptureQPs: c.LastCaptureQPs, LastCaptureAt: c.LastCaptureAt, ExpansionMode: c.ExpansionMode,
+		AIVOpBase: c.AIVOpBase, AIVOffload: c.AIVOffload, ObservedQP: c.ObservedQPBytes, ObservedCapQP: c.ObservedCaptureQPBytes}
 }
 
 func (c snapComm) view() comm.Communicator {
@@ -120,7 +145,10 @@ func (c snapComm) view() comm.Communicator {
 		MultiModuleDiffDeviceNum: or(c.MultiModuleDiff), MultiSuperPodDiffServerNum: or(c.MultiSPDiff),
 		DeviceType: or(c.DeviceType), UserRank: c.UserRank, DevicePhyID: c.DevicePhyID, SuperPodID: c.SuperPodID,
 		SuperPodMode: or(c.SuperPodMode), StandardCard: or(c.StandardCard), BufferSizeBytes: c.BufferSizeBytes, BufferName: c.BufferName,
-		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers}
+		CCLBufferBytes: c.CCLBufferBytes, EstablishedQPs: c.EstablishedQPs, RoCEPeers: c.RoCEPeers, OtherPeers: c.OtherPeers,
+		AllRanksOps: c.AllRanksOps, OpBaseTags: c.OpBaseTags, GraphTags: c.GraphTags, MC2: c.MC2, Captures: c.Captures,
+		LastCaptureQPs: c.LastCaptureQPs, LastCaptureAt: c.LastCaptureAt, ExpansionMode: c.ExpansionMode,
+		AIVOpBase: c.AIVOpBase, AIVOffload: c.AIVOffload, ObservedQPBytes: c.ObservedQP, ObservedCaptureQPBytes: c.ObservedCapQP}
 }
 
 // snapSummary is a FaultSummary on disk.
@@ -144,6 +172,32 @@ type snapLinks struct {
 	BufNames   map[string]string    `json:"buffer_names,omitempty"`
 	QPNs       []uint32             `json:"qpns,omitempty"`
 	Peers      map[string]snapPeers `json:"peers,omitempty"`
+	// ExpansionModes are `[Load] comm config info` modes waiting for their
+	// communicator; Tags each communicator's link sets (absent in older
+	// files: none).
+	ExpansionModes map[string]string   `json:"expansion_modes,omitempty"`
+	Tags           map[string]snapTags `json:"tags,omitempty"`
+	PendingAIV     []string            `json:"pending_aiv,omitempty"`
+	PendingQPBytes uint64              `json:"pending_qp_bytes,omitempty"`
+	LastDestroy    time.Time           `json:"last_destroy,omitzero"`
+	ReleasedBuf    uint64              `json:"released_buffer_bytes,omitempty"`
+	ReleasedAt     time.Time           `json:"released_at,omitzero"`
+}
+
+// snapTags is commTags on disk.
+type snapTags struct {
+	First   map[string]string `json:"first,omitempty"`
+	Capture string            `json:"capture,omitempty"`
+	Round   []string          `json:"round,omitempty"`
+	Sets    []snapLinkSet     `json:"sets,omitempty"`
+}
+
+// snapLinkSet is a linkSet on disk. Its kind, collective, level-1 name
+// and executor are read again from the tag when loaded.
+type snapLinkSet struct {
+	Tag   string `json:"tag"`
+	QPs   uint64 `json:"qps,omitempty"`
+	Peers []int  `json:"peers,omitempty"`
 }
 
 type snapPeers struct {
@@ -152,10 +206,27 @@ type snapPeers struct {
 }
 
 func (l *processLinks) snapshot() *snapLinks {
-	if l.pendingBuf == 0 && l.orphanQPs == 0 && len(l.configs) == 0 && len(l.bufferNames) == 0 && len(l.qpns) == 0 && len(l.peers) == 0 {
+	if l.pendingBuf == 0 && l.orphanQPs == 0 && len(l.configs) == 0 && len(l.bufferNames) == 0 && len(l.qpns) == 0 && len(l.peers) == 0 &&
+		len(l.expansionModes) == 0 && len(l.tags) == 0 && len(l.pendingAIV) == 0 && l.pendingQPBytes == 0 && l.lastDestroy.IsZero() && l.releasedBuf == 0 {
 		return nil
 	}
-	out := &snapLinks{PendingBuf: l.pendingBuf, OrphanQPs: l.orphanQPs, Configs: l.configs, BufNames: l.bufferNames, QPNs: l.sortedQPNs()}
+	out := &snapLinks{PendingBuf: l.pendingBuf, OrphanQPs: l.orphanQPs, Configs: l.configs, BufNames: l.bufferNames, QPNs: l.sortedQPNs(),
+		ExpansionModes: l.expansionModes, PendingAIV: l.pendingAIV, PendingQPBytes: l.pendingQPBytes, LastDestroy: l.lastDestroy,
+		ReleasedBuf: l.releasedBuf, ReleasedAt: l.releasedAt}
+	if len(l.tags) > 0 {
+		out.Tags = make(map[string]snapTags, len(l.tags))
+		for name, ct := range l.tags {
+			st := snapTags{First: ct.first, Capture: ct.capture}
+			for b := range ct.round {
+				st.Round = append(st.Round, b)
+			}
+			sort.Strings(st.Round)
+			for _, ls := range ct.sets {
+				st.Sets = append(st.Sets, snapLinkSet{Tag: ls.view.Tag, QPs: ls.view.QPs, Peers: sortedInts(ls.peers)})
+			}
+			out.Tags[name] = st
+		}
+	}
 	if len(l.peers) > 0 {
 		out.Peers = make(map[string]snapPeers, len(l.peers))
 		for name, ps := range l.peers {
@@ -165,11 +236,51 @@ func (l *processLinks) snapshot() *snapLinks {
 	return out
 }
 
-func (sl *snapLinks) restore() processLinks {
+// restore rebuilds processLinks; ids are the process's communicator
+// identifiers, which split the saved tags as when they were read.
+func (sl *snapLinks) restore(ids []string) processLinks {
 	if sl == nil {
 		return processLinks{}
 	}
-	l := processLinks{pendingBuf: sl.PendingBuf, orphanQPs: sl.OrphanQPs, configs: sl.Configs, bufferNames: sl.BufNames}
+	l := processLinks{pendingBuf: sl.PendingBuf, orphanQPs: sl.OrphanQPs, configs: sl.Configs, bufferNames: sl.BufNames,
+		expansionModes: sl.ExpansionModes, pendingQPBytes: sl.PendingQPBytes, lastDestroy: sl.LastDestroy,
+		releasedBuf: sl.ReleasedBuf, releasedAt: sl.ReleasedAt}
+	for _, m := range sl.PendingAIV {
+		if len(l.pendingAIV) < maxPendingAIV && (m == parse.AIVModeOpBase || m == parse.AIVModeOffload) {
+			l.pendingAIV = append(l.pendingAIV, m)
+		}
+	}
+	for name, st := range sl.Tags {
+		ct := l.commTags(name)
+		for op, tag := range st.First {
+			if len(ct.first) < maxTagsPerComm {
+				ct.first[op] = tag
+			}
+		}
+		ct.capture = st.Capture
+		if len(st.Round) > 0 {
+			ct.round = map[string]bool{}
+			for _, b := range st.Round {
+				if len(ct.round) < maxTagsPerComm {
+					ct.round[b] = true
+				}
+			}
+		}
+		for _, ss := range st.Sets {
+			if len(ct.sets) >= maxTagsPerComm {
+				break
+			}
+			ls := &linkSet{view: classifyTag(ss.Tag, ids...), peers: map[int]struct{}{}}
+			ls.view.QPs = ss.QPs
+			for _, r := range ss.Peers {
+				if len(ls.peers) < maxPeersPerComm {
+					ls.peers[r] = struct{}{}
+				}
+			}
+			ls.view.RoCEPeers = len(ls.peers)
+			ct.sets = append(ct.sets, ls)
+		}
+	}
 	for _, q := range sl.QPNs {
 		l.addQPN(q)
 	}
@@ -245,6 +356,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	s.flushAllPending()
 	s.expireFaults(s.opts.Now())
 	snap := snapshot{Version: snapshotVersion, Dropped: copyCounts(s.dropped), Unparsable: copyCounts(s.unparsable), Rejected: copyCounts(s.rejected),
+		Untied:        copyCounts(s.untied),
 		FaultsExpired: s.faultsExpired}
 	for m, c := range s.lines {
 		snap.Lines = append(snap.Lines, snapLines{Module: m, Counts: append([]uint64(nil), c[:]...)})
@@ -252,6 +364,11 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	for k, pr := range s.procs {
 		sp := snapProcess{PID: k.PID, Dir: k.Dir, Label: pr.label, Name: pr.name, LastWrite: s.lastWrite(pr), Env: make(map[string]snapEnv, len(pr.env)),
 			Links: pr.links.snapshot(), DevicePhyID: &pr.devicePhyID, Owner: pr.owner}
+		if pr.ownerPod != ([3]string{}) {
+			op := pr.ownerPod
+			sp.OwnerPod = &op
+		}
+		sp.RankTable = pr.rankTable
 		if pr.qpMode != (QPModeView{}) {
 			m := pr.qpMode
 			sp.QPMode = &m
@@ -290,6 +407,13 @@ func (s *State) MarshalBinary() ([]byte, error) {
 		}
 	}
 	snap.Workloads, snap.WorkloadsDropped = s.snapshotWorkloads()
+	snap.Held = s.snapshotHeld()
+	for name, fc := range s.firstClaims {
+		if snap.FirstClaims == nil {
+			snap.FirstClaims = map[string][2]string{}
+		}
+		snap.FirstClaims[name] = [2]string{fc.kernel, fc.dir}
+	}
 	snap.Extensions = ext
 	// Marshal under the lock: the snapshot shares slices with the state.
 	b, err := json.Marshal(snap)
@@ -323,13 +447,18 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		// A last write saved ahead of now (an older exporter kept printed
 		// times as they were) counts as now.
 		pr := &process{label: p.Label, name: p.Name, lastWrite: notAfter(p.LastWrite, fresh.opts.Now()), env: make(map[string]EnvSetting, len(p.Env)),
-			links: p.Links.restore(), devicePhyID: -1, owner: p.Owner}
+			devicePhyID: -1, owner: p.Owner}
+		if p.OwnerPod != nil {
+			pr.ownerPod = *p.OwnerPod
+		}
+		pr.rankTable = p.RankTable
 		for k, v := range p.Env {
 			pr.env[k] = EnvSetting(v)
 		}
 		for _, c := range p.Communicators {
 			pr.comms = append(pr.comms, c.view())
 		}
+		pr.links = p.Links.restore(pr.commNames())
 		if p.DevicePhyID != nil {
 			pr.devicePhyID = *p.DevicePhyID
 		}
@@ -380,6 +509,9 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	for k, v := range snap.Rejected {
 		fresh.rejected[k] = v
 	}
+	for _, r := range untiedReasons { // a fixed set, whatever the file holds
+		fresh.untied[r] = snap.Untied[r]
+	}
 	for _, p := range snap.Partial {
 		fresh.partial[partialKey{p.Path, p.Stream}] = p.Data
 	}
@@ -391,6 +523,13 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	}
 	fresh.faultsExpired = snap.FaultsExpired
 	fresh.restoreWorkloads(snap.Workloads, snap.WorkloadsDropped)
+	fresh.held = restoreHeld(snap.Held)
+	for name, fc := range snap.FirstClaims {
+		if fresh.firstClaims == nil {
+			fresh.firstClaims = map[string]claim{}
+		}
+		fresh.firstClaims[name] = claim{kernel: fc[0], dir: fc[1]}
+	}
 	// A state file written before a pod went away: its series expire now.
 	fresh.expireFaults(fresh.opts.Now())
 	s.mu.Lock()
@@ -400,7 +539,9 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	s.extraCodes, s.pods, s.summaries, s.plogErrors = fresh.extraCodes, fresh.pods, fresh.summaries, fresh.plogErrors
 	s.dropped, s.unparsable, s.rejected, s.partial = fresh.dropped, fresh.unparsable, fresh.rejected, fresh.partial
 	s.recent, s.recentNext = fresh.recent, fresh.recentNext
+	s.untied = fresh.untied
 	s.wl = fresh.wl
+	s.held, s.firstClaims, s.claims = fresh.held, fresh.firstClaims, nil
 	s.mu.Unlock()
 	// Outside the lock, as they are written.
 	s.restoreExtensions(snap.Extensions)

@@ -86,7 +86,7 @@ func (s *State) ingestPlog(src *Source, line []byte) {
 			// (or a tenant) cannot keep a job's failure recent for years.
 			ts := notAfter(s.lineTime(p.Time), s.opts.Now())
 			if s.countsAsNew(fp, src.Dir, p.PID, ts) && s.notARepeat(fp, src.Dir, p.PID, p.Msg, ts) {
-				s.recordFault(fp.code, fp.resource, FaultSourcePlog, s.podSource(src, p.PID), p.PID, ts)
+				s.recordFault(fp.code, fp.resource, FaultSourcePlog, s.podSource(src, p.PID), p.PID, ts, 0)
 			}
 		}
 	}

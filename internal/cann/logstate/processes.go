@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
@@ -108,6 +109,10 @@ type process struct {
 	// log layout do.
 	owner    string
 	ownerPod [3]string
+	// rankTable is the rank table file its world group was created from
+	// (graph mode), "" otherwise: part of that job's identity
+	// (worldGroupJob).
+	rankTable string
 	// wl is its part in the workload memory (workload.go).
 	wl processWorkload
 }
@@ -179,10 +184,17 @@ func (s *State) process(key ProcessKey, name []byte, t time.Time) *process {
 		s.setOwnerPod(pr)
 		s.procs[key] = pr
 	}
-	if o := s.curOwner(); o != "" && o != pr.owner && (pr.owner == "" || kernelOwner(o) && !kernelOwner(pr.owner)) {
+	if o := s.curOwner(); o != "" && o != pr.owner && (pr.owner == "" || kernelOwner(o) && !kernelOwner(pr.owner) ||
+		strings.HasPrefix(o, pr.owner+"/ctr:")) {
 		// Restored from a state file, or read before discovery named its
-		// writer: the kernel's word replaces the root's.
+		// writer: the kernel's word replaces the root's (and a container's
+		// cgroup refines a uid saved before owners named it).
 		pr.owner = o
+		s.setOwnerPod(pr)
+		s.commGen++
+	} else if pr.ownerPod[1] == "" && s.curSrc != nil && s.curSrc.OwnerPod != "" && s.curSrc.Owner == pr.owner {
+		// Restored from a state file that did not name its pod: the
+		// pod's workload is its claimant (claimantOf).
 		s.setOwnerPod(pr)
 		s.commGen++
 	}

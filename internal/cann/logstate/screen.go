@@ -2,6 +2,8 @@ package logstate
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -75,23 +77,55 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 	if code == nil {
 		if pr := s.pending[src.Path]; pr != nil {
 			pr.see(msg)
-			if pr.lines++; pr.lines >= pendingLines {
+			pr.lines++
+			switch {
+			case pr.header && pr.lines >= headerLines:
+				// No detail line came: the header is the report.
+				s.releaseHeader(src.Path, pr, pr.lines)
+			case !pr.header && pr.lines >= pendingLines:
 				s.flushPending(src.Path)
 			}
 		}
 		return
 	}
-	s.flushPending(src.Path)
 	raw := parse.FindPlogTime(msg)
+	pid := parse.ScreenPID(msg)
+	if pr := s.pending[src.Path]; pr != nil && pr.header && pr.code == string(code) && (raw != nil || pid > 0) {
+		// The detail line of a held header (`EZ9999: Inner Error!`, then
+		// `EZ9999: [PID: n] <time> …` or `EZ9999[PID: n] <time> (EZ9999):`):
+		// one report, with the detail's pid and time.
+		delete(s.pending, src.Path)
+		defer func(h *pendingReport) {
+			if cur := s.pending[src.Path]; cur != nil {
+				cur.hccl, cur.comm = cur.hccl || h.hccl, cur.comm || h.comm
+			}
+		}(pr)
+	}
+	if pr := s.pending[src.Path]; pr != nil && pr.header {
+		// Another code: the header was a report of its own, read lines ago.
+		s.releaseHeader(src.Path, pr, pr.lines+1)
+	}
+	s.flushPending(src.Path)
 	var ts time.Time
 	ok := false
 	loc := s.cur
+	zoned := false
 	if raw != nil && fallback != nil && s.opts.ScreenZoneFromRuntime {
 		if rt, rok := parse.ParseRFC3339(fallback); rok {
 			if z, zok := zoneFromPair(raw, rt); zok {
-				loc = z
+				loc, zoned = z, true
 			}
 		}
+	}
+	var owner *process
+	why := ""
+	if pid > 0 {
+		owner, why = s.screenProcess(src, pid)
+	}
+	if !zoned && owner != nil && owner.loc != nil {
+		// A plain screen log carries no zone: its printed time is the
+		// process's own, read in the zone its plogs are read in.
+		loc = owner.loc
 	}
 	if raw != nil {
 		ts, ok = parse.ParsePlogTime(raw, loc)
@@ -104,11 +138,10 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 		ts = s.opts.Now()
 	}
 	ts = notAfter(ts, s.opts.Now())
-	pid := parse.ScreenPID(msg)
 	if raw != nil {
 		// The error manager's report is often repeated by the framework's
-		// exception text (RuntimeError: …): the same code, pid and printed
-		// time count once.
+		// exception text (RuntimeError: …, libstdc++'s what():): the same
+		// code, pid and printed time count once.
 		key := string(code) + "|" + string(raw) + "|" + strconv.Itoa(pid) + "|" + src.Path
 		for _, k := range s.recent {
 			if k == key {
@@ -118,22 +151,51 @@ func (s *State) ingestScreen(src *Source, line []byte) {
 		s.recent[s.recentNext] = key
 		s.recentNext = (s.recentNext + 1) % dedupWindow
 	}
+	if why != "" {
+		s.untied[why]++ // the report is the screen log's own
+	}
 	resource := ""
 	if string(code) == codeResource {
 		resource = parse.ScreenResource(msg)
 	}
-	if parse.IsHCCLCode(code) || string(code) == codeRuntimeOOM && parse.MentionsHCCLAllocation(msg) {
-		s.recordFault(string(code), resource, FaultSourceScreen, src, pid, ts)
+	pr := &pendingReport{code: string(code), resource: resource, src: *src, pid: pid, ts: ts}
+	pr.see(msg)
+	if raw == nil && pid == 0 {
+		// A header without pid or time: held for the detail line CANN
+		// prints next, so that the two count once.
+		pr.header = true
+		s.pending[src.Path] = pr
+		return
+	}
+	s.screenReport(pr, 0)
+}
+
+// headerLines is how many lines after a report header (`EZ9999: Inner
+// Error!`) its detail line may come: CANN prints one indented line between
+// them at most (vllm-ascend #5493, #516).
+const headerLines = 3
+
+// screenReport counts a screen report read lag lines ago (0: the line just
+// read), or holds another component's report for its traceback.
+func (s *State) screenReport(pr *pendingReport, lag int) {
+	if parse.IsHCCLCode([]byte(pr.code)) || pr.code == codeRuntimeOOM && pr.hccl {
+		s.recordFault(pr.code, pr.resource, FaultSourceScreen, &pr.src, pr.pid, pr.ts, lag)
 		return
 	}
 	// Another component's code: reported now, counted once its traceback
 	// has been read.
-	if !s.reportCANN(string(code), FaultSourceScreen, pid, ts) {
+	if !s.reportCANN(pr.code, FaultSourceScreen, pr.pid, pr.ts, lag) {
 		return
 	}
-	pr := &pendingReport{code: string(code), src: *src, pid: pid, ts: ts}
-	pr.see(msg)
-	s.pending[src.Path] = pr
+	pr.header = false
+	s.pending[pr.src.Path] = pr
+}
+
+// releaseHeader reports a held header as a report of its own, read lag
+// lines ago.
+func (s *State) releaseHeader(path string, pr *pendingReport, lag int) {
+	delete(s.pending, path)
+	s.screenReport(pr, lag)
 }
 
 // codeRuntimeOOM is the runtime's out-of-memory report, HCCL's fault only
@@ -147,11 +209,15 @@ const pendingLines = 32
 // pendingReport is another component's screen report waiting for the
 // lines that follow it.
 type pendingReport struct {
-	code  string
-	src   Source
-	pid   int
-	ts    time.Time
-	lines int
+	code     string
+	resource string
+	src      Source
+	pid      int
+	ts       time.Time
+	lines    int
+	// header: a report that printed neither pid nor time, not reported
+	// yet, waiting headerLines lines for its detail line.
+	header bool
 	// hccl: the report or its traceback says HCCL requested the memory
 	// (EL0004 "requested by HCCL module", HcclAllocComResourceByTiling).
 	hccl bool
@@ -174,6 +240,14 @@ func (s *State) flushPending(path string) {
 		return
 	}
 	delete(s.pending, path)
+	if p.header {
+		// Not reported yet: reported (and counted or held) now.
+		s.screenReport(p, p.lines)
+		if p = s.pending[path]; p == nil {
+			return
+		}
+		delete(s.pending, path)
+	}
 	if p.code == codeRuntimeOOM && p.hccl {
 		s.count(faultKey{code: p.code, source: FaultSourceScreen}, &p.src, p.pid, p.ts)
 		return
@@ -185,11 +259,22 @@ func (s *State) flushPending(path string) {
 	s.countCANN(p.code, reason, FaultSourceScreen, &p.src, p.pid, p.ts)
 }
 
+// FlushFile counts the held report of the screen log at path, if any, as
+// if the file ended: a reader that reads files one by one (diagnose) calls
+// it at each file's end, so that a header on a file's last lines is
+// reported with that file.
+func (s *State) FlushFile(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flushPending(path)
+}
+
 // flushAllPending counts every held report (before a scrape or a
 // checkpoint: a report whose traceback has not arrived by then is counted
-// without it). The caller holds the lock.
+// without it), in the order of their paths: under a label cap the same
+// reports keep their labels at every run. The caller holds the lock.
 func (s *State) flushAllPending() {
-	for path := range s.pending {
+	for _, path := range slices.Sorted(maps.Keys(s.pending)) {
 		s.flushPending(path)
 	}
 }

@@ -51,6 +51,8 @@ type Source struct {
 	// --path.procfs what the kernel says of its process, the pod of its
 	// cgroup ("pod:<uid>") or else its uid ("uid:<n>"); for a configured
 	// root the root ("root:<path>"), which the kernel does not vouch for;
+	// for a screen log outside Kubernetes, the owner of the discovered
+	// process that holds it open (its writer), where the kernel names one;
 	// "" where the reader knows nothing (diagnose). Caps are shared per
 	// owner, and a communicator claimed by the processes of two owners is
 	// not trusted as a job's identity (trusted).
@@ -199,6 +201,14 @@ type Options struct {
 	// when no single container holds it. It is called with the state's lock
 	// held and must not call back into the State.
 	PodOfDevice func(phy int) (namespace, pod, container string, ok bool)
+	// FaultJobGrace, when positive, holds a fault whose process has
+	// printed no communicator yet for up to this long, read time, before
+	// it is counted (holdFault): under load a screen report, or a run/
+	// plog, is read before the lines that name the process's job, and the
+	// fault would otherwise take a fallback hccl_job (its pod, or the
+	// node) that a second later would have been the job's: two series, two
+	// pages. Zero counts at once (diagnose reads a bundle whole).
+	FaultJobGrace time.Duration
 	// WorkloadTTL and MaxWorkloads bound the workload memory
 	// (workload.go): a workload not seen for WorkloadTTL is forgotten, and
 	// past MaxWorkloads the one seen longest ago. Zero: the defaults.
@@ -277,18 +287,27 @@ type State struct {
 	// (contested) is rebuilt when it moved.
 	commGen, claimsGen uint64
 	claims             map[string]claim
-	faults             map[faultKey]*faultCount
-	extraCodes         map[string]struct{}
-	pods               map[podKey]struct{}
-	summaries          map[string]*FaultSummary
-	plogErrors         map[plogErrKey]uint64
-	dropped            map[string]uint64
-	unparsable         map[string]uint64
+	// firstClaims is the first claimant of each job identity, kept across
+	// rebuilds of claims (claims.go).
+	firstClaims map[string]claim
+	// held are faults waiting for their process's communicator
+	// (holdFault).
+	held       []heldFault
+	faults     map[faultKey]*faultCount
+	extraCodes map[string]struct{}
+	pods       map[podKey]struct{}
+	summaries  map[string]*FaultSummary
+	plogErrors map[plogErrKey]uint64
+	dropped    map[string]uint64
+	unparsable map[string]uint64
 	// rejected counts settings values HCCL would refuse, by variable
 	// (variables of internal/hcclenv; "other" for the rest).
 	rejected map[string]uint64
 	// refused counts plog lines not taken, by reason (refusedReasons).
 	refused map[string]uint64
+	// untied counts screen reports with a pid not tied to that pid's
+	// process, by reason (untiedReasons).
+	untied map[string]uint64
 	// podOrigin is the owner that brought each label set of pods (the
 	// fault-label cap is shared per owner, not first come).
 	podOrigin map[podKey]string
@@ -331,6 +350,7 @@ func NewState(opts Options) *State {
 		unparsable: map[string]uint64{},
 		rejected:   map[string]uint64{},
 		refused:    map[string]uint64{},
+		untied:     map[string]uint64{},
 		podOrigin:  map[podKey]string{},
 		partial:    map[partialKey][]byte{},
 		pending:    map[string]*pendingReport{},
@@ -354,6 +374,9 @@ func (s *State) Ingest(src *Source, line []byte) {
 		s.cur = s.opts.Location
 	}
 	s.curSrc = src
+	if len(s.held) > 0 {
+		s.flushHeld(false)
+	}
 	if src.Kind == SourceScreen {
 		s.ingestScreen(src, line)
 	} else {

@@ -162,6 +162,7 @@ func countOf(t *testing.T, st *State, code, source string) uint64 {
 	t.Helper()
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.flushAllPending() // as a scrape does
 	var n uint64
 	for k, v := range st.faults {
 		if k.code == code && k.source == source {

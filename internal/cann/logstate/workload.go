@@ -1,11 +1,14 @@
 package logstate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -92,6 +95,9 @@ type workloadRecord struct {
 	links    map[shapeKey]*RememberedLinks
 	failures map[[2]string]*RememberedFailure // (code, resource)
 	lastSeen time.Time
+	// owner is the owner (process.owner) of the process that first bound
+	// it: the cap on workloads is shared per owner.
+	owner string
 }
 
 // processWorkload is a process's part in the memory: the workload it is
@@ -126,6 +132,12 @@ func (s *State) maxWorkloads() int {
 // the workload, the process's own links included. It is idempotent; a
 // process bound again to another id moves to it (its pod became known).
 // ok is false when the logs do not know the process or id is empty.
+//
+// An identity outside Kubernetes ("host/…", WorkloadOfShape) is what the
+// process printed: any tenant can print another's settings and shape. It
+// is kept under the process's owner as the kernel names it (a uid, and the
+// container's cgroup; scopedWorkload), so that another tenant's processes
+// of the same shape are another workload.
 func (s *State) BindWorkload(key ProcessKey, id string) (WorkloadView, bool) {
 	if id == "" {
 		return WorkloadView{}, false
@@ -136,9 +148,10 @@ func (s *State) BindWorkload(key ProcessKey, id string) (WorkloadView, bool) {
 	if pr == nil {
 		return WorkloadView{}, false
 	}
+	id = scopedWorkload(id, pr.owner)
 	now := s.opts.Now()
 	s.expireWorkloads(now)
-	rec := s.workload(id, now)
+	rec := s.workload(id, pr.owner, now)
 	if rec == nil {
 		return WorkloadView{}, false
 	}
@@ -177,9 +190,21 @@ func (s *State) WorkloadStats() WorkloadStats {
 	return out
 }
 
-// workload returns id's record, creating it, and dropping the workload
-// seen longest ago when the memory is full. The caller holds the lock.
-func (s *State) workload(id string, now time.Time) *workloadRecord {
+// scopedWorkload is id under owner: a "host/…" identity gets the owner's
+// tag, "host/<settings>/<ranks>x<servers>@<12 hex of the owner>"; other
+// identities (a pod's workload, which the kubelet names) and processes
+// without an owner (diagnose) are left as they are.
+func scopedWorkload(id, owner string) string {
+	if owner == "" || !strings.HasPrefix(id, "host/") {
+		return id
+	}
+	h := sha256.Sum256([]byte(owner))
+	return id + "@" + hex.EncodeToString(h[:6])
+}
+
+// workload returns id's record, creating it for owner, and making room
+// when the memory is full (evictWorkload). The caller holds the lock.
+func (s *State) workload(id, owner string, now time.Time) *workloadRecord {
 	if s.wl.records == nil {
 		s.wl.records = map[string]*workloadRecord{}
 	}
@@ -190,20 +215,47 @@ func (s *State) workload(id string, now time.Time) *workloadRecord {
 		return rec
 	}
 	for len(s.wl.records) >= s.maxWorkloads() {
-		oldest := ""
-		for k, r := range s.wl.records {
-			if oldest == "" || r.lastSeen.Before(s.wl.records[oldest].lastSeen) ||
-				r.lastSeen.Equal(s.wl.records[oldest].lastSeen) && k < oldest {
-				oldest = k
-			}
-		}
-		delete(s.wl.records, oldest)
-		s.wl.dropped[WorkloadDroppedCapacity]++
+		s.evictWorkload(owner)
 	}
-	rec := &workloadRecord{links: map[shapeKey]*RememberedLinks{}, failures: map[[2]string]*RememberedFailure{}, lastSeen: now}
+	rec := &workloadRecord{links: map[shapeKey]*RememberedLinks{}, failures: map[[2]string]*RememberedFailure{}, lastSeen: now, owner: owner}
 	s.wl.records[id] = rec
 	s.wl.gen++
 	return rec
+}
+
+// evictWorkload drops one workload to make room for one of owner's: the
+// cap is shared per owner, as the caps on pids and label sets are. When
+// another owner holds more than one workload more than owner would with
+// the new one, its workload seen longest ago goes; otherwise owner's own
+// (or, when it holds none, the oldest of the owners holding the most). A
+// tenant making up workloads evicts its own. The caller holds the lock.
+func (s *State) evictWorkload(owner string) {
+	held := map[string]int{}
+	for _, r := range s.wl.records {
+		held[r.owner]++
+	}
+	most := 0
+	for _, n := range held {
+		most = max(most, n)
+	}
+	from := func(o string) bool { return held[o] == most }
+	switch {
+	case most > held[owner]+1:
+	case held[owner] > 0:
+		from = func(o string) bool { return o == owner }
+	}
+	oldest := ""
+	for k, r := range s.wl.records {
+		if !from(r.owner) {
+			continue
+		}
+		if oldest == "" || r.lastSeen.Before(s.wl.records[oldest].lastSeen) ||
+			r.lastSeen.Equal(s.wl.records[oldest].lastSeen) && k < oldest {
+			oldest = k
+		}
+	}
+	delete(s.wl.records, oldest)
+	s.wl.dropped[WorkloadDroppedCapacity]++
 }
 
 // expireWorkloads forgets the workloads not seen for the TTL. The caller
@@ -305,7 +357,8 @@ func (r *workloadRecord) shape(c *comm.Communicator) *RememberedLinks {
 // rememberFailure is the hook of recordFault: a link setup that failed for
 // want of memory or QPs (EI0011, EI0007 resource[qp]) is remembered under
 // the workload of the process that printed it (a plog line's process; for a
-// screen report, the bound process with the report's pid written to last).
+// screen report, the process of the report's pid that shares the screen
+// log's owner, screenProcess).
 // The caller holds the lock.
 func (s *State) rememberFailure(code, resource, source string, src *Source, pid int, ts time.Time) {
 	if pid <= 0 || !(code == "EI0011" || code == "EI0007" && resource == ResourceQP) {
@@ -315,11 +368,9 @@ func (s *State) rememberFailure(code, resource, source string, src *Source, pid 
 	if source == FaultSourcePlog {
 		pr = s.procs[ProcessKey{src.Dir, pid}]
 	} else {
-		for k, p := range s.procs {
-			if k.PID == pid && p.wl.id != "" && (pr == nil || s.lastWrite(p).After(s.lastWrite(pr))) {
-				pr = p
-			}
-		}
+		// Only the process the screen log may speak for (its writer's):
+		// a pid another pod or tenant prints is not theirs to remember.
+		pr, _ = s.screenProcess(src, pid)
 	}
 	if pr == nil || pr.wl.id == "" {
 		return
@@ -392,8 +443,9 @@ func podOwner(pod string) string {
 // WorkloadOfShape is the identity of a workload outside Kubernetes: its
 // settings set (ProcessView.Settings) and the shape of its first
 // communicator (the world group: rank count, server count),
-// "host/<settings>/<ranks>x<servers>". Two jobs with the same settings and
-// shape are one workload; "" when either is unknown.
+// "host/<settings>/<ranks>x<servers>". Two jobs of one owner with the
+// same settings and shape are one workload; BindWorkload keeps it under
+// the process's owner (scopedWorkload); "" when either is unknown.
 func WorkloadOfShape(settings string, first comm.Communicator) string {
 	if settings == "" || first.RankSize <= 0 {
 		return ""
@@ -412,6 +464,7 @@ func itoa(v int) string {
 
 type snapWorkload struct {
 	ID       string              `json:"id"`
+	Owner    string              `json:"owner,omitempty"`
 	LastSeen time.Time           `json:"last_seen"`
 	Links    []RememberedLinks   `json:"links,omitempty"`
 	Failures []RememberedFailure `json:"failures,omitempty"`
@@ -442,7 +495,7 @@ func (s *State) snapshotWorkloads() ([]snapWorkload, map[string]uint64) {
 	out := make([]snapWorkload, 0, len(s.wl.records))
 	for id, r := range s.wl.records {
 		v := r.view(id)
-		out = append(out, snapWorkload{ID: id, LastSeen: r.lastSeen, Links: v.Links, Failures: v.Failures})
+		out = append(out, snapWorkload{ID: id, Owner: r.owner, LastSeen: r.lastSeen, Links: v.Links, Failures: v.Failures})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, copyCounts(s.wl.dropped)
@@ -465,7 +518,7 @@ func (s *State) restoreWorkloads(ws []snapWorkload, dropped map[string]uint64) {
 			s.wl.dropped[WorkloadDroppedCapacity]++
 			continue
 		}
-		rec := &workloadRecord{links: map[shapeKey]*RememberedLinks{}, failures: map[[2]string]*RememberedFailure{}, lastSeen: w.LastSeen}
+		rec := &workloadRecord{links: map[shapeKey]*RememberedLinks{}, failures: map[[2]string]*RememberedFailure{}, lastSeen: w.LastSeen, owner: w.Owner}
 		for _, l := range w.Links {
 			if len(rec.links) < maxShapesPerWorkload {
 				rec.links[shapeKey{l.RankSize, l.ServerNum}] = &l

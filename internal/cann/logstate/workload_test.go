@@ -57,7 +57,7 @@ func (n *wlNode) start(pid int) {
 func (n *wlNode) links(pid int, tag string, peers int) {
 	for r := range peers {
 		n.qpn++
-		n.line(pid, "INFO", fmt.Sprintf("create hccl transport:communicator[%s], local rank[0], ip[a], remote rank[%d], ip[b], transporttype[ROCE], rdma qpn[%d], rdma qp sport[2], rdma TC[132], rdma SL[4]",
+		n.line(pid, "INFO", fmt.Sprintf("create hccl transport:communicator[%s], local rank[0], ip[192.168.10.10], remote rank[%d], ip[192.168.11.10], transporttype[ROCE], rdma qpn[%d], rdma qp sport[2], rdma TC[132], rdma SL[4]",
 			tag, 8+r, n.qpn))
 	}
 }
@@ -75,9 +75,9 @@ func TestWorkloadMemory(t *testing.T) {
 	if v, ok := n.st.BindWorkload(ProcessKey{"/log", 1005}, id); !ok || len(v.Links) != 0 || len(v.Failures) != 0 {
 		t.Fatalf("a new workload: %+v, %v", v, ok)
 	}
-	n.links(1005, "AlltoAll_ep1005", 120) // the profile run
+	n.links(1005, "ALLTOALL_ep1005RunAlltoAllVFullMeshBCopy_host", 120) // the profile run
 	clock.Advance(2 * time.Minute)
-	n.links(1005, "AlltoAll_ep1005_1", 100) // the capture: 100 of 120, then out of memory
+	n.links(1005, "ALLTOALL_ep1005RunAlltoAllVFullMeshBCopy_host_Capture", 100) // the capture: 100 of 120, then out of memory
 	n.line(1005, "ERROR", "[Create][RaQp]errNo[0x000000000500000b] ra qp create fail, reason: out of memory")
 	failedAt := clock.Now()
 
@@ -111,7 +111,7 @@ func TestWorkloadMemory(t *testing.T) {
 	}
 	// A dense job on the node: its own workload, nothing remembered.
 	n.line(3005, "INFO", "[Communicator Key Info]identifier[w] rankSize[64] serverNum[8] moduleNum[8] superPodNum[0]")
-	n.links(3005, "AllReduce_w", 7)
+	n.links(3005, "AllReduce_ep3005NHRAllReduceMeshExecutor_host", 7)
 	if v3, ok := n.st.BindWorkload(ProcessKey{"/log", 3005}, "host/x/64x8"); !ok || len(v3.Links) != 0 || len(v3.Failures) != 0 {
 		t.Errorf("an AllReduce-only job remembers %+v", v3)
 	}
@@ -240,9 +240,9 @@ func TestWorkloadMemoryCaptureIsOneQPPerLink(t *testing.T) {
 		t.Fatal("not bound")
 	}
 	for range 3 { // QPS 2: 3 QPs to each of 8 peers
-		n.links(7, "AllReduce_ep7", 8)
+		n.links(7, "AllReduce_ep7NHRAllReduceMeshExecutor_host", 8)
 	}
-	n.links(7, "AllReduce_ep7_1", 2) // the capture, 2 links in
+	n.links(7, "AllReduce_ep7NHRAllReduceMeshExecutor_host_Capture", 2) // the capture, 2 links in
 	v, _ := n.st.Workload("w")
 	if len(v.Links) != 1 || !v.Links[0].Capture || v.Links[0].CaptureQPs != 8 || v.Links[0].AllRanks {
 		t.Errorf("links %+v, want a capture of 8 QPs (one per link), no all-ranks operator", v.Links)

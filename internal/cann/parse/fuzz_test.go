@@ -92,6 +92,16 @@ func FuzzScreenLine(f *testing.F) {
 	f.Add([]byte("ERROR 04-30 03:58:27 [x]"))
 	f.Add([]byte("[PID: 1] 2"))
 	f.Add([]byte("echo EI0011: x"))
+	// The shapes of vllm-ascend #7384 (watchdog), #5493 (untitled), #516
+	// (older vLLM logger) and aclGetRecentErrMsg().
+	f.Add([]byte("[rank11]:[E313 06:55:06.502248200 compiler_depend.ts:1693] [Rank 1] HCCL watchdog thread terminated with exception: [PID: 335] 2026-03-13-06:55:06.896.485 Execution_Error_ROCE_CQE(EI0013): An error"))
+	f.Add([]byte("  what():  [Rank 1] HCCL watchdog thread terminated with exception: [PID: 335] x"))
+	f.Add([]byte("EH9999[PID: 366] 2025-12-29-13:22:34.092.455 (EH9999):  [Query]"))
+	f.Add([]byte("EH9999[PID: 366] 2025-12-29-13:22:34.092.455 (EH999"))
+	f.Add([]byte("[ERROR] RecentErrMsg: [PID:646612] 2026-01-24-11:53:44.671.727 AclNN_Parameter_Error(EZ1001): Expected"))
+	f.Add([]byte("(NPURayWorkerWrapper pid=13319, ip=10.240.34.141) ERROR 04-14 19:53:35 worker_base.py:581] EK9999: Inner Error!"))
+	f.Add([]byte("[E1"))
+	f.Add([]byte("[Rank 12"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		code, at := FindFaultCode(line)
 		if code != nil && (len(code) != 6 || code[0] != 'E' || !bytes.Equal(line[at:at+6], code)) {
@@ -158,7 +168,13 @@ func FuzzHCCLLines(f *testing.F) {
 	f.Add([]byte("[Load] comm config info of [g]: configSize[136], version[8], opExpansionMode[3]"))
 	f.Add([]byte("[Load] comm config info of [g]: opExpansionMode[18446744073709551616]"))
 	f.Add([]byte("create hccl transport:communicator[w3_mc2], local rank[0], remote rank[1], transporttype[ROCE], rdma qpn[5]"))
-	f.Add([]byte("create hccl transport:communicator[AllReduce_w_ALG_LEVEL1_NHR_Capture], local rank[0], remote rank[1], transporttype[ROCE], rdma qpn[5]"))
+	f.Add([]byte("create hccl transport:communicator[AllReduce_wNHRAllReduceMeshExecutor_host_Capture3], local rank[0], remote rank[1], transporttype[ROCE], rdma qpn[5]"))
+	f.Add([]byte("create hccl transport:communicator[worldCommSendRecv_0_8_wSendExecutor_host], local rank[0], remote rank[8], transporttype[ROCE], rdma qpn[5]"))
+	f.Add([]byte(" [HCCL_ALG]: [SelectAlg] newTag[x] opExpansionMode[] isCapture[1]"))
+	f.Add([]byte("[SelectAlg] newTag[AllReduce_w] algName[] moduleNum_[99999999999]"))
+	f.Add([]byte("[ConstructQpAttrs][attr]sendCqDepth[-1], recvCqDepth[0], max_send_wr[2147483648], max_recv_wr[1]"))
+	f.Add([]byte("[HCCL_TRACE][ReleaseCCLbuffer]Release cclBuffer. buffer ptr[0x1], size[]"))
+	f.Add([]byte("[HCCL_TRACE][CreateCommAIVbuffer] OffloadModeX"))
 	f.Add([]byte("HCCL_RDMA_QPS_PER_CONNECTION is set to [] but it is not effective in offline mode"))
 	f.Add([]byte("[MultiQp][MulQpInfo] Init Success MultiQp config from type[x]"))
 	f.Add([]byte("(EI0011): Failed to allocate 420478976 bytes of NPU memory."))
@@ -183,6 +199,23 @@ func FuzzHCCLLines(f *testing.F) {
 		}
 		if phy, ok := ListenDevice(msg); ok && (kind != KindListen || phy < 0) {
 			t.Fatalf("listener device %d from a %s line", phy, kind)
+		}
+		if tr, ok := ParseTransport(msg); ok {
+			if ot, ok := ParseTag(tr.Tag, []string{"w"}); ok && ot.IdentifierKnown && ot.Identifier != "w" {
+				t.Fatalf("tag %q tied to %q", tr.Tag, ot.Identifier)
+			}
+		}
+		if _, ok := ParseAIVBuffer(msg); ok && kind != KindAIVBuffer {
+			t.Fatalf("AIV buffer line from a %s line", kind)
+		}
+		if _, ok := ParseCCLRelease(msg); ok && kind != KindCCLRelease {
+			t.Fatalf("cclBuffer release from a %s line", kind)
+		}
+		if sa, ok := ParseSelectAlg(msg); ok && (kind != KindSelectAlg || sa.NewTag == "" || sa.AlgName == "" && sa.ExpansionMode == "") {
+			t.Fatalf("SelectAlg %+v from a %s line", sa, kind)
+		}
+		if a, ok := ParseQPAttrs(msg); ok && (kind != KindQPAttrs || a.SendCQDepth <= 0 || a.MaxSendWR <= 0) {
+			t.Fatalf("QP attrs %+v from a %s line", a, kind)
 		}
 		if m, ok := ParseQPMode(msg); ok {
 			if kind != KindQPMode || (!m.Offline && !m.NoMultiQP && m.MultiQPFrom == "") || len(m.MultiQPFrom) > maxMultiQPFrom {

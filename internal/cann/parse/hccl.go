@@ -40,9 +40,21 @@ const (
 	// (offline) mode or on devices without multi-QP, and where an enabled
 	// multi-QP configuration came from (ParseQPMode).
 	KindQPMode
+	// KindAIVBuffer: `[HCCL_TRACE][CreateCommAIVbuffer] OpbaseMode|OffloadMode`
+	// (ParseAIVBuffer).
+	KindAIVBuffer
+	// KindCCLRelease: `[HCCL_TRACE][ReleaseCCLbuffer]Release …, size[N]`
+	// (ParseCCLRelease).
+	KindCCLRelease
+	// KindSelectAlg: `[SelectAlg] newTag[…] algName[…] …` and its second
+	// line (ParseSelectAlg).
+	KindSelectAlg
+	// KindQPAttrs: `[ConstructQpAttrs][attr]sendCqDepth[…]…` (ParseQPAttrs).
+	KindQPAttrs
 )
 
-var kindNames = [...]string{"none", "settings", "communicator", "local_rank", "comm_destroy", "ccl_buffer", "comm_config", "transport", "listen", "qp_mode"}
+var kindNames = [...]string{"none", "settings", "communicator", "local_rank", "comm_destroy", "ccl_buffer", "comm_config", "transport", "listen", "qp_mode",
+	"aiv_buffer", "ccl_release", "select_alg", "qp_attrs"}
 
 func (k LineKind) String() string {
 	if int(k) < len(kindNames) {
@@ -140,6 +152,9 @@ var Wordings = []Wording{
 			"useSuperPodMode[0] isStandardCard[0]", "real (sample plog)"},
 	{KindCommDestroy, EraAll, "Entry-HcclCommDestroy",
 		"[INFO] HCCL(858941,all_reduce_test):2025-12-10-19:53:40.000.000 [op_base.cc:2000] [858941]Entry-HcclCommDestroy: op_base comm destroy begin", "format string (HCOMM op_base.cc)"},
+	{KindCommDestroy, EraAll, "Entry-HcclCommDestroy",
+		"[INFO] HCCL(858941,all_reduce_test):2026-08-15-10:00:00.000.000 [op_base.cc:3744] [858941]Entry-HcclCommDestroy op_base comm destroy " +
+			"complete, take time [5210]us, group[127.0.0.1%enp_60000_0_1765367607599032], deviceLogicId[0].", "format string (HCOMM op_base.cc:3744)"},
 
 	{KindCCLBuffer, EraAll, "[HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success",
 		"[INFO] HCCL(69396,python3):2024-04-07-18:35:55.266.793 " +
@@ -170,6 +185,28 @@ var Wordings = []Wording{
 	{KindQPMode, Era2026, "[MultiQp][MulQpInfo] Init Success",
 		"[INFO] HCCL(7303,python3):2026-08-15-09:59:59.000.000 [multi_qpInfo_manager.cc:109] [7303][MultiQp][MulQpInfo] Init " +
 			"Success,Device PhyId[3] MultiQp config from type[DEV_CFG]", "format string (HCOMM-HEAD multi_qpInfo_manager.cc:109)"},
+	{KindAIVBuffer, Era2026, "[HCCL_TRACE][CreateCommAIVbuffer] ",
+		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [ccl_buffer_manager.cc:140] [7304][HCCL_TRACE][CreateCommAIVbuffer] OpbaseMode",
+		"format string (HCOMM ccl_buffer_manager.cc:140)"},
+	{KindAIVBuffer, Era2026, "[HCCL_TRACE][CreateCommAIVbuffer] ",
+		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [ccl_buffer_manager.cc:150] [7304][HCCL_TRACE][CreateCommAIVbuffer] OffloadMode",
+		"format string (HCOMM ccl_buffer_manager.cc:150)"},
+	{KindCCLRelease, Era2026, "[HCCL_TRACE][ReleaseCCLbuffer]Release ",
+		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [ccl_buffer_manager.cc:174] [7304][HCCL_TRACE][ReleaseCCLbuffer]Release cclBuffer. " +
+			"buffer ptr[0x124140400000], size[420478976]", "format string (HCOMM ccl_buffer_manager.cc:174)"},
+	{KindSelectAlg, Era2026, "[SelectAlg] newTag[",
+		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [coll_alg_operator.cc:192] [7304][SelectAlg] newTag[AllReduce_" +
+			"10.20.0.11%eth0_60000_0_1765367607599032NHRAllReduceMeshExecutor_host] algName[AllReduceMeshExecutor] userRank[0] topoType[2] " +
+			"algType[level0:fullmesh,level1:NHR,level2:ring] userRankSize[128] level0Size[8] moduleNum_[16] level2Size[0] ",
+		"format string (HCOMM coll_alg_operator.cc:192, HCCL_CONFIG_INFO at INFO)"},
+	{KindSelectAlg, Era2026, " [HCCL_ALG]: [SelectAlg] newTag[",
+		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [coll_alg_operator.cc:198] [7305] [HCCL_ALG]: [SelectAlg] newTag[AllReduce_" +
+			"10.20.0.11%eth0_60000_0_1765367607599032NHRAllReduceMeshExecutor_host] opExpansionMode[HOST] isZeroCopy[0] retryEnable[0] " +
+			"isOpBase[1] isCapture[0] aivCoreLimit[48] .",
+		"format string (HCOMM coll_alg_operator.cc:198, HCCL_CONFIG_INFO with HCCL_DEBUG_CONFIG=ALG: config_log.h:31)"},
+	{KindQPAttrs, Era2026, "[ConstructQpAttrs][attr]",
+		"[INFO] HCCL(7304,python3):2026-08-15-10:00:00.000.000 [adapter_hccp.cc:2460] [7305][ConstructQpAttrs][attr]sendCqDepth[16384], " +
+			"recvCqDepth[128], max_send_wr[16384], max_recv_wr[128]", "format string (HCOMM adapter_hccp.cc:2460)"},
 	{KindTransport, EraAll, "create hccl transport:",
 		"[INFO] HCCL(412001,python):2024-11-19-16:25:31.462.844 [transport_ibverbs.cc:247][412233]create hccl " +
 			"transport:communicator[AllReduce_10.20.0.11%eth0_60000_0_1732004711518342], local rank[0], ip[192.168.10.10], " +
@@ -189,6 +226,10 @@ func Classify(msg []byte) LineKind {
 	if len(msg) == 0 {
 		return KindNone
 	}
+	if msg[0] == ' ' && bytes.HasPrefix(msg[1:], tagHCCLAlg) {
+		// HCCL_CONFIG_INFO's own prefix `[file:line] [tid] [HCCL_ALG]: `.
+		msg = msg[1:]
+	}
 	switch msg[0] {
 	case '[':
 		switch {
@@ -203,6 +244,10 @@ func Classify(msg []byte) LineKind {
 			switch {
 			case bytes.HasPrefix(rest, markCreateCCL):
 				return KindCCLBuffer
+			case bytes.HasPrefix(rest, markAIVBuffer):
+				return KindAIVBuffer
+			case bytes.HasPrefix(rest, markReleaseCCL):
+				return KindCCLRelease
 			case bytes.HasPrefix(rest, markSetupAgent), bytes.HasPrefix(rest, markFlatSetup), bytes.HasPrefix(rest, markHierSetup),
 				bytes.HasPrefix(rest, markInitByFile):
 				return KindCommunicator
@@ -213,6 +258,10 @@ func Classify(msg []byte) LineKind {
 			return KindListen
 		case bytes.HasPrefix(msg, tagMulQpInfo):
 			return KindQPMode
+		case bytes.HasPrefix(msg, tagSelectAlg), bytes.HasPrefix(msg, tagHCCLAlg) && bytes.HasPrefix(msg[len(tagHCCLAlg):], tagSelectAlg):
+			return KindSelectAlg
+		case bytes.HasPrefix(msg, tagQPAttrs):
+			return KindQPAttrs
 		case bytes.HasPrefix(msg, tagStatusInit):
 			if bytes.Contains(msg, markInitByFile) {
 				return KindCommunicator
@@ -269,7 +318,12 @@ var (
 type Communicator struct {
 	Identifier string
 	RankSize   int
-	ServerNum  int // -1 before [Communicator Key Info]
+	// RankTable is the rank table file of a world group created from one
+	// (`hcom init by file … rankTablePath[X]`, hcom_common.cc:1611), ""
+	// otherwise: with the rank count, what the job's processes on every
+	// node print alike about the world group.
+	RankTable string
+	ServerNum int // -1 before [Communicator Key Info]
 	// SuperPodNum and ModuleNum come with ServerNum; -1 when not printed.
 	SuperPodNum int
 	ModuleNum   int
@@ -287,6 +341,10 @@ type Communicator struct {
 // worldGroup names the communicator HCCL creates from a ranktable file
 // (graph mode, `hcom init by file`).
 const worldGroup = "hccl_world_group"
+
+// WorldGroup is the identifier of every graph-mode job's world group: a
+// name HCCL gives it on every node of every job, so no job's identity.
+const WorldGroup = worldGroup
 
 // ParseCommunicator reads every era's communicator-creation line:
 // `[Communicator Key Info]identifier[X] rankSize[N] serverNum[M] … superPodNum[S]`,
@@ -331,6 +389,9 @@ func ParseCommunicator(msg []byte) (Communicator, bool) {
 			return Communicator{}, false
 		}
 		c.Identifier, c.RankSize = worldGroup, n
+		if p, ok := BracketField(msg, "rankTablePath"); ok {
+			c.RankTable = string(p)
+		}
 		return c, true
 	case bytes.HasPrefix(msg, tagHCCLTrace):
 		ranksField = "rankNum"

@@ -49,6 +49,14 @@ func TestWordingsParse(t *testing.T) {
 			var phy int
 			phy, ok = ListenDevice(p.Msg)
 			ok = ok && phy >= 0
+		case KindAIVBuffer:
+			_, ok = ParseAIVBuffer(p.Msg)
+		case KindCCLRelease:
+			_, ok = ParseCCLRelease(p.Msg)
+		case KindSelectAlg:
+			_, ok = ParseSelectAlg(p.Msg)
+		case KindQPAttrs:
+			_, ok = ParseQPAttrs(p.Msg)
 		case KindQPMode:
 			var m QPMode
 			m, ok = ParseQPMode(p.Msg)
@@ -86,7 +94,7 @@ func TestParseCommunicatorEveryEra(t *testing.T) {
 		want Communicator
 	}{
 		{wording(t, KindCommunicator, Era2023, "hcom init by file"),
-			Communicator{Identifier: "hccl_world_group", RankSize: 128, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, DevicePhyID: -1}},
+			Communicator{Identifier: "hccl_world_group", RankSize: 128, RankTable: "/home/ma-user/rank_table/jobstart_hccl.json", ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, DevicePhyID: -1}},
 		{wording(t, KindCommunicator, Era2024, "Entry-HcclCommInitRootInfo"),
 			Communicator{Identifier: "172.16.13.183%eth0_64000_0_1721821172092650", RankSize: 2048, ServerNum: -1, SuperPodNum: -1, ModuleNum: -1, MultiModuleDiffDeviceNum: -1, MultiSuperPodDiffServerNum: -1, DeviceType: -1, DevicePhyID: -1}},
 		{wording(t, KindCommunicator, Era2024, "SetupAgent"),

@@ -97,6 +97,11 @@ func CommDestroy(msg []byte) (identifier string, ok bool) {
 	if id, found := BracketField(msg[i:], "identifier"); found {
 		return string(id), true
 	}
+	// HCOMM-HEAD: `Entry-HcclCommDestroy op_base comm destroy complete,
+	// take time [%lld]us, group[%s], deviceLogicId[%d].` (op_base.cc:3744).
+	if id, found := BracketField(msg[i:], "group"); found && len(id) > 0 {
+		return string(id), true
+	}
 	return "", true
 }
 

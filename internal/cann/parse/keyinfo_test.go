@@ -41,6 +41,10 @@ func TestCommDestroy(t *testing.T) {
 	if id, ok := CommDestroy([]byte("[1]Entry-HcclCommDestroy: identifier[g1] begin")); !ok || id != "g1" {
 		t.Errorf("got %q %v", id, ok)
 	}
+	// HCOMM-HEAD op_base.cc:3744: printed once the communicator is gone.
+	if id, ok := CommDestroy([]byte("Entry-HcclCommDestroy op_base comm destroy complete, take time [5210]us, group[group_name_3], deviceLogicId[0].")); !ok || id != "group_name_3" {
+		t.Errorf("got %q %v", id, ok)
+	}
 	if _, ok := CommDestroy([]byte("[1]Entry-HcclCommInitRootInfoInner:ranks[4]")); ok {
 		t.Error("init line taken for destroy")
 	}

@@ -15,14 +15,19 @@ import "bytes"
 //	EI0005: 2024-04-24-06:32:27.781.599 The arguments …                   (older, no pid)
 //	EZ9999: Inner Error!
 //	[PID: 2103452] 2025-11-03-20:18:46.447.213 Title(EI0011): Failed …    (Dec 2025 on)
+//	EH9999[PID: 366] 2025-12-29-13:22:34.092.455 (EH9999):  [Query]…     (an untitled report, Dec 2025 on)
 //	Title(EI0011): Failed …
 //
 // after what launchers and frameworks put before a message: blanks,
 // `[rank1]:`-style rank tags, vLLM's `(Worker_TP0 pid=42)` process tag and
-// its `ERROR 04-30 03:58:27 [file.py:949]` logger prefix, and an exception
-// name (`RuntimeError: `). A code anywhere else in a line — a CI job that
-// echoes "EI0011:", a log message quoting one, torch_npu's own `ERR01100`
-// codes, a `detail:EZ9999:` repeat — is not a report. It does not allocate.
+// its `ERROR 04-30 03:58:27 [file.py:949]` logger prefix, an exception
+// name (`RuntimeError: `), torch_npu's glog prefix and the watchdog's
+// `[Rank 1] HCCL watchdog thread terminated with exception: ` (the only
+// report of an EI0013 that stops a job), libstdc++'s `what():  ` repeat of
+// it, and `[ERROR] RecentErrMsg: ` (aclGetRecentErrMsg() printed by a
+// tool). A code anywhere else in a line — a CI job that echoes "EI0011:",
+// a log message quoting one, torch_npu's own `ERR01100` codes, a
+// `detail:EZ9999:` repeat — is not a report. It does not allocate.
 func FindFaultCode(b []byte) (code []byte, at int) {
 	p := skipReportPrefixes(b)
 	rest := b[p:]
@@ -30,36 +35,24 @@ func FindFaultCode(b []byte) (code []byte, at int) {
 	if isFaultCode(rest) && len(rest) > 6 && rest[6] == ':' {
 		return rest[:6], p
 	}
+	// `CODE[PID: n] <time> (CODE):`, the untitled report since Dec 2025
+	// (vllm-ascend #5493): the same code twice.
+	if isFaultCode(rest) && bytes.HasPrefix(rest[6:], markPIDOpen) {
+		n := skipPIDTime(rest[6:])
+		r := rest[6+n:]
+		if n > 0 && len(r) > 8 && r[0] == '(' && bytes.Equal(r[1:7], rest[:6]) && r[7] == ')' && r[8] == ':' {
+			return rest[:6], p
+		}
+		return nil, -1
+	}
 	// `[PID: n] <time> ` before the title.
 	if bytes.HasPrefix(rest, markPIDOpen) {
-		i := len(markPIDOpen)
-		for i < len(rest) && rest[i] == ' ' {
-			i++
-		}
-		j := i
-		for j < len(rest) && isDigit(rest[j]) {
-			j++
-		}
-		if j == i || j >= len(rest) || rest[j] != ']' {
+		n := skipPIDTime(rest)
+		if n == 0 {
 			return nil, -1
 		}
-		j++
-		for j < len(rest) && rest[j] == ' ' {
-			j++
-		}
-		// The time: a run of digits, '-', ':' and '.'.
-		k := j
-		for k < len(rest) && (isDigit(rest[k]) || rest[k] == '-' || rest[k] == ':' || rest[k] == '.') {
-			k++
-		}
-		if k == j {
-			return nil, -1
-		}
-		for k < len(rest) && rest[k] == ' ' {
-			k++
-		}
-		p += k
-		rest = rest[k:]
+		p += n
+		rest = rest[n:]
 	}
 	// `Title(CODE):` — a title of letters, digits, '_' and blanks.
 	if len(rest) == 0 || !isLetter(rest[0]) {
@@ -79,6 +72,41 @@ func FindFaultCode(b []byte) (code []byte, at int) {
 		}
 	}
 	return nil, -1
+}
+
+// skipPIDTime returns the length of `[PID: n] <time> ` at the start of b
+// (the error manager's pid and its printed time, blanks after), or 0.
+func skipPIDTime(b []byte) int {
+	if !bytes.HasPrefix(b, markPIDOpen) {
+		return 0
+	}
+	i := len(markPIDOpen)
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(b) && isDigit(b[j]) {
+		j++
+	}
+	if j == i || j >= len(b) || b[j] != ']' {
+		return 0
+	}
+	j++
+	for j < len(b) && b[j] == ' ' {
+		j++
+	}
+	// The time: a run of digits, '-', ':' and '.'.
+	k := j
+	for k < len(b) && (isDigit(b[k]) || b[k] == '-' || b[k] == ':' || b[k] == '.') {
+		k++
+	}
+	if k == j {
+		return 0
+	}
+	for k < len(b) && b[k] == ' ' {
+		k++
+	}
+	return k
 }
 
 // maxTitleLen bounds the errTitle before `(CODE):`; the longest in HCOMM's
@@ -121,6 +149,35 @@ func prefixLen(b []byte) int {
 		return 0
 	}
 	switch {
+	case bytes.HasPrefix(b, markRecentErrMsg):
+		return len(markRecentErrMsg)
+	case bytes.HasPrefix(b, markWhat):
+		return len(markWhat)
+	case bytes.HasPrefix(b, markRankOpen):
+		// torch_npu's `[Rank 1] HCCL watchdog thread terminated with
+		// exception: ` (ProcessGroupHCCL::hcclCommWatchdog).
+		i := len(markRankOpen)
+		for i < len(b) && i < len(markRankOpen)+10 && isDigit(b[i]) {
+			i++
+		}
+		if i > len(markRankOpen) && bytes.HasPrefix(b[i:], markWatchdog) {
+			return i + len(markWatchdog)
+		}
+		return 0
+	case b[0] == '[' && len(b) > 2 && (b[1] == 'E' || b[1] == 'W' || b[1] == 'I' || b[1] == 'F') && isDigit(b[2]):
+		// torch_npu's glog prefix, `[E313 06:55:06.502248200 compiler_depend.ts:1693]`:
+		// severity, month and day, a blank, the time, the source.
+		i := 2
+		for i < len(b) && i < 6 && isDigit(b[i]) {
+			i++
+		}
+		if i < 4 || i+9 > len(b) || b[i] != ' ' || !isDigit(b[i+1]) || b[i+3] != ':' || b[i+6] != ':' {
+			return 0
+		}
+		if end := bytes.IndexByte(b[i:min(len(b), i+96)], ']'); end > 0 {
+			return i + end + 1
+		}
+		return 0
 	case b[0] == '[' && !bytes.HasPrefix(b, markPIDOpen):
 		// `[rank1]:`, `[default0]:`
 		for i := 1; i < len(b) && i <= 32; i++ {
@@ -148,8 +205,9 @@ func prefixLen(b []byte) int {
 	for _, lvl := range loggerLevels {
 		if bytes.HasPrefix(b, lvl) && len(b) > len(lvl) && b[len(lvl)] == ' ' {
 			rest := b[len(lvl)+1:]
-			// MM-DD HH:MM:SS [file:line]
-			if len(rest) > 16 && isDigit(rest[0]) && rest[2] == '-' && rest[5] == ' ' && rest[8] == ':' && rest[14] == ' ' && rest[15] == '[' {
+			// MM-DD HH:MM:SS [file:line], or file:line] before vLLM 0.8
+			// (vllm-ascend #516).
+			if len(rest) > 16 && isDigit(rest[0]) && rest[2] == '-' && rest[5] == ' ' && rest[8] == ':' && rest[14] == ' ' && rest[15] != ' ' {
 				if end := bytes.IndexByte(rest[15:min(len(rest), 15+96)], ']'); end > 0 {
 					return len(lvl) + 1 + 15 + end + 1
 				}
@@ -168,6 +226,13 @@ func prefixLen(b []byte) int {
 	}
 	return 0
 }
+
+var (
+	markRecentErrMsg = []byte("[ERROR] RecentErrMsg: ")
+	markWhat         = []byte("what():")
+	markRankOpen     = []byte("[Rank ")
+	markWatchdog     = []byte("] HCCL watchdog thread terminated with exception: ")
+)
 
 var (
 	loggerLevels    = [][]byte{[]byte("ERROR"), []byte("WARNING"), []byte("INFO"), []byte("CRITICAL")}
@@ -254,11 +319,16 @@ var (
 	// info %s. Reason: Resources are exhausted.`, no brackets.
 	markResourceBare = []byte("allocate resource ")
 	markWithInfo     = []byte(" with info")
+	markModifyQp     = []byte("ModifyQp")
 )
 
 // The values ScreenResource returns.
 const (
-	ResourceQP           = "qp"
+	ResourceQP = "qp"
+	// ResourceQPState is EI0007 `resource[qp] with info [ModifyQp]`: a QP
+	// state change that failed (hrtRaTypicalQpModify, HCOMM
+	// adapter_hccp.cc:224-227), not a QP that could not be allocated.
+	ResourceQPState      = "qp_state"
 	ResourceDeviceMemory = "device_memory"
 	ResourceHostMemory   = "host_memory"
 	ResourceOther        = "other"
@@ -294,6 +364,10 @@ func ScreenResource(msg []byte) string {
 	}
 	switch {
 	case bytes.EqualFold(v, []byte("qp")):
+		if i := bytes.Index(msg, markWithInfo); i >= 0 &&
+			bytes.HasPrefix(bytes.TrimLeft(msg[i+len(markWithInfo):], " ["), markModifyQp) {
+			return ResourceQPState
+		}
 		return ResourceQP
 	case bytes.EqualFold(v, []byte("DeviceMemory")):
 		return ResourceDeviceMemory

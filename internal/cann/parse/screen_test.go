@@ -24,7 +24,28 @@ func TestFindFaultCode(t *testing.T) {
 		{"(Worker_TP8_EP8 pid=753) ERROR 04-30 03:58:27 [multiproc_executor.py:949] EI0011: [PID: 753] 2026-04-30-03:58:27.508.178 Failed", "EI0011"},
 		{"(EngineCore_DP0 pid=96) [PID: 96] 2026-01-16-04:52:41.266.655 Allocation_Failure(EI0007): Failed to allocate resource[qp]", "EI0007"},
 		{"torch.distributed.DistBackendError: EI0006: [PID: 1] 2025-04-08-18:07:20.444.436 Getting socket times out.", "EI0006"},
+		// torch_npu's watchdog carries the only report of an EI0013
+		// (vllm-ascend #7384), and libstdc++ repeats it after what():.
+		{"[rank11]:[E313 06:55:06.502248200 compiler_depend.ts:1693] [Rank 1] HCCL watchdog thread terminated with exception: [PID: 335] 2026-03-13-06:55:06.896.485 Execution_Error_ROCE_CQE(EI0013): An error CQE occurred during operator execution.", "EI0013"},
+		{"  what():  [Rank 1] HCCL watchdog thread terminated with exception: [PID: 335] 2026-03-13-06:55:06.896.485 Execution_Error_ROCE_CQE(EI0013): An error CQE occurred", "EI0013"},
+		// The untitled report since Dec 2025 (vllm-ascend #5493).
+		{"EH9999[PID: 366] 2025-12-29-13:22:34.092.455 (EH9999):  [Query][Status]query event recorded status failed, runtime result = 507014", "EH9999"},
+		{"EZ9999[PID: 359] 2025-12-29-13:22:34.252.439 (EZ9999):  [AIC_INFO] after execute:args print end", "EZ9999"},
+		// aclGetRecentErrMsg() as tools print it (PTOAS ACL_CHECK), with
+		// the message CANN's documentation shows it returning.
+		{"[ERROR] RecentErrMsg: [PID:646612] 2026-01-24-11:53:44.671.727 AclNN_Parameter_Error(EZ1001): Expected a proper Tensor but got null for argument addmmTennsor.self.", "EZ1001"},
+		{"[ERROR] RecentErrMsg: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out.", "EI0006"},
+		// vLLM's logger before its file name had brackets (vllm-ascend #516).
+		{"(NPURayWorkerWrapper pid=13319, ip=10.240.34.141) ERROR 04-14 19:53:35 worker_base.py:581] EK9999: [PID: 13319] 2025-04-14-19:47:39.308.705 Failed to drvGetPlatformInfo, ret=4", "EK9999"},
+		{"(NPURayWorkerWrapper pid=13319, ip=10.240.34.141) ERROR 04-14 19:53:35 worker_base.py:581] EK9999: Inner Error! [repeated 3x across cluster]", "EK9999"},
 		// Mentions, not reports.
+		{"[rank7]:[E1229 13:22:34.138773119 compiler_depend.ts:1675] [Rank 7] HCCL watchdog thread terminated with exception:", ""},
+		{"[rank1]:[E324 13:00:25.429344265 compiler_depend.ts:1020] [Rank 1] HCCL watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 milliseconds before timing out.", ""},
+		{"[ERROR] 2025-12-29-13:22:34 (PID:366, Device:7, RankID:-1) ERR02005 DIST internal error", ""},
+		{"EH9999[PID: 366] 2025-12-29-13:22:34.092.455 (EZ9999): mismatched codes", ""},
+		{"EH9999[PID: 366] (EH9999): no time", ""},
+		{"[E313 no digits after] EI0011: x", ""},
+		{"[ERROR] EI0011: not the RecentErrMsg prefix", ""},
 		{`+ echo "check the screen log for EI0011: out of memory"`, ""},
 		{"grep -r 'EI0011:' /var/log/train", ""},
 		{"INFO: retrying after EI0006: socket timeout on rank 3", ""},
@@ -120,6 +141,10 @@ func TestScreenResource(t *testing.T) {
 		{"EI0007: [PID: 7301] x Failed to allocate resource stream with info StreamCreateWithFlags, streamType:0. Reason: Resources are exhausted.", ResourceOther},
 		{"EI0007: [PID: 7301] x Failed to allocate resource  with info . Reason: Resources are exhausted.", ""},
 		{"EI0007: [PID: 7301] x Failed to allocate resource qp", ""},
+		// hrtRaTypicalQpModify (adapter_hccp.cc:224-227): RPT_ENV_ERR("EI0007",
+		// {"qp", "ModifyQp"}), a QP state change that failed, in both wordings.
+		{"EI0007: [PID: 7301] 2025-09-28-10:00:00.000.000 Failed to allocate resource[qp] with info [ModifyQp]. Reason: Memory resources are exhausted.", ResourceQPState},
+		{"EI0007: [PID: 7301] 2026-08-15-10:00:00.000.000 Failed to allocate resource qp with info ModifyQp. Reason: Resources are exhausted.", ResourceQPState},
 	}
 	for _, tc := range tests {
 		if got := ScreenResource([]byte(tc.line)); got != tc.want {
