@@ -226,7 +226,7 @@ func main() {
 	concurrency := flag.Int("concurrency", 10, "concurrent scrapers")
 	only := flag.String("points", "", "comma-separated point names to run (default: all)")
 	keep := flag.Bool("keep", false, "keep the generated fixtures")
-	budget := flag.Bool("budget", false, "measure the default-set budget instead: the demo A2 node and the worst-case A3 node with every default collector on (budget.go)")
+	budget := flag.Bool("budget", false, "measure the default-set budget instead: the demo A2 node, the 16-chip gen node and the A3 product with every default collector on (budget.go)")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "hccl-scale-")
