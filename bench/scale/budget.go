@@ -48,12 +48,12 @@ type budgetNode struct {
 	ceiling int
 }
 
-// counted writes dir/<name>, a shell wrapper that logs its arguments to
-// dir/calls.log and runs body: the runs per minute of each tool are counted
+// counted writes dir/<name>, a shell wrapper that logs the time and its
+// arguments to dir/calls.log and runs body: the runs per minute of each tool are counted
 // from that log.
 func counted(dir, name, body string) (string, error) {
 	path := filepath.Join(dir, name)
-	script := fmt.Sprintf("#!/bin/sh\necho %q \"$*\" >> %q\n%s", name, filepath.Join(dir, "calls.log"), body)
+	script := fmt.Sprintf("#!/bin/sh\necho \"$(date +%%s.%%N) %s $*\" >> %q\n%s", name, filepath.Join(dir, "calls.log"), body)
 	return path, os.WriteFile(path, []byte(script), 0o755)
 }
 

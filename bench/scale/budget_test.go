@@ -77,3 +77,45 @@ func TestDefaultBudget(t *testing.T) {
 		t.Errorf("docs/scale.md's series-by-collector table is not the measured one; put this in it (go run ./bench/scale -budget):\n%s", table)
 	}
 }
+
+// TestToolRunsPerMinute counts the npu-smi and hccn_tool processes the real
+// binary starts on the demo A2 node and the A3 product (runs.go): the
+// sweeps ask each chip once per query and command, the table runs once per
+// sweep, and docs/scale.md's table is the measured one.
+func TestToolRunsPerMinute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the exporter binary for two sweeps on two nodes: skipped under -short")
+	}
+	bin := testtools.BuildExporter(t, filepath.Join("..", ".."))
+	var rs []*runsResult
+	for i, n := range budgetNodes() {
+		if !n.answers {
+			continue
+		}
+		r, err := measureRuns(bin, filepath.Join(t.TempDir(), string(rune('a'+i))), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	// Per steady sweep: 6 per-chip queries (health, ecc, pcie-err, hccs,
+	// memory, usages) on every chip, sio-info too on A3 dies (asked once
+	// and never again on 910B, which does not support it); 5 hccn_tool
+	// commands per chip, 3 slow ones per chip every 10 minutes.
+	for _, c := range []struct {
+		r              *runsResult
+		chips, perChip int
+	}{{rs[0], 8, 6}, {rs[1], 16, 7}} {
+		if c.r.detail != c.chips*c.perChip || c.r.tableInSweep > 1 || c.r.hccn != 5*c.chips || c.r.hccnSlow != 3*c.chips {
+			t.Errorf("%s: %+v, want %d detail calls, at most 1 table run, %d hccn_tool calls and %d slow ones per sweep",
+				c.r.name, *c.r, c.chips*c.perChip, 5*c.chips, 3*c.chips)
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "scale.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if table := runsTable(rs); !strings.Contains(string(doc), table) {
+		t.Errorf("docs/scale.md's tool-runs table is not the measured one; put this in it (go run ./bench/scale -runs):\n%s", table)
+	}
+}

@@ -227,6 +227,7 @@ func main() {
 	only := flag.String("points", "", "comma-separated point names to run (default: all)")
 	keep := flag.Bool("keep", false, "keep the generated fixtures")
 	budget := flag.Bool("budget", false, "measure the default-set budget instead: the demo A2 node, the 16-chip gen node and the A3 product with every default collector on (budget.go)")
+	runs := flag.Bool("runs", false, "count the npu-smi and hccn_tool runs a minute of the demo A2 node and the A3 product instead (runs.go)")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "hccl-scale-")
@@ -241,6 +242,22 @@ func main() {
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		check(cmd.Run())
 		fmt.Fprintf(os.Stderr, "built %s in %.1fs\n", *bin, time.Since(t0).Seconds())
+	}
+	if *runs {
+		var rs []*runsResult
+		for i, n := range budgetNodes() {
+			if !n.answers {
+				continue
+			}
+			r, err := measureRuns(*bin, filepath.Join(work, fmt.Sprintf("runs%d", i)), n)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			rs = append(rs, r)
+		}
+		reportRuns(os.Stdout, rs)
+		return
 	}
 	if *budget {
 		var rs []*budgetResult
