@@ -60,7 +60,7 @@ var contractMetrics = []string{
 	"ascend_npu_hccs_transmit_bytes_total", "ascend_npu_hccs_receive_bytes_total",
 	"ascend_npu_hccs_chip_errors_total", "ascend_npu_hccs_chip_retries_total", "ascend_npu_hccs_min_lanes",
 	"ascend_roce_receive_bytes_total", "ascend_roce_transmit_bytes_total", "ascend_roce_optical_rx_power_min_watts",
-	"ascend_npu_pcie_errors_total", "ascend_npu_sio_errors_total", "ascend_npu_utilization_ratio",
+	"ascend_npu_pcie_errors_total", "ascend_npu_pcie_chip_errors_total", "ascend_npu_sio_errors_total", "ascend_npu_utilization_ratio",
 	"ascend_npu_hbm_bandwidth_utilization_ratio", "ascend_npu_hbm_temperature_celsius",
 	"hccl_exporter_npu_smi_detail_calls_total", "hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds", "hccl_exporter_npu_smi_detail_stale_chips",
 }

@@ -19,7 +19,8 @@ type hardwareChip struct {
 // queryTypes: the detail query types a default run asks (health, ecc,
 // pcie-err, hccs, sio-info, memory, usages, board, card-board) and those
 // only a switch adds (ecc-enable, volt, common). Each type has a
-// hccl_exporter_npu_smi_detail_calls_total series per result (6).
+// hccl_exporter_npu_smi_detail_calls_total series per result it has had:
+// one on a node whose every call of a type ends the same way.
 const (
 	defaultQueryTypes  = 9
 	switchedQueryTypes = 3
@@ -34,7 +35,7 @@ func hardwareFixed(all bool) int {
 	if all {
 		types += switchedQueryTypes
 	}
-	return types*6 + 1 + 1 + 1 + 1
+	return types + 1 + 1 + 1 + 1
 }
 
 // families returns the per-chip series by family: with all, every family
@@ -56,7 +57,7 @@ func (h hardwareChip) families(all bool) map[string]int {
 		}
 	}
 	if h.pcie {
-		f["ascend_npu_pcie_errors_total"] = 5
+		f["ascend_npu_pcie_chip_errors_total"] = 1
 	}
 	if h.sio {
 		f["ascend_npu_sio_errors_total"] = 2
@@ -70,6 +71,9 @@ func (h hardwareChip) families(all bool) map[string]int {
 		for _, fam := range []string{"ascend_npu_hccs_errors_total", "ascend_npu_hccs_retries_total", "ascend_npu_hccs_lanes",
 			"ascend_npu_hccs_transmit_packets_total", "ascend_npu_hccs_receive_packets_total"} {
 			f[fam] = h.links
+		}
+		if h.pcie {
+			f["ascend_npu_pcie_errors_total"] = 5 // --npuhealth.pcie-types
 		}
 		f["ascend_npu_utilization_ratio"] = h.engines
 		f["ascend_npu_hbm_ecc_enabled"] = 1

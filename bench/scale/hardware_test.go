@@ -32,19 +32,19 @@ func TestHardwareTerm(t *testing.T) {
 		t.Errorf("golden 910B node: %d series, the term gives %d", got, want)
 	}
 	per, fixed := sum(worstHardwareChip.families(false)), hardwareFixed(false)
-	if per != 22 || fixed != 58 {
-		t.Errorf("worst chip %d series by default, fixed %d; docs/scale.md says 22 and 58", per, fixed)
+	if per != 18 || fixed != 13 {
+		t.Errorf("worst chip %d series by default, fixed %d; docs/scale.md says 18 and 13", per, fixed)
 	}
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "scale.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"H = 22·X + E + 58", "762"} {
+	for _, s := range []string{"H = 18·X + E + 13", "589"} {
 		if !strings.Contains(string(b), s) {
 			t.Errorf("docs/scale.md does not state %q", s)
 		}
 	}
-	if h := hardwareSeries(32, worstHardwareChip, false); h != 762 {
-		t.Errorf("worst-case default H = %d, docs say 762", h)
+	if h := hardwareSeries(32, worstHardwareChip, false); h != 589 {
+		t.Errorf("worst-case default H = %d, docs say 589", h)
 	}
 }

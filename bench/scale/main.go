@@ -58,13 +58,11 @@ func points() []point {
 	}
 }
 
-// envVariables is the number of hccl_env_info series one process's [HCCL_ENV]
-// block (as nodegen writes it, CANN 8.x) yields.
-const envVariables = 28
-
-// catalogCodes is the number of codes in the fault catalog; each has a
-// zero-initialised hccl_fault_events_total series per source.
-var catalogCodes = nodegen.CatalogCodes()
+// envExported is the number of hccl_env_info series one settings set of
+// nodegen's [HCCL_ENV] block (28 variables, CANN 8.x) yields: the 8
+// variables of the set it prints and 3 more it prints set by environment
+// (the others print HCCL's default: no series).
+const envExported = 11
 
 // maxCodes is --cannlog.max-codes (default): codes outside the catalog kept.
 const maxCodes = 128
@@ -104,7 +102,7 @@ func formula(n *nodegen.Node) map[string]int {
 	return map[string]int{
 		// npusmi: per chip, per process, fixed
 		"ascend_npu_info":                     X,
-		"ascend_npu_health_status":            5 * X,
+		"ascend_npu_health_status":            X, // the current status only
 		"ascend_npu_hbm_used_bytes":           X,
 		"ascend_npu_hbm_total_bytes":          X,
 		"ascend_npu_aicore_utilization_ratio": X,
@@ -120,13 +118,13 @@ func formula(n *nodegen.Node) map[string]int {
 		// headroom: per chip
 		"hccl_link_setup_queue_pair_memory_bytes": 2 * X,
 		"hccl_link_setup_pending_queue_pairs":     2 * X,
-		"hccl_link_setup_processes":               2 * X,
+		"hccl_link_setup_processes":               X, // known; defaulted only where above 0
 		"hccl_link_setup_established_queue_pairs": X,
 		"hccl_ccl_buffer_bytes":                   X,
 		"hccl_ccl_buffer_pending_bytes":           X,
 		"hccl_link_setup_headroom_bytes":          X,
 		// cannlog: per settings set, per communicator, per code, fixed
-		"hccl_env_info":                                   S * envVariables,
+		"hccl_env_info":                                   S * envExported,
 		"hccl_env_buffsize_bytes":                         S,
 		"hccl_env_rdma_qps_per_connection":                S,
 		"hccl_env_connect_timeout_seconds":                S,
@@ -137,7 +135,7 @@ func formula(n *nodegen.Node) map[string]int {
 		"hccl_communicator_processes":                     Cn,
 		"hccl_communicator_established_queue_pairs":       Cn,
 		"hccl_communicator_ccl_buffer_bytes":              Cn,
-		"hccl_fault_events_total":                         2*catalogCodes + (K - Kc),
+		"hccl_fault_events_total":                         K, // born at the first event
 		"hccl_fault_last_event_timestamp_seconds":         K,
 		"hccl_exporter_log_lines_total":                   M,
 		"hccl_exporter_log_unparsable_lines_total":        3,
@@ -150,8 +148,9 @@ func formula(n *nodegen.Node) map[string]int {
 		"hccl_exporter_log_state_file_write_errors_total": 1,
 		// one log root, its zone applied (the inferred offset only once inferred)
 		"hccl_exporter_log_timezone_applied_offset_seconds": 1,
-		// found/missing per chip with a process (spread round-robin)
-		"ascend_npu_processes": 2 * min(X, P),
+		// found per chip with a process (spread round-robin); missing
+		// only where above 0, and the generated logs are all read
+		"ascend_npu_processes": min(X, P),
 		// join: each process with its settings set and chip
 		"hccl_process_info": P,
 		// hccn: no hccn_tool on a generated node
@@ -226,7 +225,8 @@ func main() {
 	concurrency := flag.Int("concurrency", 10, "concurrent scrapers")
 	only := flag.String("points", "", "comma-separated point names to run (default: all)")
 	keep := flag.Bool("keep", false, "keep the generated fixtures")
-	budget := flag.Bool("budget", false, "measure the default-set budget instead: the demo A2 node and the worst-case A3 node with every default collector on (budget.go)")
+	budget := flag.Bool("budget", false, "measure the default-set budget instead: the demo A2 node, the 16-chip gen node and the A3 product with every default collector on (budget.go)")
+	runs := flag.Bool("runs", false, "count the npu-smi and hccn_tool runs a minute of the demo A2 node and the A3 product instead (runs.go)")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "hccl-scale-")
@@ -241,6 +241,22 @@ func main() {
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		check(cmd.Run())
 		fmt.Fprintf(os.Stderr, "built %s in %.1fs\n", *bin, time.Since(t0).Seconds())
+	}
+	if *runs {
+		var rs []*runsResult
+		for i, n := range budgetNodes() {
+			if !n.answers {
+				continue
+			}
+			r, err := measureRuns(*bin, filepath.Join(work, fmt.Sprintf("runs%d", i)), n)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			rs = append(rs, r)
+		}
+		reportRuns(os.Stdout, rs)
+		return
 	}
 	if *budget {
 		var rs []*budgetResult

@@ -39,7 +39,7 @@ func closedForm(n *nodegen.Node) int {
 		M += min(n.Spec.NoiseLines, 3)
 	}
 	S, Cn := settingsSets(n), distinctCommunicators(n)
-	return 20*X + Xp + 2*min(X, len(n.Processes)) + 2*len(n.Processes) + S*(envVariables+4) + Cn*(S+5) + K + Kx + M + 141
+	return 15*X + Xp + min(X, len(n.Processes)) + 2*len(n.Processes) + S*(envExported+4) + Cn*(S+5) + 2*K + M + 89
 }
 
 // TestFormula: the per-family formula the scale tool checks every scrape
@@ -92,7 +92,7 @@ func TestDocsFormula(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "series = 20·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 141"
+	const want = "series = 15·X + X_p + X_b + 2·P + S·(V_e + 4) + C_n·(S + 5) + 2·K + M + 89"
 	if !strings.Contains(string(b), want) {
 		t.Errorf("docs/scale.md does not state the formula %q", want)
 	}

@@ -40,8 +40,10 @@ func TestHungNPUSMIStillServesFaultCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Let the follower read the screen log first.
-	time.Sleep(300 * time.Millisecond)
+	// Let the follower read the screen log first, and count its report:
+	// a report whose process has named no job yet is held for the job
+	// grace (5 s at this poll interval) before it is counted without one.
+	time.Sleep(5500 * time.Millisecond)
 
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	req.Header.Set(exporter.ScrapeTimeoutHeader, "10")

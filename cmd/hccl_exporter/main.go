@@ -44,7 +44,7 @@ func main() {
 
 // init sets the version every build reports (--version, the landing page,
 // hccl_exporter_build_info) from the embedded VERSION file, so that a plain
-// `go build` or `go install` says 0.5.0 rather than nothing; the Makefile and
+// `go build` or `go install` says 0.6.0 rather than nothing; the Makefile and
 // the Dockerfile add only the revision, branch, user and date by ldflags.
 func init() {
 	version.Version = hcclexporter.Version()

@@ -260,7 +260,6 @@ exit 0
 		want   float64
 	}{
 		{"ascend_npu_processes", with(npu0, "cann_logs", "found"), 1},
-		{"ascend_npu_processes", with(npu0, "cann_logs", "missing"), 0},
 		{"ascend_npu_processes", map[string]string{"npu": "1", "chip": "0", "cann_logs": "found"}, 0},
 		{"ascend_npu_processes", map[string]string{"npu": "1", "chip": "0", "cann_logs": "missing"}, 1},
 		{"hccl_link_setup_processes", with(npu0, "settings_source", "known"), 1},
@@ -272,6 +271,10 @@ exit 0
 		if got, ok := find(s[c.metric], c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (present %v), want %v", c.metric, c.labels, got, ok, c.want)
 		}
+	}
+	// None missing on NPU 0: no series (served only where above 0).
+	if v, ok := find(s["ascend_npu_processes"], with(npu0, "cann_logs", "missing")); ok {
+		t.Errorf("ascend_npu_processes{cann_logs=missing} of NPU 0 served (%v)", v)
 	}
 
 	// A writes EI0011 and exits; its mount namespace, and the tmpfs with

@@ -41,6 +41,7 @@ var flagCases = map[string]struct {
 	"collector.npuhealth":             {[]string{"no"}, ""},
 	"collector.hccn":                  {[]string{"1"}, ""},
 	"npuhealth.hccs-links":            {[]string{"true"}, ""},
+	"npuhealth.pcie-types":            {[]string{"true"}, ""},
 	"npuhealth.hccs-traffic":          {[]string{"yes"}, ""},
 	"npuhealth.engine-utilization":    {[]string{"on"}, ""},
 	"npuhealth.voltage":               {[]string{"1"}, ""},

@@ -232,7 +232,7 @@ var (
 		"Times the NPU chip's RoCE port came up since driver load or the last -link_stat -c (hccn_tool -link_stat -g, link up count: npu-exporter's npu_chip_link_up_num).",
 		chipLabels, nil)
 	healthDesc = prometheus.NewDesc("ascend_roce_network_health",
-		"Reachability of the RoCE port's detect IP (hccn_tool -net_health -g): 1 for the current status, 0 for the others. Success = reachable; Init = no detect IP set or not probed yet.",
+		"Reachability of the RoCE port's detect IP (hccn_tool -net_health -g): one series per chip, value 1, labelled with the current status only. Success = reachable; Init = no detect IP set or not probed yet.",
 		[]string{"npu", "chip", "status"}, nil)
 	laneLabels         = []string{"npu", "chip", "lane"}
 	opticalPresentDesc = prometheus.NewDesc("ascend_roce_optical_present",
@@ -409,13 +409,9 @@ func exportReading(ch chan<- prometheus.Metric, r *Reading) {
 		ch <- prometheus.MustNewConstMetric(linkUpCountDesc, prometheus.CounterValue, float64(r.LinkStat.UpCount), r.NPU, r.Chip)
 	}
 	if r.NetHealth != "" {
-		for _, st := range NetHealthStates {
-			v := 0.0
-			if st == r.NetHealth {
-				v = 1
-			}
-			ch <- prometheus.MustNewConstMetric(healthDesc, prometheus.GaugeValue, v, r.NPU, r.Chip, st)
-		}
+		// Only the current status: the nine zeros of a state set were 9
+		// series per chip that no alert or panel reads (docs/scale.md).
+		ch <- prometheus.MustNewConstMetric(healthDesc, prometheus.GaugeValue, 1, r.NPU, r.Chip, r.NetHealth)
 	}
 	if r.HasQPs {
 		ch <- prometheus.MustNewConstMetric(activeQPsDesc, prometheus.GaugeValue, float64(len(r.QPs)), r.NPU, r.Chip)

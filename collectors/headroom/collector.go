@@ -111,7 +111,7 @@ var (
 		[]string{"npu", "chip"}, nil)
 	processesDesc = prometheus.NewDesc("hccl_link_setup_processes",
 		"Processes on the chip whose CANN logs the model reads, by where their HCCL settings came from: settings_source=known (printed), "+
-			"settings_source=defaulted (an HCCL default assumed for a value not printed). Processes whose logs are not read are "+
+			"settings_source=defaulted (an HCCL default assumed for a value not printed; served only where above 0). Processes whose logs are not read are "+
 			"ascend_npu_processes{cann_logs=\"missing\"}: their link setups ahead are not counted, so the chip's pending QPs and headroom are then not a verdict.",
 		[]string{"npu", "chip", "settings_source"}, nil)
 )
@@ -224,7 +224,11 @@ func emit(ch chan<- prometheus.Metric, h model.ChipHeadroom) {
 		gauge(fixedPendingDesc, h.FixedPendingBytes, h.NPU, h.Chip)
 	}
 	gauge(processesDesc, float64(h.ProcessesKnown), h.NPU, h.Chip, settingsKnown)
-	gauge(processesDesc, float64(h.ProcessesDefaulted), h.NPU, h.Chip, settingsDefaulted)
+	if h.ProcessesDefaulted > 0 {
+		// Only where some are: a zero per chip on every node whose
+		// processes printed their settings.
+		gauge(processesDesc, float64(h.ProcessesDefaulted), h.NPU, h.Chip, settingsDefaulted)
+	}
 	if h.HBMKnown {
 		gauge(headroomDesc, h.HeadroomBytes, h.NPU, h.Chip)
 	}

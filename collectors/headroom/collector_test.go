@@ -108,13 +108,10 @@ func TestCollectorWithoutSettingsSource(t *testing.T) {
 hccl_link_setup_headroom_bytes{chip="0",npu="0"} 1715470336
 hccl_link_setup_headroom_bytes{chip="1",npu="0"} 67670900736
 hccl_link_setup_headroom_bytes{chip="0",npu="1"} 37262196736
-# HELP hccl_link_setup_processes Processes on the chip whose CANN logs the model reads, by where their HCCL settings came from: settings_source=known (printed), settings_source=defaulted (an HCCL default assumed for a value not printed). Processes whose logs are not read are ascend_npu_processes{cann_logs="missing"}: their link setups ahead are not counted, so the chip's pending QPs and headroom are then not a verdict.
+# HELP hccl_link_setup_processes Processes on the chip whose CANN logs the model reads, by where their HCCL settings came from: settings_source=known (printed), settings_source=defaulted (an HCCL default assumed for a value not printed; served only where above 0). Processes whose logs are not read are ascend_npu_processes{cann_logs="missing"}: their link setups ahead are not counted, so the chip's pending QPs and headroom are then not a verdict.
 # TYPE hccl_link_setup_processes gauge
-hccl_link_setup_processes{chip="0",npu="0",settings_source="defaulted"} 0
 hccl_link_setup_processes{chip="0",npu="0",settings_source="known"} 0
-hccl_link_setup_processes{chip="1",npu="0",settings_source="defaulted"} 0
 hccl_link_setup_processes{chip="1",npu="0",settings_source="known"} 0
-hccl_link_setup_processes{chip="0",npu="1",settings_source="defaulted"} 0
 hccl_link_setup_processes{chip="0",npu="1",settings_source="known"} 0
 `
 	if err := testutil.CollectAndCompare(pc, strings.NewReader(want),
@@ -138,10 +135,10 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 				n++
 			}
 			// 3 chips × (3 qp memory + 3 pending qps + 1 unknown-mode + 2 slots + 1 established + 2 buffer
-			// + 2 processes + 1 headroom + 5 capacity inputs + 1 remembered) + 7 modelled QP sizes (the chips
-			// name no product).
-			if n != 70 {
-				t.Errorf("Update sent %d metrics, want 70", n)
+			// + 1 processes (known; defaulted only where above 0) + 1 headroom + 5 capacity inputs
+			// + 1 remembered) + 7 modelled QP sizes (the chips name no product).
+			if n != 67 {
+				t.Errorf("Update sent %d metrics, want 67", n)
 			}
 		})
 	}

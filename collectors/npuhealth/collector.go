@@ -285,7 +285,11 @@ var (
 	eccEnabledDesc = prometheus.NewDesc("ascend_npu_hbm_ecc_enabled",
 		"1 when HBM ECC is enabled on the chip's NPU (npu-smi info -t ecc-enable, HBM ECC-Enable Status).", chipLabels, nil)
 	pcieDesc = prometheus.NewDesc("ascend_npu_pcie_errors_total",
-		"PCIe error counters of the chip (npu-smi info -t pcie-err): tx, rx, lcrc, ecrc, retry; 310P: pcs_rx, phy_lane, dl_lcrc, dl_dcrc.", []string{"npu", "chip", "type"}, nil)
+		"PCIe error counters of the chip (npu-smi info -t pcie-err): tx, rx, lcrc, ecrc, retry; 310P: pcs_rx, phy_lane, dl_lcrc, dl_dcrc. "+
+			"Their sum: ascend_npu_pcie_chip_errors_total.", []string{"npu", "chip", "type"}, nil)
+	pcieChipDesc = prometheus.NewDesc("ascend_npu_pcie_chip_errors_total",
+		"PCIe error counters of the chip summed over their types (npu-smi info -t pcie-err: tx, rx, lcrc, ecrc and retry; "+
+			"310P: pcs_rx, phy_lane, dl_lcrc, dl_dcrc); per type: ascend_npu_pcie_errors_total (--npuhealth.pcie-types).", chipLabels, nil)
 	hccsHealthyDesc = prometheus.NewDesc("ascend_npu_hccs_healthy",
 		"1 when the chip's HCCS interconnect reports OK (npu-smi info -t hccs, hccs health status), 0 for NOK.", chipLabels, nil)
 	linkLabels     = []string{"npu", "chip", "link"}
@@ -381,8 +385,16 @@ func (c *Collector) publish(s *Sweep) *published {
 		if r.ECCEnabled != nil {
 			add(eccEnabledDesc, prometheus.GaugeValue, boolValue(*r.ECCEnabled), n, ch)
 		}
-		for typ, v := range r.PCIe {
-			add(pcieDesc, prometheus.CounterValue, v, n, ch, typ)
+		if len(r.PCIe) > 0 {
+			// The chip's total, one series whatever the types: per type
+			// the counters are behind --npuhealth.pcie-types (5 series a
+			// chip that only the runbook's second step reads).
+			sum := 0.0
+			for typ, v := range r.PCIe {
+				add(pcieDesc, prometheus.CounterValue, v, n, ch, typ)
+				sum += v
+			}
+			add(pcieChipDesc, prometheus.CounterValue, sum, n, ch)
 		}
 		if h := r.HCCS; h != nil {
 			if h.HasHealth {

@@ -156,6 +156,8 @@ func TestGolden910B(t *testing.T) {
 		{"ascend_npu_hccs_lanes", metrictest.Labels("npu=4,chip=0,link=4"), 2},
 		{"ascend_npu_hccs_healthy", metrictest.Labels("npu=4,chip=0"), 0},
 		{"ascend_npu_pcie_errors_total", metrictest.Labels("npu=2,chip=0,type=retry"), 415},
+		// The chip's sum of its 5 types (1 + 991 + 2 + 0 + 415).
+		{"ascend_npu_pcie_chip_errors_total", metrictest.Labels("npu=2,chip=0"), 1409},
 		{"ascend_npu_utilization_ratio", metrictest.Labels("npu=0,chip=0,engine=overall"), 0.4},
 		{"ascend_npu_hbm_temperature_celsius", metrictest.Labels("npu=7,chip=0"), 52},
 	} {

@@ -25,6 +25,9 @@ var FamilyGroups = []collector.FamilyGroup{
 		"ctrlcpu, overall; npu-smi info -t usages); the AI Core's, ascend_npu_aicore_utilization_ratio, is always " +
 		"served.",
 		Families: []string{"ascend_npu_utilization_ratio"}},
+	{Collector: "npuhealth", Name: "pcie-types", Help: "PCIe error counters per type (tx, rx, lcrc, ecrc, retry; npu-smi " +
+		"info -t pcie-err); the chip's sum, ascend_npu_pcie_chip_errors_total, is always served.",
+		Families: []string{"ascend_npu_pcie_errors_total"}},
 	{Collector: "npuhealth", Name: "voltage", Help: "the chip's voltage (npu-smi info -t volt, one more call per chip and sweep).",
 		Families: []string{"ascend_npu_voltage_volts"}},
 	{Collector: "npuhealth", Name: "aicore-frequency", Help: "the AI Core's current and rated frequency (npu-smi info -t common, " +

@@ -108,7 +108,8 @@ var (
 			"answered, and on products that print none).",
 		[]string{"npu", "chip", "phy_id", "name", "bus_id", "npu_smi_version", "driver_version", "vdie_id", "serial_number", "product_name"}, nil)
 	healthDesc = prometheus.NewDesc("ascend_npu_health_status",
-		"NPU chip health as npu-smi prints it: 1 for the current status, 0 for the others.",
+		"NPU chip health as npu-smi prints it (OK, Warning, Alarm, Critical, UNKNOWN): one series per chip, value 1, "+
+			"labelled with the current status only.",
 		[]string{"npu", "chip", "status"}, nil)
 	processMemoryDesc = prometheus.NewDesc("ascend_npu_process_memory_bytes",
 		"Device memory used by a process on an NPU chip (npu-smi process table).",
@@ -190,13 +191,9 @@ func sendSnapshot(ch chan<- prometheus.Metric, s *npusmi.Snapshot, ids *ascend.I
 				current = h
 			}
 		}
-		for _, h := range npusmi.HealthStates {
-			v := 0.0
-			if h == current {
-				v = 1
-			}
-			send(prometheus.MustNewConstMetric(healthDesc, prometheus.GaugeValue, v, chip.NPU, chip.Chip, h))
-		}
+		// Only the current status: the four zeros of a state set were 4
+		// series per chip that no alert or panel reads (docs/scale.md).
+		send(prometheus.MustNewConstMetric(healthDesc, prometheus.GaugeValue, 1, chip.NPU, chip.Chip, current))
 		for _, g := range chipGauges {
 			if v := g.get(chip); v.OK {
 				send(prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, v.V, chip.NPU, chip.Chip))

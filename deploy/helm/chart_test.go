@@ -20,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 
@@ -36,6 +37,9 @@ const (
 	namespace = "hccl-exporter"
 )
 
+// noRegistry among helm's args renders without testdata/registry-values.yaml.
+const noRegistry = "<no registry>"
+
 // helm runs the pinned helm with args and returns its standard output.
 // When the module cannot be fetched (no network, no module cache) the test
 // is skipped, or failed under CI so a CI run never silently loses coverage.
@@ -49,6 +53,12 @@ func helm(t *testing.T, args ...string) ([]byte, error) {
 	if err != nil {
 		testtools.Unavailable(t, "go not in PATH: %v", err)
 	}
+	if len(args) > 0 && slices.Contains([]string{"template", "install", "lint"}, args[0]) && !slices.Contains(args, noRegistry) {
+		// First, so that a later --values overrides it (the chart refuses
+		// an image that would resolve to docker.io: TestImageRegistry).
+		args = append([]string{args[0], "--values", "testdata/registry-values.yaml"}, args[1:]...)
+	}
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == noRegistry })
 	cmd := exec.Command(goBin, append([]string{"run", helmModule}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -128,13 +138,19 @@ func stripHelmLabels(m map[string]string) map[string]string {
 	return m
 }
 
-// normalise removes helmOnlyLabels from every label map and selector.
+// normalise removes helmOnlyLabels from every label map and selector, and
+// the test's registry from the image (deploy/kubernetes names none:
+// kustomize's images set it).
 func normalise(o metav1.Object) {
 	o.SetLabels(stripHelmLabels(o.GetLabels()))
 	switch v := o.(type) {
 	case *appsv1.DaemonSet:
 		stripHelmLabels(v.Spec.Selector.MatchLabels)
 		stripHelmLabels(v.Spec.Template.Labels)
+		for i := range v.Spec.Template.Spec.Containers {
+			c := &v.Spec.Template.Spec.Containers[i]
+			c.Image = strings.TrimPrefix(c.Image, "registry.example.com/")
+		}
 	case *corev1.Service:
 		stripHelmLabels(v.Spec.Selector)
 	case *monitoringv1.ServiceMonitor:
@@ -429,5 +445,71 @@ func TestProcfs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestImageRegistry: without a registry (in image.registry or in the
+// repository) the image would resolve to docker.io, where it is not
+// published: the chart refuses to render instead of deploying pods that
+// never pull.
+func TestImageRegistry(t *testing.T) {
+	_, err := helm(t, "template", release, chartDir, noRegistry)
+	if err == nil || !strings.Contains(err.Error(), "image.registry is empty") {
+		t.Errorf("no registry: err %v, want the image.registry failure", err)
+	}
+	for _, set := range []string{"image.repository=registry.example.com/ai/hccl_exporter", "image.repository=localhost/hccl_exporter", "image.registry=docker.io/myorg"} {
+		if _, err := helm(t, "template", release, chartDir, noRegistry, "--set", set); err != nil {
+			t.Errorf("--set %s: %v", set, err)
+		}
+	}
+}
+
+// TestLeastPrivilege: every product's DaemonSet selects only its own pods
+// (the 910B selector matched A3 pods), the host's /var/log is read-only
+// recursively by default, the RuntimeClass reaches the pods, and values
+// that cannot work fail the rendering.
+func TestLeastPrivilege(t *testing.T) {
+	dss := daemonSets(render(t, "--set", "products.ascend310p.enabled=true,products.ascend310p.visibleDevices=0-3"))
+	if len(dss) != 3 {
+		t.Fatalf("%d DaemonSets, want 3", len(dss))
+	}
+	for _, a := range dss {
+		for _, b := range dss {
+			sel, err := metav1.LabelSelectorAsSelector(a.Spec.Selector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if matches := sel.Matches(labels.Set(b.Spec.Template.Labels)); matches != (a.Name == b.Name) {
+				t.Errorf("selector of %s matches the pods of %s: %v", a.Name, b.Name, matches)
+			}
+		}
+		c := a.Spec.Template.Spec.Containers[0]
+		vm := manifest.MountFor(c.VolumeMounts, "/var/log")
+		if vm == nil || !vm.ReadOnly || vm.RecursiveReadOnly == nil || *vm.RecursiveReadOnly != corev1.RecursiveReadOnlyIfPossible {
+			t.Errorf("%s: /var/log mount %+v, want read-only recursively (IfPossible)", a.Name, vm)
+		}
+		if a.Spec.Template.Spec.RuntimeClassName != nil {
+			t.Errorf("%s: runtimeClassName %q by default", a.Name, *a.Spec.Template.Spec.RuntimeClassName)
+		}
+	}
+	ds := daemonSet(t, render(t, "--set", "npuAccess.runtimeClassName=ascend,hostLogs.recursiveReadOnly=Enabled"))
+	if rc := ds.Spec.Template.Spec.RuntimeClassName; rc == nil || *rc != "ascend" {
+		t.Errorf("runtimeClassName %v, want ascend", rc)
+	}
+	if vm := manifest.MountFor(ds.Spec.Template.Spec.Containers[0].VolumeMounts, "/var/log"); vm == nil || vm.RecursiveReadOnly == nil || *vm.RecursiveReadOnly != corev1.RecursiveReadOnlyEnabled {
+		t.Errorf("/var/log mount %+v, want recursiveReadOnly Enabled", vm)
+	}
+	// The fallback for clusters before Kubernetes 1.30: no field at all.
+	ds = daemonSet(t, render(t, "--set", "hostLogs.recursiveReadOnly="))
+	if vm := manifest.MountFor(ds.Spec.Template.Spec.Containers[0].VolumeMounts, "/var/log"); vm == nil || !vm.ReadOnly || vm.RecursiveReadOnly != nil {
+		t.Errorf("/var/log mount %+v, want read-only without recursiveReadOnly", vm)
+	}
+	for set, want := range map[string]string{
+		"hostLogs.recursiveReadOnly=Yes":                              "hostLogs.recursiveReadOnly",
+		"npuAccess.mode=privileged,npuAccess.runtimeClassName=ascend": "npuAccess.runtimeClassName",
+	} {
+		if _, err := helm(t, "template", release, chartDir, "--set", set); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--set %s: err %v, want a failure naming %s", set, err, want)
+		}
 	}
 }

@@ -61,8 +61,10 @@ func TestChipLossEndToEnd(t *testing.T) {
 	prom.WaitTargetsUp(t, "hccl_exporter", 30*time.Second)
 	prom.WaitQuery(t, `ascend_npu_chips`, 30*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 8 })
 	prom.WaitQuery(t, `ascend_npu_device_files`, 10*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 8 })
-	// The demo's NPU 6 carries an active code; every chip its HCCS links.
-	prom.WaitQuery(t, `ascend_npu_error_code{npu="6",code="80E01809",class="unknown"}`, 10*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 })
+	// The demo's NPU 6 carries an active code, classed by the table built
+	// into the binary (no --npuhealth.fault-code-file); every chip its HCCS
+	// links.
+	prom.WaitQuery(t, `ascend_npu_error_code{npu="6",code="80E01809",class="NotHandleFault"}`, 10*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 })
 	prom.WaitQuery(t, `count(ascend_npu_hccs_min_lanes == 4)`, 10*time.Second, func(s []testtools.Sample) bool { return len(s) == 1 && s[0].Value == 8 })
 	if s, err := prom.Query(`ALERTS{alertname="NPUChipMissing"}`); err != nil || len(s) != 0 {
 		t.Errorf("NPUChipMissing on a whole node: %v, %v", s, err)

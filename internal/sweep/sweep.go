@@ -92,7 +92,7 @@ const (
 	ParseError  = "parse_error"
 )
 
-// Results lists every call result, so each counter is exported from zero.
+// Results lists every call result, in the order Send sends them.
 var Results = []string{Success, Timeout, Busy, Unsupported, Error, ParseError}
 
 // Calls counts a sweeper's calls by what was asked (a command, a query
@@ -113,14 +113,20 @@ func (c *Calls) Add(kind, result string, n float64) {
 	c.n[[2]string{kind, result}] += n
 }
 
-// Send sends desc (labels kind, result) for every kind and every result,
-// zeros included, so each series exists from the first scrape.
+// Send sends desc (labels kind, result) for every kind and result that
+// has been counted: a (kind, result) series is born at its first call.
+// Exporting all six results of every kind from zero was 54 npu-smi and 48
+// hccn_tool series per node, most of them zeros for life; the alerts on
+// failing calls fire on repeated failures (increase over 30 minutes of
+// sweeps), which a series born at its first failure still shows.
 func (c *Calls) Send(ch chan<- prometheus.Metric, desc *prometheus.Desc, kinds []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, k := range kinds {
 		for _, r := range Results {
-			ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, c.n[[2]string{k, r}], k, r)
+			if n, ok := c.n[[2]string{k, r}]; ok {
+				ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, n, k, r)
+			}
 		}
 	}
 }

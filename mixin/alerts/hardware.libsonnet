@@ -122,7 +122,7 @@
               ascend_npu_hccs_healthy%(hcclSelectorBraces)s == 0
               or label_replace(increase(ascend_npu_hccs_chip_errors_total%(hcclSelectorBraces)s[15m]) > 0, "hccs", "errors", "", "")
               or label_replace(increase(ascend_npu_hccs_chip_retries_total%(hcclSelectorBraces)s[15m]) > 0, "hccs", "retries", "", "")
-              or increase(ascend_npu_pcie_errors_total%(hcclSelectorBraces)s[15m]) > 0
+              or label_replace(increase(ascend_npu_pcie_chip_errors_total%(hcclSelectorBraces)s[15m]) > 0, "type", "all types", "", "")
               or increase(ascend_npu_sio_errors_total%(hcclSelectorBraces)s[15m]) > 0
             ||| % cfg,
             // A counter rising once keeps its 15-minute increase above 0 for
@@ -138,7 +138,7 @@
               summary: 'An NPU chip reports interconnect errors (HCCS, PCIe or SIO).',
               description: std.join(' ', [
                 'NPU {{ $labels.npu }} chip {{ $labels.chip }} on {{ $labels.instance }}:',
-                "{{ with $labels.hccs }}HCCS {{ . }} rose by {{ $value | humanize }} in 15 minutes over the chip's links (which link: npu-smi info -t hccs -i {{ $labels.npu }} -c {{ $labels.chip }}, or --npuhealth.hccs-links){{ else }}{{ with $labels.type }}PCIe {{ . }} errors rose by {{ $value | humanize }} in 15 minutes{{ else }}{{ with $labels.direction }}SIO {{ . }} errors rose by {{ $value | humanize }} in 15 minutes{{ else }}HCCS reports NOK{{ end }}{{ end }}{{ end }}",
+                "{{ with $labels.hccs }}HCCS {{ . }} rose by {{ $value | humanize }} in 15 minutes over the chip's links (which link: npu-smi info -t hccs -i {{ $labels.npu }} -c {{ $labels.chip }}, or --npuhealth.hccs-links){{ else }}{{ with $labels.type }}PCIe errors ({{ . }}: which, npu-smi info -t pcie-err -i {{ $labels.npu }} -c {{ $labels.chip }}, or --npuhealth.pcie-types) rose by {{ $value | humanize }} in 15 minutes{{ else }}{{ with $labels.direction }}SIO {{ . }} errors rose by {{ $value | humanize }} in 15 minutes{{ else }}HCCS reports NOK{{ end }}{{ end }}{{ end }}",
                 '(npu-smi info -t hccs|pcie-err|sio-info). Collectives over that link slow down or fail.',
               ]),
               runbook_url: cfg.runbookURLBase + '#npuinterconnecterrors',

@@ -81,8 +81,12 @@
           rule('npu_chip_info_utilization', '100 * ' + m('ascend_npu_aicore_utilization_ratio')),
           rule('npu_chip_info_temperature', m('ascend_npu_temperature_celsius')),
           rule('npu_chip_info_power', m('ascend_npu_power_watts')),
-          // 1 healthy, 0 not (npu-exporter's -1, unknown, is no series).
-          rule('npu_chip_info_health_status', 'max without (status) (%s)' % m('ascend_npu_health_status', 'status="OK"')),
+          // 1 healthy, 0 not (npu-exporter's -1, unknown, is 0 here): the
+          // state set serves only a chip's current status.
+          rule('npu_chip_info_health_status', 'max without (status) (%s) or max without (status) (0 * %s)' % [
+            m('ascend_npu_health_status', 'status="OK"'),
+            m('ascend_npu_health_status'),
+          ]),
           rule('npu_chip_info_hbm_ecc_single_bit_error_cnt', 'max without (bit) (%s)' % m('ascend_npu_hbm_ecc_errors_total', 'bit="single"')),
           rule('npu_chip_info_hbm_ecc_double_bit_error_cnt', 'max without (bit) (%s)' % m('ascend_npu_hbm_ecc_errors_total', 'bit="double"')),
           rule('npu_chip_info_hbm_ecc_double_bit_isolated_pages_cnt', 'max without (bit, state) (%s)' % m('ascend_npu_hbm_ecc_pages', 'bit="double", state="isolated"')),
@@ -92,7 +96,10 @@
           ||| % { p: m('ascend_npu_process_memory_bytes'), t: m('ascend_npu_hbm_total_bytes') }),
           rule('npu_chip_info_process_info', 'max without (pid, process) (label_replace(%s, "process_id", "$1", "pid", "(.+)")) / 1048576' % m('ascend_npu_process_memory_bytes')),
           rule('npu_chip_info_link_status', m('ascend_roce_link_up')),
-          rule('npu_chip_info_network_status', 'max without (status) (%s)' % m('ascend_roce_network_health', 'status="Success"')),
+          rule('npu_chip_info_network_status', 'max without (status) (%s) or max without (status) (0 * %s)' % [
+            m('ascend_roce_network_health', 'status="Success"'),
+            m('ascend_roce_network_health'),
+          ]),
           rule('npu_chip_info_bandwidth_tx', rate('ascend_roce_transmit_bytes_total') + ' / 1048576'),
           rule('npu_chip_info_bandwidth_rx', rate('ascend_roce_receive_bytes_total') + ' / 1048576'),
           rule('npu_chip_link_speed', m('ascend_roce_link_speed_bytes_per_second') + ' * 8 / 1e6'),
@@ -117,9 +124,9 @@
           rule('npu_container_info', 'max by (job, instance, npu, chip) (hccl:npu_container:unique)'),
           node('machine_npu_nums', 'max without (%s) (%s)' % [cfg.targetLabelsCSV, m('ascend_npu_chips')]),
           node('machine_card_nums', 'count by (job, instance) (count by (job, instance, npu) (%s))' % m('ascend_npu_info')),
-          node('machine_healthy_npu_nums', 'sum by (job, instance) (%s)' % m('ascend_npu_health_status', 'status="OK"')),
-          node('machine_unhealthy_npu_nums', 'sum by (job, instance) (%s)' % m('ascend_npu_health_status', 'status=~"Warning|Alarm|Critical"')),
-          node('machine_unknown_npu_nums', 'sum by (job, instance) (%s)' % m('ascend_npu_health_status', 'status="UNKNOWN"')),
+          node('machine_healthy_npu_nums', 'sum by (job, instance) (%s) or sum by (job, instance) (0 * %s)' % [m('ascend_npu_health_status', 'status="OK"'), m('ascend_npu_health_status')]),
+          node('machine_unhealthy_npu_nums', 'sum by (job, instance) (%s) or sum by (job, instance) (0 * %s)' % [m('ascend_npu_health_status', 'status=~"Warning|Alarm|Critical"'), m('ascend_npu_health_status')]),
+          node('machine_unknown_npu_nums', 'sum by (job, instance) (%s) or sum by (job, instance) (0 * %s)' % [m('ascend_npu_health_status', 'status="UNKNOWN"'), m('ascend_npu_health_status')]),
         ],
       },
     ],

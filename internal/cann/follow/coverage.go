@@ -41,7 +41,7 @@ var (
 	npuProcessesDesc = prometheus.NewDesc("ascend_npu_processes",
 		"Processes npu-smi lists on the chip, by whether the exporter reads their CANN logs: cann_logs=found (through "+
 			"--path.procfs or a --cannlog.root), cann_logs=missing (their settings, link setups and plog faults are not seen; "+
-			"see the HCCLLogsNotVisible runbook).",
+			"see the HCCLLogsNotVisible runbook; served only where above 0).",
 		[]string{"npu", "chip", "cann_logs"}, nil)
 	processInfoDesc = prometheus.NewDesc("hccl_process_info",
 		"1 for each process of the CANN logs: its settings set (the settings label of the hccl_env_* and hccl_communicator_info series) and the chip npu-smi shows it on; "+
@@ -50,9 +50,9 @@ var (
 		[]string{"pid", "process", "settings", "npu", "chip", "joined_by"}, nil)
 )
 
-// coverage sends ascend_npu_processes (both values for every chip with a
-// process, so that a chip whose logs all went missing shows found=0) and
-// hccl_process_info.
+// coverage sends ascend_npu_processes (found for every chip with a
+// process, so that a chip whose logs all went missing shows found=0;
+// missing where it is above 0) and hccl_process_info.
 func (c *Service) coverage(ch chan<- prometheus.Metric) {
 	devs := c.Devices()
 	var rows []join.Matched
@@ -87,7 +87,11 @@ func (c *Service) coverage(ch chan<- prometheus.Metric) {
 	for _, k := range order {
 		n := counts[k]
 		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[0]), k.NPU, k.Chip, CANNLogsFound)
-		ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[1]), k.NPU, k.Chip, CANNLogsMissing)
+		if n[1] > 0 {
+			// Only where some are missing: a zero per chip was a series per
+			// chip on every node whose logs are all read.
+			ch <- prometheus.MustNewConstMetric(npuProcessesDesc, prometheus.GaugeValue, float64(n[1]), k.NPU, k.Chip, CANNLogsMissing)
+		}
 	}
 }
 

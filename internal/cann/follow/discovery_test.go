@@ -156,12 +156,11 @@ func TestDiscoveryThroughProcfs(t *testing.T) {
 		t.Fatalf("discovered logs %v", got)
 	}
 	want := `
-# HELP ascend_npu_processes Processes npu-smi lists on the chip, by whether the exporter reads their CANN logs: cann_logs=found (through --path.procfs or a --cannlog.root), cann_logs=missing (their settings, link setups and plog faults are not seen; see the HCCLLogsNotVisible runbook).
+# HELP ascend_npu_processes Processes npu-smi lists on the chip, by whether the exporter reads their CANN logs: cann_logs=found (through --path.procfs or a --cannlog.root), cann_logs=missing (their settings, link setups and plog faults are not seen; see the HCCLLogsNotVisible runbook; served only where above 0).
 # TYPE ascend_npu_processes gauge
 ascend_npu_processes{cann_logs="found",chip="0",npu="0"} 1
 ascend_npu_processes{cann_logs="found",chip="0",npu="1"} 0
 ascend_npu_processes{cann_logs="found",chip="0",npu="2"} 0
-ascend_npu_processes{cann_logs="missing",chip="0",npu="0"} 0
 ascend_npu_processes{cann_logs="missing",chip="0",npu="1"} 2
 ascend_npu_processes{cann_logs="missing",chip="0",npu="2"} 1
 `

@@ -258,18 +258,18 @@ func TestQPIncidentPairing(t *testing.T) {
 	}
 }
 
-// TestFaultSeriesStartAtZero: an empty state serves one series per catalog
-// code and source, and per resource of EI0007's rows (qp, device_memory),
-// so that the alerts' increase() sees the first event.
-func TestFaultSeriesStartAtZero(t *testing.T) {
-	want := 0
-	for _, code := range defaultCatalog.order {
-		want += 2 * len(defaultCatalog.resources[code])
+// TestFaultSeriesBornAtFirstEvent: an empty state serves no fault series
+// (the alerts see a series born at its first event through
+// hccl:fault_events:new10m, alerts/tests/faults.yml); an event makes its
+// code's series for its source only.
+func TestFaultSeriesBornAtFirstEvent(t *testing.T) {
+	st := NewState(Options{})
+	if n := testutil.CollectAndCount(st, "hccl_fault_events_total"); n != 0 {
+		t.Errorf("%d fault series before any event, want 0", n)
 	}
-	if want != 2*(len(defaultCatalog.order)+1) {
-		t.Errorf("pre-initialised resources %v: want two for EI0007, one for every other code", defaultCatalog.resources)
-	}
-	if n := testutil.CollectAndCount(NewState(Options{}), "hccl_fault_events_total"); n != want {
-		t.Errorf("%d pre-initialised fault series, want %d", n, want)
+	st.Ingest(&Source{Path: "/screen/train.log", Kind: SourceScreen},
+		[]byte("EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time."))
+	if n := testutil.CollectAndCount(st, "hccl_fault_events_total"); n != 1 {
+		t.Errorf("%d fault series after one screen event, want 1", n)
 	}
 }

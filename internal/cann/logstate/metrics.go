@@ -38,7 +38,9 @@ var (
 		[]string{"stage", "reason"}, nil)
 	envInfoDesc = prometheus.NewDesc("hccl_env_info",
 		"Effective HCCL setting of the node's processes of one settings set, from their settings lines in run/plog ([HCCL_ENV] and "+
-			"the untagged wordings of older CANN): one series per printed variable and value per set, not per process.",
+			"the untagged wordings of older CANN): one series per variable and value per set, not per process, for the variables "+
+			"the ranks of a communicator must agree on (the settings set's inputs) and every variable set explicitly "+
+			"(set_by environment or ge_option). Another variable left at HCCL's default has no series.",
 		[]string{"settings", "variable", "value", "set_by"}, nil)
 	envBuffsizeDesc = prometheus.NewDesc("hccl_env_buffsize_bytes",
 		"Effective HCCL_BUFFSIZE of a settings set in bytes (each communicator allocates 2 x this).",
@@ -129,7 +131,15 @@ var rejectedVariables = func() []string {
 	return out
 }()
 
-var faultSources = []string{FaultSourcePlog, FaultSourceScreen}
+// envExported says whether a printed setting gets an hccl_env_info series:
+// the variables of the settings set (the consistency alert compares their
+// values across sets, defaults included) and every variable set
+// explicitly. The other variables print HCCL's default on every node (about
+// 20 of the 28 of a CANN 8.x block): their rows were 20 series per set that
+// say what the documentation says (docs/cannlog.md).
+func envExported(name, setBy string) bool {
+	return hcclenv.IsConsistent(name) || (setBy != parse.SetByDefault && setBy != parse.SetByUnset)
+}
 
 // metrics builds the const metrics of the current state. It holds the lock
 // only while building, never while sending to a scrape.
@@ -147,16 +157,12 @@ func (s *State) metrics() (out []prometheus.Metric) {
 		}
 	}
 
-	// Catalog codes start at 0 for both sources so increase() sees the first event.
-	for _, code := range s.cat.order {
-		for _, res := range s.cat.resources[code] {
-			for _, src := range faultSources {
-				if _, ok := s.faults[faultKey{code: code, resource: res, source: src}]; !ok {
-					add(faultEventsDesc, prometheus.CounterValue, 0, code, res, s.cat.stage(code), src, "", "", "", "")
-				}
-			}
-		}
-	}
+	// A code's series is born at its first event. The catalog's codes no
+	// longer start at 0 for both sources (52 series per node, zeros on
+	// almost every node for life): the fault alerts read
+	// hccl:fault_events:new10m, whose `> 0 unless … offset 10m` term sees
+	// a series born at its first event as increase() cannot
+	// (alerts/tests/faults.yml tests the first event of an absent code).
 	for k, fc := range s.faults {
 		if k.cann {
 			add(cannFaultEventsDesc, prometheus.CounterValue, float64(fc.count), k.code, k.reason, k.source, k.namespace, k.pod, k.container)
@@ -245,6 +251,9 @@ func (s *State) buildProcMetrics() []prometheus.Metric {
 	for _, pr := range s.procs {
 		set := pr.settings()
 		for name, st := range pr.env {
+			if !envExported(name, st.SetBy) {
+				continue
+			}
 			envSeen[envKey{set, name, st.Value, st.SetBy}] = true
 		}
 		for i, g := range envGauges {

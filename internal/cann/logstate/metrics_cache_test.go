@@ -169,12 +169,12 @@ func TestSeriesPerSettingsSetAndCommunicator(t *testing.T) {
 	// 14 printed no variable of the set: its set is unknown ("").
 	in("14", "[HCCL_ENV] HCCL_IF_BASE_PORT set by default to [60000]")
 	in("14", "[Communicator Key Info]identifier[t] rankSize[8] serverNum[1] moduleNum[1]")
+	// HCCL_IF_BASE_PORT at its default is no series (not a variable of
+	// the set); HCCL_BUFFSIZE is, default or not.
 	want := `
-# HELP hccl_env_info Effective HCCL setting of the node's processes of one settings set, from their settings lines in run/plog ([HCCL_ENV] and the untagged wordings of older CANN): one series per printed variable and value per set, not per process.
+# HELP hccl_env_info Effective HCCL setting of the node's processes of one settings set, from their settings lines in run/plog ([HCCL_ENV] and the untagged wordings of older CANN): one series per variable and value per set, not per process, for the variables the ranks of a communicator must agree on (the settings set's inputs) and every variable set explicitly (set_by environment or ge_option). Another variable left at HCCL's default has no series.
 # TYPE hccl_env_info gauge
-hccl_env_info{set_by="default",settings="",value="60000",variable="HCCL_IF_BASE_PORT"} 1
 hccl_env_info{set_by="default",settings="2-e3b0c442",value="200",variable="HCCL_BUFFSIZE"} 1
-hccl_env_info{set_by="default",settings="2-e3b0c442",value="60000",variable="HCCL_IF_BASE_PORT"} 1
 hccl_env_info{set_by="environment",settings="2-b3ea955a",value="400",variable="HCCL_BUFFSIZE"} 1
 # HELP hccl_env_buffsize_bytes Effective HCCL_BUFFSIZE of a settings set in bytes (each communicator allocates 2 x this).
 # TYPE hccl_env_buffsize_bytes gauge

@@ -99,7 +99,6 @@ hccl_exporter_label_values_dropped_total{label="variable"} 2
 	expected = `
 # HELP hccl_fault_events_total HCCL-related fault events: fault codes printed in screen logs (source=screen) and plog ERROR lines the fault catalog maps to a code (source=plog). resource: what an EI0007 failed to allocate (qp, device_memory, host_memory, other), empty otherwise.
 # TYPE hccl_fault_events_total counter
-hccl_fault_events_total{code="EI0006",container="",hccl_job="",namespace="",pod="",resource="",source="plog",stage="link_setup"} 0
 hccl_fault_events_total{code="EI0006",container="",hccl_job="",namespace="",pod="",resource="",source="screen",stage="link_setup"} 1
 hccl_fault_events_total{code="EI0006",container="c",hccl_job="ns/a",namespace="ns",pod="a",resource="",source="screen",stage="link_setup"} 1
 `
