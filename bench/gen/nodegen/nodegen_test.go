@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
+	"github.com/hccl-exporter/hccl_exporter/internal/npusmi"
 )
 
 // TestTreeParses writes nodes and reads them back with the exporter's own
