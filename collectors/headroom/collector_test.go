@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hccl-exporter/hccl_exporter/collector"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
@@ -55,9 +56,9 @@ func (p *promCollector) Collect(ch chan<- prometheus.Metric) {
 // no CANN log mentions.
 var goldenNPU = fakeNPU{
 	chips: []model.ChipMemory{
-		{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib},
-		{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib},
-		{NPU: "1", Chip: "0", HBMUsedBytes: 30000 * mib, HBMTotalBytes: 65536 * mib},
+		{NPU: "0", Chip: "0", HBMUsedBytes: ascend.Value{V: 63900 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}},
+		{NPU: "0", Chip: "1", HBMUsedBytes: ascend.Value{V: 1000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}},
+		{NPU: "1", Chip: "0", HBMUsedBytes: ascend.Value{V: 30000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}},
 	},
 	procs: []model.ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "1", Chip: "0", PID: 300}, {NPU: "1", Chip: "0", PID: 301}},
 }
@@ -151,9 +152,9 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 func TestCollectorForeignQPs(t *testing.T) {
 	npu := fakeNPU{
 		chips: []model.ChipMemory{
-			{NPU: "0", Chip: "0", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib,
-				LiveQPs: 5, LiveQPsKnown: true, LiveQPNs: []uint32{1290, 1291, 7001, 7002, 7003}, LiveQPNsKnown: true},
-			{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib, LiveQPs: 3, LiveQPsKnown: true},
+			{NPU: "0", Chip: "0", HBMUsedBytes: ascend.Value{V: 1000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true},
+				LiveQPs: ascend.Value{V: 5, OK: true}, LiveQPNs: []uint32{1290, 1291, 7001, 7002, 7003}, LiveQPNsKnown: true},
+			{NPU: "0", Chip: "1", HBMUsedBytes: ascend.Value{V: 1000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}, LiveQPs: ascend.Value{V: 3, OK: true}},
 		},
 		procs: []model.ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "1", PID: 101}},
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // What one tenant prints and allocates on its own chip must not set the
@@ -27,7 +29,7 @@ const (
 // sizes learned so far.
 func victimHeadroom(t *testing.T, learned *LearnedSizes) ChipHeadroom {
 	t.Helper()
-	chips := []ChipMemory{{NPU: "1", Chip: "0", Name: "910B3", Driver: driver, HBMUsedBytes: 65000 * mib, HBMTotalBytes: 65536 * mib}}
+	chips := []ChipMemory{{NPU: "1", Chip: "0", Name: "910B3", Driver: driver, HBMUsedBytes: ascend.Value{V: 65000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}}}
 	procs := []ChipProcess{{NPU: "1", Chip: "0", PID: 300}}
 	s := known(1, 200, world64)
 	s.Communicators[0].OpBaseTags = true

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
 
@@ -74,10 +75,10 @@ func FuzzModel(f *testing.F) {
 		// layout: pairs of bytes place processes (chip index, pid) over 4 chips;
 		// odd pids are unknown to the settings source.
 		chips := []ChipMemory{
-			{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total, LiveQPs: qpHigh, LiveQPsKnown: qpsKnown,
+			{NPU: "0", Chip: "0", HBMUsedBytes: ascend.Value{V: used, OK: true}, HBMTotalBytes: ascend.Value{V: total, OK: true}, LiveQPs: ascend.Value{V: qpHigh, OK: qpsKnown},
 				LiveQPNs: liveQPNs, LiveQPNsKnown: intraRoCE},
-			{NPU: "0", Chip: "1", HBMUsedBytes: total, HBMTotalBytes: used, Name: "910B3"},
-			{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1}, // duplicate chip row
+			{NPU: "0", Chip: "1", HBMUsedBytes: ascend.Value{V: total, OK: true}, HBMTotalBytes: ascend.Value{V: used, OK: true}, Name: "910B3"},
+			{NPU: "0", Chip: "0", HBMUsedBytes: ascend.Value{V: 1, OK: true}, HBMTotalBytes: ascend.Value{V: 1, OK: true}}, // duplicate chip row
 		}
 		var procs []ChipProcess
 		for i := 0; i+1 < len(layout) && i < 64; i += 2 {
@@ -183,7 +184,7 @@ func TestModelRandomized(t *testing.T) {
 		used, total := float64(next()%(96<<30)), float64(next()%(96<<30))
 		cfg := DefaultConfig()
 		got := Model(cfg,
-			[]ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total}},
+			[]ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: ascend.Value{V: used, OK: true}, HBMTotalBytes: ascend.Value{V: total, OK: true}}},
 			[]ChipProcess{{NPU: "0", Chip: "0", PID: int(layout[0])}, {NPU: "0", Chip: "1", PID: int(layout[1])}},
 			func(ChipProcess) (ProcessSettings, bool) {
 				return ProcessSettings{QPsPerConnection: qps, QPsKnown: true, BuffSizeBytes: 100 * mib, BuffSizeKnown: true,

@@ -14,14 +14,18 @@ func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(
 	}
 	var out []ChipSample
 	for _, chip := range chips {
-		if chip.HBMTotalBytes <= 0 {
+		if !chip.HBMTotalBytes.OK || chip.HBMTotalBytes.V <= 0 {
 			continue
 		}
 		ps := byChip[chip.ID()]
+		used := -1.0 // the estimator's unknown
+		if chip.HBMUsedBytes.OK {
+			used = chip.HBMUsedBytes.V
+		}
 		sample := ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
-			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: ProcessSetID(ps), LiveQPs: -1}
-		if chip.LiveQPsKnown {
-			sample.LiveQPs = chip.LiveQPs
+			HBMUsedBytes: used, QPsByMode: map[string]float64{}, Processes: ProcessSetID(ps), LiveQPs: -1}
+		if chip.LiveQPs.OK {
+			sample.LiveQPs = chip.LiveQPs.V
 		}
 		for _, p := range ps {
 			s, ok := settings(p)

@@ -92,7 +92,7 @@ func TestChipsJoinsOnHostThenContainerPID(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(mem) != 2 || mem[0].HBMUsedBytes != 52358<<20 || mem[1].HBMTotalBytes != 65536<<20 {
+			if len(mem) != 2 || mem[0].HBMUsedBytes.V != 52358<<20 || mem[1].HBMTotalBytes.V != 65536<<20 {
 				t.Fatalf("chips = %+v", mem)
 			}
 			if len(procs) != len(tc.want) {
@@ -260,7 +260,7 @@ func TestChipsLiveQPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mem) != 2 || !mem[0].LiveQPsKnown || mem[0].LiveQPs != 112 || mem[1].LiveQPsKnown {
+	if len(mem) != 2 || !mem[0].LiveQPs.OK || mem[0].LiveQPs.V != 112 || mem[1].LiveQPs.OK {
 		t.Errorf("chips = %+v: want 112 live QPs on 4/0 and none known on 4/1 (stale)", mem)
 	}
 	if !mem[0].LiveQPNsKnown || len(mem[0].LiveQPNs) != 112 || mem[1].LiveQPNsKnown {
