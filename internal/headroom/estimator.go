@@ -201,9 +201,10 @@ func (c EstimatorConfig) withDefaults() EstimatorConfig {
 
 // ChipSample is one chip at one scrape, as the estimator needs it.
 type ChipSample struct {
-	NPU, Chip, Product, Driver string
-	At                         time.Time
-	HBMUsedBytes               float64
+	ascend.ChipID
+	Product, Driver string
+	At              time.Time
+	HBMUsedBytes    float64
 	// QPsByMode are the QPs its processes' logs show created, by QP mode
 	// name; "" for QPs whose mode the logs do not tell.
 	QPsByMode map[string]float64
@@ -287,7 +288,7 @@ func (e *Estimator) Observe(s ChipSample) (accepted bool, reason string) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	k := ascend.ChipID{NPU: s.NPU, Chip: s.Chip}
+	k := s.ChipID
 	prev, ok := e.chips[k]
 	if !ok && len(e.chips) >= maxEstimatorChips {
 		return false, ""

@@ -63,7 +63,7 @@ const maxPlausibleBytes = 1 << 62
 // LiveQPNs are the qpns of those live QPs when LiveQPNsKnown: Model tells
 // HCCL's own (the qpns its processes logged) from other RDMA users'.
 type ChipMemory struct {
-	NPU, Chip     string
+	ascend.ChipID
 	HBMUsedBytes  ascend.Value
 	HBMTotalBytes ascend.Value
 	LiveQPs       ascend.Value
@@ -97,9 +97,9 @@ func DeviceTypeOfChip(name string) int {
 // are in, when the NPUSource found the process there; the SettingsSource
 // receives the row back.
 type ChipProcess struct {
-	NPU, Chip string
-	PID       int
-	LogDir    string
+	ascend.ChipID
+	PID    int
+	LogDir string
 }
 
 // ProcessSettings is what the CANN logs say about one process: the
@@ -258,7 +258,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	devType := make([]int, 0, len(chips))  // from the chip's name, -1 unknown
 	var liveQPNs [][]uint32                // nil: not listed
 	for _, c := range chips {
-		k := ascend.ChipID{NPU: c.NPU, Chip: c.Chip}
+		k := c.ChipID
 		if _, dup := index[k]; dup {
 			continue // npu-smi lists a chip once; keep the first if not
 		}
@@ -295,7 +295,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	}
 	seen := make(map[seenKey]bool, len(procs))
 	for _, p := range procs {
-		k := ascend.ChipID{NPU: p.NPU, Chip: p.Chip}
+		k := p.ChipID
 		if seen[seenKey{k, p.PID, p.LogDir}] {
 			continue // one process counts once per chip
 		}

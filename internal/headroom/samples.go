@@ -9,7 +9,7 @@ import "github.com/hccl-exporter/hccl_exporter/internal/ascend"
 func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(ChipProcess) (ProcessSettings, bool)) []ChipSample {
 	byChip := map[ascend.ChipID][]ChipProcess{}
 	for _, p := range procs {
-		k := p.ID()
+		k := p.ChipID
 		byChip[k] = append(byChip[k], p)
 	}
 	var out []ChipSample
@@ -17,12 +17,12 @@ func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(
 		if !chip.HBMTotalBytes.OK || chip.HBMTotalBytes.V <= 0 {
 			continue
 		}
-		ps := byChip[chip.ID()]
+		ps := byChip[chip.ChipID]
 		used := -1.0 // the estimator's unknown
 		if chip.HBMUsedBytes.OK {
 			used = chip.HBMUsedBytes.V
 		}
-		sample := ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
+		sample := ChipSample{ChipID: chip.ChipID, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
 			HBMUsedBytes: used, QPsByMode: map[string]float64{}, Processes: ProcessSetID(ps), LiveQPs: -1}
 		if chip.LiveQPs.OK {
 			sample.LiveQPs = chip.LiveQPs.V
@@ -39,9 +39,3 @@ func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(
 	}
 	return out
 }
-
-// ID is the chip's key.
-func (c ChipMemory) ID() ascend.ChipID { return ascend.ChipID{NPU: c.NPU, Chip: c.Chip} }
-
-// ID is the key of the chip the process runs on.
-func (p ChipProcess) ID() ascend.ChipID { return ascend.ChipID{NPU: p.NPU, Chip: p.Chip} }

@@ -75,11 +75,11 @@ func TestChipsJoinsOnHostThenContainerPID(t *testing.T) {
 		want map[string]headroom.ChipProcess // by chip
 	}{
 		{"no cannlog", nil, map[string]headroom.ChipProcess{
-			"0": {NPU: "4", Chip: "0", PID: 2871543}, "1": {NPU: "4", Chip: "1", PID: 2871544}}},
+			"0": {ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 2871543}, "1": {ChipID: ascend.ChipID{NPU: "4", Chip: "1"}, PID: 2871544}}},
 		{"logs know host pids", []logProc{{dir: "/h", pid: 2871543}, {dir: "/h", pid: 2871544}}, map[string]headroom.ChipProcess{
-			"0": {NPU: "4", Chip: "0", PID: 2871543, LogDir: "/h"}, "1": {NPU: "4", Chip: "1", PID: 2871544, LogDir: "/h"}}},
+			"0": {ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 2871543, LogDir: "/h"}, "1": {ChipID: ascend.ChipID{NPU: "4", Chip: "1"}, PID: 2871544, LogDir: "/h"}}},
 		{"logs know the container pid", []logProc{{dir: "/pod", pid: 213}}, map[string]headroom.ChipProcess{
-			"0": {NPU: "4", Chip: "0", PID: 2871543}, "1": {NPU: "4", Chip: "1", PID: 213, LogDir: "/pod"}}},
+			"0": {ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 2871543}, "1": {ChipID: ascend.ChipID{NPU: "4", Chip: "1"}, PID: 213, LogDir: "/pod"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,7 +144,7 @@ func TestHCCNChipsA3(t *testing.T) {
 		t.Fatal(err)
 	}
 	devs, warnings := hccn.MapDevices(chips, nil)
-	want := []hccn.Device{{PhyID: 8, NPU: "4", Chip: "0"}, {PhyID: 9, NPU: "4", Chip: "1"}}
+	want := []hccn.Device{{PhyID: 8, ChipID: ascend.ChipID{NPU: "4", Chip: "0"}}, {PhyID: 9, ChipID: ascend.ChipID{NPU: "4", Chip: "1"}}}
 	if len(warnings) != 0 || len(devs) != 2 || devs[0] != want[0] || devs[1] != want[1] {
 		t.Errorf("devices %v (warnings %q), want %v", devs, warnings, want)
 	}
