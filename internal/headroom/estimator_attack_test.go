@@ -328,7 +328,7 @@ func TestBurstNeedsOneOwner(t *testing.T) {
 			var reasons []string
 			for i, q := range []float64{0, 0, 32, 32} {
 				s := ChipSample{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, Product: "910B3", Driver: driver, At: at.Add(time.Duration(i) * time.Minute),
-					HBMUsedBytes: 1000*mib + q*4*mib, QPsByMode: map[string]float64{QPMode910BOpBase.Name: q}, Processes: "1,2", LiveQPs: -1}
+					HBMUsedBytes: ascend.Value{V: 1000*mib + q*4*mib, OK: true}, QPsByMode: map[string]float64{QPMode910BOpBase.Name: q}, Processes: "1,2"}
 				for _, o := range tc.owners {
 					s.AddOwner(o[0].(string), o[1].(bool))
 				}

@@ -51,8 +51,8 @@ func (tl *timeline) scrape() {
 		npu = "0"
 	}
 	ok, reason := tl.e.Observe(ChipSample{ChipID: ascend.ChipID{NPU: npu, Chip: "0"}, Product: "910B3", Driver: "24.1.rc3", At: tl.at,
-		HBMUsedBytes: math.Round((tl.hbm+noise)/mib) * mib, // npu-smi prints MiB
-		QPsByMode:    q, Captures: tl.capt, CCLBufferBytes: tl.ccl, Processes: tl.procs, LiveQPs: tl.live, Owner: tl.owner, OwnerKernel: tl.owner != ""})
+		HBMUsedBytes: ascend.Value{V: math.Round((tl.hbm+noise)/mib) * mib, OK: true}, // npu-smi prints MiB
+		QPsByMode:    q, Captures: tl.capt, CCLBufferBytes: tl.ccl, Processes: tl.procs, LiveQPs: ascend.Value{V: tl.live, OK: tl.live >= 0}, Owner: tl.owner, OwnerKernel: tl.owner != ""})
 	if ok {
 		tl.learned++
 	}

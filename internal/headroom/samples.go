@@ -18,15 +18,8 @@ func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(
 			continue
 		}
 		ps := byChip[chip.ChipID]
-		used := -1.0 // the estimator's unknown
-		if chip.HBMUsedBytes.OK {
-			used = chip.HBMUsedBytes.V
-		}
 		sample := ChipSample{ChipID: chip.ChipID, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
-			HBMUsedBytes: used, QPsByMode: map[string]float64{}, Processes: ProcessSetID(ps), LiveQPs: -1}
-		if chip.LiveQPs.OK {
-			sample.LiveQPs = chip.LiveQPs.V
-		}
+			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: ProcessSetID(ps), LiveQPs: chip.LiveQPs}
 		for _, p := range ps {
 			s, ok := settings(p)
 			if !ok {
