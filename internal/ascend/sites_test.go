@@ -64,8 +64,8 @@ func TestChipIDBuiltWhereBorn(t *testing.T) {
 		}
 		rel = filepath.ToSlash(rel)
 		files++
-		for _, pos := range chipIDLiterals(t, rel, src) {
-			found[rel] = append(found[rel], pos)
+		if sites := chipIDLiterals(t, rel, src); len(sites) > 0 {
+			found[rel] = sites
 		}
 		return nil
 	})
