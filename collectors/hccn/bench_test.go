@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
 )
@@ -84,7 +85,7 @@ func sweepOf(b *testing.B, n int) *Collector {
 	s := &Sweep{Started: time.Unix(1700000000, 0), Finished: time.Unix(1700000001, 0), Complete: true}
 	for i := range n {
 		s.Devices = append(s.Devices, Reading{
-			Device:  Device{PhyID: i, NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2)},
+			Device:  Device{PhyID: i, ChipID: ascend.ChipID{NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2)}},
 			HasLink: true, LinkUp: true, LinkStat: &ls, LinkDownEvents: 1,
 			NetHealth: "Success", QPs: qps, HasQPs: true, Stat: stat,
 		})

@@ -201,7 +201,7 @@ func (c *Collector) ActiveQPs() []ascend.QPReading {
 			for j, q := range r.QPs {
 				qpns[j] = q.QPN
 			}
-			out = append(out, ascend.QPReading{ChipID: ascend.ChipID{NPU: r.NPU, Chip: r.Chip}, PhyID: r.PhyID, ActiveQPs: len(r.QPs), QPNs: qpns, At: s.Finished, Fresh: fresh})
+			out = append(out, ascend.QPReading{ChipID: r.ChipID, PhyID: r.PhyID, ActiveQPs: len(r.QPs), QPNs: qpns, At: s.Finished, Fresh: fresh})
 		}
 	}
 	return out

@@ -94,7 +94,7 @@ func TestGoldenPerCapture(t *testing.T) {
 		for i, b := range blocks {
 			c := newCollector(Config{}, Deps{}, nil)
 			c.loc = time.UTC
-			r := &Reading{Device: Device{PhyID: 0, NPU: "0", Chip: "0"}}
+			r := &Reading{Device: Device{PhyID: 0, ChipID: ascend.ChipID{NPU: "0", Chip: "0"}}}
 			for _, cm := range commands {
 				if cm.name == cmd {
 					if err := cm.parse(c, r, b); err != nil {

@@ -20,8 +20,8 @@ type ChipSource interface {
 // Device is one RoCE NIC: the physical id hccn_tool's -i takes and the
 // npu/chip labels every per-chip series of the exporter carries.
 type Device struct {
-	PhyID     int
-	NPU, Chip string
+	PhyID int
+	ascend.ChipID
 }
 
 // maxPhyID: hccn_tool accepts a physical id of one or two digits.
@@ -50,7 +50,7 @@ func MapDevices(chips []ascend.Chip, devNodes []int) (devs []Device, warnings []
 	if len(chips) == 0 {
 		for _, n := range devNodes {
 			if n >= 0 && n <= maxPhyID {
-				add(Device{PhyID: n, NPU: strconv.Itoa(n), Chip: "0"})
+				add(Device{PhyID: n, ChipID: ascend.ChipID{NPU: strconv.Itoa(n), Chip: "0"}})
 			}
 		}
 		return devs, warnings
@@ -71,7 +71,7 @@ func MapDevices(chips []ascend.Chip, devNodes []int) (devs []Device, warnings []
 			}
 			continue
 		}
-		add(Device{PhyID: id, NPU: c.NPU, Chip: c.Chip})
+		add(Device{PhyID: id, ChipID: c.ChipID})
 	}
 	return devs, warnings
 }

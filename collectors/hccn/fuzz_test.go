@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -34,7 +35,7 @@ func exportable(t *testing.T, r *Reading) {
 	}
 }
 
-var fuzzDevice = Device{PhyID: 0, NPU: "0", Chip: "0"}
+var fuzzDevice = Device{PhyID: 0, ChipID: ascend.ChipID{NPU: "0", Chip: "0"}}
 
 func FuzzParseLink(f *testing.F) {
 	seeds(f)

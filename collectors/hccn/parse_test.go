@@ -263,13 +263,13 @@ func TestMapDevices(t *testing.T) {
 		warnings int
 	}{
 		{"910B: NPU ID is the physical id", []ascend.Chip{chip("0", "0", ""), chip("1", "0", ""), chip("6", "0", "")}, []int{0, 1, 2},
-			[]Device{{0, "0", "0"}, {1, "1", "0"}, {6, "6", "0"}}, 0},
+			[]Device{{0, ascend.ChipID{NPU: "0", Chip: "0"}}, {1, ascend.ChipID{NPU: "1", Chip: "0"}}, {6, ascend.ChipID{NPU: "6", Chip: "0"}}}, 0},
 		{"A3: two dies per NPU with Phy-ID", []ascend.Chip{chip("0", "0", "0"), chip("0", "1", "1"), chip("1", "0", "2"), chip("1", "1", "3")}, nil,
-			[]Device{{0, "0", "0"}, {1, "0", "1"}, {2, "1", "0"}, {3, "1", "1"}}, 0},
+			[]Device{{0, ascend.ChipID{NPU: "0", Chip: "0"}}, {1, ascend.ChipID{NPU: "0", Chip: "1"}}, {2, ascend.ChipID{NPU: "1", Chip: "0"}}, {3, ascend.ChipID{NPU: "1", Chip: "1"}}}, 0},
 		{"300I Duo: two chips, no Phy-ID", []ascend.Chip{chip("0", "0", ""), chip("0", "1", "")}, nil, nil, 2},
 		{"bad Phy-ID", []ascend.Chip{chip("0", "0", "x"), chip("0", "1", "100")}, nil, nil, 2},
-		{"duplicate physical id", []ascend.Chip{chip("0", "0", "3"), chip("1", "0", "3")}, nil, []Device{{3, "0", "0"}}, 1},
-		{"no npu-smi: /dev/davinciN", nil, []int{0, 1, 15}, []Device{{0, "0", "0"}, {1, "1", "0"}, {15, "15", "0"}}, 0},
+		{"duplicate physical id", []ascend.Chip{chip("0", "0", "3"), chip("1", "0", "3")}, nil, []Device{{3, ascend.ChipID{NPU: "0", Chip: "0"}}}, 1},
+		{"no npu-smi: /dev/davinciN", nil, []int{0, 1, 15}, []Device{{0, ascend.ChipID{NPU: "0", Chip: "0"}}, {1, ascend.ChipID{NPU: "1", Chip: "0"}}, {15, ascend.ChipID{NPU: "15", Chip: "0"}}}, 0},
 		{"nothing", nil, nil, nil, 0},
 	} {
 		got, w := MapDevices(tc.chips, tc.nodes)

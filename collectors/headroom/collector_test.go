@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/hccl-exporter/hccl_exporter/collector"
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
@@ -55,11 +56,11 @@ func (p *promCollector) Collect(ch chan<- prometheus.Metric) {
 // no CANN log mentions.
 var goldenNPU = fakeNPU{
 	chips: []model.ChipMemory{
-		{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib},
-		{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib},
-		{NPU: "1", Chip: "0", HBMUsedBytes: 30000 * mib, HBMTotalBytes: 65536 * mib},
+		{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 63900 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}},
+		{ChipID: ascend.ChipID{NPU: "0", Chip: "1"}, HBMUsedBytes: ascend.Value{V: 1000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}},
+		{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 30000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}},
 	},
-	procs: []model.ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "1", Chip: "0", PID: 300}, {NPU: "1", Chip: "0", PID: 301}},
+	procs: []model.ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}, {ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, PID: 300}, {ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, PID: 301}},
 }
 
 var goldenSettings = fakeSettings{
@@ -151,11 +152,11 @@ func TestCollectorConcurrentScrapes(t *testing.T) {
 func TestCollectorForeignQPs(t *testing.T) {
 	npu := fakeNPU{
 		chips: []model.ChipMemory{
-			{NPU: "0", Chip: "0", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib,
-				LiveQPs: 5, LiveQPsKnown: true, LiveQPNs: []uint32{1290, 1291, 7001, 7002, 7003}, LiveQPNsKnown: true},
-			{NPU: "0", Chip: "1", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib, LiveQPs: 3, LiveQPsKnown: true},
+			{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 1000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true},
+				LiveQPs: ascend.Value{V: 5, OK: true}, LiveQPNs: []uint32{1290, 1291, 7001, 7002, 7003}, LiveQPNsKnown: true},
+			{ChipID: ascend.ChipID{NPU: "0", Chip: "1"}, HBMUsedBytes: ascend.Value{V: 1000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}, LiveQPs: ascend.Value{V: 3, OK: true}},
 		},
-		procs: []model.ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "1", PID: 101}},
+		procs: []model.ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}, {ChipID: ascend.ChipID{NPU: "0", Chip: "1"}, PID: 101}},
 	}
 	s := known(1, 200, world64)
 	s.QPNs = []uint32{1290, 1291, 1292}

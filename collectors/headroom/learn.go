@@ -110,7 +110,7 @@ func driverOf(chips []model.ChipMemory) string {
 func (c *Collector) learn(ch chan<- prometheus.Metric, cfg model.Config, chips []model.ChipMemory, procs []model.ChipProcess, lookup func(model.ChipProcess) (model.ProcessSettings, bool)) {
 	byChip := map[ascend.ChipID][]model.ChipProcess{}
 	for _, p := range procs {
-		k := p.ID()
+		k := p.ChipID
 		byChip[k] = append(byChip[k], p)
 	}
 	products := map[string]bool{}
@@ -120,7 +120,7 @@ func (c *Collector) learn(ch chan<- prometheus.Metric, cfg model.Config, chips [
 		}
 		failures := map[[3]string]model.RememberedFailure{}
 		workloadOf := map[[3]string]string{}
-		for _, p := range byChip[chip.ID()] {
+		for _, p := range byChip[chip.ChipID] {
 			if lookup == nil {
 				break
 			}

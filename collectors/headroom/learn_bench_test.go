@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
@@ -18,9 +19,9 @@ func benchNode() (fakeNPU, fakeSettings) {
 	var npu fakeNPU
 	set := fakeSettings{}
 	for i := range 16 {
-		npu.chips = append(npu.chips, model.ChipMemory{NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2), Name: "910B3", Driver: "24.1.rc3",
-			HBMUsedBytes: 60000 * mib, HBMTotalBytes: 65536 * mib})
-		npu.procs = append(npu.procs, model.ChipProcess{NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2), PID: 1000 + i})
+		npu.chips = append(npu.chips, model.ChipMemory{ChipID: ascend.ChipID{NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2)}, Name: "910B3", Driver: "24.1.rc3",
+			HBMUsedBytes: ascend.Value{V: 60000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}})
+		npu.procs = append(npu.procs, model.ChipProcess{ChipID: ascend.ChipID{NPU: fmt.Sprint(i / 2), Chip: fmt.Sprint(i % 2)}, PID: 1000 + i})
 		ep := world64
 		ep.Name, ep.RankSize, ep.ServerNum, ep.OpBaseTags, ep.EstablishedQPs = "ep", 128, 16, true, 120
 		s := known(1, 200, world64, ep)

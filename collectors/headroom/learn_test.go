@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	model "github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
 
@@ -27,8 +28,8 @@ func (s steppingNPU) Chips(context.Context) ([]model.ChipMemory, []model.ChipPro
 	var procs []model.ChipProcess
 	for i, h := range s.hbm {
 		npu := fmt.Sprint(i)
-		chips = append(chips, model.ChipMemory{NPU: npu, Chip: "0", Name: "910B3", Driver: "24.1.rc3", HBMUsedBytes: *h, HBMTotalBytes: 65536 * mib})
-		procs = append(procs, model.ChipProcess{NPU: npu, Chip: "0", PID: 100 * (i + 1)})
+		chips = append(chips, model.ChipMemory{ChipID: ascend.ChipID{NPU: npu, Chip: "0"}, Name: "910B3", Driver: "24.1.rc3", HBMUsedBytes: ascend.Value{V: *h, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}})
+		procs = append(procs, model.ChipProcess{ChipID: ascend.ChipID{NPU: npu, Chip: "0"}, PID: 100 * (i + 1)})
 	}
 	return chips, procs, nil
 }

@@ -315,7 +315,8 @@ func links(cfg headroom.Config, c comm.Communicator, qps float64, intraRoCE, int
 				SuperPodNum: c.SuperPodNum, ModuleNum: c.ModuleNum, DeviceType: c.DeviceType, SuperPodMode: c.SuperPodMode, StandardCard: c.StandardCard,
 				OtherPeers: c.OtherPeers}}}, true
 	}
-	h := headroom.Model(cfg, nil, []headroom.ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, settings)
+	// The pretend chip's id is the zero ChipID: only the bounds are read.
+	h := headroom.Model(cfg, nil, []headroom.ChipProcess{{PID: 1}}, settings)
 	var l model.Links
 	if len(h) == 1 {
 		l.PeersLow, l.PeersHigh = h[0].QPsLow, h[0].QPsHigh

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
 
@@ -108,8 +109,8 @@ func TestLinkSetRules(t *testing.T) {
 			if tt.s != nil {
 				s = tt.s(s)
 			}
-			h := Model(DefaultConfig(), []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
-				[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
+			h := Model(DefaultConfig(), []ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 1, OK: true}, HBMTotalBytes: ascend.Value{V: 1 << 36, OK: true}}},
+				[]ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
 			if h.QPsExpected != tt.want {
 				t.Errorf("expected %v QPs, want %v (%+v)", h.QPsExpected, tt.want, h)
 			}
@@ -139,11 +140,11 @@ func TestBoundsOrdered(t *testing.T) {
 		}
 		s := known(float64(1+r.IntN(32)), 200, c)
 		s.IntraRoCE, s.InterHCCSDisabled, s.GraphMode, s.SingleQP = r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(4) == 0, r.IntN(4) == 0
-		chip := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}
+		chip := ChipMemory{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 1, OK: true}, HBMTotalBytes: ascend.Value{V: 1 << 36, OK: true}}
 		if r.IntN(2) == 0 {
-			chip.LiveQPs, chip.LiveQPsKnown = float64(r.IntN(2000)), true
+			chip.LiveQPs = ascend.Value{V: float64(r.IntN(2000)), OK: true}
 		}
-		h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
+		h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 1}},
 			func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
 		// The capacity inputs give back the headroom at the process's own settings.
 		if got := capacityAt(h, s.QPsPerConnection, s.BuffSizeBytes); math.Abs(got-h.HeadroomBytes) > 1e-6*math.Max(1, math.Abs(h.HeadroomBytes)) {
@@ -163,8 +164,8 @@ func TestLiveQPsStayInTheirProcess(t *testing.T) {
 	w := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, SuperPodMode: 0,
 		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0, OpBaseTags: true, CCLBufferBytes: cclBuf}
 	settings := map[int]ProcessSettings{1: known(16, 200, w), 2: known(1, 200, w)}
-	chip := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36, LiveQPs: 5, LiveQPsKnown: true}
-	h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}, {NPU: "0", Chip: "0", PID: 2}},
+	chip := ChipMemory{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 1, OK: true}, HBMTotalBytes: ascend.Value{V: 1 << 36, OK: true}, LiveQPs: ascend.Value{V: 5, OK: true}}
+	h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 1}, {ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 2}},
 		func(p ChipProcess) (ProcessSettings, bool) { s, ok := settings[p.PID]; return s, ok })[0]
 	// 5 live QPs: no whole 17-QP link of pid 1; 5 links of pid 2 (QPS 1), its whole NHR set.
 	if h.QPsExpected != 85 {
@@ -193,8 +194,8 @@ func TestCapacityInputs(t *testing.T) {
 		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0}
 	s := known(16, 200, w)
 	s.UnattributedBufferBytes = 200 * mib
-	chip := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 65500 * mib, HBMTotalBytes: 65536 * mib}
-	h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
+	chip := ChipMemory{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 65500 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}}
+	h := Model(DefaultConfig(), []ChipMemory{chip}, []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 1}},
 		func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
 	if h.VarLinks != 5 || h.VarQPBytesSingle != 3*mib || h.VarQPBytesMulti != 1.5*mib || h.VarBufferComms != 1 || h.FixedPendingBytes != -200*mib {
 		t.Fatalf("capacity inputs %+v", h)
@@ -223,8 +224,8 @@ func TestModuleNumPlane(t *testing.T) {
 	c := comm.Communicator{Name: "w", RankSize: 32, ServerNum: 2, SuperPodNum: 0, ModuleNum: 4, DeviceType: 2, SuperPodMode: 0,
 		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0, OpBaseTags: true, CCLBufferBytes: cclBuf}
 	run := func(c comm.Communicator) float64 {
-		return Model(DefaultConfig(), []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
-			[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return known(1, 200, c), true })[0].QPsExpected
+		return Model(DefaultConfig(), []ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 1, OK: true}, HBMTotalBytes: ascend.Value{V: 1 << 36, OK: true}}},
+			[]ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return known(1, 200, c), true })[0].QPsExpected
 	}
 	if got := run(c); got != 3 {
 		t.Errorf("moduleNum 4: expected %v QPs, want NHR's 3", got)
@@ -275,8 +276,8 @@ func TestAIVBuffersPerMode(t *testing.T) {
 			s.ExpansionMode = tt.mode
 			cfg := DefaultConfig()
 			cfg.Now = now
-			h := Model(cfg, []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
-				[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
+			h := Model(cfg, []ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 1, OK: true}, HBMTotalBytes: ascend.Value{V: 1 << 36, OK: true}}},
+				[]ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
 			if h.AIVBufferPendingBytes != tt.want {
 				t.Errorf("AIV pending %v, want %v", h.AIVBufferPendingBytes, tt.want)
 			}
@@ -290,8 +291,8 @@ func TestPrintedQPSizeOverrides(t *testing.T) {
 	c := comm.Communicator{Name: "w", RankSize: 64, ServerNum: 8, SuperPodNum: 0, ModuleNum: 8, DeviceType: 2, SuperPodMode: 0,
 		StandardCard: 0, MultiModuleDiffDeviceNum: 0, MultiSuperPodDiffServerNum: 0, OpBaseTags: true, CCLBufferBytes: cclBuf,
 		ObservedQPBytes: 8192*64 + 8192*32}
-	h := Model(DefaultConfig(), []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1 << 36}},
-		[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return known(1, 200, c), true })[0]
+	h := Model(DefaultConfig(), []ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 1, OK: true}, HBMTotalBytes: ascend.Value{V: 1 << 36, OK: true}}},
+		[]ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 1}}, func(ChipProcess) (ProcessSettings, bool) { return known(1, 200, c), true })[0]
 	// NHR's first set over 8 servers: 5 QPs at the printed 768 KiB, not 910B op-base's 3 MiB.
 	if h.QPsExpected != 5 || h.QPMemoryExpectedBytes != 5*768*kib || h.UnknownModeQPs != 0 {
 		t.Errorf("%+v", h)

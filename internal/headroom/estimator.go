@@ -201,9 +201,12 @@ func (c EstimatorConfig) withDefaults() EstimatorConfig {
 
 // ChipSample is one chip at one scrape, as the estimator needs it.
 type ChipSample struct {
-	NPU, Chip, Product, Driver string
-	At                         time.Time
-	HBMUsedBytes               float64
+	ascend.ChipID
+	Product, Driver string
+	At              time.Time
+	// HBMUsedBytes is npu-smi's HBM used; a sample without it is not
+	// observed.
+	HBMUsedBytes ascend.Value
 	// QPsByMode are the QPs its processes' logs show created, by QP mode
 	// name; "" for QPs whose mode the logs do not tell.
 	QPsByMode map[string]float64
@@ -212,8 +215,8 @@ type ChipSample struct {
 	Captures, CCLBufferBytes float64
 	// Processes identifies the set of processes on the chip.
 	Processes string
-	// LiveQPs is hccn_tool's count, -1 unknown.
-	LiveQPs float64
+	// LiveQPs is hccn_tool's count, when it measured one.
+	LiveQPs ascend.Value
 	// Owner is the one owner of every process on the chip (AddOwner): ""
 	// when a process has none or the processes have several (OwnersMixed).
 	// OwnerKernel: the kernel named it (a pod, a uid), not a configured
@@ -282,12 +285,12 @@ func NewEstimator(cfg EstimatorConfig) *Estimator {
 // completes, if any. accepted says whether an observation was added;
 // reason why a burst was refused ("" when there was no burst).
 func (e *Estimator) Observe(s ChipSample) (accepted bool, reason string) {
-	if !validBytes(s.HBMUsedBytes) {
+	if !s.HBMUsedBytes.OK || !validBytes(s.HBMUsedBytes.V) {
 		return false, ""
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	k := ascend.ChipID{NPU: s.NPU, Chip: s.Chip}
+	k := s.ChipID
 	prev, ok := e.chips[k]
 	if !ok && len(e.chips) >= maxEstimatorChips {
 		return false, ""
@@ -423,13 +426,13 @@ func (e *Estimator) judge(a, b, c, d ChipSample) (float64, LearnKey, string, boo
 		return 0, key, refusedGap, true
 	case !same(a, b) || !same(c, d) || a.Captures != b.Captures || c.Captures != d.Captures ||
 		a.CCLBufferBytes != b.CCLBufferBytes || c.CCLBufferBytes != d.CCLBufferBytes ||
-		math.Abs(b.HBMUsedBytes-a.HBMUsedBytes) > e.cfg.NoiseBytes || math.Abs(d.HBMUsedBytes-c.HBMUsedBytes) > e.cfg.NoiseBytes:
+		math.Abs(b.HBMUsedBytes.V-a.HBMUsedBytes.V) > e.cfg.NoiseBytes || math.Abs(d.HBMUsedBytes.V-c.HBMUsedBytes.V) > e.cfg.NoiseBytes:
 		return 0, key, refusedUnsettled, true
-	case b.LiveQPs >= 0 && c.LiveQPs >= 0 && c.LiveQPs-b.LiveQPs != n:
+	case b.LiveQPs.OK && b.LiveQPs.V >= 0 && c.LiveQPs.OK && c.LiveQPs.V >= 0 && c.LiveQPs.V-b.LiveQPs.V != n:
 		return 0, key, refusedForeign, true
 	}
 	// Both plateaus averaged: the noise of one sample weighs half.
-	before, after := (a.HBMUsedBytes+b.HBMUsedBytes)/2, (c.HBMUsedBytes+d.HBMUsedBytes)/2
+	before, after := (a.HBMUsedBytes.V+b.HBMUsedBytes.V)/2, (c.HBMUsedBytes.V+d.HBMUsedBytes.V)/2
 	if after <= before {
 		return 0, key, refusedShrunk, true
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // What one tenant prints and allocates on its own chip must not set the
@@ -27,8 +29,8 @@ const (
 // sizes learned so far.
 func victimHeadroom(t *testing.T, learned *LearnedSizes) ChipHeadroom {
 	t.Helper()
-	chips := []ChipMemory{{NPU: "1", Chip: "0", Name: "910B3", Driver: driver, HBMUsedBytes: 65000 * mib, HBMTotalBytes: 65536 * mib}}
-	procs := []ChipProcess{{NPU: "1", Chip: "0", PID: 300}}
+	chips := []ChipMemory{{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, Name: "910B3", Driver: driver, HBMUsedBytes: ascend.Value{V: 65000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}}}
+	procs := []ChipProcess{{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, PID: 300}}
 	s := known(1, 200, world64)
 	s.Communicators[0].OpBaseTags = true
 	s.Owner, s.OwnerKernel = victimOwner, true
@@ -325,8 +327,8 @@ func TestBurstNeedsOneOwner(t *testing.T) {
 			at := time.Unix(1_800_000_000, 0)
 			var reasons []string
 			for i, q := range []float64{0, 0, 32, 32} {
-				s := ChipSample{NPU: "0", Chip: "0", Product: "910B3", Driver: driver, At: at.Add(time.Duration(i) * time.Minute),
-					HBMUsedBytes: 1000*mib + q*4*mib, QPsByMode: map[string]float64{QPMode910BOpBase.Name: q}, Processes: "1,2", LiveQPs: -1}
+				s := ChipSample{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, Product: "910B3", Driver: driver, At: at.Add(time.Duration(i) * time.Minute),
+					HBMUsedBytes: ascend.Value{V: 1000*mib + q*4*mib, OK: true}, QPsByMode: map[string]float64{QPMode910BOpBase.Name: q}, Processes: "1,2"}
 				for _, o := range tc.owners {
 					s.AddOwner(o[0].(string), o[1].(bool))
 				}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // FuzzEstimatorState: a state-file blob either loads or is refused; what
@@ -64,8 +66,8 @@ func FuzzEstimatorObserve(f *testing.F) {
 			if v&1 == 1 {
 				hbm = math.NaN()
 			}
-			e.Observe(ChipSample{NPU: "0", Chip: "0", Product: "p", Driver: "d", At: at, HBMUsedBytes: hbm,
-				QPsByMode: map[string]float64{QPModeGraph.Name: qps}, Processes: "1", LiveQPs: -1, Owner: "uid:1000", OwnerKernel: true})
+			e.Observe(ChipSample{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, Product: "p", Driver: "d", At: at, HBMUsedBytes: ascend.Value{V: hbm, OK: true},
+				QPsByMode: map[string]float64{QPModeGraph.Name: qps}, Processes: "1", Owner: "uid:1000", OwnerKernel: true})
 		}
 		lo, hi := QPBand(QPModeGraph)
 		if v, _, ok := e.Estimate("uid:1000", LearnKey{"p", QPModeGraph.Name, "d"}); ok && (!(v >= lo && v <= hi) || math.IsInf(v, 0)) {

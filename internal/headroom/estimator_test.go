@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 )
 
 // timeline scripts one chip's scrapes for the estimator: HBM used (with
@@ -48,9 +50,9 @@ func (tl *timeline) scrape() {
 	if npu == "" {
 		npu = "0"
 	}
-	ok, reason := tl.e.Observe(ChipSample{NPU: npu, Chip: "0", Product: "910B3", Driver: "24.1.rc3", At: tl.at,
-		HBMUsedBytes: math.Round((tl.hbm+noise)/mib) * mib, // npu-smi prints MiB
-		QPsByMode:    q, Captures: tl.capt, CCLBufferBytes: tl.ccl, Processes: tl.procs, LiveQPs: tl.live, Owner: tl.owner, OwnerKernel: tl.owner != ""})
+	ok, reason := tl.e.Observe(ChipSample{ChipID: ascend.ChipID{NPU: npu, Chip: "0"}, Product: "910B3", Driver: "24.1.rc3", At: tl.at,
+		HBMUsedBytes: ascend.Value{V: math.Round((tl.hbm+noise)/mib) * mib, OK: true}, // npu-smi prints MiB
+		QPsByMode:    q, Captures: tl.capt, CCLBufferBytes: tl.ccl, Processes: tl.procs, LiveQPs: ascend.Value{V: tl.live, OK: tl.live >= 0}, Owner: tl.owner, OwnerKernel: tl.owner != ""})
 	if ok {
 		tl.learned++
 	}
@@ -272,8 +274,8 @@ func TestModelUsesLearnedSize(t *testing.T) {
 	tl.settle(3)
 	tl.burst(QPMode910BOpBase.Name, 32, 4<<20) // 4 MiB, not HCCL's 3 MiB
 	tl.settle(2)
-	chips := []ChipMemory{{NPU: "0", Chip: "0", Name: "910B3", Driver: "24.1.rc3", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib}}
-	procs := []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}
+	chips := []ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, Name: "910B3", Driver: "24.1.rc3", HBMUsedBytes: ascend.Value{V: 1000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}}}
+	procs := []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}}
 	s := known(1, 200, world64)
 	s.Communicators[0].OpBaseTags = true
 	s.Owner, s.OwnerKernel = testOwner, true
@@ -316,8 +318,8 @@ func TestModelCaptureUsesLearnedGraphSize(t *testing.T) {
 	cfg.Now = now
 	ep := world64
 	ep.OpBaseTags, ep.Captures, ep.LastCaptureQPs, ep.LastCaptureAt = true, 1, 50, now.Add(-time.Minute)
-	chips := []ChipMemory{{NPU: "0", Chip: "0", Name: "910B3", HBMUsedBytes: 1000 * mib, HBMTotalBytes: 65536 * mib}}
-	procs := []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}
+	chips := []ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, Name: "910B3", HBMUsedBytes: ascend.Value{V: 1000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}}}
+	procs := []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}}
 	lookup := func(ChipProcess) (ProcessSettings, bool) {
 		s := known(1, 200, ep)
 		s.Owner, s.OwnerKernel = testOwner, true

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
 
@@ -74,15 +75,15 @@ func FuzzModel(f *testing.F) {
 		// layout: pairs of bytes place processes (chip index, pid) over 4 chips;
 		// odd pids are unknown to the settings source.
 		chips := []ChipMemory{
-			{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total, LiveQPs: qpHigh, LiveQPsKnown: qpsKnown,
+			{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: used, OK: true}, HBMTotalBytes: ascend.Value{V: total, OK: true}, LiveQPs: ascend.Value{V: qpHigh, OK: qpsKnown},
 				LiveQPNs: liveQPNs, LiveQPNsKnown: intraRoCE},
-			{NPU: "0", Chip: "1", HBMUsedBytes: total, HBMTotalBytes: used, Name: "910B3"},
-			{NPU: "0", Chip: "0", HBMUsedBytes: 1, HBMTotalBytes: 1}, // duplicate chip row
+			{ChipID: ascend.ChipID{NPU: "0", Chip: "1"}, HBMUsedBytes: ascend.Value{V: total, OK: true}, HBMTotalBytes: ascend.Value{V: used, OK: true}, Name: "910B3"},
+			{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 1, OK: true}, HBMTotalBytes: ascend.Value{V: 1, OK: true}}, // duplicate chip row
 		}
 		var procs []ChipProcess
 		for i := 0; i+1 < len(layout) && i < 64; i += 2 {
 			chip := []string{"0", "1", "2", "3"}[layout[i]%4]
-			procs = append(procs, ChipProcess{NPU: "0", Chip: chip, PID: int(layout[i+1])})
+			procs = append(procs, ChipProcess{ChipID: ascend.ChipID{NPU: "0", Chip: chip}, PID: int(layout[i+1])})
 		}
 		lookup := func(p ChipProcess) (ProcessSettings, bool) {
 			pid := p.PID
@@ -183,8 +184,8 @@ func TestModelRandomized(t *testing.T) {
 		used, total := float64(next()%(96<<30)), float64(next()%(96<<30))
 		cfg := DefaultConfig()
 		got := Model(cfg,
-			[]ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: used, HBMTotalBytes: total}},
-			[]ChipProcess{{NPU: "0", Chip: "0", PID: int(layout[0])}, {NPU: "0", Chip: "1", PID: int(layout[1])}},
+			[]ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: used, OK: true}, HBMTotalBytes: ascend.Value{V: total, OK: true}}},
+			[]ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: int(layout[0])}, {ChipID: ascend.ChipID{NPU: "0", Chip: "1"}, PID: int(layout[1])}},
 			func(ChipProcess) (ProcessSettings, bool) {
 				return ProcessSettings{QPsPerConnection: qps, QPsKnown: true, BuffSizeBytes: 100 * mib, BuffSizeKnown: true,
 					IntraRoCE: layout[2]%2 == 0, Communicators: []comm.Communicator{{RankSize: ranks, ServerNum: servers, SuperPodNum: int(layout[3]%3) - 1,

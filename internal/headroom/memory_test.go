@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 	"github.com/hccl-exporter/hccl_exporter/internal/hcclenv"
 )
@@ -18,8 +19,8 @@ func TestModelWorkloadMemory(t *testing.T) {
 	cfg.Now = now
 	ep := comm.Communicator{Name: "ep2", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: hcclenv.DevType910B, SuperPodMode: -1, StandardCard: -1,
 		CCLBufferBytes: 401 << 20, OpBaseTags: true}
-	chips := []ChipMemory{{NPU: "0", Chip: "0", Name: "910B3", HBMUsedBytes: 65516 * mib, HBMTotalBytes: 65536 * mib}}
-	procs := []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}
+	chips := []ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, Name: "910B3", HBMUsedBytes: ascend.Value{V: 65516 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}}}
+	procs := []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}}
 	run := func(s ProcessSettings) ChipHeadroom {
 		return Model(cfg, chips, procs, func(ChipProcess) (ProcessSettings, bool) { return s, true })[0]
 	}

@@ -54,19 +54,19 @@ const (
 // or non-finite inputs are treated as unknown, which keeps every sum finite.
 const maxPlausibleBytes = 1 << 62
 
-// ChipMemory is one chip's HBM as npu-smi reports it. A total ≤ 0, a negative
-// used value or a non-finite one means npu-smi gave no usable number.
-// LiveQPs is the chip's live RoCE QP count as hccn_tool measured it
-// (ascend_roce_active_queue_pairs), when LiveQPsKnown: a fresh measurement.
+// ChipMemory is one chip's HBM as npu-smi reports it. A value that is not
+// OK, a total ≤ 0, a negative used value or a non-finite one means npu-smi
+// gave no usable number. LiveQPs is the chip's live RoCE QP count as
+// hccn_tool measured it (ascend_roce_active_queue_pairs), when OK: a fresh
+// measurement.
 //
 // LiveQPNs are the qpns of those live QPs when LiveQPNsKnown: Model tells
 // HCCL's own (the qpns its processes logged) from other RDMA users'.
 type ChipMemory struct {
-	NPU, Chip     string
-	HBMUsedBytes  float64
-	HBMTotalBytes float64
-	LiveQPs       float64
-	LiveQPsKnown  bool
+	ascend.ChipID
+	HBMUsedBytes  ascend.Value
+	HBMTotalBytes ascend.Value
+	LiveQPs       ascend.Value
 	LiveQPNs      []uint32
 	LiveQPNsKnown bool
 	// Name is the chip's name as npu-smi prints it (910B3, 910_9392, …):
@@ -97,9 +97,9 @@ func DeviceTypeOfChip(name string) int {
 // are in, when the NPUSource found the process there; the SettingsSource
 // receives the row back.
 type ChipProcess struct {
-	NPU, Chip string
-	PID       int
-	LogDir    string
+	ascend.ChipID
+	PID    int
+	LogDir string
 }
 
 // ProcessSettings is what the CANN logs say about one process: the
@@ -258,21 +258,21 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	devType := make([]int, 0, len(chips))  // from the chip's name, -1 unknown
 	var liveQPNs [][]uint32                // nil: not listed
 	for _, c := range chips {
-		k := ascend.ChipID{NPU: c.NPU, Chip: c.Chip}
+		k := c.ChipID
 		if _, dup := index[k]; dup {
 			continue // npu-smi lists a chip once; keep the first if not
 		}
 		index[k] = len(out)
 		h := ChipHeadroom{NPU: c.NPU, Chip: c.Chip, Product: c.Name}
-		if validBytes(c.HBMUsedBytes) && validBytes(c.HBMTotalBytes) && c.HBMTotalBytes > 0 {
+		if used, total := c.HBMUsedBytes, c.HBMTotalBytes; used.OK && total.OK && validBytes(used.V) && validBytes(total.V) && total.V > 0 {
 			h.HBMKnown = true
-			h.FreeHBMBytes = c.HBMTotalBytes - c.HBMUsedBytes
+			h.FreeHBMBytes = total.V - used.V
 		}
 		out = append(out, h)
 		devType = append(devType, DeviceTypeOfChip(c.Name))
 		l := -1.0
-		if c.LiveQPsKnown && c.LiveQPs >= 0 && c.LiveQPs <= maxPlausibleBytes {
-			l = c.LiveQPs
+		if c.LiveQPs.OK && c.LiveQPs.V >= 0 && c.LiveQPs.V <= maxPlausibleBytes {
+			l = c.LiveQPs.V
 		}
 		live = append(live, l)
 		var qpns []uint32
@@ -295,7 +295,7 @@ func Model(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(p 
 	}
 	seen := make(map[seenKey]bool, len(procs))
 	for _, p := range procs {
-		k := ascend.ChipID{NPU: p.NPU, Chip: p.Chip}
+		k := p.ChipID
 		if seen[seenKey{k, p.PID, p.LogDir}] {
 			continue // one process counts once per chip
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/comm"
 )
 
@@ -124,8 +125,8 @@ const cclBuf = 401 * mib
 
 func TestModel(t *testing.T) {
 	cfg := DefaultConfig()
-	chip0 := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib}
-	one := []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}
+	chip0 := ChipMemory{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 63900 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}}
+	one := []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}}
 	tests := []struct {
 		name     string
 		cfg      Config
@@ -245,7 +246,7 @@ func TestModel(t *testing.T) {
 			// link set (NHR over 8 servers: 5 peers). They come off every bound: expected 85 − 85,
 			// low 34 − 34, high 952 − 85 (the table checks the headroom against high).
 			name:     "measured live QPs beyond the logs: whole links of the communicator",
-			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs, c.LiveQPsKnown = 85, true; return c }()},
+			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs = ascend.Value{V: 85, OK: true}; return c }()},
 			procs:    one,
 			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
 			want: []ChipHeadroom{{
@@ -262,7 +263,7 @@ func TestModel(t *testing.T) {
 			// explains them (other RDMA users, stale QPs), so nothing ahead is taken off; the
 			// QP table still counts them. Expected 5 × 17 at 1.5 MiB (mode unknown, multi-QP).
 			name:     "measured live QPs no communicator explains",
-			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs, c.LiveQPsKnown = 1000, true; return c }()},
+			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs = ascend.Value{V: 1000, OK: true}; return c }()},
 			procs:    one,
 			settings: map[int]ProcessSettings{100: known(16, 200, world64)},
 			want: []ChipHeadroom{{
@@ -278,7 +279,7 @@ func TestModel(t *testing.T) {
 		{
 			// The measurement below what the logs show changes nothing.
 			name:     "measured live QPs below the logs",
-			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs, c.LiveQPsKnown = 10, true; return c }()},
+			chips:    []ChipMemory{func() ChipMemory { c := chip0; c.LiveQPs = ascend.Value{V: 10, OK: true}; return c }()},
 			procs:    one,
 			settings: map[int]ProcessSettings{100: known(16, 200, linked(world64, 56, 17, cclBuf))},
 			want: []ChipHeadroom{{
@@ -311,7 +312,7 @@ func TestModel(t *testing.T) {
 			// pid 200 is in no CANN log: unknown, no communicators known, so it adds nothing.
 			name:     "pid absent from the logs is unknown and visible",
 			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 200}},
+			procs:    []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}, {ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 200}},
 			settings: map[int]ProcessSettings{100: known(1, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
@@ -327,7 +328,7 @@ func TestModel(t *testing.T) {
 			// outside [1,32]: HCCL's default 1 instead, counted as defaulted.
 			name:  "missing or out-of-range values use HCCL defaults",
 			chips: []ChipMemory{chip0},
-			procs: []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 101}},
+			procs: []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}, {ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 101}},
 			settings: map[int]ProcessSettings{
 				100: {QPsPerConnection: 16, Communicators: []comm.Communicator{world64}},
 				101: known(64, 200, world64),
@@ -345,7 +346,7 @@ func TestModel(t *testing.T) {
 			// pid 100 listed twice by npu-smi counts once.
 			name:     "duplicate rows count once",
 			chips:    []ChipMemory{chip0},
-			procs:    []ChipProcess{{NPU: "0", Chip: "0", PID: 100}, {NPU: "0", Chip: "0", PID: 100}},
+			procs:    []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}, {ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}},
 			settings: map[int]ProcessSettings{100: known(1, 200, world64)},
 			want: []ChipHeadroom{{
 				NPU: "0", Chip: "0",
@@ -362,10 +363,10 @@ func TestModel(t *testing.T) {
 			// Chip 3 reports total 0 (a placeholder): HBM unknown.
 			name: "idle chip, chip missing from memory table, placeholder total",
 			chips: []ChipMemory{
-				{NPU: "1", Chip: "0", HBMUsedBytes: 2000 * mib, HBMTotalBytes: 65536 * mib},
-				{NPU: "3", Chip: "0", HBMUsedBytes: 0, HBMTotalBytes: 0},
+				{ChipID: ascend.ChipID{NPU: "1", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 2000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}},
+				{ChipID: ascend.ChipID{NPU: "3", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 0, OK: true}, HBMTotalBytes: ascend.Value{V: 0, OK: true}},
 			},
-			procs:    []ChipProcess{{NPU: "2", Chip: "0", PID: 100}},
+			procs:    []ChipProcess{{ChipID: ascend.ChipID{NPU: "2", Chip: "0"}, PID: 100}},
 			settings: map[int]ProcessSettings{100: known(1, 200, world64)},
 			want: []ChipHeadroom{
 				{NPU: "1", Chip: "0", HBMKnown: true, FreeHBMBytes: 63536 * mib, HeadroomBytes: 63536 * mib},
@@ -398,7 +399,7 @@ func TestModel(t *testing.T) {
 		{
 			// Used above total (npu-smi glitch): free is −100 MiB, exported as is.
 			name:  "used above total",
-			chips: []ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 1100 * mib, HBMTotalBytes: 1000 * mib}},
+			chips: []ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 1100 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 1000 * mib, OK: true}}},
 			want:  []ChipHeadroom{{NPU: "0", Chip: "0", HBMKnown: true, FreeHBMBytes: -100 * mib, HeadroomBytes: -100 * mib}},
 		},
 		{
@@ -440,8 +441,8 @@ func worstCase(hs []ChipHeadroom) []ChipHeadroom {
 
 func TestModelNilSettings(t *testing.T) {
 	got := Model(DefaultConfig(),
-		[]ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 10, HBMTotalBytes: 100}},
-		[]ChipProcess{{NPU: "0", Chip: "0", PID: 1}}, nil)
+		[]ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 10, OK: true}, HBMTotalBytes: ascend.Value{V: 100, OK: true}}},
+		[]ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 1}}, nil)
 	want := []ChipHeadroom{{NPU: "0", Chip: "0", HBMKnown: true, FreeHBMBytes: 90, HeadroomBytes: 90, ProcessesUnknown: 1,
 		SlotsFreeExpected: HCCPMaxQPsPerDevice, SlotsFreeHigh: HCCPMaxQPsPerDevice}}
 	if !reflect.DeepEqual(got, want) {
@@ -452,7 +453,7 @@ func TestModelNilSettings(t *testing.T) {
 func TestModelInvalidConfigIsSanitized(t *testing.T) {
 	// low > high and a NaN default: the model uses high = low and HCCL's default QPS.
 	cfg := Config{QPBytesLow: 4 * mib, QPBytesHigh: 1 * mib, DefaultQPsPerConnection: math.NaN(), DefaultBuffSizeBytes: -1}
-	got := Model(cfg, nil, []ChipProcess{{NPU: "0", Chip: "0", PID: 1}},
+	got := Model(cfg, nil, []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 1}},
 		settingsMap(map[int]ProcessSettings{1: {Communicators: []comm.Communicator{world64}}}))
 	// 56 high QPs × 4 MiB = 224 MiB; 2 low × 4 MiB = 8 MiB; buffer 2 × 200 MiB + 1 MiB pending.
 	if len(got) != 1 || got[0].QPMemoryHighBytes != 224*mib || got[0].QPMemoryLowBytes != 8*mib || got[0].CCLBufferPendingBytes != cclBuf {
@@ -484,8 +485,8 @@ func TestConfigValidate(t *testing.T) {
 // cclBuffers (bufferName) and the split of live QPs into HCCL's own and
 // foreign ones.
 func TestModelModesAndSharing(t *testing.T) {
-	chip := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 60000 * mib, HBMTotalBytes: 65536 * mib}
-	one := []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}
+	chip := ChipMemory{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 60000 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}}
+	one := []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}}
 	run := func(cfg Config, c ChipMemory, s ProcessSettings) ChipHeadroom {
 		t.Helper()
 		out := Model(cfg, []ChipMemory{c}, one, func(ChipProcess) (ProcessSettings, bool) { return s, true })
@@ -553,14 +554,14 @@ func TestModelModesAndSharing(t *testing.T) {
 		ps.QPNs = append(ps.QPNs, q)
 	}
 	live := chip
-	live.LiveQPsKnown, live.LiveQPNsKnown = true, true
+	live.LiveQPNsKnown = true
 	for q := uint32(100); q < 108; q++ {
 		live.LiveQPNs = append(live.LiveQPNs, q)
 	}
 	for q := uint32(5000); q < 5030; q++ {
 		live.LiveQPNs = append(live.LiveQPNs, q)
 	}
-	live.LiveQPs = float64(len(live.LiveQPNs))
+	live.LiveQPs = ascend.Value{V: float64(len(live.LiveQPNs)), OK: true}
 	h = run(DefaultConfig(), live, ps)
 	if !h.ForeignQPsKnown || h.ForeignQPs != 30 || h.QPsHigh != 52 || h.EstablishedQPs != 10 {
 		t.Errorf("foreign QPs: %+v", h)
@@ -610,7 +611,7 @@ func TestExpectedDemand(t *testing.T) {
 	now := time.Date(2026, 1, 7, 12, 0, 0, 0, time.UTC)
 	cfg := DefaultConfig()
 	cfg.Now = now
-	free := ChipMemory{NPU: "0", Chip: "0", HBMUsedBytes: 63900 * mib, HBMTotalBytes: 65536 * mib} // 1636 MiB free
+	free := ChipMemory{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 63900 * mib, OK: true}, HBMTotalBytes: ascend.Value{V: 65536 * mib, OK: true}} // 1636 MiB free
 	// 128 ranks on 16 servers of 8, 910B, op-base, an AllReduce ring linked 2 peers.
 	// Its first AllReduce's link set, auto-selected NHR, linked all 7 NHR peers of 16 servers.
 	allReduce := comm.Communicator{Name: "w", RankSize: 128, ServerNum: 16, SuperPodNum: 0, DeviceType: 2, SuperPodMode: -1,
@@ -628,7 +629,7 @@ func TestExpectedDemand(t *testing.T) {
 	}
 	// free with 8100 live QPs on the port (hccn_tool -qp_info).
 	live8100 := free
-	live8100.LiveQPs, live8100.LiveQPsKnown = 8100, true
+	live8100.LiveQPs = ascend.Value{V: 8100, OK: true}
 	tests := []struct {
 		name  string
 		s     ProcessSettings
@@ -729,7 +730,7 @@ func TestExpectedDemand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := Model(cfg, []ChipMemory{tt.chip}, []ChipProcess{{NPU: "0", Chip: "0", PID: 100}}, func(ChipProcess) (ProcessSettings, bool) { return tt.s, true })
+			out := Model(cfg, []ChipMemory{tt.chip}, []ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 100}}, func(ChipProcess) (ProcessSettings, bool) { return tt.s, true })
 			if len(out) != 1 {
 				t.Fatalf("%d chips", len(out))
 			}

@@ -9,20 +9,17 @@ import "github.com/hccl-exporter/hccl_exporter/internal/ascend"
 func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(ChipProcess) (ProcessSettings, bool)) []ChipSample {
 	byChip := map[ascend.ChipID][]ChipProcess{}
 	for _, p := range procs {
-		k := p.ID()
+		k := p.ChipID
 		byChip[k] = append(byChip[k], p)
 	}
 	var out []ChipSample
 	for _, chip := range chips {
-		if chip.HBMTotalBytes <= 0 {
+		if !chip.HBMTotalBytes.OK || chip.HBMTotalBytes.V <= 0 {
 			continue
 		}
-		ps := byChip[chip.ID()]
-		sample := ChipSample{NPU: chip.NPU, Chip: chip.Chip, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
-			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: ProcessSetID(ps), LiveQPs: -1}
-		if chip.LiveQPsKnown {
-			sample.LiveQPs = chip.LiveQPs
-		}
+		ps := byChip[chip.ChipID]
+		sample := ChipSample{ChipID: chip.ChipID, Product: chip.Name, Driver: chip.Driver, At: cfg.Now,
+			HBMUsedBytes: chip.HBMUsedBytes, QPsByMode: map[string]float64{}, Processes: ProcessSetID(ps), LiveQPs: chip.LiveQPs}
 		for _, p := range ps {
 			s, ok := settings(p)
 			if !ok {
@@ -35,9 +32,3 @@ func Samples(cfg Config, chips []ChipMemory, procs []ChipProcess, settings func(
 	}
 	return out
 }
-
-// ID is the chip's key.
-func (c ChipMemory) ID() ascend.ChipID { return ascend.ChipID{NPU: c.NPU, Chip: c.Chip} }
-
-// ID is the key of the chip the process runs on.
-func (p ChipProcess) ID() ascend.ChipID { return ascend.ChipID{NPU: p.NPU, Chip: p.Chip} }

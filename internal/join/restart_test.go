@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/cann/logstate"
 	"github.com/hccl-exporter/hccl_exporter/internal/headroom"
 )
@@ -64,8 +65,8 @@ func TestRestartKeepsTheModel(t *testing.T) {
 		}
 		cfg := headroom.DefaultConfig()
 		cfg.Now = clock.t
-		return headroom.Model(cfg, []headroom.ChipMemory{{NPU: "0", Chip: "0", HBMUsedBytes: 60 << 30, HBMTotalBytes: 64 << 30, Name: "910B3"}},
-			[]headroom.ChipProcess{{NPU: "0", Chip: "0", PID: 7, LogDir: "/log"}},
+		return headroom.Model(cfg, []headroom.ChipMemory{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, HBMUsedBytes: ascend.Value{V: 60 << 30, OK: true}, HBMTotalBytes: ascend.Value{V: 64 << 30, OK: true}, Name: "910B3"}},
+			[]headroom.ChipProcess{{ChipID: ascend.ChipID{NPU: "0", Chip: "0"}, PID: 7, LogDir: "/log"}},
 			func(headroom.ChipProcess) (headroom.ProcessSettings, bool) { return Settings(ps[0]), true })[0]
 	}
 	live := logstate.NewState(opts)

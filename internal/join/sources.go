@@ -115,12 +115,12 @@ func (h *Headroom) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom
 	live := h.freshQPs()
 	chips := make([]headroom.ChipMemory, 0, len(snap.Chips))
 	for _, ch := range snap.Chips {
-		m := headroom.ChipMemory{NPU: ch.NPU, Chip: ch.Chip, HBMUsedBytes: -1, HBMTotalBytes: -1, Name: ch.Name, Driver: snap.DriverVersion}
+		m := headroom.ChipMemory{ChipID: ch.ChipID, Name: ch.Name, Driver: snap.DriverVersion}
 		if ch.HBMUsedBytes.OK && ch.HBMTotalBytes.OK {
-			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes.V, ch.HBMTotalBytes.V
+			m.HBMUsedBytes, m.HBMTotalBytes = ch.HBMUsedBytes, ch.HBMTotalBytes
 		}
 		if r, ok := live[ch.ChipID]; ok {
-			m.LiveQPs, m.LiveQPsKnown = float64(r.ActiveQPs), true
+			m.LiveQPs = ascend.Value{V: float64(r.ActiveQPs), OK: true}
 			m.LiveQPNs, m.LiveQPNsKnown = r.QPNs, r.QPNs != nil
 		}
 		chips = append(chips, m)
@@ -131,7 +131,7 @@ func (h *Headroom) Chips(ctx context.Context) ([]headroom.ChipMemory, []headroom
 	}
 	procs := make([]headroom.ChipProcess, 0, len(snap.Processes))
 	for _, m := range MatchRun(snap, devs) {
-		procs = append(procs, headroom.ChipProcess{NPU: m.Row.NPU, Chip: m.Row.Chip, PID: m.Log.Key.PID, LogDir: m.Log.Key.Dir})
+		procs = append(procs, headroom.ChipProcess{ChipID: m.Row.ChipID, PID: m.Log.Key.PID, LogDir: m.Log.Key.Dir})
 	}
 	if snap != h.run {
 		h.run, h.chips, h.procs, h.driver = snap, chips, procs, snap.DriverVersion

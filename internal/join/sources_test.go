@@ -75,11 +75,11 @@ func TestChipsJoinsOnHostThenContainerPID(t *testing.T) {
 		want map[string]headroom.ChipProcess // by chip
 	}{
 		{"no cannlog", nil, map[string]headroom.ChipProcess{
-			"0": {NPU: "4", Chip: "0", PID: 2871543}, "1": {NPU: "4", Chip: "1", PID: 2871544}}},
+			"0": {ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 2871543}, "1": {ChipID: ascend.ChipID{NPU: "4", Chip: "1"}, PID: 2871544}}},
 		{"logs know host pids", []logProc{{dir: "/h", pid: 2871543}, {dir: "/h", pid: 2871544}}, map[string]headroom.ChipProcess{
-			"0": {NPU: "4", Chip: "0", PID: 2871543, LogDir: "/h"}, "1": {NPU: "4", Chip: "1", PID: 2871544, LogDir: "/h"}}},
+			"0": {ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 2871543, LogDir: "/h"}, "1": {ChipID: ascend.ChipID{NPU: "4", Chip: "1"}, PID: 2871544, LogDir: "/h"}}},
 		{"logs know the container pid", []logProc{{dir: "/pod", pid: 213}}, map[string]headroom.ChipProcess{
-			"0": {NPU: "4", Chip: "0", PID: 2871543}, "1": {NPU: "4", Chip: "1", PID: 213, LogDir: "/pod"}}},
+			"0": {ChipID: ascend.ChipID{NPU: "4", Chip: "0"}, PID: 2871543}, "1": {ChipID: ascend.ChipID{NPU: "4", Chip: "1"}, PID: 213, LogDir: "/pod"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestChipsJoinsOnHostThenContainerPID(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(mem) != 2 || mem[0].HBMUsedBytes != 52358<<20 || mem[1].HBMTotalBytes != 65536<<20 {
+			if len(mem) != 2 || mem[0].HBMUsedBytes.V != 52358<<20 || mem[1].HBMTotalBytes.V != 65536<<20 {
 				t.Fatalf("chips = %+v", mem)
 			}
 			if len(procs) != len(tc.want) {
@@ -144,7 +144,7 @@ func TestHCCNChipsA3(t *testing.T) {
 		t.Fatal(err)
 	}
 	devs, warnings := hccn.MapDevices(chips, nil)
-	want := []hccn.Device{{PhyID: 8, NPU: "4", Chip: "0"}, {PhyID: 9, NPU: "4", Chip: "1"}}
+	want := []hccn.Device{{PhyID: 8, ChipID: ascend.ChipID{NPU: "4", Chip: "0"}}, {PhyID: 9, ChipID: ascend.ChipID{NPU: "4", Chip: "1"}}}
 	if len(warnings) != 0 || len(devs) != 2 || devs[0] != want[0] || devs[1] != want[1] {
 		t.Errorf("devices %v (warnings %q), want %v", devs, warnings, want)
 	}
@@ -260,7 +260,7 @@ func TestChipsLiveQPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mem) != 2 || !mem[0].LiveQPsKnown || mem[0].LiveQPs != 112 || mem[1].LiveQPsKnown {
+	if len(mem) != 2 || !mem[0].LiveQPs.OK || mem[0].LiveQPs.V != 112 || mem[1].LiveQPs.OK {
 		t.Errorf("chips = %+v: want 112 live QPs on 4/0 and none known on 4/1 (stale)", mem)
 	}
 	if !mem[0].LiveQPNsKnown || len(mem[0].LiveQPNs) != 112 || mem[1].LiveQPNsKnown {

@@ -66,7 +66,7 @@ func (h *Headroom) podWorkload(row headroom.ChipProcess) string {
 	if h.cfg.PodOfDevice == nil {
 		return ""
 	}
-	phy, ok := h.phy[row.ID()]
+	phy, ok := h.phy[row.ChipID]
 	if !ok {
 		return ""
 	}
