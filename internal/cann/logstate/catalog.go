@@ -130,6 +130,12 @@ var catalog = []Fault{
 	// "[InitGroupStage][Resource]create qp failed, localDeviceId[…]";
 	// "[Create][Qp]create qp failed, …" in HCOMM-init), which HCCL prints
 	// after every failed create, out-of-memory included.
+	// A QP state change (ModifyQp) that failed: EI0007 with resource_info
+	// ModifyQp (adapter_hccp.cc:224-227), then "[InitGroupStage][Resource]
+	// errNo[…] ra qp modify fail." (:237). The QP exists; the link to the
+	// peer did not come up. Not an exhaustion: resource qp_state, which
+	// feeds neither HCCLQPResourceExhausted nor the workload memory.
+	{Code: "EI0007", Resource: ResourceQPState, Fingerprint: []string{"ra qp modify fail"}},
 	{Code: "EI0007", Resource: ResourceQP, Incident: incidentQPCreate, Fingerprint: []string{"ra ai qp create fail"}},
 	{Code: "EI0007", Resource: ResourceQP, Incident: incidentQPCreate, Fingerprint: []string{"does not support hrtRaAiQpCreate"}},
 	{Code: "EI0007", Resource: ResourceQP, Incident: incidentQPCreate, Fingerprint: []string{"ra qp create with attrs fail"}},

@@ -3,6 +3,7 @@ package logstate
 import (
 	"encoding/json"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,6 +149,7 @@ func TestCatalogFingerprints(t *testing.T) {
 		{"[Connect][Qp]get qp status timeout_=[120000 ms], qp_status=[0]", "EI0009"},                                                                    // transport_ibverbs.cc:897
 		{"[Connect][Qp]get qp status timeout_=[120000 ms], qp_status=[0], index[1]", "EI0009"},                                                          // transport_ibverbs.cc:944
 		{"[Create][RaAiQp]errNo[0x0000000005000013] ra ai qp create fail. return: ret[-1]", "EI0007"},                                                   // adapter_hccp.cc:3116
+		{"[InitGroupStage][Resource]errNo[0x0000000005000013] ra qp modify fail. return: ret[-1]", "EI0007"},                                            // adapter_hccp.cc:237 (resource qp_state)
 		{"this package does not support hrtRaAiQpCreate for device, please change new package", "EI0007"},                                               // adapter_hccp.cc:3098
 		{"[Create][RaQp]errNo[0x0000000005000013] ra qp create with attrs fail. qpInfo:[x], return: ret[-12]", "EI0007"},                                // adapter_hccp.cc:3054
 		{"[hrtRaAiQpCreate] ra qp create fail, reason: out of memory. qpInfo:[x], return: ret[328100]", "EI0011"},                                       // CHK_OOM_RET, adapter_hccp.cc:42
@@ -271,5 +273,18 @@ func TestFaultSeriesBornAtFirstEvent(t *testing.T) {
 		[]byte("EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time."))
 	if n := testutil.CollectAndCount(st, "hccl_fault_events_total"); n != 1 {
 		t.Errorf("%d fault series after one screen event, want 1", n)
+	}
+}
+
+// A failed QP state change in a plog (adapter_hccp.cc:237, after EI0007
+// resource_info ModifyQp) is EI0007 resource="qp_state": the QP exists, so
+// it is not the exhaustion HCCLQPResourceExhausted reads (resource="qp").
+func TestPlogModifyQpIsQPState(t *testing.T) {
+	st := NewState(testOptions(identClock()))
+	src := &Source{Path: "/log/run/plog/plog-156_1.log", Kind: SourcePlog, Dir: "/log", PID: 156}
+	ingestAll(st, src, "[ERROR] HCCL(156,python3):2026-01-07-10:00:01.000.000 [adapter_hccp.cc:237] [156][InitGroupStage][Resource]errNo[0x0000000005000013] ra qp modify fail. return: ret[-1]")
+	got := faultLines(t, st, "EI0007")
+	if len(got) != 1 || !strings.Contains(got[0], `resource="qp_state"`) {
+		t.Fatalf("EI0007 series %v, want one with resource=\"qp_state\"", got)
 	}
 }
