@@ -138,14 +138,30 @@ func generatedNode(name string, ceiling int, spec nodegen.Spec) budgetNode {
 		if spec.ChipsPerNPU > 1 {
 			sio = `if [ "$typ" = "sio-info" ]; then printf '\tTX Error Count : 0\n\tRX Error Count : 0\n'; exit 0; fi`
 		}
+		// A card of several dies answers the card form of ecc, pcie-err,
+		// memory and usages (-i N, no -c) with every die's block inside
+		// npu-smi's card wrapper (card_info.c:589-615, 661-702).
+		card := ""
+		if spec.ChipsPerNPU > 1 {
+			card = fmt.Sprintf(`if [ "$#" -eq 0 ]; then case "$typ" in ecc|pcie-err|memory|usages)
+		w=30; [ "$typ" = ecc ] && w=40
+		printf "\t%%-${w}s : %%s\n\t%%-${w}s : %%s\n\n" "NPU ID" "$npu" "Chip Count" %d
+		c=0; while [ "$c" -lt %d ]; do
+			%q info -t "$typ" -i $((npu %% 8)) -c "$c"
+			printf "\t%%-${w}s : %%s\n\n" "Chip ID" "$c"; c=$((c + 1))
+		done
+		exit 0 ;;
+	esac; fi`, spec.ChipsPerNPU, spec.ChipsPerNPU, filepath.Join(demo, "npu-smi"))
+		}
 		npuSMI, err := counted(dir, "npu-smi", fmt.Sprintf(`if [ "$#" -ge 5 ] && [ "$2" = "-t" ]; then
 	typ=$3 npu=$5
 	shift 5
 	%s
+	%s
 	exec %q info -t "$typ" -i $((npu %% 8)) "$@"
 fi
 exec %q "$@"
-`, sio, filepath.Join(demo, "npu-smi"), tr.NPUSMI))
+`, sio, card, filepath.Join(demo, "npu-smi"), tr.NPUSMI))
 		if err != nil {
 			return nil, err
 		}

@@ -143,13 +143,17 @@ type Collector struct {
 	mu          sync.Mutex
 	unsupported map[ascend.ChipID]map[string]bool
 	altWorks    map[string]bool
-	lastChips   []ascend.ChipID
-	hasTable    bool
-	sweeps      int
-	failing     bool
-	entries     map[ascend.ChipID]*chipEntry // each chip's latest answered reading
-	turns       map[ascend.ChipID]*chipTurn
-	finished    *Sweep // the last sweep that ran to its end
+	// cardOff: the card's per-card query (npu, type) did not give every
+	// chip its block (card.go); its chips are asked the chip form until
+	// restart.
+	cardOff   map[cardKey]bool
+	lastChips []ascend.ChipID
+	hasTable  bool
+	sweeps    int
+	failing   bool
+	entries   map[ascend.ChipID]*chipEntry // each chip's latest answered reading
+	turns     map[ascend.ChipID]*chipTurn
+	finished  *Sweep // the last sweep that ran to its end
 
 	// stuck counts, per chip, calls left behind that still run (sweep.go);
 	// abandonAfter is how long past its timeout a call is waited for, and
@@ -192,7 +196,7 @@ func newCollector(cfg Config, deps Deps, logger *slog.Logger) (*Collector, error
 	}
 	c := &Collector{
 		cfg: set, logger: logger, table: deps.Table, now: time.Now, ids: ids,
-		unsupported: map[ascend.ChipID]map[string]bool{}, altWorks: map[string]bool{},
+		unsupported: map[ascend.ChipID]map[string]bool{}, altWorks: map[string]bool{}, cardOff: map[cardKey]bool{},
 		entries: map[ascend.ChipID]*chipEntry{}, turns: map[ascend.ChipID]*chipTurn{}, stuck: map[ascend.ChipID]int{},
 		abandonAfter: abandonAfter, slowAfter: min(max(set.Timeout/5, time.Second), set.Timeout),
 	}

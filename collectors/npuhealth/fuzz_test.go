@@ -3,6 +3,7 @@ package npuhealth
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -10,6 +11,8 @@ import (
 // survive: messages, cut lines, arrays of unequal length.
 func seeds(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "910b", "*.txt"))
+	cards, _ := filepath.Glob(filepath.Join("testdata", "card", "*.txt"))
+	files = append(files, cards...)
 	for _, p := range files {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -27,6 +30,7 @@ func seeds(f *testing.F) {
 		"\tVDie ID : 42C711D4 20B03704\n", "\tAicore Usage Rate(%) : 101\n",
 		"\tVoltage(V) : NA\n", "\tVoltage(V) : 1e309\n", "\tChip ID : x\n\tAicore Freq(MHZ) : 1800\n",
 		"\tSerial Number : a\x01b\n",
+		"\tA : 1\nFailed to query npu chip: 0 info.\n\tB : 2\n\tChip ID : 0\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -77,6 +81,12 @@ func FuzzParsers(f *testing.F) {
 				if chip == "" {
 					t.Fatal("a chip without an id")
 				}
+			}
+		}
+		a, _ := SplitCard(b) // the chips it closed stand even with an error
+		for id, block := range a.Chips {
+			if _, err := strconv.Atoi(id); err != nil || len(block) == 0 || a.Failed[id] {
+				t.Fatalf("chip %q: block %q (failed %v)", id, block, a.Failed[id])
 			}
 		}
 		if inv, err := ParseCardBoard(b); err == nil && (len(inv.SerialNumber) > maxInventoryLen || len(inv.ProductName) > maxInventoryLen) {

@@ -37,6 +37,10 @@ type query struct {
 	alt string
 	// card: asked once per NPU without -c (ecc-enable has no chip form).
 	card bool
+	// perCard: on an NPU of several chips (an A3 card's two dies), asked
+	// once per NPU without -c, whose answer holds every chip's block as
+	// the chip form prints it (card.go); with -c per chip elsewhere.
+	perCard bool
 	// static: asked until it answered, then only every staticEvery sweeps.
 	static bool
 	parse  func(r *Reading, b []byte) error
@@ -55,7 +59,7 @@ var queries = []query{
 		}
 		return err
 	}, carry: func(r, p *Reading) { r.Health = p.Health }},
-	{typ: "ecc", parse: func(r *Reading, b []byte) error {
+	{typ: "ecc", perCard: true, parse: func(r *Reading, b []byte) error {
 		e, err := ParseECC(b)
 		if err == nil {
 			r.ECC = &e
@@ -69,7 +73,7 @@ var queries = []query{
 		}
 		return err
 	}, carry: func(r, p *Reading) { r.ECCEnabled = p.ECCEnabled }},
-	{typ: "pcie-err", parse: func(r *Reading, b []byte) error {
+	{typ: "pcie-err", perCard: true, parse: func(r *Reading, b []byte) error {
 		m, err := ParsePCIeErr(b)
 		r.PCIe = m
 		return err
@@ -86,12 +90,12 @@ var queries = []query{
 		r.SIO = m
 		return err
 	}, carry: func(r, p *Reading) { r.SIO = p.SIO }},
-	{typ: "memory", parse: func(r *Reading, b []byte) error {
+	{typ: "memory", perCard: true, parse: func(r *Reading, b []byte) error {
 		v, ok, err := ParseMemory(b)
 		r.HBMTemp = ascend.Value{V: v, OK: ok}
 		return err
 	}, carry: func(r, p *Reading) { r.HBMTemp = p.HBMTemp }},
-	{typ: "usages", parse: func(r *Reading, b []byte) error {
+	{typ: "usages", perCard: true, parse: func(r *Reading, b []byte) error {
 		u, err := ParseUsages(b)
 		if err == nil {
 			r.Usages = &u
@@ -273,7 +277,11 @@ func (c *Collector) sweep(ctx context.Context) *Sweep {
 	order := c.order(chips)
 	c.mu.Unlock()
 
-	run := &chipRun{readings: map[ascend.ChipID]Reading{}, cardDone: map[string]*Reading{}, cardBy: map[string]ascend.ChipID{}}
+	run := &chipRun{readings: map[ascend.ChipID]Reading{}, cardDone: map[string]*Reading{}, cardBy: map[string]ascend.ChipID{},
+		chipsOf: map[string]int{}, cards: map[cardKey]*cardCall{}}
+	for _, ch := range chips {
+		run.chipsOf[ch.NPU]++
+	}
 	lanes := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
 chips:
@@ -355,6 +363,8 @@ chips:
 // chipRun is what the chips read at once in a sweep share.
 type chipRun struct {
 	mu       sync.Mutex
+	chipsOf  map[string]int // npu → its chips in the table
+	cards    map[cardKey]*cardCall
 	readings map[ascend.ChipID]Reading
 	cardDone map[string]*Reading      // npu → the reading that holds its card-level answers
 	cardBy   map[string]ascend.ChipID // npu → the chip that asked them
@@ -419,6 +429,22 @@ func (c *Collector) readChip(ctx context.Context, ch ascend.ChipID, old *Reading
 		if q.static && !refreshStatic && old != nil && hasStatic(q, old) {
 			q.carry(&r, old) // answered before: not asked again yet
 			continue
+		}
+		if q.perCard && run.chipsOf[ch.NPU] > 1 && !c.cardIsOff(ch.NPU, q.typ) {
+			if result, own, ok := c.fromCard(ctx, q, ch, &r, old, run, slow); ok {
+				r.Results[q.typ] = result
+				switch {
+				case result == sweep.Success || (own && result != sweep.Busy && result != sweep.Timeout):
+					answered = true
+				case own && result == sweep.Timeout:
+					timedOut = true
+				}
+				if timedOut {
+					break // as below: a hung chip costs one timeout per sweep
+				}
+				continue
+			}
+			// No block for this chip: the chip form is asked below.
 		}
 		result, err := c.ask(ctx, q, ch, &r, slow)
 		r.Results[q.typ] = result
