@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -363,5 +364,57 @@ func TestPerCardCutFallsBack(t *testing.T) {
 	}
 	if n := f.count("info -t ecc -i 3 -c", false); n != 3 {
 		t.Errorf("npu 3 asked ecc with -c %d times, want 3 (die 1 in the first sweep, both dies in the second)", n)
+	}
+}
+
+// TestPerCardCallHangs: the card-form call of NPU 2's ecc hangs until its
+// timeout. The die that asked it is hung (its other queries wait for the
+// next sweep); the other die, which waited for the answer, keeps its
+// previous ECC reading and is read as usual; the next sweep asks the card
+// form again.
+func TestPerCardCallHangs(t *testing.T) {
+	f := &fakeA3{}
+	c := newA3(t, f)
+	const timeout = 200 * time.Millisecond
+	c.cfg.Timeout, c.slowAfter, c.abandonAfter = timeout, timeout/5, time.Second
+	c.Sweep(context.Background())
+	var hang atomic.Bool
+	hang.Store(true)
+	c.exec = func(ctx context.Context, args []string) vendorcli.Result {
+		if hang.Load() && strings.Join(args, " ") == "info -t ecc -i 2" {
+			time.Sleep(timeout)
+			return vendorcli.Result{TimedOut: true, ExitCode: -1, Duration: timeout}
+		}
+		return f.exec(ctx, args)
+	}
+	s := c.Sweep(context.Background())
+	var results []string
+	for _, r := range s.Readings {
+		if r.NPU == "2" {
+			results = append(results, r.Chip+":"+r.Results["ecc"])
+		}
+	}
+	slices.Sort(results)
+	if !slices.Equal(results, []string{"0:" + sweep.Timeout, "1:" + sweep.Timeout}) {
+		t.Errorf("npu 2's ecc results %v, want a timeout for both dies", results)
+	}
+	c.mu.Lock()
+	hung := map[string]bool{"0": c.turns[ascend.ChipID{NPU: "2", Chip: "0"}].hung, "1": c.turns[ascend.ChipID{NPU: "2", Chip: "1"}].hung}
+	c.mu.Unlock()
+	if !hung["0"] || hung["1"] {
+		t.Errorf("hung %v, want die 0 (which asked) hung and die 1 not", hung)
+	}
+	mfs := metrictest.Gather(t, metrictest.Unchecked(c))
+	if v, ok := metrictest.Find(mfs, "ascend_npu_hbm_ecc_errors_total", metrictest.Labels("npu=2,chip=1,bit=double")); !ok || v != 2 {
+		t.Errorf("die 1's double-bit errors %v (found %v), want its previous reading 2", v, ok)
+	}
+	if _, ok := metrictest.Find(mfs, "ascend_npu_hccs_healthy", metrictest.Labels("npu=2,chip=1")); !ok {
+		t.Error("die 1 was not read past the hung card call")
+	}
+	hang.Store(false)
+	before := f.count("info -t ecc -i 2", true)
+	c.Sweep(context.Background())
+	if f.count("info -t ecc -i 2", true) != before+1 {
+		t.Error("the card form was not asked again after it hung")
 	}
 }
