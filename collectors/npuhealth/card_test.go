@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/hccl-exporter/hccl_exporter/internal/ascend"
 	"github.com/hccl-exporter/hccl_exporter/internal/metrictest"
 	"github.com/hccl-exporter/hccl_exporter/internal/sweep"
@@ -219,33 +217,15 @@ func newA3(t *testing.T, f *fakeA3) *Collector {
 // said, whichever form npu-smi was asked.
 func hardware(t *testing.T, c *Collector) string {
 	var b strings.Builder
-	for _, mf := range metrictest.Gather(t, metrictest.Unchecked(c)) {
-		if !strings.HasPrefix(mf.GetName(), "ascend_npu_") {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			fmt.Fprintf(&b, "%s%s %v\n", mf.GetName(), labelText(m), metricValue(m))
+	mfs := metrictest.Gather(t, metrictest.Unchecked(c))
+	for _, mf := range mfs {
+		if name := mf.GetName(); strings.HasPrefix(name, "ascend_npu_") {
+			for _, s := range metrictest.Samples(mfs, name) {
+				fmt.Fprintf(&b, "%s%v %v\n", name, s.Labels, s.Value)
+			}
 		}
 	}
 	return b.String()
-}
-
-func labelText(m *dto.Metric) string {
-	var ls []string
-	for _, l := range m.GetLabel() {
-		ls = append(ls, l.GetName()+"="+l.GetValue())
-	}
-	return "{" + strings.Join(ls, ",") + "}"
-}
-
-func metricValue(m *dto.Metric) float64 {
-	switch {
-	case m.Gauge != nil:
-		return m.GetGauge().GetValue()
-	case m.Counter != nil:
-		return m.GetCounter().GetValue()
-	}
-	return m.GetUntyped().GetValue()
 }
 
 // TestPerCardQueriesOnTwoDies: on an A3 node (8 NPUs of two dies) ecc,
