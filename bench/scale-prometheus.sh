@@ -50,8 +50,13 @@ scrape=$(q 'quantile(0.99, scrape_duration_seconds{job="hccl_exporter"})')
 samples=$(q 'sum(scrape_samples_scraped{job="hccl_exporter"})')
 rules=$(curl -fsS "http://127.0.0.1:$pp/api/v1/rules" | python3 -c '
 import json,sys
-for g in json.load(sys.stdin)["data"]["groups"]:
-    print("  %-28s %.1f ms" % (g["name"], g["evaluationTime"]*1000))')
+gs = json.load(sys.stdin)["data"]["groups"]
+for g in gs:
+    print("  %-28s %.1f ms" % (g["name"], g["evaluationTime"]*1000))
+rs = sorted(((r["evaluationTime"], r["name"]) for g in gs for r in g["rules"]), reverse=True)[:5]
+print("slowest rules:")
+for t, n in rs:
+    print("  %-50s %.1f ms" % (n, t*1000))')
 cat <<OUT
 targets up:            $up of $targets (worst-case node each, scraped every 10s)
 samples per scrape:    $samples (all targets)

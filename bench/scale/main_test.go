@@ -12,11 +12,13 @@ import (
 
 // closedForm is docs/scale.md's per-node formula:
 //
-//	series = 20·X + X_p + 2·X_b + 2·P + S·(V + 4) + C_n·(S + 5) + K + K_x + M + 141
+//	series = 26·X + X_p + X_b + 2·P + S·(V_e + 4) + C_n·(S + 5) + 2·K_h + K_o + M + 143
 //
-// (X_b chips with a process, S settings sets, C_n distinct communicators; 141 = 8 npu-smi + 52
-// zero-initialised fault counters + 15 log-reader + 1 time zone + 1 hccn + 2 pods + 12 exporter +
-// 50 runtime; the 14 refused-settings counters are behind --cannlog.rejected-values).
+// (X_b chips with a process, S settings sets, C_n distinct communicators, K_h
+// codes counted as HCCL's, K_o other components' codes; 143 = 9 npu-smi + 27
+// headroom + 3 workload memory + 5 fault and screen bookkeeping + 29 log
+// reader + 2 time zone + 1 hccn + 5 pods + 12 exporter + 50 runtime; the 14
+// refused-settings counters are behind --cannlog.rejected-values).
 func closedForm(n *nodegen.Node) int {
 	X, Xp := len(n.Chips), 0
 	for _, c := range n.Chips {
@@ -24,22 +26,13 @@ func closedForm(n *nodegen.Node) int {
 			Xp++
 		}
 	}
-	K, Kx := 0, 0
-	for _, f := range n.Faults {
-		switch {
-		case f.Catalog:
-			K++
-		case Kx < maxCodes:
-			K++
-			Kx++
-		}
-	}
+	Kh, Ko := faultCounts(n)
 	M := 2
 	if n.Spec.NoiseLines > 0 {
 		M += min(n.Spec.NoiseLines, 3)
 	}
 	S, Cn := settingsSets(n), distinctCommunicators(n)
-	return 15*X + Xp + min(X, len(n.Processes)) + 2*len(n.Processes) + S*(envExported+4) + Cn*(S+5) + 2*K + M + 89
+	return 26*X + Xp + min(X, len(n.Processes)) + 2*len(n.Processes) + S*(envExported+4) + Cn*(S+5) + 2*Kh + Ko + M + 143
 }
 
 // TestFormula: the per-family formula the scale tool checks every scrape
@@ -92,7 +85,7 @@ func TestDocsFormula(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "series = 15·X + X_p + X_b + 2·P + S·(V_e + 4) + C_n·(S + 5) + 2·K + M + 89"
+	const want = "series = 26·X + X_p + X_b + 2·P + S·(V_e + 4) + C_n·(S + 5) + 2·K_h + K_o + M + 143"
 	if !strings.Contains(string(b), want) {
 		t.Errorf("docs/scale.md does not state the formula %q", want)
 	}
