@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hccl-exporter/hccl_exporter/bench/gen/nodegen"
+	"github.com/hccl-exporter/hccl_exporter/internal/testtools"
 )
 
 // closedForm is docs/scale.md's per-node formula:
@@ -106,6 +107,33 @@ func TestDocsFormula(t *testing.T) {
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("docs/scale.md does not say %q (the formula's totals)", want)
+		}
+	}
+}
+
+// TestFormulaMatchesBinary: the real binary on two of the formula's points
+// (the 8-NPU node, and the worst case with every catalog code) serves every
+// family as the formula says, so the formula cannot drift from the product
+// again unnoticed (it did in 0.6.0: bench/scale.sh timed out on the A3
+// points and 27 families were missing from it).
+func TestFormulaMatchesBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the exporter binary on two generated nodes: skipped under -short")
+	}
+	bin := testtools.BuildExporter(t, filepath.Join("..", ".."))
+	for _, p := range points() {
+		if p.name != "8x1/8p/1c/0k" && p.name != "16x2/64p/8c/26k" {
+			continue
+		}
+		r, err := measure(bin, filepath.Join(t.TempDir(), "node"), p, 2, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		for _, m := range r.mismatch {
+			t.Errorf("%s: %s", p.name, m)
+		}
+		if r.total != r.predicted {
+			t.Errorf("%s: %d series, the formula says %d", p.name, r.total, r.predicted)
 		}
 	}
 }
