@@ -192,20 +192,16 @@ func formula(n *nodegen.Node) map[string]int {
 
 // faultCounts splits the node's fault codes into those the exporter counts
 // as HCCL's (hccl_fault_*: 2 series each) and those of other CANN
-// components (ascend_cann_fault_events_total: 1 each). bench/gen's EL0004
-// report does not say HCCL requested the memory (internal/cann/logstate's
-// catalog), so it is the runtime's; its made-up EZ1xxx codes are operator
+// components (ascend_cann_fault_events_total: 1 each). Every catalog code
+// is HCCL's (bench/gen's EL0004 is the captured report whose traceback
+// names HCCL's allocation); bench/gen's made-up EZ1xxx codes are operator
 // codes, kept up to --cannlog.max-codes.
 func faultCounts(n *nodegen.Node) (hccl, other int) {
-	extra := 0
 	for _, f := range n.Faults {
 		switch {
-		case f.Catalog && f.Code != "EL0004":
-			hccl++
 		case f.Catalog:
-			other++
-		case extra < maxCodes:
-			extra++
+			hccl++
+		case other < maxCodes:
 			other++
 		}
 	}

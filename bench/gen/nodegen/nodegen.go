@@ -210,7 +210,7 @@ func New(spec Spec) (*Node, error) {
 			n.Faults = append(n.Faults, catalog[i])
 			continue
 		}
-		n.Faults = append(n.Faults, Fault{Code: fmt.Sprintf("EZ%04d", 1000+i-len(catalog)), Title: "Synthetic_Bench_Error"})
+		n.Faults = append(n.Faults, Fault{Code: fmt.Sprintf("EZ%04d", 1000+i-len(catalog))})
 	}
 	return n, nil
 }

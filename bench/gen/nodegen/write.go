@@ -182,8 +182,8 @@ func (n *Node) worldRank(p *Process) int {
 }
 
 // WriteScreenLog writes a training screen log: a few framework lines, then
-// Spec.EventsPerCode error-manager reports of each fault code, each with its
-// own pid and time so that none is a duplicate of another.
+// Spec.EventsPerCode error-manager reports of each fault code (reports.go),
+// each with its own pid and time so that none is a duplicate of another.
 func (n *Node) WriteScreenLog(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	t := n.Spec.Start
@@ -195,8 +195,7 @@ func (n *Node) WriteScreenLog(w io.Writer) error {
 			if len(n.Processes) > 0 {
 				pid = n.Processes[(i+e)%len(n.Processes)].PID
 			}
-			fmt.Fprintf(bw, "[PID: %d] %s %s(%s): Synthetic report %d of %s for the scale benchmark. Possible Cause: none. Solution: none.\n",
-				pid, plogTime(t), f.Title, f.Code, e, f.Code)
+			writeReport(bw, f, pid, t)
 		}
 	}
 	fmt.Fprintf(bw, "%s | ERROR | rank 0 | training aborted; see the reports above\n", t.Format("2006-01-02 15:04:05"))
