@@ -154,6 +154,8 @@
               )
               or
               time() - hccl_exporter_npu_smi_detail_last_sweep_timestamp_seconds%(hcclSelectorBraces)s > 900
+              or
+              hccl_exporter_npu_smi_detail_stale_chips%(hcclSelectorBraces)s > 0
             ||| % cfg,
             'for': '15m',
             labels: {
@@ -162,9 +164,10 @@
             annotations: {
               summary: "The exporter cannot read the NPUs' hardware health.",
               description: std.join(' ', [
-                'On {{ $labels.instance }} no npu-smi detail call has succeeded for 30 minutes, or the last sweep finished more',
-                'than 15 minutes ago (hccl_exporter_npu_smi_detail_calls_total). Error codes, ECC and interconnect errors of this',
-                'node are not watched: the hardware alerts cannot fire.',
+                'On {{ $labels.instance }} no npu-smi detail call has succeeded for 30 minutes, the last sweep finished more',
+                'than 15 minutes ago, or chips have had no detail reading for two sweep intervals because their calls hang',
+                '(hccl_exporter_npu_smi_detail_calls_total, hccl_exporter_npu_smi_detail_stale_chips).',
+                'Error codes, ECC and interconnect errors of those chips are not watched: the hardware alerts cannot fire for them.',
               ]),
               runbook_url: cfg.runbookURLBase + '#npuhardwareprobefailing',
             },
