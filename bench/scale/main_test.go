@@ -101,6 +101,19 @@ func TestDocsFormula(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, w := sum(formula(small))+runtimeSeries, sum(formula(worst))+runtimeSeries
+	// Every point of the measured table: its series and formula columns
+	// are the formula's total (the tool exits non-zero when a scrape is
+	// not).
+	for _, p := range points() {
+		n, err := nodegen.New(p.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := thousands(sum(formula(n)) + runtimeSeries)
+		if !strings.Contains(string(b), "| "+total+" | "+total+" |") && !strings.Contains(string(b), "| **"+total+"** | "+total+" |") {
+			t.Errorf("docs/scale.md's measured table has no row of %s with %s series (the formula's)", p.name, total)
+		}
+	}
 	for _, want := range []string{
 		fmt.Sprintf("is **%s series**", thousands(w)),
 		fmt.Sprintf("%s series on the 8-NPU\ngenerated node (`%s`), %s on the worst-case one", thousands(s), points()[0].name, thousands(w)),
