@@ -327,13 +327,20 @@ func TestScaleOutEndToEnd(t *testing.T) {
 		t.Errorf("EI0011 page labels %v: want instance %s from shard 1 only", page.Labels, addrs[faultNode])
 	}
 
-	// Let both paths run a while longer: several evaluations of every rule,
-	// remote write flushes and Alertmanager group intervals.
+	// HCCLJobFailed, the inhibitor of the failed job's consequences, is
+	// a cross-node rule: it comes from vmalert, once. It goes through remote
+	// write and vmalert's evaluation before Alertmanager, later than the
+	// shard's page on a loaded machine: wait for it (at most a minute),
+	// then let both paths run a while longer (several evaluations of every
+	// rule, remote write flushes and Alertmanager group intervals) so that
+	// a second label set of any alert would show.
+	expected := []string{"HCCLQPMemoryAllocationFailed", "HCCLSettingsInconsistentInCommunicator", "HCCLJobFailed"}
+	hook.WaitForAlert(t, 60*time.Second, func(a testtools.WebhookAlert) bool {
+		return a.Labels["alertname"] == "HCCLJobFailed" && a.Status == "firing"
+	})
+	t.Logf("EI0011 written → HCCLJobFailed (vmalert) at Alertmanager's webhook in %s", time.Since(faultAt).Round(time.Millisecond))
 	time.Sleep(6 * time.Second)
 	sets := firingSets(hook)
-	// HCCLJobFailed, the inhibitor of the failed job's consequences, is
-	// a cross-node rule: it comes from vmalert, once.
-	expected := []string{"HCCLQPMemoryAllocationFailed", "HCCLSettingsInconsistentInCommunicator", "HCCLJobFailed"}
 	for _, name := range expected {
 		if len(sets[name]) != 1 {
 			t.Errorf("%s reached Alertmanager with %d label sets, want exactly 1: %v", name, len(sets[name]), sets[name])
