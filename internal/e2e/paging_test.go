@@ -159,11 +159,14 @@ func onePagePerJob(t *testing.T, bin string, k8s, late bool) {
 			}
 		}
 	}
+	// At most 90 s: four exporters, Prometheus and Alertmanager share the
+	// machine with the other test packages (30 s was once too short under
+	// -race on 2 cores); a ready node returns at once.
 	if !late {
-		prom.WaitQuery(t, `hccl_communicator_info`, 30*time.Second, func(s []testtools.Sample) bool { return len(s) == wantComms })
+		prom.WaitQuery(t, `hccl_communicator_info`, 90*time.Second, func(s []testtools.Sample) bool { return len(s) == wantComms })
 	} else {
 		// Every node has read its processes' settings (no communicator yet).
-		prom.WaitQuery(t, `hccl_env_buffsize_bytes`, 30*time.Second, func(s []testtools.Sample) bool { return len(s) == pagingNodes })
+		prom.WaitQuery(t, `hccl_env_buffsize_bytes`, 90*time.Second, func(s []testtools.Sample) bool { return len(s) == pagingNodes })
 	}
 
 	// The jobs fail: every rank prints its fault to its plog and its screen log.
