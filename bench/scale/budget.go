@@ -17,7 +17,6 @@ package main
 // to their ceilings.
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -177,6 +176,35 @@ exec %q "$@"
 	}}
 }
 
+// startNode starts bin on node (its tools, logs and state under dir) with
+// the default flags and extra; addr is where it listens, stop kills it.
+func startNode(bin, dir string, node budgetNode, extra ...string) (addr string, stop func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	nodeArgs, err := node.args(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if addr, err = probe.FreeAddr(); err != nil {
+		return "", nil, err
+	}
+	args := append([]string{
+		"--web.listen-address=" + addr,
+		"--log.level=error",
+		"--cannlog.state-file=" + filepath.Join(dir, "state.json"),
+		"--pods.kubelet-socket=" + filepath.Join(dir, "no-kubelet.sock"),
+		"--path.devfs=" + dir,
+	}, extra...)
+	cmd := exec.Command(bin, append(args, nodeArgs...)...)
+	cmd.Stderr = os.Stderr
+	cmd.Env = append(os.Environ(), "DEMO_NPU_SMI_OUTPUT=")
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	return addr, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }, nil
+}
+
 // budgetResult is one node's series with every default collector on.
 type budgetResult struct {
 	name     string
@@ -188,33 +216,11 @@ type budgetResult struct {
 // measureBudget runs bin on node with the default flags until the detail
 // sweep, the hccn sweep and the logs have all shown, then counts its series.
 func measureBudget(bin, dir string, node budgetNode) (*budgetResult, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	nodeArgs, err := node.args(dir)
+	addr, stop, err := startNode(bin, dir, node)
 	if err != nil {
 		return nil, err
 	}
-	addr, err := probe.FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	args := append([]string{
-		"--web.listen-address=" + addr,
-		"--log.level=error",
-		"--cannlog.state-file=" + filepath.Join(dir, "state.json"),
-		"--pods.kubelet-socket=" + filepath.Join(dir, "no-kubelet.sock"),
-		"--path.devfs=" + dir,
-	}, nodeArgs...)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stderr = os.Stderr
-	cmd.Env = append(os.Environ(), "DEMO_NPU_SMI_OUTPUT=")
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer stop()
 	client := &http.Client{Timeout: 30 * time.Second}
 	deadline := time.Now().Add(90 * time.Second)
 	var fams map[string]*dto.MetricFamily

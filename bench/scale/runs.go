@@ -11,17 +11,13 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/hccl-exporter/hccl_exporter/bench/internal/probe"
 )
 
 // Default intervals (the flags' defaults, README) and the recommended
@@ -66,33 +62,11 @@ var slowCommands = map[string]bool{"-optical": true, "-tls": true, "-speed": tru
 // 5 s (hccn_tool) and no scrape, until each has swept twice, and counts the
 // second sweep's calls.
 func measureRuns(bin, dir string, node budgetNode) (*runsResult, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	nodeArgs, err := node.args(dir)
+	_, stop, err := startNode(bin, dir, node, "--npuhealth.interval=10s", "--hccn.interval=5s")
 	if err != nil {
 		return nil, err
 	}
-	addr, err := probe.FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	args := append([]string{
-		"--web.listen-address=" + addr, "--log.level=error",
-		"--cannlog.state-file=" + filepath.Join(dir, "state.json"),
-		"--pods.kubelet-socket=" + filepath.Join(dir, "no-kubelet.sock"),
-		"--path.devfs=" + dir,
-		"--npuhealth.interval=10s", "--hccn.interval=5s",
-	}, nodeArgs...)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stderr = os.Stderr
-	cmd.Env = append(os.Environ(), "DEMO_NPU_SMI_OUTPUT=")
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer stop()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		time.Sleep(time.Second)
